@@ -1,0 +1,544 @@
+#include "cache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
+#define MAX_PAYLOAD (1ull << 30)
+#define MAX_DESCRIPTION (1u << 16)
+#define TMP_PREFIX ".tmp-"
+#define STALE_TMP_SECONDS 3600
+
+struct kj__cache {
+    char *root;
+    int root_fd;
+    uint64_t max_bytes;
+    kj__logger log;
+};
+
+/* ---- the folder ------------------------------------------------------------------------------ */
+
+char *kj__cache_default_dir(void) {
+    const char *env = getenv("KERNJIT_CACHE_DIR");
+    if (env && *env) return kj__strdup(env);
+    env = getenv("XDG_CACHE_HOME");
+    if (env && env[0] == '/') return kj__asprintf("%s/kernjit", env);
+    env = getenv("HOME");
+    if (env && env[0] == '/') return kj__asprintf("%s/.cache/kernjit", env);
+    return NULL;
+}
+
+/* mkdir -p, creating missing components 0700. Existing components are left as they are. */
+static int make_dirs(const char *path) {
+    char *p = kj__strdup(path);
+    if (!p) return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int r = mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
+    free(p);
+    return r;
+}
+
+/* A folder is safe when it is ours and nobody else may write to it. */
+static const char *unsafe_reason(const struct stat *st, char *buf, size_t size) {
+    if (!S_ISDIR(st->st_mode)) return "it is not a folder";
+    if (st->st_uid != geteuid()) {
+        snprintf(buf, size, "it is owned by uid %u, not by this user (uid %u)", (unsigned)st->st_uid,
+                 (unsigned)geteuid());
+        return buf;
+    }
+    if (st->st_mode & 022) {
+        snprintf(buf, size, "others may write to it (mode %04o)", (unsigned)(st->st_mode & 07777));
+        return buf;
+    }
+    return NULL;
+}
+
+kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log) {
+    if (!dir || !*dir) {
+        kj__log(log, KJ_LOG_WARN, "no cache folder (set KERNJIT_CACHE_DIR or HOME); compiling in memory only");
+        return NULL;
+    }
+    if (make_dirs(dir) != 0) {
+        kj__log(log, KJ_LOG_WARN, "cannot create the cache folder %s (%s); compiling in memory only", dir,
+                strerror(errno));
+        return NULL;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        kj__log(log, KJ_LOG_WARN, "cannot open the cache folder %s (%s); compiling in memory only", dir,
+                strerror(errno));
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    char why[128];
+    const char *reason = unsafe_reason(&st, why, sizeof why);
+    if (reason) {
+        kj__log(log, KJ_LOG_WARN,
+                "not using the cache folder %s: %s; cached binaries are code that will run, so kernjit compiles "
+                "in memory only (fix: chmod 700 the folder, or set KERNJIT_CACHE_DIR)", dir, reason);
+        close(fd);
+        return NULL;
+    }
+    kj__cache *c = calloc(1, sizeof *c);
+    if (!c || !(c->root = kj__strdup(dir))) {
+        free(c);
+        close(fd);
+        return NULL;
+    }
+    c->root_fd = fd;
+    c->max_bytes = max_bytes ? max_bytes : KJ_CACHE_DEFAULT_MAX;
+    if (log) c->log = *log;
+    return c;
+}
+
+void kj__cache_close(kj__cache *c) {
+    if (!c) return;
+    close(c->root_fd);
+    free(c->root);
+    free(c);
+}
+
+const char *kj__cache_root(const kj__cache *c) { return c ? c->root : NULL; }
+uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; }
+
+/* Opens <root>/<arch> (creating it when asked), refusing a link or an unsafe folder. */
+static int open_arch_dir(kj__cache *c, const char *arch, int create) {
+    if (create && mkdirat(c->root_fd, arch, 0700) != 0 && errno != EEXIST) {
+        kj__log(&c->log, KJ_LOG_WARN, "cannot create %s/%s (%s); the kernel is kept in memory only", c->root, arch,
+                strerror(errno));
+        return -1;
+    }
+    int fd = openat(c->root_fd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            kj__log(&c->log, KJ_LOG_WARN, "cannot open %s/%s (%s%s); not using it", c->root, arch, strerror(errno),
+                    errno == ELOOP || errno == ENOTDIR ? ": a symbolic link or not a folder" : "");
+        return -1;
+    }
+    struct stat st;
+    char why[128];
+    const char *reason = fstat(fd, &st) != 0 ? "it cannot be inspected" : unsafe_reason(&st, why, sizeof why);
+    if (reason) {
+        kj__log(&c->log, KJ_LOG_WARN, "not using %s/%s: %s", c->root, arch, reason);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* ---- the entry format ------------------------------------------------------------------------ */
+
+static void put32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+static uint64_t get64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* Checksum over the description and the payload, which lie next to each other after the header. */
+static void checksum(const uint8_t *body, size_t len, uint8_t out[16]) { kj__hash128(body, len, out); }
+
+int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, const char **description,
+                          size_t *description_len, const uint8_t **payload, size_t *payload_len, uint32_t *flags) {
+    if (size < KJ_CACHE_HEADER_BYTES || memcmp(data, MAGIC, sizeof MAGIC) != 0) return -1;
+    if (get32(data + 8) != KJ_CACHE_FORMAT_VERSION) return -1;
+    uint64_t plen = get64(data + 16);
+    uint32_t dlen = get32(data + 24);
+    if (get32(data + 28) != 0 || plen > MAX_PAYLOAD || dlen > MAX_DESCRIPTION) return -1;
+    if (size != KJ_CACHE_HEADER_BYTES + (uint64_t)dlen + plen) return -1;
+    if (key && memcmp(data + 32, key->bytes, 16) != 0) return -1;
+    uint8_t sum[16];
+    checksum(data + KJ_CACHE_HEADER_BYTES, size - KJ_CACHE_HEADER_BYTES, sum);
+    if (memcmp(sum, data + 48, 16) != 0) return -1;
+    *flags = get32(data + 12);
+    *description = (const char *)data + KJ_CACHE_HEADER_BYTES;
+    *description_len = dlen;
+    *payload = data + KJ_CACHE_HEADER_BYTES + dlen;
+    *payload_len = (size_t)plen;
+    return 0;
+}
+
+static void entry_name(const kj__key *key, char *out, size_t size) { snprintf(out, size, "%s.cubin", key->hex); }
+
+/* Reads a whole entry through an open descriptor; NULL when it is not a plain file of ours or too big. */
+static uint8_t *read_entry(int fd, size_t *size) {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        (uint64_t)st.st_size > MAX_PAYLOAD + MAX_DESCRIPTION + KJ_CACHE_HEADER_BYTES)
+        return NULL;
+    size_t n = (size_t)st.st_size;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) return NULL;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    *size = got;
+    return buf;
+}
+
+kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, char **payload, size_t *len,
+                          uint32_t *flags, char **description, char path[PATH_MAX]) {
+    char name[64];
+    entry_name(key, name, sizeof name);
+    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    int dfd = open_arch_dir(c, arch, 0);
+    if (dfd < 0) return KJ__MISS;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int err = errno;
+        kj__lookup r = KJ__MISS;
+        if (err == ELOOP) {
+            /* A link where an entry belongs: remove the link itself (unlinkat never follows it). */
+            kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is a symbolic link; removed it and compiling again", path);
+            unlinkat(dfd, name, 0);
+            r = KJ__BAD;
+        } else if (err != ENOENT) {
+            kj__log(&c->log, KJ_LOG_WARN, "cannot open cache entry %s (%s); compiling again", path, strerror(err));
+        }
+        close(dfd);
+        return r;
+    }
+    size_t size = 0;
+    uint8_t *data = read_entry(fd, &size);
+    const char *desc;
+    size_t dlen;
+    const uint8_t *bin;
+    size_t blen;
+    uint32_t fl;
+    if (!data || kj__cache_parse_entry(data, size, key, &desc, &dlen, &bin, &blen, &fl) != 0) {
+        free(data);
+        close(fd);
+        kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is damaged or not ours; removed it and compiling again", path);
+        unlinkat(dfd, name, 0);
+        close(dfd);
+        return KJ__BAD;
+    }
+    /* Least-recently-used eviction reads modification times: a hit makes this entry the newest. */
+    futimens(fd, NULL);
+    close(fd);
+    close(dfd);
+    char *out = malloc(blen ? blen : 1);
+    char *d = description ? kj__strndup(desc, dlen) : NULL;
+    if (!out || (description && !d)) {
+        free(out);
+        free(d);
+        free(data);
+        return KJ__MISS;
+    }
+    memcpy(out, bin, blen);
+    free(data);
+    if (description) *description = d;
+    *payload = out;
+    *len = blen;
+    *flags = fl;
+    return KJ__HIT;
+}
+
+/* ---- storing and evicting -------------------------------------------------------------------- */
+
+static int write_all(int fd, const void *data, size_t n) {
+    const uint8_t *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void evict(kj__cache *c, const char *keep_arch, const char *keep_name);
+
+int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const char *description, const void *payload,
+                    size_t len, uint32_t flags, char path[PATH_MAX]) {
+    char name[64];
+    entry_name(key, name, sizeof name);
+    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    size_t dlen = description ? strlen(description) : 0;
+    if (dlen > MAX_DESCRIPTION) dlen = MAX_DESCRIPTION;
+    if ((uint64_t)len > MAX_PAYLOAD) {
+        kj__log(&c->log, KJ_LOG_WARN, "binary of %zu bytes is too large to cache", len);
+        return -1;
+    }
+    int dfd = open_arch_dir(c, arch, 1);
+    if (dfd < 0) return -1;
+
+    size_t body = dlen + len;
+    uint8_t *buf = malloc(KJ_CACHE_HEADER_BYTES + body);
+    if (!buf) {
+        close(dfd);
+        return -1;
+    }
+    memset(buf, 0, KJ_CACHE_HEADER_BYTES);
+    memcpy(buf, MAGIC, sizeof MAGIC);
+    put32(buf + 8, KJ_CACHE_FORMAT_VERSION);
+    put32(buf + 12, flags);
+    put64(buf + 16, len);
+    put32(buf + 24, (uint32_t)dlen);
+    memcpy(buf + 32, key->bytes, 16);
+    if (dlen) memcpy(buf + KJ_CACHE_HEADER_BYTES, description, dlen);
+    if (len) memcpy(buf + KJ_CACHE_HEADER_BYTES + dlen, payload, len);
+    checksum(buf + KJ_CACHE_HEADER_BYTES, body, buf + 48);
+
+    /* A name no other writer uses: O_EXCL fails rather than open anything already there. */
+    static unsigned counter;
+    char tmp[128];
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(tmp, sizeof tmp, TMP_PREFIX "%s-%ld-%u-%ld", key->hex, (long)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), (long)ts.tv_nsec);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    int ok = fd >= 0 && write_all(fd, buf, KJ_CACHE_HEADER_BYTES + body) == 0;
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    if (ok && renameat(dfd, tmp, dfd, name) != 0) {
+        ok = 0;
+        err = errno;
+    }
+    if (!ok) {
+        if (fd >= 0) unlinkat(dfd, tmp, 0);
+        kj__log(&c->log, KJ_LOG_WARN, "cannot write cache entry %s (%s); the kernel is kept in memory only", path,
+                strerror(err));
+    }
+    free(buf);
+    close(dfd);
+    if (!ok) return -1;
+    evict(c, arch, name);
+    return 0;
+}
+
+/* Every file in every arch folder, with its size and time. */
+typedef struct {
+    char arch[16];
+    char name[64];
+    uint64_t bytes;
+    int64_t mtime;
+    int is_tmp;
+} file_info;
+
+static int is_arch_name(const char *s) {
+    const char *p = strncmp(s, "sm_", 3) == 0 ? s + 3 : NULL;
+    if (!p || !*p || strlen(s) >= 16) return 0;
+    for (; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z'))) return 0;
+    return 1;
+}
+
+static int is_entry_name(const char *s) { return strlen(s) == 32 + 6 && kj__ends_with(s, ".cubin"); }
+
+static int scan(kj__cache *c, file_info **out, size_t *count) {
+    *out = NULL;
+    *count = 0;
+    size_t cap = 0;
+    int rfd = dup(c->root_fd);
+    if (rfd < 0) return -1;
+    DIR *root = fdopendir(rfd);
+    if (!root) {
+        close(rfd);
+        return -1;
+    }
+    rewinddir(root);
+    struct dirent *d;
+    while ((d = readdir(root))) {
+        if (!is_arch_name(d->d_name)) continue;
+        int afd = openat(c->root_fd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (afd < 0) continue;
+        DIR *ad = fdopendir(afd);
+        if (!ad) {
+            close(afd);
+            continue;
+        }
+        struct dirent *e;
+        while ((e = readdir(ad))) {
+            int tmp = strncmp(e->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0;
+            if (!tmp && !is_entry_name(e->d_name)) continue;
+            struct stat st;
+            if (fstatat(afd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            if (*count == cap) {
+                cap = cap ? cap * 2 : 64;
+                file_info *p = realloc(*out, cap * sizeof *p);
+                if (!p) break;
+                *out = p;
+            }
+            file_info *f = &(*out)[(*count)++];
+            snprintf(f->arch, sizeof f->arch, "%s", d->d_name);
+            snprintf(f->name, sizeof f->name, "%s", e->d_name);
+            f->bytes = (uint64_t)st.st_size;
+            f->mtime = (int64_t)st.st_mtime;
+            f->is_tmp = tmp;
+        }
+        closedir(ad);
+    }
+    closedir(root);
+    return 0;
+}
+
+static int by_mtime_oldest_first(const void *a, const void *b) {
+    const file_info *x = a, *y = b;
+    return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+static int remove_file(kj__cache *c, const file_info *f) {
+    int afd = openat(c->root_fd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (afd < 0) return -1;
+    int r = unlinkat(afd, f->name, 0);
+    close(afd);
+    return r;
+}
+
+/* Keeps the total under the bound: when it is passed, removes the least recently used entries until
+ * 90% of the bound is left, so that eviction does not run again at the very next store. Temporary
+ * files left by crashed writers are removed once they are an hour old. */
+static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
+    file_info *files;
+    size_t n;
+    if (scan(c, &files, &n) != 0) return;
+    uint64_t total = 0;
+    time_t now = time(NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (files[i].is_tmp && now - files[i].mtime > STALE_TMP_SECONDS) {
+            remove_file(c, &files[i]);
+            files[i].bytes = 0;
+        }
+        total += files[i].bytes;
+    }
+    if (total > c->max_bytes) {
+        qsort(files, n, sizeof *files, by_mtime_oldest_first);
+        uint64_t target = c->max_bytes / 10 * 9;
+        for (size_t i = 0; i < n && total > target; i++) {
+            if (files[i].is_tmp || (strcmp(files[i].arch, keep_arch) == 0 && strcmp(files[i].name, keep_name) == 0))
+                continue;
+            remove_file(c, &files[i]);
+            total -= files[i].bytes;
+            kj__log(&c->log, KJ_LOG_INFO, "cache over %llu bytes: evicted %s/%s",
+                    (unsigned long long)c->max_bytes, files[i].arch, files[i].name);
+        }
+    }
+    free(files);
+}
+
+/* ---- listing and clearing -------------------------------------------------------------------- */
+
+static int by_mtime_newest_first(const void *a, const void *b) {
+    const kj__cache_item *x = a, *y = b;
+    return x->mtime > y->mtime ? -1 : x->mtime < y->mtime;
+}
+
+kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size_t *count) {
+    file_info *files;
+    size_t n;
+    if (scan(c, &files, &n) != 0) return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s", c->root);
+    kj__cache_item *out = calloc(n ? n : 1, sizeof *out);
+    if (!out) {
+        free(files);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (files[i].is_tmp) continue;
+        kj__cache_item *it = &out[m++];
+        snprintf(it->path, sizeof it->path, "%s/%s/%s", c->root, files[i].arch, files[i].name);
+        snprintf(it->arch, sizeof it->arch, "%s", files[i].arch);
+        snprintf(it->key, sizeof it->key, "%.32s", files[i].name);
+        it->bytes = files[i].bytes;
+        it->mtime = files[i].mtime;
+        it->description = NULL;
+        if (verify) {
+            int afd = openat(c->root_fd, files[i].arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int fd = afd < 0 ? -1 : openat(afd, files[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+            size_t size = 0;
+            uint8_t *data = fd < 0 ? NULL : read_entry(fd, &size);
+            const char *desc;
+            size_t dlen;
+            const uint8_t *bin;
+            size_t blen;
+            uint32_t fl;
+            if (data && kj__cache_parse_entry(data, size, NULL, &desc, &dlen, &bin, &blen, &fl) == 0) {
+                char hex[33];
+                kj__hex(data + 32, 16, hex);
+                it->valid = strcmp(hex, it->key) == 0;
+                it->description = kj__strndup(desc, dlen);
+            }
+            free(data);
+            if (fd >= 0) close(fd);
+            if (afd >= 0) close(afd);
+        }
+        if (!it->description) it->description = kj__strdup("");
+    }
+    free(files);
+    qsort(out, m, sizeof *out, by_mtime_newest_first);
+    *items = out;
+    *count = m;
+    return KJ_OK;
+}
+
+void kj__cache_items_free(kj__cache_item *items, size_t count) {
+    if (!items) return;
+    for (size_t i = 0; i < count; i++) free(items[i].description);
+    free(items);
+}
+
+kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
+    file_info *files;
+    size_t n;
+    if (scan(c, &files, &n) != 0) return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s", c->root);
+    uint64_t e = 0, b = 0;
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (remove_file(c, &files[i]) != 0) {
+            failed = errno;
+            continue;
+        }
+        if (!files[i].is_tmp) e++;
+        b += files[i].bytes;
+    }
+    free(files);
+    if (entries) *entries = e;
+    if (bytes) *bytes = b;
+    KJ_RETURN_IF(failed, KJ_ERR_IO, "cannot remove some entries of %s: %s", c->root, strerror(failed));
+    return KJ_OK;
+}

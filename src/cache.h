@@ -1,0 +1,71 @@
+/* The disk cache: <dir>/sm_XY/<key>.cubin, one folder per compute capability.
+ *
+ * An entry is a 64-byte header (magic, format version, flags, lengths, key, XXH3-128 checksum of the
+ * rest), a description (what was compiled, for `kernjit cache list`) and the binary. Entries are
+ * written to a temporary file in the same folder and renamed into place, so a reader sees a whole
+ * entry or none; readers verify everything and treat a bad entry as a miss. The folders are created
+ * 0700, and a folder that another user owns or others may write to is refused: cubins are code that
+ * will run. Symbolic links are never followed below the cache root. Least-recently-used entries are
+ * evicted (by modification time, which a hit refreshes) to keep the total under a bound. */
+#ifndef KJ_CACHE_H
+#define KJ_CACHE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "key.h"
+#include "log.h"
+
+#define KJ_CACHE_HEADER_BYTES 64
+#define KJ_CACHE_FLAG_PTX 1u
+#define KJ_CACHE_DEFAULT_MAX (1ull << 30)
+
+typedef struct kj__cache kj__cache;
+
+/* The folder to use when none is given: $KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit,
+ * $HOME/.cache/kernjit. NULL when none can be found (no HOME). malloc'd. */
+char *kj__cache_default_dir(void);
+
+/* Opens (creating) the cache at dir. Returns NULL after a warning when the folder cannot be created
+ * or is not safe to use; the caller then compiles in memory. */
+kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log);
+void kj__cache_close(kj__cache *cache);
+const char *kj__cache_root(const kj__cache *cache);
+uint64_t kj__cache_max_bytes(const kj__cache *cache);
+
+typedef enum kj__lookup { KJ__MISS = 0, KJ__HIT = 1, KJ__BAD = 2 } kj__lookup;
+
+/* Reads and verifies the entry for key. On KJ__HIT, *payload (malloc'd), *len and *flags are set and
+ * the entry's time is refreshed; *description (malloc'd) when description is not NULL. KJ__BAD: the entry was damaged, not a regular file of ours, or a
+ * symbolic link; it has been removed and a warning logged. path receives the entry's path. */
+kj__lookup kj__cache_load(kj__cache *cache, const char *arch, const kj__key *key, char **payload, size_t *len,
+                          uint32_t *flags, char **description, char path[PATH_MAX]);
+
+/* Writes the entry atomically, then evicts old entries if the bound is passed. Returns 0, or -1 after
+ * a warning (no space, read-only, ...) leaving nothing behind. */
+int kj__cache_store(kj__cache *cache, const char *arch, const kj__key *key, const char *description,
+                    const void *payload, size_t len, uint32_t flags, char path[PATH_MAX]);
+
+/* Entries, most recently used first. */
+typedef struct kj__cache_item {
+    char path[PATH_MAX];
+    char arch[16];
+    char key[33];
+    char *description; /* malloc'd, "" when unreadable */
+    uint64_t bytes;
+    int64_t mtime;
+    int valid;
+} kj__cache_item;
+kj_status kj__cache_items(kj__cache *cache, int verify, kj__cache_item **items, size_t *count);
+void kj__cache_items_free(kj__cache_item *items, size_t count);
+
+/* Removes every entry and temporary file. */
+kj_status kj__cache_clear(kj__cache *cache, uint64_t *entries, uint64_t *bytes);
+
+/* Parses an entry held in memory (for tests and fuzzing): 0 when header and checksum verify and the
+ * key matches (key may be NULL to skip that check). The outputs point into data. */
+int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, const char **description,
+                          size_t *description_len, const uint8_t **payload, size_t *payload_len, uint32_t *flags);
+
+#endif

@@ -1,0 +1,150 @@
+#include "compile.h"
+
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "util.h"
+
+#ifndef KJ_DEFAULT_CUDA_HOME
+#define KJ_DEFAULT_CUDA_HOME "/usr/local/cuda"
+#endif
+
+const char *kj__cuda_home(void) {
+    const char *env = getenv("KERNJIT_CUDA_HOME");
+    if (env && *env) return env;
+    env = getenv("CUDA_HOME");
+    if (env && *env) return env;
+    return KJ_DEFAULT_CUDA_HOME;
+}
+
+int kj__nvrtc_version(void) {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return major * 1000 + minor * 10;
+}
+
+kj_status kj__nvrtc_target(int cc, char *arch, size_t size, int *ptx) {
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
+        return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot list the architectures it supports");
+    int archs[256];
+    nvrtcGetSupportedArchs(archs);
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (archs[i] == cc) {
+            snprintf(arch, size, "sm_%d", cc);
+            *ptx = 0;
+            return KJ_OK;
+        }
+        if (archs[i] < cc && archs[i] > best) best = archs[i];
+    }
+    KJ_RETURN_IF(best < 0, KJ_ERR_UNSUPPORTED,
+                 "compute capability %d.%d is older than any architecture this NVRTC supports (oldest: sm_%d)",
+                 cc / 10, cc % 10, archs[0]);
+    snprintf(arch, size, "compute_%d", best);
+    *ptx = 1;
+    return KJ_OK;
+}
+
+void kj__compiled_free(kj__compiled *c) {
+    if (!c) return;
+    free(c->binary);
+    free(c->lowered_name);
+    free(c->log);
+    memset(c, 0, sizeof *c);
+}
+
+static char *program_log(nvrtcProgram prog) {
+    size_t n = 0;
+    if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0) return kj__strdup("");
+    char *log = malloc(n + 1);
+    if (!log) return NULL;
+    if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) log[0] = '\0';
+    log[n] = '\0';
+    /* trim the trailing new lines NVRTC leaves */
+    size_t len = strlen(log);
+    while (len && (log[len - 1] == '\n' || log[len - 1] == '\r')) log[--len] = '\0';
+    return log;
+}
+
+/* CUDA 12 removed device-side cudaDeviceSynchronize() for compute capability 9.0 and newer ("CDP1");
+ * classic dynamic-parallelism code hits this. Say what replaces it rather than leave the user with a
+ * bare "undefined identifier". */
+static int looks_like_cdp1(const kj__source *src, const char *log) {
+    return strstr(src->text, "cudaDeviceSynchronize") && strstr(log, "cudaDeviceSynchronize");
+}
+
+kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
+    memset(out, 0, sizeof *out);
+    const kj__source *src = job->source;
+    const char *names[KJ_MAX_HEADERS], *texts[KJ_MAX_HEADERS];
+    for (size_t i = 0; i < src->header_count; i++) {
+        names[i] = src->headers[i].name;
+        texts[i] = src->headers[i].text;
+    }
+    double t0 = kj__now_ms();
+    nvrtcProgram prog;
+    nvrtcResult r = nvrtcCreateProgram(&prog, src->text, src->file, (int)src->header_count, texts, names);
+    if (r != NVRTC_SUCCESS)
+        return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot create a program for %s: %s", src->origin, nvrtcGetErrorString(r));
+
+    /* the job's options plus the toolkit include folder, so that <cuda_fp16.h> and friends resolve */
+    const char **opts = calloc(job->option_count + 1, sizeof *opts);
+    char *include = kj__asprintf("--include-path=%s/include", kj__cuda_home());
+    if (!opts || !include) {
+        free(opts);
+        free(include);
+        nvrtcDestroyProgram(&prog);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    size_t nopt = 0;
+    for (size_t i = 0; i < job->option_count; i++) opts[nopt++] = job->options[i];
+    struct stat st;
+    char *incdir = kj__asprintf("%s/include", kj__cuda_home());
+    if (incdir && stat(incdir, &st) == 0 && S_ISDIR(st.st_mode)) opts[nopt++] = include;
+    free(incdir);
+
+    if (job->name_expression) nvrtcAddNameExpression(prog, job->name_expression);
+    r = nvrtcCompileProgram(prog, (int)nopt, opts);
+    free(opts);
+    free(include);
+    out->log = program_log(prog);
+    if (r != NVRTC_SUCCESS) {
+        kj_status s = KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));
+        kj__error_append(out->log);
+        if (out->log && looks_like_cdp1(src, out->log))
+            kj__error_append("note: device-side cudaDeviceSynchronize() (\"CDP1\" dynamic parallelism) does not exist "
+                             "on compute capability 9.0 and newer (CUDA 12+). Launch the work that must follow the "
+                             "children into cudaStreamTailLaunch (it runs after the parent grid and all its "
+                             "children finish), or use cudaStreamFireAndForget when nothing waits.");
+        kj__compiled_free(out);
+        nvrtcDestroyProgram(&prog);
+        return s;
+    }
+    if (job->name_expression) {
+        const char *lowered = NULL;
+        if (nvrtcGetLoweredName(prog, job->name_expression, &lowered) == NVRTC_SUCCESS && lowered)
+            out->lowered_name = kj__strdup(lowered);
+    }
+    size_t size = 0;
+    r = job->want_ptx ? nvrtcGetPTXSize(prog, &size) : nvrtcGetCUBINSize(prog, &size);
+    if (r == NVRTC_SUCCESS && size > 0 && (out->binary = malloc(size))) {
+        r = job->want_ptx ? nvrtcGetPTX(prog, out->binary) : nvrtcGetCUBIN(prog, out->binary);
+        out->size = size;
+    } else if (r == NVRTC_SUCCESS) {
+        r = NVRTC_ERROR_OUT_OF_MEMORY;
+    }
+    nvrtcDestroyProgram(&prog);
+    if (r != NVRTC_SUCCESS) {
+        kj__compiled_free(out);
+        return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC produced no binary for %s: %s", src->origin, nvrtcGetErrorString(r));
+    }
+    out->is_ptx = job->want_ptx;
+    out->ms = kj__now_ms() - t0;
+    return KJ_OK;
+}

@@ -1,0 +1,41 @@
+/* NVRTC: source text plus options in, a cubin (or PTX, or a relocatable cubin for linking) out. */
+#ifndef KJ_COMPILE_H
+#define KJ_COMPILE_H
+
+#include <stddef.h>
+
+#include "source.h"
+
+typedef struct kj__compiled {
+    char *binary;
+    size_t size;
+    int is_ptx;
+    char *lowered_name; /* the mangled name of the name expression, when one was given */
+    char *log;          /* warnings; "" when none */
+    double ms;
+} kj__compiled;
+
+typedef struct kj__compile_job {
+    const kj__source *source;
+    const char *const *options;   /* -arch=..., -D..., user options: exactly what the key covers */
+    size_t option_count;
+    const char *name_expression;  /* NULL when the entry is an extern "C" name */
+    int want_ptx;                 /* the arch is compute_XY: keep PTX for the driver to finish */
+} kj__compile_job;
+
+/* Compiles; on failure KJ_ERR_COMPILE with the NVRTC log (file(line): ...) in the message. The CUDA
+ * toolkit's include folder is added to the search (not to the key: the NVRTC version stands for it). */
+kj_status kj__compile(const kj__compile_job *job, kj__compiled *out);
+void kj__compiled_free(kj__compiled *c);
+
+/* NVRTC's version as major * 1000 + minor * 10. */
+int kj__nvrtc_version(void);
+
+/* The target for a device of compute capability cc (90 for 9.0): "sm_90" when NVRTC knows it; else
+ * "compute_XY" for the newest arch NVRTC supports, with *ptx = 1 (the driver finishes the PTX). */
+kj_status kj__nvrtc_target(int cc, char *arch, size_t size, int *ptx);
+
+/* The CUDA toolkit folder: $KERNJIT_CUDA_HOME, $CUDA_HOME, else the one kernjit was built with. */
+const char *kj__cuda_home(void);
+
+#endif

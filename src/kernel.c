@@ -1,0 +1,649 @@
+/* One request, end to end: find the source, validate the macros against its metadata, compute the
+ * cache key, look in memory, then on disk, else compile (and link with the device runtime), store,
+ * load the module and find the entry. Also the launch. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "compile.h"
+#include "error.h"
+#include "key.h"
+#include "link.h"
+#include "runtime.h"
+#include "source.h"
+#include "spec.h"
+#include "util.h"
+
+#define MAX_OPTIONS 256
+#define MAX_ENTRY_LEN 512
+
+/* Everything known about a request before any binary exists. */
+typedef struct prepared {
+    kj__source *src;
+    kj__spec *spec;
+    char **defines; /* canonical NAME=VALUE, sorted */
+    size_t define_count;
+    char **options; /* the NVRTC option list the key covers */
+    size_t option_count;
+    char *entry;
+    char *name_expression; /* set for sources without metadata: the entry is lowered by NVRTC */
+    char arch[24];         /* compile target: sm_XY or compute_XY */
+    char cache_arch[16];   /* cache folder: sm_XY */
+    int ptx;
+    kj__key key;
+    char *description;
+} prepared;
+
+static void prepared_free(prepared *p) {
+    kj__source_free(p->src);
+    kj__spec_free(p->spec);
+    kj__strings_free(p->defines, p->define_count);
+    kj__strings_free(p->options, p->option_count);
+    free(p->entry);
+    free(p->name_expression);
+    free(p->description);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- request validation ---------------------------------------------------------------------- */
+
+/* Names of the __global__ functions in a source without metadata: the text after `__global__` up to
+ * the parameter list, last identifier. Good enough to pick the only kernel of a file; NVRTC has the
+ * final word when the function is looked up. */
+static size_t global_functions(const char *text, char names[][MAX_ENTRY_LEN], size_t max) {
+    size_t n = 0;
+    for (const char *p = strstr(text, "__global__"); p && n < max; p = strstr(p + 10, "__global__")) {
+        const char *paren = strchr(p, '(');
+        if (!paren) break;
+        const char *end = paren;
+        while (end > p && isspace((unsigned char)end[-1])) end--;
+        const char *start = end;
+        while (start > p && (isalnum((unsigned char)start[-1]) || start[-1] == '_')) start--;
+        if (end > start && (size_t)(end - start) < MAX_ENTRY_LEN) {
+            size_t len = (size_t)(end - start);
+            int seen = 0;
+            for (size_t i = 0; i < n; i++) seen |= strncmp(names[i], start, len) == 0 && names[i][len] == '\0';
+            if (!seen) {
+                memcpy(names[n], start, len);
+                names[n++][len] = '\0';
+            }
+        }
+    }
+    return n;
+}
+
+static kj_status choose_entry(prepared *p, const char *asked) {
+    const kj__spec *spec = p->spec;
+    if (asked) {
+        size_t n = strlen(asked);
+        KJ_RETURN_IF(n == 0 || n > MAX_ENTRY_LEN, KJ_ERR_USAGE, "entry name of %zu characters: 1 to %d are allowed", n,
+                     MAX_ENTRY_LEN);
+        for (const char *c = asked; *c; c++)
+            KJ_RETURN_IF(iscntrl((unsigned char)*c), KJ_ERR_USAGE, "entry name has a control character");
+    }
+    if (spec->entry_count) {
+        if (!asked) asked = spec->entries[0];
+        if (!kj__spec_has_entry(spec, asked)) {
+            kj__buf b = {0};
+            for (size_t i = 0; i < spec->entry_count; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", spec->entries[i]);
+            kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "unknown entry '%.100s' for %s: its entries are %s", asked,
+                                  p->src->name, b.data ? b.data : "");
+            kj__buf_free(&b);
+            return s;
+        }
+        p->entry = kj__strdup(asked);
+        return p->entry ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (!asked) {
+        char names[8][MAX_ENTRY_LEN];
+        size_t n = global_functions(p->src->text, names, 8);
+        KJ_RETURN_IF(n == 0, KJ_ERR_UNKNOWN_ENTRY, "%s has no __global__ function to launch", p->src->origin);
+        if (n > 1) {
+            kj__buf b = {0};
+            for (size_t i = 0; i < n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+            kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s has several kernels (%s%s): name one as FILE.cu:ENTRY",
+                                  p->src->origin, b.data ? b.data : "", n == 8 ? ", ..." : "");
+            kj__buf_free(&b);
+            return s;
+        }
+        asked = names[0];
+        p->entry = kj__strdup(asked);
+    } else {
+        p->entry = kj__strdup(asked);
+    }
+    /* Sources without metadata may be C++ (no extern "C", templates): NVRTC lowers the name. */
+    p->name_expression = kj__strdup(p->entry);
+    return p->entry && p->name_expression ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+}
+
+static int push(char ***list, size_t *n, char *s) {
+    if (!s || *n == MAX_OPTIONS) {
+        free(s);
+        return -1;
+    }
+    char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+    if (!grown) {
+        free(s);
+        return -1;
+    }
+    grown[(*n)++] = s;
+    *list = grown;
+    return 0;
+}
+
+static kj_status check_user_option(const char *o) {
+    KJ_RETURN_IF(!o || o[0] != '-', KJ_ERR_USAGE, "NVRTC option '%.80s' does not start with '-'", o ? o : "(null)");
+    KJ_RETURN_IF(strlen(o) > 1024, KJ_ERR_USAGE, "NVRTC option longer than 1024 characters");
+    for (const char *c = o; *c; c++)
+        KJ_RETURN_IF(iscntrl((unsigned char)*c), KJ_ERR_USAGE, "NVRTC option '%.80s' has a control character", o);
+    static const char *reserved[] = {"-arch", "--gpu-architecture", "-rdc", "--relocatable-device-code", "-D",
+                                     "--define-macro"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        size_t n = strlen(reserved[i]);
+        KJ_RETURN_IF(strncmp(o, reserved[i], n) == 0 && (o[n] == '\0' || o[n] == '=' || reserved[i][1] == 'D'),
+                     KJ_ERR_USAGE,
+                     "option '%.80s' is set by kernjit: give macros as defines and the target as the arch", o);
+    }
+    return KJ_OK;
+}
+
+static kj_status build_options(prepared *p, const kj_request *req) {
+    int oom = 0;
+    oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->arch));
+    oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
+    if (p->spec->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
+    for (size_t i = 0; i < p->define_count; i++)
+        oom |= push(&p->options, &p->option_count, kj__asprintf("-D%s", p->defines[i]));
+    KJ_RETURN_IF(req->option_count > MAX_OPTIONS / 2, KJ_ERR_USAGE, "%zu NVRTC options: at most %d", req->option_count,
+                 MAX_OPTIONS / 2);
+    for (size_t i = 0; i < req->option_count; i++) {
+        KJ_FORWARD(check_user_option(req->options[i]));
+        oom |= push(&p->options, &p->option_count, kj__strdup(req->options[i]));
+    }
+    return oom ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+}
+
+static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
+    if (!arch || !*arch || (rt->has_device && strcmp(arch, rt->cache_arch) == 0) || strcmp(arch, rt->arch) == 0) {
+        snprintf(p->arch, sizeof p->arch, "%s", rt->arch);
+        snprintf(p->cache_arch, sizeof p->cache_arch, "%s", rt->cache_arch);
+        p->ptx = rt->arch_is_ptx;
+        return KJ_OK;
+    }
+    int cc = kj__arch_cc(arch);
+    KJ_RETURN_IF(cc < 0, KJ_ERR_USAGE, "arch '%.40s' is not sm_<digits> (for example sm_90)", arch);
+    KJ_RETURN_IF(for_launch, KJ_ERR_USAGE, "arch %s differs from the device's %s: kernels to launch are built for the device",
+                 arch, rt->cache_arch);
+    char target[24];
+    int ptx;
+    KJ_FORWARD(kj__nvrtc_target(cc, target, sizeof target, &ptx));
+    KJ_RETURN_IF(ptx, KJ_ERR_USAGE, "arch %s is not supported by this NVRTC (%d.%d)", arch, kj__nvrtc_version() / 1000,
+                 kj__nvrtc_version() % 1000 / 10);
+    snprintf(p->arch, sizeof p->arch, "%s", arch);
+    snprintf(p->cache_arch, sizeof p->cache_arch, "%s", arch);
+    return KJ_OK;
+}
+
+static kj_status describe(prepared *p) {
+    kj__buf b = {0};
+    kj__buf_printf(&b, "kernel: %s (%s)\n", p->src->name, p->src->embedded ? "built-in" : p->src->origin);
+    kj__buf_puts(&b, "options:");
+    for (size_t i = 0; i < p->option_count; i++) kj__buf_printf(&b, " %s", p->options[i]);
+    kj__buf_puts(&b, "\n");
+    if (p->name_expression) kj__buf_printf(&b, "entry: %s\n", p->name_expression);
+    if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    p->description = b.data;
+    return KJ_OK;
+}
+
+static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
+    memset(p, 0, sizeof *p);
+    KJ_FORWARD(kj__source_find(rt->search_path, req->kernel, req->source_text, &p->src));
+    KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
+    KJ_FORWARD(choose_entry(p, req->entry));
+    KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
+                 req->define_count);
+    KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
+                 req->option_count);
+    KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
+    KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
+    KJ_FORWARD(build_options(p, req));
+
+    kj__key_input in = {0};
+    in.nvrtc_version = kj__nvrtc_version();
+    in.linked = p->spec->rdc;
+    if (in.linked) {
+        const char *path;
+        KJ_FORWARD(kj__devrt(&path, &in.devrt_hash));
+        in.nvjitlink_version = kj__nvjitlink_version();
+    }
+    in.arch = p->arch;
+    in.options = (const char *const *)p->options;
+    in.option_count = p->option_count;
+    in.name_expression = p->name_expression;
+    in.source = p->src;
+    kj__key_compute(&in, &p->key);
+    return describe(p);
+}
+
+/* ---- getting the binary ---------------------------------------------------------------------- */
+
+typedef struct binary {
+    char *data;
+    size_t size;
+    int is_ptx;
+    char *lowered_name;
+    char *log;
+    kj_origin origin;
+    int stored;
+    double compile_ms, link_ms;
+    char path[PATH_MAX];
+} binary;
+
+static void binary_free(binary *b) {
+    free(b->data);
+    free(b->lowered_name);
+    free(b->log);
+    memset(b, 0, sizeof *b);
+}
+
+/* The lowered name is kept in the entry's description, so that a disk hit can find a C++ entry. */
+static char *lowered_from_description(const char *desc, size_t len) {
+    const char *tag = "\nlowered: ";
+    for (size_t i = 0; i + strlen(tag) <= len; i++) {
+        if (strncmp(desc + i, tag, strlen(tag)) == 0) {
+            const char *s = desc + i + strlen(tag);
+            size_t n = 0;
+            while (s + n < desc + len && s[n] != '\n') n++;
+            return kj__strndup(s, n);
+        }
+    }
+    return NULL;
+}
+
+static void count(kj_runtime *rt, uint64_t *counter) {
+    pthread_mutex_lock(&rt->lock);
+    (*counter)++;
+    pthread_mutex_unlock(&rt->lock);
+}
+
+static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
+    memset(out, 0, sizeof *out);
+    if (rt->cache) {
+        char *payload;
+        size_t len;
+        uint32_t flags;
+        char *desc = NULL;
+        kj__lookup r = kj__cache_load(rt->cache, p->cache_arch, &p->key, &payload, &len, &flags, &desc, out->path);
+        if (r == KJ__HIT) {
+            out->data = payload;
+            out->size = len;
+            out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
+            out->origin = KJ_ORIGIN_DISK;
+            out->stored = 1;
+            out->log = kj__strdup("");
+            if (p->name_expression) out->lowered_name = lowered_from_description(desc, strlen(desc));
+            free(desc);
+            if (!p->name_expression || out->lowered_name) {
+                count(rt, &rt->stats.disk_hits);
+                return KJ_OK;
+            }
+            binary_free(out); /* an entry without the lowered name cannot be used: compile again */
+        }
+        if (r == KJ__BAD) count(rt, &rt->stats.bad_entries);
+    }
+    count(rt, &rt->stats.misses);
+
+    kj__compiled c;
+    kj__compile_job job = {p->src, (const char *const *)p->options, p->option_count, p->name_expression, p->ptx};
+    kj_status s = kj__compile(&job, &c);
+    pthread_mutex_lock(&rt->lock);
+    if (s == KJ_OK) {
+        rt->stats.compiles++;
+        rt->stats.compile_ms += c.ms;
+    } else {
+        rt->stats.compile_errors++;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    KJ_FORWARD(s);
+    out->compile_ms = c.ms;
+    if (p->spec->rdc) {
+        s = kj__link_devrt(p->arch, &c, &out->link_ms);
+        if (s != KJ_OK) {
+            kj__compiled_free(&c);
+            return s;
+        }
+        c.is_ptx = p->ptx;
+        pthread_mutex_lock(&rt->lock);
+        rt->stats.links++;
+        rt->stats.link_ms += out->link_ms;
+        pthread_mutex_unlock(&rt->lock);
+    }
+    out->data = c.binary;
+    out->size = c.size;
+    out->is_ptx = c.is_ptx;
+    out->lowered_name = c.lowered_name;
+    out->log = c.log;
+    out->origin = KJ_ORIGIN_COMPILED;
+    if (p->name_expression && !out->lowered_name) {
+        binary_free(out);
+        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                       "scale<float,256>)", p->name_expression, p->src->origin);
+    }
+    if (rt->cache) {
+        char *desc = p->description;
+        char *with_name = NULL;
+        if (out->lowered_name) desc = with_name = kj__asprintf("%slowered: %s\n", p->description, out->lowered_name);
+        if (desc && kj__cache_store(rt->cache, p->cache_arch, &p->key, desc, out->data, out->size,
+                                    out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, out->path) == 0)
+            out->stored = 1;
+        else
+            count(rt, &rt->stats.store_failures);
+        free(with_name);
+    }
+    if (!out->stored) out->path[0] = '\0';
+    return KJ_OK;
+}
+
+/* ---- requests -------------------------------------------------------------------------------- */
+
+static void hash_str(XXH3_state_t *st, const char *s) {
+    uint64_t n = s ? strlen(s) + 1 : 0; /* NULL and "" hash differently */
+    XXH3_128bits_update(st, &n, sizeof n);
+    if (s) XXH3_128bits_update(st, s, n);
+}
+
+/* The memory map's key: the request exactly as given. Two spellings of one kernel map to the same
+ * module through the cache key; this hash only has to be fast and exact. */
+static void request_hash(const kj_request *req, uint8_t out[16]) {
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    hash_str(&st, req->kernel);
+    hash_str(&st, req->source_text);
+    hash_str(&st, req->entry);
+    hash_str(&st, req->arch);
+    uint64_t n = req->defines ? req->define_count : 0;
+    XXH3_128bits_update(&st, &n, sizeof n);
+    for (size_t i = 0; i < n; i++) {
+        hash_str(&st, req->defines[i].name);
+        hash_str(&st, req->defines[i].value);
+    }
+    n = req->options ? req->option_count : 0;
+    XXH3_128bits_update(&st, &n, sizeof n);
+    for (size_t i = 0; i < n; i++) hash_str(&st, req->options[i]);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
+    memcpy(out, c.digest, 16);
+}
+
+static void kernel_free(kj_kernel *k) {
+    if (!k) return;
+    free(k->kernel);
+    free(k->entry);
+    free(k->lowered_name);
+    free(k->key);
+    free(k->defines);
+    free(k->log);
+    free(k);
+}
+
+static void kernel_free_cb(void *k, void *user) {
+    (void)user;
+    kernel_free(k);
+}
+
+void kj__kernels_destroy(kj_runtime *rt) {
+    kj__map_clear(&rt->requests, kernel_free_cb, NULL);
+    kj__map_clear(&rt->modules, NULL, NULL);
+    for (kj__module *m = rt->module_list, *next; m; m = next) {
+        next = m->next;
+        if (rt->has_device) rt->cu->cuModuleUnload(m->module);
+        free(m);
+    }
+    rt->module_list = NULL;
+}
+
+static char *joined_defines(const prepared *p) {
+    kj__buf b = {0};
+    kj__buf_puts(&b, "");
+    for (size_t i = 0; i < p->define_count; i++) kj__buf_printf(&b, "%s%s", i ? " " : "", p->defines[i]);
+    return b.data;
+}
+
+/* Loads the module for the key, or finds the one already loaded. */
+static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmodule *out) {
+    pthread_mutex_lock(&rt->lock);
+    CUmodule m = kj__map_get(&rt->modules, p->key.bytes);
+    pthread_mutex_unlock(&rt->lock);
+    if (m) {
+        bin->origin = KJ_ORIGIN_MEMORY;
+        *out = m;
+        return KJ_OK;
+    }
+    KJ_FORWARD(obtain_binary(rt, p, bin));
+    KJ_FORWARD(kj__enter(rt));
+    CUmodule loaded;
+    CUresult r = rt->cu->cuModuleLoadData(&loaded, bin->data);
+    if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "loading the compiled module (cuModuleLoadData)");
+    kj__module *node = calloc(1, sizeof *node);
+    pthread_mutex_lock(&rt->lock);
+    CUmodule existing = kj__map_get(&rt->modules, p->key.bytes);
+    kj_status s = KJ_OK;
+    if (existing) {
+        m = existing; /* another thread loaded it meanwhile */
+    } else if (!node || kj__map_put(&rt->modules, p->key.bytes, loaded) != 0) {
+        s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    } else {
+        node->module = loaded;
+        node->next = rt->module_list;
+        rt->module_list = node;
+        node = NULL;
+        m = loaded;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    free(node);
+    if (m != loaded) rt->cu->cuModuleUnload(loaded);
+    *out = m;
+    return s;
+}
+
+static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepared *p, binary *bin, CUmodule m,
+                             kj_kernel **out) {
+    const char *symbol = bin->lowered_name ? bin->lowered_name : p->entry;
+    CUfunction fn;
+    CUresult r = rt->cu->cuModuleGetFunction(&fn, m, symbol);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "entry '%.200s' is not a kernel of %s (is it __global__ and extern \"C\"?)",
+                       p->entry, p->src->origin);
+    if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "cuModuleGetFunction");
+    kj_kernel *k = calloc(1, sizeof *k);
+    if (!k) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    k->rt = rt;
+    k->function = fn;
+    k->kernel = kj__strdup(req->kernel ? req->kernel : p->src->name);
+    k->entry = kj__strdup(p->entry);
+    k->lowered_name = kj__strdup(symbol);
+    k->key = kj__strdup(p->key.hex);
+    k->defines = joined_defines(p);
+    k->log = kj__strdup(bin->log ? bin->log : "");
+    k->arch = rt->arch;
+    k->origin = bin->origin;
+    k->linked = p->spec->rdc;
+    k->pending_launches = p->spec->pending_launches;
+    if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log) {
+        kernel_free(k);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    rt->cu->cuFuncGetAttribute(&k->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
+    rt->cu->cuFuncGetAttribute(&k->shared_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
+    rt->cu->cuFuncGetAttribute(&k->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
+    rt->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
+    int dyn = 0;
+    if (rt->cu->cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS && dyn > 0)
+        k->dynamic_shared_allowed = (unsigned)dyn;
+    *out = k;
+    return KJ_OK;
+}
+
+kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
+    KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
+    uint8_t h[16];
+    request_hash(req, h);
+    pthread_mutex_lock(&rt->lock);
+    rt->stats.requests++;
+    kj_kernel *k = kj__map_get(&rt->requests, h);
+    if (k) rt->stats.memory_hits++;
+    pthread_mutex_unlock(&rt->lock);
+    if (k) {
+        *out = k;
+        if (origin) *origin = KJ_ORIGIN_MEMORY;
+        return KJ_OK;
+    }
+    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
+                 "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->arch);
+
+    prepared p;
+    binary bin = {0};
+    CUmodule m = NULL;
+    kj_status s = prepare(rt, req, 1, &p);
+    if (s == KJ_OK) s = module_for(rt, &p, &bin, &m);
+    if (s == KJ_OK) s = make_kernel(rt, req, &p, &bin, m, &k);
+    kj_origin from = bin.origin;
+    binary_free(&bin);
+    prepared_free(&p);
+    KJ_FORWARD(s);
+
+    pthread_mutex_lock(&rt->lock);
+    kj_kernel *existing = kj__map_get(&rt->requests, h);
+    if (!existing && kj__map_put(&rt->requests, h, k) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    pthread_mutex_unlock(&rt->lock);
+    if (existing || s != KJ_OK) {
+        kernel_free(k);
+        k = existing;
+        from = KJ_ORIGIN_MEMORY;
+    }
+    KJ_FORWARD(s);
+    *out = k;
+    if (origin) *origin = from;
+    return KJ_OK;
+}
+
+kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+    pthread_mutex_lock(&rt->lock);
+    rt->stats.requests++;
+    pthread_mutex_unlock(&rt->lock);
+    prepared p;
+    binary bin;
+    kj_status s = prepare(rt, req, 0, &p);
+    if (s == KJ_OK) s = obtain_binary(rt, &p, &bin);
+    if (s == KJ_OK && result) {
+        memset(result, 0, sizeof *result);
+        result->cache_hit = bin.origin == KJ_ORIGIN_DISK;
+        result->stored = bin.stored;
+        result->linked = p.spec->rdc;
+        result->is_ptx = bin.is_ptx;
+        snprintf(result->arch, sizeof result->arch, "%s", p.arch);
+        snprintf(result->key, sizeof result->key, "%s", p.key.hex);
+        snprintf(result->cache_path, sizeof result->cache_path, "%s", bin.path);
+        result->compile_ms = bin.compile_ms;
+        result->link_ms = bin.link_ms;
+        result->binary_bytes = bin.size;
+    }
+    if (s == KJ_OK) binary_free(&bin);
+    prepared_free(&p);
+    return s;
+}
+
+kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
+    KJ_RETURN_IF(!k || !info, KJ_ERR_USAGE, "kj_kernel_query: NULL argument");
+    memset(info, 0, sizeof *info);
+    info->kernel = k->kernel;
+    info->entry = k->entry;
+    info->lowered_name = k->lowered_name;
+    info->arch = k->arch;
+    info->key = k->key;
+    info->defines = k->defines;
+    info->log = k->log;
+    info->origin = k->origin;
+    info->num_regs = k->num_regs;
+    info->shared_static_bytes = k->shared_static;
+    info->local_bytes = k->local_bytes;
+    info->max_threads_per_block = k->max_threads;
+    info->linked = k->linked;
+    return KJ_OK;
+}
+
+/* ---- launching ------------------------------------------------------------------------------- */
+
+static unsigned dim(unsigned v) { return v ? v : 1; }
+
+static kj_status check_config(const kj_kernel *k, const kj_launch_config *c) {
+    const kj_device_info *d = &k->rt->info;
+    static const char axis[] = "xyz";
+    uint64_t threads = 1;
+    for (int i = 0; i < 3; i++) {
+        KJ_RETURN_IF(dim(c->block[i]) > (unsigned)d->max_block_dim[i], KJ_ERR_LIMIT,
+                     "block %c = %u exceeds the device's limit of %d", axis[i], c->block[i], d->max_block_dim[i]);
+        KJ_RETURN_IF(dim(c->grid[i]) > (unsigned)d->max_grid_dim[i], KJ_ERR_LIMIT,
+                     "grid %c = %u exceeds the device's limit of %d", axis[i], c->grid[i], d->max_grid_dim[i]);
+        threads *= dim(c->block[i]);
+    }
+    KJ_RETURN_IF(threads > (uint64_t)k->max_threads, KJ_ERR_LIMIT,
+                 "a block of %llu threads exceeds %s's limit of %d threads per block (device: %d)",
+                 (unsigned long long)threads, k->entry, k->max_threads, d->max_threads_per_block);
+    return KJ_OK;
+}
+
+/* Dynamic shared memory above the function's current limit must be opted in first; beyond the
+ * device's opt-in maximum (less the static shared memory) it cannot run at all. */
+static kj_status ensure_shared(kj_kernel *k, unsigned bytes) {
+    kj_runtime *rt = k->rt;
+    if (bytes <= k->dynamic_shared_allowed) return KJ_OK;
+    size_t optin = rt->info.shared_per_block_optin;
+    size_t most = optin > (size_t)k->shared_static ? optin - (size_t)k->shared_static : 0;
+    KJ_RETURN_IF(bytes > most, KJ_ERR_LIMIT,
+                 "%s asks for %u bytes of dynamic shared memory; the device allows %zu per block (opt-in maximum %zu "
+                 "less %d static)", k->entry, bytes, most, optin, k->shared_static);
+    pthread_mutex_lock(&rt->lock);
+    CUresult r = CUDA_SUCCESS;
+    if (bytes > k->dynamic_shared_allowed) {
+        r = rt->cu->cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
+        if (r == CUDA_SUCCESS) k->dynamic_shared_allowed = bytes;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    KJ_CU(r, "opting in to dynamic shared memory (cuFuncSetAttribute)");
+    return KJ_OK;
+}
+
+/* The device runtime keeps launches that are not yet running in a buffer sized by this limit; a
+ * launch that does not fit fails on the device only, so it is raised before launching. */
+static kj_status ensure_pending_limit(kj_runtime *rt, uint64_t need) {
+    if (!need) return KJ_OK;
+    pthread_mutex_lock(&rt->lock);
+    CUresult r = CUDA_SUCCESS;
+    if (need > rt->pending_launch_limit) {
+        r = rt->cu->cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, (size_t)need);
+        if (r == CUDA_SUCCESS) rt->pending_launch_limit = need;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    KJ_CU(r, "setting CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT");
+    return KJ_OK;
+}
+
+kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args) {
+    KJ_RETURN_IF(!k || !c, KJ_ERR_USAGE, "kj_kernel_launch: kernel and config are required");
+    kj_runtime *rt = k->rt;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_FORWARD(check_config(k, c));
+    KJ_FORWARD(ensure_shared(k, c->shared_bytes));
+    if (k->linked) KJ_FORWARD(ensure_pending_limit(rt, c->pending_launches ? c->pending_launches : k->pending_launches));
+    KJ_CU(rt->cu->cuLaunchKernel(k->function, dim(c->grid[0]), dim(c->grid[1]), dim(c->grid[2]), dim(c->block[0]),
+                                 dim(c->block[1]), dim(c->block[2]), c->shared_bytes, (CUstream)c->stream, args, NULL),
+          "kernel launch (cuLaunchKernel)");
+    return KJ_OK;
+}

@@ -1,0 +1,35 @@
+/* The cache key: XXH3-128 over every input that changes the binary, and nothing else. */
+#ifndef KJ_KEY_H
+#define KJ_KEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source.h"
+
+/* Bump when the entry format or the meaning of any key input changes. */
+#define KJ_CACHE_FORMAT_VERSION 1
+
+typedef struct kj__key {
+    uint8_t bytes[16];
+    char hex[33];
+} kj__key;
+
+typedef struct kj__key_input {
+    int nvrtc_version;             /* major * 1000 + minor * 10 */
+    int linked;                    /* linked with the device runtime: the next two count */
+    int nvjitlink_version;
+    const uint8_t *devrt_hash;     /* 16 bytes: XXH3-128 of libcudadevrt.a */
+    const char *arch;              /* "sm_90", or "compute_90" when PTX is kept */
+    const char *const *options;    /* the full NVRTC option list in its canonical order */
+    size_t option_count;
+    const char *name_expression;   /* the C++ entry asked for when it must be lowered, else NULL */
+    const kj__source *source;      /* the text and every resolved header */
+} kj__key_input;
+
+void kj__key_compute(const kj__key_input *in, kj__key *out);
+
+/* XXH3-128 of bytes, as 16 big-endian bytes (the canonical form). */
+void kj__hash128(const void *data, size_t len, uint8_t out[16]);
+
+#endif

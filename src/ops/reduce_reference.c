@@ -1,0 +1,143 @@
+/* The CPU reference for reductions, and how far a GPU result may lie from it. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "../error.h"
+#include "kernjit.h"
+
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { /* subnormal: normalize */
+            int e = -1;
+            do {
+                e++;
+                mant <<= 1;
+            } while (!(mant & 0x400));
+            bits = sign | (uint32_t)(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | mant << 13;
+    } else {
+        bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* max/min with NaN propagation, as the kernels do */
+static long double fmaxn(long double a, long double b) { return (a > b || a != a) ? a : b; }
+static long double fminn(long double a, long double b) { return (a < b || a != a) ? a : b; }
+
+static long double float_element(kj_type t, const void *data, size_t i) {
+    switch (t) {
+    case KJ_TYPE_F16: return f16_to_f32(((const uint16_t *)data)[i]);
+    case KJ_TYPE_F32: return ((const float *)data)[i];
+    default: return ((const double *)data)[i];
+    }
+}
+
+static kj_status float_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
+    long double acc = op == KJ_OP_SUM ? 0.0L : op == KJ_OP_PROD ? 1.0L : op == KJ_OP_MAX ? -INFINITY : INFINITY;
+    long double mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        long double x = float_element(t, data, i);
+        mag += fabsl(x);
+        switch (op) {
+        case KJ_OP_SUM: acc += x; break;
+        case KJ_OP_PROD: acc *= x; break;
+        case KJ_OP_MAX: acc = fmaxn(acc, x); break;
+        default: acc = fminn(acc, x); break;
+        }
+    }
+    if (abs_sum) *abs_sum = (double)mag;
+    if (t == KJ_TYPE_F64) {
+        double r = (double)acc;
+        memcpy(result, &r, 8);
+    } else {
+        float r = (float)acc;
+        memcpy(result, &r, 4);
+    }
+    return KJ_OK;
+}
+
+/* Integers: computed in uint64_t, which wraps exactly as the kernels' unsigned arithmetic does;
+ * max/min compare as the signed or unsigned type. */
+static kj_status int_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
+    int is_signed = t != KJ_TYPE_U32;
+    uint64_t acc_u = op == KJ_OP_SUM ? 0 : 1;
+    int64_t best_s = op == KJ_OP_MAX ? (t == KJ_TYPE_I32 ? INT32_MIN : INT64_MIN) : (t == KJ_TYPE_I32 ? INT32_MAX : INT64_MAX);
+    uint64_t best_u = op == KJ_OP_MAX ? 0 : UINT32_MAX;
+    double mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = t == KJ_TYPE_I32 ? ((const int32_t *)data)[i] : t == KJ_TYPE_I64 ? ((const int64_t *)data)[i] : 0;
+        uint64_t u = t == KJ_TYPE_U32 ? ((const uint32_t *)data)[i] : (uint64_t)s;
+        mag += is_signed ? fabs((double)s) : (double)u;
+        switch (op) {
+        case KJ_OP_SUM: acc_u += u; break;
+        case KJ_OP_PROD: acc_u *= u; break;
+        case KJ_OP_MAX:
+            if (is_signed ? s > best_s : u > best_u) best_s = s, best_u = u;
+            break;
+        default:
+            if (is_signed ? s < best_s : u < best_u) best_s = s, best_u = u;
+            break;
+        }
+    }
+    if (abs_sum) *abs_sum = mag;
+    uint64_t r = op == KJ_OP_SUM || op == KJ_OP_PROD ? acc_u : is_signed ? (uint64_t)best_s : best_u;
+    if (t == KJ_TYPE_I64) {
+        memcpy(result, &r, 8);
+    } else {
+        uint32_t r32 = (uint32_t)r; /* the low 32 bits: wrapping for sums and products */
+        memcpy(result, &r32, 4);
+    }
+    return KJ_OK;
+}
+
+kj_status kj_reduce_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
+    KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_ || (unsigned)t >= KJ_TYPE_COUNT_, KJ_ERR_USAGE,
+                 "kj_reduce_reference: bad operator or type");
+    KJ_RETURN_IF(!result || (n && !data), KJ_ERR_USAGE, "kj_reduce_reference: NULL data or result");
+    if (t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64) return float_reference(op, t, data, n, result, abs_sum);
+    return int_reference(op, t, data, n, result, abs_sum);
+}
+
+double kj_result_as_double(kj_type t, const void *r) {
+    switch (t) {
+    case KJ_TYPE_I32: { int32_t v; memcpy(&v, r, 4); return v; }
+    case KJ_TYPE_U32: { uint32_t v; memcpy(&v, r, 4); return v; }
+    case KJ_TYPE_I64: { int64_t v; memcpy(&v, r, 8); return (double)v; }
+    case KJ_TYPE_F64: { double v; memcpy(&v, r, 8); return v; }
+    default: { float v; memcpy(&v, r, 4); return v; }
+    }
+}
+
+static unsigned log2_ceil(uint64_t v) {
+    unsigned l = 0;
+    while ((1ull << l) < v && l < 63) l++;
+    return l;
+}
+
+double kj_reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, double abs_sum,
+                           const kj_reduce_report *report) {
+    if (t == KJ_TYPE_I32 || t == KJ_TYPE_U32 || t == KJ_TYPE_I64) return 0;
+    if (op == KJ_OP_MAX || op == KJ_OP_MIN || n <= 1) return 0;
+    double u = t == KJ_TYPE_F64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
+    double depth = (double)n; /* any order of n - 1 operations */
+    if (report && report->grid && report->block_size) {
+        uint64_t threads = (uint64_t)report->grid * report->block_size;
+        uint64_t per_thread = (n + threads - 1) / threads;
+        /* per-thread chain, the block's tree, then the blocks: combined atomically (a chain of grid
+         * steps, in any order) or by a second tree (log2 grid) */
+        int atomic = strcmp(report->entry, "reduce_segmented") == 0 || strcmp(report->entry, "reduce_coarsened") == 0;
+        depth = (double)per_thread + log2_ceil(report->block_size) + (atomic ? report->grid : log2_ceil(report->grid)) + 2;
+        if (depth > (double)n) depth = (double)n;
+    }
+    if (op == KJ_OP_SUM) return depth * u * abs_sum;
+    return depth * u * fabs(expected) + (t == KJ_TYPE_F64 ? DBL_MIN : FLT_MIN);
+}

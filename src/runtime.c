@@ -1,0 +1,432 @@
+/* kj_runtime: the device and its context, the cache, counters, and thin wrappers over device memory,
+ * streams and events so that host programs need no CUDA header. */
+#include "runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "error.h"
+#include "util.h"
+
+#ifndef KJ_VERSION
+#define KJ_VERSION "0.0.0"
+#endif
+
+const char *kj_version_string(void) { return KJ_VERSION; }
+
+void kj_runtime_options_init(kj_runtime_options *o) {
+    memset(o, 0, sizeof *o);
+    o->device = KJ_DEVICE_AUTO;
+    o->cache_mode = KJ_CACHE_DISK;
+    o->log_level = KJ_LOG_WARN;
+}
+
+int kj__arch_cc(const char *arch) {
+    if (!arch || strncmp(arch, "sm_", 3) != 0) return -1;
+    const char *p = arch + 3;
+    int cc = 0, digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++) cc = cc * 10 + (*p - '0');
+    return digits >= 2 && *p == '\0' ? cc : -1;
+}
+
+/* ---- devices --------------------------------------------------------------------------------- */
+
+static const char *arch_name(int major, int minor) {
+    switch (major) {
+    case 3: return "Kepler";
+    case 5: return "Maxwell";
+    case 6: return "Pascal";
+    case 7: return minor >= 5 ? "Turing" : "Volta";
+    case 8: return minor == 9 ? "Ada Lovelace" : "Ampere";
+    case 9: return "Hopper";
+    case 10: case 11: case 12: return "Blackwell";
+    default: return "unknown";
+    }
+}
+
+static kj_status query(const kj__cuda_api *cu, int ordinal, kj_device_info *info) {
+    CUdevice dev;
+    KJ_CU(cu->cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+    memset(info, 0, sizeof *info);
+    info->ordinal = ordinal;
+    KJ_CU(cu->cuDeviceGetName(info->name, sizeof info->name, dev), "cuDeviceGetName");
+    struct {
+        CUdevice_attribute attr;
+        int *out;
+    } ints[] = {
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info->cc_major},
+        {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info->cc_minor},
+        {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info->sm_count},
+        {CU_DEVICE_ATTRIBUTE_WARP_SIZE, &info->warp_size},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &info->max_threads_per_block},
+        {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, &info->max_threads_per_sm},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, &info->max_blocks_per_sm},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, &info->max_block_dim[0]},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, &info->max_block_dim[1]},
+        {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, &info->max_block_dim[2]},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, &info->max_grid_dim[0]},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, &info->max_grid_dim[1]},
+        {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, &info->max_grid_dim[2]},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &info->regs_per_block},
+        {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, &info->regs_per_sm},
+        {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &info->clock_khz},
+        {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &info->memory_clock_khz},
+        {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, &info->memory_bus_bits},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        *ints[i].out = 0;
+        /* clock rates are missing on some newer drivers: leave them 0 rather than fail */
+        if (cu->cuDeviceGetAttribute(ints[i].out, ints[i].attr, dev) != CUDA_SUCCESS) *ints[i].out = 0;
+    }
+    int v;
+    if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev) == CUDA_SUCCESS)
+        info->shared_per_block = (size_t)v;
+    if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev) == CUDA_SUCCESS)
+        info->shared_per_block_optin = (size_t)v;
+    if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev) == CUDA_SUCCESS)
+        info->shared_per_sm = (size_t)v;
+    if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS) info->l2_bytes = (size_t)v;
+    KJ_CU(cu->cuDeviceTotalMem(&info->total_memory, dev), "cuDeviceTotalMem");
+    snprintf(info->arch, sizeof info->arch, "sm_%d%d", info->cc_major, info->cc_minor);
+    info->arch_name = arch_name(info->cc_major, info->cc_minor);
+    info->peak_bandwidth_gbs = 2.0 * info->memory_clock_khz * 1e3 * (info->memory_bus_bits / 8.0) / 1e9;
+    info->driver_version = cu->driver_version;
+    info->max_nesting_depth = 24; /* the device runtime's documented hardware limit */
+    return KJ_OK;
+}
+
+kj_status kj_device_count(int *count) {
+    KJ_RETURN_IF(!count, KJ_ERR_USAGE, "kj_device_count: count is NULL");
+    const kj__cuda_api *cu;
+    kj_status s = kj__cuda_load(&cu);
+    if (s == KJ_ERR_NO_DEVICE) {
+        *count = 0;
+        return KJ_OK;
+    }
+    KJ_FORWARD(s);
+    int n = 0;
+    KJ_CU(cu->cuDeviceGetCount(&n), "cuDeviceGetCount");
+    *count = n;
+    return KJ_OK;
+}
+
+kj_status kj_device_query(int ordinal, kj_device_info *info) {
+    KJ_RETURN_IF(!info, KJ_ERR_USAGE, "kj_device_query: info is NULL");
+    const kj__cuda_api *cu;
+    KJ_FORWARD(kj__cuda_load(&cu));
+    int n = 0;
+    KJ_CU(cu->cuDeviceGetCount(&n), "cuDeviceGetCount");
+    KJ_RETURN_IF(ordinal < 0 || ordinal >= n, KJ_ERR_USAGE, "device %d does not exist: this machine has %d device%s",
+                 ordinal, n, n == 1 ? "" : "s");
+    return query(cu, ordinal, info);
+}
+
+kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info) {
+    KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_runtime_device: NULL argument");
+    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)", rt->arch);
+    *info = rt->info;
+    return KJ_OK;
+}
+
+/* ---- runtime --------------------------------------------------------------------------------- */
+
+static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
+    const kj__cuda_api *cu;
+    kj_status s = kj__cuda_load(&cu);
+    int count = 0;
+    if (s == KJ_OK && cu->cuDeviceGetCount(&count) != CUDA_SUCCESS) count = 0;
+    if (o->device == KJ_DEVICE_AUTO && (s != KJ_OK || count == 0)) {
+        kj__log(&rt->log, KJ_LOG_INFO, "no CUDA device (%s); compiling only",
+                s != KJ_OK ? kj_last_error() : "the driver reports none");
+        return KJ_OK;
+    }
+    KJ_FORWARD(s);
+    int ordinal = o->device == KJ_DEVICE_AUTO ? 0 : o->device;
+    KJ_RETURN_IF(count == 0, KJ_ERR_NO_DEVICE, "no CUDA device");
+    KJ_RETURN_IF(ordinal < 0 || ordinal >= count, KJ_ERR_USAGE, "device %d does not exist: this machine has %d device%s",
+                 ordinal, count, count == 1 ? "" : "s");
+    rt->cu = cu;
+    KJ_FORWARD(query(cu, ordinal, &rt->info));
+    KJ_CU(cu->cuDeviceGet(&rt->device, ordinal), "cuDeviceGet");
+    if (o->cu_context) {
+        rt->context = (CUcontext)o->cu_context;
+        CUcontext prev;
+        KJ_CU(cu->cuCtxGetCurrent(&prev), "cuCtxGetCurrent");
+        KJ_CU(cu->cuCtxSetCurrent(rt->context), "cuCtxSetCurrent (the context given in the options)");
+        CUdevice dev;
+        CUresult r = cu->cuCtxGetDevice(&dev);
+        cu->cuCtxSetCurrent(prev);
+        KJ_CU(r, "cuCtxGetDevice");
+        rt->device = dev;
+        int ord = 0, n = 0;
+        cu->cuDeviceGetCount(&n);
+        for (int i = 0; i < n; i++) {
+            CUdevice d;
+            if (cu->cuDeviceGet(&d, i) == CUDA_SUCCESS && d == dev) ord = i;
+        }
+        KJ_FORWARD(query(cu, ord, &rt->info));
+    } else {
+        KJ_CU(cu->cuDevicePrimaryCtxRetain(&rt->context, rt->device), "cuDevicePrimaryCtxRetain");
+        rt->owns_primary = 1;
+    }
+    rt->has_device = 1;
+    size_t limit = 0;
+    KJ_CU(cu->cuCtxSetCurrent(rt->context), "cuCtxSetCurrent");
+    if (cu->cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) == CUDA_SUCCESS)
+        rt->pending_launch_limit = limit;
+    return KJ_OK;
+}
+
+static kj_status choose_arch(kj_runtime *rt, const kj_runtime_options *o) {
+    if (rt->has_device) {
+        int cc = rt->info.cc_major * 10 + rt->info.cc_minor;
+        snprintf(rt->cache_arch, sizeof rt->cache_arch, "sm_%d", cc);
+        KJ_FORWARD(kj__nvrtc_target(cc, rt->arch, sizeof rt->arch, &rt->arch_is_ptx));
+        if (rt->arch_is_ptx)
+            kj__log(&rt->log, KJ_LOG_INFO, "device %s is newer than NVRTC knows: compiling PTX for %s", rt->cache_arch,
+                    rt->arch);
+        return KJ_OK;
+    }
+    const char *arch = o->arch && *o->arch ? o->arch : "sm_90";
+    int cc = kj__arch_cc(arch);
+    KJ_RETURN_IF(cc < 0, KJ_ERR_USAGE, "arch '%.40s' is not sm_<digits> (for example sm_90)", arch);
+    int ptx;
+    char target[24];
+    KJ_FORWARD(kj__nvrtc_target(cc, target, sizeof target, &ptx));
+    KJ_RETURN_IF(ptx, KJ_ERR_USAGE, "arch %s is not supported by this NVRTC (%d.%d); see `kernjit info` for the list",
+                 arch, kj__nvrtc_version() / 1000, kj__nvrtc_version() % 1000 / 10);
+    snprintf(rt->arch, sizeof rt->arch, "%s", arch);
+    snprintf(rt->cache_arch, sizeof rt->cache_arch, "%s", arch);
+    return KJ_OK;
+}
+
+static uint64_t cache_bound(const kj_runtime_options *o, const kj__logger *log) {
+    if (o->cache_max_bytes) return o->cache_max_bytes;
+    const char *env = getenv("KERNJIT_CACHE_MAX");
+    uint64_t v;
+    if (env && *env) {
+        if (kj__parse_bytes(env, &v) == 0 && v > 0) return v;
+        kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' is not a size (bytes, or with K/M/G); using 1 GiB", env);
+    }
+    return KJ_CACHE_DEFAULT_MAX;
+}
+
+kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out) {
+    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_runtime_create: out is NULL");
+    kj_runtime_options defaults;
+    kj_runtime_options_init(&defaults);
+    const kj_runtime_options *o = options ? options : &defaults;
+    KJ_RETURN_IF(o->device < KJ_DEVICE_NONE, KJ_ERR_USAGE, "device %d: use an ordinal, KJ_DEVICE_AUTO or KJ_DEVICE_NONE",
+                 o->device);
+    KJ_RETURN_IF(o->cache_mode != KJ_CACHE_DISK && o->cache_mode != KJ_CACHE_MEMORY_ONLY, KJ_ERR_USAGE,
+                 "cache_mode %d is not KJ_CACHE_DISK or KJ_CACHE_MEMORY_ONLY", (int)o->cache_mode);
+    kj_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    pthread_mutex_init(&rt->lock, NULL);
+    rt->log = (kj__logger){o->log, o->log_user, o->log_level};
+    kj_status s = KJ_OK;
+    if (o->device != KJ_DEVICE_NONE) s = open_device(rt, o);
+    if (s == KJ_OK) s = choose_arch(rt, o);
+    if (s == KJ_OK) {
+        const char *sp = o->search_path ? o->search_path : getenv("KERNJIT_PATH");
+        if (sp && *sp && !(rt->search_path = kj__strdup(sp))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
+        char *dir = o->cache_dir && *o->cache_dir ? kj__strdup(o->cache_dir) : kj__cache_default_dir();
+        rt->cache = kj__cache_open(dir, cache_bound(o, &rt->log), &rt->log);
+        free(dir);
+    }
+    if (s != KJ_OK) {
+        kj_runtime_destroy(rt);
+        return s;
+    }
+    *out = rt;
+    return KJ_OK;
+}
+
+void kj_runtime_destroy(kj_runtime *rt) {
+    if (!rt) return;
+    if (rt->has_device) rt->cu->cuCtxSetCurrent(rt->context);
+    for (int i = 0; i < KJ__SLOT_COUNT; i++)
+        if (rt->slots[i] && rt->slot_destroy[i]) rt->slot_destroy[i](rt, rt->slots[i]);
+    kj__kernels_destroy(rt);
+    if (rt->owns_primary) rt->cu->cuDevicePrimaryCtxRelease(rt->device);
+    kj__cache_close(rt->cache);
+    free(rt->search_path);
+    pthread_mutex_destroy(&rt->lock);
+    free(rt);
+}
+
+int kj_runtime_has_device(const kj_runtime *rt) { return rt && rt->has_device; }
+const char *kj_runtime_arch(const kj_runtime *rt) { return rt ? rt->arch : ""; }
+
+void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
+    if (!rt || !stats) return;
+    pthread_mutex_lock((pthread_mutex_t *)&rt->lock);
+    *stats = rt->stats;
+    pthread_mutex_unlock((pthread_mutex_t *)&rt->lock);
+}
+
+kj_status kj__enter(kj_runtime *rt) {
+    KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "runtime is NULL");
+    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
+                 "no CUDA device: this runtime can compile (for %s) but not run kernels", rt->arch);
+    CUcontext cur = NULL;
+    if (rt->cu->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != rt->context)
+        KJ_CU(rt->cu->cuCtxSetCurrent(rt->context), "cuCtxSetCurrent");
+    return KJ_OK;
+}
+
+kj_status kj__slot(kj_runtime *rt, kj__op_slot slot, kj_status (*create)(kj_runtime *rt, void **state),
+                   kj__slot_destroy destroy, void **state) {
+    pthread_mutex_lock(&rt->lock);
+    kj_status s = KJ_OK;
+    if (!rt->slots[slot]) {
+        s = create(rt, &rt->slots[slot]);
+        if (s == KJ_OK) rt->slot_destroy[slot] = destroy;
+    }
+    *state = rt->slots[slot];
+    pthread_mutex_unlock(&rt->lock);
+    return s;
+}
+
+/* ---- memory, streams, events ------------------------------------------------------------------ */
+
+kj_status kj_mem_alloc(kj_runtime *rt, size_t bytes, kj_devptr *out) {
+    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_mem_alloc: out is NULL");
+    KJ_RETURN_IF(bytes == 0, KJ_ERR_USAGE, "kj_mem_alloc: 0 bytes asked for");
+    KJ_FORWARD(kj__enter(rt));
+    CUdeviceptr p;
+    CUresult r = rt->cu->cuMemAlloc(&p, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        size_t free_b = 0, total = 0;
+        rt->cu->cuMemGetInfo(&free_b, &total);
+        return KJ_FAIL(KJ_ERR_DEVICE_MEMORY, "cannot allocate %zu bytes on the device: %zu of %zu bytes are free", bytes,
+                       free_b, total);
+    }
+    KJ_CU(r, "cuMemAlloc");
+    *out = (kj_devptr)p;
+    return KJ_OK;
+}
+
+kj_status kj_mem_free(kj_runtime *rt, kj_devptr ptr) {
+    if (!ptr) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuMemFree((CUdeviceptr)ptr), "cuMemFree");
+    return KJ_OK;
+}
+
+kj_status kj_mem_info(kj_runtime *rt, size_t *free_bytes, size_t *total_bytes) {
+    KJ_FORWARD(kj__enter(rt));
+    size_t f = 0, t = 0;
+    KJ_CU(rt->cu->cuMemGetInfo(&f, &t), "cuMemGetInfo");
+    if (free_bytes) *free_bytes = f;
+    if (total_bytes) *total_bytes = t;
+    return KJ_OK;
+}
+
+kj_status kj_memcpy_htod(kj_runtime *rt, kj_devptr dst, const void *src, size_t bytes) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuMemcpyHtoD((CUdeviceptr)dst, src, bytes), "cuMemcpyHtoD");
+    return KJ_OK;
+}
+
+kj_status kj_memcpy_dtoh(kj_runtime *rt, void *dst, kj_devptr src, size_t bytes) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuMemcpyDtoH(dst, (CUdeviceptr)src, bytes), "cuMemcpyDtoH");
+    return KJ_OK;
+}
+
+kj_status kj_memcpy_dtod(kj_runtime *rt, kj_devptr dst, kj_devptr src, size_t bytes, kj_stream stream) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream), "cuMemcpyDtoDAsync");
+    return KJ_OK;
+}
+
+kj_status kj_memset_u8(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t bytes) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuMemsetD8((CUdeviceptr)dst, value, bytes), "cuMemsetD8");
+    return KJ_OK;
+}
+
+kj_status kj_memset_u32(kj_runtime *rt, kj_devptr dst, uint32_t value, size_t count) {
+    if (!count) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuMemsetD32((CUdeviceptr)dst, value, count), "cuMemsetD32");
+    return KJ_OK;
+}
+
+kj_status kj_synchronize(kj_runtime *rt) {
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuCtxSynchronize(), "a kernel or copy failed (cuCtxSynchronize)");
+    return KJ_OK;
+}
+
+kj_status kj_stream_create(kj_runtime *rt, kj_stream *out) {
+    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_stream_create: out is NULL");
+    KJ_FORWARD(kj__enter(rt));
+    CUstream s;
+    KJ_CU(rt->cu->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    *out = (kj_stream)s;
+    return KJ_OK;
+}
+
+kj_status kj_stream_destroy(kj_runtime *rt, kj_stream stream) {
+    if (!stream) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuStreamDestroy((CUstream)stream), "cuStreamDestroy");
+    return KJ_OK;
+}
+
+kj_status kj_stream_synchronize(kj_runtime *rt, kj_stream stream) {
+    KJ_FORWARD(kj__enter(rt));
+    KJ_CU(rt->cu->cuStreamSynchronize((CUstream)stream), "a kernel or copy failed (cuStreamSynchronize)");
+    return KJ_OK;
+}
+
+struct kj_event {
+    kj_runtime *rt;
+    CUevent event;
+};
+
+kj_status kj_event_create(kj_runtime *rt, kj_event **out) {
+    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_event_create: out is NULL");
+    KJ_FORWARD(kj__enter(rt));
+    kj_event *e = calloc(1, sizeof *e);
+    if (!e) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    CUresult r = rt->cu->cuEventCreate(&e->event, CU_EVENT_DEFAULT);
+    if (r != CUDA_SUCCESS) {
+        free(e);
+        return kj__cuda_fail(r, __FILE__, __LINE__, "cuEventCreate");
+    }
+    e->rt = rt;
+    *out = e;
+    return KJ_OK;
+}
+
+void kj_event_destroy(kj_event *e) {
+    if (!e) return;
+    if (kj__enter(e->rt) == KJ_OK) e->rt->cu->cuEventDestroy(e->event);
+    free(e);
+}
+
+kj_status kj_event_record(kj_event *e, kj_stream stream) {
+    KJ_RETURN_IF(!e, KJ_ERR_USAGE, "kj_event_record: event is NULL");
+    KJ_FORWARD(kj__enter(e->rt));
+    KJ_CU(e->rt->cu->cuEventRecord(e->event, (CUstream)stream), "cuEventRecord");
+    return KJ_OK;
+}
+
+kj_status kj_event_elapsed_ms(kj_event *start, kj_event *end, float *ms) {
+    KJ_RETURN_IF(!start || !end || !ms, KJ_ERR_USAGE, "kj_event_elapsed_ms: NULL argument");
+    KJ_FORWARD(kj__enter(end->rt));
+    KJ_CU(end->rt->cu->cuEventSynchronize(end->event), "a kernel failed (cuEventSynchronize)");
+    KJ_CU(end->rt->cu->cuEventElapsedTime(ms, start->event, end->event), "cuEventElapsedTime");
+    return KJ_OK;
+}

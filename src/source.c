@@ -1,0 +1,316 @@
+#include "source.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "util.h"
+
+/* ---- built-in kernels ---------------------------------------------------------------------- */
+
+size_t kj_builtin_count(void) { return kj__builtin_count; }
+
+const char *kj_builtin_name(size_t index) { return index < kj__builtin_count ? kj__builtin_names[index] : NULL; }
+
+static const kj__embedded_file *embedded(const char *file) {
+    for (size_t i = 0; i < kj__embedded_count; i++)
+        if (strcmp(kj__embedded_files[i].name, file) == 0) return &kj__embedded_files[i];
+    return NULL;
+}
+
+/* ---- checks on names and text ---------------------------------------------------------------- */
+
+static int is_path(const char *kernel) { return strchr(kernel, '/') || kj__ends_with(kernel, ".cu"); }
+
+static kj_status check_name(const char *kernel) {
+    size_t n = strlen(kernel);
+    KJ_RETURN_IF(n == 0, KJ_ERR_USAGE, "empty kernel name: give a built-in name (see `kernjit list`) or a path to a .cu file");
+    KJ_RETURN_IF(n > KJ_MAX_NAME_LEN, KJ_ERR_USAGE, "kernel name of %zu characters: at most %d are allowed", n,
+                 KJ_MAX_NAME_LEN);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)kernel[i];
+        KJ_RETURN_IF(!isalnum(c) && c != '_' && c != '-', KJ_ERR_USAGE,
+                     "kernel name '%.64s' has the character '%c': names use letters, digits, '_' and '-' "
+                     "(or give a path to a .cu file)", kernel, isprint(c) ? c : '?');
+    }
+    return KJ_OK;
+}
+
+/* A source must be text and must contain a kernel: rejects empty files, binaries and files that are
+ * plainly something else, before NVRTC produces a confusing log. */
+static kj_status check_text(const char *origin, const char *text, size_t len) {
+    KJ_RETURN_IF(len == 0, KJ_ERR_SOURCE, "'%s' is empty: a kernel source needs a __global__ function", origin);
+    KJ_RETURN_IF(memchr(text, '\0', len) != NULL, KJ_ERR_SOURCE,
+                 "'%s' is not text (it contains NUL bytes): a kernel source is CUDA C++ text", origin);
+    KJ_RETURN_IF(!strstr(text, "__global__"), KJ_ERR_SOURCE,
+                 "'%s' is not a kernel file: it has no __global__ function", origin);
+    return KJ_OK;
+}
+
+/* ---- includes -------------------------------------------------------------------------------- */
+
+/* Next `#include "name"` in text from *pos; returns the name (malloc'd) or NULL at the end. */
+static char *next_quoted_include(const char *text, size_t len, size_t *pos) {
+    size_t i = *pos;
+    while (i < len) {
+        size_t line_end = i;
+        while (line_end < len && text[line_end] != '\n') line_end++;
+        size_t j = i;
+        while (j < line_end && (text[j] == ' ' || text[j] == '\t')) j++;
+        if (j < line_end && text[j] == '#') {
+            j++;
+            while (j < line_end && (text[j] == ' ' || text[j] == '\t')) j++;
+            if (line_end - j > 7 && strncmp(text + j, "include", 7) == 0) {
+                j += 7;
+                while (j < line_end && (text[j] == ' ' || text[j] == '\t')) j++;
+                if (j < line_end && text[j] == '"') {
+                    size_t start = ++j;
+                    while (j < line_end && text[j] != '"') j++;
+                    if (j < line_end && j > start) {
+                        *pos = line_end;
+                        return kj__strndup(text + start, j - start);
+                    }
+                }
+            }
+        }
+        i = line_end + 1;
+    }
+    *pos = len;
+    return NULL;
+}
+
+static int has_header(const kj__source *src, const char *name) {
+    for (size_t i = 0; i < src->header_count; i++)
+        if (strcmp(src->headers[i].name, name) == 0) return 1;
+    return 0;
+}
+
+/* Looks for an included file beside the source, then in the search path folders, then among the
+ * embedded headers. Returns KJ_OK with *text NULL when it is nowhere: NVRTC then reports it. */
+static kj_status read_header(const kj__source *src, const char *search_path, const char *name, char **text,
+                             size_t *len) {
+    *text = NULL;
+    if (name[0] == '/' || strstr(name, "..")) return KJ_OK; /* left to NVRTC; outside our folders */
+    if (src->dir) {
+        char *path = kj__asprintf("%s/%s", src->dir, name);
+        if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        struct stat st;
+        kj_status s = KJ_OK;
+        if (stat(path, &st) == 0) s = kj__read_file(path, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, text, len);
+        free(path);
+        if (s != KJ_OK || *text) return s;
+    }
+    if (search_path) {
+        const char *p = search_path;
+        while (*p) {
+            const char *colon = strchr(p, ':');
+            size_t n = colon ? (size_t)(colon - p) : strlen(p);
+            if (n) {
+                char *path = kj__asprintf("%.*s/%s", (int)n, p, name);
+                if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+                struct stat st;
+                kj_status s = KJ_OK;
+                if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+                    s = kj__read_file(path, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, text, len);
+                free(path);
+                if (s != KJ_OK || *text) return s;
+            }
+            p += n + (colon ? 1 : 0);
+        }
+    }
+    const kj__embedded_file *e = embedded(name);
+    if (e) {
+        *text = kj__strndup(e->data, e->len);
+        if (!*text) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        *len = e->len;
+    }
+    return KJ_OK;
+}
+
+/* Collects the quoted includes of the source and, recursively, of the headers found. */
+static kj_status resolve_includes(kj__source *src, const char *search_path) {
+    /* Work list: index 0 is the source itself, then each header as it is found. */
+    for (size_t scanned = 0; scanned <= src->header_count; scanned++) {
+        const char *text = scanned == 0 ? src->text : src->headers[scanned - 1].text;
+        size_t len = scanned == 0 ? src->len : src->headers[scanned - 1].len;
+        size_t pos = 0;
+        char *name;
+        while ((name = next_quoted_include(text, len, &pos)) != NULL) {
+            if (has_header(src, name)) {
+                free(name);
+                continue;
+            }
+            char *htext;
+            size_t hlen;
+            kj_status s = read_header(src, search_path, name, &htext, &hlen);
+            if (s != KJ_OK || !htext) {
+                free(name);
+                if (s != KJ_OK) return s;
+                continue;
+            }
+            if (src->header_count == KJ_MAX_HEADERS) {
+                free(name);
+                free(htext);
+                return KJ_FAIL(KJ_ERR_SOURCE, "'%s' includes more than %d headers", src->origin, KJ_MAX_HEADERS);
+            }
+            src->headers[src->header_count++] = (kj__header){name, htext, hlen};
+        }
+    }
+    return KJ_OK;
+}
+
+/* ---- finding the source ---------------------------------------------------------------------- */
+
+static kj_status find_on_search_path(const char *search_path, const char *name, char **path_out) {
+    *path_out = NULL;
+    if (!search_path) return KJ_OK;
+    const char *p = search_path;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (n) {
+            KJ_RETURN_IF(n >= PATH_MAX, KJ_ERR_USAGE, "a KERNJIT_PATH entry is %zu characters long: at most %d", n,
+                         PATH_MAX - 1);
+            char *dir = kj__strndup(p, n);
+            if (!dir) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            struct stat st;
+            if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+                kj_status s = KJ_FAIL(KJ_ERR_USAGE,
+                                      "KERNJIT_PATH entry '%s' is not a folder: the search path lists folders "
+                                      "that hold NAME.cu files", dir);
+                free(dir);
+                return s;
+            }
+            char *path = kj__asprintf("%s/%s.cu", dir, name);
+            free(dir);
+            if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            if (stat(path, &st) == 0) {
+                *path_out = path;
+                return KJ_OK;
+            }
+            free(path);
+        }
+        p += n + (colon ? 1 : 0);
+    }
+    return KJ_OK;
+}
+
+static kj_status unknown_kernel(const char *kernel) {
+    kj__buf names = {0};
+    for (size_t i = 0; kj_builtin_name(i); i++) {
+        kj__buf_puts(&names, i ? ", " : "");
+        kj__buf_puts(&names, kj_builtin_name(i));
+    }
+    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_KERNEL,
+                          "unknown kernel '%s': the built-in kernels are %s; or put %s.cu on KERNJIT_PATH, "
+                          "or give a path to a .cu file", kernel, names.data ? names.data : "(none)", kernel);
+    kj__buf_free(&names);
+    return s;
+}
+
+static char *base_name_without_cu(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t n = strlen(base);
+    if (kj__ends_with(base, ".cu")) n -= 3;
+    return kj__strndup(base, n);
+}
+
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return kj__strdup(".");
+    if (slash == path) return kj__strdup("/");
+    return kj__strndup(path, (size_t)(slash - path));
+}
+
+kj_status kj__source_find(const char *search_path, const char *kernel, const char *source_text, kj__source **out) {
+    KJ_RETURN_IF(!kernel && !source_text, KJ_ERR_USAGE, "no kernel given: name a built-in kernel or a .cu file");
+    if (kernel) KJ_RETURN_IF(strlen(kernel) >= PATH_MAX, KJ_ERR_USAGE,
+                             "kernel path of %zu characters: at most %d are allowed", strlen(kernel), PATH_MAX - 1);
+    kj__source *src = calloc(1, sizeof *src);
+    if (!src) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    kj_status s = KJ_OK;
+    char *path = NULL;
+
+    if (source_text) {
+        const char *label = kernel ? kernel : "source";
+        src->name = base_name_without_cu(label);
+        src->origin = kj__strdup(kernel ? kernel : "(in memory)");
+        src->dir = kernel && strchr(kernel, '/') ? dir_of(kernel) : NULL;
+        src->len = strlen(source_text);
+        src->text = kj__strndup(source_text, src->len);
+        if (!src->name || !src->origin || !src->text || (kernel && strchr(kernel, '/') && !src->dir)) {
+            s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            goto done;
+        }
+    } else if (is_path(kernel)) {
+        path = kj__strdup(kernel);
+    } else {
+        if ((s = check_name(kernel)) != KJ_OK) goto done;
+        if ((s = find_on_search_path(search_path, kernel, &path)) != KJ_OK) goto done;
+        if (!path) {
+            char file[KJ_MAX_NAME_LEN + 4];
+            snprintf(file, sizeof file, "%s.cu", kernel);
+            const kj__embedded_file *e = embedded(file);
+            if (!e) {
+                s = unknown_kernel(kernel);
+                goto done;
+            }
+            src->name = kj__strdup(kernel);
+            src->origin = kj__strdup("built-in");
+            src->text = kj__strndup(e->data, e->len);
+            src->len = e->len;
+            src->embedded = 1;
+            if (!src->name || !src->origin || !src->text) {
+                s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+                goto done;
+            }
+        }
+    }
+    if (path) {
+        src->name = base_name_without_cu(path);
+        src->origin = path;
+        path = NULL;
+        src->dir = dir_of(src->origin);
+        if (!src->name || !src->dir) {
+            s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            goto done;
+        }
+        if ((s = kj__read_file(src->origin, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, &src->text, &src->len)) != KJ_OK)
+            goto done;
+    }
+    src->file = kj__asprintf("%s.cu", src->name);
+    if (!src->file) {
+        s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        goto done;
+    }
+    if ((s = check_text(src->origin, src->text, src->len)) != KJ_OK) goto done;
+    s = resolve_includes(src, search_path);
+done:
+    free(path);
+    if (s != KJ_OK) {
+        kj__source_free(src);
+        return s;
+    }
+    *out = src;
+    return KJ_OK;
+}
+
+void kj__source_free(kj__source *src) {
+    if (!src) return;
+    for (size_t i = 0; i < src->header_count; i++) {
+        free(src->headers[i].name);
+        free(src->headers[i].text);
+    }
+    free(src->name);
+    free(src->file);
+    free(src->origin);
+    free(src->dir);
+    free(src->text);
+    free(src);
+}

@@ -1,0 +1,458 @@
+#include "spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "expr.h"
+#include "util.h"
+
+#define DIRECTIVE "//@kernjit"
+
+int kj__is_identifier(const char *name) {
+    if (!name || !(isalpha((unsigned char)name[0]) || name[0] == '_')) return 0;
+    size_t n = 0;
+    for (const char *p = name; *p; p++, n++)
+        if (!isalnum((unsigned char)*p) && *p != '_') return 0;
+    return n <= 64;
+}
+
+void kj__strings_free(char **strings, size_t count) {
+    if (!strings) return;
+    for (size_t i = 0; i < count; i++) free(strings[i]);
+    free(strings);
+}
+
+static int push_string(char ***list, size_t *count, char *s) {
+    if (!s) return -1;
+    char **p = realloc(*list, (*count + 1) * sizeof *p);
+    if (!p) {
+        free(s);
+        return -1;
+    }
+    p[(*count)++] = s;
+    *list = p;
+    return 0;
+}
+
+static void param_free(kj__param *p);
+
+void kj__spec_free(kj__spec *spec) {
+    if (!spec) return;
+    free(spec->summary);
+    kj__strings_free(spec->entries, spec->entry_count);
+    for (size_t i = 0; i < spec->param_count; i++) param_free(&spec->params[i]);
+    free(spec->params);
+    kj__strings_free(spec->requires, spec->require_count);
+    free(spec);
+}
+
+const kj__param *kj__spec_find_param(const kj__spec *spec, const char *name) {
+    for (size_t i = 0; i < spec->param_count; i++)
+        if (strcmp(spec->params[i].name, name) == 0) return &spec->params[i];
+    return NULL;
+}
+
+int kj__spec_has_entry(const kj__spec *spec, const char *entry) {
+    for (size_t i = 0; i < spec->entry_count; i++)
+        if (strcmp(spec->entries[i], entry) == 0) return 1;
+    return 0;
+}
+
+/* ---- parsing --------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *origin;
+    int line;
+} where;
+
+#define SPEC_FAIL(w, ...) spec_fail((w), __FILE__, __LINE__, __VA_ARGS__)
+static kj_status spec_fail(const where *w, const char *file, int line, const char *fmt, ...) KJ_PRINTF(4, 5);
+static kj_status spec_fail(const where *w, const char *file, int line, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return kj__fail(KJ_ERR_SPEC, file, line, "%s:%d: malformed kernjit metadata: %s", w->origin, w->line, msg);
+}
+
+/* Splits the directive's arguments on white space; returns the number of tokens (at most max). */
+static size_t tokenize(char *s, char **tok, size_t max) {
+    size_t n = 0;
+    while (*s && n < max) {
+        while (isspace((unsigned char)*s)) s++;
+        if (!*s) break;
+        tok[n++] = s;
+        while (*s && !isspace((unsigned char)*s)) s++;
+        if (*s) *s++ = '\0';
+    }
+    return n;
+}
+
+static int valid_value(const char *v) {
+    size_t n = strlen(v);
+    if (n == 0 || n > KJ_MAX_VALUE_LEN) return 0;
+    for (const char *p = v; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_.+-", *p)) return 0;
+    return 1;
+}
+
+static int parse_i64(const char *s, long long *out) {
+    if (!s || !*s) return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+static int is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/* "A..B" -> a, b */
+static int parse_range(const char *s, long long *a, long long *b) {
+    const char *dots = strstr(s, "..");
+    if (!dots) return -1;
+    char left[32];
+    size_t n = (size_t)(dots - s);
+    if (n == 0 || n >= sizeof left) return -1;
+    memcpy(left, s, n);
+    left[n] = '\0';
+    return parse_i64(left, a) == 0 && parse_i64(dots + 2, b) == 0 && *a <= *b ? 0 : -1;
+}
+
+static void param_free(kj__param *p) {
+    kj__strings_free(p->values, p->value_count);
+    free(p->name);
+    free(p->default_value);
+}
+
+static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t nvals) {
+    long long a, b;
+    if ((nvals == 2 && strcmp(vals[0], "pow2") == 0) || (nvals == 1 && strstr(vals[0], ".."))) {
+        int pow2 = nvals == 2;
+        if (parse_range(vals[nvals - 1], &a, &b) != 0)
+            return SPEC_FAIL(w, "macro %s: '%s' is not a range A..B with A <= B", p->name, vals[nvals - 1]);
+        if (pow2 && (!is_pow2(a) || !is_pow2(b)))
+            return SPEC_FAIL(w, "macro %s: pow2 range ends must be powers of two", p->name);
+        for (long long v = a; v <= b; v = pow2 ? v * 2 : v + 1) {
+            if (p->value_count == KJ_MAX_VALUES) return SPEC_FAIL(w, "macro %s: more than %d values", p->name, KJ_MAX_VALUES);
+            if (push_string(&p->values, &p->value_count, kj__asprintf("%lld", v)) != 0)
+                return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        }
+        return KJ_OK;
+    }
+    for (size_t i = 0; i < nvals; i++) {
+        if (!valid_value(vals[i]))
+            return SPEC_FAIL(w, "macro %s: value '%.80s' (values use letters, digits and _.+-, at most %d)", p->name,
+                             vals[i], KJ_MAX_VALUE_LEN);
+        for (size_t j = 0; j < p->value_count; j++)
+            if (strcmp(p->values[j], vals[i]) == 0) return SPEC_FAIL(w, "macro %s: value %s listed twice", p->name, vals[i]);
+        if (push_string(&p->values, &p->value_count, kj__strdup(vals[i])) != 0)
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    return KJ_OK;
+}
+
+static kj_status check_param(const where *w, const kj__param *p) {
+    int found = 0;
+    for (size_t i = 0; i < p->value_count; i++) found |= strcmp(p->values[i], p->default_value) == 0;
+    if (!found) return SPEC_FAIL(w, "macro %s: the default '%s' is not among its values", p->name, p->default_value);
+    if (strcmp(p->name, "BLOCK_SIZE") == 0) {
+        for (size_t i = 0; i < p->value_count; i++) {
+            long long v;
+            if (parse_i64(p->values[i], &v) != 0 || !is_pow2(v) || v > 1024)
+                return SPEC_FAIL(w, "BLOCK_SIZE value '%s' is not a power of two up to 1024", p->values[i]);
+        }
+    }
+    return KJ_OK;
+}
+
+static kj_status parse_param(const where *w, kj__spec *spec, char **tok, size_t n, int tunable) {
+    const char *kind = tunable ? "tune" : "param";
+    if (n < 4 || strcmp(tok[n - 2], "=") != 0) return SPEC_FAIL(w, "`%s` takes NAME VALUES... = DEFAULT", kind);
+    const char *name = tok[0];
+    if (!kj__is_identifier(name)) return SPEC_FAIL(w, "`%s %.80s`: the name must be a C identifier", kind, name);
+    if (kj__spec_find_param(spec, name)) return SPEC_FAIL(w, "macro %s is declared twice", name);
+    kj__param p = {0};
+    p.tunable = tunable;
+    p.name = kj__strdup(name);
+    p.default_value = kj__strdup(tok[n - 1]);
+    kj_status s = !p.name || !p.default_value ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+    if (s == KJ_OK) s = fill_values(w, &p, tok + 1, n - 3); /* the tokens between the name and "=" */
+    if (s == KJ_OK) s = check_param(w, &p);
+    kj__param *grown = NULL;
+    if (s == KJ_OK && !(grown = realloc(spec->params, (spec->param_count + 1) * sizeof *grown)))
+        s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s != KJ_OK) {
+        param_free(&p);
+        return s;
+    }
+    spec->params = grown;
+    spec->params[spec->param_count++] = p;
+    return KJ_OK;
+}
+
+static char *trimmed(const char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    return kj__strndup(s, n);
+}
+
+static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
+    char buf[1024];
+    size_t n = strlen(rest);
+    if (n >= sizeof buf) return SPEC_FAIL(w, "line longer than %zu characters", sizeof buf - 1);
+    memcpy(buf, rest, n + 1);
+    char *tok[KJ_MAX_VALUES + 8];
+    size_t ntok = tokenize(buf, tok, sizeof tok / sizeof tok[0]);
+    if (ntok == 0) return SPEC_FAIL(w, "empty directive");
+    const char *d = tok[0];
+    /* the text after the directive word, for the free-form directives */
+    const char *after = rest;
+    while (isspace((unsigned char)*after)) after++;
+    after += strlen(d);
+
+    if (strcmp(d, "summary") == 0) {
+        free(spec->summary);
+        spec->summary = trimmed(after);
+        return spec->summary ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (strcmp(d, "entry") == 0) {
+        if (ntok < 2) return SPEC_FAIL(w, "`entry` needs at least one function name");
+        for (size_t i = 1; i < ntok; i++) {
+            if (!kj__is_identifier(tok[i])) return SPEC_FAIL(w, "entry '%.80s' is not a C identifier", tok[i]);
+            if (kj__spec_has_entry(spec, tok[i])) return SPEC_FAIL(w, "entry %s is listed twice", tok[i]);
+            if (push_string(&spec->entries, &spec->entry_count, kj__strdup(tok[i])) != 0)
+                return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        }
+        return KJ_OK;
+    }
+    if (strcmp(d, "param") == 0 || strcmp(d, "tune") == 0) return parse_param(w, spec, tok + 1, ntok - 1, d[0] == 't');
+    if (strcmp(d, "require") == 0) {
+        char *expr = trimmed(after);
+        if (!expr) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        if (!*expr) {
+            free(expr);
+            return SPEC_FAIL(w, "`require` needs an expression");
+        }
+        return push_string(&spec->requires, &spec->require_count, expr) == 0
+                   ? KJ_OK
+                   : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (strcmp(d, "rdc") == 0) {
+        if (ntok != 1) return SPEC_FAIL(w, "`rdc` takes no arguments");
+        spec->rdc = 1;
+        return KJ_OK;
+    }
+    if (strcmp(d, "limit") == 0) {
+        long long v;
+        if (ntok != 3 || strcmp(tok[1], "pending-launches") != 0)
+            return SPEC_FAIL(w, "`limit` takes `pending-launches N`");
+        if (parse_i64(tok[2], &v) != 0 || v < 1 || v > (1LL << 30))
+            return SPEC_FAIL(w, "pending-launches '%s' is not a count from 1 to 2^30", tok[2]);
+        spec->pending_launches = (uint64_t)v;
+        return KJ_OK;
+    }
+    return SPEC_FAIL(w, "unknown directive '%.40s' (known: summary entry param tune require rdc limit)", d);
+}
+
+typedef struct {
+    const kj__spec *spec;
+    char **names; /* NAME=VALUE strings */
+    size_t count;
+} value_env;
+
+static int lookup_value(const char *name, size_t len, int64_t *value, void *user) {
+    const value_env *env = user;
+    for (size_t i = 0; i < env->count; i++) {
+        const char *s = env->names[i];
+        if (strncmp(s, name, len) == 0 && s[len] == '=') {
+            long long v;
+            if (parse_i64(s + len + 1, &v) != 0) return -1;
+            *value = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Finds the first `require` that the NAME=VALUE list breaks; returns its index or -1, or -2 with a
+ * message in err when an expression cannot be evaluated. */
+static long broken_requirement(const kj__spec *spec, char **canonical, size_t count, char *err, size_t err_size) {
+    value_env env = {spec, canonical, count};
+    for (size_t i = 0; i < spec->require_count; i++) {
+        int64_t v;
+        if (kj__expr_eval(spec->requires[i], lookup_value, &env, &v, err, err_size) != 0) return -2;
+        if (!v) return (long)i;
+    }
+    return -1;
+}
+
+kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__spec **out) {
+    kj__spec *spec = calloc(1, sizeof *spec);
+    if (!spec) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    where w = {origin, 0};
+    size_t i = 0;
+    kj_status s = KJ_OK;
+    while (i < len && s == KJ_OK) {
+        size_t end = i;
+        while (end < len && text[end] != '\n') end++;
+        w.line++;
+        size_t j = i;
+        while (j < end && (text[j] == ' ' || text[j] == '\t')) j++;
+        size_t dl = strlen(DIRECTIVE);
+        if (end - j >= dl && strncmp(text + j, DIRECTIVE, dl) == 0 &&
+            (end - j == dl || isspace((unsigned char)text[j + dl]))) {
+            spec->present = 1;
+            char *line = kj__strndup(text + j + dl, end - j - dl);
+            if (!line) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            else s = parse_line(&w, spec, line);
+            free(line);
+        }
+        i = end + 1;
+    }
+    if (s == KJ_OK && spec->require_count) {
+        /* The defaults must satisfy the requirements: otherwise a request with no -D could not run. */
+        char **canonical;
+        size_t count;
+        s = kj__spec_resolve(spec, origin, NULL, 0, &canonical, &count);
+        if (s == KJ_OK) kj__strings_free(canonical, count);
+        else s = kj__fail(KJ_ERR_SPEC, __FILE__, __LINE__, "%s: the metadata's defaults fail: %s", origin,
+                          kj_last_error());
+    }
+    if (s != KJ_OK) {
+        kj__spec_free(spec);
+        return s;
+    }
+    *out = spec;
+    return KJ_OK;
+}
+
+/* ---- validating a request's macros ----------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void list_values(kj__buf *b, const kj__param *p) {
+    for (size_t i = 0; i < p->value_count; i++) {
+        if (i) kj__buf_puts(b, " ");
+        kj__buf_puts(b, p->values[i]);
+    }
+}
+
+static void list_params(kj__buf *b, const kj__spec *spec) {
+    for (size_t i = 0; i < spec->param_count; i++) {
+        if (i) kj__buf_puts(b, ", ");
+        kj__buf_puts(b, spec->params[i].name);
+    }
+    if (!spec->param_count) kj__buf_puts(b, "(none)");
+}
+
+/* BLOCK_SIZE means threads per block everywhere: a power of two from 1 to 1024. */
+static kj_status check_block_size(const char *kernel, const char *value) {
+    const char *p = value;
+    unsigned long long v = 0;
+    int digits = 0, overflow = 0;
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        if (v > 1000000) overflow = 1;
+        else v = v * 10 + (unsigned)(*p - '0');
+    }
+    if (!digits || *p || overflow || v == 0 || v > 1024 || (v & (v - 1)))
+        return KJ_FAIL(KJ_ERR_INVALID_DEFINE,
+                       "BLOCK_SIZE=%.80s for %s: BLOCK_SIZE must be a power of two from 1 to 1024", value, kernel);
+    return KJ_OK;
+}
+
+static kj_status check_define_text(const char *kernel, const kj_define *d) {
+    if (!d->name || !kj__is_identifier(d->name))
+        return KJ_FAIL(KJ_ERR_INVALID_DEFINE,
+                       "macro name '%.80s' for %s: a macro name is a C identifier (letters, digits, '_'; not "
+                       "starting with a digit; at most 64 characters)", d->name ? d->name : "(null)", kernel);
+    if (!d->value || !*d->value)
+        return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s has no value: write %s=VALUE", d->name, kernel,
+                       d->name);
+    size_t n = strlen(d->value);
+    if (n > KJ_MAX_DEFINE_VALUE_LEN)
+        return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s: value of %zu characters, at most %d", d->name,
+                       kernel, n, KJ_MAX_DEFINE_VALUE_LEN);
+    for (const char *p = d->value; *p; p++)
+        if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p) || (unsigned char)*p >= 0x80)
+            return KJ_FAIL(KJ_ERR_INVALID_DEFINE,
+                           "macro %s for %s: the value has a space or control character; values are one word",
+                           d->name, kernel);
+    return KJ_OK;
+}
+
+kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
+                           char ***canonical, size_t *canonical_count) {
+    for (size_t i = 0; i < count; i++) {
+        KJ_FORWARD(check_define_text(kernel, &defines[i]));
+        for (size_t j = 0; j < i; j++)
+            KJ_RETURN_IF(strcmp(defines[i].name, defines[j].name) == 0, KJ_ERR_INVALID_DEFINE,
+                         "macro %s for %s is given twice", defines[i].name, kernel);
+        if (strcmp(defines[i].name, "BLOCK_SIZE") == 0) KJ_FORWARD(check_block_size(kernel, defines[i].value));
+        if (!spec->present) continue;
+        const kj__param *p = kj__spec_find_param(spec, defines[i].name);
+        if (!p) {
+            kj__buf b = {0};
+            list_params(&b, spec);
+            kj_status s = KJ_FAIL(KJ_ERR_INVALID_DEFINE, "unknown macro %s for %s: its macros are %s",
+                                  defines[i].name, kernel, b.data ? b.data : "(none)");
+            kj__buf_free(&b);
+            return s;
+        }
+        int allowed = 0;
+        for (size_t v = 0; v < p->value_count && !allowed; v++) allowed = strcmp(p->values[v], defines[i].value) == 0;
+        if (!allowed) {
+            kj__buf b = {0};
+            list_values(&b, p);
+            kj_status s = KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s=%.80s is not allowed for %s: allowed values are %s",
+                                  defines[i].name, defines[i].value, kernel, b.data ? b.data : "");
+            kj__buf_free(&b);
+            return s;
+        }
+    }
+
+    char **list = NULL;
+    size_t n = 0;
+    int oom = 0;
+    if (spec->present) {
+        for (size_t i = 0; i < spec->param_count && !oom; i++) {
+            const char *value = spec->params[i].default_value;
+            for (size_t j = 0; j < count; j++)
+                if (strcmp(defines[j].name, spec->params[i].name) == 0) value = defines[j].value;
+            oom = push_string(&list, &n, kj__asprintf("%s=%s", spec->params[i].name, value)) != 0;
+        }
+    } else {
+        for (size_t j = 0; j < count && !oom; j++)
+            oom = push_string(&list, &n, kj__asprintf("%s=%s", defines[j].name, defines[j].value)) != 0;
+    }
+    if (oom) {
+        kj__strings_free(list, n);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (n) qsort(list, n, sizeof *list, cmp_str);
+
+    char err[256];
+    long broken = broken_requirement(spec, list, n, err, sizeof err);
+    if (broken != -1) {
+        kj__buf b = {0};
+        for (size_t i = 0; i < n; i++) kj__buf_printf(&b, "%s%s", i ? " " : "", list[i]);
+        kj_status s = broken == -2
+                          ? KJ_FAIL(KJ_ERR_SPEC, "%s: a requirement cannot be evaluated: %s", kernel, err)
+                          : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s breaks the kernel's requirement `%s`",
+                                    b.data ? b.data : "(defaults)", kernel, spec->requires[broken]);
+        kj__buf_free(&b);
+        kj__strings_free(list, n);
+        return s;
+    }
+    *canonical = list;
+    *canonical_count = n;
+    return KJ_OK;
+}

@@ -1,0 +1,66 @@
+/* A kernel source's metadata block: `//@kernjit` lines that the service reads as data.
+ *
+ *   //@kernjit summary  Parallel reductions (PMPP chapter 10)
+ *   //@kernjit entry    reduce_coarsened reduce_fast        entry points (extern "C")
+ *   //@kernjit param    OP sum max min prod = sum           a macro that changes the result
+ *   //@kernjit tune     BLOCK_SIZE pow2 32..1024 = 256      a performance knob the tuner varies
+ *   //@kernjit tune     COARSE_FACTOR 1 2 4 8 16 32 = 8     (values: a list, `pow2 A..B` or `A..B`)
+ *   //@kernjit require  BLOCK_SIZE * COARSE_FACTOR <= 32768 a constraint between macro values
+ *   //@kernjit rdc                                          needs the device runtime (-rdc, cudadevrt)
+ *   //@kernjit limit    pending-launches 16384              context limits to set before launching
+ *
+ * A source without any such line (an ad-hoc kernel file) has an empty spec: any well-formed macro is
+ * accepted and any entry may be asked for. */
+#ifndef KJ_SPEC_H
+#define KJ_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernjit.h"
+
+#define KJ_MAX_VALUE_LEN 64
+#define KJ_MAX_DEFINE_VALUE_LEN 256
+#define KJ_MAX_VALUES 1024
+
+typedef struct kj__param {
+    char *name;
+    char **values;
+    size_t value_count;
+    char *default_value;
+    int tunable;
+} kj__param;
+
+typedef struct kj__spec {
+    int present;             /* the source has a metadata block */
+    char *summary;
+    char **entries;
+    size_t entry_count;
+    kj__param *params;
+    size_t param_count;
+    char **requires;
+    size_t require_count;
+    int rdc;
+    uint64_t pending_launches; /* 0: not set */
+} kj__spec;
+
+/* Parses the metadata of text; origin names the file in messages ("reduce.cu:4: ...").
+ * KJ_ERR_SPEC on a malformed line. */
+kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__spec **out);
+void kj__spec_free(kj__spec *spec);
+
+const kj__param *kj__spec_find_param(const kj__spec *spec, const char *name);
+int kj__spec_has_entry(const kj__spec *spec, const char *entry);
+
+/* Validates the request's macros against the spec and returns the canonical list: every declared
+ * parameter (the default where none was given) and, for a source without metadata, the given ones,
+ * sorted by name, as "NAME=VALUE" strings. kernel names the kernel in messages.
+ * KJ_ERR_INVALID_DEFINE names the macro and the allowed values. Free with kj__strings_free. */
+kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
+                           char ***canonical, size_t *canonical_count);
+void kj__strings_free(char **strings, size_t count);
+
+/* Checks a name as a C identifier of at most 64 characters. */
+int kj__is_identifier(const char *name);
+
+#endif

@@ -1,0 +1,22 @@
+/* kj_toolchain_query: what compiles kernels here (for `kernjit info`). */
+#include <nvrtc.h>
+#include <string.h>
+
+#include "compile.h"
+#include "link.h"
+
+void kj_toolchain_query(kj_toolchain *t) {
+    if (!t) return;
+    memset(t, 0, sizeof *t);
+    t->nvrtc_version = kj__nvrtc_version();
+    t->nvjitlink_version = kj__nvjitlink_version();
+    t->cuda_home = kj__cuda_home();
+    const char *path;
+    const uint8_t *hash;
+    if (kj__devrt(&path, &hash) == KJ_OK) t->devrt_path = path;
+    int n = 0;
+    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 && n <= 64) {
+        nvrtcGetSupportedArchs(t->archs);
+        t->arch_count = n;
+    }
+}

@@ -1,0 +1,168 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int kj__buf_append(kj__buf *b, const void *data, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p) return -1;
+        b->data = p;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int kj__buf_puts(kj__buf *b, const char *s) { return kj__buf_append(b, s, strlen(s)); }
+
+int kj__buf_printf(kj__buf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return -1;
+    if (kj__buf_append(b, "", 0) != 0) return -1; /* ensures data exists */
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap;
+        while (cap < b->len + (size_t)n + 1) cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p) return -1;
+        b->data = p;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+void kj__buf_free(kj__buf *b) {
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+char *kj__strdup(const char *s) { return s ? kj__strndup(s, strlen(s)) : NULL; }
+
+char *kj__strndup(const char *s, size_t n) {
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *kj__asprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return NULL;
+    char *p = malloc((size_t)n + 1);
+    if (!p) return NULL;
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+int kj__ends_with(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+double kj__now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return KJ_FAIL(status, "'%s' is %s, not a regular file", path,
+                       S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+    }
+    if ((uint64_t)st.st_size > max_bytes) {
+        close(fd);
+        return KJ_FAIL(status, "'%s' is %lld bytes; at most %zu are allowed", path, (long long)st.st_size,
+                       max_bytes);
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        close(fd);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory reading '%s' (%zu bytes)", path, size);
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int err = errno;
+            free(buf);
+            close(fd);
+            return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
+        }
+        if (r == 0) break; /* shrank while we read: take what is there */
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *data = buf;
+    *len = got;
+    return KJ_OK;
+}
+
+void kj__hex(const uint8_t *bytes, size_t n, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+int kj__parse_bytes(const char *text, uint64_t *out) {
+    if (!text || !*text || *text == '-' || *text == '+') return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text) return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: return -1;
+    }
+    if (*end == 'i' || *end == 'I') end++;
+    if (*end == 'b' || *end == 'B') end++;
+    if (*end) return -1;
+    if (shift && v > (UINT64_MAX >> shift)) return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}

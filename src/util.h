@@ -1,0 +1,39 @@
+/* Small helpers shared by the library: growable buffers, strings, clocks and whole-file reads. */
+#ifndef KJ_UTIL_H
+#define KJ_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef struct kj__buf {
+    char *data;
+    size_t len, cap;
+} kj__buf;
+
+/* Each returns 0 on success, -1 when out of memory (the buffer keeps what it had). The data is always
+ * NUL-terminated after a successful append. */
+int kj__buf_append(kj__buf *b, const void *data, size_t n);
+int kj__buf_puts(kj__buf *b, const char *s);
+int kj__buf_printf(kj__buf *b, const char *fmt, ...) KJ_PRINTF(2, 3);
+void kj__buf_free(kj__buf *b);
+
+char *kj__strdup(const char *s);                 /* NULL for NULL or out of memory */
+char *kj__strndup(const char *s, size_t n);
+char *kj__asprintf(const char *fmt, ...) KJ_PRINTF(1, 2);
+int kj__ends_with(const char *s, const char *suffix);
+
+double kj__now_ms(void);                         /* a monotonic clock */
+
+/* Reads a regular file whole (at most max_bytes). Fails with KJ_ERR_SOURCE-style messages through
+ * `status`: a missing file, a folder, an unreadable or oversized file each name the path. */
+kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len);
+
+/* Lower-case hex of n bytes into out (2n+1 bytes). */
+void kj__hex(const uint8_t *bytes, size_t n, char *out);
+
+/* Parses a byte count with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
+int kj__parse_bytes(const char *text, uint64_t *out);
+
+#endif

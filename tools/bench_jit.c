@@ -1,0 +1,262 @@
+/* kernjit bench jit: what the cache buys. For one plain kernel: a cold compile through kernjit (empty
+ * cache: compile, store, load) next to raw NVRTC on the same source and options; a disk hit in a new
+ * process (timed from after its runtime, so context creation is excluded); and a memory hit. */
+#include <errno.h>
+#include <getopt.h>
+#include <nvrtc.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "run.h"
+
+extern char **environ;
+
+static void help(void) {
+    printf("usage: kernjit bench jit [--repeat R] [--json]\n\n"
+           "Times, as medians of R samples (default 7): raw NVRTC compiling a small kernel; kernjit's cold\n"
+           "path on the same source (an empty cache: NVRTC, store, load); a disk hit in a new process\n"
+           "(after its context exists); and a memory hit (the same request again, in microseconds).\n"
+           "Without a GPU, the cold path and the disk hit stop before loading and the memory hit is skipped.\n");
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Sample i gets its own text, so that every cold compile is really cold. */
+static char *source_for(unsigned long run, int sample) {
+    static const char *fmt =
+        "// kernjit bench jit: run %lu sample %d\n"
+        "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, unsigned long long n) {\n"
+        "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+        "    if (i < n) y[i] = a * x[i] + y[i];\n"
+        "}\n";
+    size_t n = strlen(fmt) + 64;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, fmt, run, sample);
+    return s;
+}
+
+static int raw_nvrtc_ms(const char *src, const char *arch, double *ms) {
+    kj_toolchain tc;
+    kj_toolchain_query(&tc);
+    char a[32], inc[4200];
+    snprintf(a, sizeof a, "-arch=%s", arch);
+    snprintf(inc, sizeof inc, "--include-path=%s/include", tc.cuda_home);
+    const char *opts[] = {a, "-std=c++17", inc};
+    double t0 = now_ms();
+    nvrtcProgram p;
+    if (nvrtcCreateProgram(&p, src, "bench.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return -1;
+    nvrtcResult r = nvrtcCompileProgram(p, 3, opts);
+    size_t size = 0;
+    char *bin = NULL;
+    if (r == NVRTC_SUCCESS) r = nvrtcGetCUBINSize(p, &size);
+    if (r == NVRTC_SUCCESS && (bin = malloc(size))) r = nvrtcGetCUBIN(p, bin);
+    nvrtcDestroyProgram(&p);
+    free(bin);
+    *ms = now_ms() - t0;
+    return r == NVRTC_SUCCESS ? 0 : -1;
+}
+
+/* kernjit's path for one request: kj_kernel_get with a device, kj_compile without. */
+static kj_status kernjit_get(kj_runtime *rt, const char *src, double *ms, kj_origin *origin) {
+    kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
+    double t0 = now_ms();
+    kj_status s;
+    if (kj_runtime_has_device(rt)) {
+        kj_kernel *k;
+        s = kj_kernel_get(rt, &req, &k, origin);
+    } else {
+        kj_compile_result r;
+        s = kj_compile(rt, &req, &r);
+        *origin = r.cache_hit ? KJ_ORIGIN_DISK : KJ_ORIGIN_COMPILED;
+    }
+    *ms = now_ms() - t0;
+    return s;
+}
+
+static kj_status open_runtime(const char *dir, kj_runtime **rt) {
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.cache_dir = dir;
+    return kj_runtime_create(&o, rt);
+}
+
+/* The child: `kernjit bench jit --child DIR RUN`: one disk hit, timed after the runtime exists. */
+static int child(const char *dir, const char *run) {
+    kj_runtime *rt;
+    if (open_runtime(dir, &rt) != KJ_OK) return cli_fail("bench jit", KJ_ERR_CUDA);
+    char *src = source_for(strtoul(run, NULL, 10), 0);
+    double ms;
+    kj_origin origin;
+    kj_status s = kernjit_get(rt, src, &ms, &origin);
+    free(src);
+    kj_runtime_destroy(rt);
+    if (s != KJ_OK) return cli_fail("bench jit", s);
+    printf("%.6f %d\n", ms, (int)origin);
+    return EXIT_OK;
+}
+
+static int spawn_child(const char *dir, unsigned long run, double *ms, int *origin) {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = '\0';
+    char runs[32];
+    snprintf(runs, sizeof runs, "%lu", run);
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    char *args[] = {exe, "bench", "jit", "--child", (char *)dir, runs, NULL};
+    pid_t pid;
+    int r = posix_spawn(&pid, exe, &fa, NULL, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (r != 0) {
+        close(fds[0]);
+        return -1;
+    }
+    char buf[128] = "";
+    ssize_t got = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    buf[got] = '\0';
+    return sscanf(buf, "%lf %d", ms, origin) == 2 ? 0 : -1;
+}
+
+static int remove_tree(const char *dir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
+}
+
+int bench_jit(int argc, char **argv) {
+    static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},
+                                         {"child", no_argument, 0, 'c'},        {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    uint64_t repeat = 7;
+    int json = 0, is_child = 0, c;
+    while ((c = getopt_long(argc, argv, "hjr:", opts, NULL)) != -1) {
+        if (c == 'j') json = 1;
+        else if (c == 'c') is_child = 1;
+        else if (c == 'r') {
+            if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
+                return cli_usage("bench jit", "--repeat '%s' is not a count from 1 to 1000", optarg);
+        } else if (c == 'h') return help(), EXIT_OK;
+        else return cli_usage("bench jit", "unknown option");
+    }
+    if (is_child) return optind + 2 == argc ? child(argv[optind], argv[optind + 1]) : EXIT_USAGE;
+    if (optind < argc) return cli_usage("bench jit", "unexpected argument '%s'", argv[optind]);
+
+    char dir[] = "/tmp/kernjit-bench-jit-XXXXXX";
+    if (!mkdtemp(dir)) return cli_error("bench jit", "cannot create a temporary cache folder: %s", strerror(errno));
+    kj_runtime *rt;
+    kj_status s = open_runtime(dir, &rt);
+    if (s != KJ_OK) {
+        remove_tree(dir);
+        return cli_fail("bench jit", s);
+    }
+    int device = kj_runtime_has_device(rt);
+    const char *arch = kj_runtime_arch(rt);
+    unsigned long run = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
+    double *raw = calloc(repeat, sizeof *raw), *cold = calloc(repeat, sizeof *cold), *disk = calloc(repeat, sizeof *disk);
+    double mem[10];
+    int rc = EXIT_OK;
+    if (!raw || !cold || !disk) {
+        rc = cli_error("bench jit", "out of memory");
+        goto done;
+    }
+
+    /* warm NVRTC's own start-up (loading its builtins) so neither side pays it */
+    char *warm = source_for(run, -1);
+    double ignored;
+    raw_nvrtc_ms(warm, arch, &ignored);
+    free(warm);
+
+    for (uint64_t i = 0; i < repeat; i++) {
+        char *src = source_for(run, (int)i);
+        kj_origin origin;
+        /* alternate which goes first, so that neither gains from the other's warm caches */
+        int raw_first = (i % 2) == 0;
+        if (raw_first && raw_nvrtc_ms(src, arch, &raw[i]) != 0) rc = cli_error("bench jit", "raw NVRTC failed");
+        if (rc == EXIT_OK && (s = kernjit_get(rt, src, &cold[i], &origin)) != KJ_OK) rc = cli_fail("bench jit", s);
+        if (rc == EXIT_OK && origin != KJ_ORIGIN_COMPILED) rc = cli_error("bench jit", "expected a cold compile");
+        if (rc == EXIT_OK && !raw_first && raw_nvrtc_ms(src, arch, &raw[i]) != 0) rc = cli_error("bench jit", "raw NVRTC failed");
+        free(src);
+        if (rc != EXIT_OK) goto done;
+    }
+    for (uint64_t i = 0; i < repeat; i++) {
+        int origin = -1;
+        if (spawn_child(dir, run, &disk[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
+            rc = cli_error("bench jit", "the disk-hit child process failed");
+            goto done;
+        }
+    }
+    double mem_us = 0;
+    if (device) {
+        char *src = source_for(run, 0);
+        kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
+        enum { CALLS = 100000 };
+        for (int b = 0; b < 10; b++) {
+            double t0 = now_ms();
+            for (int i = 0; i < CALLS; i++) {
+                kj_kernel *k;
+                kj_origin o;
+                if (kj_kernel_get(rt, &req, &k, &o) != KJ_OK || o != KJ_ORIGIN_MEMORY) {
+                    rc = cli_error("bench jit", "expected a memory hit");
+                    break;
+                }
+            }
+            mem[b] = (now_ms() - t0) * 1e3 / CALLS;
+        }
+        free(src);
+        mem_us = cli_median(mem, 10);
+        if (rc != EXIT_OK) goto done;
+    }
+    double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
+    if (json) {
+        json_begin_object();
+        json_string("arch", arch);
+        json_bool("device", device);
+        json_uint("samples", repeat);
+        json_double("raw_nvrtc_ms", raw_ms);
+        json_double("cold_ms", cold_ms);
+        json_double("cold_over_raw", cold_ms / raw_ms);
+        json_double("disk_hit_ms", disk_ms);
+        if (device) json_double("memory_hit_us", mem_us);
+        else json_null("memory_hit_us");
+        json_end_object();
+        json_done();
+    } else {
+        kj_device_info d;
+        printf("bench jit: %s, target %s, medians of %llu samples\n",
+               device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : "no CUDA device", arch, (unsigned long long)repeat);
+        printf("  %-46s %10.2f ms\n", "raw NVRTC (create, compile, get cubin)", raw_ms);
+        printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n",
+               device ? "kernjit cold (compile, store, load)" : "kernjit cold (compile, store)", cold_ms, cold_ms / raw_ms);
+        printf("  %-46s %10.3f ms\n", device ? "kernjit disk hit, new process (read, load)" : "kernjit disk hit, new process (read)",
+               disk_ms);
+        if (device) printf("  %-46s %10.3f us\n", "kernjit memory hit", mem_us);
+        else printf("  %-46s %10s\n", "kernjit memory hit", "(no device)");
+    }
+done:
+    free(raw);
+    free(cold);
+    free(disk);
+    kj_runtime_destroy(rt);
+    remove_tree(dir);
+    return rc;
+}

@@ -1,0 +1,254 @@
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "kernjit %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'kernjit %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+int cli_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "kernjit %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_FAILURE_;
+}
+
+int cli_fail(const char *cmd, kj_status s) {
+    const char *msg = kj_last_error();
+    fprintf(stderr, "kernjit %s: %s\n", cmd, *msg ? msg : kj_strerror(s));
+    return kj_status_class(s);
+}
+
+static void log_to_stderr(kj_log_level level, const char *message, void *user) {
+    (void)user;
+    fprintf(stderr, "kernjit: %s: %s\n", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note",
+            message);
+}
+
+kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose) {
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
+    o.arch = arch;
+    o.log = log_to_stderr;
+    o.log_level = verbose ? KJ_LOG_INFO : KJ_LOG_WARN;
+    return kj_runtime_create(&o, rt);
+}
+
+int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
+    char *eq = strchr(text, '=');
+    if (!eq) {
+        snprintf(err, err_size, "-D '%s' has no value: write -D NAME=VALUE", text);
+        return -1;
+    }
+    if (eq == text) {
+        snprintf(err, err_size, "-D '%s' has no macro name: write -D NAME=VALUE", text);
+        return -1;
+    }
+    if (eq[1] == '\0') {
+        snprintf(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE", text);
+        return -1;
+    }
+    *eq = '\0';
+    out->name = text;
+    out->value = eq + 1;
+    return 0;
+}
+
+int cli_parse_uint(const char *text, uint64_t max, uint64_t *out) {
+    if (!text || !isdigit((unsigned char)text[0])) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
+    if (!text || !isdigit((unsigned char)text[0])) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno) return -1;
+    if (end[0] == '^') {
+        /* 2^28 */
+        char *e2;
+        unsigned long long p = strtoull(end + 1, &e2, 10);
+        if (!isdigit((unsigned char)end[1]) || *e2 || v < 2 || p > 63) return -1;
+        unsigned long long r = 1;
+        for (unsigned long long i = 0; i < p; i++) {
+            if (r > UINT64_MAX / v) return -1;
+            r *= v;
+        }
+        v = r;
+    } else if (*end) {
+        unsigned shift;
+        switch (*end) {
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        case 'T': case 't': shift = 40; break;
+        default: return -1;
+        }
+        if (end[1] && !(end[1] == 'i' && !end[2])) return -1;
+        if (v > (UINT64_MAX >> shift)) return -1;
+        v <<= shift;
+    }
+    if (v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+double cli_median(double *v, size_t n) {
+    if (!n) return 0;
+    for (size_t i = 1; i < n; i++) /* insertion sort: the arrays are small */
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static int json_depth;
+static int json_need_comma[64];
+
+static void json_key(const char *key) {
+    if (json_need_comma[json_depth]) fputc(',', stdout);
+    json_need_comma[json_depth] = 1;
+    if (key) {
+        fputc('"', stdout);
+        for (const char *p = key; *p; p++) fputc(*p, stdout);
+        fputs("\":", stdout);
+    }
+}
+
+static void json_escaped(const char *s) {
+    fputc('"', stdout);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", stdout); break;
+        case '\\': fputs("\\\\", stdout); break;
+        case '\n': fputs("\\n", stdout); break;
+        case '\t': fputs("\\t", stdout); break;
+        case '\r': fputs("\\r", stdout); break;
+        default:
+            if (*p < 0x20) printf("\\u%04x", *p);
+            else fputc(*p, stdout);
+        }
+    }
+    fputc('"', stdout);
+}
+
+void json_begin_object(void) {
+    json_key(NULL);
+    fputc('{', stdout);
+    json_need_comma[++json_depth] = 0;
+}
+void json_object_in(const char *key) {
+    json_key(key);
+    fputc('{', stdout);
+    json_need_comma[++json_depth] = 0;
+}
+void json_end_object(void) {
+    fputc('}', stdout);
+    json_depth--;
+}
+void json_begin_array(const char *key) {
+    json_key(key);
+    fputc('[', stdout);
+    json_need_comma[++json_depth] = 0;
+}
+void json_end_array(void) {
+    fputc(']', stdout);
+    json_depth--;
+}
+void json_string(const char *key, const char *value) {
+    json_key(key);
+    json_escaped(value);
+}
+void json_int(const char *key, long long v) {
+    json_key(key);
+    printf("%lld", v);
+}
+void json_uint(const char *key, unsigned long long v) {
+    json_key(key);
+    printf("%llu", v);
+}
+void json_double(const char *key, double v) {
+    json_key(key);
+    if (isfinite(v)) printf("%.6g", v);
+    else fputs("null", stdout);
+}
+void json_bool(const char *key, int v) {
+    json_key(key);
+    fputs(v ? "true" : "false", stdout);
+}
+void json_null(const char *key) {
+    json_key(key);
+    fputs("null", stdout);
+}
+void json_done(void) {
+    fputc('\n', stdout);
+    json_depth = 0;
+    json_need_comma[0] = 0;
+}
+
+/* ---- random data ----------------------------------------------------------------------------- */
+
+static uint64_t next(uint64_t *s) {
+    /* xorshift64*: fast, seeded, good enough for test data */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static uint16_t f32_to_f16_bits(float f) {
+    /* round to nearest even; the inputs here are small, normal numbers */
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    if (exp <= 0) return (uint16_t)sign;
+    if (exp >= 31) return (uint16_t)(sign | 0x7c00);
+    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)h;
+}
+
+void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints) {
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    if (!s) s = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&s);
+        double u = (double)(r >> 11) / 9007199254740992.0; /* [0, 1) */
+        switch (type) {
+        case KJ_TYPE_I32: ((int32_t *)buf)[i] = small_ints ? (int32_t)(r % 2001) - 1000 : (int32_t)(uint32_t)r; break;
+        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = small_ints ? (uint32_t)(r % 1000) : (uint32_t)r; break;
+        case KJ_TYPE_I64: ((int64_t *)buf)[i] = small_ints ? (int64_t)(r % 2001) - 1000 : (int64_t)r; break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = f32_to_f16_bits((float)(u * 2 - 1)); break;
+        case KJ_TYPE_F32: ((float *)buf)[i] = (float)(u * 2 - 1); break;
+        case KJ_TYPE_F64: ((double *)buf)[i] = u * 2 - 1; break;
+        default: break;
+        }
+    }
+}

@@ -1,0 +1,72 @@
+/* Shared pieces of the kernjit command-line tool: output (text or JSON), errors and exit codes, and
+ * the parsers for sizes and -D values. The tool uses only the public header. */
+#ifndef KJ_CLI_H
+#define KJ_CLI_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kernjit.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+enum { EXIT_OK = 0, EXIT_FAILURE_ = 1, EXIT_USAGE = 2 };
+
+/* Each subcommand: argv[0] is the subcommand's name. Returns the exit code. */
+typedef int (*cli_command_fn)(int argc, char **argv);
+
+int cmd_info(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Prints "kernjit CMD: message" to stderr and a pointer to --help; returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* Prints kj_last_error() (after "kernjit CMD: ") and returns the exit code for the status. */
+int cli_fail(const char *cmd, kj_status status);
+/* Prints "kernjit CMD: message" to stderr; returns EXIT_FAILURE_. */
+int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* A runtime for a command: device when present (or none when compile_only), warnings to stderr.
+ * arch may be NULL. Returns the status; prints nothing. */
+kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose);
+
+/* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
+ * message written to err. */
+int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
+/* Element counts: "1000003", "64M" (2^20), "1G", "2^28", "16K"; 0 on success. Rejects negative
+ * numbers, text, and values above max. */
+int cli_parse_count(const char *text, uint64_t max, uint64_t *out);
+/* A positive integer up to max; 0 on success. */
+int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
+
+/* Minimal JSON writer to stdout: nesting with commas handled. */
+void json_begin_object(void);
+void json_end_object(void);
+void json_begin_array(const char *key);
+void json_end_array(void);
+void json_object_in(const char *key); /* begins a nested object under key (key NULL inside arrays) */
+void json_string(const char *key, const char *value);
+void json_int(const char *key, long long value);
+void json_uint(const char *key, unsigned long long value);
+void json_double(const char *key, double value);
+void json_bool(const char *key, int value);
+void json_null(const char *key);
+void json_done(void); /* ends the document with a newline */
+
+/* Median of n values (the array is sorted). */
+double cli_median(double *v, size_t n);
+
+/* Fills buf with n bytes of the type's random values in a fixed, seeded way (xorshift). */
+void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints);
+
+#endif

@@ -1,0 +1,114 @@
+/* kernjit info: devices and toolchain. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void help(void) {
+    printf("usage: kernjit info [--json]\n\n"
+           "Lists each CUDA device (name, compute capability, multiprocessors, memory, shared memory per\n"
+           "block with and without opt-in, L2) and the toolchain (NVRTC, nvJitLink, the device runtime,\n"
+           "the architectures NVRTC can target). With no GPU it says \"no CUDA device\" and exits 0.\n");
+}
+
+static void print_device_text(const kj_device_info *d) {
+    printf("device %d: %s\n", d->ordinal, d->name);
+    printf("  compute capability   %d.%d (%s, %s)\n", d->cc_major, d->cc_minor, d->arch, d->arch_name);
+    printf("  multiprocessors      %d\n", d->sm_count);
+    printf("  memory               %.1f GiB\n", d->total_memory / 1073741824.0);
+    printf("  peak bandwidth       %.0f GB/s (from memory clock and bus width)\n", d->peak_bandwidth_gbs);
+    printf("  L2 cache             %zu KiB\n", d->l2_bytes / 1024);
+    printf("  warp size            %d\n", d->warp_size);
+    printf("  threads              %d per block, %d per multiprocessor\n", d->max_threads_per_block,
+           d->max_threads_per_sm);
+    printf("  registers            %d per block, %d per multiprocessor\n", d->regs_per_block, d->regs_per_sm);
+    printf("  shared memory        %zu KiB per block (%zu KiB with opt-in), %zu KiB per multiprocessor\n",
+           d->shared_per_block / 1024, d->shared_per_block_optin / 1024, d->shared_per_sm / 1024);
+    printf("  driver               CUDA %d.%d\n", d->driver_version / 1000, d->driver_version % 1000 / 10);
+}
+
+static void print_device_json(const kj_device_info *d) {
+    json_begin_object();
+    json_int("ordinal", d->ordinal);
+    json_string("name", d->name);
+    json_string("compute_capability", d->arch + 3);
+    json_string("arch", d->arch);
+    json_string("arch_name", d->arch_name);
+    json_int("sm_count", d->sm_count);
+    json_uint("total_memory", d->total_memory);
+    json_double("peak_bandwidth_gbs", d->peak_bandwidth_gbs);
+    json_uint("l2_bytes", d->l2_bytes);
+    json_int("warp_size", d->warp_size);
+    json_int("max_threads_per_block", d->max_threads_per_block);
+    json_int("max_threads_per_sm", d->max_threads_per_sm);
+    json_int("registers_per_block", d->regs_per_block);
+    json_int("registers_per_sm", d->regs_per_sm);
+    json_uint("shared_per_block", d->shared_per_block);
+    json_uint("shared_per_block_optin", d->shared_per_block_optin);
+    json_uint("shared_per_sm", d->shared_per_sm);
+    json_int("driver_version", d->driver_version);
+    json_end_object();
+}
+
+int cmd_info(int argc, char **argv) {
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        if (c == 'j') json = 1;
+        else if (c == 'h') return help(), EXIT_OK;
+        else return cli_usage("info", "unknown option");
+    }
+    if (optind < argc) return cli_usage("info", "unexpected argument '%s'", argv[optind]);
+
+    kj_toolchain tc;
+    kj_toolchain_query(&tc);
+    int count = 0;
+    kj_status s = kj_device_count(&count);
+    const char *why = s == KJ_OK ? "" : kj_last_error();
+    char why_copy[512];
+    snprintf(why_copy, sizeof why_copy, "%s", why);
+
+    if (json) {
+        json_begin_object();
+        json_string("version", kj_version_string());
+        json_object_in("toolchain");
+        json_int("nvrtc_version", tc.nvrtc_version);
+        json_int("nvjitlink_version", tc.nvjitlink_version);
+        json_string("cuda_home", tc.cuda_home);
+        if (tc.devrt_path) json_string("devrt", tc.devrt_path);
+        else json_null("devrt");
+        json_begin_array("archs");
+        for (int i = 0; i < tc.arch_count; i++) json_int(NULL, tc.archs[i]);
+        json_end_array();
+        json_end_object();
+        json_begin_array("devices");
+    } else {
+        printf("kernjit %s\n", kj_version_string());
+        printf("toolchain: NVRTC %d.%d, nvJitLink %d.%d, CUDA at %s\n", tc.nvrtc_version / 1000,
+               tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
+        printf("device runtime: %s\n", tc.devrt_path ? tc.devrt_path : "missing (dynamic-parallelism kernels cannot link)");
+        printf("NVRTC targets:");
+        for (int i = 0; i < tc.arch_count; i++) printf(" sm_%d", tc.archs[i]);
+        printf("\n\n");
+    }
+    int failed = 0;
+    for (int i = 0; i < count; i++) {
+        kj_device_info d;
+        if (kj_device_query(i, &d) != KJ_OK) {
+            failed = 1;
+            fprintf(stderr, "kernjit info: device %d: %s\n", i, kj_last_error());
+            continue;
+        }
+        if (json) print_device_json(&d);
+        else print_device_text(&d);
+    }
+    if (json) {
+        json_end_array();
+        if (count == 0) json_string("note", *why_copy ? why_copy : "no CUDA device");
+        json_end_object();
+        json_done();
+    } else if (count == 0) {
+        printf("no CUDA device%s%s\n", *why_copy ? ": " : "", why_copy);
+    }
+    return failed ? EXIT_FAILURE_ : EXIT_OK;
+}

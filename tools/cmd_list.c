@@ -1,0 +1,85 @@
+/* kernjit list: the built-in kernels and their metadata. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void help(void) {
+    printf("usage: kernjit list [KERNEL|FILE.cu]... [--json]\n\n"
+           "Shows each kernel's entries and macros with their allowed values and defaults; tunables (the\n"
+           "knobs `kernjit tune` varies) are marked. Without arguments, every built-in kernel; a name found\n"
+           "as NAME.cu on KERNJIT_PATH is listed from there.\n");
+}
+
+static int show(const char *name, int json) {
+    kj_kernel_desc *d;
+    kj_status s = kj_describe(NULL, name, &d);
+    if (s != KJ_OK) return cli_fail("list", s);
+    if (json) {
+        json_begin_object();
+        json_string("name", kj_desc_name(d));
+        json_string("origin", kj_desc_origin(d));
+        json_string("summary", kj_desc_summary(d));
+        json_bool("device_runtime", kj_desc_needs_device_runtime(d));
+        if (kj_desc_pending_launches(d)) json_uint("pending_launches", kj_desc_pending_launches(d));
+        json_begin_array("entries");
+        for (size_t i = 0; i < kj_desc_entry_count(d); i++) json_string(NULL, kj_desc_entry(d, i));
+        json_end_array();
+        json_begin_array("params");
+        for (size_t i = 0; i < kj_desc_param_count(d); i++) {
+            kj_param_info p;
+            kj_desc_param(d, i, &p);
+            json_begin_object();
+            json_string("name", p.name);
+            json_string("default", p.default_value);
+            json_bool("tunable", p.tunable);
+            json_begin_array("values");
+            for (size_t v = 0; v < p.value_count; v++) json_string(NULL, p.values[v]);
+            json_end_array();
+            json_end_object();
+        }
+        json_end_array();
+        json_end_object();
+    } else {
+        printf("%s  (%s)\n", kj_desc_name(d), kj_desc_origin(d));
+        if (*kj_desc_summary(d)) printf("  %s\n", kj_desc_summary(d));
+        printf("  entries:");
+        for (size_t i = 0; i < kj_desc_entry_count(d); i++) printf(" %s", kj_desc_entry(d, i));
+        printf("\n");
+        if (kj_desc_needs_device_runtime(d))
+            printf("  uses dynamic parallelism (linked with the device runtime; pending launches %llu)\n",
+                   (unsigned long long)kj_desc_pending_launches(d));
+        for (size_t i = 0; i < kj_desc_param_count(d); i++) {
+            kj_param_info p;
+            kj_desc_param(d, i, &p);
+            printf("  -D %-14s", p.name);
+            for (size_t v = 0; v < p.value_count; v++) printf(" %s", p.values[v]);
+            printf("   (default %s%s)\n", p.default_value, p.tunable ? ", tunable" : "");
+        }
+        printf("\n");
+    }
+    kj_desc_free(d);
+    return EXIT_OK;
+}
+
+int cmd_list(int argc, char **argv) {
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+        if (c == 'j') json = 1;
+        else if (c == 'h') return help(), EXIT_OK;
+        else return cli_usage("list", "unknown option");
+    }
+    int rc = EXIT_OK;
+    if (json) json_begin_array(NULL);
+    if (optind < argc) {
+        for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(argv[i], json);
+    } else {
+        for (size_t i = 0; kj_builtin_name(i) && rc == EXIT_OK; i++) rc = show(kj_builtin_name(i), json);
+    }
+    if (json) {
+        json_end_array();
+        json_done();
+    }
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* kernjit run: run a built-in kernel family on random input, checked against the CPU. Each family's
+ * runner lives in its own run_<family>.c. */
+#include <string.h>
+
+#include "cli.h"
+#include "run.h"
+
+static const struct {
+    const char *name;
+    cli_command_fn fn;
+    const char *summary;
+} runners[] = {
+    {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
+};
+#define RUNNER_COUNT (sizeof runners / sizeof runners[0])
+
+static void help(FILE *out) {
+    fprintf(out, "usage: kernjit run KERNEL [ARGS...]   (kernjit run KERNEL --help for its arguments)\n\nkernels:\n");
+    for (size_t i = 0; i < RUNNER_COUNT; i++) fprintf(out, "  %-14s %s\n", runners[i].name, runners[i].summary);
+}
+
+int cmd_run(int argc, char **argv) {
+    if (argc < 2) {
+        help(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        help(stdout);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < RUNNER_COUNT; i++)
+        if (strcmp(argv[1], runners[i].name) == 0) return runners[i].fn(argc - 1, argv + 1);
+    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1], "reduce");
+}

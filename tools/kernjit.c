@@ -1,0 +1,53 @@
+/* kernjit: the command-line tool. `kernjit COMMAND --help` describes each command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    cli_command_fn fn;
+    const char *summary;
+} commands[] = {
+    {"demo", cmd_demo, "JIT-compile the reduction and run it on 64M values (compile-only without a GPU)"},
+    {"info", cmd_info, "devices, compute capabilities and the toolchain"},
+    {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
+    {"compile", cmd_compile, "compile a kernel into the cache (no GPU needed)"},
+    {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
+    {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
+    {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
+};
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: kernjit [--version] [--help] COMMAND [ARGS...]\n"
+            "\n"
+            "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
+            "launches them through the driver API.\n\ncommands:\n");
+    for (size_t i = 0; i < COMMAND_COUNT; i++) fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
+            "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_PATH, KERNJIT_CUDA_HOME.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("kernjit %s\n", kj_version_string());
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "kernjit: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

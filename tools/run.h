@@ -1,0 +1,9 @@
+/* The runners of `kernjit run` and the benchmarks of `kernjit bench`, one file each. */
+#ifndef KJ_RUN_H
+#define KJ_RUN_H
+
+int run_reduce(int argc, char **argv);
+int bench_jit(int argc, char **argv);
+int bench_reduce(int argc, char **argv);
+
+#endif
