@@ -35,6 +35,10 @@ int kj__nvrtc_version(void);
  * "compute_XY" for the newest arch NVRTC supports, with *ptx = 1 (the driver finishes the PTX). */
 kj_status kj__nvrtc_target(int cc, char *arch, size_t size, int *ptx);
 
+/* Checks an arch the user gave ("sm_80"): sm_<digits> that this NVRTC can target. KJ_ERR_USAGE
+ * naming the allowed form or the supported targets otherwise. */
+kj_status kj__check_user_arch(const char *arch);
+
 /* The CUDA toolkit folder: $KERNJIT_CUDA_HOME, $CUDA_HOME, else the one kernjit was built with. */
 const char *kj__cuda_home(void);
 

@@ -174,15 +174,9 @@ static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, in
         p->ptx = rt->arch_is_ptx;
         return KJ_OK;
     }
-    int cc = kj__arch_cc(arch);
-    KJ_RETURN_IF(cc < 0, KJ_ERR_USAGE, "arch '%.40s' is not sm_<digits> (for example sm_90)", arch);
+    KJ_FORWARD(kj__check_user_arch(arch));
     KJ_RETURN_IF(for_launch, KJ_ERR_USAGE, "arch %s differs from the device's %s: kernels to launch are built for the device",
                  arch, rt->cache_arch);
-    char target[24];
-    int ptx;
-    KJ_FORWARD(kj__nvrtc_target(cc, target, sizeof target, &ptx));
-    KJ_RETURN_IF(ptx, KJ_ERR_USAGE, "arch %s is not supported by this NVRTC (%d.%d)", arch, kj__nvrtc_version() / 1000,
-                 kj__nvrtc_version() % 1000 / 10);
     snprintf(p->arch, sizeof p->arch, "%s", arch);
     snprintf(p->cache_arch, sizeof p->cache_arch, "%s", arch);
     return KJ_OK;

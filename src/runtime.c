@@ -190,13 +190,7 @@ static kj_status choose_arch(kj_runtime *rt, const kj_runtime_options *o) {
         return KJ_OK;
     }
     const char *arch = o->arch && *o->arch ? o->arch : "sm_90";
-    int cc = kj__arch_cc(arch);
-    KJ_RETURN_IF(cc < 0, KJ_ERR_USAGE, "arch '%.40s' is not sm_<digits> (for example sm_90)", arch);
-    int ptx;
-    char target[24];
-    KJ_FORWARD(kj__nvrtc_target(cc, target, sizeof target, &ptx));
-    KJ_RETURN_IF(ptx, KJ_ERR_USAGE, "arch %s is not supported by this NVRTC (%d.%d); see `kernjit info` for the list",
-                 arch, kj__nvrtc_version() / 1000, kj__nvrtc_version() % 1000 / 10);
+    KJ_FORWARD(kj__check_user_arch(arch));
     snprintf(rt->arch, sizeof rt->arch, "%s", arch);
     snprintf(rt->cache_arch, sizeof rt->cache_arch, "%s", arch);
     return KJ_OK;

@@ -1,0 +1,329 @@
+/* The disk cache (src/cache.c): store and load, damage, atomic replacement, unsafe folders,
+ * symbolic links and eviction. */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+#include "cache.h"
+
+static kj__key make_key(int i) {
+    kj__key k;
+    memset(k.bytes, 0, 16);
+    k.bytes[0] = (uint8_t)i;
+    k.bytes[15] = 0x5a;
+    for (int j = 0; j < 16; j++) snprintf(k.hex + 2 * j, 3, "%02x", k.bytes[j]);
+    return k;
+}
+
+static kj__cache *open_cache(const char *dir, uint64_t max, kj_test_log *log) {
+    kj__logger l = {kj_test_log_fn, log, KJ_LOG_INFO};
+    memset(log, 0, sizeof *log);
+    return kj__cache_open(dir, max, &l);
+}
+
+/* Files in dir whose names start with prefix; with no prefix, every name not starting with '.'. */
+static size_t count_files(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) n += prefix ? strncmp(e->d_name, prefix, strlen(prefix)) == 0 : e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void test_store_load(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj__cache *c = open_cache(dir, 0, &log);
+    assert_non_null(c);
+    kj__key k = make_key(1);
+    char path[PATH_MAX], *payload;
+    size_t len;
+    uint32_t flags;
+    char *desc = NULL;
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__MISS);
+    const char bin[] = "\x7f" "ELF pretend cubin";
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "kernel: t", bin, sizeof bin, KJ_CACHE_FLAG_PTX, path), 0);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, &desc, path), KJ__HIT);
+    assert_int_equal(len, sizeof bin);
+    assert_memory_equal(payload, bin, len);
+    assert_int_equal(flags, KJ_CACHE_FLAG_PTX);
+    assert_string_equal(desc, "kernel: t");
+    free(payload);
+    free(desc);
+    /* one folder per arch, created 0700, and no temporary file left behind */
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/sm_90", dir);
+    struct stat st;
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(count_files(sub, ".tmp-"), 0);
+    assert_int_equal(count_files(sub, NULL), 1);
+    /* another arch is another folder: a miss */
+    assert_int_equal(kj__cache_load(c, "sm_80", &k, &payload, &len, &flags, NULL, path), KJ__MISS);
+    /* replacing an entry is atomic: the new bytes, still one file */
+    const char bin2[] = "second version";
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "kernel: t2", bin2, sizeof bin2, 0, path), 0);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__HIT);
+    assert_memory_equal(payload, bin2, sizeof bin2);
+    free(payload);
+    assert_int_equal(count_files(sub, NULL), 1);
+    assert_int_equal(log.warnings, 0);
+    kj__cache_close(c);
+    kj_test_rmdir(dir);
+}
+
+/* Damages the entry with fn, then expects a verified miss that removes it, with a warning. */
+static void expect_bad(void (*damage)(const char *path)) {
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj__cache *c = open_cache(dir, 0, &log);
+    kj__key k = make_key(2);
+    char path[PATH_MAX], *payload = NULL;
+    size_t len;
+    uint32_t flags;
+    char bin[4096];
+    for (size_t i = 0; i < sizeof bin; i++) bin[i] = (char)(i * 7);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", bin, sizeof bin, 0, path), 0);
+    damage(path);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__BAD);
+    assert_null(payload);
+    assert_true(log.warnings >= 1);
+    struct stat st;
+    assert_int_not_equal(lstat(path, &st), 0); /* removed: the next store starts clean */
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__MISS);
+    kj__cache_close(c);
+    kj_test_rmdir(dir);
+}
+
+static void truncate_entry(const char *path) { assert_int_equal(truncate(path, 100), 0); }
+static void truncate_header(const char *path) { assert_int_equal(truncate(path, 10), 0); }
+static void empty_entry(const char *path) { assert_int_equal(truncate(path, 0), 0); }
+static void flip_payload_bit(const char *path) {
+    /* the last byte of the file: always payload */
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    int fd = open(path, O_RDWR);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, st.st_size - 1), 1);
+    b ^= 0x10;
+    assert_int_equal(pwrite(fd, &b, 1, st.st_size - 1), 1);
+    close(fd);
+}
+static void flip_header_bit(const char *path) {
+    int fd = open(path, O_RDWR);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, 9), 1); /* the format version */
+    b ^= 0x01;
+    assert_int_equal(pwrite(fd, &b, 1, 9), 1);
+    close(fd);
+}
+static void append_garbage(const char *path) {
+    int fd = open(path, O_WRONLY | O_APPEND);
+    assert_int_equal(write(fd, "xx", 2), 2);
+    close(fd);
+}
+static void swap_in_other_key(const char *path) {
+    /* a valid entry of another key renamed into place must not be taken */
+    int fd = open(path, O_RDWR);
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, 32), 1);
+    b ^= 0xff;
+    assert_int_equal(pwrite(fd, &b, 1, 32), 1);
+    close(fd);
+}
+
+static void test_truncated(void **state) { (void)state; expect_bad(truncate_entry); expect_bad(truncate_header); expect_bad(empty_entry); }
+static void test_bit_flips(void **state) { (void)state; expect_bad(flip_payload_bit); expect_bad(flip_header_bit); }
+static void test_wrong_length_or_key(void **state) { (void)state; expect_bad(append_garbage); expect_bad(swap_in_other_key); }
+
+static void test_symlink_never_followed(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj__cache *c = open_cache(dir, 0, &log);
+    kj__key k = make_key(3);
+    char path[PATH_MAX], target[PATH_MAX], *payload = NULL;
+    size_t len;
+    uint32_t flags;
+    /* a valid entry elsewhere, linked into the entry's place */
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "abc", 3, 0, path), 0);
+    snprintf(target, sizeof target, "%s/elsewhere", dir);
+    assert_int_equal(rename(path, target), 0);
+    assert_int_equal(symlink(target, path), 0);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__BAD);
+    struct stat st;
+    assert_int_not_equal(lstat(path, &st), 0); /* the link is gone */
+    assert_int_equal(stat(target, &st), 0);    /* its target untouched */
+    /* a store over a link replaces the link, never writes through it */
+    assert_int_equal(symlink(target, path), 0);
+    off_t before = st.st_size;
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "new bytes", 9, 0, path), 0);
+    assert_int_equal(stat(target, &st), 0);
+    assert_int_equal(st.st_size, before);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    /* an arch folder that is a link is refused */
+    char linkdir[PATH_MAX], realdir[PATH_MAX];
+    snprintf(realdir, sizeof realdir, "%s/real", dir);
+    snprintf(linkdir, sizeof linkdir, "%s/sm_80", dir);
+    assert_int_equal(mkdir(realdir, 0700), 0);
+    assert_int_equal(symlink(realdir, linkdir), 0);
+    assert_int_equal(kj__cache_store(c, "sm_80", &k, "d", "x", 1, 0, path), -1);
+    assert_int_equal(count_files(realdir, NULL), 0);
+    kj__cache_close(c);
+    kj_test_rmdir(dir);
+}
+
+static void test_unsafe_folders_refused(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_null(open_cache(dir, 0, &log));
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "others may write to it"));
+    assert_int_equal(chmod(dir, 0755), 0); /* readable by others is fine; writable is not */
+    kj__cache *c = open_cache(dir, 0, &log);
+    assert_non_null(c);
+    kj__cache_close(c);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(dir, 65534, 65534), 0);
+        assert_null(open_cache(dir, 0, &log));
+        assert_non_null(strstr(log.last, "owned by uid 65534"));
+        assert_int_equal(chown(dir, 0, 0), 0);
+    }
+    /* a subfolder that others may write to is not used either */
+    c = open_cache(dir, 0, &log);
+    char sub[PATH_MAX], path[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/sm_90", dir);
+    assert_int_equal(mkdir(sub, 0777), 0);
+    assert_int_equal(chmod(sub, 0777), 0);
+    kj__key k = make_key(4);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "x", 1, 0, path), -1);
+    assert_true(log.warnings >= 1);
+    kj__cache_close(c);
+    /* a folder that cannot be created: a file is in the way */
+    char blocked[PATH_MAX];
+    snprintf(blocked, sizeof blocked, "%s/file", dir);
+    kj_test_write(blocked, "x", 1);
+    snprintf(path, sizeof path, "%s/file/cache", dir);
+    assert_null(open_cache(path, 0, &log));
+    assert_non_null(strstr(log.last, "cannot create"));
+    kj_test_rmdir(dir);
+}
+
+static void age(const char *dir, const kj__key *k, time_t when) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/sm_90/%s.cubin", dir, k->hex);
+    struct utimbuf t = {when, when};
+    assert_int_equal(utime(path, &t), 0);
+}
+
+static void test_eviction_lru(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    char blob[1000];
+    memset(blob, 1, sizeof blob);
+    /* each entry is 64 + 1 + 1000 bytes; a bound of 3500 holds three */
+    kj__cache *c = open_cache(dir, 3500, &log);
+    char path[PATH_MAX], *payload;
+    size_t len;
+    uint32_t flags;
+    kj__key k[5];
+    time_t now = time(NULL);
+    for (int i = 0; i < 3; i++) {
+        k[i] = make_key(10 + i);
+        assert_int_equal(kj__cache_store(c, "sm_90", &k[i], "d", blob, sizeof blob, 0, path), 0);
+        age(dir, &k[i], now - 100 + i * 10); /* k0 oldest */
+    }
+    /* a hit makes k0 the most recent */
+    assert_int_equal(kj__cache_load(c, "sm_90", &k[0], &payload, &len, &flags, NULL, path), KJ__HIT);
+    free(payload);
+    k[3] = make_key(13);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k[3], "d", blob, sizeof blob, 0, path), 0);
+    /* over the bound: the least recently used (k1) went, the just-used k0 stayed */
+    assert_int_equal(kj__cache_load(c, "sm_90", &k[1], &payload, &len, &flags, NULL, path), KJ__MISS);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k[0], &payload, &len, &flags, NULL, path), KJ__HIT);
+    free(payload);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k[3], &payload, &len, &flags, NULL, path), KJ__HIT);
+    free(payload);
+    kj__cache_item *items;
+    size_t n;
+    KJ_ASSERT_OK(kj__cache_items(c, 1, &items, &n));
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += items[i].bytes;
+        assert_true(items[i].valid);
+    }
+    assert_true(total <= 3500);
+    kj__cache_items_free(items, n);
+    /* an entry larger than the bound is still stored (it is the one in use) */
+    kj__cache_close(c);
+    kj_test_rmdir(dir);
+}
+
+static void test_list_and_clear(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj__cache *c = open_cache(dir, 0, &log);
+    char path[PATH_MAX];
+    kj__key a = make_key(20), b = make_key(21);
+    assert_int_equal(kj__cache_store(c, "sm_90", &a, "kernel: a", "1", 1, 0, path), 0);
+    assert_int_equal(kj__cache_store(c, "sm_80", &b, "kernel: b", "2", 1, 0, path), 0);
+    flip_payload_bit(path); /* b is now damaged: listed as invalid */
+    /* a stray temporary file from a crashed writer */
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/sm_90/.tmp-stray", dir);
+    kj_test_write(tmp, "x", 1);
+    kj__cache_item *items;
+    size_t n;
+    KJ_ASSERT_OK(kj__cache_items(c, 1, &items, &n));
+    assert_int_equal(n, 2);
+    int valid = 0;
+    for (size_t i = 0; i < n; i++) valid += items[i].valid;
+    assert_int_equal(valid, 1);
+    kj__cache_items_free(items, n);
+    uint64_t entries, bytes;
+    KJ_ASSERT_OK(kj__cache_clear(c, &entries, &bytes));
+    assert_int_equal(entries, 2);
+    KJ_ASSERT_OK(kj__cache_items(c, 1, &items, &n));
+    assert_int_equal(n, 0);
+    kj__cache_items_free(items, n);
+    struct stat st;
+    assert_int_not_equal(stat(tmp, &st), 0);
+    kj__cache_close(c);
+    kj_test_rmdir(dir);
+}
+
+static void test_parse_entry_rejects_short_input(void **state) {
+    (void)state;
+    uint8_t buf[64] = {0};
+    const char *d;
+    size_t dl, pl;
+    const uint8_t *p;
+    uint32_t f;
+    for (size_t n = 0; n <= sizeof buf; n++) assert_int_equal(kj__cache_parse_entry(buf, n, NULL, &d, &dl, &p, &pl, &f), -1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_store_load),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_bit_flips),
+        cmocka_unit_test(test_wrong_length_or_key),
+        cmocka_unit_test(test_symlink_never_followed),
+        cmocka_unit_test(test_unsafe_folders_refused),
+        cmocka_unit_test(test_eviction_lru),
+        cmocka_unit_test(test_list_and_clear),
+        cmocka_unit_test(test_parse_entry_rejects_short_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

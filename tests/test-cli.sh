@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# CLI behaviour that needs no GPU: help, version, exit codes (0 ok, 1 failure, 2 usage) and the
+# messages that name the bad value. Usage: test-cli.sh path/to/kernjit
+set -u
+K="$1"
+export KERNJIT_CACHE_DIR="$(mktemp -d)/cache"
+trap 'rm -rf "$(dirname "$KERNJIT_CACHE_DIR")"' EXIT
+failures=0
+
+# expect CODE "needle in stderr+stdout" command...
+expect() {
+    local code="$1" needle="$2"
+    shift 2
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" != "$code" ]; then
+        echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | sed 's/^/    /'
+        failures=$((failures + 1))
+    elif [ -n "$needle" ] && ! grep -qF -- "$needle" <<<"$out"; then
+        echo "FAIL: '$*' output lacks '$needle'"; echo "$out" | sed 's/^/    /'
+        failures=$((failures + 1))
+    else
+        echo "ok: $*"
+    fi
+}
+
+expect 0 "usage: kernjit" "$K" --help
+expect 0 "kernjit 0." "$K" --version
+expect 2 "unknown command 'frobnicate'" "$K" frobnicate
+expect 2 "usage: kernjit" "$K"
+for c in info list compile cache demo run bench; do expect 0 "usage:" "$K" $c --help; done
+expect 0 "reduce" "$K" list
+expect 0 '"name":"reduce"' "$K" list --json
+expect 2 "unknown kernel 'nosuch'" "$K" list nosuch
+expect 0 "NVRTC" "$K" info
+expect 0 '"toolchain"' "$K" info --json
+expect 2 "unexpected argument" "$K" info extra
+
+# compile: every bad value named, exit 2; failures exit 1
+expect 0 "compiled" "$K" compile reduce --arch sm_90
+expect 0 "cache hit" "$K" compile reduce --arch sm_90
+expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_90 --json
+expect 2 "BLOCK_SIZE=300" "$K" compile reduce -D BLOCK_SIZE=300 --arch sm_90
+expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=2048 --arch sm_90
+expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=0 --arch sm_90
+expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=-32 --arch sm_90
+expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=999999999999999999999999 --arch sm_90
+expect 2 "allowed values are sum max min prod" "$K" compile reduce -D OP=avg --arch sm_90
+expect 2 "unknown macro FOO" "$K" compile reduce -D FOO=1 --arch sm_90
+expect 2 "has no value" "$K" compile reduce -D OP --arch sm_90
+expect 2 "has no macro name" "$K" compile reduce -D =1 --arch sm_90
+expect 2 "unknown entry 'nope'" "$K" compile reduce --entry nope --arch sm_90
+expect 2 "not sm_<digits>" "$K" compile reduce --arch 90
+expect 2 "not sm_<digits>" "$K" compile reduce --arch sm_9a
+expect 2 "unknown kernel 'nosuch'" "$K" compile nosuch --arch sm_90
+expect 2 "which kernel" "$K" compile --arch sm_90
+d=$(mktemp -d)
+printf 'extern "C" __global__ void k(int *x) {\n  x[0] = oops;\n}\n' > "$d/bad.cu"
+expect 1 "bad.cu(2): error" "$K" compile "$d/bad.cu" --arch sm_90
+: > "$d/empty.cu"
+expect 1 "is empty" "$K" compile "$d/empty.cu" --arch sm_90
+expect 1 "No such file" "$K" compile "$d/missing.cu" --arch sm_90
+mkdir "$d/dir.cu"
+expect 1 "a folder" "$K" compile "$d/dir.cu" --arch sm_90
+printf 'extern "C" __global__ void k(int *x) { *x = V; }\n' > "$d/ok.cu"
+expect 0 "compiled" "$K" compile "$d/ok.cu:k" -D V=3 --arch sm_90
+expect 2 "either as FILE.cu:ENTRY or with --entry" "$K" compile "$d/ok.cu:k" --entry k --arch sm_90
+rm -rf "$d"
+
+# cache
+expect 0 "$KERNJIT_CACHE_DIR" "$K" cache path
+expect 0 "entries" "$K" cache stats
+expect 0 "entr" "$K" cache list
+expect 0 '"valid":true' "$K" cache list --json
+expect 2 "unknown action 'purge'" "$K" cache purge
+expect 0 "removed" "$K" cache clear
+expect 0 "entries 0" "$K" cache stats
+
+# run: argument errors are found before any device is needed
+expect 2 "unknown operator 'avg'" "$K" run reduce --op avg
+expect 2 "unknown type 'f8'" "$K" run reduce --type f8
+expect 2 "is not a count" "$K" run reduce --n lots
+expect 2 "is not a count" "$K" run reduce --n -5
+expect 2 "is not a count" "$K" run reduce --n 99999999999999999999999
+expect 2 "unknown kernel 'nope'" "$K" run nope
+
+devices=$("$K" info --json | grep -o '"devices":\[[^]]' || true)
+if [ -z "$devices" ]; then
+    expect 1 "no CUDA device" "$K" run reduce --n 1000
+    expect 0 "nothing was launched" "$K" demo
+fi
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all CLI checks passed"

@@ -1,0 +1,327 @@
+/* The compile suite: NVRTC and nvJitLink for sm_90 with no GPU. Every built-in kernel with its
+ * defaults and with every allowed value of each parameter; the cache flow; compile errors and their
+ * log; C++ entries; linking with the device runtime; CDP1 sources. */
+#include "test_util.h"
+
+#include <sys/stat.h>
+
+static kj_runtime *compile_runtime(const char *dir, kj_test_log *log) {
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = "sm_90";
+    o.cache_dir = dir;
+    o.cache_mode = dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
+    o.log = kj_test_log_fn;
+    o.log_user = log;
+    memset(log, 0, sizeof *log);
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    assert_false(kj_runtime_has_device(rt));
+    assert_string_equal(kj_runtime_arch(rt), "sm_90");
+    return rt;
+}
+
+static void compile_ok(kj_runtime *rt, const char *kernel, const kj_define *d, size_t nd) {
+    kj_request req = {.kernel = kernel, .defines = d, .define_count = nd};
+    kj_compile_result r;
+    kj_status s = kj_compile(rt, &req, &r);
+    if (s != KJ_OK)
+        fail_msg("%s with %s=%s: %s", kernel, nd ? d[0].name : "(defaults)", nd ? d[0].value : "", kj_last_error());
+    assert_true(r.binary_bytes > 0);
+    assert_string_equal(r.arch, "sm_90");
+}
+
+/* Every built-in kernel, with its defaults and then each allowed value of each parameter (the others
+ * at their defaults) when the kernel's requirements allow that combination. */
+static void test_every_builtin_every_value(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    size_t compiled = 0;
+    for (size_t i = 0; kj_builtin_name(i); i++) {
+        const char *name = kj_builtin_name(i);
+        compile_ok(rt, name, NULL, 0);
+        compiled++;
+        kj_kernel_desc *d;
+        KJ_ASSERT_OK(kj_describe(rt, name, &d));
+        for (size_t p = 0; p < kj_desc_param_count(d); p++) {
+            kj_param_info info;
+            KJ_ASSERT_OK(kj_desc_param(d, p, &info));
+            for (size_t v = 0; v < info.value_count; v++) {
+                if (strcmp(info.values[v], info.default_value) == 0) continue;
+                kj_define def = {info.name, info.values[v]};
+                kj_request req = {.kernel = name, .defines = &def, .define_count = 1};
+                kj_compile_result r;
+                kj_status s = kj_compile(rt, &req, &r);
+                if (s == KJ_ERR_INVALID_DEFINE && strstr(kj_last_error(), "requirement")) continue;
+                if (s != KJ_OK) fail_msg("%s -D %s=%s: %s", name, info.name, info.values[v], kj_last_error());
+                compiled++;
+            }
+        }
+        kj_desc_free(d);
+    }
+    printf("compiled %zu variants\n", compiled);
+    kj_stats st;
+    kj_runtime_stats(rt, &st);
+    assert_int_equal(st.compiles, compiled);
+    assert_int_equal(st.compile_errors, 0);
+    kj_runtime_destroy(rt);
+}
+
+static void test_cache_flow(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(dir, &log);
+    assert_string_equal(kj_cache_dir(rt), dir);
+    kj_define d[] = {{"OP", "max"}, {"T", "i32"}};
+    kj_request req = {.kernel = "reduce", .defines = d, .define_count = 2};
+    kj_compile_result a, b, c;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &a));
+    assert_false(a.cache_hit);
+    assert_true(a.stored);
+    assert_true(a.compile_ms > 0);
+    struct stat st;
+    assert_int_equal(stat(a.cache_path, &st), 0);
+    char expect_prefix[PATH_MAX];
+    snprintf(expect_prefix, sizeof expect_prefix, "%s/sm_90/%s.cubin", dir, a.key);
+    assert_string_equal(a.cache_path, expect_prefix);
+    KJ_ASSERT_OK(kj_compile(rt, &req, &b));
+    assert_true(b.cache_hit);
+    assert_string_equal(a.key, b.key);
+    assert_int_equal(a.binary_bytes, b.binary_bytes);
+    /* the order of the defines does not change the key */
+    kj_define swapped[] = {{"T", "i32"}, {"OP", "max"}};
+    kj_request req2 = {.kernel = "reduce", .defines = swapped, .define_count = 2};
+    KJ_ASSERT_OK(kj_compile(rt, &req2, &c));
+    assert_true(c.cache_hit);
+    assert_string_equal(a.key, c.key);
+    /* a damaged entry: recompiled, replaced, with a warning */
+    FILE *f = fopen(a.cache_path, "r+b");
+    assert_non_null(f);
+    fseek(f, 200, SEEK_SET);
+    int byte = fgetc(f);
+    fseek(f, 200, SEEK_SET);
+    fputc(byte ^ 0xff, f);
+    fclose(f);
+    KJ_ASSERT_OK(kj_compile(rt, &req, &c));
+    assert_false(c.cache_hit);
+    assert_true(c.stored);
+    assert_true(log.warnings >= 1);
+    assert_non_null(strstr(log.last, "damaged"));
+    kj_stats s;
+    kj_runtime_stats(rt, &s);
+    assert_int_equal(s.bad_entries, 1);
+    assert_int_equal(s.disk_hits, 2);
+    assert_int_equal(s.compiles, 2);
+    KJ_ASSERT_OK(kj_compile(rt, &req, &c));
+    assert_true(c.cache_hit);
+    /* usage and clearing */
+    uint64_t entries, bytes, max;
+    KJ_ASSERT_OK(kj_cache_usage(rt, &entries, &bytes, &max));
+    assert_int_equal(entries, 1);
+    assert_true(bytes > (uint64_t)c.binary_bytes);
+    assert_int_equal(max, 1ull << 30);
+    KJ_ASSERT_OK(kj_cache_clear(rt, &entries, NULL));
+    assert_int_equal(entries, 1);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
+/* Editing a .cu on KERNJIT_PATH takes effect on the next run: a new runtime sees a new key. */
+static void test_edit_takes_effect(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    char src[PATH_MAX];
+    snprintf(src, sizeof src, "%s/mine.cu", dir);
+    const char *v1 = "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V; }\n";
+    const char *v2 = "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V + 1; }\n";
+    kj_test_write(src, v1, strlen(v1));
+    setenv("KERNJIT_PATH", dir, 1);
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_request req = {.kernel = "mine"};
+    kj_compile_result a, b;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &a));
+    kj_runtime_destroy(rt);
+    kj_test_write(src, v2, strlen(v2));
+    rt = compile_runtime(dir, &log);
+    KJ_ASSERT_OK(kj_compile(rt, &req, &b));
+    assert_false(b.cache_hit);
+    assert_string_not_equal(a.key, b.key);
+    kj_runtime_destroy(rt);
+    unsetenv("KERNJIT_PATH");
+    kj_test_rmdir(dir);
+}
+
+static void test_compile_error_log(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_request req = {.kernel = "broken.cu",
+                      .source_text = "extern \"C\" __global__ void k(int *x) {\n  x[0] = not_declared;\n}\n"};
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    const char *msg = kj_last_error();
+    assert_non_null(strstr(msg, "broken.cu(2): error"));
+    assert_non_null(strstr(msg, "not_declared"));
+    kj_stats st;
+    kj_runtime_stats(rt, &st);
+    assert_int_equal(st.compile_errors, 1);
+    kj_runtime_destroy(rt);
+}
+
+static void test_cpp_entries(void **state) {
+    (void)state;
+    kj_test_log log;
+    char *dir = kj_test_tmpdir();
+    kj_runtime *rt = compile_runtime(dir, &log);
+    const char *src = "template <typename T, int N> __global__ void scale(T *x, T a) { x[threadIdx.x % N] *= a; }\n"
+                      "template __global__ void scale<float, 256>(float *, float);\n"
+                      "__global__ void plain(int *x) { *x = 1; }\n";
+    kj_request req = {.kernel = "t.cu", .source_text = src, .entry = "scale<float,256>"};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_false(r.cache_hit);
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_true(r.cache_hit);
+    /* the entry is part of the key for sources without metadata */
+    kj_request other = {.kernel = "t.cu", .source_text = src, .entry = "plain"};
+    kj_compile_result r2;
+    KJ_ASSERT_OK(kj_compile(rt, &other, &r2));
+    assert_string_not_equal(r.key, r2.key);
+    /* several kernels and no entry named: a usage error listing them */
+    kj_request none = {.kernel = "t.cu", .source_text = src};
+    assert_int_equal(kj_compile(rt, &none, NULL), KJ_ERR_UNKNOWN_ENTRY);
+    assert_non_null(strstr(kj_last_error(), "scale, plain"));
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
+static const char *rdc_source =
+    "//@kernjit entry parent\n"
+    "//@kernjit rdc\n"
+    "//@kernjit limit pending-launches 4096\n"
+    "extern \"C\" __global__ void child(int *x) { x[threadIdx.x] = 1; }\n"
+    "extern \"C\" __global__ void parent(int *x) {\n"
+    "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamTailLaunch>>>(x);\n"
+    "}\n";
+
+static void test_link_device_runtime(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_request req = {.kernel = "dp.cu", .source_text = rdc_source};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_true(r.linked);
+    assert_true(r.link_ms > 0);
+    kj_stats st;
+    kj_runtime_stats(rt, &st);
+    assert_int_equal(st.links, 1);
+    /* plain kernels are never linked */
+    kj_request plain = {.kernel = "reduce"};
+    KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
+    assert_false(r.linked);
+    kj_runtime_stats(rt, &st);
+    assert_int_equal(st.links, 1);
+    kj_runtime_destroy(rt);
+}
+
+static void test_cdp1_explained(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    const char *cdp1 = "//@kernjit entry parent\n//@kernjit rdc\n"
+                       "extern \"C\" __global__ void child(int *x) { *x = 1; }\n"
+                       "extern \"C\" __global__ void parent(int *x) {\n"
+                       "    child<<<1, 1>>>(x);\n"
+                       "    cudaDeviceSynchronize();\n"
+                       "}\n";
+    kj_request req = {.kernel = "cdp1.cu", .source_text = cdp1};
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    const char *msg = kj_last_error();
+    assert_non_null(strstr(msg, "cdp1.cu(6)"));
+    assert_non_null(strstr(msg, "CDP1"));
+    assert_non_null(strstr(msg, "cudaStreamTailLaunch"));
+    kj_runtime_destroy(rt);
+}
+
+static void test_other_arch(void **state) {
+    (void)state;
+    kj_test_log log;
+    char *dir = kj_test_tmpdir();
+    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_request req = {.kernel = "reduce", .arch = "sm_80"};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_equal(r.arch, "sm_80");
+    assert_non_null(strstr(r.cache_path, "/sm_80/"));
+    kj_request bad = {.kernel = "reduce", .arch = "sm_9"};
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    bad.arch = "compute_90";
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "sm_<digits>"));
+    bad.arch = "sm_999";
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+    /* a runtime for an arch NVRTC does not know is refused */
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = "sm_30";
+    kj_runtime *r2 = NULL;
+    assert_int_equal(kj_runtime_create(&o, &r2), KJ_ERR_USAGE);
+    assert_null(r2);
+}
+
+static void test_no_device_means_no_launch(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_request req = {.kernel = "reduce"};
+    kj_kernel *k = NULL;
+    assert_int_equal(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_NO_DEVICE);
+    assert_null(k);
+    assert_non_null(strstr(kj_last_error(), "no CUDA device"));
+    kj_devptr p;
+    assert_int_equal(kj_mem_alloc(rt, 16, &p), KJ_ERR_NO_DEVICE);
+    kj_runtime_destroy(rt);
+}
+
+static void test_bad_options(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    const char *opts[] = {"-arch=sm_80"};
+    kj_request req = {.kernel = "reduce", .options = opts, .option_count = 1};
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    opts[0] = "lineinfo";
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    opts[0] = "-DOP=max";
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    opts[0] = "-lineinfo";
+    kj_compile_result r, r2;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    kj_request plain = {.kernel = "reduce"};
+    KJ_ASSERT_OK(kj_compile(rt, &plain, &r2));
+    assert_string_not_equal(r.key, r2.key); /* options are part of the key */
+    kj_runtime_destroy(rt);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_builtin_every_value),
+        cmocka_unit_test(test_cache_flow),
+        cmocka_unit_test(test_edit_takes_effect),
+        cmocka_unit_test(test_compile_error_log),
+        cmocka_unit_test(test_cpp_entries),
+        cmocka_unit_test(test_link_device_runtime),
+        cmocka_unit_test(test_cdp1_explained),
+        cmocka_unit_test(test_other_arch),
+        cmocka_unit_test(test_no_device_means_no_launch),
+        cmocka_unit_test(test_bad_options),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

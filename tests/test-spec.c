@@ -1,0 +1,193 @@
+/* Metadata parsing and macro validation (src/spec.c, src/expr.c). */
+#include "test_util.h"
+
+#include "error.h"
+#include "expr.h"
+#include "spec.h"
+
+static kj__spec *parse_ok(const char *text) {
+    kj__spec *s = NULL;
+    kj_status st = kj__spec_parse("t.cu", text, strlen(text), &s);
+    if (st != KJ_OK) fail_msg("parse failed: %s", kj_last_error());
+    return s;
+}
+
+static void parse_bad(const char *text, const char *needle) {
+    kj__spec *s = NULL;
+    assert_int_equal(kj__spec_parse("t.cu", text, strlen(text), &s), KJ_ERR_SPEC);
+    assert_null(s);
+    if (!strstr(kj_last_error(), needle)) fail_msg("message '%s' lacks '%s'", kj_last_error(), needle);
+}
+
+static void test_full_block(void **state) {
+    (void)state;
+    kj__spec *s = parse_ok("//@kernjit summary  Some kernels \n"
+                           "//@kernjit entry a b\n"
+                           "//@kernjit entry c\n"
+                           "//@kernjit param OP sum max = max\n"
+                           "//@kernjit tune BLOCK_SIZE pow2 32..256 = 64\n"
+                           "//@kernjit tune N 1..4 = 2\n"
+                           "//@kernjit require BLOCK_SIZE * N <= 512\n"
+                           "//@kernjit rdc\n"
+                           "//@kernjit limit pending-launches 4096\n"
+                           "__global__ void a() {}\n");
+    assert_true(s->present);
+    assert_string_equal(s->summary, "Some kernels");
+    assert_int_equal(s->entry_count, 3);
+    assert_string_equal(s->entries[2], "c");
+    assert_int_equal(s->param_count, 3);
+    const kj__param *b = kj__spec_find_param(s, "BLOCK_SIZE");
+    assert_non_null(b);
+    assert_int_equal(b->value_count, 4);
+    assert_string_equal(b->values[0], "32");
+    assert_string_equal(b->values[3], "256");
+    assert_true(b->tunable);
+    assert_false(kj__spec_find_param(s, "OP")->tunable);
+    assert_int_equal(kj__spec_find_param(s, "N")->value_count, 4);
+    assert_true(s->rdc);
+    assert_int_equal(s->pending_launches, 4096);
+    assert_int_equal(s->require_count, 1);
+    kj__spec_free(s);
+}
+
+static void test_no_metadata(void **state) {
+    (void)state;
+    kj__spec *s = parse_ok("extern \"C\" __global__ void k() {}\n");
+    assert_false(s->present);
+    kj_define d[] = {{"ANY", "3"}, {"ALPHA", "x"}};
+    char **list;
+    size_t n;
+    KJ_ASSERT_OK(kj__spec_resolve(s, "k", d, 2, &list, &n));
+    assert_int_equal(n, 2);
+    assert_string_equal(list[0], "ALPHA=x"); /* sorted */
+    assert_string_equal(list[1], "ANY=3");
+    kj__strings_free(list, n);
+    /* BLOCK_SIZE is checked even without metadata */
+    kj_define bad = {"BLOCK_SIZE", "48"};
+    assert_int_equal(kj__spec_resolve(s, "k", &bad, 1, &list, &n), KJ_ERR_INVALID_DEFINE);
+    kj__spec_free(s);
+}
+
+static void test_malformed(void **state) {
+    (void)state;
+    parse_bad("//@kernjit param OP sum max\n", "NAME VALUES... = DEFAULT");
+    parse_bad("//@kernjit param OP sum max = avg\n", "default 'avg' is not among");
+    parse_bad("//@kernjit param 9X a = a\n", "C identifier");
+    parse_bad("//@kernjit param A x = x\n//@kernjit param A y = y\n", "declared twice");
+    parse_bad("//@kernjit tune BLOCK_SIZE 32 48 = 32\n", "not a power of two");
+    parse_bad("//@kernjit tune BLOCK_SIZE pow2 32..2048 = 32\n", "not a power of two up to 1024");
+    parse_bad("//@kernjit tune X pow2 3..8 = 4\n", "powers of two");
+    parse_bad("//@kernjit tune X 5..1 = 5\n", "not a range");
+    parse_bad("//@kernjit bogus\n", "unknown directive");
+    parse_bad("//@kernjit entry 1abc\n", "not a C identifier");
+    parse_bad("//@kernjit limit pending-launches 0\n", "pending-launches");
+    parse_bad("//@kernjit rdc yes\n", "takes no arguments");
+    parse_bad("//@kernjit tune A 1 2 = 2\n//@kernjit require A < 2\n", "defaults fail");
+    /* the line number is in the message */
+    parse_bad("\n\n//@kernjit bogus\n", "t.cu:3:");
+}
+
+static kj__spec *reduce_like(void) {
+    return parse_ok("//@kernjit entry r\n"
+                    "//@kernjit param OP sum max min prod = sum\n"
+                    "//@kernjit tune BLOCK_SIZE pow2 32..1024 = 256\n"
+                    "//@kernjit tune COARSE_FACTOR 1 2 4 8 = 2\n"
+                    "//@kernjit require BLOCK_SIZE * COARSE_FACTOR <= 4096\n");
+}
+
+static void expect_invalid(kj__spec *s, const char *name, const char *value, const char *needle) {
+    kj_define d = {name, value};
+    char **list = NULL;
+    size_t n = 0;
+    kj_status st = kj__spec_resolve(s, "reduce", &d, 1, &list, &n);
+    assert_int_equal(st, KJ_ERR_INVALID_DEFINE);
+    if (!strstr(kj_last_error(), needle)) fail_msg("message '%s' lacks '%s'", kj_last_error(), needle);
+}
+
+static void test_validation(void **state) {
+    (void)state;
+    kj__spec *s = reduce_like();
+    char **list;
+    size_t n;
+    KJ_ASSERT_OK(kj__spec_resolve(s, "reduce", NULL, 0, &list, &n));
+    assert_int_equal(n, 3);
+    assert_string_equal(list[0], "BLOCK_SIZE=256");
+    assert_string_equal(list[1], "COARSE_FACTOR=2");
+    assert_string_equal(list[2], "OP=sum");
+    kj__strings_free(list, n);
+
+    kj_define ok[] = {{"OP", "max"}, {"BLOCK_SIZE", "1024"}};
+    KJ_ASSERT_OK(kj__spec_resolve(s, "reduce", ok, 2, &list, &n));
+    assert_string_equal(list[0], "BLOCK_SIZE=1024");
+    assert_string_equal(list[2], "OP=max");
+    kj__strings_free(list, n);
+
+    expect_invalid(s, "OP", "avg", "allowed values are sum max min prod");
+    expect_invalid(s, "FOO", "1", "its macros are OP, BLOCK_SIZE, COARSE_FACTOR");
+    expect_invalid(s, "BLOCK_SIZE", "300", "power of two");
+    expect_invalid(s, "BLOCK_SIZE", "2048", "power of two from 1 to 1024");
+    expect_invalid(s, "BLOCK_SIZE", "0", "power of two");
+    expect_invalid(s, "BLOCK_SIZE", "-64", "power of two");
+    expect_invalid(s, "BLOCK_SIZE", "99999999999999999999999", "power of two");
+    expect_invalid(s, "BLOCK_SIZE", "16", "allowed values"); /* a power of two, but not listed */
+    expect_invalid(s, "", "1", "macro name");
+    expect_invalid(s, "OP", "", "no value");
+    expect_invalid(s, "OP", "a b", "one word");
+
+    kj_define twice[] = {{"OP", "max"}, {"OP", "min"}};
+    assert_int_equal(kj__spec_resolve(s, "reduce", twice, 2, &list, &n), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "given twice"));
+
+    kj_define breaks[] = {{"BLOCK_SIZE", "1024"}, {"COARSE_FACTOR", "8"}};
+    assert_int_equal(kj__spec_resolve(s, "reduce", breaks, 2, &list, &n), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "BLOCK_SIZE * COARSE_FACTOR <= 4096"));
+    kj__spec_free(s);
+}
+
+static int lookup(const char *name, size_t len, int64_t *v, void *user) {
+    (void)user;
+    if (len == 1 && name[0] == 'A') return *v = 12, 0;
+    if (len == 1 && name[0] == 'B') return *v = 5, 0;
+    return -1;
+}
+
+static void test_expressions(void **state) {
+    (void)state;
+    struct {
+        const char *text;
+        int64_t value;
+    } ok[] = {{"1 + 2 * 3", 7}, {"(1 + 2) * 3", 9}, {"A % B", 2}, {"A / B", 2}, {"A >= 12 && B < 6", 1},
+              {"A == 1 || B != 5", 0}, {"-A + 2", -10}, {"!0", 1}, {"A<=B", 0}, {"7 - 2 - 1", 4}};
+    char err[128];
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        int64_t v;
+        if (kj__expr_eval(ok[i].text, lookup, NULL, &v, err, sizeof err) != 0) fail_msg("%s: %s", ok[i].text, err);
+        if (v != ok[i].value) fail_msg("%s = %lld, expected %lld", ok[i].text, (long long)v, (long long)ok[i].value);
+    }
+    const char *bad[] = {"1 +", "A % 0", "C + 1", "(1", "1 2", "A = 1", "", "9223372036854775807 * 2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int64_t v;
+        if (kj__expr_eval(bad[i], lookup, NULL, &v, err, sizeof err) == 0) fail_msg("'%s' was accepted", bad[i]);
+    }
+}
+
+static void test_identifier(void **state) {
+    (void)state;
+    assert_true(kj__is_identifier("BLOCK_SIZE"));
+    assert_true(kj__is_identifier("_x9"));
+    assert_false(kj__is_identifier("9x"));
+    assert_false(kj__is_identifier(""));
+    assert_false(kj__is_identifier("a-b"));
+    char longname[80];
+    memset(longname, 'A', 65);
+    longname[65] = '\0';
+    assert_false(kj__is_identifier(longname));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata), cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions), cmocka_unit_test(test_identifier),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
