@@ -572,6 +572,17 @@ kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     return KJ_OK;
 }
 
+kj_status kj_kernel_occupancy(const kj_kernel *k, unsigned block_threads, unsigned dynamic_shared, int *blocks_per_sm) {
+    KJ_RETURN_IF(!k || !blocks_per_sm, KJ_ERR_USAGE, "kj_kernel_occupancy: NULL argument");
+    KJ_RETURN_IF(block_threads == 0 || block_threads > (unsigned)k->max_threads, KJ_ERR_LIMIT,
+                 "a block of %u threads: %s allows 1 to %d", block_threads, k->entry, k->max_threads);
+    KJ_FORWARD(kj__enter(k->rt));
+    KJ_CU(k->rt->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, k->function, (int)block_threads,
+                                                                 dynamic_shared),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return KJ_OK;
+}
+
 /* ---- launching ------------------------------------------------------------------------------- */
 
 static unsigned dim(unsigned v) { return v ? v : 1; }
