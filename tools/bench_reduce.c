@@ -15,13 +15,14 @@
 
 static void help(void) {
     printf("usage: kernjit bench reduce [--op LIST] [--type LIST] [--entry LIST] [--sizes LIST] [--samples S]\n"
-           "                            [--json|--csv]\n\n"
+           "                            [--block LIST] [--coarse LIST] [--json|--csv]\n\n"
            "Times kj_reduce for each operator, type, size and entry, next to a device-to-device copy of\n"
            "the same bytes and CUB's DeviceReduce, then checks the targets (2^28: >= 1.05x CUB for\n"
            "sum/max/min on i32/f32/f64; 2^20: <= 0.5x CUB's time; no size slower than CUB).\n"
            "LISTs are comma-separated. Defaults: every op and type, sizes 2^10 to 2^28 in powers of 4,\n"
            "entries reduce_fast, reduce_coarsened, reduce_segmented (plus the single-block entries at\n"
-           "sizes they can take); S = 15.\n");
+           "sizes they can take); S = 15. --block and --coarse sweep BLOCK_SIZE and COARSE_FACTOR (default:\n"
+           "each entry's own configuration).\n");
 }
 
 #define MAX_LIST 32
@@ -47,6 +48,7 @@ typedef struct {
     kj_op op;
     kj_type type;
     const char *entry;
+    unsigned block, coarse; /* 0: the entry's default */
     kj_devptr base;   /* the big input buffer */
     size_t n, bytes;  /* elements and bytes of one input */
     unsigned slots;   /* rotation: inputs at base + i * bytes_aligned */
@@ -60,7 +62,7 @@ static kj_devptr input_at(const job *j, unsigned i) { return j->base + (kj_devpt
 
 static kj_status run_kernjit(void *user, kj_stream stream, unsigned i) {
     job *j = user;
-    kj_reduce_options o = {.entry = j->entry, .stream = stream};
+    kj_reduce_options o = {.entry = j->entry, .block_size = j->block, .coarse_factor = j->coarse, .stream = stream};
     return kj_reduce_async(j->rt, j->op, j->type, input_at(j, i), j->n, j->out, &o);
 }
 
@@ -152,15 +154,20 @@ int bench_reduce(int argc, char **argv) {
         {"entry", required_argument, 0, 'e'},   {"sizes", required_argument, 0, 'n'},
         {"samples", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
         {"csv", no_argument, 0, 'c'},           {"help", no_argument, 0, 'h'},
+        {"block", required_argument, 0, 'b'},   {"coarse", required_argument, 0, 'f'},
         {0, 0, 0, 0}};
     char all_ops[] = "sum,max,min,prod", all_types[] = "i32,u32,i64,f16,f32,f64";
     char default_entries[] = "reduce_fast,reduce_coarsened,reduce_segmented,reduce_shared,reduce_convergent,reduce_simple";
     char default_sizes[] = "2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28";
+    char zero_b[] = "0", zero_c[] = "0";
     char *ops_text = all_ops, *types_text = all_types, *entries_text = default_entries, *sizes_text = default_sizes;
+    char *blocks_text = zero_b, *coarse_text = zero_c;
     uint64_t samples = 15;
     int format = 't', c;
-    while ((c = getopt_long(argc, argv, "ho:t:e:n:s:jc", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:t:e:n:s:jcb:f:", opts, NULL)) != -1) {
         switch (c) {
+        case 'b': blocks_text = optarg; break;
+        case 'f': coarse_text = optarg; break;
         case 'o': ops_text = optarg; break;
         case 't': types_text = optarg; break;
         case 'e': entries_text = optarg; break;
@@ -176,9 +183,17 @@ int bench_reduce(int argc, char **argv) {
         }
     }
     if (optind < argc) return cli_usage("bench reduce", "unexpected argument '%s'", argv[optind]);
-    list ops, types, entries, sizes;
-    if (split(ops_text, &ops) || split(types_text, &types) || split(entries_text, &entries) || split(sizes_text, &sizes))
+    list ops, types, entries, sizes, blocks, coarses;
+    if (split(ops_text, &ops) || split(types_text, &types) || split(entries_text, &entries) || split(sizes_text, &sizes) ||
+        split(blocks_text, &blocks) || split(coarse_text, &coarses))
         return cli_usage("bench reduce", "empty or overlong list");
+    uint64_t block_v[MAX_LIST], coarse_v[MAX_LIST];
+    for (int i = 0; i < blocks.count; i++)
+        if (cli_parse_uint(blocks.items[i], 1024, &block_v[i]) != 0)
+            return cli_usage("bench reduce", "--block '%s' is not a block size (0 for the default)", blocks.items[i]);
+    for (int i = 0; i < coarses.count; i++)
+        if (cli_parse_uint(coarses.items[i], 64, &coarse_v[i]) != 0)
+            return cli_usage("bench reduce", "--coarse '%s' is not a coarsening factor (0 for the default)", coarses.items[i]);
     kj_op op_v[MAX_LIST];
     kj_type type_v[MAX_LIST];
     uint64_t size_v[MAX_LIST], max_n = 0;
@@ -282,13 +297,15 @@ int bench_reduce(int argc, char **argv) {
                         j.cub_temp_bytes = need;
                     }
                 }
-                for (int ei = 0; ei < entries.count && rc == EXIT_OK; ei++) {
-                    j.entry = entries.items[ei];
+                for (int ei = 0; ei < entries.count * blocks.count * coarses.count && rc == EXIT_OK; ei++) {
+                    j.entry = entries.items[ei % entries.count];
+                    j.block = (unsigned)block_v[ei / entries.count % blocks.count];
+                    j.coarse = (unsigned)coarse_v[ei / entries.count / blocks.count];
                     if (is_single_block(j.entry) && j.n > 2048) continue;
                     row r = {.op = j.op, .type = j.type, .n = j.n, .copy = copy, .have_cub = have_cub};
                     snprintf(r.entry, sizeof r.entry, "%s", j.entry);
                     /* the first run compiles or loads the kernel and is checked against CUB */
-                    kj_reduce_options o = {.entry = j.entry, .report = &r.rep};
+                    kj_reduce_options o = {.entry = j.entry, .block_size = j.block, .coarse_factor = j.coarse, .report = &r.rep};
                     unsigned char mine[8], theirs[8];
                     s = kj_reduce_async(rt, j.op, j.type, j.base, j.n, j.out, &o);
                     if (s == KJ_OK) s = kj_memcpy_dtoh(rt, mine, j.out, 8);
