@@ -221,6 +221,9 @@ static void test_limits_and_options(void **state) {
     o = (kj_reduce_options){.coarse_factor = 3};
     assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
     assert_int_equal(kj_reduce_async(rt, (kj_op)4, KJ_TYPE_F32, d_in, 10, d_out, NULL), KJ_ERR_USAGE);
+    o = (kj_reduce_options){.entry = "reduce_segmented", .coarse_factor = 4};
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "does not coarsen"));
     /* explicit configurations are used and reported */
     kj_reduce_report rep;
     o = (kj_reduce_options){.block_size = 128, .coarse_factor = 2, .report = &rep};

@@ -302,6 +302,9 @@ int bench_reduce(int argc, char **argv) {
                     j.block = (unsigned)block_v[ei / entries.count % blocks.count];
                     j.coarse = (unsigned)coarse_v[ei / entries.count / blocks.count];
                     if (is_single_block(j.entry) && j.n > 2048) continue;
+                    int coarsens = !strcmp(j.entry, "reduce_fast") || !strcmp(j.entry, "reduce_coarsened");
+                    if (!coarsens && j.coarse && ei / entries.count / blocks.count > 0) continue; /* once is enough */
+                    if (!coarsens) j.coarse = 0;
                     row r = {.op = j.op, .type = j.type, .n = j.n, .copy = copy, .have_cub = have_cub};
                     snprintf(r.entry, sizeof r.entry, "%s", j.entry);
                     /* the first run compiles or loads the kernel and is checked against CUB */
