@@ -232,7 +232,8 @@ typedef enum kj_origin {
  * Thread-safe: threads may ask for the same or different kernels at once.
  * Errors: KJ_ERR_UNKNOWN_KERNEL, KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value
  * outside the allowed set), KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in
- * kj_last_error()), KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA. */
+ * kj_last_error()), KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA, KJ_ERR_LIMIT (the metadata's
+ * shared-dynamic asks for more than the device allows a block: the message names both numbers). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
 
 typedef struct kj_compile_result {
@@ -266,6 +267,10 @@ typedef struct kj_kernel_info {
     int local_bytes;
     int max_threads_per_block; /* for this function */
     int linked;
+    unsigned shared_dynamic_bytes; /* dynamic shared memory the metadata asks for with these macros
+                                      (`//@kernjit shared-dynamic`), already opted in; 0: none */
+    int carveout;              /* the preferred shared-memory carveout applied from the metadata: a
+                                  percentage 0..100 of the largest shared memory, -1: the driver's choice */
 } kj_kernel_info;
 
 /* Facts about a loaded kernel; the strings live as long as the kernel. Thread-safe. */
@@ -274,7 +279,8 @@ KJ_API kj_status kj_kernel_query(const kj_kernel *kernel, kj_kernel_info *info);
 typedef struct kj_launch_config {
     unsigned grid[3];          /* 0 in a field is taken as 1 */
     unsigned block[3];
-    unsigned shared_bytes;     /* dynamic shared memory; above 48 KiB the kernel is opted in */
+    unsigned shared_bytes;     /* dynamic shared memory; above 48 KiB the kernel is opted in;
+                                  0: what the kernel's metadata asks for (kj_kernel_info.shared_dynamic_bytes) */
     kj_stream stream;
     uint64_t pending_launches; /* device-side launches this launch may have pending at once;
                                   0: what the kernel's metadata says */

@@ -30,6 +30,8 @@ struct kj_kernel {
     uint64_t pending_launches; /* from the metadata; 0 when none */
     int num_regs, shared_static, local_bytes, max_threads;
     unsigned dynamic_shared_allowed; /* the function's current dynamic shared-memory limit */
+    unsigned shared_dynamic;         /* the metadata's shared-dynamic for these macros; 0: none */
+    int carveout;                    /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
 };
 
 struct kj_runtime {
