@@ -37,6 +37,7 @@
     X(cuModuleGetGlobal, 1)                                                                         \
     X(cuFuncGetAttribute, 1)                                                                        \
     X(cuFuncSetAttribute, 1)                                                                        \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 0)                                               \
     X(cuLaunchKernel, 1)                                                                            \
     X(cuMemAlloc, 1)                                                                                \
     X(cuMemFree, 1)                                                                                 \
