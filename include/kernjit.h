@@ -488,10 +488,12 @@ typedef enum kj_transpose_variant {
                                  bank conflicts), then stored in order */
     KJ_TRANSPOSE_L1_8X32,     /* no shared memory: 8x32 threads a 32x32 tile, the caches regroup sectors */
     KJ_TRANSPOSE_L1_4X32,     /* the same with 4x32 threads */
+    KJ_TRANSPOSE_VEC,         /* no shared memory: each thread transposes a 4x4 block (2x2 for 8-byte
+                                 elements) in registers, with 16-byte loads and stores; 8x32 threads */
     KJ_TRANSPOSE_VARIANT_COUNT_
 } kj_transpose_variant;
 
-/* "padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32"; "?" when out of range. */
+/* "padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32", "vec"; "?" when out of range. */
 KJ_API const char *kj_transpose_variant_name(kj_transpose_variant variant);
 /* The entry point of the variant in kernels_src/transpose.cu ("transpose_padded"); "?" when out of range. */
 KJ_API const char *kj_transpose_variant_entry(kj_transpose_variant variant);
@@ -500,7 +502,7 @@ KJ_API kj_status kj_transpose_variant_parse(const char *text, kj_transpose_varia
 
 typedef struct kj_transpose_report {
     char entry[32];          /* the entry that ran */
-    unsigned tile_dim;       /* the square tile each block moves */
+    unsigned tile[2];        /* the input rows and columns each block moves */
     unsigned block[2];       /* threads per block, x and y */
     unsigned grid;           /* blocks launched: one per tile */
     unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */

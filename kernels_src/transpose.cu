@@ -1,5 +1,5 @@
-//@kernjit summary  Matrix transpose, any rows x cols: row/column access orders, shared-memory tiles, L1 mappings
-//@kernjit entry    transpose_padded transpose_read_rows transpose_read_cols transpose_shared transpose_l1_8x32 transpose_l1_4x32
+//@kernjit summary  Matrix transpose, any rows x cols: row/column access orders, shared-memory tiles, L1 mappings, vectors
+//@kernjit entry    transpose_padded transpose_read_rows transpose_read_cols transpose_shared transpose_l1_8x32 transpose_l1_4x32 transpose_vec
 //@kernjit param    ELEM_BYTES 2 4 8 = 4
 //@kernjit tune     TILE_DIM 16 32 64 128 = 32
 //@kernjit tune     BLOCK_ROWS 1 2 4 8 16 32 = 8
@@ -13,7 +13,7 @@
 // A transpose moves bits, so the element is an unsigned integer of ELEM_BYTES bytes: one kernel serves
 // f16 (2), f32/i32/u32 (4) and f64/i64 (8).
 //
-// Every entry works on square tiles, numbered along the rows of tiles on a 1-D grid (blockIdx.x), so
+// Every entry works on tiles (square but for transpose_vec's), numbered along the rows of tiles on a 1-D grid (blockIdx.x), so
 // that no grid dimension limits the matrix (a 2-D grid allows only 65535 tile rows). Threads outside
 // the matrix (the last row or column of tiles of a size that is not a multiple of the tile) skip their
 // elements; they still reach __syncthreads.
@@ -160,4 +160,56 @@ extern "C" __global__ void __launch_bounds__(TILE_DIM * BLOCK_ROWS)
         const unsigned orow = col0 + ty + j; // output row = input column
         if (oc < rows && orow < cols) out[(kj_u64)orow * rows + oc] = kj_padded_tile[tx * pitch + ty + j];
     }
+}
+
+// Vectors in registers: each thread loads KJ_V rows of KJ_V consecutive elements (one 16-byte vector
+// each; 8 bytes for 2-byte words), transposes that KJ_V x KJ_V block in its registers and stores KJ_V
+// output rows of KJ_V elements, again one vector each. No shared memory and no barrier, and every
+// thread has KJ_V vector loads in flight. With 8 x 32 threads a warp (8 lanes across, 4 down) reads
+// 4 rows x 128 contiguous bytes per load and writes 8 output rows x 64 contiguous bytes per store:
+// whole 32-byte sectors on both sides. The block's tile is 8 KJ_V columns x 32 KJ_V rows.
+// Vectors need every row of both matrices to start on a vector boundary (rows and cols multiples of
+// KJ_V, aligned pointers); otherwise, and for a block partly outside the matrix, a thread moves its
+// block element by element.
+#if ELEM_BYTES == 8
+#define KJ_V 2
+#else
+#define KJ_V 4
+#endif
+#define KJ_VEC_BX 8
+#define KJ_VEC_BY 32
+
+struct alignas(KJ_V * ELEM_BYTES) kj_vec_t {
+    kj_word w[KJ_V];
+};
+
+extern "C" __global__ void __launch_bounds__(KJ_VEC_BX * KJ_VEC_BY)
+    transpose_vec(const kj_word *__restrict__ in, kj_word *__restrict__ out, unsigned rows, unsigned cols) {
+    const unsigned tile_cols = KJ_VEC_BX * KJ_V, tile_rows = KJ_VEC_BY * KJ_V;
+    const unsigned tiles_x = (cols + tile_cols - 1) / tile_cols;
+    const unsigned c0 = blockIdx.x % tiles_x * tile_cols + threadIdx.x * KJ_V;
+    const unsigned r0 = blockIdx.x / tiles_x * tile_rows + threadIdx.y * KJ_V;
+    if (r0 >= rows || c0 >= cols) return;
+    const bool vectors = cols % KJ_V == 0 && rows % KJ_V == 0 &&
+                         (((unsigned long long)in | (unsigned long long)out) % sizeof(kj_vec_t)) == 0;
+    if (vectors) { // then r0 + KJ_V <= rows and c0 + KJ_V <= cols: both are multiples of KJ_V
+        kj_vec_t v[KJ_V];
+#pragma unroll
+        for (unsigned i = 0; i < KJ_V; i++) v[i] = *(const kj_vec_t *)(in + (kj_u64)(r0 + i) * cols + c0);
+#pragma unroll
+        for (unsigned k = 0; k < KJ_V; k++) {
+            kj_vec_t o;
+#pragma unroll
+            for (unsigned i = 0; i < KJ_V; i++) o.w[i] = v[i].w[k];
+            *(kj_vec_t *)(out + (kj_u64)(c0 + k) * rows + r0) = o;
+        }
+        return;
+    }
+#pragma unroll
+    for (unsigned i = 0; i < KJ_V; i++)
+#pragma unroll
+        for (unsigned k = 0; k < KJ_V; k++) {
+            const unsigned r = r0 + i, c = c0 + k;
+            if (r < rows && c < cols) out[(kj_u64)c * rows + r] = in[(kj_u64)r * cols + c];
+        }
 }

@@ -36,7 +36,7 @@ expect 2 "the kernels are reduce, transpose, vector-add" "$K" run nope
 expect 2 "jit, reduce, transpose, vector-add" "$K" bench nope
 
 # run transpose
-expect 2 "unknown transpose variant 'diagonal': allowed are padded, read-rows, read-cols, shared, l1-8x32, l1-4x32" \
+expect 2 "unknown transpose variant 'diagonal': allowed are padded, read-rows, read-cols, shared, l1-8x32, l1-4x32, vec" \
     "$K" run transpose --variant diagonal
 expect 2 "--rows '0' is not a count" "$K" run transpose --rows 0
 expect 2 "--cols 'wide' is not a count" "$K" run transpose --cols wide
@@ -47,8 +47,9 @@ expect 2 "-D FOO: run transpose takes -D TILE_DIM and -D BLOCK_ROWS" "$K" run tr
 expect 2 "-D TILE_DIM=0: the value must be an integer from 1 to 1024" "$K" run transpose -D TILE_DIM=0
 expect 2 "-D BLOCK_ROWS=many" "$K" run transpose -D BLOCK_ROWS=many
 expect 2 "has no value" "$K" run transpose -D TILE_DIM
-expect 2 "shared has a fixed 32x32 tile" "$K" run transpose --variant shared -D TILE_DIM=64
-expect 2 "l1-4x32 has a fixed 32x32 tile" "$K" run transpose -D BLOCK_ROWS=4 --variant l1-4x32
+expect 2 "shared has a fixed tile" "$K" run transpose --variant shared -D TILE_DIM=64
+expect 2 "l1-4x32 has a fixed tile" "$K" run transpose -D BLOCK_ROWS=4 --variant l1-4x32
+expect 2 "vec has a fixed tile" "$K" run transpose -D TILE_DIM=16 --variant vec
 expect 2 "--repeat '0'" "$K" run transpose --repeat 0
 expect 2 "--seed 'x'" "$K" run transpose --seed x
 expect 2 "unexpected argument 'extra'" "$K" run transpose extra

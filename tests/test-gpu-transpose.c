@@ -43,14 +43,14 @@ static void run_and_check(kj_runtime *rt, kj_type type, const void *in, kj_devpt
     KJ_ASSERT_OK(kj_transpose(rt, type, din, dout, rows, cols, &opt));
     KJ_ASSERT_OK(kj_synchronize(rt));
     KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, bytes));
-    assert_int_equal(rep.grid, ((rows + rep.tile_dim - 1) / rep.tile_dim) * ((cols + rep.tile_dim - 1) / rep.tile_dim));
+    assert_int_equal(rep.grid, ((rows + rep.tile[0] - 1) / rep.tile[0]) * ((cols + rep.tile[1] - 1) / rep.tile[1]));
     const unsigned char *a = in, *b = got;
     for (size_t c = 0; c < cols; c++)
         for (size_t r = 0; r < rows; r++)
             if (memcmp(a + (r * cols + c) * esize, b + (c * rows + r) * esize, esize) != 0)
-                fail_msg("%s %s TILE_DIM=%u BLOCK_ROWS=%u, %zu x %zu: out[%zu][%zu] differs from in[%zu][%zu]",
-                         kj_transpose_variant_name(o->variant), kj_type_name(type), rep.tile_dim, o->block_rows, rows,
-                         cols, c, r, r, c);
+                fail_msg("%s %s tile %ux%u BLOCK_ROWS=%u, %zu x %zu: out[%zu][%zu] differs from in[%zu][%zu]",
+                         kj_transpose_variant_name(o->variant), kj_type_name(type), rep.tile[0], rep.tile[1],
+                         o->block_rows, rows, cols, c, r, r, c);
 }
 
 static void check_all_variants(kj_runtime *rt, kj_type type, size_t rows, size_t cols, uint64_t *seed) {

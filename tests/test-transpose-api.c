@@ -14,10 +14,10 @@ static kj_runtime *compile_only(void) {
 
 static void test_variant_names(void **state) {
     (void)state;
-    const char *names[] = {"padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32"};
-    const char *entries[] = {"transpose_padded",  "transpose_read_rows", "transpose_read_cols",
-                             "transpose_shared",  "transpose_l1_8x32",   "transpose_l1_4x32"};
-    assert_int_equal(KJ_TRANSPOSE_VARIANT_COUNT_, 6);
+    const char *names[] = {"padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32", "vec"};
+    const char *entries[] = {"transpose_padded", "transpose_read_rows", "transpose_read_cols", "transpose_shared",
+                             "transpose_l1_8x32", "transpose_l1_4x32", "transpose_vec"};
+    assert_int_equal(KJ_TRANSPOSE_VARIANT_COUNT_, 7);
     for (int i = 0; i < KJ_TRANSPOSE_VARIANT_COUNT_; i++) {
         kj_transpose_variant v = KJ_TRANSPOSE_VARIANT_COUNT_;
         assert_string_equal(kj_transpose_variant_name((kj_transpose_variant)i), names[i]);
@@ -61,7 +61,7 @@ static void test_argument_errors(void **state) {
     o.variant = KJ_TRANSPOSE_SHARED;
     o.tile_dim = 64;
     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, p, p + 4096, 64, 64, &o), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "shared has a fixed 32x32 tile"));
+    assert_non_null(strstr(kj_last_error(), "shared has a fixed tile"));
     o = (kj_transpose_options){.variant = (kj_transpose_variant)9};
     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, p, p, 64, 64, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "variant 9"));

@@ -27,7 +27,8 @@ typedef struct config {
 
 static const config configs[] = {
     {KJ_TRANSPOSE_READ_ROWS, 0, 0}, {KJ_TRANSPOSE_READ_COLS, 0, 0}, {KJ_TRANSPOSE_SHARED, 0, 0},
-    {KJ_TRANSPOSE_L1_8X32, 0, 0},   {KJ_TRANSPOSE_L1_4X32, 0, 0},   {KJ_TRANSPOSE_PADDED, 32, 8},
+    {KJ_TRANSPOSE_L1_8X32, 0, 0},   {KJ_TRANSPOSE_L1_4X32, 0, 0},   {KJ_TRANSPOSE_VEC, 0, 0},
+    {KJ_TRANSPOSE_PADDED, 32, 8},
     {KJ_TRANSPOSE_PADDED, 16, 16},  {KJ_TRANSPOSE_PADDED, 32, 4},   {KJ_TRANSPOSE_PADDED, 32, 16},
     {KJ_TRANSPOSE_PADDED, 32, 32},  {KJ_TRANSPOSE_PADDED, 64, 4},   {KJ_TRANSPOSE_PADDED, 64, 8},
     {KJ_TRANSPOSE_PADDED, 64, 16},  {KJ_TRANSPOSE_PADDED, 128, 8},
@@ -52,7 +53,7 @@ static kj_status run_once(void *user, kj_stream stream, unsigned i) {
 typedef struct row {
     size_t rows, cols;
     config cfg;
-    unsigned block[2];
+    unsigned tile[2], block[2];
     bench_result r;
     double gbps, copy_gbps;
     int ok;
@@ -61,7 +62,7 @@ typedef struct row {
 static void config_label(const row *w, char *buf, size_t size) {
     if (w->cfg.variant == KJ_TRANSPOSE_PADDED)
         snprintf(buf, size, "TILE_DIM=%u BLOCK_ROWS=%u", w->cfg.tile_dim, w->cfg.block_rows);
-    else snprintf(buf, size, "32x32 tile, %ux%u threads", w->block[0], w->block[1]);
+    else snprintf(buf, size, "%ux%u tile, %ux%u threads", w->tile[0], w->tile[1], w->block[0], w->block[1]);
 }
 
 int bench_transpose(int argc, char **argv) {
@@ -178,6 +179,8 @@ int bench_transpose(int argc, char **argv) {
                         kj_transpose_variant_name(configs[k].variant), R, C, br, bc);
                 rc = EXIT_FAILURE_;
             }
+            w->tile[0] = rep.tile[0];
+            w->tile[1] = rep.tile[1];
             w->block[0] = rep.block[0];
             w->block[1] = rep.block[1];
             j.options.report = NULL;
@@ -217,7 +220,8 @@ int bench_transpose(int argc, char **argv) {
             json_uint("rows", w->rows);
             json_uint("cols", w->cols);
             json_string("variant", kj_transpose_variant_name(w->cfg.variant));
-            json_uint("tile_dim", w->cfg.tile_dim ? w->cfg.tile_dim : 32);
+            json_uint("tile_rows", w->tile[0]);
+            json_uint("tile_cols", w->tile[1]);
             json_uint("block_x", w->block[0]);
             json_uint("block_y", w->block[1]);
             json_double("median_us", w->r.median_us);
@@ -245,12 +249,12 @@ int bench_transpose(int argc, char **argv) {
         json_end_object();
         json_done();
     } else if (csv) {
-        printf("rows,cols,type,variant,tile_dim,block_x,block_y,median_us,gbps,copy_gbps,pct_of_copy,ok\n");
+        printf("rows,cols,type,variant,tile_rows,tile_cols,block_x,block_y,median_us,gbps,copy_gbps,pct_of_copy,ok\n");
         for (size_t i = 0; i < nrows; i++) {
             const row *w = &rowsv[i];
-            printf("%zu,%zu,%s,%s,%u,%u,%u,%.3f,%.1f,%.1f,%.1f,%d\n", w->rows, w->cols, kj_type_name(type),
-                   kj_transpose_variant_name(w->cfg.variant), w->cfg.tile_dim ? w->cfg.tile_dim : 32, w->block[0],
-                   w->block[1], w->r.median_us, w->gbps, w->copy_gbps, 100.0 * w->gbps / w->copy_gbps, w->ok);
+            printf("%zu,%zu,%s,%s,%u,%u,%u,%u,%.3f,%.1f,%.1f,%.1f,%d\n", w->rows, w->cols, kj_type_name(type),
+                   kj_transpose_variant_name(w->cfg.variant), w->tile[0], w->tile[1], w->block[0], w->block[1],
+                   w->r.median_us, w->gbps, w->copy_gbps, 100.0 * w->gbps / w->copy_gbps, w->ok);
         }
     } else {
         printf("transpose %s on %s (median of %llu samples; GB/s = bytes read + written / time)\n",

@@ -11,7 +11,7 @@ static const struct {
     const char *summary;
 } runners[] = {
     {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
-    {"transpose", run_transpose, "a matrix transpose, any rows x cols (six variants: access orders, tiles, L1)"},
+    {"transpose", run_transpose, "a matrix transpose, any rows x cols (variants: access orders, tiles, L1, vectors)"},
     {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
 };
 #define RUNNER_COUNT (sizeof runners / sizeof runners[0])

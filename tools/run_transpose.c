@@ -19,7 +19,8 @@ static void help(void) {
            "read + written), the configuration and whether the kernel came from the cache.\n\n"
            "  --variant   padded (default: shared-memory tile padded against bank conflicts; -D TILE_DIM,\n"
            "              -D BLOCK_ROWS), read-rows, read-cols, shared (32x8, transposed into shared\n"
-           "              memory), l1-8x32, l1-4x32 (no shared memory: thread-block shapes and L1)\n"
+           "              memory), l1-8x32, l1-4x32 (no shared memory: thread-block shapes and L1),\n"
+           "              vec (no shared memory: 4x4 blocks transposed in registers, 16-byte accesses)\n"
            "  --type      i32 u32 i64 f16 f32 f64: only the element size (2, 4, 8 bytes) matters\n"
            "  --seed      replays an input (the default is fresh each run and printed)\n"
            "R and C take suffixes: 4097, 8K, 2^13. Exit 1 when the result is wrong.\n");
@@ -87,7 +88,7 @@ int run_transpose(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
     if (to.variant != KJ_TRANSPOSE_PADDED && (to.tile_dim || to.block_rows))
-        return cli_usage(CMD, "-D TILE_DIM and -D BLOCK_ROWS shape the padded variant; %s has a fixed 32x32 tile",
+        return cli_usage(CMD, "-D TILE_DIM and -D BLOCK_ROWS shape the padded variant; %s has a fixed tile",
                          kj_transpose_variant_name(to.variant));
     if (!seed_given) seed = check_fresh_seed();
     size_t esize = kj_type_size(type);
@@ -156,7 +157,8 @@ int run_transpose(int argc, char **argv) {
         json_uint("rows", rows);
         json_uint("cols", cols);
         json_uint("seed", seed);
-        json_uint("tile_dim", first.tile_dim);
+        json_uint("tile_rows", first.tile[0]);
+        json_uint("tile_cols", first.tile[1]);
         json_uint("block_x", first.block[0]);
         json_uint("block_y", first.block[1]);
         json_uint("grid", first.grid);
@@ -174,7 +176,7 @@ int run_transpose(int argc, char **argv) {
                (unsigned long long)cols, kj_type_name(type), kj_transpose_variant_name(to.variant),
                (unsigned long long)seed);
         printf("  entry       %s, %ux%u tile, %ux%u threads, %u blocks, %u bytes of dynamic shared memory\n",
-               first.entry, first.tile_dim, first.tile_dim, first.block[0], first.block[1], first.grid,
+               first.entry, first.tile[0], first.tile[1], first.block[0], first.block[1], first.grid,
                first.shared_bytes);
         printf("  kernel      %s\n", origin_text(first.origin));
         printf("  check       %s (every element against the input, on the CPU)\n", wrong ? "WRONG" : "ok");
