@@ -232,7 +232,8 @@ typedef enum kj_origin {
  * Thread-safe: threads may ask for the same or different kernels at once.
  * Errors: KJ_ERR_UNKNOWN_KERNEL, KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value
  * outside the allowed set), KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in
- * kj_last_error()), KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA. */
+ * kj_last_error()), KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA, KJ_ERR_LIMIT (the metadata's
+ * shared-dynamic asks for more than the device allows a block: the message names both numbers). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
 
 typedef struct kj_compile_result {
@@ -266,6 +267,10 @@ typedef struct kj_kernel_info {
     int local_bytes;
     int max_threads_per_block; /* for this function */
     int linked;
+    unsigned shared_dynamic_bytes; /* dynamic shared memory the metadata asks for with these macros
+                                      (`//@kernjit shared-dynamic`), already opted in; 0: none */
+    int carveout;              /* the preferred shared-memory carveout applied from the metadata: a
+                                  percentage 0..100 of the largest shared memory, -1: the driver's choice */
 } kj_kernel_info;
 
 /* Facts about a loaded kernel; the strings live as long as the kernel. Thread-safe. */
@@ -279,7 +284,8 @@ KJ_API kj_status kj_kernel_occupancy(const kj_kernel *kernel, unsigned block_thr
 typedef struct kj_launch_config {
     unsigned grid[3];          /* 0 in a field is taken as 1 */
     unsigned block[3];
-    unsigned shared_bytes;     /* dynamic shared memory; above 48 KiB the kernel is opted in */
+    unsigned shared_bytes;     /* dynamic shared memory; above 48 KiB the kernel is opted in;
+                                  0: what the kernel's metadata asks for (kj_kernel_info.shared_dynamic_bytes) */
     kj_stream stream;
     uint64_t pending_launches; /* device-side launches this launch may have pending at once;
                                   0: what the kernel's metadata says */
@@ -448,6 +454,91 @@ KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inp
 /* As kj_reduce, but writes the result to device memory at `result` and returns without waiting. */
 KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                                  kj_devptr result, const kj_reduce_options *options);
+
+/* ------------------------------------------------------------------------------------------------
+ * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu), and the
+ * shared-memory carveouts of a device
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct kj_vector_add_report {
+    char entry[32];         /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
+                               aligned to 16 bytes) */
+    unsigned block_size;
+    unsigned unroll;        /* vectors (or elements) each thread has in flight */
+    unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
+    kj_origin origin;       /* how the kernel was obtained on this call */
+} kj_vector_add_report;
+
+typedef struct kj_vector_add_options {
+    unsigned block_size;    /* BLOCK_SIZE, 0: 256 */
+    unsigned unroll;        /* UNROLL, 0: 4 */
+    kj_stream stream;       /* NULL: the default stream */
+    kj_vector_add_report *report; /* optional: filled on success */
+} kj_vector_add_options;
+
+/* c[i] = a[i] + b[i] for i < n (device memory), elements of type KJ_TYPE_F32 or KJ_TYPE_F64: one IEEE
+ * addition rounded to nearest, so the bits equal a CPU's. c may be a or b (in place); other overlaps
+ * are not allowed. Asynchronous on options->stream; n = 0 launches nothing. options may be NULL.
+ * Thread-safe. Errors: KJ_ERR_USAGE (another type, a 0 pointer with n > 0), KJ_ERR_INVALID_DEFINE (a
+ * block_size or unroll the kernel does not offer), KJ_ERR_NO_DEVICE, and those of kj_kernel_get and
+ * kj_kernel_launch. */
+KJ_API kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, kj_devptr c, size_t n,
+                               const kj_vector_add_options *options);
+
+typedef enum kj_transpose_variant {
+    KJ_TRANSPOSE_PADDED = 0,  /* shared-memory tile padded to TILE_DIM + 1 columns (no bank conflicts),
+                                 TILE_DIM x BLOCK_ROWS threads: tunable, default 32 x 8. The default. */
+    KJ_TRANSPOSE_READ_ROWS,   /* read rows, write columns: coalesced reads, scattered writes */
+    KJ_TRANSPOSE_READ_COLS,   /* read columns, write rows: scattered reads, coalesced writes */
+    KJ_TRANSPOSE_SHARED,      /* 32x32 tile, 32x8 threads, written transposed into shared memory (32-way
+                                 bank conflicts), then stored in order */
+    KJ_TRANSPOSE_L1_8X32,     /* no shared memory: 8x32 threads a 32x32 tile, the caches regroup sectors */
+    KJ_TRANSPOSE_L1_4X32,     /* the same with 4x32 threads */
+    KJ_TRANSPOSE_VEC,         /* no shared memory: each thread transposes a 4x4 block (2x2 for 8-byte
+                                 elements) in registers, with 16-byte loads and stores; 8x32 threads */
+    KJ_TRANSPOSE_VARIANT_COUNT_
+} kj_transpose_variant;
+
+/* "padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32", "vec"; "?" when out of range. */
+KJ_API const char *kj_transpose_variant_name(kj_transpose_variant variant);
+/* The entry point of the variant in kernels_src/transpose.cu ("transpose_padded"); "?" when out of range. */
+KJ_API const char *kj_transpose_variant_entry(kj_transpose_variant variant);
+/* Parses a variant name; KJ_ERR_USAGE naming the allowed names otherwise. */
+KJ_API kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *variant);
+
+typedef struct kj_transpose_report {
+    char entry[32];          /* the entry that ran */
+    unsigned tile[2];        /* the input rows and columns each block moves */
+    unsigned block[2];       /* threads per block, x and y */
+    unsigned grid;           /* blocks launched: one per tile */
+    unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
+    kj_origin origin;        /* how the kernel was obtained on this call */
+} kj_transpose_report;
+
+typedef struct kj_transpose_options {
+    kj_transpose_variant variant; /* KJ_TRANSPOSE_PADDED when zeroed */
+    unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM, 0: 32 */
+    unsigned block_rows;     /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS, 0: 8 */
+    kj_stream stream;        /* NULL: the default stream */
+    kj_transpose_report *report; /* optional: filled on success */
+} kj_transpose_options;
+
+/* Writes the transpose of `in` (rows x cols, row-major) to `out` (cols x rows, row-major):
+ * out[c * rows + r] = in[r * cols + c]. Elements are kj_type_size(type) bytes, moved as they are
+ * (any kj_type). in and out must not overlap. rows or cols 0 launches nothing; each may be up to
+ * 2^31 - 1. Asynchronous on options->stream. options may be NULL. Thread-safe.
+ * Errors: KJ_ERR_USAGE (bad type or variant, tile_dim or block_rows with another variant, a size too
+ * large, a 0 pointer), KJ_ERR_INVALID_DEFINE (a TILE_DIM/BLOCK_ROWS pair the kernel does not allow),
+ * KJ_ERR_LIMIT (the tile needs more shared memory than the device gives a block, or more blocks than
+ * a grid holds), KJ_ERR_NO_DEVICE, and those of kj_kernel_get and kj_kernel_launch. */
+KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out, size_t rows, size_t cols,
+                              const kj_transpose_options *options);
+
+/* The shared-memory capacities (KiB per multiprocessor) the device's architecture can split off its
+ * unified L1/shared memory, smallest first: what a carveout (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_
+ * CARVEOUT, `//@kernjit carveout`, a percentage of the largest) chooses among. Writes up to max values
+ * to kib and returns how many there are; for an architecture kernjit does not know, the usual steps up
+ * to device->shared_per_sm. Thread-safe. */
+KJ_API size_t kj_device_carveouts(const kj_device_info *device, unsigned *kib, size_t max);
 
 #ifdef __cplusplus
 }

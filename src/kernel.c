@@ -36,6 +36,8 @@ typedef struct prepared {
     int ptx;
     kj__key key;
     char *description;
+    uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
+    int carveout;
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -204,6 +206,11 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
     KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
                  req->option_count);
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
+    /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
+     * reports a size the macros make impossible as early as kj_kernel_get does. */
+    KJ_FORWARD(kj__spec_shared_dynamic(p->spec, p->src->name, p->entry, p->defines, p->define_count,
+                                       &p->shared_dynamic));
+    p->carveout = kj__spec_carveout(p->spec, p->entry);
     KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
     KJ_FORWARD(build_options(p, req));
 
@@ -445,6 +452,8 @@ static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmo
     return s;
 }
 
+static kj_status apply_metadata_attributes(kj_kernel *k);
+
 static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepared *p, binary *bin, CUmodule m,
                              kj_kernel **out) {
     const char *symbol = bin->lowered_name ? bin->lowered_name : p->entry;
@@ -468,6 +477,8 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->origin = bin->origin;
     k->linked = p->spec->rdc;
     k->pending_launches = p->spec->pending_launches;
+    k->shared_dynamic = p->shared_dynamic;
+    k->carveout = p->carveout;
     if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log) {
         kernel_free(k);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -479,6 +490,11 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     int dyn = 0;
     if (rt->cu->cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS && dyn > 0)
         k->dynamic_shared_allowed = (unsigned)dyn;
+    kj_status s = apply_metadata_attributes(k);
+    if (s != KJ_OK) {
+        kernel_free(k);
+        return s;
+    }
     *out = k;
     return KJ_OK;
 }
@@ -569,6 +585,8 @@ kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     info->local_bytes = k->local_bytes;
     info->max_threads_per_block = k->max_threads;
     info->linked = k->linked;
+    info->shared_dynamic_bytes = k->shared_dynamic;
+    info->carveout = k->carveout == KJ__CARVEOUT_UNSET ? KJ__CARVEOUT_DEFAULT : k->carveout;
     return KJ_OK;
 }
 
@@ -640,6 +658,27 @@ static kj_status ensure_shared(kj_kernel *k, unsigned bytes) {
     return KJ_OK;
 }
 
+/* The metadata's launch attributes, set once when the kernel is made (before any launch): the
+ * dynamic shared memory it asks for is opted in above the function's default limit, and the carveout
+ * preference is applied. A size the device cannot give fails here, naming both numbers, so that the
+ * kernel is never handed out. */
+static kj_status apply_metadata_attributes(kj_kernel *k) {
+    kj_runtime *rt = k->rt;
+    if (k->shared_dynamic) {
+        size_t optin = rt->info.shared_per_block_optin;
+        size_t most = optin > (size_t)k->shared_static ? optin - (size_t)k->shared_static : 0;
+        KJ_RETURN_IF(k->shared_dynamic > most, KJ_ERR_LIMIT,
+                     "%s (%s): its metadata asks for %u bytes of dynamic shared memory; the device allows %zu per "
+                     "block (opt-in maximum %zu less %d static)", k->entry, k->defines, k->shared_dynamic, most,
+                     optin, k->shared_static);
+        KJ_FORWARD(ensure_shared(k, k->shared_dynamic));
+    }
+    if (k->carveout != KJ__CARVEOUT_UNSET)
+        KJ_CU(rt->cu->cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, k->carveout),
+              "setting the preferred shared-memory carveout (cuFuncSetAttribute)");
+    return KJ_OK;
+}
+
 /* The device runtime keeps launches that are not yet running in a buffer sized by this limit; a
  * launch that does not fit fails on the device only, so it is raised before launching. */
 static kj_status ensure_pending_limit(kj_runtime *rt, uint64_t need) {
@@ -660,10 +699,12 @@ kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args)
     kj_runtime *rt = k->rt;
     KJ_FORWARD(kj__enter(rt));
     KJ_FORWARD(check_config(k, c));
-    KJ_FORWARD(ensure_shared(k, c->shared_bytes));
+    /* 0 means "what the kernel's metadata asks for" (shared-dynamic), itself 0 when it asks nothing. */
+    unsigned shared = c->shared_bytes ? c->shared_bytes : k->shared_dynamic;
+    KJ_FORWARD(ensure_shared(k, shared));
     if (k->linked) KJ_FORWARD(ensure_pending_limit(rt, c->pending_launches ? c->pending_launches : k->pending_launches));
     KJ_CU(rt->cu->cuLaunchKernel(k->function, dim(c->grid[0]), dim(c->grid[1]), dim(c->grid[2]), dim(c->block[0]),
-                                 dim(c->block[1]), dim(c->block[2]), c->shared_bytes, (CUstream)c->stream, args, NULL),
+                                 dim(c->block[1]), dim(c->block[2]), shared, (CUstream)c->stream, args, NULL),
           "kernel launch (cuLaunchKernel)");
     return KJ_OK;
 }

@@ -33,6 +33,8 @@ struct kj_kernel {
     /* the last occupancy answer: ops ask it on every launch, and the driver call costs microseconds */
     unsigned occupancy_block, occupancy_shared;
     int occupancy;
+    unsigned shared_dynamic;         /* the metadata's shared-dynamic for these macros; 0: none */
+    int carveout;                    /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
 };
 
 struct kj_runtime {

@@ -41,8 +41,18 @@ static int push_string(char ***list, size_t *count, char *s) {
 
 static void param_free(kj__param *p);
 
+static void attrs_free(kj__launch_attr *a, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(a[i].entry);
+        free(a[i].expr);
+    }
+    free(a);
+}
+
 void kj__spec_free(kj__spec *spec) {
     if (!spec) return;
+    attrs_free(spec->shared_dynamic, spec->shared_dynamic_count);
+    attrs_free(spec->carveouts, spec->carveout_count);
     free(spec->summary);
     kj__strings_free(spec->entries, spec->entry_count);
     for (size_t i = 0; i < spec->param_count; i++) param_free(&spec->params[i]);
@@ -205,6 +215,97 @@ static char *trimmed(const char *s) {
     return kj__strndup(s, n);
 }
 
+/* An optional `ENTRY:` before the value of shared-dynamic and carveout. Sets *entry to a new string
+ * (NULL when the line has no scope) and *value to the text after the scope. */
+static kj_status split_scope(const where *w, const char *directive, const char *text, char **entry,
+                             const char **value) {
+    const char *p = text;
+    while (isspace((unsigned char)*p)) p++;
+    const char *start = p;
+    while (isalnum((unsigned char)*p) || *p == '_') p++;
+    *entry = NULL;
+    *value = start;
+    if (p == start || *p != ':') return KJ_OK; /* expressions have no ':', so this is never ambiguous */
+    char *e = kj__strndup(start, (size_t)(p - start));
+    if (!e) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (!kj__is_identifier(e)) {
+        kj_status s = SPEC_FAIL(w, "`%s %.80s:`: the entry must be a C identifier", directive, e);
+        free(e);
+        return s;
+    }
+    *entry = e;
+    *value = p + 1;
+    return KJ_OK;
+}
+
+static int same_scope(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* Appends attr to the list, taking its strings (freed on failure). One line per scope. */
+static kj_status push_attr(const where *w, const char *directive, kj__launch_attr **list, size_t *count,
+                           kj__launch_attr attr) {
+    kj_status s = KJ_OK;
+    for (size_t i = 0; i < *count && s == KJ_OK; i++)
+        if (same_scope((*list)[i].entry, attr.entry))
+            s = SPEC_FAIL(w, "`%s` for %s is already given on line %d", directive,
+                          attr.entry ? attr.entry : "every entry", (*list)[i].line);
+    kj__launch_attr *grown = NULL;
+    if (s == KJ_OK && !(grown = realloc(*list, (*count + 1) * sizeof *grown)))
+        s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s != KJ_OK) {
+        free(attr.entry);
+        free(attr.expr);
+        return s;
+    }
+    grown[(*count)++] = attr;
+    *list = grown;
+    return KJ_OK;
+}
+
+static kj_status parse_shared_dynamic(const where *w, kj__spec *spec, const char *after) {
+    kj__launch_attr a = {0};
+    const char *value;
+    KJ_FORWARD(split_scope(w, "shared-dynamic", after, &a.entry, &value));
+    a.expr = trimmed(value);
+    a.line = w->line;
+    if (!a.expr) {
+        free(a.entry);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (!*a.expr) {
+        free(a.entry);
+        free(a.expr);
+        return SPEC_FAIL(w, "`shared-dynamic` needs a byte count: an expression over integers and the macros, "
+                            "optionally after `ENTRY:`");
+    }
+    /* Checked with the defaults once the whole block is read (the macros may be declared later). */
+    return push_attr(w, "shared-dynamic", &spec->shared_dynamic, &spec->shared_dynamic_count, a);
+}
+
+static kj_status parse_carveout(const where *w, kj__spec *spec, const char *after) {
+    kj__launch_attr a = {0};
+    const char *value;
+    KJ_FORWARD(split_scope(w, "carveout", after, &a.entry, &value));
+    a.line = w->line;
+    char *v = trimmed(value);
+    if (!v) {
+        free(a.entry);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    long long pct;
+    kj_status s = KJ_OK;
+    if (strcmp(v, "max-shared") == 0) a.value = 100; /* CU_SHAREDMEM_CARVEOUT_MAX_SHARED */
+    else if (strcmp(v, "max-l1") == 0) a.value = 0;  /* CU_SHAREDMEM_CARVEOUT_MAX_L1 */
+    else if (strcmp(v, "default") == 0) a.value = KJ__CARVEOUT_DEFAULT;
+    else if (parse_i64(v, &pct) == 0 && pct >= 0 && pct <= 100) a.value = (int)pct;
+    else s = SPEC_FAIL(w, "carveout '%.80s' is not a percentage from 0 to 100, max-shared, max-l1 or default", v);
+    free(v);
+    if (s != KJ_OK) {
+        free(a.entry);
+        return s;
+    }
+    return push_attr(w, "carveout", &spec->carveouts, &spec->carveout_count, a);
+}
+
 static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
     char buf[1024];
     size_t n = strlen(rest);
@@ -260,7 +361,11 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
         spec->pending_launches = (uint64_t)v;
         return KJ_OK;
     }
-    return SPEC_FAIL(w, "unknown directive '%.40s' (known: summary entry param tune require rdc limit)", d);
+    if (strcmp(d, "shared-dynamic") == 0) return parse_shared_dynamic(w, spec, after);
+    if (strcmp(d, "carveout") == 0) return parse_carveout(w, spec, after);
+    return SPEC_FAIL(w,
+                     "unknown directive '%.40s' (known: summary entry param tune require rdc limit shared-dynamic "
+                     "carveout)", d);
 }
 
 typedef struct {
@@ -295,6 +400,91 @@ static long broken_requirement(const kj__spec *spec, char **canonical, size_t co
     return -1;
 }
 
+static void join_values(kj__buf *b, char *const *canonical, size_t count) {
+    for (size_t i = 0; i < count; i++) kj__buf_printf(b, "%s%s", i ? " " : "", canonical[i]);
+    if (!count) kj__buf_puts(b, "(no macros)");
+}
+
+/* Evaluates one shared-dynamic line over the NAME=VALUE list; KJ_ERR_INVALID_DEFINE as described for
+ * kj__spec_shared_dynamic. */
+static kj_status eval_shared(const kj__spec *spec, const char *kernel, const kj__launch_attr *a,
+                             char *const *canonical, size_t count, uint32_t *bytes) {
+    value_env env = {spec, (char **)canonical, count};
+    char err[256];
+    int64_t v = 0;
+    int failed = kj__expr_eval(a->expr, lookup_value, &env, &v, err, sizeof err) != 0;
+    if (!failed && v >= 0 && v <= KJ__SHARED_DYNAMIC_MAX) {
+        *bytes = (uint32_t)v;
+        return KJ_OK;
+    }
+    kj__buf b = {0};
+    join_values(&b, canonical, count);
+    kj_status s =
+        failed ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: the metadata's shared-dynamic `%s` cannot be evaluated: %s",
+                         b.data ? b.data : "", kernel, a->expr, err)
+               : KJ_FAIL(KJ_ERR_INVALID_DEFINE,
+                         "%s for %s: the metadata's shared-dynamic `%s` gives %lld bytes; 0 to %lld are allowed",
+                         b.data ? b.data : "", kernel, a->expr, (long long)v, KJ__SHARED_DYNAMIC_MAX);
+    kj__buf_free(&b);
+    return s;
+}
+
+/* The line for entry: its own, else the unscoped one, else NULL. */
+static const kj__launch_attr *find_attr(const kj__launch_attr *list, size_t count, const char *entry) {
+    const kj__launch_attr *all = NULL;
+    for (size_t i = 0; i < count; i++) {
+        if (!list[i].entry) all = &list[i];
+        else if (entry && strcmp(list[i].entry, entry) == 0) return &list[i];
+    }
+    return all;
+}
+
+kj_status kj__spec_shared_dynamic(const kj__spec *spec, const char *kernel, const char *entry, char *const *canonical,
+                                  size_t count, uint32_t *bytes) {
+    const kj__launch_attr *a = find_attr(spec->shared_dynamic, spec->shared_dynamic_count, entry);
+    *bytes = 0;
+    return a ? eval_shared(spec, kernel, a, canonical, count, bytes) : KJ_OK;
+}
+
+int kj__spec_carveout(const kj__spec *spec, const char *entry) {
+    const kj__launch_attr *a = find_attr(spec->carveouts, spec->carveout_count, entry);
+    return a ? a->value : KJ__CARVEOUT_UNSET;
+}
+
+/* After the whole block is read: scoped lines must name declared entries (when the block declares
+ * any), and every shared-dynamic expression must give a size with the defaults, so that a typo
+ * shows when the metadata is read rather than at some later request. */
+static kj_status check_launch_attrs(const char *origin, const kj__spec *spec, char *const *defaults, size_t count) {
+    const struct {
+        const char *directive;
+        const kj__launch_attr *list;
+        size_t n;
+    } kinds[] = {{"shared-dynamic", spec->shared_dynamic, spec->shared_dynamic_count},
+                 {"carveout", spec->carveouts, spec->carveout_count}};
+    for (size_t k = 0; k < 2; k++) {
+        for (size_t i = 0; i < kinds[k].n; i++) {
+            const kj__launch_attr *a = &kinds[k].list[i];
+            where w = {origin, a->line};
+            if (a->entry && spec->entry_count && !kj__spec_has_entry(spec, a->entry)) {
+                kj__buf b = {0};
+                for (size_t e = 0; e < spec->entry_count; e++)
+                    kj__buf_printf(&b, "%s%s", e ? ", " : "", spec->entries[e]);
+                kj_status s = SPEC_FAIL(&w, "`%s %s:` names no entry: the entries are %s", kinds[k].directive, a->entry,
+                                        b.data ? b.data : "");
+                kj__buf_free(&b);
+                return s;
+            }
+            uint32_t bytes;
+            if (a->expr && eval_shared(spec, origin, a, defaults, count, &bytes) != KJ_OK) {
+                char msg[1024];
+                snprintf(msg, sizeof msg, "%s", kj_last_error());
+                return SPEC_FAIL(&w, "with the defaults: %s", msg);
+            }
+        }
+    }
+    return KJ_OK;
+}
+
 kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__spec **out) {
     kj__spec *spec = calloc(1, sizeof *spec);
     if (!spec) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -318,14 +508,18 @@ kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__s
         }
         i = end + 1;
     }
-    if (s == KJ_OK && spec->require_count) {
+    if (s == KJ_OK && (spec->require_count || spec->shared_dynamic_count || spec->carveout_count)) {
         /* The defaults must satisfy the requirements: otherwise a request with no -D could not run. */
         char **canonical;
         size_t count;
         s = kj__spec_resolve(spec, origin, NULL, 0, &canonical, &count);
-        if (s == KJ_OK) kj__strings_free(canonical, count);
-        else s = kj__fail(KJ_ERR_SPEC, __FILE__, __LINE__, "%s: the metadata's defaults fail: %s", origin,
-                          kj_last_error());
+        if (s == KJ_OK) {
+            s = check_launch_attrs(origin, spec, canonical, count);
+            kj__strings_free(canonical, count);
+        } else {
+            s = kj__fail(KJ_ERR_SPEC, __FILE__, __LINE__, "%s: the metadata's defaults fail: %s", origin,
+                         kj_last_error());
+        }
     }
     if (s != KJ_OK) {
         kj__spec_free(spec);

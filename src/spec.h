@@ -8,6 +8,15 @@
  *   //@kernjit require  BLOCK_SIZE * COARSE_FACTOR <= 32768 a constraint between macro values
  *   //@kernjit rdc                                          needs the device runtime (-rdc, cudadevrt)
  *   //@kernjit limit    pending-launches 16384              context limits to set before launching
+ *   //@kernjit shared-dynamic TILE * (TILE + 1) * 4         bytes of dynamic shared memory per block
+ *   //@kernjit carveout max-shared                          preferred L1/shared split: PERCENT, max-shared,
+ *                                                           max-l1 or default
+ *
+ * shared-dynamic and carveout apply to every entry, or to one entry when written `ENTRY: ...`
+ * (`//@kernjit shared-dynamic transpose_padded: TILE_DIM * (TILE_DIM + 1) * ELEM_BYTES`); a scoped
+ * line wins over an unscoped one. The expression is evaluated once the request's macros are known
+ * (expr.h syntax); the kernel pipeline opts the function in to that much dynamic shared memory,
+ * applies the carveout, and launches with that size when the launch asks for none.
  *
  * A source without any such line (an ad-hoc kernel file) has an empty spec: any well-formed macro is
  * accepted and any entry may be asked for. */
@@ -31,6 +40,22 @@ typedef struct kj__param {
     int tunable;
 } kj__param;
 
+/* A launch attribute from the metadata: for one entry, or for every entry without its own line. */
+typedef struct kj__launch_attr {
+    char *entry; /* NULL: every entry without a line of its own */
+    char *expr;  /* shared-dynamic: the byte-count expression; NULL for carveout */
+    int value;   /* carveout: percent 0..100, or KJ__CARVEOUT_DEFAULT */
+    int line;    /* where it is written, for messages */
+} kj__launch_attr;
+
+/* The values of CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT (CUshared_carveout): a percentage
+ * of the largest shared-memory capacity, or -1 for the driver's choice. UNSET: no line applies, so
+ * the attribute is left as it is. */
+#define KJ__CARVEOUT_DEFAULT (-1)
+#define KJ__CARVEOUT_UNSET (-2)
+/* The most dynamic shared memory a line may ask for: cuFuncSetAttribute takes an int. */
+#define KJ__SHARED_DYNAMIC_MAX 2147483647LL
+
 typedef struct kj__spec {
     int present;             /* the source has a metadata block */
     char *summary;
@@ -42,6 +67,10 @@ typedef struct kj__spec {
     size_t require_count;
     int rdc;
     uint64_t pending_launches; /* 0: not set */
+    kj__launch_attr *shared_dynamic; /* `shared-dynamic` lines */
+    size_t shared_dynamic_count;
+    kj__launch_attr *carveouts;      /* `carveout` lines */
+    size_t carveout_count;
 } kj__spec;
 
 /* Parses the metadata of text; origin names the file in messages ("reduce.cu:4: ...").
@@ -59,6 +88,15 @@ int kj__spec_has_entry(const kj__spec *spec, const char *entry);
 kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
                            char ***canonical, size_t *canonical_count);
 void kj__strings_free(char **strings, size_t count);
+
+/* The dynamic shared memory (bytes) the metadata asks for `entry`, evaluated over the canonical
+ * NAME=VALUE list of kj__spec_resolve; 0 when no line applies. kernel names the kernel in messages.
+ * KJ_ERR_INVALID_DEFINE when these macro values make the expression fail (division by zero) or give
+ * a size outside 0..2^31-1, naming the expression, the values and the result. */
+kj_status kj__spec_shared_dynamic(const kj__spec *spec, const char *kernel, const char *entry, char *const *canonical,
+                                  size_t count, uint32_t *bytes);
+/* The carveout for `entry`: 0..100, KJ__CARVEOUT_DEFAULT, or KJ__CARVEOUT_UNSET when no line applies. */
+int kj__spec_carveout(const kj__spec *spec, const char *entry);
 
 /* Checks a name as a C identifier of at most 64 characters. */
 int kj__is_identifier(const char *name);

@@ -171,6 +171,114 @@ static void test_expressions(void **state) {
     }
 }
 
+/* shared-dynamic and carveout: scoped and unscoped lines, evaluation over the request's macros. */
+static const char *launch_block = "//@kernjit entry tile plain other\n"
+                                  "//@kernjit param E 2 4 8 = 4\n"
+                                  "//@kernjit tune TILE 16 32 64 = 32\n"
+                                  "//@kernjit tune D 0 1 3 = 1\n"
+                                  "//@kernjit shared-dynamic tile: TILE * (TILE + 1) * E\n"
+                                  "//@kernjit shared-dynamic 1024 / D\n"
+                                  "//@kernjit carveout   max-l1\n"
+                                  "//@kernjit carveout tile: max-shared\n"
+                                  "//@kernjit carveout other: 25\n";
+
+static uint32_t shared_for(const kj__spec *s, const char *entry, const kj_define *d, size_t nd) {
+    char **list;
+    size_t n;
+    KJ_ASSERT_OK(kj__spec_resolve(s, "k", d, nd, &list, &n));
+    uint32_t bytes = 12345;
+    KJ_ASSERT_OK(kj__spec_shared_dynamic(s, "k", entry, list, n, &bytes));
+    kj__strings_free(list, n);
+    return bytes;
+}
+
+static void test_launch_attributes(void **state) {
+    (void)state;
+    kj__spec *s = parse_ok(launch_block);
+    assert_int_equal(s->shared_dynamic_count, 2);
+    assert_int_equal(s->carveout_count, 3);
+    assert_string_equal(s->shared_dynamic[0].entry, "tile");
+    assert_string_equal(s->shared_dynamic[0].expr, "TILE * (TILE + 1) * E");
+    assert_null(s->shared_dynamic[1].entry);
+    assert_int_equal(s->shared_dynamic[1].line, 6);
+    /* the scoped line wins; other entries take the unscoped one */
+    assert_int_equal(shared_for(s, "tile", NULL, 0), 32 * 33 * 4);
+    assert_int_equal(shared_for(s, "plain", NULL, 0), 1024);
+    kj_define big[] = {{"TILE", "64"}, {"E", "8"}};
+    assert_int_equal(shared_for(s, "tile", big, 2), 64 * 65 * 8);
+    kj_define d3 = {"D", "3"};
+    assert_int_equal(shared_for(s, "other", &d3, 1), 341);
+    assert_int_equal(kj__spec_carveout(s, "tile"), 100);
+    assert_int_equal(kj__spec_carveout(s, "plain"), 0);
+    assert_int_equal(kj__spec_carveout(s, "other"), 25);
+    assert_int_equal(kj__spec_carveout(s, NULL), 0);
+
+    /* values that make the expression fail are a bad define, naming the expression and the values */
+    kj_define d0 = {"D", "0"};
+    char **list;
+    size_t n;
+    KJ_ASSERT_OK(kj__spec_resolve(s, "k", &d0, 1, &list, &n));
+    uint32_t bytes;
+    assert_int_equal(kj__spec_shared_dynamic(s, "k", "plain", list, n, &bytes), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "1024 / D"));
+    assert_non_null(strstr(kj_last_error(), "D=0"));
+    assert_non_null(strstr(kj_last_error(), "division by zero"));
+    /* the scoped entry does not use D */
+    KJ_ASSERT_OK(kj__spec_shared_dynamic(s, "k", "tile", list, n, &bytes));
+    kj__strings_free(list, n);
+    kj__spec_free(s);
+
+    /* a source without these lines asks for nothing */
+    s = reduce_like();
+    assert_int_equal(shared_for(s, "r", NULL, 0), 0);
+    assert_int_equal(kj__spec_carveout(s, "r"), KJ__CARVEOUT_UNSET);
+    kj__spec_free(s);
+
+    /* a constant, without entries or macros; carveout default */
+    s = parse_ok("//@kernjit shared-dynamic 64 * 1024\n//@kernjit carveout default\n");
+    assert_true(s->present);
+    assert_int_equal(shared_for(s, "anything", NULL, 0), 65536);
+    assert_int_equal(kj__spec_carveout(s, "anything"), KJ__CARVEOUT_DEFAULT);
+    kj__spec_free(s);
+
+    /* sizes out of range with some values: negative, and above 2^31 - 1 */
+    s = parse_ok("//@kernjit param K 1 -1 3000000 = 1\n//@kernjit shared-dynamic K * 1024\n");
+    kj_define neg = {"K", "-1"}, huge = {"K", "3000000"};
+    KJ_ASSERT_OK(kj__spec_resolve(s, "k", &neg, 1, &list, &n));
+    assert_int_equal(kj__spec_shared_dynamic(s, "k", NULL, list, n, &bytes), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "gives -1024 bytes"));
+    kj__strings_free(list, n);
+    KJ_ASSERT_OK(kj__spec_resolve(s, "k", &huge, 1, &list, &n));
+    assert_int_equal(kj__spec_shared_dynamic(s, "k", NULL, list, n, &bytes), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "3072000000 bytes; 0 to 2147483647"));
+    kj__strings_free(list, n);
+    kj__spec_free(s);
+}
+
+static void test_launch_attributes_malformed(void **state) {
+    (void)state;
+    parse_bad("//@kernjit shared-dynamic\n", "needs a byte count");
+    parse_bad("//@kernjit shared-dynamic k:\n", "needs a byte count");
+    parse_bad("//@kernjit shared-dynamic 1 +\n", "with the defaults");
+    parse_bad("//@kernjit shared-dynamic NOPE * 4\n", "'NOPE' is not a macro with an integer value");
+    parse_bad("//@kernjit param T f32 f64 = f32\n//@kernjit shared-dynamic T * 4\n", "'T' is not a macro");
+    parse_bad("//@kernjit shared-dynamic 0 - 4\n", "gives -4 bytes");
+    parse_bad("//@kernjit shared-dynamic 4\n//@kernjit shared-dynamic 8\n", "already given on line 1");
+    parse_bad("//@kernjit entry a\n//@kernjit shared-dynamic a: 4\n//@kernjit shared-dynamic a: 8\n",
+              "`shared-dynamic` for a is already given on line 2");
+    parse_bad("//@kernjit entry a b\n//@kernjit shared-dynamic c: 4\n", "names no entry: the entries are a, b");
+    parse_bad("//@kernjit entry a b\n\n//@kernjit carveout zz: 4\n", "t.cu:3:");
+    parse_bad("//@kernjit carveout 101\n", "carveout '101' is not a percentage from 0 to 100");
+    parse_bad("//@kernjit carveout -1\n", "is not a percentage");
+    parse_bad("//@kernjit carveout lots\n", "max-shared, max-l1 or default");
+    parse_bad("//@kernjit carveout max-l1 please\n", "is not a percentage");
+    parse_bad("//@kernjit carveout\n", "is not a percentage");
+    parse_bad("//@kernjit carveout 50\n//@kernjit carveout max-l1\n", "already given");
+    /* the defaults are checked whatever the order of the lines */
+    kj__spec *s = parse_ok("//@kernjit shared-dynamic TILE * 4\n//@kernjit tune TILE 8 16 = 8\n");
+    kj__spec_free(s);
+}
+
 static void test_identifier(void **state) {
     (void)state;
     assert_true(kj__is_identifier("BLOCK_SIZE"));
@@ -188,6 +296,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata), cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions), cmocka_unit_test(test_identifier),
+        cmocka_unit_test(test_launch_attributes), cmocka_unit_test(test_launch_attributes_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,11 @@
 #include "run.h"
 
 static void help(FILE *out) {
-    fprintf(out, "usage: kernjit bench jit|reduce [ARGS...]   (kernjit bench NAME --help)\n\n"
-                 "  jit     cold compile next to raw NVRTC, disk hit in a new process, memory hit\n"
-                 "  reduce  op x type x size x entry: median us, GB/s, %% of a device copy, ratio to CUB\n");
+    fprintf(out, "usage: kernjit bench jit|reduce|transpose|vector-add [ARGS...]   (kernjit bench NAME --help)\n\n"
+                 "  jit         cold compile next to raw NVRTC, disk hit in a new process, memory hit\n"
+                 "  reduce      op x type x size x entry: median us, GB/s, %% of a device copy, ratio to CUB\n"
+                 "  transpose   variants and tile shapes x sizes: median us, GB/s, %% of a device copy\n"
+                 "  vector-add  types x sizes and block/unroll shapes: median us, GB/s, %% of a device copy\n");
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -21,5 +23,8 @@ int cmd_bench(int argc, char **argv) {
     }
     if (strcmp(argv[1], "jit") == 0) return bench_jit(argc - 1, argv + 1);
     if (strcmp(argv[1], "reduce") == 0) return bench_reduce(argc - 1, argv + 1);
-    return cli_usage("bench", "unknown benchmark '%s': the benchmarks are jit, reduce", argv[1]);
+    if (strcmp(argv[1], "transpose") == 0) return bench_transpose(argc - 1, argv + 1);
+    if (strcmp(argv[1], "vector-add") == 0) return bench_vector_add(argc - 1, argv + 1);
+    return cli_usage("bench", "unknown benchmark '%s': the benchmarks are jit, reduce, transpose, vector-add",
+                     argv[1]);
 }

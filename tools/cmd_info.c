@@ -6,24 +6,39 @@
 
 static void help(void) {
     printf("usage: kernjit info [--json]\n\n"
-           "Lists each CUDA device (name, compute capability, multiprocessors, memory, shared memory per\n"
-           "block with and without opt-in, L2) and the toolchain (NVRTC, nvJitLink, the device runtime,\n"
-           "the architectures NVRTC can target). With no GPU it says \"no CUDA device\" and exits 0.\n");
+           "Lists each CUDA device (name, compute capability and architecture, multiprocessors, memory and\n"
+           "its theoretical bandwidth, L2, warp size, threads, blocks and registers per block and per\n"
+           "multiprocessor, shared memory per multiprocessor and per block with and without opt-in, the\n"
+           "shared-memory carveouts the architecture offers) and the toolchain (NVRTC, nvJitLink, the\n"
+           "device runtime, the architectures NVRTC can target). With no GPU it says \"no CUDA device\"\n"
+           "and exits 0.\n");
 }
 
+#define MAX_CARVEOUTS 16
+
 static void print_device_text(const kj_device_info *d) {
+    unsigned kib[MAX_CARVEOUTS];
+    size_t nk = kj_device_carveouts(d, kib, MAX_CARVEOUTS);
     printf("device %d: %s\n", d->ordinal, d->name);
     printf("  compute capability   %d.%d (%s, %s)\n", d->cc_major, d->cc_minor, d->arch, d->arch_name);
     printf("  multiprocessors      %d\n", d->sm_count);
     printf("  memory               %.1f GiB\n", d->total_memory / 1073741824.0);
-    printf("  peak bandwidth       %.0f GB/s (from memory clock and bus width)\n", d->peak_bandwidth_gbs);
+    if (d->peak_bandwidth_gbs > 0)
+        printf("  peak bandwidth       %.0f GB/s (theoretical: 2 x %.0f MHz memory clock x %d-bit bus)\n",
+               d->peak_bandwidth_gbs, d->memory_clock_khz / 1e3, d->memory_bus_bits);
+    else
+        printf("  peak bandwidth       unknown (the driver reports no memory clock)\n");
     printf("  L2 cache             %zu KiB\n", d->l2_bytes / 1024);
     printf("  warp size            %d\n", d->warp_size);
     printf("  threads              %d per block, %d per multiprocessor\n", d->max_threads_per_block,
            d->max_threads_per_sm);
+    printf("  blocks               %d per multiprocessor\n", d->max_blocks_per_sm);
     printf("  registers            %d per block, %d per multiprocessor\n", d->regs_per_block, d->regs_per_sm);
     printf("  shared memory        %zu KiB per block (%zu KiB with opt-in), %zu KiB per multiprocessor\n",
            d->shared_per_block / 1024, d->shared_per_block_optin / 1024, d->shared_per_sm / 1024);
+    printf("  shared carveouts    ");
+    for (size_t i = 0; i < nk && i < MAX_CARVEOUTS; i++) printf(" %u", kib[i]);
+    printf(" KiB per multiprocessor (the L1/shared-memory split a kernel may prefer)\n");
     printf("  driver               CUDA %d.%d\n", d->driver_version / 1000, d->driver_version % 1000 / 10);
 }
 
@@ -37,15 +52,23 @@ static void print_device_json(const kj_device_info *d) {
     json_int("sm_count", d->sm_count);
     json_uint("total_memory", d->total_memory);
     json_double("peak_bandwidth_gbs", d->peak_bandwidth_gbs);
+    json_int("memory_clock_khz", d->memory_clock_khz);
+    json_int("memory_bus_bits", d->memory_bus_bits);
     json_uint("l2_bytes", d->l2_bytes);
     json_int("warp_size", d->warp_size);
     json_int("max_threads_per_block", d->max_threads_per_block);
     json_int("max_threads_per_sm", d->max_threads_per_sm);
+    json_int("max_blocks_per_sm", d->max_blocks_per_sm);
     json_int("registers_per_block", d->regs_per_block);
     json_int("registers_per_sm", d->regs_per_sm);
     json_uint("shared_per_block", d->shared_per_block);
     json_uint("shared_per_block_optin", d->shared_per_block_optin);
     json_uint("shared_per_sm", d->shared_per_sm);
+    unsigned kib[MAX_CARVEOUTS];
+    size_t nk = kj_device_carveouts(d, kib, MAX_CARVEOUTS);
+    json_begin_array("shared_carveouts_kib");
+    for (size_t i = 0; i < nk && i < MAX_CARVEOUTS; i++) json_uint(NULL, kib[i]);
+    json_end_array();
     json_int("driver_version", d->driver_version);
     json_end_object();
 }

@@ -11,6 +11,8 @@ static const struct {
     const char *summary;
 } runners[] = {
     {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
+    {"transpose", run_transpose, "a matrix transpose, any rows x cols (variants: access orders, tiles, L1, vectors)"},
+    {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
 };
 #define RUNNER_COUNT (sizeof runners / sizeof runners[0])
 
@@ -30,5 +32,5 @@ int cmd_run(int argc, char **argv) {
     }
     for (size_t i = 0; i < RUNNER_COUNT; i++)
         if (strcmp(argv[1], runners[i].name) == 0) return runners[i].fn(argc - 1, argv + 1);
-    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1], "reduce");
+    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1], "reduce, transpose, vector-add");
 }

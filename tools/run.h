@@ -5,5 +5,9 @@
 int run_reduce(int argc, char **argv);
 int bench_jit(int argc, char **argv);
 int bench_reduce(int argc, char **argv);
+int run_transpose(int argc, char **argv);
+int run_vector_add(int argc, char **argv);
+int bench_transpose(int argc, char **argv);
+int bench_vector_add(int argc, char **argv);
 
 #endif

@@ -1,0 +1,124 @@
+/* Host side of kernels_src/transpose.cu: kj_transpose maps the variant to its entry and thread block,
+ * gets the kernel (ELEM_BYTES from the type, TILE_DIM and BLOCK_ROWS for the padded tile) and launches
+ * one block per tile. The padded tile's shared memory comes from the kernel's metadata
+ * (shared-dynamic), already opted in by kj_kernel_get. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../error.h"
+#include "../runtime.h"
+#include "../util.h"
+
+#define DEFAULT_TILE 32
+#define DEFAULT_ROWS 8
+#define MAX_SIDE 2147483647u /* the kernels index with 32-bit unsigned rows and columns, plus a tile */
+
+/* The thread block of each entry, and its tile: 32 x 32 for the fixed variants, TILE_DIM x TILE_DIM
+ * for the padded one (block 0 x 0 here), and for transpose_vec 32 V rows x 8 V columns, V being the
+ * elements of one vector (kernels_src/transpose.cu: KJ_V). */
+static const struct {
+    const char *name;
+    const char *entry;
+    unsigned block_x, block_y;
+} variants[KJ_TRANSPOSE_VARIANT_COUNT_] = {
+    [KJ_TRANSPOSE_PADDED] = {"padded", "transpose_padded", 0, 0},
+    [KJ_TRANSPOSE_READ_ROWS] = {"read-rows", "transpose_read_rows", 32, 8},
+    [KJ_TRANSPOSE_READ_COLS] = {"read-cols", "transpose_read_cols", 32, 8},
+    [KJ_TRANSPOSE_SHARED] = {"shared", "transpose_shared", 32, 8},
+    [KJ_TRANSPOSE_L1_8X32] = {"l1-8x32", "transpose_l1_8x32", 8, 32},
+    [KJ_TRANSPOSE_L1_4X32] = {"l1-4x32", "transpose_l1_4x32", 4, 32},
+    [KJ_TRANSPOSE_VEC] = {"vec", "transpose_vec", 8, 32},
+};
+
+const char *kj_transpose_variant_name(kj_transpose_variant v) {
+    return (unsigned)v < KJ_TRANSPOSE_VARIANT_COUNT_ ? variants[v].name : "?";
+}
+
+const char *kj_transpose_variant_entry(kj_transpose_variant v) {
+    return (unsigned)v < KJ_TRANSPOSE_VARIANT_COUNT_ ? variants[v].entry : "?";
+}
+
+kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *v) {
+    KJ_RETURN_IF(!v, KJ_ERR_USAGE, "kj_transpose_variant_parse: variant is NULL");
+    for (int i = 0; text && i < KJ_TRANSPOSE_VARIANT_COUNT_; i++)
+        if (strcmp(text, variants[i].name) == 0) {
+            *v = (kj_transpose_variant)i;
+            return KJ_OK;
+        }
+    return KJ_FAIL(KJ_ERR_USAGE,
+                   "unknown transpose variant '%.40s': allowed are padded, read-rows, read-cols, shared, l1-8x32, "
+                   "l1-4x32, vec", text ? text : "(null)");
+}
+
+kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out, size_t rows, size_t cols,
+                       const kj_transpose_options *o) {
+    KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_transpose: runtime is NULL");
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_transpose: type %d is not a kj_type", (int)type);
+    kj_transpose_options defaults = {0};
+    if (!o) o = &defaults;
+    kj_transpose_variant v = o->variant;
+    KJ_RETURN_IF((unsigned)v >= KJ_TRANSPOSE_VARIANT_COUNT_, KJ_ERR_USAGE,
+                 "kj_transpose: variant %d is not a kj_transpose_variant (0 to %d)", (int)v,
+                 KJ_TRANSPOSE_VARIANT_COUNT_ - 1);
+    KJ_RETURN_IF(v != KJ_TRANSPOSE_PADDED && (o->tile_dim || o->block_rows), KJ_ERR_USAGE,
+                 "kj_transpose: tile_dim %u and block_rows %u shape the padded variant only; %s has a fixed tile",
+                 o->tile_dim, o->block_rows, variants[v].name);
+    KJ_RETURN_IF(rows > MAX_SIDE || cols > MAX_SIDE, KJ_ERR_USAGE,
+                 "kj_transpose: %zu x %zu: rows and cols may be at most %u", rows, cols, MAX_SIDE);
+    KJ_RETURN_IF(rows && cols && (!in || !out), KJ_ERR_USAGE, "kj_transpose: %s is 0 with %zu x %zu elements",
+                 !in ? "in" : "out", rows, cols);
+    KJ_FORWARD(kj__enter(rt));
+
+    unsigned tile_rows = 32, tile_cols = 32, bx = variants[v].block_x, by = variants[v].block_y;
+    if (v == KJ_TRANSPOSE_VEC) {
+        unsigned vec = kj_type_size(type) == 8 ? 2 : 4;
+        tile_rows = by * vec;
+        tile_cols = bx * vec;
+    }
+    char eb[8], td[16], br[16];
+    snprintf(eb, sizeof eb, "%zu", kj_type_size(type));
+    kj_define defs[3] = {{"ELEM_BYTES", eb}};
+    size_t ndefs = 1;
+    if (v == KJ_TRANSPOSE_PADDED) {
+        unsigned tile = o->tile_dim ? o->tile_dim : DEFAULT_TILE;
+        unsigned block_rows = o->block_rows ? o->block_rows : DEFAULT_ROWS;
+        tile_rows = tile_cols = bx = tile;
+        by = block_rows;
+        snprintf(td, sizeof td, "%u", tile);
+        snprintf(br, sizeof br, "%u", block_rows);
+        defs[ndefs++] = (kj_define){"TILE_DIM", td};
+        defs[ndefs++] = (kj_define){"BLOCK_ROWS", br};
+    }
+    /* The fixed variants leave TILE_DIM and BLOCK_ROWS at their defaults: every variant then comes
+     * from one module per element size. */
+    kj_request req = {.kernel = "transpose", .entry = variants[v].entry, .defines = defs, .define_count = ndefs};
+    kj_kernel *k;
+    kj_origin origin;
+    KJ_FORWARD(kj_kernel_get(rt, &req, &k, &origin));
+
+    uint64_t tiles = 0;
+    if (rows && cols) {
+        tiles = (uint64_t)((rows + tile_rows - 1) / tile_rows) * (uint64_t)((cols + tile_cols - 1) / tile_cols);
+        KJ_RETURN_IF(tiles > (uint64_t)rt->info.max_grid_dim[0], KJ_ERR_LIMIT,
+                     "kj_transpose: %zu x %zu takes %llu tiles of %ux%u; a grid holds at most %d blocks", rows, cols,
+                     (unsigned long long)tiles, tile_rows, tile_cols, rt->info.max_grid_dim[0]);
+        unsigned r32 = (unsigned)rows, c32 = (unsigned)cols;
+        void *args[] = {&in, &out, &r32, &c32};
+        /* shared_bytes 0: the launch takes the metadata's shared-dynamic (the padded tile's size) */
+        kj_launch_config cfg = {{(unsigned)tiles, 1, 1}, {bx, by, 1}, 0, o->stream, 0};
+        KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
+    }
+    if (o->report) {
+        kj_transpose_report *r = o->report;
+        snprintf(r->entry, sizeof r->entry, "%s", variants[v].entry);
+        r->tile[0] = tile_rows;
+        r->tile[1] = tile_cols;
+        r->block[0] = bx;
+        r->block[1] = by;
+        r->grid = (unsigned)tiles;
+        r->shared_bytes = k->shared_dynamic;
+        r->origin = origin;
+    }
+    return KJ_OK;
+}
