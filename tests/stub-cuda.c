@@ -22,6 +22,7 @@ static CUcontext current;
 
 typedef struct stub_function {
     char name[512];
+    struct stub_function *next; /* the module's functions, freed with it */
 } stub_function;
 
 API CUresult cuInit(unsigned int flags) {
@@ -124,6 +125,7 @@ API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
 typedef struct stub_module {
     const unsigned char *image;
     size_t size;
+    stub_function *functions;
 } stub_module;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
@@ -142,15 +144,22 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     return CUDA_SUCCESS;
 }
 API CUresult cuModuleUnload(CUmodule m) {
-    free(m);
+    stub_module *sm = (stub_module *)m;
+    for (stub_function *f = sm->functions, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
+    free(sm);
     return CUDA_SUCCESS;
 }
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     stub_module *sm = (stub_module *)m;
     size_t n = strlen(name);
     if (!memmem(sm->image, sm->size, name, n + 1)) return CUDA_ERROR_NOT_FOUND;
-    stub_function *fn = calloc(1, sizeof *fn); /* leaked with the process, as the module's functions */
+    stub_function *fn = calloc(1, sizeof *fn);
     snprintf(fn->name, sizeof fn->name, "%s", name);
+    fn->next = sm->functions;
+    sm->functions = fn;
     *f = (CUfunction)fn;
     return CUDA_SUCCESS;
 }
@@ -310,48 +319,74 @@ API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
 
 /* ---- launches: a few test kernels (tests/kernels/) run on the CPU, over the threads launched ---- */
 
+/* A parameter's bytes, as the driver takes them: copied, whatever the alignment of the caller's copy. */
+static void *ptr_at(void **params, int i) {
+    void *v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+static int int_at(void **params, int i) {
+    int v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+static float f32_at(void **params, int i) {
+    float v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+static double f64_at(void **params, int i) {
+    double v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+
 API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, CUstream s, void **params, void **extra) {
     (void)gz, (void)bz, (void)shared, (void)s, (void)extra;
     const char *name = ((stub_function *)f)->name;
     uint64_t threads = (uint64_t)gx * bx;
     if (strstr(name, "vadd")) { /* (const float *a, const float *b, float *c, int n) */
-        const float *a = *(float **)params[0], *b = *(float **)params[1];
-        float *c = *(float **)params[2];
-        int n = *(int *)params[3];
+        const float *a = ptr_at(params, 0), *b = ptr_at(params, 1);
+        float *c = ptr_at(params, 2);
+        int n = int_at(params, 3);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) c[i] = a[i] + b[i];
     } else if (strstr(name, "accumulate")) { /* (float *y, const float *x, int n) */
-        float *y = *(float **)params[0];
-        const float *x = *(float **)params[1];
-        int n = *(int *)params[2];
+        float *y = ptr_at(params, 0);
+        const float *x = ptr_at(params, 1);
+        int n = int_at(params, 2);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) y[i] += x[i];
     } else if (strstr(name, "transpose")) { /* (const float *in, float *out, int w, int h) */
-        const float *in = *(float **)params[0];
-        float *out = *(float **)params[1];
-        int w = *(int *)params[2], h = *(int *)params[3];
+        const float *in = ptr_at(params, 0);
+        float *out = ptr_at(params, 1);
+        int w = int_at(params, 2), h = int_at(params, 3);
         for (uint64_t y = 0; y < (uint64_t)gy * by && y < (uint64_t)h; y++)
             for (uint64_t x = 0; x < threads && x < (uint64_t)w; x++) out[x * (uint64_t)h + y] = in[y * (uint64_t)w + x];
     } else if (strstr(name, "scaleIf")) { /* scale<float, B>(float *x, float a, int n) */
-        float *x = *(float **)params[0];
-        float a = *(float *)params[1];
-        int n = *(int *)params[2];
+        float *x = ptr_at(params, 0);
+        float a = f32_at(params, 1);
+        int n = int_at(params, 2);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) x[i] *= a;
     } else if (strstr(name, "scaleId")) { /* scale<double, B>(double *x, double a, int n) */
-        double *x = *(double **)params[0];
-        double a = *(double *)params[1];
-        int n = *(int *)params[2];
+        double *x = ptr_at(params, 0);
+        double a = f64_at(params, 1);
+        int n = int_at(params, 2);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) x[i] *= a;
     } else if (strstr(name, "axpyId")) { /* axpy<double>(double *y, const double *x, double a, int n) */
-        double *y = *(double **)params[0];
-        const double *x = *(double **)params[1];
-        double a = *(double *)params[2];
-        int n = *(int *)params[3];
+        double *y = ptr_at(params, 0);
+        const double *x = ptr_at(params, 1);
+        double a = f64_at(params, 2);
+        int n = int_at(params, 3);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) y[i] = a * x[i] + y[i];
     } else if (strstr(name, "scalars")) { /* (unsigned char a, short b, double c, long long *out) */
-        long long *out = *(long long **)params[3];
-        out[0] = *(unsigned char *)params[0];
-        out[1] = *(short *)params[1];
-        out[2] = (long long)*(double *)params[2];
+        long long *out = ptr_at(params, 3);
+        unsigned char a;
+        short b;
+        memcpy(&a, params[0], 1);
+        memcpy(&b, params[1], 2);
+        out[0] = a;
+        out[1] = b;
+        out[2] = (long long)f64_at(params, 2);
     }
     return CUDA_SUCCESS;
 }

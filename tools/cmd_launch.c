@@ -486,7 +486,7 @@ static void report_json(const launch_cmd *c) {
     for (int i = 0; i < 3; i++) json_uint(NULL, c->block[i]);
     json_end_array();
     json_uint("shared_bytes", c->shared);
-    json_uint("param_count", c->nargs);
+    json_uint("arg_count", c->nargs);
     json_string("params_checked_by", c->checked_by);
     json_uint("seed", c->seed);
     json_uint("repeat", c->repeat);

@@ -37,8 +37,9 @@ typedef struct launch_arg {
     launch_type type;
     uint64_t count;          /* buffers: elements; 0 when the file decides (T[]=@FILE) */
     launch_fill fill;        /* buffers */
-    unsigned char value[8];  /* a scalar, or the element of LAUNCH_FILL_VALUE: the bytes the device sees
-                                (little-endian; f16 as IEEE binary16) */
+    _Alignas(8) unsigned char value[8]; /* a scalar, or the element of LAUNCH_FILL_VALUE: the bytes the
+                                device sees (little-endian; f16 as IEEE binary16); aligned, as the
+                                launch passes a pointer to them */
     const char *path;        /* LAUNCH_FILL_FILE: the file name, a suffix of the parsed text (so it is
                                 NUL-terminated and lives as long as the text) */
 } launch_arg;
