@@ -540,6 +540,19 @@ KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_dev
  * to device->shared_per_sm. Thread-safe. */
 KJ_API size_t kj_device_carveouts(const kj_device_info *device, unsigned *kib, size_t max);
 
+/* ------------------------------------------------------------------------------------------------
+ * Kernel parameters: what the compiled function takes, as the driver reads it from the binary
+ * ---------------------------------------------------------------------------------------------- */
+/* The number of parameters of the kernel's function. Read with cuFuncGetParamInfo (CUDA 12.4 or
+ * newer): KJ_ERR_UNSUPPORTED when the driver lacks it, so that a caller can fall back (count the
+ * parameters another way, or skip its check). Thread-safe. */
+KJ_API kj_status kj_kernel_param_count(const kj_kernel *kernel, size_t *count);
+/* Parameter `index` (from 0): its offset in the kernel's parameter buffer and its size in bytes (a
+ * pointer 8, an int 4, a struct passed by value its sizeof). offset and size may be NULL.
+ * KJ_ERR_USAGE when index is not below the count (the message gives the count); KJ_ERR_UNSUPPORTED
+ * as above. Thread-safe. */
+KJ_API kj_status kj_kernel_param_info(const kj_kernel *kernel, size_t index, size_t *offset, size_t *size);
+
 #ifdef __cplusplus
 }
 #endif

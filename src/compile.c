@@ -102,6 +102,22 @@ static int looks_like_cdp1(const kj__source *src, const char *log) {
     return strstr(src->text, "cudaDeviceSynchronize") && strstr(log, "cudaDeviceSynchronize");
 }
 
+/* An entry NVRTC cannot resolve (a misspelt name, a template without its arguments) fails the whole
+ * compilation, with errors only in the name map NVRTC generates for the name expression: the caller
+ * named a kernel that is not there, a usage error, not a broken source. */
+static int only_name_map_errors(const char *log) {
+    int errors = 0;
+    for (const char *line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *eol = strchr(line, '\n');
+        size_t len = eol ? (size_t)(eol - line) : strlen(line);
+        const char *e = strstr(line, "): error");
+        if (!e || (size_t)(e - line) >= len) continue;
+        if (strncmp(line, "__nv_name_map(", 14) != 0) return 0;
+        errors++;
+    }
+    return errors > 0;
+}
+
 kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     memset(out, 0, sizeof *out);
     const kj__source *src = job->source;
@@ -138,7 +154,10 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     free(include);
     out->log = program_log(prog);
     if (r != NVRTC_SUCCESS) {
-        kj_status s = KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));
+        kj_status s = job->name_expression && out->log && only_name_map_errors(out->log)
+                          ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for a template give the instance, "
+                                    "e.g. scale<float,256>); NVRTC says:", job->name_expression, src->origin)
+                          : KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));
         kj__error_append(out->log);
         if (out->log && looks_like_cdp1(src, out->log))
             kj__error_append("note: device-side cudaDeviceSynchronize() (\"CDP1\" dynamic parallelism) does not exist "

@@ -53,29 +53,71 @@ static void prepared_free(prepared *p) {
 
 /* ---- request validation ---------------------------------------------------------------------- */
 
-/* Names of the __global__ functions in a source without metadata: the text after `__global__` up to
- * the parameter list, last identifier. Good enough to pick the only kernel of a file; NVRTC has the
- * final word when the function is looked up. */
-static size_t global_functions(const char *text, char names[][MAX_ENTRY_LEN], size_t max) {
-    size_t n = 0;
-    for (const char *p = strstr(text, "__global__"); p && n < max; p = strstr(p + 10, "__global__")) {
-        const char *paren = strchr(p, '(');
-        if (!paren) break;
-        const char *end = paren;
-        while (end > p && isspace((unsigned char)end[-1])) end--;
-        const char *start = end;
-        while (start > p && (isalnum((unsigned char)start[-1]) || start[-1] == '_')) start--;
-        if (end > start && (size_t)(end - start) < MAX_ENTRY_LEN) {
-            size_t len = (size_t)(end - start);
-            int seen = 0;
-            for (size_t i = 0; i < n; i++) seen |= strncmp(names[i], start, len) == 0 && names[i][len] == '\0';
-            if (!seen) {
-                memcpy(names[n], start, len);
-                names[n++][len] = '\0';
-            }
+/* The __global__ functions of a source without metadata, found lexically: the identifier before the
+ * parameter list, past attributes such as __launch_bounds__(256). A template's name alone is not a
+ * kernel NVRTC can look up: it needs an instance ("scale<float,256>"), which an explicit
+ * instantiation or specialization in the file gives ("template __global__ void scale<float, 256>(
+ * float *, float);"); those are collected apart. Good enough to pick the only kernel of a file; NVRTC
+ * has the final word when the function is looked up. */
+typedef struct kernel_names {
+    size_t n, ninst;
+    char names[8][MAX_ENTRY_LEN];
+    int is_template[8];
+    char instances[8][MAX_ENTRY_LEN];
+} kernel_names;
+
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Adds [start, end) to list unless it is there; returns its index, or -1 when it does not fit. */
+static int add_unique(char (*list)[MAX_ENTRY_LEN], size_t *n, const char *start, const char *end) {
+    size_t len = (size_t)(end - start);
+    for (size_t i = 0; i < *n; i++)
+        if (strncmp(list[i], start, len) == 0 && list[i][len] == '\0') return (int)i;
+    if (len == 0 || len >= MAX_ENTRY_LEN || *n == 8) return -1;
+    memcpy(list[*n], start, len);
+    list[*n][len] = '\0';
+    return (int)(*n)++;
+}
+
+/* The identifier ending at end (after blanks), not before floor. */
+static const char *ident_before(const char *floor, const char **end) {
+    while (*end > floor && isspace((unsigned char)(*end)[-1])) (*end)--;
+    const char *start = *end;
+    while (start > floor && ident_char(start[-1])) start--;
+    return start;
+}
+
+static void global_functions(const char *text, kernel_names *k) {
+    k->n = k->ninst = 0;
+    for (const char *p = strstr(text, "__global__"); p; p = strstr(p + 10, "__global__")) {
+        const char *before = p;
+        while (before > text && isspace((unsigned char)before[-1])) before--;
+        int is_template = before > text && before[-1] == '>'; /* template <...> __global__ */
+        const char *paren = strchr(p, '('), *end = paren, *start = NULL;
+        for (; paren; paren = strchr(paren, '(')) {
+            end = paren;
+            start = ident_before(p, &end);
+            if (!(end - start > 4 && strncmp(start, "__", 2) == 0 && strncmp(end - 2, "__", 2) == 0)) break;
+            int depth = 0; /* an attribute, __launch_bounds__(...): past its arguments */
+            for (; *paren; paren++)
+                if (*paren == '(') depth++;
+                else if (*paren == ')' && --depth == 0) break;
         }
+        if (!paren) break;
+        if (end > p && end[-1] == '>') {
+            const char *lt = end - 1; /* an instance: back over the template arguments to the name */
+            for (int depth = 0; lt > p; lt--)
+                if (*lt == '>') depth++;
+                else if (*lt == '<' && --depth == 0) break;
+            const char *name_end = lt;
+            const char *name = ident_before(p, &name_end);
+            if (*lt == '<' && name < name_end) add_unique(k->instances, &k->ninst, name, end);
+            continue;
+        }
+        size_t had = k->n;
+        int i = add_unique(k->names, &k->n, start, end);
+        if (i >= 0) k->is_template[i] = (k->n > had ? 0 : k->is_template[i]) | is_template;
     }
-    return n;
 }
 
 static kj_status choose_entry(prepared *p, const char *asked) {
@@ -101,18 +143,33 @@ static kj_status choose_entry(prepared *p, const char *asked) {
         return p->entry ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
     if (!asked) {
-        char names[8][MAX_ENTRY_LEN];
-        size_t n = global_functions(p->src->text, names, 8);
-        KJ_RETURN_IF(n == 0, KJ_ERR_UNKNOWN_ENTRY, "%s has no __global__ function to launch", p->src->origin);
-        if (n > 1) {
+        kernel_names k;
+        global_functions(p->src->text, &k);
+        KJ_RETURN_IF(k.n == 0 && k.ninst == 0, KJ_ERR_UNKNOWN_ENTRY, "%s has no __global__ function to launch",
+                     p->src->origin);
+        if (k.n > 1) {
             kj__buf b = {0};
-            for (size_t i = 0; i < n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+            for (size_t i = 0; i < k.n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k.names[i]);
             kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s has several kernels (%s%s): name one as FILE.cu:ENTRY",
-                                  p->src->origin, b.data ? b.data : "", n == 8 ? ", ..." : "");
+                                  p->src->origin, b.data ? b.data : "", k.n == 8 ? ", ..." : "");
             kj__buf_free(&b);
             return s;
         }
-        asked = names[0];
+        if (k.n == 1 && !k.is_template[0]) {
+            asked = k.names[0];
+        } else if (k.ninst == 1) {
+            asked = k.instances[0]; /* a template kernel with one instance in the file: that one */
+        } else {
+            const char *name = k.n ? k.names[0] : "?";
+            kj__buf b = {0};
+            for (size_t i = 0; i < k.ninst; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k.instances[i]);
+            kj_status s = k.ninst ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template with several instances "
+                                            "(%s): name one as FILE.cu:ENTRY", p->src->origin, name, b.data ? b.data : "")
+                                  : KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template: name an instance as "
+                                            "FILE.cu:%s<...> (for example %s<float>)", p->src->origin, name, name, name);
+            kj__buf_free(&b);
+            return s;
+        }
         p->entry = kj__strdup(asked);
     } else {
         p->entry = kj__strdup(asked);

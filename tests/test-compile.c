@@ -198,6 +198,54 @@ static void test_cpp_entries(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* Choosing the entry of a source without metadata: a template is no kernel until instantiated, so
+ * the file's one explicit instance is taken, and a name NVRTC cannot resolve is a usage error. */
+static void test_entry_resolution(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_compile_result r;
+    const char *tmpl = "template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n";
+    kj_request req = {.kernel = "t.cu", .source_text = tmpl};
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_UNKNOWN_ENTRY);
+    assert_non_null(strstr(kj_last_error(), "kernel scale is a template: name an instance"));
+
+    const char *one = "template <typename T>\n__global__ void __launch_bounds__(128) scale(T *x, T a) { x[0] *= a; }\n"
+                      "template __global__ void scale<double>(double *, double);\n";
+    req.source_text = one;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    kj_request named = {.kernel = "t.cu", .source_text = one, .entry = "scale<double>"};
+    kj_compile_result r2;
+    KJ_ASSERT_OK(kj_compile(rt, &named, &r2));
+    assert_string_equal(r.key, r2.key); /* the same entry as naming the instance */
+
+    const char *two = "template <typename T> __global__ void scale(T *x, T a) { x[0] *= a; }\n"
+                      "template __global__ void scale<float>(float *, float);\n"
+                      "template __global__ void scale<int>(int *, int);\n";
+    req.source_text = two;
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_UNKNOWN_ENTRY);
+    assert_non_null(strstr(kj_last_error(), "several instances (scale<float>, scale<int>)"));
+
+    /* an attribute before the name is not the kernel's name */
+    kj_request bounds = {.kernel = "b.cu", .source_text = "__global__ void __launch_bounds__(64) k(int *x) { *x = 1; }\n"};
+    KJ_ASSERT_OK(kj_compile(rt, &bounds, NULL));
+
+    /* names NVRTC cannot resolve: usage errors with its explanation, not compile failures */
+    kj_request missing = {.kernel = "t.cu", .source_text = one, .entry = "nosuch"};
+    kj_status s = kj_compile(rt, &missing, NULL);
+    assert_int_equal(s, KJ_ERR_UNKNOWN_ENTRY);
+    assert_int_equal(kj_status_class(s), 2);
+    assert_non_null(strstr(kj_last_error(), "no kernel 'nosuch' in t.cu"));
+    assert_non_null(strstr(kj_last_error(), "__nv_name_map"));
+    kj_request bare = {.kernel = "t.cu", .source_text = tmpl, .entry = "scale"};
+    assert_int_equal(kj_compile(rt, &bare, NULL), KJ_ERR_UNKNOWN_ENTRY);
+    /* an error in the source itself stays a compile error */
+    kj_request broken = {.kernel = "x.cu", .source_text = "__global__ void k(int *x) { *x = oops; }\n", .entry = "k"};
+    assert_int_equal(kj_compile(rt, &broken, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "x.cu(1): error"));
+    kj_runtime_destroy(rt);
+}
+
 static const char *rdc_source =
     "//@kernjit entry parent\n"
     "//@kernjit rdc\n"
@@ -317,6 +365,7 @@ int main(void) {
         cmocka_unit_test(test_edit_takes_effect),
         cmocka_unit_test(test_compile_error_log),
         cmocka_unit_test(test_cpp_entries),
+        cmocka_unit_test(test_entry_resolution),
         cmocka_unit_test(test_link_device_runtime),
         cmocka_unit_test(test_cdp1_explained),
         cmocka_unit_test(test_other_arch),

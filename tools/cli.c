@@ -204,6 +204,10 @@ void json_null(const char *key) {
     json_key(key);
     fputs("null", stdout);
 }
+void json_raw(const char *key, const char *literal) {
+    json_key(key);
+    fputs(literal, stdout);
+}
 void json_done(void) {
     fputc('\n', stdout);
     json_depth = 0;

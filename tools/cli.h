@@ -28,6 +28,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_launch(int argc, char **argv);
 
 /* Prints "kernjit CMD: message" to stderr and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
@@ -61,6 +62,7 @@ void json_uint(const char *key, unsigned long long value);
 void json_double(const char *key, double value);
 void json_bool(const char *key, int value);
 void json_null(const char *key);
+void json_raw(const char *key, const char *literal); /* a value the caller formatted (a number) */
 void json_done(void); /* ends the document with a newline */
 
 /* Median of n values (the array is sorted). */

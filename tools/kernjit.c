@@ -14,6 +14,7 @@ static const struct {
     {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
     {"compile", cmd_compile, "compile a kernel into the cache (no GPU needed)"},
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
+    {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
     {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
 };

@@ -1,0 +1,397 @@
+/* A stand-in for libcuda.so.1 (loaded through KERNJIT_LIBCUDA) so that `kernjit launch` can be run
+ * end to end where there is no GPU: one "sm_90" device whose memory is host memory, modules that are
+ * the real NVRTC cubins (only searched for the entry's name), and launches that run a few known
+ * kernels on the CPU. It checks the CLI's plumbing (argument bytes, fills, copies back, files,
+ * validation), never CUDA semantics: the gpu suite does that on a device.
+ *
+ *   KJ_STUB_PARAMS   the parameter sizes cuFuncGetParamInfo reports, "8,8,8,4" (offsets aligned
+ *                    naturally); unset: those of the test kernel the function's name matches, else
+ *                    none
+ *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
+ * Built twice: with cuFuncGetParamInfo, and without it (-DSTUB_OLD_DRIVER) as a CUDA 12.0 driver. */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+
+static int context_token, stream_token;
+static CUcontext current;
+
+typedef struct stub_function {
+    char name[512];
+    struct stub_function *next; /* the module's functions, freed with it */
+} stub_function;
+
+API CUresult cuInit(unsigned int flags) {
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+API CUresult cuDriverGetVersion(int *v) {
+#ifdef STUB_OLD_DRIVER
+    *v = 12000;
+#else
+    *v = 13000;
+#endif
+    return CUDA_SUCCESS;
+}
+API CUresult cuGetErrorName(CUresult e, const char **s) {
+    *s = e == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
+       : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+                                       : "CUDA_ERROR_STUB";
+    return CUDA_SUCCESS;
+}
+API CUresult cuGetErrorString(CUresult e, const char **s) {
+    (void)e;
+    *s = "stub driver error";
+    return CUDA_SUCCESS;
+}
+API CUresult cuDeviceGetCount(int *n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+API CUresult cuDeviceGet(CUdevice *d, int ordinal) {
+    *d = ordinal;
+    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+API CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+    (void)d;
+    snprintf(name, (size_t)len, "kernjit stub device");
+    return CUDA_SUCCESS;
+}
+API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+    (void)d;
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
+    default: *v = 1; break;
+    }
+    return CUDA_SUCCESS;
+}
+API CUresult cuDeviceTotalMem(size_t *bytes, CUdevice d) {
+    (void)d;
+    *bytes = 80ull << 30;
+    return CUDA_SUCCESS;
+}
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+    (void)d;
+    *c = (CUcontext)&context_token;
+    return CUDA_SUCCESS;
+}
+API CUresult cuDevicePrimaryCtxRelease(CUdevice d) {
+    (void)d;
+    return CUDA_SUCCESS;
+}
+API CUresult cuCtxGetCurrent(CUcontext *c) {
+    *c = current;
+    return CUDA_SUCCESS;
+}
+API CUresult cuCtxSetCurrent(CUcontext c) {
+    current = c;
+    return CUDA_SUCCESS;
+}
+API CUresult cuCtxGetDevice(CUdevice *d) {
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+API CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+API CUresult cuCtxSetLimit(CUlimit l, size_t v) {
+    (void)l, (void)v;
+    return CUDA_SUCCESS;
+}
+API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
+    (void)l;
+    *v = 2048;
+    return CUDA_SUCCESS;
+}
+
+/* ---- modules: the cubin is kept only to find entry names in it ---- */
+
+typedef struct stub_module {
+    const unsigned char *image;
+    size_t size;
+    stub_function *functions;
+} stub_module;
+
+API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+    const unsigned char *p = image;
+    if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F') return CUDA_ERROR_INVALID_IMAGE;
+    stub_module *sm = calloc(1, sizeof *sm);
+    /* the ELF header's section-header offset and count bound the file: e_shoff + e_shnum * e_shentsize */
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&shentsize, p + 0x3a, 2);
+    memcpy(&shnum, p + 0x3c, 2);
+    sm->image = p;
+    sm->size = (size_t)(shoff + (uint64_t)shentsize * shnum);
+    *m = (CUmodule)sm;
+    return CUDA_SUCCESS;
+}
+API CUresult cuModuleUnload(CUmodule m) {
+    stub_module *sm = (stub_module *)m;
+    for (stub_function *f = sm->functions, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
+    free(sm);
+    return CUDA_SUCCESS;
+}
+API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+    stub_module *sm = (stub_module *)m;
+    size_t n = strlen(name);
+    if (!memmem(sm->image, sm->size, name, n + 1)) return CUDA_ERROR_NOT_FOUND;
+    stub_function *fn = calloc(1, sizeof *fn);
+    snprintf(fn->name, sizeof fn->name, "%s", name);
+    fn->next = sm->functions;
+    sm->functions = fn;
+    *f = (CUfunction)fn;
+    return CUDA_SUCCESS;
+}
+API CUresult cuModuleGetGlobal(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name) {
+    (void)p, (void)bytes, (void)m, (void)name;
+    return CUDA_ERROR_NOT_FOUND;
+}
+API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
+    (void)f;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 16; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = 49152; break;
+    default: *v = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t shared) {
+    (void)f, (void)shared;
+    *n = block > 0 ? 2048 / block : 0;
+    return CUDA_SUCCESS;
+}
+API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
+    (void)f, (void)a, (void)v;
+    return CUDA_SUCCESS;
+}
+
+#ifndef STUB_OLD_DRIVER
+/* What the real driver would read from the cubins of tests/kernels/, by (lowered) name. */
+static const char *known_params(const char *name) {
+    static const struct {
+        const char *part, *sizes;
+    } known[] = {{"vadd", "8,8,8,4"},      {"scaleIf", "8,4,4"},    {"scaleId", "8,8,4"},
+                 {"axpyId", "8,8,8,4"},    {"transpose", "8,8,4,4"}, {"accumulate", "8,8,4"},
+                 {"scalars", "1,2,8,8"}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strstr(name, known[i].part)) return known[i].sizes;
+    return "";
+}
+
+/* The parameter sizes (KJ_STUB_PARAMS, else by name); returns the count, -1 when malformed */
+static int stub_params(CUfunction f, size_t *sizes, size_t max) {
+    const char *env = getenv("KJ_STUB_PARAMS");
+    if (!env) env = known_params(((stub_function *)f)->name);
+    if (!*env) return 0;
+    int n = 0;
+    for (const char *p = env; *p && (size_t)n < max;) {
+        char *end;
+        sizes[n++] = strtoul(p, &end, 10);
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) return -1;
+    }
+    return n;
+}
+
+API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+    size_t sizes[256];
+    int n = stub_params(f, sizes, 256);
+    if (n < 0 || index >= (size_t)n) return CUDA_ERROR_INVALID_VALUE;
+    size_t off = 0;
+    for (size_t i = 0; i <= index; i++) {
+        off = (off + sizes[i] - 1) / sizes[i] * sizes[i];
+        if (i < index) off += sizes[i];
+    }
+    if (offset) *offset = off;
+    if (size) *size = sizes[index];
+    return CUDA_SUCCESS;
+}
+#endif
+
+/* ---- memory: host memory behind the device pointers ---- */
+
+static size_t stub_free(void) {
+    const char *env = getenv("KJ_STUB_FREE");
+    return env ? (size_t)strtoull(env, NULL, 10) : (size_t)1 << 30;
+}
+API CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes) {
+    if (bytes > stub_free()) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *m = malloc(bytes);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(m, 0xA5, bytes); /* fresh device memory is not zero */
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemFree(CUdeviceptr p) {
+    free((void *)(uintptr_t)p);
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemGetInfo(size_t *f, size_t *t) {
+    *f = stub_free();
+    *t = 80ull << 30;
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
+    memcpy((void *)(uintptr_t)d, s, n);
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
+    (void)st;
+    return cuMemcpyDtoH(d, s, n);
+}
+API CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
+    (void)st;
+    return cuMemcpyHtoD(d, s, n);
+}
+API CUresult cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+    (void)st;
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemsetD32(CUdeviceptr d, unsigned int v, size_t n) {
+    for (size_t i = 0; i < n; i++) memcpy((char *)(uintptr_t)d + 4 * i, &v, 4);
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) {
+    (void)st;
+    return cuMemsetD8(d, v, n);
+}
+API CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
+    (void)flags;
+    *s = (CUstream)&stream_token;
+    return CUDA_SUCCESS;
+}
+API CUresult cuStreamDestroy(CUstream s) {
+    (void)s;
+    return CUDA_SUCCESS;
+}
+API CUresult cuStreamSynchronize(CUstream s) {
+    (void)s;
+    return CUDA_SUCCESS;
+}
+API CUresult cuEventCreate(CUevent *e, unsigned int flags) {
+    (void)flags;
+    *e = (CUevent)malloc(1);
+    return CUDA_SUCCESS;
+}
+API CUresult cuEventDestroy(CUevent e) {
+    free(e);
+    return CUDA_SUCCESS;
+}
+API CUresult cuEventRecord(CUevent e, CUstream s) {
+    (void)e, (void)s;
+    return CUDA_SUCCESS;
+}
+API CUresult cuEventSynchronize(CUevent e) {
+    (void)e;
+    return CUDA_SUCCESS;
+}
+API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+    (void)a, (void)b;
+    *ms = 0.0125f;
+    return CUDA_SUCCESS;
+}
+
+/* ---- launches: a few test kernels (tests/kernels/) run on the CPU, over the threads launched ---- */
+
+/* A parameter's bytes, as the driver takes them: copied, whatever the alignment of the caller's copy. */
+static void *ptr_at(void **params, int i) {
+    void *v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+static int int_at(void **params, int i) {
+    int v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+static float f32_at(void **params, int i) {
+    float v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+static double f64_at(void **params, int i) {
+    double v;
+    memcpy(&v, params[i], sizeof v);
+    return v;
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, CUstream s, void **params, void **extra) {
+    (void)gz, (void)bz, (void)shared, (void)s, (void)extra;
+    const char *name = ((stub_function *)f)->name;
+    uint64_t threads = (uint64_t)gx * bx;
+    if (strstr(name, "vadd")) { /* (const float *a, const float *b, float *c, int n) */
+        const float *a = ptr_at(params, 0), *b = ptr_at(params, 1);
+        float *c = ptr_at(params, 2);
+        int n = int_at(params, 3);
+        for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) c[i] = a[i] + b[i];
+    } else if (strstr(name, "accumulate")) { /* (float *y, const float *x, int n) */
+        float *y = ptr_at(params, 0);
+        const float *x = ptr_at(params, 1);
+        int n = int_at(params, 2);
+        for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) y[i] += x[i];
+    } else if (strstr(name, "transpose")) { /* (const float *in, float *out, int w, int h) */
+        const float *in = ptr_at(params, 0);
+        float *out = ptr_at(params, 1);
+        int w = int_at(params, 2), h = int_at(params, 3);
+        for (uint64_t y = 0; y < (uint64_t)gy * by && y < (uint64_t)h; y++)
+            for (uint64_t x = 0; x < threads && x < (uint64_t)w; x++) out[x * (uint64_t)h + y] = in[y * (uint64_t)w + x];
+    } else if (strstr(name, "scaleIf")) { /* scale<float, B>(float *x, float a, int n) */
+        float *x = ptr_at(params, 0);
+        float a = f32_at(params, 1);
+        int n = int_at(params, 2);
+        for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) x[i] *= a;
+    } else if (strstr(name, "scaleId")) { /* scale<double, B>(double *x, double a, int n) */
+        double *x = ptr_at(params, 0);
+        double a = f64_at(params, 1);
+        int n = int_at(params, 2);
+        for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) x[i] *= a;
+    } else if (strstr(name, "axpyId")) { /* axpy<double>(double *y, const double *x, double a, int n) */
+        double *y = ptr_at(params, 0);
+        const double *x = ptr_at(params, 1);
+        double a = f64_at(params, 2);
+        int n = int_at(params, 3);
+        for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) y[i] = a * x[i] + y[i];
+    } else if (strstr(name, "scalars")) { /* (unsigned char a, short b, double c, long long *out) */
+        long long *out = ptr_at(params, 3);
+        unsigned char a;
+        short b;
+        memcpy(&a, params[0], 1);
+        memcpy(&b, params[1], 2);
+        out[0] = a;
+        out[1] = b;
+        out[2] = (long long)f64_at(params, 2);
+    }
+    return CUDA_SUCCESS;
+}
