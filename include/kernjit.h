@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernjit-version.h" /* KJ_VERSION_MAJOR/MINOR/PATCH, KJ_VERSION_STRING, KJ_VERSION_HEX */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,8 +83,12 @@ KJ_API int kj_status_class(kj_status status);
  * is. Thread-safe (one message per thread). */
 KJ_API const char *kj_last_error(void);
 
-/* The library's version, "MAJOR.MINOR.PATCH". */
+/* The loaded library's version, "MAJOR.MINOR.PATCH" (KJ_VERSION_STRING is the header's). Static
+ * storage, never NULL. Thread-safe. No errors. */
 KJ_API const char *kj_version_string(void);
+/* The loaded library's version as KJ_VERSION_HEX encodes it (0xMMmmpp), for comparing with the
+ * header the program was compiled with. Thread-safe. No errors. */
+KJ_API unsigned kj_version_number(void);
 
 /* ------------------------------------------------------------------------------------------------
  * Plain types
