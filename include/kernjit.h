@@ -334,6 +334,11 @@ typedef struct kj_kernel_info {
  * and live as long as it (until kj_runtime_destroy). Thread-safe. Errors: KJ_ERR_USAGE. */
 KJ_API kj_status kj_kernel_query(const kj_kernel *kernel, kj_kernel_info *info);
 
+/* How many blocks of block_threads threads (with dynamic_shared bytes each) fit on one
+ * multiprocessor at once, given the kernel's registers and shared memory. Thread-safe. */
+KJ_API kj_status kj_kernel_occupancy(const kj_kernel *kernel, unsigned block_threads, unsigned dynamic_shared,
+                                     int *blocks_per_sm);
+
 typedef struct kj_launch_config {
     unsigned grid[3];          /* 0 in a field is taken as 1 */
     unsigned block[3];

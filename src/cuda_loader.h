@@ -38,6 +38,7 @@
     X(cuFuncGetAttribute, 1)                                                                        \
     X(cuFuncSetAttribute, 1)                                                                        \
     X(cuLaunchKernel, 1)                                                                            \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 1)                                               \
     X(cuMemAlloc, 1)                                                                                \
     X(cuMemFree, 1)                                                                                 \
     X(cuMemGetInfo, 1)                                                                              \

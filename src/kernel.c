@@ -572,6 +572,32 @@ kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     return KJ_OK;
 }
 
+kj_status kj_kernel_occupancy(const kj_kernel *k, unsigned block_threads, unsigned dynamic_shared, int *blocks_per_sm) {
+    KJ_RETURN_IF(!k || !blocks_per_sm, KJ_ERR_USAGE, "kj_kernel_occupancy: NULL argument");
+    KJ_RETURN_IF(block_threads == 0 || block_threads > (unsigned)k->max_threads, KJ_ERR_LIMIT,
+                 "a block of %u threads: %s allows 1 to %d", block_threads, k->entry, k->max_threads);
+    kj_runtime *rt = k->rt;
+    kj_kernel *mk = (kj_kernel *)k; /* the cache is not part of the kernel's observable state */
+    pthread_mutex_lock(&rt->lock);
+    int cached = mk->occupancy_block == block_threads && mk->occupancy_shared == dynamic_shared ? mk->occupancy : -1;
+    pthread_mutex_unlock(&rt->lock);
+    if (cached >= 0) {
+        *blocks_per_sm = cached;
+        return KJ_OK;
+    }
+    KJ_FORWARD(kj__enter(rt));
+    int n = 0;
+    KJ_CU(rt->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, k->function, (int)block_threads, dynamic_shared),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    pthread_mutex_lock(&rt->lock);
+    mk->occupancy_block = block_threads;
+    mk->occupancy_shared = dynamic_shared;
+    mk->occupancy = n;
+    pthread_mutex_unlock(&rt->lock);
+    *blocks_per_sm = n;
+    return KJ_OK;
+}
+
 /* ---- launching ------------------------------------------------------------------------------- */
 
 static unsigned dim(unsigned v) { return v ? v : 1; }

@@ -30,6 +30,9 @@ struct kj_kernel {
     uint64_t pending_launches; /* from the metadata; 0 when none */
     int num_regs, shared_static, local_bytes, max_threads;
     unsigned dynamic_shared_allowed; /* the function's current dynamic shared-memory limit */
+    /* the last occupancy answer: ops ask it on every launch, and the driver call costs microseconds */
+    unsigned occupancy_block, occupancy_shared;
+    int occupancy;
 };
 
 struct kj_runtime {

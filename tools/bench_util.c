@@ -5,46 +5,80 @@
 
 #include "cli.h"
 
+/* Records one batch of fn and returns its time per run in microseconds. */
+static kj_status time_batch(kj_event *start, kj_event *stop, kj_stream stream, bench_fn fn, void *user, unsigned batch,
+                            unsigned *i, double *us) {
+    float ms = 0;
+    kj_status s = kj_event_record(start, stream);
+    for (unsigned b = 0; s == KJ_OK && b < batch; b++) s = fn(user, stream, (*i)++);
+    if (s == KJ_OK) s = kj_event_record(stop, stream);
+    if (s == KJ_OK) s = kj_event_elapsed_ms(start, stop, &ms);
+    *us = ms * 1e3 / batch;
+    return s;
+}
+
+/* A batch that lasts about 200 us, from one timed run. */
+static unsigned batch_for(double us) { return us >= 200 ? 1 : us <= 1 ? 200 : (unsigned)(200 / us) + 1; }
+
+static void summarize(double *t, unsigned samples, unsigned batch, bench_result *out) {
+    double lo = t[0], hi = t[0];
+    for (unsigned k = 1; k < samples; k++) {
+        lo = t[k] < lo ? t[k] : lo;
+        hi = t[k] > hi ? t[k] : hi;
+    }
+    out->median_us = cli_median(t, samples);
+    out->min_us = lo;
+    out->max_us = hi;
+    out->samples = samples;
+    out->batch = batch;
+}
+
+kj_status bench_time_pair(kj_runtime *rt, kj_stream stream, bench_fn a, void *user_a, bench_fn b, void *user_b,
+                          unsigned warmup, unsigned samples, bench_result *out_a, bench_result *out_b) {
+    if (samples == 0) samples = 1;
+    kj_event *start = NULL, *stop = NULL;
+    kj_status s = kj_event_create(rt, &start);
+    if (s == KJ_OK) s = kj_event_create(rt, &stop);
+    unsigned ia = 0, ib = 0;
+    for (unsigned w = 0; s == KJ_OK && w < warmup; w++) {
+        s = a(user_a, stream, ia++);
+        if (s == KJ_OK && b) s = b(user_b, stream, ib++);
+    }
+    if (s == KJ_OK) s = kj_stream_synchronize(rt, stream);
+    double one_a = 0, one_b = 0;
+    if (s == KJ_OK) s = time_batch(start, stop, stream, a, user_a, 1, &ia, &one_a);
+    if (s == KJ_OK && b) s = time_batch(start, stop, stream, b, user_b, 1, &ib, &one_b);
+    unsigned batch_a = batch_for(one_a), batch_b = batch_for(one_b);
+    double *ta = calloc(samples, sizeof *ta), *tb = calloc(samples, sizeof *tb);
+    if ((!ta || !tb) && s == KJ_OK) s = KJ_ERR_HOST_MEMORY;
+    for (unsigned k = 0; s == KJ_OK && k < samples; k++) {
+        s = time_batch(start, stop, stream, a, user_a, batch_a, &ia, &ta[k]);
+        if (s == KJ_OK && b) s = time_batch(start, stop, stream, b, user_b, batch_b, &ib, &tb[k]);
+    }
+    if (s == KJ_OK) {
+        summarize(ta, samples, batch_a, out_a);
+        if (b) summarize(tb, samples, batch_b, out_b);
+    }
+    free(ta);
+    free(tb);
+    kj_event_destroy(start);
+    kj_event_destroy(stop);
+    return s;
+}
+
 kj_status bench_time(kj_runtime *rt, kj_stream stream, bench_fn fn, void *user, unsigned warmup, unsigned samples,
                      unsigned batch, bench_result *out) {
+    if (batch == 0) return bench_time_pair(rt, stream, fn, user, NULL, NULL, warmup, samples, out, NULL);
+    if (samples == 0) samples = 1;
     kj_event *start = NULL, *stop = NULL;
     kj_status s = kj_event_create(rt, &start);
     if (s == KJ_OK) s = kj_event_create(rt, &stop);
     unsigned i = 0;
     for (unsigned w = 0; s == KJ_OK && w < warmup; w++) s = fn(user, stream, i++);
-    if (s == KJ_OK) s = kj_stream_synchronize(rt, stream);
-    if (s == KJ_OK && batch == 0) {
-        /* one timed run to size the batch */
-        float ms = 0;
-        s = kj_event_record(start, stream);
-        if (s == KJ_OK) s = fn(user, stream, i++);
-        if (s == KJ_OK) s = kj_event_record(stop, stream);
-        if (s == KJ_OK) s = kj_event_elapsed_ms(start, stop, &ms);
-        double us = ms * 1e3;
-        batch = us >= 200 ? 1 : us <= 1 ? 200 : (unsigned)(200 / us) + 1;
-    }
-    double *t = calloc(samples ? samples : 1, sizeof *t);
+    double *t = calloc(samples, sizeof *t);
     if (!t && s == KJ_OK) s = KJ_ERR_HOST_MEMORY;
-    for (unsigned k = 0; s == KJ_OK && k < samples; k++) {
-        float ms = 0;
-        s = kj_event_record(start, stream);
-        for (unsigned b = 0; s == KJ_OK && b < batch; b++) s = fn(user, stream, i++);
-        if (s == KJ_OK) s = kj_event_record(stop, stream);
-        if (s == KJ_OK) s = kj_event_elapsed_ms(start, stop, &ms);
-        t[k] = ms * 1e3 / batch;
-    }
-    if (s == KJ_OK) {
-        double lo = t[0], hi = t[0];
-        for (unsigned k = 1; k < samples; k++) {
-            lo = t[k] < lo ? t[k] : lo;
-            hi = t[k] > hi ? t[k] : hi;
-        }
-        out->median_us = cli_median(t, samples);
-        out->min_us = lo;
-        out->max_us = hi;
-        out->samples = samples;
-        out->batch = batch;
-    }
+    for (unsigned k = 0; s == KJ_OK && k < samples; k++) s = time_batch(start, stop, stream, fn, user, batch, &i, &t[k]);
+    if (s == KJ_OK) summarize(t, samples, batch, out);
     free(t);
     kj_event_destroy(start);
     kj_event_destroy(stop);

@@ -25,6 +25,11 @@ typedef struct bench_result {
 kj_status bench_time(kj_runtime *rt, kj_stream stream, bench_fn fn, void *user, unsigned warmup, unsigned samples,
                      unsigned batch, bench_result *out);
 
+/* Times a and b interleaved (a batch of a, a batch of b, and again), so that both see the same
+ * clocks and temperature; each gets its own batch size (as bench_time with batch 0). */
+kj_status bench_time_pair(kj_runtime *rt, kj_stream stream, bench_fn a, void *user_a, bench_fn b, void *user_b,
+                          unsigned warmup, unsigned samples, bench_result *out_a, bench_result *out_b);
+
 /* The device-to-device copy of `bytes` (read once, written once) under the same timing: the
  * reference every bandwidth table is compared with. GB/s = 2 * bytes / time. */
 kj_status bench_copy(kj_runtime *rt, size_t bytes, unsigned samples, bench_result *out);

@@ -1,5 +1,5 @@
-/* Host side of kernels_src/reduce.cu: kj_reduce picks the entry and configuration, gets the kernels
- * from the runtime and launches them. */
+/* Host side of kernels_src/reduce.cu: kj_reduce picks the entry and its configuration, gets the
+ * kernels from the runtime and launches them on the caller's stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,17 +36,65 @@ kj_status kj_type_parse(const char *text, kj_type *type) {
     return KJ_FAIL(KJ_ERR_USAGE, "unknown type '%.40s': allowed are i32, u32, i64, f16, f32, f64", text ? text : "(null)");
 }
 
-/* ---- per-stream scratch: the result of the synchronous call ---------------------------------- */
+/* ---- the entries ----------------------------------------------------------------------------- */
 
-#define MAX_STREAMS 64
+typedef enum { FAST, SIMPLE, CONVERGENT, SHARED, SEGMENTED, COARSENED, ENTRY_COUNT } entry_id;
+
+static const struct {
+    const char *name;
+    int single_block; /* reduces at most 2 * BLOCK_SIZE elements */
+    int in_place;     /* works on a copy made by reduce_load */
+    int atomic;       /* combines into the result, which reduce_init sets first */
+    int coarsens;     /* uses COARSE_FACTOR */
+    unsigned block, coarse; /* default configuration */
+} entries[ENTRY_COUNT] = {
+    [FAST] = {"reduce_fast", 0, 0, 0, 1, 0, 0}, /* by size: fast_default() */
+    [SIMPLE] = {"reduce_simple", 1, 1, 0, 0, 1024, 8},
+    [CONVERGENT] = {"reduce_convergent", 1, 1, 0, 0, 1024, 8},
+    [SHARED] = {"reduce_shared", 1, 0, 0, 0, 1024, 8},
+    [SEGMENTED] = {"reduce_segmented", 0, 0, 1, 0, 256, 8},
+    [COARSENED] = {"reduce_coarsened", 0, 0, 1, 1, 256, 8},
+};
+
+/* The metadata's COARSE_FACTOR default: entries that do not use it all share one module. */
+#define UNUSED_COARSE 8u
+#define MAX_GRID 8192u
+
+static kj_status find_entry(const char *name, entry_id *out) {
+    if (!name) {
+        *out = FAST;
+        return KJ_OK;
+    }
+    for (int i = 0; i < ENTRY_COUNT; i++)
+        if (strcmp(name, entries[i].name) == 0) {
+            *out = (entry_id)i;
+            return KJ_OK;
+        }
+    return KJ_FAIL(KJ_ERR_USAGE,
+                   "unknown reduction entry '%.60s': the entries are reduce_fast (the default), reduce_simple, "
+                   "reduce_convergent, reduce_shared, reduce_segmented, reduce_coarsened", name);
+}
+
+/* ---- per-stream workspace -------------------------------------------------------------------- */
+
+/* Work on one stream runs in order, so one workspace a stream is enough: the result of the
+ * synchronous call, the fast entry's ticket counter (which its last block resets to 0) and block
+ * partials, and the copy the in-place entries work on. */
+#define WS_RESULT 0
+#define WS_COUNTER 16
+#define WS_PARTIALS 64
+#define WS_COPY (WS_PARTIALS + MAX_GRID * 8)
+#define WS_BYTES (WS_COPY + 2048 * 8)
+
+typedef struct lane {
+    kj_stream stream;
+    kj_devptr base;
+} lane;
 
 typedef struct reduce_state {
     pthread_mutex_t lock;
-    struct {
-        kj_stream stream;
-        kj_devptr result;
-    } lanes[MAX_STREAMS];
-    int lane_count;
+    lane *lanes;
+    size_t count;
 } reduce_state;
 
 static kj_status state_create(kj_runtime *rt, void **out) {
@@ -60,30 +108,36 @@ static kj_status state_create(kj_runtime *rt, void **out) {
 
 static void state_destroy(kj_runtime *rt, void *p) {
     reduce_state *s = p;
-    for (int i = 0; i < s->lane_count; i++) kj_mem_free(rt, s->lanes[i].result);
+    for (size_t i = 0; i < s->count; i++) kj_mem_free(rt, s->lanes[i].base);
+    free(s->lanes);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
-/* A result buffer for this stream: work on one stream runs in order, so one buffer a stream is enough. */
-static kj_status result_buffer(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
+static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
     void *p;
     KJ_FORWARD(kj__slot(rt, KJ__SLOT_REDUCE, state_create, state_destroy, &p));
     reduce_state *s = p;
     kj_status st = KJ_OK;
     pthread_mutex_lock(&s->lock);
-    int i = 0;
-    while (i < s->lane_count && s->lanes[i].stream != stream) i++;
-    if (i == s->lane_count) {
-        if (s->lane_count == MAX_STREAMS) st = KJ_FAIL(KJ_ERR_UNSUPPORTED, "kj_reduce serves at most %d streams", MAX_STREAMS);
-        else if ((st = kj_mem_alloc(rt, 16, &s->lanes[i].result)) == KJ_OK) s->lanes[s->lane_count++].stream = stream;
+    size_t i = 0;
+    while (i < s->count && s->lanes[i].stream != stream) i++;
+    if (i == s->count) {
+        lane *grown = realloc(s->lanes, (s->count + 1) * sizeof *grown);
+        kj_devptr base = 0;
+        if (!grown) st = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        else s->lanes = grown;
+        if (st == KJ_OK) st = kj_mem_alloc(rt, WS_BYTES, &base);
+        if (st == KJ_OK) st = kj_memset_u8(rt, base, 0, WS_BYTES); /* the counter starts at 0 */
+        if (st == KJ_OK) s->lanes[s->count++] = (lane){stream, base};
+        else kj_mem_free(rt, base);
     }
-    if (st == KJ_OK) *out = s->lanes[i].result;
+    if (st == KJ_OK) *out = s->lanes[i].base;
     pthread_mutex_unlock(&s->lock);
     return st;
 }
 
-/* ---- the launch ------------------------------------------------------------------------------ */
+/* ---- launching ------------------------------------------------------------------------------- */
 
 static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
                      kj_kernel **k, kj_origin *origin) {
@@ -95,45 +149,121 @@ static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, 
     return kj_kernel_get(rt, &req, k, origin);
 }
 
+static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream stream, void **args) {
+    kj_launch_config c = {{grid, 1, 1}, {block, 1, 1}, 0, stream, 0};
+    return kj_kernel_launch(k, &c, args);
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* The fast entry's grid: enough blocks for the data, at most what is resident at once (the blocks
+ * then stride through the rest), so that no block waits for a slot. */
+static kj_status fast_grid(kj_runtime *rt, kj_kernel *k, kj_type type, size_t n, unsigned block, unsigned coarse,
+                           unsigned *grid) {
+    int per_sm = 0;
+    KJ_FORWARD(kj_kernel_occupancy(k, block, 0, &per_sm));
+    uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)rt->info.sm_count;
+    uint64_t per_block = (uint64_t)block * coarse * (16 / kj_type_size(type));
+    uint64_t g = ceil_div(n ? n : 1, per_block);
+    if (g > resident) g = resident;
+    if (g > MAX_GRID) g = MAX_GRID;
+    *grid = (unsigned)(g ? g : 1);
+    return KJ_OK;
+}
+
+/* The fast entry's configuration when none is given or tuned, from sweeps on an H100 (sum f32 and
+ * max f64, 2^10 to 2^28): large inputs stream best with 1024 threads and 4 loads in flight per
+ * thread (2 blocks an SM); smaller ones with 256 threads and as much coarsening as keeps at least
+ * 64 blocks busy, up to 8. */
+static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coarse) {
+    size_t vec = 16 / kj_type_size(type);
+    if ((uint64_t)n * kj_type_size(type) > (32u << 20)) {
+        *block = 1024;
+        *coarse = 4;
+        return;
+    }
+    *block = 256;
+    uint64_t c = n / (256 * vec * 64);
+    unsigned p = 1;
+    while (p * 2 <= c && p < 8) p *= 2;
+    *coarse = p;
+}
+
 kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
                           const kj_reduce_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
-    KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op", (int)op);
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type", (int)type);
+    KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
     KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
-    KJ_RETURN_IF(!result, KJ_ERR_USAGE, "kj_reduce: result is 0");
+    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
+                 (unsigned long long)input, kj_type_size(type), type_names[type]);
+    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
+                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
+                 kj_result_size(type));
+    KJ_FORWARD(kj__enter(rt));
     kj_reduce_options defaults = {0};
     if (!o) o = &defaults;
-    const char *entry = o->entry ? o->entry : "reduce_coarsened";
-    KJ_RETURN_IF(strcmp(entry, "reduce_coarsened") != 0, KJ_ERR_USAGE,
-                 "kj_reduce: unknown entry '%.60s': the entries are reduce_coarsened", entry);
-    unsigned block = o->block_size ? o->block_size : 256, coarse = o->coarse_factor ? o->coarse_factor : 8;
+    entry_id e = FAST;
+    KJ_FORWARD(find_entry(o->entry, &e));
+    unsigned block = entries[e].block, coarse = entries[e].coarse;
+    if (e == FAST) fast_default(type, n, &block, &coarse);
+    if (o->block_size) block = o->block_size;
+    if (o->coarse_factor) coarse = o->coarse_factor;
+    KJ_RETURN_IF(o->coarse_factor && !entries[e].coarsens, KJ_ERR_USAGE,
+                 "%s does not coarsen: COARSE_FACTOR applies to reduce_fast and reduce_coarsened", entries[e].name);
+    if (!entries[e].coarsens) coarse = UNUSED_COARSE;
     const char *from = o->block_size || o->coarse_factor ? "explicit" : "default";
+    if (entries[e].single_block)
+        KJ_RETURN_IF(n > 2ull * block, KJ_ERR_USAGE,
+                     "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
+                     "default), reduce_segmented or reduce_coarsened", entries[e].name, 2 * block, n);
 
-    kj_kernel *init, *main_k;
+    kj_kernel *k;
     kj_origin origin;
-    KJ_FORWARD(get(rt, "reduce_init", op, type, block, coarse, &init, NULL));
-    KJ_FORWARD(get(rt, entry, op, type, block, coarse, &main_k, &origin));
-    void *init_args[] = {&result};
-    kj_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0, o->stream, 0};
-    KJ_FORWARD(kj_kernel_launch(init, &one, init_args));
-    uint64_t per_block = 2ull * coarse * block;
-    uint64_t grid = (n + per_block - 1) / per_block;
-    if (grid) {
-        unsigned long long count = n;
+    KJ_FORWARD(get(rt, entries[e].name, op, type, block, coarse, &k, &origin));
+    kj_devptr ws = 0;
+    if (e == FAST || entries[e].in_place) KJ_FORWARD(workspace(rt, o->stream, &ws));
+    unsigned long long count = n;
+    unsigned grid = 1;
+
+    if (e == FAST) {
+        KJ_FORWARD(fast_grid(rt, k, type, n, block, coarse, &grid));
+        kj_devptr partials = ws + WS_PARTIALS, counter = ws + WS_COUNTER;
+        void *args[] = {&input, &count, &result, &partials, &counter};
+        KJ_FORWARD(launch(k, grid, block, o->stream, args));
+    } else if (entries[e].in_place) {
+        kj_kernel *load;
+        KJ_FORWARD(get(rt, "reduce_load", op, type, block, coarse, &load, NULL));
+        kj_devptr copy = ws + WS_COPY;
+        void *load_args[] = {&input, &count, &copy};
+        KJ_FORWARD(launch(load, 1, block, o->stream, load_args));
+        void *args[] = {&copy, &result};
+        KJ_FORWARD(launch(k, 1, block, o->stream, args));
+    } else if (e == SHARED) {
         void *args[] = {&input, &count, &result};
-        KJ_RETURN_IF(grid > (uint64_t)rt->info.max_grid_dim[0], KJ_ERR_LIMIT,
-                     "kj_reduce: %zu elements need %llu blocks of %u; the device allows %d", n,
-                     (unsigned long long)grid, block, rt->info.max_grid_dim[0]);
-        kj_launch_config cfg = {{(unsigned)grid, 1, 1}, {block, 1, 1}, 0, o->stream, 0};
-        KJ_FORWARD(kj_kernel_launch(main_k, &cfg, args));
+        KJ_FORWARD(launch(k, 1, block, o->stream, args));
+    } else {
+        kj_kernel *init;
+        KJ_FORWARD(get(rt, "reduce_init", op, type, block, coarse, &init, NULL));
+        void *init_args[] = {&result};
+        KJ_FORWARD(launch(init, 1, 1, o->stream, init_args));
+        uint64_t per_block = 2ull * block * (e == COARSENED ? coarse : 1);
+        uint64_t g = ceil_div(n, per_block);
+        KJ_RETURN_IF(g > (uint64_t)rt->info.max_grid_dim[0], KJ_ERR_LIMIT,
+                     "%s: %zu elements need %llu blocks of %u; the device allows %d", entries[e].name, n,
+                     (unsigned long long)g, block, rt->info.max_grid_dim[0]);
+        grid = (unsigned)g;
+        if (grid) {
+            void *args[] = {&input, &count, &result};
+            KJ_FORWARD(launch(k, grid, block, o->stream, args));
+        }
     }
     if (o->report) {
         kj_reduce_report *r = o->report;
-        snprintf(r->entry, sizeof r->entry, "%s", entry);
+        snprintf(r->entry, sizeof r->entry, "%s", entries[e].name);
         r->block_size = block;
-        r->coarse_factor = coarse;
-        r->grid = (unsigned)grid;
+        r->coarse_factor = entries[e].coarsens ? coarse : 0;
+        r->grid = grid;
         r->origin = origin;
         r->config_from = from;
     }
@@ -144,11 +274,12 @@ kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, siz
                     const kj_reduce_options *o) {
     KJ_RETURN_IF(!host_result, KJ_ERR_USAGE, "kj_reduce: host_result is NULL");
     KJ_FORWARD(kj__enter(rt));
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
     kj_stream stream = o ? o->stream : NULL;
-    kj_devptr result;
-    KJ_FORWARD(result_buffer(rt, stream, &result));
-    KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, result, o));
-    KJ_CU(rt->cu->cuMemcpyDtoHAsync(host_result, (CUdeviceptr)result, kj_result_size(type), (CUstream)stream),
+    kj_devptr ws;
+    KJ_FORWARD(workspace(rt, stream, &ws));
+    KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, ws + WS_RESULT, o));
+    KJ_CU(rt->cu->cuMemcpyDtoHAsync(host_result, (CUdeviceptr)(ws + WS_RESULT), kj_result_size(type), (CUstream)stream),
           "copying the result (cuMemcpyDtoHAsync)");
     KJ_CU(rt->cu->cuStreamSynchronize((CUstream)stream), "the reduction failed (cuStreamSynchronize)");
     return KJ_OK;

@@ -1,0 +1,285 @@
+/* The gpu suite for reductions: every entry x op x type at sizes 1, 2, 31, 1000003 and 2^24+7
+ * (within each entry's limits) against the CPU reference, with fresh random input each run and the
+ * result poisoned first; identities at n = 0; NaN; wrapping integers; misaligned input; the default
+ * entry's determinism; several streams at once. Exits 77 without a GPU. */
+#include "test_util.h"
+
+#include <math.h>
+
+static const char *const entries[] = {"reduce_fast",   "reduce_simple",    "reduce_convergent",
+                                      "reduce_shared", "reduce_segmented", "reduce_coarsened"};
+#define ENTRY_COUNT 6
+static int single_block(int e) { return e >= 1 && e <= 3; }
+
+static kj_runtime *rt;
+static char *cache_dir;
+static uint64_t seed;
+static kj_devptr d_in, d_out;
+static void *host;
+#define MAX_N ((1u << 24) + 7)
+
+static int setup(void **state) {
+    (void)state;
+    kj_test_require_gpu();
+    cache_dir = kj_test_tmpdir();
+    rt = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, NULL);
+    if (!rt) return -1;
+    seed = kj_test_seed();
+    host = malloc((size_t)MAX_N * 8 + 64);
+    if (!host || kj_mem_alloc(rt, (size_t)MAX_N * 8 + 64, &d_in) != KJ_OK || kj_mem_alloc(rt, 64, &d_out) != KJ_OK) return -1;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    kj_mem_free(rt, d_in);
+    kj_mem_free(rt, d_out);
+    free(host);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(cache_dir);
+    return 0;
+}
+
+static uint16_t to_half(float f) {
+    /* exact for the values used here (small integers, and uniform values rounded to nearest even) */
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    if ((x & 0x7fffffff) == 0) return (uint16_t)sign;
+    if (exp <= 0) return (uint16_t)sign; /* flush: never produced below */
+    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)h;
+}
+
+static double uniform(void) { return (double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 * 2 - 1; }
+
+/* Fills n elements for op. exact: values whose every partial result is exactly representable, so
+ * that any order gives the reference's bits (catches a dropped or doubled element, which a
+ * tolerance might hide). */
+static void fill(void *buf, kj_type t, kj_op op, size_t n, int exact) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = kj_test_next(&seed);
+        double v;
+        if (op == KJ_OP_PROD) {
+            /* mostly 1, about ten of 2, 0.5, -1, 3, -2: the product stays exact (3^10 < 2^24) and in range */
+            static const double few[] = {2, 0.5, -1, 3, -2};
+            v = r % (n / 10 + 1) == 0 ? few[(r >> 20) % 5] : 1;
+        } else if (exact) {
+            v = (double)(int)(r % 17) - 8;
+        } else {
+            v = uniform();
+        }
+        switch (t) {
+        case KJ_TYPE_I32: ((int32_t *)buf)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
+        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
+        case KJ_TYPE_I64: ((int64_t *)buf)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = to_half((float)v); break;
+        case KJ_TYPE_F32: ((float *)buf)[i] = (float)v; break;
+        default: ((double *)buf)[i] = v; break;
+        }
+    }
+}
+
+/* Runs one reduction on the device with the result poisoned first; returns the status. */
+static kj_status gpu_reduce(kj_op op, kj_type t, kj_devptr in, size_t n, const char *entry, void *result,
+                            kj_reduce_report *report) {
+    kj_reduce_options o = {.entry = entry, .report = report};
+    kj_status s = kj_memset_u8(rt, d_out, 0xA5, 16);
+    if (s == KJ_OK) s = kj_reduce_async(rt, op, t, in, n, d_out, &o);
+    if (s == KJ_OK) s = kj_memcpy_dtoh(rt, result, d_out, kj_result_size(t));
+    return s;
+}
+
+static void check_one(int e, kj_op op, kj_type t, size_t n, int exact) {
+    size_t es = kj_type_size(t);
+    fill(host, t, op, n, exact);
+    KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, n * es));
+    unsigned char want[8], got[8];
+    double abs_sum;
+    KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
+    kj_reduce_report rep;
+    kj_status s = gpu_reduce(op, t, d_in, n, entries[e], got, &rep);
+    if (s != KJ_OK) fail_msg("%s %s %s n=%zu: %s", entries[e], kj_op_name(op), kj_type_name(t), n, kj_last_error());
+    double w = kj_result_as_double(t, want), g = kj_result_as_double(t, got);
+    double tol = exact ? 0 : kj_reduce_tolerance(op, t, n, w, abs_sum, &rep);
+    int same_bits = memcmp(want, got, kj_result_size(t)) == 0;
+    if (!same_bits && !(fabs(g - w) <= tol))
+        fail_msg("%s %s %s n=%zu%s: GPU %.17g, CPU %.17g, tolerance %.3g (block %u, grid %u)", entries[e],
+                 kj_op_name(op), kj_type_name(t), n, exact ? " (exact data)" : "", g, w, tol, rep.block_size, rep.grid);
+}
+
+static void test_every_entry_op_type_size(void **state) {
+    (void)state;
+    const size_t sizes[] = {1, 2, 31, 1000003, MAX_N};
+    const size_t block_sizes[] = {1, 2, 31, 2047, 2048}; /* single-block entries: up to 2 x 1024 */
+    size_t checks = 0;
+    for (int e = 0; e < ENTRY_COUNT; e++)
+        for (int op = 0; op < KJ_OP_COUNT_; op++)
+            for (int t = 0; t < KJ_TYPE_COUNT_; t++)
+                for (int si = 0; si < 5; si++) {
+                    size_t n = single_block(e) ? block_sizes[si] : sizes[si];
+                    int is_float = t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64;
+                    check_one(e, (kj_op)op, (kj_type)t, n, 0);
+                    checks++;
+                    if (is_float && op == KJ_OP_SUM) {
+                        check_one(e, (kj_op)op, (kj_type)t, n, 1);
+                        checks++;
+                    }
+                }
+    printf("%zu reductions checked against the CPU\n", checks);
+}
+
+static void test_empty_gives_identity(void **state) {
+    (void)state;
+    for (int e = 0; e < ENTRY_COUNT; e++)
+        for (int op = 0; op < KJ_OP_COUNT_; op++)
+            for (int t = 0; t < KJ_TYPE_COUNT_; t++) {
+                unsigned char want[8], got[8];
+                KJ_ASSERT_OK(kj_reduce_reference((kj_op)op, (kj_type)t, NULL, 0, want, NULL));
+                KJ_ASSERT_OK(gpu_reduce((kj_op)op, (kj_type)t, d_in, 0, entries[e], got, NULL));
+                if (memcmp(want, got, kj_result_size((kj_type)t)) != 0)
+                    fail_msg("%s %s %s n=0 is not the identity", entries[e], kj_op_name((kj_op)op), kj_type_name((kj_type)t));
+            }
+}
+
+static void test_nan_propagates(void **state) {
+    (void)state;
+    const kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_F32, KJ_TYPE_F64};
+    for (int e = 0; e < ENTRY_COUNT; e++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int op = 0; op < KJ_OP_COUNT_; op++) {
+                kj_type t = types[ti];
+                size_t n = single_block(e) ? 2000 : 1000003;
+                fill(host, t, (kj_op)op, n, 0);
+                size_t at = kj_test_next(&seed) % n;
+                if (t == KJ_TYPE_F16) ((uint16_t *)host)[at] = 0x7e00;
+                else if (t == KJ_TYPE_F32) ((float *)host)[at] = NAN;
+                else ((double *)host)[at] = NAN;
+                KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, n * kj_type_size(t)));
+                unsigned char got[8];
+                KJ_ASSERT_OK(gpu_reduce((kj_op)op, t, d_in, n, entries[e], got, NULL));
+                if (!isnan(kj_result_as_double(t, got)))
+                    fail_msg("%s %s %s: a NaN at %zu did not propagate", entries[e], kj_op_name((kj_op)op), kj_type_name(t), at);
+            }
+}
+
+/* Input that does not start on a 16-byte boundary: the fast entry's head and tail. */
+static void test_misaligned_input(void **state) {
+    (void)state;
+    const kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_I32, KJ_TYPE_F64};
+    for (int ti = 0; ti < 3; ti++)
+        for (size_t off = 1; off < 8; off++) {
+            kj_type t = types[ti];
+            size_t es = kj_type_size(t), n = 100003;
+            fill(host, t, KJ_OP_SUM, n + off, 1);
+            KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, (n + off) * es));
+            unsigned char want[8], got[8];
+            KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, t, (char *)host + off * es, n, want, NULL));
+            KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in + off * es, n, "reduce_fast", got, NULL));
+            if (memcmp(want, got, kj_result_size(t)) != 0)
+                fail_msg("%s at offset %zu: GPU %.17g, CPU %.17g", kj_type_name(t), off, kj_result_as_double(t, got),
+                         kj_result_as_double(t, want));
+        }
+    /* a pointer not aligned to its element is refused */
+    unsigned char got[8];
+    assert_int_equal(gpu_reduce(KJ_OP_SUM, KJ_TYPE_F32, d_in + 2, 10, NULL, got, NULL), KJ_ERR_USAGE);
+}
+
+static void test_default_is_deterministic(void **state) {
+    (void)state;
+    const kj_type types[] = {KJ_TYPE_F32, KJ_TYPE_F64, KJ_TYPE_F16};
+    for (int ti = 0; ti < 3; ti++) {
+        kj_type t = types[ti];
+        size_t n = MAX_N;
+        fill(host, t, KJ_OP_SUM, n, 0);
+        KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, n * kj_type_size(t)));
+        unsigned char first[8], again[8];
+        KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in, n, NULL, first, NULL));
+        for (int r = 0; r < 9; r++) {
+            KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in, n, NULL, again, NULL));
+            if (memcmp(first, again, 8) != 0) fail_msg("%s sum differs between runs", kj_type_name(t));
+        }
+    }
+}
+
+static void test_limits_and_options(void **state) {
+    (void)state;
+    unsigned char got[8];
+    kj_reduce_options o = {.entry = "reduce_simple"};
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 2049, d_out, &o), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "at most 2 x BLOCK_SIZE = 2048"));
+    o.block_size = 64;
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 129, d_out, &o), KJ_ERR_USAGE);
+    o = (kj_reduce_options){.entry = "reduce_bogus"};
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
+    o = (kj_reduce_options){.block_size = 48};
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
+    o = (kj_reduce_options){.coarse_factor = 3};
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
+    assert_int_equal(kj_reduce_async(rt, (kj_op)4, KJ_TYPE_F32, d_in, 10, d_out, NULL), KJ_ERR_USAGE);
+    o = (kj_reduce_options){.entry = "reduce_segmented", .coarse_factor = 4};
+    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "does not coarsen"));
+    /* explicit configurations are used and reported */
+    kj_reduce_report rep;
+    o = (kj_reduce_options){.block_size = 128, .coarse_factor = 2, .report = &rep};
+    fill(host, KJ_TYPE_I32, KJ_OP_SUM, 5000, 0);
+    KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, 5000 * 4));
+    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 5000, got, &o));
+    assert_int_equal(rep.block_size, 128);
+    assert_int_equal(rep.coarse_factor, 2);
+    assert_string_equal(rep.config_from, "explicit");
+    assert_string_equal(rep.entry, "reduce_fast");
+    unsigned char want[8];
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, 5000, want, NULL));
+    assert_memory_equal(want, got, 4);
+}
+
+/* Reductions on several streams at once each use their own workspace. */
+static void test_streams(void **state) {
+    (void)state;
+    enum { S = 4, N = 3000017 };
+    kj_stream streams[S];
+    kj_devptr in[S], out[S];
+    int32_t *data = malloc((size_t)N * 4), results[S], want[S];
+    for (int i = 0; i < S; i++) {
+        KJ_ASSERT_OK(kj_stream_create(rt, &streams[i]));
+        KJ_ASSERT_OK(kj_mem_alloc(rt, (size_t)N * 4, &in[i]));
+        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &out[i]));
+        for (size_t j = 0; j < N; j++) data[j] = (int32_t)kj_test_next(&seed);
+        KJ_ASSERT_OK(kj_memcpy_htod(rt, in[i], data, (size_t)N * 4));
+        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, data, N, &want[i], NULL));
+        KJ_ASSERT_OK(kj_memset_u8(rt, out[i], 0xA5, 8));
+    }
+    for (int rep = 0; rep < 5; rep++)
+        for (int i = 0; i < S; i++) {
+            kj_reduce_options o = {.stream = streams[i]};
+            KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_I32, in[i], N, out[i], &o));
+        }
+    KJ_ASSERT_OK(kj_synchronize(rt));
+    for (int i = 0; i < S; i++) {
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &results[i], out[i], 4));
+        assert_int_equal(results[i], want[i]);
+        kj_mem_free(rt, in[i]);
+        kj_mem_free(rt, out[i]);
+        kj_stream_destroy(rt, streams[i]);
+    }
+    free(data);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_entry_op_type_size),
+        cmocka_unit_test(test_empty_gives_identity),
+        cmocka_unit_test(test_nan_propagates),
+        cmocka_unit_test(test_misaligned_input),
+        cmocka_unit_test(test_default_is_deterministic),
+        cmocka_unit_test(test_limits_and_options),
+        cmocka_unit_test(test_streams),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,143 @@
+/* The CPU reference for reductions and the tolerance rules (src/ops/reduce_reference.c): the
+ * semantics every GPU entry is checked against, so they are pinned down here on known values. */
+#include "test_util.h"
+
+#include <float.h>
+#include <math.h>
+
+static double ref(kj_op op, kj_type t, const void *data, size_t n) {
+    unsigned char r[8];
+    KJ_ASSERT_OK(kj_reduce_reference(op, t, data, n, r, NULL));
+    return kj_result_as_double(t, r);
+}
+
+static void test_integer_wrap(void **state) {
+    (void)state;
+    int32_t a[] = {INT32_MAX, 1};
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_I32, a, 2) == (double)INT32_MIN);
+    uint32_t u[] = {UINT32_MAX, 2};
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_U32, u, 2) == 1.0);
+    int64_t l[] = {INT64_MAX, 1};
+    int64_t r;
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I64, l, 2, &r, NULL));
+    assert_true(r == INT64_MIN);
+    int32_t p[] = {65536, 65536, 3};
+    assert_true(ref(KJ_OP_PROD, KJ_TYPE_I32, p, 3) == 0.0); /* 2^32 * 3 wraps to 0 */
+    int32_t q[] = {-3, 5, -7};
+    assert_true(ref(KJ_OP_PROD, KJ_TYPE_I32, q, 3) == 105.0);
+    int32_t m[] = {-5, 7, -9, 3};
+    assert_true(ref(KJ_OP_MAX, KJ_TYPE_I32, m, 4) == 7.0);
+    assert_true(ref(KJ_OP_MIN, KJ_TYPE_I32, m, 4) == -9.0);
+    uint32_t mu[] = {3, 0x80000000u, 7};
+    assert_true(ref(KJ_OP_MAX, KJ_TYPE_U32, mu, 3) == 2147483648.0); /* compared unsigned */
+}
+
+static void test_identities(void **state) {
+    (void)state;
+    for (int t = 0; t < KJ_TYPE_COUNT_; t++) {
+        unsigned char r[8];
+        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, (kj_type)t, NULL, 0, r, NULL));
+        assert_true(kj_result_as_double((kj_type)t, r) == 0.0);
+        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_PROD, (kj_type)t, NULL, 0, r, NULL));
+        assert_true(kj_result_as_double((kj_type)t, r) == 1.0);
+    }
+    unsigned char r[8];
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MAX, KJ_TYPE_I32, NULL, 0, r, NULL));
+    assert_true(kj_result_as_double(KJ_TYPE_I32, r) == (double)INT32_MIN);
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MIN, KJ_TYPE_U32, NULL, 0, r, NULL));
+    assert_true(kj_result_as_double(KJ_TYPE_U32, r) == (double)UINT32_MAX);
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MAX, KJ_TYPE_F32, NULL, 0, r, NULL));
+    assert_true(isinf(kj_result_as_double(KJ_TYPE_F32, r)) && kj_result_as_double(KJ_TYPE_F32, r) < 0);
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MIN, KJ_TYPE_F64, NULL, 0, r, NULL));
+    assert_true(isinf(kj_result_as_double(KJ_TYPE_F64, r)) && kj_result_as_double(KJ_TYPE_F64, r) > 0);
+}
+
+static void test_nan_propagates(void **state) {
+    (void)state;
+    float first[] = {NAN, 1, 2}, last[] = {1, 2, NAN}, none[] = {1, 3, 2};
+    assert_true(isnan(ref(KJ_OP_MAX, KJ_TYPE_F32, first, 3)));
+    assert_true(isnan(ref(KJ_OP_MAX, KJ_TYPE_F32, last, 3)));
+    assert_true(isnan(ref(KJ_OP_MIN, KJ_TYPE_F32, first, 3)));
+    assert_true(isnan(ref(KJ_OP_MIN, KJ_TYPE_F32, last, 3)));
+    assert_true(ref(KJ_OP_MAX, KJ_TYPE_F32, none, 3) == 3.0);
+    double d[] = {1, NAN};
+    assert_true(isnan(ref(KJ_OP_SUM, KJ_TYPE_F64, d, 2)));
+    uint16_t h[] = {0x3c00, 0x7e00}; /* 1.0, NaN */
+    assert_true(isnan(ref(KJ_OP_MAX, KJ_TYPE_F16, h, 2)));
+}
+
+static void test_half_conversion(void **state) {
+    (void)state;
+    uint16_t h[] = {0x3c00, 0xc000, 0x0001, 0x3555}; /* 1, -2, 2^-24, 0.333251953125 */
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_F16, h, 1) == 1.0);
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_F16, h + 1, 1) == -2.0);
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_F16, h + 2, 1) == ldexp(1.0, -24));
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_F16, h + 3, 1) == 0.333251953125);
+    uint16_t inf = 0x7c00;
+    assert_true(isinf(ref(KJ_OP_SUM, KJ_TYPE_F16, &inf, 1)));
+    /* f16 results are f32: 2048 + 1 is exact in f32 although not in f16 */
+    uint16_t big[] = {0x6800, 0x3c00}; /* 2048, 1 */
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_F16, big, 2) == 2049.0);
+}
+
+static void test_float_sum_rounds_once(void **state) {
+    (void)state;
+    /* in float, 1 + 1e-8 (x 1000) would stay 1; the reference adds in long double and rounds once */
+    float v[1001];
+    v[0] = 1.0f;
+    for (int i = 1; i <= 1000; i++) v[i] = 1e-8f;
+    double abs_sum;
+    float r;
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, v, 1001, &r, &abs_sum));
+    assert_true(r == 1.00001f);
+    assert_true(fabs(abs_sum - 1.00001) < 1e-9);
+}
+
+static void test_tolerance(void **state) {
+    (void)state;
+    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_I32, 1000, 5, 100, NULL) == 0);
+    assert_true(kj_reduce_tolerance(KJ_OP_MAX, KJ_TYPE_F32, 1000, 5, 100, NULL) == 0);
+    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1, 5, 100, NULL) == 0);
+    /* without a configuration: n - 1 operations in any order */
+    double any = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL);
+    assert_true(fabs(any - 1000 * (FLT_EPSILON / 2) * 100) < 1e-12);
+    /* a tree is much tighter than a chain */
+    kj_reduce_report tree = {.entry = "reduce_fast", .block_size = 256, .grid = 4};
+    double t = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &tree);
+    assert_true(t < kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, NULL) / 100);
+    assert_true(t > 0);
+    /* f64 is tighter than f32 */
+    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F64, 1000, 5, 100, NULL) < any / 1e8);
+    /* atomic entries: a chain across the blocks */
+    kj_reduce_report atomic = {.entry = "reduce_segmented", .block_size = 256, .grid = 2048};
+    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &atomic) > t);
+}
+
+static void test_bad_arguments(void **state) {
+    (void)state;
+    unsigned char r[8];
+    int x = 1;
+    assert_int_equal(kj_reduce_reference((kj_op)7, KJ_TYPE_I32, &x, 1, r, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_reference(KJ_OP_SUM, (kj_type)9, &x, 1, r, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, NULL, 1, r, NULL), KJ_ERR_USAGE);
+    kj_op op;
+    kj_type t;
+    assert_int_equal(kj_op_parse("avg", &op), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "sum, max, min, prod"));
+    assert_int_equal(kj_type_parse("bf16", &t), KJ_ERR_USAGE);
+    KJ_ASSERT_OK(kj_op_parse("prod", &op));
+    assert_int_equal(op, KJ_OP_PROD);
+    KJ_ASSERT_OK(kj_type_parse("f16", &t));
+    assert_int_equal(kj_type_size(t), 2);
+    assert_int_equal(kj_result_size(t), 4);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_integer_wrap),    cmocka_unit_test(test_identities),
+        cmocka_unit_test(test_nan_propagates),  cmocka_unit_test(test_half_conversion),
+        cmocka_unit_test(test_float_sum_rounds_once), cmocka_unit_test(test_tolerance),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
