@@ -335,7 +335,11 @@ typedef struct kj_kernel_info {
 KJ_API kj_status kj_kernel_query(const kj_kernel *kernel, kj_kernel_info *info);
 
 /* How many blocks of block_threads threads (with dynamic_shared bytes each) fit on one
- * multiprocessor at once, given the kernel's registers and shared memory. Thread-safe. */
+ * multiprocessor at once, given the kernel's registers and shared memory, into *blocks_per_sm.
+ * The last answer is remembered per kernel, so asking again with the same values costs no driver
+ * call. Thread-safe.
+ * Errors: KJ_ERR_USAGE (NULL argument), KJ_ERR_LIMIT (block_threads 0 or above the kernel's limit),
+ * KJ_ERR_CUDA. */
 KJ_API kj_status kj_kernel_occupancy(const kj_kernel *kernel, unsigned block_threads, unsigned dynamic_shared,
                                      int *blocks_per_sm);
 
@@ -562,18 +566,19 @@ KJ_API double kj_result_as_double(kj_type type, const void *result);
  * host's own cuMemAlloc/cudaMalloc memory) with op, writes the result (kj_result_size bytes) to
  * host_result and waits for it. The work is ordered on options->stream after what the host queued
  * there before. input is only read, and may be reused once the call returns. options may be NULL.
- * The runtime keeps a small result buffer per stream it has seen (freed by kj_runtime_destroy).
+ * The runtime keeps a workspace of about 80 KiB of device memory per stream it has reduced on
+ * (the result, block partials), until kj_runtime_destroy; a stream is known by its handle value.
  * Thread-safe; calls on different streams may run at once.
- * Errors: KJ_ERR_USAGE (bad op/type/entry, input 0 with n > 0, NULL host_result), KJ_ERR_LIMIT (n
- * needs more blocks than the device allows), KJ_ERR_NO_DEVICE, KJ_ERR_DEVICE_MEMORY, KJ_ERR_CUDA
- * (also a kernel failure, e.g. input not valid in the context), KJ_ERR_UNSUPPORTED (more than 64
- * distinct streams used with kj_reduce on one runtime), and those of kj_kernel_get. */
+ * Errors: KJ_ERR_USAGE (bad op/type/entry or options, input 0 with n > 0 or not aligned to its
+ * elements, n beyond a single-block entry, NULL host_result), KJ_ERR_LIMIT (n needs more blocks
+ * than the device allows), KJ_ERR_NO_DEVICE, KJ_ERR_DEVICE_MEMORY, KJ_ERR_CUDA (also a kernel
+ * failure, e.g. input not valid in the context), and those of kj_kernel_get. */
 KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                            void *host_result, const kj_reduce_options *options);
 /* As kj_reduce, but writes the result (kj_result_size bytes) to device memory at `result` on
- * options->stream and returns without waiting: result is written once the stream reaches it.
- * Needs no per-stream buffer (no 64-stream bound). Thread-safe. Errors as kj_reduce, with
- * KJ_ERR_USAGE for result 0. */
+ * options->stream and returns without waiting: result is written once the stream reaches it, and
+ * input must stay valid until then. Thread-safe. Errors as kj_reduce, with KJ_ERR_USAGE for a
+ * result that is 0 or not aligned to kj_result_size. */
 KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                                  kj_devptr result, const kj_reduce_options *options);
 

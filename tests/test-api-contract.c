@@ -33,6 +33,7 @@ static void test_null_arguments_are_usage_errors(void **state) {
     kj_op op;
     kj_type type;
     int32_t r;
+    int blocks;
     EXPECT_USAGE(kj_runtime_create(NULL, NULL));
     EXPECT_USAGE(kj_device_count(NULL));
     EXPECT_USAGE(kj_device_query(0, NULL));
@@ -43,6 +44,7 @@ static void test_null_arguments_are_usage_errors(void **state) {
     EXPECT_USAGE(kj_compile(rt, NULL, NULL));
     EXPECT_USAGE(kj_kernel_query(NULL, &kinfo));
     EXPECT_USAGE(kj_kernel_launch(NULL, &cfg, NULL));
+    EXPECT_USAGE(kj_kernel_occupancy(NULL, 32, 0, &blocks));
     EXPECT_USAGE(kj_describe(NULL, NULL, &desc));
     EXPECT_USAGE(kj_describe(NULL, "reduce", NULL));
     EXPECT_USAGE(kj_desc_param(NULL, 0, &pinfo));
