@@ -6,24 +6,50 @@
  * nvJitLink when the kernel needs it), caches the binary on disk keyed by everything that changes it,
  * and loads and launches it through the CUDA Driver API.
  *
- * This header needs no CUDA header: device pointers are kj_devptr (the same bits as CUdeviceptr and
- * as a runtime-API device pointer cast to an integer), streams are kj_stream (a CUstream or a
- * cudaStream_t, passed as is), and a context is a void * (a CUcontext).
+ * Using it: `pkg-config --cflags --libs kernjit` (add --static to link libkernjit.a), or
+ * dependency('kernjit') in Meson, where kernjit may also be a subproject. This header and the
+ * kernjit-version.h beside it are all a program includes.
+ *
+ * The host program's own CUDA objects: this header needs no CUDA header, and kernjit works with the
+ * memory and streams the program made itself, through the Driver API or the Runtime API:
+ * - device pointers are kj_devptr: a CUdeviceptr as it is, or a cudaMalloc'd pointer converted through
+ *   uintptr_t: (kj_devptr)(uintptr_t)p;
+ * - streams are kj_stream: a CUstream or a cudaStream_t cast as it is, (kj_stream)s; NULL is the
+ *   default stream; CU_STREAM_LEGACY / cudaStreamLegacy and CU_STREAM_PER_THREAD /
+ *   cudaStreamPerThread may be passed the same way;
+ * - the memory and the stream must belong to the runtime's context. By default that is the device's
+ *   primary context, the one the Runtime API uses, so a program using cudart on the same device
+ *   shares it with nothing to do. A program that created its own context with the Driver API passes
+ *   it as kj_runtime_options.cu_context.
  *
  * Conventions for every function below:
  * - Functions return kj_status; KJ_OK is 0. On failure, kj_last_error() gives a message naming what
- *   was wrong and what is allowed (for a compile error, followed by the compiler's log).
+ *   was wrong and what is allowed (for a compile error, followed by the compiler's log). Each
+ *   declaration lists the statuses it returns; KJ_ERR_USAGE always includes a required pointer
+ *   argument that is NULL.
  * - Outputs are written only on success.
- * - Handles come in create/destroy pairs; every destroy accepts NULL.
+ * - Ownership: what a function returns through a pointer is owned by the library unless the
+ *   declaration names the function that frees it; the lifetime of each such value is stated.
+ * - Handles come in create/destroy pairs (kj_runtime_create/kj_runtime_destroy, kj_describe/
+ *   kj_desc_free, kj_event_create/kj_event_destroy, kj_stream_create/kj_stream_destroy); every
+ *   destroy accepts NULL. A kj_kernel is owned by its runtime and has no destroy.
+ * - Structs of options are zero-initialized by the caller (= {0}), so that fields added later take
+ *   their defaults; kj_runtime_options has kj_runtime_options_init for the same purpose.
  * - The library never prints, never aborts and never exits. Warnings (a damaged cache entry, a cache
  *   folder that cannot be used) go to the log callback of kj_runtime_options.
- * - Thread safety is stated per function. A kj_runtime may be shared by threads.
+ * - Thread safety is stated per function. A kj_runtime may be shared by threads; calls that use the
+ *   device make the runtime's context current on the calling thread and leave it current.
+ * - Compatibility: the symbols carry the version KERNJIT_0 (a version script exports exactly the
+ *   KJ_API functions below). Before 1.0 a minor release may change the API and ABI: rebuild the
+ *   program with the new headers. kj_version_number() tells the library that was loaded.
  */
 #ifndef KERNJIT_H
 #define KERNJIT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kernjit-version.h" /* KJ_VERSION_MAJOR/MINOR/PATCH, KJ_VERSION_STRING, KJ_VERSION_HEX */
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,20 +95,28 @@ typedef enum kj_status {
     KJ_STATUS_COUNT_
 } kj_status;
 
-/* A short English description of the status ("unknown kernel"). Never NULL. Thread-safe. */
+/* A short English description of the status ("unknown kernel"); "unknown status" for a value outside
+ * the list. Static storage, never NULL. Thread-safe. No errors. */
 KJ_API const char *kj_strerror(kj_status status);
-/* The status's name ("KJ_ERR_UNKNOWN_KERNEL"). Never NULL. Thread-safe. */
+/* The status's name ("KJ_ERR_UNKNOWN_KERNEL"); "KJ_UNKNOWN" for a value outside the list. Static
+ * storage, never NULL. Thread-safe. No errors. */
 KJ_API const char *kj_status_name(kj_status status);
-/* 0 for KJ_OK, 2 for a usage error, 1 for any other failure. Thread-safe. */
+/* 0 for KJ_OK, 2 for a usage error, 1 for any other failure (and for a value outside the list).
+ * Thread-safe. No errors. */
 KJ_API int kj_status_class(kj_status status);
 /* The message describing the last failure of a kj_ call made by the calling thread: what was wrong,
  * what is allowed and, after a compile or link error, the compiler's log. "" when there was none.
- * The string stays valid until this thread's next failing kj_ call. Successful calls leave it as it
- * is. Thread-safe (one message per thread). */
+ * Owned by the library (per thread); the string stays valid until this thread's next failing kj_
+ * call or its exit. Successful calls leave it as it is. Thread-safe (one message per thread). Never
+ * NULL. No errors. */
 KJ_API const char *kj_last_error(void);
 
-/* The library's version, "MAJOR.MINOR.PATCH". */
+/* The loaded library's version, "MAJOR.MINOR.PATCH" (KJ_VERSION_STRING is the header's). Static
+ * storage, never NULL. Thread-safe. No errors. */
 KJ_API const char *kj_version_string(void);
+/* The loaded library's version as KJ_VERSION_HEX encodes it (0xMMmmpp), for comparing with the
+ * header the program was compiled with. Thread-safe. No errors. */
+KJ_API unsigned kj_version_number(void);
 
 /* ------------------------------------------------------------------------------------------------
  * Plain types
@@ -96,11 +130,13 @@ typedef struct kj_event kj_event;         /* a CUDA event for timing */
 typedef struct kj_kernel_desc kj_kernel_desc; /* a kernel source's metadata, for listing */
 
 typedef enum kj_log_level { KJ_LOG_ERROR = 0, KJ_LOG_WARN = 1, KJ_LOG_INFO = 2, KJ_LOG_DEBUG = 3 } kj_log_level;
-/* Receives warnings and information. Called from the thread that made the kj_ call; must not call
- * back into the same runtime. */
+/* Receives warnings and information. Called from the thread that made the kj_ call, so from several
+ * threads at once when threads share the runtime; must not call back into the same runtime. message
+ * is valid only during the call. */
 typedef void (*kj_log_fn)(kj_log_level level, const char *message, void *user);
 
-/* A macro value for a kernel: -DNAME=VALUE. */
+/* A macro value for a kernel: -DNAME=VALUE. The strings are read during the call they are passed to
+ * and not kept. */
 typedef struct kj_define {
     const char *name;
     const char *value;
@@ -125,28 +161,43 @@ typedef struct kj_runtime_options {
     uint64_t cache_max_bytes;      /* 0: $KERNJIT_CACHE_MAX (bytes, or with K/M/G suffix), else 1 GiB */
     const char *search_path;       /* NULL: $KERNJIT_PATH; colon-separated folders searched for NAME.cu */
     void *cu_context;              /* a CUcontext the host program created: kernjit uses it as is and
-                                      never destroys it; NULL: the device's primary context */
+                                      never destroys it; it must outlive the runtime. The runtime's
+                                      device is the context's (device must still name an existing
+                                      device or be KJ_DEVICE_AUTO). NULL: the device's primary
+                                      context, which the CUDA Runtime API shares */
     kj_log_fn log;                 /* NULL: warnings are dropped */
     void *log_user;
     kj_log_level log_level;        /* messages above this level are not passed on (default KJ_LOG_WARN) */
 } kj_runtime_options;
 
-/* Fills *options with the defaults. Call it before setting fields, so that new fields get defaults. */
+/* Fills *options with the defaults. Call it before setting fields, so that new fields get defaults.
+ * options must not be NULL. Thread-safe. No errors. */
 KJ_API void kj_runtime_options_init(kj_runtime_options *options);
 
 /* Creates a runtime: loads the driver (dlopen of libcuda.so.1; a missing driver is not an error with
  * KJ_DEVICE_AUTO), retains the device's primary context (or adopts options->cu_context) and opens
- * the cache. options may be NULL (defaults). The strings in options are copied.
- * Errors: KJ_ERR_USAGE (bad arch or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an explicit
- * device was asked for and is not there), KJ_ERR_CUDA, KJ_ERR_HOST_MEMORY.
+ * the cache. options may be NULL (defaults). The strings in options are copied; the log callback
+ * and log_user are kept. The runtime's context is left current on the calling thread.
+ * *out is owned by the caller: free it with kj_runtime_destroy. Several runtimes may exist at once,
+ * on the same or different devices and contexts; each has its own kernels and statistics.
+ * Thread-safe (a runtime is created by one thread, then may be shared).
+ * Errors: KJ_ERR_USAGE (bad arch, device or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
+ * explicit device was asked for and is not there), KJ_ERR_UNSUPPORTED (a device older than NVRTC
+ * can target), KJ_ERR_CUDA (including a cu_context that is not a valid context), KJ_ERR_HOST_MEMORY.
  * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. */
 KJ_API kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out);
-/* Unloads every module, releases the context and frees the runtime; every kj_kernel and kj_event of
- * it becomes invalid. Not to be called while another thread uses the runtime. Accepts NULL. */
+/* Unloads every module, releases the primary context (a cu_context is left alone: still the host's)
+ * and frees the runtime; every kj_kernel of it becomes invalid, and the strings it returned. Streams
+ * and events made with kj_stream_create / kj_event_create must be destroyed first. The host's own
+ * memory and streams are untouched. Not to be called while another thread uses the runtime (not
+ * thread-safe with respect to rt). Accepts NULL. No errors. */
 KJ_API void kj_runtime_destroy(kj_runtime *rt);
-/* 1 when the runtime has a device to launch on, 0 when it is compile-only. */
+/* 1 when the runtime has a device to launch on, 0 when it is compile-only (or rt is NULL).
+ * Thread-safe. No errors. */
 KJ_API int kj_runtime_has_device(const kj_runtime *rt);
-/* The compile target, "sm_90". Valid for the runtime's lifetime. */
+/* The compile target, "sm_90" (compute_XY when NVRTC is older than the device and the driver
+ * finishes PTX). Owned by the runtime, valid until kj_runtime_destroy; "" when rt is NULL.
+ * Thread-safe. No errors. */
 KJ_API const char *kj_runtime_arch(const kj_runtime *rt);
 
 typedef struct kj_device_info {
@@ -177,12 +228,17 @@ typedef struct kj_device_info {
     int max_nesting_depth;            /* device-runtime nesting depth limit (24 on CC >= 3.5) */
 } kj_device_info;
 
-/* Number of devices. *count = 0 and KJ_OK when the driver loads and has none; KJ_ERR_NO_DRIVER when
- * libcuda.so.1 is missing. Thread-safe. */
+/* Number of devices. Loads the driver on first use (once per process). *count = 0 and KJ_OK when the
+ * driver loads and reports none. Thread-safe.
+ * Errors: KJ_ERR_USAGE, KJ_ERR_NO_DRIVER (libcuda.so.1 missing, or older than CUDA 12.0),
+ * KJ_ERR_CUDA (cuInit failed). */
 KJ_API kj_status kj_device_count(int *count);
-/* Properties of device `ordinal`, without creating a context. Thread-safe. */
+/* Properties of device `ordinal` into *info (caller's storage; arch_name is static), without creating
+ * a context. Thread-safe.
+ * Errors: KJ_ERR_USAGE (no such ordinal), KJ_ERR_NO_DRIVER, KJ_ERR_NO_DEVICE, KJ_ERR_CUDA. */
 KJ_API kj_status kj_device_query(int ordinal, kj_device_info *info);
-/* The runtime's device. KJ_ERR_NO_DEVICE when compile-only. */
+/* The runtime's device, copied into *info. Thread-safe.
+ * Errors: KJ_ERR_USAGE, KJ_ERR_NO_DEVICE (a compile-only runtime). */
 KJ_API kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info);
 
 typedef struct kj_stats {
@@ -199,7 +255,8 @@ typedef struct kj_stats {
     double link_ms;           /* total nvJitLink time */
 } kj_stats;
 
-/* Counters since the runtime was created. Thread-safe. */
+/* Counters since the runtime was created, copied into *stats (a consistent snapshot). Does nothing
+ * when rt or stats is NULL. Thread-safe. No errors. */
 KJ_API void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats);
 
 /* ------------------------------------------------------------------------------------------------
@@ -218,7 +275,7 @@ typedef struct kj_request {
     const char *const *options;/* extra NVRTC options ("-lineinfo"); part of the cache key */
     size_t option_count;
     const char *arch;          /* kj_compile only: target other than the runtime's ("sm_80") */
-} kj_request;
+} kj_request; /* read during the call only: nothing of it is kept */
 
 typedef enum kj_origin {
     KJ_ORIGIN_MEMORY = 0,   /* already loaded in this runtime */
@@ -227,13 +284,15 @@ typedef enum kj_origin {
 } kj_origin;
 
 /* Returns the loaded kernel for the request, compiling and caching as needed. The kernel is owned by
- * the runtime and valid until kj_runtime_destroy; asking again returns the same handle (a memory hit:
- * no system call). origin may be NULL.
+ * the runtime and valid until kj_runtime_destroy (there is no per-kernel destroy); asking again
+ * returns the same handle (a memory hit: no system call). origin may be NULL.
  * Thread-safe: threads may ask for the same or different kernels at once.
- * Errors: KJ_ERR_UNKNOWN_KERNEL, KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value
- * outside the allowed set), KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in
- * kj_last_error()), KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA, KJ_ERR_LIMIT (the metadata's
- * shared-dynamic asks for more than the device allows a block: the message names both numbers). */
+ * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
+ * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),
+ * KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in kj_last_error()),
+ * KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA / KJ_ERR_DEVICE_MEMORY (loading the module),
+ * KJ_ERR_LIMIT (the metadata's shared-dynamic asks for more than the device allows a block: the
+ * message names both numbers), KJ_ERR_HOST_MEMORY. A disk cache that cannot be read or written is not an error (a warning). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
 
 typedef struct kj_compile_result {
@@ -249,8 +308,11 @@ typedef struct kj_compile_result {
     size_t binary_bytes;
 } kj_compile_result;
 
-/* Compiles (or finds in the cache) without loading; works with no device and no driver.
- * result may be NULL. Thread-safe. Errors as kj_kernel_get, except KJ_ERR_NO_DEVICE. */
+/* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
+ * stays in the disk cache (result->cache_path) when the runtime has one. result (caller's storage)
+ * may be NULL. Thread-safe.
+ * Errors as kj_kernel_get, except KJ_ERR_NO_DEVICE and the module-loading ones; KJ_ERR_USAGE also
+ * for a request arch that NVRTC cannot target. */
 KJ_API kj_status kj_compile(kj_runtime *rt, const kj_request *request, kj_compile_result *result);
 
 typedef struct kj_kernel_info {
@@ -273,11 +335,16 @@ typedef struct kj_kernel_info {
                                   percentage 0..100 of the largest shared memory, -1: the driver's choice */
 } kj_kernel_info;
 
-/* Facts about a loaded kernel; the strings live as long as the kernel. Thread-safe. */
+/* Facts about a loaded kernel, into *info (caller's storage). The strings are owned by the kernel
+ * and live as long as it (until kj_runtime_destroy). Thread-safe. Errors: KJ_ERR_USAGE. */
 KJ_API kj_status kj_kernel_query(const kj_kernel *kernel, kj_kernel_info *info);
 
 /* How many blocks of block_threads threads (with dynamic_shared bytes each) fit on one
- * multiprocessor at once, given the kernel's registers and shared memory. Thread-safe. */
+ * multiprocessor at once, given the kernel's registers and shared memory, into *blocks_per_sm.
+ * The last answer is remembered per kernel, so asking again with the same values costs no driver
+ * call. Thread-safe.
+ * Errors: KJ_ERR_USAGE (NULL argument), KJ_ERR_LIMIT (block_threads 0 or above the kernel's limit),
+ * KJ_ERR_CUDA. */
 KJ_API kj_status kj_kernel_occupancy(const kj_kernel *kernel, unsigned block_threads, unsigned dynamic_shared,
                                      int *blocks_per_sm);
 
@@ -291,38 +358,72 @@ typedef struct kj_launch_config {
                                   0: what the kernel's metadata says */
 } kj_launch_config;
 
-/* Launches the kernel with args as for cuLaunchKernel (an array of pointers to each argument).
+/* Launches the kernel on config->stream (the host's own stream is fine; see the top of this file)
+ * with args as for cuLaunchKernel: an array of pointers to each argument, read during the call (the
+ * values are copied, so they may change or go away once it returns).
  * Before launching a kernel that uses the device runtime, the context's pending-launch limit
  * (CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) is raised to what the config or the metadata asks.
  * Dynamic shared memory above the default 48 KiB is opted in for the function. Grid, block and
  * shared memory are checked against the device and the function first: KJ_ERR_LIMIT names both
  * numbers. Asynchronous: errors of the kernel itself surface at the next synchronizing call.
- * Thread-safe. */
+ * Thread-safe (threads may launch the same kernel at once).
+ * Errors: KJ_ERR_USAGE, KJ_ERR_LIMIT, KJ_ERR_NO_DEVICE, KJ_ERR_CUDA (for example a stream of another
+ * context). */
 KJ_API kj_status kj_kernel_launch(kj_kernel *kernel, const kj_launch_config *config, void **args);
 
 /* ------------------------------------------------------------------------------------------------
- * Device memory, streams, events: thin wrappers so that a program needs no CUDA header.
- * All thread-safe; they make the runtime's context current on the calling thread.
+ * Device memory, streams, events: thin wrappers so that a program needs no CUDA header. A program
+ * that uses the Driver or Runtime API itself may use its own calls instead: these are conveniences,
+ * never required (kj_reduce and kj_kernel_launch take any memory and stream of the context).
+ * All thread-safe; they make the runtime's context current on the calling thread and leave it so.
+ * All need a device: KJ_ERR_NO_DEVICE from a compile-only runtime, KJ_ERR_USAGE for a NULL rt or
+ * output, KJ_ERR_CUDA when the driver refuses (the message names the call and the CUDA error).
+ * Copies and memsets without a stream argument run on the legacy default stream: they wait for work
+ * on blocking streams, but not for work on non-blocking streams (kj_stream_create makes those, and
+ * cudaStreamNonBlocking ones): synchronize such a stream first.
  * ---------------------------------------------------------------------------------------------- */
+/* Allocates bytes (> 0) of device memory in the runtime's context. *out is owned by the caller: free
+ * it with kj_mem_free (or cuMemFree in the same context) before kj_runtime_destroy.
+ * Errors: KJ_ERR_USAGE (0 bytes), KJ_ERR_DEVICE_MEMORY (naming the free and total bytes). */
 KJ_API kj_status kj_mem_alloc(kj_runtime *rt, size_t bytes, kj_devptr *out);
-KJ_API kj_status kj_mem_free(kj_runtime *rt, kj_devptr ptr); /* 0 is accepted */
+/* Frees memory from kj_mem_alloc (or cuMemAlloc/cudaMalloc in the runtime's context). 0 is accepted
+ * (KJ_OK, nothing done). */
+KJ_API kj_status kj_mem_free(kj_runtime *rt, kj_devptr ptr);
+/* Free and total device memory in bytes; either pointer may be NULL. */
 KJ_API kj_status kj_mem_info(kj_runtime *rt, size_t *free_bytes, size_t *total_bytes);
+/* Copies bytes from host to device; returns once src may be reused. bytes = 0 does nothing. */
 KJ_API kj_status kj_memcpy_htod(kj_runtime *rt, kj_devptr dst, const void *src, size_t bytes);
+/* Copies bytes from device to host; returns when dst holds them. bytes = 0 does nothing. */
 KJ_API kj_status kj_memcpy_dtoh(kj_runtime *rt, void *dst, kj_devptr src, size_t bytes);
+/* Copies bytes between device buffers, ordered on stream; returns without waiting. */
 KJ_API kj_status kj_memcpy_dtod(kj_runtime *rt, kj_devptr dst, kj_devptr src, size_t bytes, kj_stream stream);
+/* Sets bytes bytes (kj_memset_u8) or count 4-byte words (kj_memset_u32, dst 4-byte aligned) to value.
+ * May return before the device has done it; later work on the default stream sees the result. */
 KJ_API kj_status kj_memset_u8(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t bytes);
 KJ_API kj_status kj_memset_u32(kj_runtime *rt, kj_devptr dst, uint32_t value, size_t count);
-/* Waits for all work of the context; reports errors of kernels that ran. */
+/* Waits for all work of the context, every stream of it (the host's own included); reports
+ * errors of kernels that ran (KJ_ERR_CUDA naming the CUDA error, after which the context is
+ * usually unusable, as in any CUDA program). */
 KJ_API kj_status kj_synchronize(kj_runtime *rt);
 
+/* Creates a non-blocking stream in the runtime's context. *out is owned by the caller: destroy it
+ * with kj_stream_destroy before kj_runtime_destroy. A stream of the host's own works as well. */
 KJ_API kj_status kj_stream_create(kj_runtime *rt, kj_stream *out);
-KJ_API kj_status kj_stream_destroy(kj_runtime *rt, kj_stream stream); /* NULL is accepted */
+/* Destroys a stream from kj_stream_create; work queued on it still completes. NULL is accepted
+ * (KJ_OK, nothing done). */
+KJ_API kj_status kj_stream_destroy(kj_runtime *rt, kj_stream stream);
+/* Waits for the work on stream (NULL: the default stream); reports errors of kernels that ran on it. */
 KJ_API kj_status kj_stream_synchronize(kj_runtime *rt, kj_stream stream);
 
+/* Creates an event for timing work on streams of the runtime. *out is owned by the caller: destroy
+ * it with kj_event_destroy before kj_runtime_destroy. Errors add KJ_ERR_HOST_MEMORY. */
 KJ_API kj_status kj_event_create(kj_runtime *rt, kj_event **out);
+/* Destroys an event. Accepts NULL. No errors. */
 KJ_API void kj_event_destroy(kj_event *event);
+/* Records the event on stream (NULL: the default stream). Errors: KJ_ERR_USAGE, KJ_ERR_CUDA. */
 KJ_API kj_status kj_event_record(kj_event *event, kj_stream stream);
-/* Waits for `end` and gives the milliseconds between the two events. */
+/* Waits for `end` and gives the milliseconds between the two events (both recorded, same runtime).
+ * Errors: KJ_ERR_USAGE, KJ_ERR_CUDA (an event not recorded, or a kernel before it failed). */
 KJ_API kj_status kj_event_elapsed_ms(kj_event *start, kj_event *end, float *ms);
 
 /* ------------------------------------------------------------------------------------------------
@@ -337,13 +438,15 @@ typedef struct kj_toolchain {
     int archs[64];                /* compute capabilities NVRTC can target, 90 for sm_90 */
 } kj_toolchain;
 
-/* What compiles kernels here; needs no driver. Thread-safe. */
+/* What compiles kernels here, into *info (caller's storage); needs no driver. The strings are static
+ * (valid for the life of the process). Does nothing when info is NULL. Thread-safe. No errors. */
 KJ_API void kj_toolchain_query(kj_toolchain *info);
 
 /* ------------------------------------------------------------------------------------------------
  * Kernel metadata (what `kernjit list` shows)
  * ---------------------------------------------------------------------------------------------- */
-/* The built-in kernels, embedded in the library. Index from 0; NULL past the end. */
+/* The built-in kernels, embedded in the library: their count, and the name at index (from 0; NULL
+ * past the end). The names are static. Thread-safe. No errors. */
 KJ_API size_t kj_builtin_count(void);
 KJ_API const char *kj_builtin_name(size_t index);
 
@@ -355,24 +458,33 @@ typedef struct kj_param_info {
     int tunable;                /* 1: a performance knob (the tuner varies it); 0: it changes the result */
 } kj_param_info;
 
-/* Reads the metadata of a kernel (found as kj_kernel_get finds it; rt may be NULL for the defaults).
- * Free with kj_desc_free. Errors: KJ_ERR_UNKNOWN_KERNEL, KJ_ERR_SOURCE, KJ_ERR_SPEC. Thread-safe. */
+/* Reads the metadata of a kernel (found as kj_kernel_get finds it, on rt's search path; rt may be
+ * NULL for the defaults: $KERNJIT_PATH, then the built-ins). Needs no device.
+ * *out is owned by the caller: free it with kj_desc_free; it does not depend on rt, which may be
+ * destroyed first. Thread-safe.
+ * Errors: KJ_ERR_USAGE, KJ_ERR_UNKNOWN_KERNEL, KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_HOST_MEMORY. */
 KJ_API kj_status kj_describe(kj_runtime *rt, const char *kernel, kj_kernel_desc **out);
+/* Frees a description and every string it returned. Accepts NULL. */
 KJ_API void kj_desc_free(kj_kernel_desc *desc);
+/* The accessors below read a description: the strings they return (and the arrays in kj_param_info)
+ * are owned by it and valid until kj_desc_free. Given NULL they return "", 0 or NULL rather than
+ * fail. A description may be read by several threads at once. No errors except kj_desc_param's. */
 KJ_API const char *kj_desc_name(const kj_kernel_desc *desc);
 KJ_API const char *kj_desc_origin(const kj_kernel_desc *desc); /* "built-in" or the file's path */
 KJ_API const char *kj_desc_summary(const kj_kernel_desc *desc); /* one line, "" when none */
 KJ_API size_t kj_desc_entry_count(const kj_kernel_desc *desc);
-KJ_API const char *kj_desc_entry(const kj_kernel_desc *desc, size_t index);
+KJ_API const char *kj_desc_entry(const kj_kernel_desc *desc, size_t index); /* NULL past the end */
 KJ_API size_t kj_desc_param_count(const kj_kernel_desc *desc);
+/* Parameter index into *info. Errors: KJ_ERR_USAGE (NULL argument, index past the end). */
 KJ_API kj_status kj_desc_param(const kj_kernel_desc *desc, size_t index, kj_param_info *info);
-KJ_API int kj_desc_needs_device_runtime(const kj_kernel_desc *desc);
+KJ_API int kj_desc_needs_device_runtime(const kj_kernel_desc *desc); /* 1: rdc + cudadevrt */
 KJ_API uint64_t kj_desc_pending_launches(const kj_kernel_desc *desc); /* 0 when not set */
 
 /* ------------------------------------------------------------------------------------------------
  * Disk cache
  * ---------------------------------------------------------------------------------------------- */
-/* The cache folder in use, or NULL when the runtime compiles in memory only (refused or disabled). */
+/* The cache folder in use, or NULL when the runtime compiles in memory only (refused or disabled) or
+ * rt is NULL. Owned by the runtime, valid until kj_runtime_destroy. Thread-safe. No errors. */
 KJ_API const char *kj_cache_dir(const kj_runtime *rt);
 
 typedef struct kj_cache_entry {
@@ -384,13 +496,21 @@ typedef struct kj_cache_entry {
     int64_t mtime;             /* last use, seconds since the epoch */
     int valid;                 /* 1: header and checksum verify */
 } kj_cache_entry;
+/* entry and its strings are valid only during the call. */
 typedef void (*kj_cache_visit_fn)(const kj_cache_entry *entry, void *user);
 
-/* Calls visit for each entry, most recently used first. KJ_ERR_NOT_FOUND when memory-only. */
+/* The functions below work on the disk cache shared by every runtime and process that uses the same
+ * folder; they are thread-safe, and safe while other processes use the folder (entries appear and
+ * go atomically). They need no device.
+ * Errors: KJ_ERR_USAGE (NULL rt or visit), KJ_ERR_NOT_FOUND (a memory-only runtime), KJ_ERR_IO (the
+ * folder cannot be read, or some entries cannot be removed), KJ_ERR_HOST_MEMORY. */
+/* Calls visit for each entry, most recently used first, from the calling thread; visit must not
+ * call back into the cache functions. Verifies each entry (reads it). */
 KJ_API kj_status kj_cache_list(kj_runtime *rt, kj_cache_visit_fn visit, void *user);
-/* Removes every entry (and stray temporary files); the counts may be NULL. */
+/* Removes every entry (and stray temporary files); the counts may be NULL. Kernels already loaded
+ * stay loaded. */
 KJ_API kj_status kj_cache_clear(kj_runtime *rt, uint64_t *removed_entries, uint64_t *removed_bytes);
-/* Entries and bytes on disk, and the bound that eviction keeps them under. */
+/* Entries and bytes on disk, and the bound that eviction keeps them under; each pointer may be NULL. */
 KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
 
@@ -404,13 +524,15 @@ typedef enum kj_op { KJ_OP_SUM = 0, KJ_OP_MAX, KJ_OP_MIN, KJ_OP_PROD, KJ_OP_COUN
  * element is NaN. n = 0 gives the operator's identity. */
 typedef enum kj_type { KJ_TYPE_I32 = 0, KJ_TYPE_U32, KJ_TYPE_I64, KJ_TYPE_F16, KJ_TYPE_F32, KJ_TYPE_F64, KJ_TYPE_COUNT_ } kj_type;
 
+/* Names and sizes: static strings, thread-safe, no errors. */
 KJ_API const char *kj_op_name(kj_op op);       /* "sum"; "?" when out of range */
 KJ_API const char *kj_type_name(kj_type type); /* "f32"; "?" when out of range */
-/* Parse "sum"/"max"/... and "i32"/"f16"/...; KJ_ERR_USAGE naming the allowed values otherwise. */
+/* Parse "sum"/"max"/... and "i32"/"f16"/... into *op / *type (not NULL). Thread-safe.
+ * Errors: KJ_ERR_USAGE naming the allowed values (text NULL or not one of them). */
 KJ_API kj_status kj_op_parse(const char *text, kj_op *op);
 KJ_API kj_status kj_type_parse(const char *text, kj_type *type);
-KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16) */
-KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16: a float) */
+KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16); 0 out of range */
+KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16: a float); 0 out of range */
 
 typedef struct kj_reduce_report {
     char entry[64];          /* the entry that ran */
@@ -425,33 +547,44 @@ typedef struct kj_reduce_options {
     const char *entry;        /* NULL: the fast default entry */
     unsigned block_size;      /* 0: chosen (tuning database, else a default for the device and size) */
     unsigned coarse_factor;   /* 0: chosen likewise */
-    kj_stream stream;         /* NULL: the default stream */
-    kj_reduce_report *report; /* optional: filled on success */
+    kj_stream stream;         /* NULL: the default stream; the host's own stream is fine */
+    kj_reduce_report *report; /* optional: filled on success (caller's storage) */
 } kj_reduce_options;
 
 /* The CPU reference: reduces n host elements with the same semantics as the GPU (wrapping integers,
  * NaN-propagating max/min), floating-point sums and products in long double, and writes the result
  * (kj_result_size bytes, rounded to the result type) to result. abs_sum, when not NULL, gets the sum
- * of the magnitudes |x_i| (for error bounds). Thread-safe. */
+ * of the magnitudes |x_i| (for error bounds). Needs no device. Thread-safe.
+ * Errors: KJ_ERR_USAGE (bad op or type, NULL result, NULL data with n > 0). */
 KJ_API kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result,
                                      double *abs_sum);
 /* How far a GPU result may lie from the reference and still be right: 0 for integers and for
  * max/min; for float sums, the first-order bound depth * u * abs_sum, where u is the unit roundoff of
  * the accumulator and depth the longest chain of additions of the configuration in report (per-thread
  * elements plus the tree levels), or of any configuration when report is NULL; for float products,
- * depth * u * |expected| (plus the smallest normal, so that 0 compares). */
+ * depth * u * |expected| (plus the smallest normal, so that 0 compares). Thread-safe. No errors. */
 KJ_API double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
                                   const kj_reduce_report *report);
-/* Result bytes (kj_result_size) as a double, for printing and comparing. */
+/* Result bytes (kj_result_size) as a double, for printing and comparing. Thread-safe. No errors. */
 KJ_API double kj_result_as_double(kj_type type, const void *result);
 
-/* Reduces n elements at `input` (device memory) with op, writes the result (kj_result_size bytes) to
- * host_result and waits for it. options may be NULL. Thread-safe; calls on different streams may run
- * at once. Errors: KJ_ERR_USAGE (bad op/type/entry, n too large for a single-block entry),
- * KJ_ERR_NO_DEVICE, KJ_ERR_DEVICE_MEMORY, KJ_ERR_CUDA, and those of kj_kernel_get. */
+/* Reduces n elements at `input` (device memory of the runtime's context: kj_mem_alloc'd, or the
+ * host's own cuMemAlloc/cudaMalloc memory) with op, writes the result (kj_result_size bytes) to
+ * host_result and waits for it. The work is ordered on options->stream after what the host queued
+ * there before. input is only read, and may be reused once the call returns. options may be NULL.
+ * The runtime keeps a workspace of about 80 KiB of device memory per stream it has reduced on
+ * (the result, block partials), until kj_runtime_destroy; a stream is known by its handle value.
+ * Thread-safe; calls on different streams may run at once.
+ * Errors: KJ_ERR_USAGE (bad op/type/entry or options, input 0 with n > 0 or not aligned to its
+ * elements, n beyond a single-block entry, NULL host_result), KJ_ERR_LIMIT (n needs more blocks
+ * than the device allows), KJ_ERR_NO_DEVICE, KJ_ERR_DEVICE_MEMORY, KJ_ERR_CUDA (also a kernel
+ * failure, e.g. input not valid in the context), and those of kj_kernel_get. */
 KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                            void *host_result, const kj_reduce_options *options);
-/* As kj_reduce, but writes the result to device memory at `result` and returns without waiting. */
+/* As kj_reduce, but writes the result (kj_result_size bytes) to device memory at `result` on
+ * options->stream and returns without waiting: result is written once the stream reaches it, and
+ * input must stay valid until then. Thread-safe. Errors as kj_reduce, with KJ_ERR_USAGE for a
+ * result that is 0 or not aligned to kj_result_size. */
 KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                                  kj_devptr result, const kj_reduce_options *options);
 

@@ -10,11 +10,10 @@
 #include "error.h"
 #include "util.h"
 
-#ifndef KJ_VERSION
-#define KJ_VERSION "0.0.0"
-#endif
-
-const char *kj_version_string(void) { return KJ_VERSION; }
+/* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
+ * header the program was compiled with. */
+const char *kj_version_string(void) { return KJ_VERSION_STRING; }
+unsigned kj_version_number(void) { return KJ_VERSION_HEX; }
 
 void kj_runtime_options_init(kj_runtime_options *o) {
     memset(o, 0, sizeof *o);

@@ -128,7 +128,13 @@ static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
         if (!grown) st = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         else s->lanes = grown;
         if (st == KJ_OK) st = kj_mem_alloc(rt, WS_BYTES, &base);
-        if (st == KJ_OK) st = kj_memset_u8(rt, base, 0, WS_BYTES); /* the counter starts at 0 */
+        /* the counter starts at 0. On the lane's own stream: kj_memset_u8 runs on the legacy default
+         * stream, which a non-blocking stream (the host's, or kj_stream_create's) is not ordered
+         * after, so the first reduction could read the counter before it is cleared. */
+        if (st == KJ_OK) {
+            CUresult r = rt->cu->cuMemsetD8Async((CUdeviceptr)base, 0, WS_BYTES, (CUstream)stream);
+            if (r != CUDA_SUCCESS) st = kj__cuda_fail(r, __FILE__, __LINE__, "clearing the workspace (cuMemsetD8Async)");
+        }
         if (st == KJ_OK) s->lanes[s->count++] = (lane){stream, base};
         else kj_mem_free(rt, base);
     }

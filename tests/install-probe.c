@@ -1,0 +1,37 @@
+/* Built by tests/test-install.sh against an installed kernjit, with nothing but what pkg-config gives
+ * (the installed headers, and the shared or the static library): the header's version must be the
+ * library's, the built-in kernels must be inside the library, and the library must compile one. */
+#include <kernjit.h>
+
+#include <stdio.h>
+#include <string.h>
+
+int main(void) {
+    if (strcmp(kj_version_string(), KJ_VERSION_STRING) != 0 || kj_version_number() != KJ_VERSION_HEX) {
+        printf("header %s, library %s\n", KJ_VERSION_STRING, kj_version_string());
+        return 1;
+    }
+    if (kj_builtin_count() == 0) {
+        printf("the library holds no built-in kernel\n");
+        return 1;
+    }
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.cache_mode = KJ_CACHE_MEMORY_ONLY;
+    kj_runtime *rt = NULL;
+    kj_status s = kj_runtime_create(&o, &rt);
+    kj_request req = {0};
+    req.kernel = kj_builtin_name(0);
+    kj_compile_result result;
+    if (s == KJ_OK) s = kj_compile(rt, &req, &result);
+    if (s != KJ_OK) {
+        printf("%s: %s\n", kj_status_name(s), kj_last_error());
+        kj_runtime_destroy(rt);
+        return 1;
+    }
+    printf("kernjit %s: compiled %s for %s (%zu bytes)\n", kj_version_string(), req.kernel, result.arch,
+           result.binary_bytes);
+    kj_runtime_destroy(rt);
+    return 0;
+}

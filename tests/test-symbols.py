@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""The libraries export exactly the public API.
+
+usage: test-symbols.py --header include/kernjit.h [--shared libkernjit.so] [--static libkernjit.a]
+
+The intended set is every function the public header declares with KJ_API. The shared library's
+dynamic symbol table must hold exactly that set (a function declared but not exported, or exported
+but not declared, fails), each under the version node of src/kernjit.map. The static archive may
+also hold the kj__ internals, but no other global name: a program linking it statically must not
+meet a name of ours outside the kj_ prefix.
+"""
+import argparse
+import re
+import subprocess
+import sys
+
+VERSION_NODE = 'KERNJIT_0'
+
+
+def declared(header_paths):
+    names = []
+    for path in header_paths:
+        with open(path) as f:
+            text = f.read()
+        # comments may mention KJ_API or parentheses; only code counts
+        text = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
+        text = re.sub(r'//[^\n]*', ' ', text)
+        text = re.sub(r'#[^\n]*(\\\n[^\n]*)*', ' ', text)  # the KJ_API definition itself
+        for m in re.finditer(r'\bKJ_API\b([^;(]*)\(', text):
+            ident = re.search(r'([A-Za-z_][A-Za-z0-9_]*)\s*$', m.group(1))
+            if not ident:
+                sys.exit('test-symbols: cannot read the declaration after KJ_API: %r' % m.group(0))
+            names.append(ident.group(1))
+    dups = sorted({n for n in names if names.count(n) > 1})
+    return set(names), dups
+
+
+def nm(args):
+    out = subprocess.run(['nm'] + args, check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            rows.append((parts[1], parts[2]))
+    return rows
+
+
+def check_shared(path, intended):
+    problems = []
+    exported = {}
+    for kind, sym in nm(['-D', '--defined-only', '--with-symbol-versions', path]):
+        if kind == 'A':  # the version node's own absolute symbol
+            continue
+        name, _, version = sym.partition('@')
+        exported[name] = version.lstrip('@')
+    names = set(exported)
+    for n in sorted(intended - names):
+        problems.append('%s: declared KJ_API in the header but not exported (not defined, or not visible)' % n)
+    for n in sorted(names - intended):
+        problems.append('%s: exported but not declared KJ_API in the public header' % n)
+    for n in sorted(names & intended):
+        if exported[n] != VERSION_NODE:
+            problems.append('%s: exported with version %r, expected %s' % (n, exported[n] or 'none', VERSION_NODE))
+    print('%s: %d symbols exported, %d declared' % (path, len(names), len(intended)))
+    return problems
+
+
+def check_static(path, intended):
+    problems = []
+    defined = {sym for kind, sym in nm(['-g', '--defined-only', path]) if kind not in 'Uw'}
+    for n in sorted(defined):
+        if not n.startswith('kj_'):
+            problems.append('%s: a global name outside the kj_ prefix in the static library' % n)
+        elif not n.startswith('kj__') and n not in intended:
+            problems.append('%s: a kj_ name in the static library that the header does not declare '
+                            '(internal names are kj__)' % n)
+    for n in sorted(intended - defined):
+        problems.append('%s: declared in the header but not defined in the static library' % n)
+    print('%s: %d global names' % (path, len(defined)))
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--header', action='append', required=True)
+    ap.add_argument('--shared')
+    ap.add_argument('--static')
+    a = ap.parse_args()
+    intended, dups = declared(a.header)
+    problems = ['%s: declared twice in the public header' % n for n in dups]
+    if not intended:
+        problems.append('no KJ_API declaration found in %s' % ', '.join(a.header))
+    if a.shared:
+        problems += check_shared(a.shared, intended)
+    if a.static:
+        problems += check_static(a.static, intended)
+    for p in problems:
+        print('FAIL: ' + p)
+    if not problems:
+        print('ok: the exported symbols are the %d functions of the public header' % len(intended))
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
