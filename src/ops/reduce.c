@@ -91,10 +91,20 @@ typedef struct lane {
     kj_devptr base;
 } lane;
 
+/* The kernels kj_reduce asked for last, direct-mapped by configuration: a repeated call then skips
+ * building the request, whose macros a memory hit would still format and hash. */
+#define PLAN_SLOTS 64
+typedef struct plan {
+    const char *entry;
+    unsigned op, type, block, coarse;
+    kj_kernel *kernel;
+} plan;
+
 typedef struct reduce_state {
     pthread_mutex_t lock;
     lane *lanes;
     size_t count;
+    plan plans[PLAN_SLOTS];
 } reduce_state;
 
 static kj_status state_create(kj_runtime *rt, void **out) {
@@ -147,12 +157,31 @@ static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
 
 static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
                      kj_kernel **k, kj_origin *origin) {
+    void *p;
+    KJ_FORWARD(kj__slot(rt, KJ__SLOT_REDUCE, state_create, state_destroy, &p));
+    reduce_state *s = p;
+    plan *slot = &s->plans[(entry[7] * 31u + op * 7u + type * 13u + block / 32u + coarse * 5u) % PLAN_SLOTS];
+    pthread_mutex_lock(&s->lock);
+    kj_kernel *hit = slot->kernel && slot->op == (unsigned)op && slot->type == (unsigned)type && slot->block == block &&
+                             slot->coarse == coarse && strcmp(slot->entry, entry) == 0
+                         ? slot->kernel
+                         : NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (hit) {
+        *k = hit;
+        if (origin) *origin = KJ_ORIGIN_MEMORY;
+        return KJ_OK;
+    }
     char b[16], c[16];
     snprintf(b, sizeof b, "%u", block);
     snprintf(c, sizeof c, "%u", coarse);
     kj_define defs[] = {{"OP", op_names[op]}, {"T", type_names[type]}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
     kj_request req = {.kernel = "reduce", .entry = entry, .defines = defs, .define_count = 4};
-    return kj_kernel_get(rt, &req, k, origin);
+    KJ_FORWARD(kj_kernel_get(rt, &req, k, origin));
+    pthread_mutex_lock(&s->lock);
+    *slot = (plan){entry, (unsigned)op, (unsigned)type, block, coarse, *k};
+    pthread_mutex_unlock(&s->lock);
+    return KJ_OK;
 }
 
 static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream stream, void **args) {
