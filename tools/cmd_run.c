@@ -11,6 +11,9 @@ static const struct {
     const char *summary;
 } runners[] = {
     {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
+    {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},
+    {"nested-hello", run_nested_hello, "the nested hello world (dynamic parallelism)"},
+    {"mandelbrot", run_mandelbrot, "a Mandelbrot image: escape time or Mariani-Silver (CDP2)"},
 };
 #define RUNNER_COUNT (sizeof runners / sizeof runners[0])
 
@@ -30,5 +33,6 @@ int cmd_run(int argc, char **argv) {
     }
     for (size_t i = 0; i < RUNNER_COUNT; i++)
         if (strcmp(argv[1], runners[i].name) == 0) return runners[i].fn(argc - 1, argv + 1);
-    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1], "reduce");
+    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1],
+                     "reduce, nested-reduce, nested-hello, mandelbrot");
 }

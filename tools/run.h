@@ -3,7 +3,11 @@
 #define KJ_RUN_H
 
 int run_reduce(int argc, char **argv);
+int run_nested_reduce(int argc, char **argv);
+int run_nested_hello(int argc, char **argv);
+int run_mandelbrot(int argc, char **argv);
 int bench_jit(int argc, char **argv);
 int bench_reduce(int argc, char **argv);
+int bench_nested(int argc, char **argv);
 
 #endif
