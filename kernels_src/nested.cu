@@ -56,8 +56,8 @@ __device__ __forceinline__ kj_acc kj_pair(const kj_elem *seg, kj_u64 count) {
 // Nobody needs to wait for the child (the book's cudaDeviceSynchronize() and second barrier only
 // held the parent alive): the child writes the block's sum itself and the host reads it after the
 // whole tree. Fire-and-forget lets the chains of all blocks run concurrently.
-extern "C" __global__ void nested_reduce(kj_elem *data, kj_acc *sums, kj_u64 n, unsigned isize,
-                                         kj_cdp_status *status) {
+extern "C" __global__ void __launch_bounds__(1024)
+    nested_reduce(kj_elem *data, kj_acc *sums, kj_u64 n, unsigned isize, kj_cdp_status *status) {
     const unsigned t = threadIdx.x;
     const kj_u64 start = (kj_u64)blockIdx.x * isize;
     kj_elem *seg = data + start;
@@ -82,8 +82,8 @@ extern "C" __global__ void nested_reduce(kj_elem *data, kj_acc *sums, kj_u64 n, 
 // visible, with no barrier. The price is that the tail launches of one grid run one at a time (each
 // with all its descendants), so the blocks' chains are serialized: the device runs the
 // grid x (log2(isize) - 1) launches one after another. Same launches as nested_reduce.
-extern "C" __global__ void nested_reduce_nosync(kj_elem *data, kj_acc *sums, kj_u64 n, unsigned isize,
-                                                kj_cdp_status *status) {
+extern "C" __global__ void __launch_bounds__(1024)
+    nested_reduce_nosync(kj_elem *data, kj_acc *sums, kj_u64 n, unsigned isize, kj_cdp_status *status) {
     const unsigned t = threadIdx.x;
     const kj_u64 start = (kj_u64)blockIdx.x * isize;
     kj_elem *seg = data + start;
@@ -111,8 +111,8 @@ extern "C" __global__ void nested_reduce_nosync(kj_elem *data, kj_acc *sums, kj_
 // other blocks of its parent were still folding. A tail-launched child starts only after the whole
 // parent grid has completed, so all of its writes are visible; each level waits for the one before,
 // which is what the recursion needs.
-extern "C" __global__ void nested_reduce2(kj_elem *data, kj_acc *sums, kj_u64 n, unsigned stride, unsigned dim,
-                                          kj_cdp_status *status) {
+extern "C" __global__ void __launch_bounds__(1024)
+    nested_reduce2(kj_elem *data, kj_acc *sums, kj_u64 n, unsigned stride, unsigned dim, kj_cdp_status *status) {
     const unsigned t = threadIdx.x;
     const kj_u64 start = (kj_u64)blockIdx.x * dim;
     kj_elem *seg = data + start;
@@ -152,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(1024) nested_fold(const kj_acc *sum
 // The tail launch makes the output readable: a child prints only after its whole parent grid has,
 // so the lines of one level come before those of the next, and the chains of the top-level blocks
 // follow one another. (Fire-and-forget would be just as correct; the lines would interleave.)
-extern "C" __global__ void nested_hello(unsigned size, unsigned depth, kj_cdp_status *status) {
+extern "C" __global__ void __launch_bounds__(1024) nested_hello(unsigned size, unsigned depth, kj_cdp_status *status) {
     printf("Recursion=%u: Hello World from thread %u block %u\n", depth, threadIdx.x, blockIdx.x);
     const unsigned half = size / 2;
     if (threadIdx.x == 0 && half > 0) {

@@ -187,9 +187,10 @@ static void test_pending_overflow_is_an_error(void **state) {
     kj_runtime *rt = runtime();
     uint64_t seed = kj_test_seed();
     /* The context's limit now (the limit is only raised, so asking for 1 keeps it), learnt from a
-     * tree that fits any limit: 32 blocks. */
+     * tree of 250 launches, which fits the default limit (2048) and anything above. Blocks of 4: one
+     * launch per block, so that the tree below needs no more slots than it has blocks. */
     kj_dp_report r;
-    kj_nested_options o = {KJ_NESTED_NOSYNC, 32, 1, 1, NULL, &r};
+    kj_nested_options o = {KJ_NESTED_NOSYNC, 4, 1, 1, NULL, &r};
     kj_devptr dev;
     int32_t sum, want;
     int32_t *host = fresh_input(rt, KJ_TYPE_I32, 1000, &seed, &dev);
@@ -201,9 +202,9 @@ static void test_pending_overflow_is_an_error(void **state) {
     kj_mem_free(rt, dev);
     free(host);
 
-    /* nosync: every block of the top grid tail-launches its chain, and none of those launches can
+    /* nosync: every block of the top grid tail-launches its child, and none of those launches can
      * start before the whole grid has completed, so limit + 4096 blocks overflow the buffer. */
-    size_t n = (size_t)(limit + 4096) * 32;
+    size_t n = (size_t)(limit + 4096) * 4;
     host = fresh_input(rt, KJ_TYPE_I32, n, &seed, &dev);
     KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL));
     sum = 0x5a5a5a5a;
