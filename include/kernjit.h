@@ -453,7 +453,9 @@ KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devp
  * - refuses (KJ_ERR_LIMIT) a launch tree deeper than the device's nesting limit
  *   (kj_device_info.max_nesting_depth, counting the host's grid), before compiling or launching;
  * - raises the context's pending-launch limit (CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) to the most
- *   launches the tree can have pending at once, computed from the configuration, or to the options'
+ *   launches the tree can have outstanding at once (a launch counts from the moment it is made until
+ *   its grid completes): the number of device-side launches the tree makes, or for Mariani-Silver the
+ *   most it can make, computed from the configuration before launching; or to the options'
  *   pending_launches (the limit is only ever raised, never lowered);
  * - has the kernels record every device-side launch that fails (a full pending-launch buffer gives
  *   cudaErrorLaunchOutOfResources on the device, which the host never sees) and then fails with
@@ -474,7 +476,7 @@ typedef struct kj_dp_report {
     uint64_t expected_launches; /* the reductions and the hello tree: the launches the algorithm makes;
                                    Mariani-Silver: the most it can make (the count depends on the image) */
     uint64_t pending_launches;  /* the pending-launch limit the launch asked for */
-    uint64_t pending_limit;     /* the context's limit during the run (at least that) */
+    uint64_t pending_limit;     /* the context's limit after the run (it may have been higher already) */
     double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
     kj_origin origin;           /* how the kernel was obtained on this call */
 } kj_dp_report;
@@ -499,7 +501,7 @@ typedef struct kj_nested_options {
     kj_nested_variant variant;
     unsigned block_size;       /* threads of a top-level block: a power of two from 2 to 1024; 0: 512 */
     int count_launches;        /* 1: count the device-side launches (kernels built with COUNT_LAUNCHES=1) */
-    uint64_t pending_launches; /* pending-launch limit to ask for; 0: the most the tree can need */
+    uint64_t pending_launches; /* pending-launch limit to ask for; 0: what the tree can need (above) */
     kj_stream stream;          /* NULL: the default stream */
     kj_dp_report *report;      /* optional: filled on success */
 } kj_nested_options;
@@ -548,7 +550,7 @@ typedef struct kj_mandelbrot_options {
     unsigned max_depth;        /* MAX_DEPTH: levels of grids, the host's included (1 to 8; 4) */
     unsigned min_size;         /* MIN_SIZE: squares are not split below this side (4 8 16 32 64; 32) */
     int count_launches;        /* 1: count the device-side launches */
-    uint64_t pending_launches; /* pending-launch limit to ask for; 0: the most the tree can need */
+    uint64_t pending_launches; /* pending-launch limit to ask for; 0: what the tree can need (above) */
     kj_stream stream;          /* NULL: the default stream */
     kj_dp_report *report;      /* optional: filled on success */
 } kj_mandelbrot_options;

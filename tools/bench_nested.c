@@ -59,7 +59,7 @@ static int bench_reduce_part(kj_runtime *rt, size_t n, unsigned block, unsigned 
     bench_result flat;
     flat_job job = {rt, pristine, result, n};
     if ((s = kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, pristine, n, &flat_sum, NULL)) != KJ_OK ||
-        (s = bench_time(rt, NULL, flat_once, &job, 3, repeat, 1, &flat)) != KJ_OK) {
+        (s = bench_time(rt, NULL, flat_once, &job, 3, repeat, 0, &flat)) != KJ_OK) {
         rc = cli_fail(cmd, s);
         goto done;
     }
