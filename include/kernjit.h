@@ -457,8 +457,8 @@ KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devp
  *   its grid completes): the number of device-side launches the tree makes, or for Mariani-Silver the
  *   most it can make, computed from the configuration before launching; or to the options'
  *   pending_launches (the limit is only ever raised, never lowered);
- * - has the kernels record every device-side launch that fails (a full pending-launch buffer gives
- *   cudaErrorLaunchOutOfResources on the device, which the host never sees) and then fails with
+ * - has the kernels record every device-side launch that fails (a full pending-launch buffer is an
+ *   error that only the launching GPU thread sees) and then fails with
  *   KJ_ERR_DEVICE_LAUNCH, naming how many launches failed and the first device error, without
  *   writing a result: an incomplete tree never passes for a result;
  * - waits for the whole tree.

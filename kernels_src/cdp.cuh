@@ -1,8 +1,8 @@
 // cdp.cuh: bookkeeping of device-side launches (CUDA dynamic parallelism, CDP2), shared by the
 // kernels that launch kernels.
 //
-// A device-side launch that fails (the pending-launch buffer is full: cudaErrorLaunchOutOfResources
-// under CDP2, cudaErrorLaunchPendingCountExceeded under CDP1; a bad configuration) is reported only
+// A device-side launch that fails (the pending-launch buffer is full: cudaErrorLaunchPendingCountExceeded,
+// or cudaErrorLaunchOutOfResources as the CDP2 guide puts it; a bad configuration) is reported only
 // to the launching thread, through cudaGetLastError(); the host never sees it, and the work that
 // the child would have done is silently missing. So every launch is followed by kj_cdp_check, which
 // records failures in a status word in device memory that the host reads after the launch tree has
