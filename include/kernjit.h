@@ -558,10 +558,12 @@ typedef struct kj_mandelbrot_options {
 /* Renders the width x height image of dwells (one uint16_t per pixel, row-major, row 0 at y_max; a
  * pixel in the set has max_dwell) into device memory at `dwells` and waits. width and height: 1 to
  * 32768. Both algorithms compute every dwell with the same IEEE single-precision operations, so they
- * agree wherever Mariani-Silver computes; its fills are exact unless a feature thinner than a pixel
- * hides inside a square with a uniform border. With the default parameters the two images are
- * identical at 16384 x 16384, dwell 512, on the default window (checked with the CPU emulation);
- * kj_mandelbrot_reference checks other settings. options may be NULL.
+ * agree wherever Mariani-Silver computes; it fills a square whose border has one dwell (a border in
+ * the set only when it also lies inside the main cardioid or the period-2 disk, checked in closed
+ * form), which is exact unless a feature thinner than a pixel slips between two border pixels. With
+ * the default parameters the two images are identical at 16384 x 16384, dwell 512, on the default
+ * window (checked with the CPU emulation); kj_mandelbrot_reference compares other settings.
+ * options may be NULL.
  * Errors: KJ_ERR_USAGE (a value not allowed: the message names it), KJ_ERR_LIMIT (max_depth deeper
  * than the device allows), KJ_ERR_DEVICE_LAUNCH, KJ_ERR_CUDA, and those of kj_kernel_get. */
 KJ_API kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsigned height,
