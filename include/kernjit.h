@@ -686,6 +686,141 @@ KJ_API kj_status kj_kernel_param_count(const kj_kernel *kernel, size_t *count);
  * as above. Thread-safe. */
 KJ_API kj_status kj_kernel_param_info(const kj_kernel *kernel, size_t index, size_t *offset, size_t *size);
 
+/* ------------------------------------------------------------------------------------------------
+ * Dynamic parallelism (kernels_src/nested.cu, kernels_src/mandelbrot.cu)
+ *
+ * Kernels that launch kernels, for CDP2 (compute capability 9.0 has no device-side
+ * cudaDeviceSynchronize(): children go to the fire-and-forget or the tail-launch stream; each kernel's
+ * comments say why its choice is correct). Every call below:
+ * - refuses (KJ_ERR_LIMIT) a launch tree deeper than the device's nesting limit
+ *   (kj_device_info.max_nesting_depth, counting the host's grid), before compiling or launching;
+ * - raises the context's pending-launch limit (CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) to the most
+ *   launches the tree can have outstanding at once (a launch counts from the moment it is made until
+ *   its grid completes): the number of device-side launches the tree makes, or for Mariani-Silver the
+ *   most it can make, computed from the configuration before launching; or to the options'
+ *   pending_launches (the limit is only ever raised, never lowered);
+ * - has the kernels record every device-side launch that fails (a full pending-launch buffer is an
+ *   error that only the launching GPU thread sees) and then fails with
+ *   KJ_ERR_DEVICE_LAUNCH, naming how many launches failed and the first device error, without
+ *   writing a result: an incomplete tree never passes for a result;
+ * - waits for the whole tree.
+ * Thread-safe; calls on different streams may run at once (at most 64 streams per runtime).
+ * ---------------------------------------------------------------------------------------------- */
+
+/* What a launch tree did. */
+typedef struct kj_dp_report {
+    char entry[32];             /* the kernel the host launched */
+    unsigned grid[2];           /* its grid (x, y) and block (x, y) */
+    unsigned block[2];
+    unsigned levels;            /* grids from the host's to the deepest the configuration allows */
+    int counted;                /* 1: device_launches was counted on the device (count_launches) */
+    uint64_t device_launches;   /* device-side launches made (0 when not counted) */
+    uint64_t expected_launches; /* the reductions and the hello tree: the launches the algorithm makes;
+                                   Mariani-Silver: the most it can make (the count depends on the image) */
+    uint64_t pending_launches;  /* the pending-launch limit the launch asked for */
+    uint64_t pending_limit;     /* the context's limit after the run (it may have been higher already) */
+    double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
+    kj_origin origin;           /* how the kernel was obtained on this call */
+} kj_dp_report;
+
+/* The recursive reductions of "Professional CUDA C Programming", ch. 3, for CDP2. */
+typedef enum kj_nested_variant {
+    KJ_NESTED_SYNC = 0,    /* "sync": per-block recursion, block barrier before thread 0 launches the next
+                              level, fire-and-forget children (the book's nestedReduce) */
+    KJ_NESTED_NOSYNC = 1,  /* "nosync": the same without the barrier; children tail-launched, so that
+                              they see the whole grid's writes (nestedReduceNosync). Tail launches of
+                              one grid run one after another: the blocks' chains are serialized */
+    KJ_NESTED_REDUCE2 = 2, /* "reduce2": block 0 alone launches the next level for all blocks, tail-
+                              launched (gpuRecursiveReduce2) */
+    KJ_NESTED_VARIANT_COUNT_
+} kj_nested_variant;
+
+KJ_API const char *kj_nested_variant_name(kj_nested_variant variant); /* "sync"; "?" when out of range */
+/* Parses "sync", "nosync", "reduce2"; KJ_ERR_USAGE naming the allowed values otherwise. */
+KJ_API kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant);
+
+typedef struct kj_nested_options {
+    kj_nested_variant variant;
+    unsigned block_size;       /* threads of a top-level block: a power of two from 2 to 1024; 0: 512 */
+    int count_launches;        /* 1: count the device-side launches (kernels built with COUNT_LAUNCHES=1) */
+    uint64_t pending_launches; /* pending-launch limit to ask for; 0: what the tree can need (above) */
+    kj_stream stream;          /* NULL: the default stream */
+    kj_dp_report *report;      /* optional: filled on success */
+} kj_nested_options;
+
+/* Sums n elements at `data` (device memory) with the chosen recursive reduction and writes the sum
+ * (kj_result_size bytes) to host_result. Types: i32 u32 i64 f32 f64, with kj_reduce's semantics
+ * (integers wrap; n = 0 gives 0). Like the book's kernels the reduction works in place: the n
+ * elements are overwritten. Device-side launches, with grid = ceil(n / block_size) top-level blocks:
+ * grid x (log2(block_size) - 1) for sync and nosync, log2(block_size) - 1 for reduce2; n = 2^20 and
+ * blocks of 512: 16384, 16384 and 8. options may be NULL.
+ * Errors: KJ_ERR_USAGE (type, variant, block size), KJ_ERR_LIMIT, KJ_ERR_DEVICE_LAUNCH, KJ_ERR_CUDA,
+ * KJ_ERR_DEVICE_MEMORY, and those of kj_kernel_get. */
+KJ_API kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t n, void *host_result,
+                                  const kj_nested_options *options);
+
+/* The nested hello world: `grid` blocks of `block` threads (a power of two from 1 to 1024) each print
+ * "Recursion=0: Hello World from thread T block B"; thread 0 of every block launches one block with
+ * half the threads one level deeper, down to one thread. grid x (2 block - 1) lines, at most 8192,
+ * written by the device's printf to the process's standard output (the one output of the library,
+ * by design) before the call returns. Device-side launches: grid x log2(block), counted.
+ * report may be NULL. Errors as kj_nested_reduce. */
+KJ_API kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_report *report);
+
+/* Mandelbrot images of dwells: escape time, one thread per pixel, or Mariani-Silver with dynamic
+ * parallelism (a square whose border has one dwell is filled with it; otherwise it is split into
+ * subdiv x subdiv squares launched as a child grid, down to min_size or max_depth, below which the
+ * pixels are computed one by one). */
+typedef enum kj_mandelbrot_algo {
+    KJ_MANDELBROT_ESCAPE = 0, /* "escape" */
+    KJ_MANDELBROT_MS = 1,     /* "ms": Mariani-Silver */
+    KJ_MANDELBROT_ALGO_COUNT_
+} kj_mandelbrot_algo;
+
+KJ_API const char *kj_mandelbrot_algo_name(kj_mandelbrot_algo algo); /* "escape", "ms"; "?" otherwise */
+KJ_API kj_status kj_mandelbrot_algo_parse(const char *text, kj_mandelbrot_algo *algo);
+
+typedef struct kj_mandelbrot_options {
+    kj_mandelbrot_algo algo;
+    unsigned max_dwell;        /* MAX_DWELL: a power of two from 16 to 16384; 0: 512 */
+    double x_min, x_max;       /* the window; all four 0: [-1.5, 0.5] x [-1, 1]. Pixel (x, y) is */
+    double y_min, y_max;       /* c = (x_min + x dx, y_max - y dy), dx = (x_max - x_min) / width,
+                                  dy = (y_max - y_min) / height, computed in float */
+    /* Mariani-Silver (0: the default; the escape-time algorithm ignores them): */
+    unsigned init_subdiv;      /* INIT_SUBDIV: the host's grid is init_subdiv^2 squares (4 8 16 32 64; 32) */
+    unsigned subdiv;           /* SUBDIV: a square splits into subdiv^2 (2 4 8; 4) */
+    unsigned max_depth;        /* MAX_DEPTH: levels of grids, the host's included (1 to 8; 4) */
+    unsigned min_size;         /* MIN_SIZE: squares are not split below this side (4 8 16 32 64; 32) */
+    int count_launches;        /* 1: count the device-side launches */
+    uint64_t pending_launches; /* pending-launch limit to ask for; 0: what the tree can need (above) */
+    kj_stream stream;          /* NULL: the default stream */
+    kj_dp_report *report;      /* optional: filled on success */
+} kj_mandelbrot_options;
+
+/* Renders the width x height image of dwells (one uint16_t per pixel, row-major, row 0 at y_max; a
+ * pixel in the set has max_dwell) into device memory at `dwells` and waits. width and height: 1 to
+ * 32768. Both algorithms compute every dwell with the same IEEE single-precision operations, so they
+ * agree wherever Mariani-Silver computes; it fills a square whose border has one dwell (a border in
+ * the set only when it also lies inside the main cardioid or the period-2 disk, checked in closed
+ * form), which is exact unless a feature thinner than a pixel slips between two border pixels. With
+ * the default parameters the two images are identical at 16384 x 16384, dwell 512, on the default
+ * window (checked with the CPU emulation); kj_mandelbrot_reference compares other settings.
+ * options may be NULL.
+ * Errors: KJ_ERR_USAGE (a value not allowed: the message names it), KJ_ERR_LIMIT (max_depth deeper
+ * than the device allows), KJ_ERR_DEVICE_LAUNCH, KJ_ERR_CUDA, and those of kj_kernel_get. */
+KJ_API kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsigned height,
+                               const kj_mandelbrot_options *options);
+
+/* The CPU reference: the same image with options->algo, every dwell bit for bit the GPU's;
+ * Mariani-Silver is emulated square by square as the GPU runs it, and device_launches (when not NULL)
+ * gets the launches the GPU makes. dwells: width x height host values. Needs no device. Thread-safe.
+ * Slow: about a second per million pixels inside the set at dwell 512. */
+KJ_API kj_status kj_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *options,
+                                         uint16_t *dwells, uint64_t *device_launches);
+/* One pixel's dwell as the GPU computes it. */
+KJ_API kj_status kj_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y,
+                                     const kj_mandelbrot_options *options, unsigned *dwell);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,9 +85,44 @@ expect 2 "is not a count" "$K" run reduce --n -5
 expect 2 "is not a count" "$K" run reduce --n 99999999999999999999999
 expect 2 "unknown kernel 'nope'" "$K" run nope
 
+# dynamic parallelism: nested-reduce, nested-hello, mandelbrot, bench nested
+for r in nested-reduce nested-hello mandelbrot; do expect 0 "usage: kernjit run $r" "$K" run $r --help; done
+expect 0 "usage: kernjit bench nested" "$K" bench nested --help
+expect 0 "nested" "$K" list
+expect 0 "mandelbrot" "$K" list
+expect 2 "unknown nested-reduce variant 'fast': allowed are sync, nosync, reduce2" "$K" run nested-reduce --variant fast
+expect 2 "--block '300': a power of two from 2 to 1024" "$K" run nested-reduce --block 300
+expect 2 "--block '1': a power of two from 2 to 1024" "$K" run nested-reduce --block 1
+expect 2 "--block '2048'" "$K" run nested-reduce --block 2048
+expect 2 "--type f16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type f16
+expect 2 "unknown type 'f8'" "$K" run nested-reduce --type f8
+expect 2 "is not a count" "$K" run nested-reduce --n lots
+expect 2 "--pending '0'" "$K" run nested-reduce --pending 0
+expect 2 "unexpected argument 'extra'" "$K" run nested-reduce extra
+expect 2 "--block '3': a power of two from 1 to 1024" "$K" run nested-hello --block 3
+expect 2 "--grid '0'" "$K" run nested-hello --grid 0
+expect 2 "at most 8192" "$K" run nested-hello --grid 8 --block 1024
+expect 2 "unknown Mandelbrot algorithm 'fast': allowed are escape, ms" "$K" run mandelbrot --algo fast
+expect 2 "--dwell 500: allowed are 16 32 64" "$K" run mandelbrot --dwell 500
+expect 2 "--max-depth 30: allowed are 1 2 3 4 5 6 7 8" "$K" run mandelbrot --max-depth 30
+expect 2 "--subdiv 3: allowed are 2 4 8" "$K" run mandelbrot --subdiv 3
+expect 2 "--size '0'" "$K" run mandelbrot --size 0
+expect 2 "--size '40000'" "$K" run mandelbrot --size 40000
+expect 2 "--window '1,0,0,1'" "$K" run mandelbrot --window 1,0,0,1
+expect 2 "--window 'a,b'" "$K" run mandelbrot --window a,b
+expect 2 "--only 'foo': allowed are reduce, mandelbrot" "$K" bench nested --only foo
+expect 2 "--dwell '500'" "$K" bench nested --dwell 500
+expect 2 "unknown benchmark 'nope'" "$K" bench nope
+expect 0 "linked with the device runtime" "$K" compile nested --arch sm_90
+expect 0 "linked with the device runtime" "$K" compile mandelbrot --arch sm_90
+
 devices=$("$K" info --json | grep -o '"devices":\[[^]]' || true)
 if [ -z "$devices" ]; then
     expect 1 "no CUDA device" "$K" run reduce --n 1000
+    expect 1 "no CUDA device" "$K" run nested-reduce --n 1000
+    expect 1 "no CUDA device" "$K" run nested-hello --block 8 --grid 2
+    expect 1 "no CUDA device" "$K" run mandelbrot --size 64 --algo escape
+    expect 1 "no CUDA device" "$K" bench nested
     expect 0 "nothing was launched" "$K" demo
 fi
 

@@ -39,7 +39,9 @@ static void expect_fail(const char *search, const char *kernel, kj_status want, 
 static void test_builtin(void **state) {
     (void)state;
     assert_true(kj_builtin_count() >= 1);
-    assert_string_equal(kj_builtin_name(0), "reduce");
+    int has_reduce = 0; /* other families are built in too, in name order */
+    for (size_t i = 0; i < kj_builtin_count(); i++) has_reduce |= strcmp(kj_builtin_name(i), "reduce") == 0;
+    assert_true(has_reduce);
     assert_null(kj_builtin_name(kj_builtin_count()));
     kj__source *s;
     KJ_ASSERT_OK(kj__source_find(NULL, "reduce", NULL, &s));
@@ -107,7 +109,8 @@ static void test_source_text(void **state) {
 
 static void test_bad_sources(void **state) {
     (void)state;
-    expect_fail(NULL, "nosuch", KJ_ERR_UNKNOWN_KERNEL, "the built-in kernels are reduce");
+    expect_fail(NULL, "nosuch", KJ_ERR_UNKNOWN_KERNEL, "the built-in kernels are ");
+    assert_non_null(strstr(kj_last_error(), "reduce"));
     expect_fail(NULL, "", KJ_ERR_USAGE, "empty kernel name");
     expect_fail(NULL, "bad name!", KJ_ERR_USAGE, "letters, digits");
     char longname[200];

@@ -1,5 +1,6 @@
 /* kernjit run: run a built-in kernel family on random input, checked against the CPU. Each family's
  * runner lives in its own run_<family>.c. */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -13,6 +14,9 @@ static const struct {
     {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
     {"transpose", run_transpose, "a matrix transpose, any rows x cols (variants: access orders, tiles, L1, vectors)"},
     {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
+    {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},
+    {"nested-hello", run_nested_hello, "the nested hello world (dynamic parallelism)"},
+    {"mandelbrot", run_mandelbrot, "a Mandelbrot image: escape time or Mariani-Silver (CDP2)"},
 };
 #define RUNNER_COUNT (sizeof runners / sizeof runners[0])
 
@@ -32,5 +36,8 @@ int cmd_run(int argc, char **argv) {
     }
     for (size_t i = 0; i < RUNNER_COUNT; i++)
         if (strcmp(argv[1], runners[i].name) == 0) return runners[i].fn(argc - 1, argv + 1);
-    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1], "reduce, transpose, vector-add");
+    char names[256] = "";
+    for (size_t i = 0; i < RUNNER_COUNT; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", runners[i].name);
+    return cli_usage("run", "unknown kernel '%s': the kernels are %s", argv[1], names);
 }
