@@ -60,6 +60,11 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
                            char ***canonical, size_t *canonical_count);
 void kj__strings_free(char **strings, size_t count);
 
+/* Finds the first `require` that the canonical NAME=VALUE list breaks, without recording an error:
+ * returns its index, -1 when all hold, or -2 with a message in err when an expression cannot be
+ * evaluated. The tuner uses it to leave such variants out of a search space. */
+long kj__spec_broken_requirement(const kj__spec *spec, char **canonical, size_t count, char *err, size_t err_size);
+
 /* Checks a name as a C identifier of at most 64 characters. */
 int kj__is_identifier(const char *name);
 
