@@ -449,6 +449,106 @@ KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inp
 KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                                  kj_devptr result, const kj_reduce_options *options);
 
+/* ------------------------------------------------------------------------------------------------
+ * Variants, offline builds and tuning
+ *
+ * A kernel's metadata declares `tune` parameters (performance knobs such as BLOCK_SIZE and
+ * COARSE_FACTOR) beside the `param`s that change the result (OP, T). Its variants are the
+ * combinations of the tunables' allowed values with the params held fixed; the metadata's `require`
+ * lines leave some out. kj_compile_all builds every variant into the cache without a GPU (to prepare a
+ * cache for a fleet); kj_tune times them on the device, keeps the fastest that computes the right
+ * result, and records it in the tuning database, which kj_reduce (and so `kernjit run` and
+ * `kernjit bench`) consult when the caller gives no configuration.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct kj_space kj_space; /* the variants of a kernel; see kj_space_create */
+
+/* Progress of a long call (kj_compile_all, kj_tune). */
+typedef enum kj_phase {
+    KJ_PHASE_COMPILE = 0,   /* variants compiled (or found in the cache) and loaded, in parallel */
+    KJ_PHASE_MEASURE = 1,   /* variants timed on the device, one after the other */
+    KJ_PHASE_REMEASURE = 2, /* the winner timed again with more samples */
+} kj_phase;
+
+typedef struct kj_progress {
+    kj_phase phase;
+    size_t done, total;      /* variants finished in this phase, of total (a budgeted search may
+                                raise total as it goes) */
+    const char *variant;     /* the one that just finished: "BLOCK_SIZE=256 COARSE_FACTOR=8" */
+    const char *outcome;     /* "compiled", "cached", "2981.3 GB/s", "skipped: ...", "wrong result" */
+    double best_gbps;        /* the best verified speed so far (measure phases); 0 before any */
+} kj_progress;
+/* Called on the thread that made the call, never twice at once, while the call runs; the strings
+ * are valid during the call only. Must not call back into the same runtime. */
+typedef void (*kj_progress_fn)(const kj_progress *progress, void *user);
+
+/* The most combinations a space may have: pin or restrict some macros below it. */
+#define KJ_SPACE_MAX 65536u
+
+/* Builds the variants of `kernel` (found as kj_kernel_get finds it; rt may be NULL for the
+ * defaults). `fixed` holds macros: NAME=VALUE pins a param or a tunable to one value;
+ * NAME=V1,V2,... restricts it to those values (a param given so varies too: for offline builds of
+ * several operators). Tunables not given vary over all their values; params not given take their
+ * default. Every value is checked against the metadata. Combinations that break a `require` line
+ * stay in the space, marked skipped with the requirement as the reason.
+ * Errors: those of kj_describe; KJ_ERR_INVALID_DEFINE (unknown macro, value not allowed, macro
+ * given twice); KJ_ERR_USAGE (more than KJ_SPACE_MAX combinations); KJ_ERR_SPEC (a requirement
+ * cannot be evaluated). Free with kj_space_free. Thread-safe; a space is read-only once made and
+ * may be shared by threads. */
+KJ_API kj_status kj_space_create(kj_runtime *rt, const char *kernel, const kj_define *fixed, size_t fixed_count,
+                                 kj_space **out);
+KJ_API void kj_space_free(kj_space *space);
+/* The macros that vary (the dimensions), in the metadata's order, and their values in the order the
+ * metadata (or the restricting list) gives them. NULL past the end. */
+KJ_API size_t kj_space_dim_count(const kj_space *space);
+KJ_API const char *kj_space_dim_name(const kj_space *space, size_t dim);
+KJ_API size_t kj_space_dim_size(const kj_space *space, size_t dim);
+KJ_API const char *kj_space_dim_value(const kj_space *space, size_t dim, size_t value);
+/* Every combination, skipped ones included (the product of the dimensions' sizes), and those kept. */
+KJ_API size_t kj_space_count(const kj_space *space);
+KJ_API size_t kj_space_valid_count(const kj_space *space);
+
+typedef struct kj_variant {
+    const kj_define *defines; /* every macro of the kernel, sorted by name: a kj_request's defines */
+    size_t define_count;
+    const size_t *coords;     /* per dimension, the index of its value; the variant's index is these
+                                 digits in mixed radix, the last dimension fastest */
+    const char *label;        /* the varied macros, "BLOCK_SIZE=256 COARSE_FACTOR=8" ("" if none) */
+    const char *skipped;      /* NULL when the variant is in the space, else why not */
+} kj_variant;
+
+/* Variant `index` (below kj_space_count). The pointers live as long as the space. */
+KJ_API kj_status kj_space_variant(const kj_space *space, size_t index, kj_variant *out);
+
+typedef struct kj_compile_all_options {
+    const char *kernel;        /* required */
+    const char *entry;         /* NULL: the first entry (one module holds every entry of a source with
+                                  metadata, so the entry rarely matters) */
+    const kj_define *fixed;    /* as for kj_space_create */
+    size_t fixed_count;
+    const char *arch;          /* target "sm_XY"; NULL: the runtime's */
+    unsigned threads;          /* compiling threads; 0: the processors online */
+    kj_progress_fn progress;   /* optional */
+    void *progress_user;
+} kj_compile_all_options;
+
+typedef struct kj_compile_all_result {
+    size_t variants;           /* combinations in the space */
+    size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
+    size_t cached;             /* already in the disk cache */
+    size_t skipped;            /* left out by a `require` line */
+    size_t failed;             /* did not compile */
+    unsigned threads;          /* threads used */
+    double wall_ms;
+    char arch[24];             /* the target */
+} kj_compile_all_result;
+
+/* Compiles every variant of the space (kj_space_create with options->fixed) into the cache, on
+ * `threads` threads at once; needs no device and no driver. result may be NULL; unlike other
+ * outputs it is written when some variants fail, so that the counts can be shown, and the call
+ * then returns the first failure's status (its message names the variant). Thread-safe.
+ * Errors: those of kj_space_create and kj_compile. */
+KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,15 @@ expect 0 "compiled" "$K" compile "$d/ok.cu:k" -D V=3 --arch sm_90
 expect 2 "either as FILE.cu:ENTRY or with --entry" "$K" compile "$d/ok.cu:k" --entry k --arch sm_90
 rm -rf "$d"
 
+# compile --all: a restricted space, then the same again from the cache
+expect 0 "4 variants (BLOCK_SIZE x COARSE_FACTOR): 4 compiled, 0 already in the cache" \
+    "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,512 -D COARSE_FACTOR=2,4
+expect 0 "0 compiled, 4 already in the cache" "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,512 -D COARSE_FACTOR=2,4
+expect 0 '"cached":4' "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,512 -D COARSE_FACTOR=2,4 --json
+expect 2 "BLOCK_SIZE=300 is not allowed" "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,300
+expect 2 "--option is not taken with --all" "$K" compile reduce --all --option -lineinfo
+expect 2 "--threads goes with --all" "$K" compile reduce --threads 2
+
 # cache
 expect 0 "$KERNJIT_CACHE_DIR" "$K" cache path
 expect 0 "entries" "$K" cache stats
