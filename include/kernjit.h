@@ -549,6 +549,58 @@ typedef struct kj_compile_all_result {
  * Errors: those of kj_space_create and kj_compile. */
 KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
 
+/* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
+ * macros, size bucket, device name, compute capability, kernjit version) -> the winning values and
+ * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
+ * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
+ * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
+ * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. Damaged lines are
+ * ignored, each with a warning through the log callback. */
+typedef struct kj_tuned {
+    const char *kernel;
+    const char *entry;
+    const char *fixed;          /* "OP=sum T=f32"; "" when none */
+    unsigned bucket;
+    const char *device;         /* the device's name (printable ASCII) */
+    int cc_major, cc_minor;
+    const char *version;        /* kernjit's version that tuned it */
+    const char *values;         /* the winner: "BLOCK_SIZE=1024 COARSE_FACTOR=4" */
+    double gbps;
+    double us;                  /* median time per run */
+    uint64_t n;                 /* the size tuned for */
+    int64_t time;               /* when it was stored, seconds since the epoch */
+} kj_tuned;
+typedef void (*kj_tuned_visit_fn)(const kj_tuned *entry, void *user);
+
+/* The database file's path, or NULL when the runtime has no disk cache. Valid for the runtime's
+ * lifetime. */
+KJ_API const char *kj_tune_db_path(const kj_runtime *rt);
+/* Reads the file now and calls visit for each valid line, in key order. The strings are valid
+ * during the call only. KJ_ERR_NOT_FOUND when the runtime has no disk cache. Thread-safe. */
+KJ_API kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *user);
+
+/* Which entries kj_tune_db_forget removes: NULL strings and -1 numbers match anything. */
+typedef struct kj_tune_filter {
+    const char *kernel;
+    const char *entry;
+    const char *fixed;   /* every NAME=VALUE in it (space-separated) must be among the entry's */
+    const char *device;  /* the device name, exactly */
+    int cc;              /* compute capability as major * 10 + minor */
+    int bucket;
+} kj_tune_filter;
+/* Sets every field to "anything". */
+KJ_API void kj_tune_filter_init(kj_tune_filter *filter);
+/* Removes matching entries from the file (atomically, under the lock) and from the runtime's copy.
+ * filter NULL removes all. removed may be NULL. KJ_ERR_NOT_FOUND when the runtime has no disk
+ * cache; KJ_ERR_IO when the file cannot be written. Thread-safe. */
+KJ_API kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t *removed);
+/* The entry that a kernel family would use on this runtime's device: kernel, entry and fixed
+ * ("OP=sum T=f32", canonical) for size n, by the bucket rule above. KJ_ERR_NOT_FOUND when there is
+ * none (or no disk cache); KJ_ERR_NO_DEVICE when compile-only. The strings live as long as the
+ * runtime. Thread-safe. */
+KJ_API kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed,
+                                   uint64_t n, kj_tuned *out);
+
 #ifdef __cplusplus
 }
 #endif
