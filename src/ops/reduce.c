@@ -129,6 +129,9 @@ static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
         else s->lanes = grown;
         if (st == KJ_OK) st = kj_mem_alloc(rt, WS_BYTES, &base);
         if (st == KJ_OK) st = kj_memset_u8(rt, base, 0, WS_BYTES); /* the counter starts at 0 */
+        /* cuMemsetD8 runs on the legacy stream, which a non-blocking stream does not wait for: the
+         * zeros must land before the first kernel on `stream` reads the counter */
+        if (st == KJ_OK) st = kj_synchronize(rt);
         if (st == KJ_OK) s->lanes[s->count++] = (lane){stream, base};
         else kj_mem_free(rt, base);
     }
