@@ -549,6 +549,90 @@ typedef struct kj_compile_all_result {
  * Errors: those of kj_space_create and kj_compile. */
 KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
 
+typedef struct kj_tune_options {
+    const char *kernel;        /* required: a family with a tuning target ("reduce") */
+    const char *entry;         /* NULL: the family's default entry (reduce_fast) */
+    const kj_define *fixed;    /* params at one value each (OP=sum, T=f32; defaults otherwise), and
+                                  tunables pinned (BLOCK_SIZE=256) or restricted (BLOCK_SIZE=256,512) */
+    size_t fixed_count;
+    uint64_t n;                /* problem size in elements; 0: 2^24 */
+    size_t budget;             /* 0: exhaustive; else at most this many variants are compiled and timed
+                                  (greedy coordinate descent from the defaults, then from random
+                                  starting points while the budget lasts) */
+    unsigned samples;          /* timed samples per variant, whose median counts; 0: 10; at least 10 */
+    unsigned threads;          /* compiling threads; 0: the processors online */
+    uint64_t seed;             /* input data and random starting points; 0: a fixed seed */
+    int dry_run;               /* 1: do not write the tuning database */
+    kj_progress_fn progress;   /* optional */
+    void *progress_user;
+} kj_tune_options;
+
+/* Fills *options with the defaults (every field 0 or NULL today); call it before setting fields. */
+KJ_API void kj_tune_options_init(kj_tune_options *options);
+
+typedef enum kj_variant_status {
+    KJ_VARIANT_MEASURED = 0, /* timed, and its result matched the CPU reference */
+    KJ_VARIANT_NOT_TRIED,    /* left out by the budget */
+    KJ_VARIANT_SKIPPED,      /* breaks a requirement, does not fit the device (threads per block for
+                                its registers, shared memory) or cannot take the problem; see note */
+    KJ_VARIANT_FAILED,       /* did not compile, load or launch; note has the message */
+    KJ_VARIANT_WRONG,        /* ran, but its result differs from the CPU reference: never wins */
+} kj_variant_status;
+
+typedef struct kj_tune_variant {
+    const char *label;         /* "BLOCK_SIZE=256 COARSE_FACTOR=8" */
+    kj_variant_status status;
+    const char *note;          /* why it was not measured, or "" */
+    kj_origin origin;          /* how its kernel was obtained: compiled now, disk or memory */
+    int registers;             /* per thread, from the compiled function (0 when not loaded) */
+    int max_threads;           /* the function's threads-per-block limit given its registers */
+    double median_us, min_us, max_us; /* per run */
+    double gbps;               /* bytes moved per run / median */
+    unsigned samples, batch;   /* samples, and runs per sample (short runs are timed in batches) */
+} kj_tune_variant;
+
+typedef struct kj_tune_result {
+    const char *kernel;
+    const char *entry;
+    const char *fixed;          /* the macros held fixed, canonical: "OP=sum T=f32" */
+    uint64_t n;
+    unsigned bucket;            /* the size bucket it is stored under: floor(log2 n) */
+    double bytes_per_run;       /* what GB/s counts */
+    const kj_space *space;      /* the variants searched (owned by the result): names and values of
+                                   the dimensions through kj_space_dim_* */
+    size_t variant_count;       /* kj_space_count(space) */
+    const kj_tune_variant *variants; /* indexed as the space is */
+    size_t best;                /* the winner's index */
+    double best_us, best_gbps;  /* its median in the sweep */
+    double remeasured_us, remeasured_gbps; /* timed again afterwards, with more samples */
+    unsigned remeasured_samples;
+    const char *strategy;       /* "exhaustive", or "greedy + random restarts, budget K" */
+    size_t measured, compiled, cached, skipped, failed, wrong, not_tried;
+    unsigned threads;           /* compiling threads */
+    double compile_ms, measure_ms, total_ms; /* wall-clock times of the phases and of the call */
+    int stored;                 /* 1: written to the tuning database */
+    const char *db_path;        /* the database's path; NULL when the runtime has no disk cache */
+    char device[256];
+    int cc_major, cc_minor;
+} kj_tune_result;
+
+/* Tunes kernel `options->kernel` for this runtime's device and the problem size: enumerates the
+ * space (as kj_space_create; a target may pin tunables its entry ignores), compiles and loads the
+ * variants in parallel through the cache, leaves out those the device cannot run (threads per block
+ * above the function's limit for its registers, too much shared memory), then times each on the
+ * device in turn (CUDA events after a warm-up; the median of `samples`; inputs that would fit in
+ * L2 rotate through copies spanning more than twice its size) and checks its result against the CPU
+ * reference. The fastest correct variant wins; it is timed again with three times the samples, and
+ * stored in the tuning database (unless dry_run or the runtime has no disk cache). Free *out with
+ * kj_tune_result_free. Thread-safe, but other work on the device distorts the timings.
+ * Errors: KJ_ERR_UNSUPPORTED (no tuning target for the kernel: the message lists those there are),
+ * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry),
+ * KJ_ERR_DEVICE_MEMORY, KJ_ERR_NOT_FOUND (no variant ran correctly; the message counts why), and
+ * those of kj_space_create. A failure to write the database is not an error: a warning goes to the
+ * log and stored stays 0. */
+KJ_API kj_status kj_tune(kj_runtime *rt, const kj_tune_options *options, kj_tune_result **out);
+KJ_API void kj_tune_result_free(kj_tune_result *result);
+
 /* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
  * macros, size bucket, device name, compute capability, kernjit version) -> the winning values and
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).

@@ -374,6 +374,11 @@ static void test_public_api(void **state) {
     assert_null(kj_tune_db_path(rt));
     assert_int_equal(kj_tune_db_list(rt, visit_count, &n), KJ_ERR_NOT_FOUND);
     assert_int_equal(kj_tune_db_forget(rt, NULL, NULL), KJ_ERR_NOT_FOUND);
+    kj_tune_result *r;
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = "reduce";
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_NO_DEVICE);
     kj_runtime_destroy(rt);
     kj_test_rmdir(dir);
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reduce.h"
+
 #include "../error.h"
 #include "../runtime.h"
 #include "../tunedb.h"
@@ -61,19 +63,34 @@ static const struct {
 #define UNUSED_COARSE 8u
 #define MAX_GRID 8192u
 
-static kj_status find_entry(const char *name, entry_id *out) {
+const char kj__reduce_entry_list[] = "reduce_fast (the default), reduce_simple, reduce_convergent, reduce_shared, "
+                                     "reduce_segmented, reduce_coarsened";
+
+static int lookup_entry(const char *name, entry_id *out) {
     if (!name) {
         *out = FAST;
-        return KJ_OK;
+        return 0;
     }
     for (int i = 0; i < ENTRY_COUNT; i++)
         if (strcmp(name, entries[i].name) == 0) {
             *out = (entry_id)i;
-            return KJ_OK;
+            return 0;
         }
-    return KJ_FAIL(KJ_ERR_USAGE,
-                   "unknown reduction entry '%.60s': the entries are reduce_fast (the default), reduce_simple, "
-                   "reduce_convergent, reduce_shared, reduce_segmented, reduce_coarsened", name);
+    return -1;
+}
+
+static kj_status find_entry(const char *name, entry_id *out) {
+    KJ_RETURN_IF(lookup_entry(name, out) != 0, KJ_ERR_USAGE, "unknown reduction entry '%.60s': the entries are %s",
+                 name, kj__reduce_entry_list);
+    return KJ_OK;
+}
+
+int kj__reduce_entry(const char *name, int *coarsens, int *single_block) {
+    entry_id e;
+    if (lookup_entry(name, &e) != 0) return -1;
+    *coarsens = entries[e].coarsens;
+    *single_block = entries[e].single_block;
+    return 0;
 }
 
 /* ---- per-stream workspace -------------------------------------------------------------------- */
