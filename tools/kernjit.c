@@ -16,6 +16,7 @@ static const struct {
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
     {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
+    {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
