@@ -215,8 +215,8 @@ static kj_status load_batch(tuner *t, const size_t *idx, size_t n) {
         int per_sm = 1;
         if (threads > (unsigned)info.max_threads_per_block) {
             set_note(t, i, KJ_VARIANT_SKIPPED,
-                     "%u threads per block is above this function's limit of %d (it uses %d registers a thread; the "
-                     "device has %d per block)", threads, info.max_threads_per_block, info.num_regs, dev->regs_per_block);
+                     "%u threads per block is above this function's limit of %d (it uses %d registers a thread, of "
+                     "%d a block)", threads, info.max_threads_per_block, info.num_regs, dev->regs_per_block);
         } else if (shared > dev->shared_per_block_optin) {
             set_note(t, i, KJ_VARIANT_SKIPPED, "needs %zu bytes of shared memory a block; the device allows %zu", shared,
                      dev->shared_per_block_optin);

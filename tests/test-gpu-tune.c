@@ -151,8 +151,8 @@ static void test_tune_store_and_use(void **state) {
     KJ_ASSERT_OK(kj_mem_free(rt, d));
 
     /* a new runtime reads the file once and uses the entry too */
-    kj_test_log log2;
-    kj_runtime *rt2 = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &log2);
+    kj_test_log log_again;
+    kj_runtime *rt2 = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &log_again);
     assert_non_null(rt2);
     kj_runtime *keep = rt;
     rt = rt2; /* upload() works on rt */
@@ -161,7 +161,7 @@ static void test_tune_store_and_use(void **state) {
     assert_string_equal(rep.config_from, "tuned");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, coarse);
-    assert_int_equal(log2.warnings, 0);
+    assert_int_equal(log_again.warnings, 0);
     KJ_ASSERT_OK(kj_mem_free(rt2, d));
     rt = keep;
     kj_runtime_destroy(rt2);
