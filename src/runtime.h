@@ -12,7 +12,7 @@
 #include "log.h"
 
 /* Per-runtime state that a kernel family keeps (work buffers, chosen configurations). */
-typedef enum kj__op_slot { KJ__SLOT_REDUCE = 0, KJ__SLOT_CDP, KJ__SLOT_COUNT } kj__op_slot;
+typedef enum kj__op_slot { KJ__SLOT_REDUCE = 0, KJ__SLOT_CDP, KJ__SLOT_TUNEDB, KJ__SLOT_COUNT } kj__op_slot;
 typedef void (*kj__slot_destroy)(kj_runtime *rt, void *state);
 
 typedef struct kj__module {

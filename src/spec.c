@@ -388,9 +388,7 @@ static int lookup_value(const char *name, size_t len, int64_t *value, void *user
     return -1;
 }
 
-/* Finds the first `require` that the NAME=VALUE list breaks; returns its index or -1, or -2 with a
- * message in err when an expression cannot be evaluated. */
-static long broken_requirement(const kj__spec *spec, char **canonical, size_t count, char *err, size_t err_size) {
+long kj__spec_broken_requirement(const kj__spec *spec, char **canonical, size_t count, char *err, size_t err_size) {
     value_env env = {spec, canonical, count};
     for (size_t i = 0; i < spec->require_count; i++) {
         int64_t v;
@@ -634,7 +632,7 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
     if (n) qsort(list, n, sizeof *list, cmp_str);
 
     char err[256];
-    long broken = broken_requirement(spec, list, n, err, sizeof err);
+    long broken = kj__spec_broken_requirement(spec, list, n, err, sizeof err);
     if (broken != -1) {
         kj__buf b = {0};
         for (size_t i = 0; i < n; i++) kj__buf_printf(&b, "%s%s", i ? " " : "", list[i]);

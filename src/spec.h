@@ -97,6 +97,10 @@ kj_status kj__spec_shared_dynamic(const kj__spec *spec, const char *kernel, cons
                                   size_t count, uint32_t *bytes);
 /* The carveout for `entry`: 0..100, KJ__CARVEOUT_DEFAULT, or KJ__CARVEOUT_UNSET when no line applies. */
 int kj__spec_carveout(const kj__spec *spec, const char *entry);
+/* Finds the first `require` that the canonical NAME=VALUE list breaks, without recording an error:
+ * returns its index, -1 when all hold, or -2 with a message in err when an expression cannot be
+ * evaluated. The tuner uses it to leave such variants out of a search space. */
+long kj__spec_broken_requirement(const kj__spec *spec, char **canonical, size_t count, char *err, size_t err_size);
 
 /* Checks a name as a C identifier of at most 64 characters. */
 int kj__is_identifier(const char *name);

@@ -29,7 +29,7 @@ expect 0 "usage: kernjit" "$K" --help
 expect 0 "kernjit 0." "$K" --version
 expect 2 "unknown command 'frobnicate'" "$K" frobnicate
 expect 2 "usage: kernjit" "$K"
-for c in info list compile cache demo run bench; do expect 0 "usage:" "$K" $c --help; done
+for c in info list compile cache demo run bench tune; do expect 0 "usage:" "$K" $c --help; done
 expect 0 "reduce" "$K" list
 expect 0 '"name":"reduce"' "$K" list --json
 expect 2 "unknown kernel 'nosuch'" "$K" list nosuch
@@ -67,6 +67,44 @@ printf 'extern "C" __global__ void k(int *x) { *x = V; }\n' > "$d/ok.cu"
 expect 0 "compiled" "$K" compile "$d/ok.cu:k" -D V=3 --arch sm_90
 expect 2 "either as FILE.cu:ENTRY or with --entry" "$K" compile "$d/ok.cu:k" --entry k --arch sm_90
 rm -rf "$d"
+
+# compile --all: a restricted space, then the same again from the cache
+expect 0 "4 variants (BLOCK_SIZE x COARSE_FACTOR): 4 compiled, 0 already in the cache" \
+    "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,512 -D COARSE_FACTOR=2,4
+expect 0 "0 compiled, 4 already in the cache" "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,512 -D COARSE_FACTOR=2,4
+expect 0 '"cached":4' "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,512 -D COARSE_FACTOR=2,4 --json
+expect 2 "BLOCK_SIZE=300 is not allowed" "$K" compile reduce --all --arch sm_90 -D BLOCK_SIZE=256,300
+expect 2 "--option is not taken with --all" "$K" compile reduce --all --option -lineinfo
+expect 2 "--threads goes with --all" "$K" compile reduce --threads 2
+
+# tune: argument errors need no device; --show and --forget work anywhere, and survive a damaged file
+expect 2 "which kernel" "$K" tune
+expect 2 "10 to 100000" "$K" tune reduce --samples 5
+expect 2 "unknown operator 'avg'" "$K" tune reduce --op avg
+expect 2 "unknown type 'f8'" "$K" tune reduce --type f8
+expect 2 "OP is given twice" "$K" tune reduce --op sum -D OP=max
+expect 2 "is not a count" "$K" tune reduce --n lots
+expect 2 "--budget" "$K" tune reduce --budget 0
+expect 2 "filters for --forget" "$K" tune reduce --cc 9.0
+expect 2 "not both" "$K" tune --show --forget
+expect 2 "is not a compute capability" "$K" tune --forget --cc 9
+expect 0 "0 entries" "$K" tune --show
+expect 0 "removed 0 entries" "$K" tune --forget
+db="$KERNJIT_CACHE_DIR/tuning.db"
+{
+    printf '# a comment\n'
+    printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n'
+    printf 'this line is garbage\n'
+    printf 'reduce\treduce_fast\tOP=max T=i32\t24\tNVIDIA A100-SXM4-80GB\t8.0\t0.1.0\tBLOCK_SIZE=512 COARSE_FACTOR=4\t90.0\t2.0\t16777216\t1\n'
+    printf 'reduce\ttrunc'
+} > "$db"
+expect 0 "2 entries" "$K" tune --show
+expect 0 "line 3" "$K" tune --show
+expect 0 '"values":"BLOCK_SIZE=512 COARSE_FACTOR=4"' "$K" tune --show --json
+expect 0 "removed 1 entry" "$K" tune --forget reduce --cc 8.0
+expect 0 "removed 0 entries" "$K" tune --forget reduce --n 2^21
+expect 0 "removed 1 entry" "$K" tune --forget reduce -D OP=sum --n 1048577
+expect 0 "0 entries" "$K" tune --show
 
 # cache
 expect 0 "$KERNJIT_CACHE_DIR" "$K" cache path
@@ -123,6 +161,7 @@ if [ -z "$devices" ]; then
     expect 1 "no CUDA device" "$K" run nested-hello --block 8 --grid 2
     expect 1 "no CUDA device" "$K" run mandelbrot --size 64 --algo escape
     expect 1 "no CUDA device" "$K" bench nested
+    expect 1 "no CUDA device" "$K" tune reduce --n 1000
     expect 0 "nothing was launched" "$K" demo
 fi
 

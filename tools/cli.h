@@ -29,6 +29,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* Prints "kernjit CMD: message" to stderr and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);

@@ -1,7 +1,9 @@
-/* kernjit compile: compile a kernel into the cache; no GPU needed. */
+/* kernjit compile: compile a kernel (or, with --all, every variant of it) into the cache; no GPU
+ * needed. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -10,26 +12,96 @@
 
 static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [--entry E] [-D NAME=VALUE]... [--arch sm_XY]\n"
-           "                      [--option NVRTC_OPTION]... [--json]\n\n"
+           "                      [--option NVRTC_OPTION]... [--json]\n"
+           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
-           "there is none.\n");
+           "there is none.\n\n"
+           "--all compiles every combination of the kernel's tunables (`tune` in its metadata), the other\n"
+           "macros at their defaults or as given, J at a time (default: the processors online), and counts\n"
+           "how many were compiled and how many were already in the cache: to prepare a cache for a fleet\n"
+           "of machines without a GPU. -D NAME=V1,V2 restricts a tunable, or builds a param for each value.\n"
+           "Combinations that break a `require` line of the metadata are skipped.\n");
+}
+
+static void all_progress(const kj_progress *p, void *user) {
+    (void)user;
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s", p->done, p->total, p->variant, p->outcome);
+    if (p->done == p->total) fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+static int compile_all(const char *kernel, const char *entry, const kj_define *defines, size_t ndef, const char *arch,
+                       unsigned threads, int json) {
+    kj_space *space;
+    kj_status s = kj_space_create(NULL, kernel, defines, ndef, &space);
+    if (s != KJ_OK) return cli_fail("compile", s);
+    kj_runtime *rt;
+    s = cli_runtime(&rt, arch != NULL, arch, 0);
+    if (s != KJ_OK) {
+        kj_space_free(space);
+        return cli_fail("compile", s);
+    }
+    kj_compile_all_options o = {.kernel = kernel, .entry = entry, .fixed = defines, .fixed_count = ndef, .arch = arch,
+                                .threads = threads, .progress = !json && isatty(2) ? all_progress : NULL};
+    kj_compile_all_result r;
+    memset(&r, 0, sizeof r);
+    s = kj_compile_all(rt, &o, &r);
+    int rc = EXIT_OK;
+    if (json) {
+        json_begin_object();
+        json_string("kernel", kernel);
+        json_string("arch", r.arch);
+        json_begin_array("dims");
+        for (size_t d = 0; d < kj_space_dim_count(space); d++) json_string(NULL, kj_space_dim_name(space, d));
+        json_end_array();
+        json_uint("variants", r.variants);
+        json_uint("compiled", r.compiled);
+        json_uint("cached", r.cached);
+        json_uint("skipped", r.skipped);
+        json_uint("failed", r.failed);
+        json_uint("threads", r.threads);
+        json_double("wall_ms", r.wall_ms);
+        json_string("cache", kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
+        json_end_object();
+        json_done();
+    } else if (r.variants) {
+        printf("%s for %s: %zu variant%s", kernel, r.arch, r.variants, r.variants == 1 ? "" : "s");
+        for (size_t d = 0; d < kj_space_dim_count(space); d++)
+            printf("%s%s", d ? " x " : " (", kj_space_dim_name(space, d));
+        printf("%s: %zu compiled, %zu already in the cache", kj_space_dim_count(space) ? ")" : "", r.compiled, r.cached);
+        if (r.skipped) printf(", %zu skipped by the metadata's requirements", r.skipped);
+        if (r.failed) printf(", %zu FAILED", r.failed);
+        printf("; %.2f s on %u thread%s\n", r.wall_ms / 1e3, r.threads, r.threads == 1 ? "" : "s");
+        printf("  cache %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiled in memory only)");
+    }
+    if (s != KJ_OK) rc = cli_fail("compile", s);
+    kj_space_free(space);
+    kj_runtime_destroy(rt);
+    return rc;
 }
 
 int cmd_compile(int argc, char **argv) {
     static const struct option opts[] = {{"entry", required_argument, 0, 'e'}, {"define", required_argument, 0, 'D'},
                                          {"arch", required_argument, 0, 'a'},  {"option", required_argument, 0, 'o'},
                                          {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
+                                         {"all", no_argument, 0, 'A'},         {"threads", required_argument, 0, 'T'},
                                          {0, 0, 0, 0}};
     kj_define defines[MAX_DEFINES];
     const char *options[MAX_OPTIONS];
     size_t ndef = 0, nopt = 0;
     const char *entry = NULL, *arch = NULL;
-    int json = 0, c;
+    int json = 0, all = 0, c;
+    uint64_t threads = 0;
     char err[256];
     while ((c = getopt_long(argc, argv, "hje:D:a:o:", opts, NULL)) != -1) {
         switch (c) {
+        case 'A': all = 1; break;
+        case 'T':
+            if (cli_parse_uint(optarg, 64, &threads) != 0 || threads == 0)
+                return cli_usage("compile", "--threads '%s' is not a count from 1 to 64", optarg);
+            break;
         case 'e': entry = optarg; break;
         case 'a': arch = optarg; break;
         case 'j': json = 1; break;
@@ -57,6 +129,9 @@ int cmd_compile(int argc, char **argv) {
         colon[3] = '\0';
         entry = colon + 4;
     }
+    if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
+    if (!all && threads) return cli_usage("compile", "--threads goes with --all");
+    if (all) return compile_all(kernel, entry, defines, ndef, arch, (unsigned)threads, json);
 
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);

@@ -17,6 +17,7 @@ static const struct {
     {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
     {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
+    {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

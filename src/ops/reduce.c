@@ -4,8 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reduce.h"
+
 #include "../error.h"
 #include "../runtime.h"
+#include "../tunedb.h"
 #include "../util.h"
 
 static const char *const op_names[KJ_OP_COUNT_] = {"sum", "max", "min", "prod"};
@@ -60,19 +63,34 @@ static const struct {
 #define UNUSED_COARSE 8u
 #define MAX_GRID 8192u
 
-static kj_status find_entry(const char *name, entry_id *out) {
+const char kj__reduce_entry_list[] = "reduce_fast (the default), reduce_simple, reduce_convergent, reduce_shared, "
+                                     "reduce_segmented, reduce_coarsened";
+
+static int lookup_entry(const char *name, entry_id *out) {
     if (!name) {
         *out = FAST;
-        return KJ_OK;
+        return 0;
     }
     for (int i = 0; i < ENTRY_COUNT; i++)
         if (strcmp(name, entries[i].name) == 0) {
             *out = (entry_id)i;
-            return KJ_OK;
+            return 0;
         }
-    return KJ_FAIL(KJ_ERR_USAGE,
-                   "unknown reduction entry '%.60s': the entries are reduce_fast (the default), reduce_simple, "
-                   "reduce_convergent, reduce_shared, reduce_segmented, reduce_coarsened", name);
+    return -1;
+}
+
+static kj_status find_entry(const char *name, entry_id *out) {
+    KJ_RETURN_IF(lookup_entry(name, out) != 0, KJ_ERR_USAGE, "unknown reduction entry '%.60s': the entries are %s",
+                 name, kj__reduce_entry_list);
+    return KJ_OK;
+}
+
+int kj__reduce_entry(const char *name, int *coarsens, int *single_block) {
+    entry_id e;
+    if (lookup_entry(name, &e) != 0) return -1;
+    *coarsens = entries[e].coarsens;
+    *single_block = entries[e].single_block;
+    return 0;
 }
 
 /* ---- per-stream workspace -------------------------------------------------------------------- */
@@ -229,6 +247,31 @@ static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coar
     *coarse = p;
 }
 
+/* The tuning database's configuration for this entry, operator, type and size (see kernjit.h for the
+ * size buckets), when there is one that this entry can run: the in-memory copy only, no file access.
+ * The `fixed` key is the metadata's params, OP and T, canonical as the tuner writes them. A tuned
+ * pair is used whole: values that are not plain numbers, or a block too small for a single-block
+ * entry's n, mean the defaults apply. */
+static int tuned(kj_runtime *rt, entry_id e, kj_op op, kj_type type, size_t n, unsigned *block, unsigned *coarse) {
+    char fixed[32], values[256], text[32];
+    snprintf(fixed, sizeof fixed, "OP=%s T=%s", op_names[op], type_names[type]);
+    if (!kj__tuned_find(rt, "reduce", entries[e].name, fixed, n, values, sizeof values)) return 0;
+    unsigned b, c = *coarse;
+    char *end;
+    if (kj__tunedb_value(values, "BLOCK_SIZE", text, sizeof text) != 0) return 0;
+    b = (unsigned)strtoul(text, &end, 10);
+    if (*end || b == 0 || b > 1024 || (b & (b - 1))) return 0;
+    if (entries[e].coarsens) {
+        if (kj__tunedb_value(values, "COARSE_FACTOR", text, sizeof text) != 0) return 0;
+        c = (unsigned)strtoul(text, &end, 10);
+        if (*end || c == 0 || c > 1024) return 0;
+    }
+    if (entries[e].single_block && n > 2ull * b) return 0;
+    *block = b;
+    *coarse = c;
+    return 1;
+}
+
 kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
                           const kj_reduce_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
@@ -247,12 +290,17 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     KJ_FORWARD(find_entry(o->entry, &e));
     unsigned block = entries[e].block, coarse = entries[e].coarse;
     if (e == FAST) fast_default(type, n, &block, &coarse);
-    if (o->block_size) block = o->block_size;
-    if (o->coarse_factor) coarse = o->coarse_factor;
+    const char *from = "default";
+    if (o->block_size || o->coarse_factor) {
+        from = "explicit"; /* what the caller gives wins; the rest stays at the defaults */
+        if (o->block_size) block = o->block_size;
+        if (o->coarse_factor) coarse = o->coarse_factor;
+    } else if (tuned(rt, e, op, type, n, &block, &coarse)) {
+        from = "tuned";
+    }
     KJ_RETURN_IF(o->coarse_factor && !entries[e].coarsens, KJ_ERR_USAGE,
                  "%s does not coarsen: COARSE_FACTOR applies to reduce_fast and reduce_coarsened", entries[e].name);
     if (!entries[e].coarsens) coarse = UNUSED_COARSE;
-    const char *from = o->block_size || o->coarse_factor ? "explicit" : "default";
     if (entries[e].single_block)
         KJ_RETURN_IF(n > 2ull * block, KJ_ERR_USAGE,
                      "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
@@ -260,7 +308,19 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
 
     kj_kernel *k;
     kj_origin origin;
-    KJ_FORWARD(get(rt, entries[e].name, op, type, block, coarse, &k, &origin));
+    kj_status got = get(rt, entries[e].name, op, type, block, coarse, &k, &origin);
+    if (got != KJ_OK && strcmp(from, "tuned") == 0 && (got == KJ_ERR_INVALID_DEFINE || got == KJ_ERR_LIMIT)) {
+        /* a hand-edited database, or metadata changed since: the defaults still work */
+        kj__log(&rt->log, KJ_LOG_WARN, "the tuning database's BLOCK_SIZE=%u COARSE_FACTOR=%u for %s cannot be used (%s); "
+                "using the defaults", block, coarse, entries[e].name, kj_last_error());
+        block = entries[e].block;
+        coarse = entries[e].coarse;
+        if (e == FAST) fast_default(type, n, &block, &coarse);
+        if (!entries[e].coarsens) coarse = UNUSED_COARSE;
+        from = "default";
+        got = get(rt, entries[e].name, op, type, block, coarse, &k, &origin);
+    }
+    KJ_FORWARD(got);
     kj_devptr ws = 0;
     if (e == FAST || entries[e].in_place) KJ_FORWARD(workspace(rt, o->stream, &ws));
     unsigned long long count = n;

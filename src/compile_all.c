@@ -1,0 +1,106 @@
+/* kj_compile_all: every variant of a kernel into the cache, several NVRTC compilations at once.
+ * kj_compile is thread-safe and each variant is independent, so the pool's threads call it directly;
+ * the calling thread only hears of completions (for progress). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "error.h"
+#include "pool.h"
+#include "runtime.h"
+#include "space.h"
+#include "util.h"
+
+typedef struct job {
+    kj_runtime *rt;
+    const kj_compile_all_options *o;
+    const kj_space *space;
+    size_t *todo;          /* the variants to compile (not skipped) */
+    kj_status *status;     /* per todo item */
+    int *cache_hit;
+    char **error;          /* the failing call's message, captured on its own thread */
+    char arch[24];
+    kj_compile_all_result *r;
+    size_t done;
+} job;
+
+static void compile_one(size_t i, void *user) {
+    job *j = user;
+    kj_variant v;
+    kj_space_variant(j->space, j->todo[i], &v);
+    kj_request req = {.kernel = j->o->kernel, .entry = j->o->entry, .defines = v.defines,
+                      .define_count = v.define_count, .arch = j->o->arch};
+    kj_compile_result res;
+    j->status[i] = kj_compile(j->rt, &req, &res);
+    if (j->status[i] == KJ_OK) {
+        j->cache_hit[i] = res.cache_hit;
+        if (i == 0) snprintf(j->arch, sizeof j->arch, "%s", res.arch);
+    } else {
+        j->error[i] = kj__asprintf("%s: %s", v.label, kj_last_error());
+    }
+}
+
+static void compiled(size_t i, void *user) {
+    job *j = user;
+    j->done++;
+    if (j->status[i] == KJ_OK) {
+        if (j->cache_hit[i]) j->r->cached++;
+        else j->r->compiled++;
+    } else {
+        j->r->failed++;
+    }
+    if (!j->o->progress) return;
+    kj_variant v;
+    kj_space_variant(j->space, j->todo[i], &v);
+    const char *outcome = j->status[i] != KJ_OK ? "failed" : j->cache_hit[i] ? "cached" : "compiled";
+    kj_progress p = {KJ_PHASE_COMPILE, j->done, 0, v.label, outcome, 0};
+    p.total = kj_space_valid_count(j->space);
+    j->o->progress(&p, j->o->progress_user);
+}
+
+kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_compile_all_result *result) {
+    KJ_RETURN_IF(!rt || !o || !o->kernel, KJ_ERR_USAGE, "kj_compile_all: runtime, options and options->kernel are required");
+    double t0 = kj__now_ms();
+    if (o->arch) KJ_FORWARD(kj__check_user_arch(o->arch)); /* once, rather than once per variant */
+    kj_space *space;
+    KJ_FORWARD(kj_space_create(rt, o->kernel, o->fixed, o->fixed_count, &space));
+    kj_compile_all_result r;
+    memset(&r, 0, sizeof r);
+    r.variants = kj_space_count(space);
+    r.skipped = r.variants - kj_space_valid_count(space);
+    size_t n = kj_space_valid_count(space);
+    job j = {.rt = rt, .o = o, .space = space, .r = &r};
+    j.todo = calloc(n ? n : 1, sizeof *j.todo);
+    j.status = calloc(n ? n : 1, sizeof *j.status);
+    j.cache_hit = calloc(n ? n : 1, sizeof *j.cache_hit);
+    j.error = calloc(n ? n : 1, sizeof *j.error);
+    kj_status s = KJ_OK;
+    if (!j.todo || !j.status || !j.cache_hit || !j.error) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK) {
+        size_t k = 0;
+        for (size_t i = 0; i < r.variants; i++) {
+            kj_variant v;
+            kj_space_variant(space, i, &v);
+            if (!v.skipped) j.todo[k++] = i;
+        }
+        r.threads = o->threads ? o->threads : kj__pool_default_threads();
+        if (r.threads > n) r.threads = n ? (unsigned)n : 1;
+        kj__pool_run(r.threads, n, compile_one, compiled, &j);
+        snprintf(r.arch, sizeof r.arch, "%s", j.arch[0] ? j.arch : (o->arch ? o->arch : kj_runtime_arch(rt)));
+        r.wall_ms = kj__now_ms() - t0;
+        for (size_t i = 0; i < n && s == KJ_OK; i++)
+            if (j.status[i] != KJ_OK)
+                s = KJ_FAIL(j.status[i], "%zu of %zu variants of %s failed to compile; the first, %s", r.failed, n,
+                            o->kernel, j.error[i] ? j.error[i] : "(no message)");
+        if (result) *result = r;
+    }
+    if (j.error)
+        for (size_t i = 0; i < n; i++) free(j.error[i]);
+    free(j.error);
+    free(j.todo);
+    free(j.status);
+    free(j.cache_hit);
+    kj_space_free(space);
+    return s;
+}

@@ -1,0 +1,230 @@
+/* The reduction's tuning target: kj_reduce_async on n seeded random elements, with the variant's
+ * BLOCK_SIZE and COARSE_FACTOR given explicitly, checked against the CPU reference.
+ *
+ * Filling and referencing 2^28 random elements on the CPU would take longer than timing the whole
+ * 6 x 6 sweep, so the input is periodic: a random tile of TILE elements (a prime, so that no
+ * power-of-two stride lines up with it) is uploaded once and repeated on the device. The reference
+ * is then the tile's reduction combined q times with the reduction of the partial tile, computed by
+ * kj_reduce_reference itself over those partial results in the accumulator type. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce.h"
+
+#include "../error.h"
+#include "../runtime.h"
+#include "../tune_target.h"
+
+#define TILE 1048573u /* the largest prime below 2^20 */
+
+typedef struct state {
+    kj_runtime *rt;
+    kj_op op;
+    kj_type type;
+    const char *entry;
+    int coarsens, single_block;
+    size_t n, bytes;
+    unsigned slots;
+    size_t stride;
+    kj_devptr base, out;
+    unsigned char expected[8];
+    double abs_sum;
+    kj_reduce_report report; /* of the latest run: its configuration bounds the float error */
+} state;
+
+static const char *const unused_coarse[] = {"COARSE_FACTOR", NULL};
+
+static const char *const *unused_tunables(const char *entry) {
+    int coarsens = 1, single = 0;
+    if (kj__reduce_entry(entry, &coarsens, &single) == 0 && !coarsens) return unused_coarse;
+    return NULL;
+}
+
+static uint64_t next(uint64_t *s) {
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+/* Round to nearest even; the values here are in [-1, 1): those below the smallest normal half
+ * become zero, which is still a valid input. */
+static uint16_t to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    if (exp <= 0) return (uint16_t)sign;
+    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)h;
+}
+
+/* Random elements for op: uniform in [-1, 1) for float sums and max/min; +-1 for float products (so
+ * that the product neither vanishes nor overflows, and a lost element flips or keeps the sign);
+ * any bits for integers, odd ones for integer products (which then never become 0). */
+static void fill(kj_type t, kj_op op, void *buf, size_t n, uint64_t seed) {
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    if (!s) s = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&s);
+        double u = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
+        if (op == KJ_OP_PROD) u = (r >> 7) & 1 ? 1.0 : -1.0;
+        uint64_t bits = op == KJ_OP_PROD ? r | 1 : r;
+        switch (t) {
+        case KJ_TYPE_I32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
+        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
+        case KJ_TYPE_I64: ((uint64_t *)buf)[i] = bits; break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = to_half((float)u); break;
+        case KJ_TYPE_F32: ((float *)buf)[i] = (float)u; break;
+        default: ((double *)buf)[i] = u; break;
+        }
+    }
+}
+
+/* The reference of n periodic elements: q whole tiles and a partial one, combined in the
+ * accumulator type (f32 for f16) by the reference itself: exact for integers and max/min, within
+ * far less than the tolerance for float sums (each partial result is rounded once). */
+static kj_status reference(state *st, const void *tile, size_t tile_n) {
+    size_t q = st->n / tile_n, r = st->n % tile_n;
+    kj_type acc = st->type == KJ_TYPE_F16 ? KJ_TYPE_F32 : st->type;
+    size_t rs = kj_result_size(st->type);
+    unsigned char *parts = malloc((q + 1) * rs);
+    if (!parts) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    double abs_tile = 0, abs_rest = 0;
+    kj_status s = kj_reduce_reference(st->op, st->type, tile, tile_n, parts, &abs_tile);
+    for (size_t i = 1; s == KJ_OK && i < q; i++) memcpy(parts + i * rs, parts, rs);
+    if (s == KJ_OK) s = kj_reduce_reference(st->op, st->type, tile, r, parts + q * rs, &abs_rest);
+    if (s == KJ_OK) s = kj_reduce_reference(st->op, acc, parts, q + 1, st->expected, NULL);
+    st->abs_sum = (double)q * abs_tile + abs_rest;
+    free(parts);
+    return s;
+}
+
+static void teardown(void *p) {
+    state *st = p;
+    if (!st) return;
+    kj_mem_free(st->rt, st->base);
+    kj_mem_free(st->rt, st->out);
+    free(st);
+}
+
+static kj_status poison(state *st) {
+    KJ_FORWARD(kj_memset_u8(st->rt, st->out, 0xA5, 16));
+    return kj_synchronize(st->rt); /* the memset runs on the legacy stream; the runs do not */
+}
+
+static kj_status setup_state(const kj__tune_problem *p, state *st) {
+    const char *op = kj__tune_define(p->fixed, p->fixed_count, "OP");
+    const char *t = kj__tune_define(p->fixed, p->fixed_count, "T");
+    KJ_RETURN_IF(!op || !t, KJ_ERR_SPEC, "reduce: the metadata lacks OP or T");
+    KJ_FORWARD(kj_op_parse(op, &st->op));
+    KJ_FORWARD(kj_type_parse(t, &st->type));
+    KJ_RETURN_IF(kj__reduce_entry(p->entry, &st->coarsens, &st->single_block) != 0, KJ_ERR_USAGE,
+                 "reduce entry '%.60s' cannot be tuned: the entries kj_reduce runs are %s", p->entry,
+                 kj__reduce_entry_list);
+    st->entry = p->entry;
+    size_t es = kj_type_size(st->type);
+    KJ_RETURN_IF(p->n > (1ull << 40) / es, KJ_ERR_USAGE, "n = %llu elements of %s: at most 2^40 bytes",
+                 (unsigned long long)p->n, t);
+    st->n = (size_t)p->n;
+    st->bytes = st->n * es;
+    kj__tune_rotation(st->rt, st->bytes, &st->slots, &st->stride);
+    size_t need = (size_t)st->slots * st->stride, free_b = 0, total = 0;
+    KJ_FORWARD(kj_mem_info(st->rt, &free_b, &total));
+    KJ_RETURN_IF(need + (64u << 20) > free_b, KJ_ERR_DEVICE_MEMORY,
+                 "tuning reduce at n = %zu needs %zu bytes of device memory (%u cop%s of the input); %zu of %zu are free",
+                 st->n, need, st->slots, st->slots == 1 ? "y" : "ies", free_b, total);
+    KJ_FORWARD(kj_mem_alloc(st->rt, need, &st->base));
+    KJ_FORWARD(kj_mem_alloc(st->rt, 16, &st->out));
+
+    size_t tile_n = st->n < TILE ? st->n : TILE;
+    void *tile = malloc(tile_n ? tile_n * es : 1);
+    if (!tile) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    fill(st->type, st->op, tile, tile_n, p->seed);
+    kj_status s = kj_memcpy_htod(st->rt, st->base, tile, tile_n * es);
+    /* repeat the tile through the input: copies of a whole number of tiles keep the period */
+    for (size_t have = tile_n; s == KJ_OK && have < st->n; have *= 2) {
+        size_t more = st->n - have < have ? st->n - have : have;
+        s = kj_memcpy_dtod(st->rt, st->base + have * es, st->base, more * es, NULL);
+    }
+    if (s == KJ_OK && tile_n) s = reference(st, tile, tile_n);
+    else if (s == KJ_OK) s = kj_reduce_reference(st->op, st->type, NULL, 0, st->expected, &st->abs_sum);
+    free(tile);
+    if (s == KJ_OK) s = kj__tune_replicate(st->rt, st->base, st->stride, st->slots);
+    if (s == KJ_OK) s = poison(st);
+    return s;
+}
+
+static kj_status setup(const kj__tune_problem *p, void **out) {
+    state *st = calloc(1, sizeof *st);
+    if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    st->rt = p->rt;
+    kj_status s = setup_state(p, st);
+    if (s != KJ_OK) {
+        teardown(st);
+        return s;
+    }
+    *out = st;
+    return KJ_OK;
+}
+
+static double bytes_per_run(void *p) { return (double)((state *)p)->bytes; }
+
+static unsigned value_of(const kj_define *d, size_t count, const char *name) {
+    const char *v = kj__tune_define(d, count, name);
+    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
+static int applicable(void *p, const kj_define *d, size_t count, char *why, size_t size) {
+    state *st = p;
+    unsigned block = value_of(d, count, "BLOCK_SIZE");
+    if (st->single_block && st->n > 2ull * block) {
+        snprintf(why, size, "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu", st->entry,
+                 2 * block, st->n);
+        return -1;
+    }
+    return 0;
+}
+
+static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
+    (void)k; /* kj_reduce gets the same module itself, and picks the grid as it always does */
+    state *st = p;
+    kj_reduce_options o = {.entry = st->entry, .block_size = value_of(d, count, "BLOCK_SIZE"),
+                           .coarse_factor = st->coarsens ? value_of(d, count, "COARSE_FACTOR") : 0,
+                           .stream = stream, .report = &st->report};
+    kj_devptr input = st->base + (kj_devptr)(i % st->slots) * st->stride;
+    return kj_reduce_async(st->rt, st->op, st->type, input, st->n, st->out, &o);
+}
+
+static kj_status verify(void *p) {
+    state *st = p;
+    unsigned char got[8];
+    KJ_FORWARD(kj_memcpy_dtoh(st->rt, got, st->out, kj_result_size(st->type)));
+    KJ_FORWARD(poison(st));
+    if (memcmp(got, st->expected, kj_result_size(st->type)) == 0) return KJ_OK;
+    double g = kj_result_as_double(st->type, got), w = kj_result_as_double(st->type, st->expected);
+    if (isnan(g) && isnan(w)) return KJ_OK;
+    double tol = kj_reduce_tolerance(st->op, st->type, st->n, w, st->abs_sum, &st->report);
+    if (fabs(g - w) <= tol) return KJ_OK;
+    return KJ_FAIL(KJ_ERR_WRONG_RESULT, "GPU %.17g, CPU reference %.17g, tolerance %.3g", g, w, tol);
+}
+
+const kj__tune_target kj__tune_target_reduce = {
+    .kernel = "reduce",
+    .default_entry = "reduce_fast",
+    .default_n = 1u << 24,
+    .unused_tunables = unused_tunables,
+    .setup = setup,
+    .bytes_per_run = bytes_per_run,
+    .applicable = applicable,
+    .block_threads = NULL,
+    .dynamic_shared = NULL,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

@@ -1,0 +1,586 @@
+#include "tunedb.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "util.h"
+
+#define FIELDS 12
+#define MAX_WARNINGS 5   /* damaged lines reported one by one; the rest are counted */
+#define LOCK_WAIT_MS 10000
+#define HEADER                                                                                      \
+    "# kernjit tuning database (format 1): one winner a line, fields separated by tabs:\n"         \
+    "# kernel entry fixed bucket device cc version values gbps us n time\n"                         \
+    "# bucket = floor(log2 n); fixed and values are NAME=VALUE lists (\"-\": none). Written by\n"     \
+    "# `kernjit tune`; remove lines with `kernjit tune --forget`.\n"
+
+unsigned kj__tunedb_bucket(uint64_t n) {
+    unsigned b = 0;
+    while (n > 1) {
+        n >>= 1;
+        b++;
+    }
+    return b;
+}
+
+void kj__tunedb_device_name(const char *name, char out[256]) {
+    size_t i = 0;
+    for (; name && name[i] && i < 255; i++) {
+        unsigned char c = (unsigned char)name[i];
+        out[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    out[i] = '\0';
+}
+
+/* ---- records --------------------------------------------------------------------------------- */
+
+static void rec_free(kj__tuned_rec *r) {
+    free(r->kernel);
+    free(r->entry);
+    free(r->fixed);
+    free(r->device);
+    free(r->version);
+    free(r->values);
+    memset(r, 0, sizeof *r);
+}
+
+void kj__tunedb_clear(kj__tunedb *db) {
+    for (size_t i = 0; i < db->count; i++) rec_free(&db->recs[i]);
+    free(db->recs);
+    memset(db, 0, sizeof *db);
+}
+
+static int same_key(const kj__tuned_rec *a, const kj__tuned_rec *b) {
+    return strcmp(a->kernel, b->kernel) == 0 && strcmp(a->entry, b->entry) == 0 && strcmp(a->fixed, b->fixed) == 0 &&
+           a->bucket == b->bucket && strcmp(a->device, b->device) == 0 && a->cc_major == b->cc_major &&
+           a->cc_minor == b->cc_minor && strcmp(a->version, b->version) == 0;
+}
+
+/* ---- field checks (shared by the parser and kj__tunedb_put) ----------------------------------- */
+
+static int is_word_char(char c) { return isalnum((unsigned char)c) || strchr("_.+-", c); }
+
+/* A kernel name or path: letters, digits and _.+-/ ; an entry: a C identifier. */
+static const char *check_kernel(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 256) return "the kernel name is empty or longer than 256 characters";
+    for (; *s; s++)
+        if (!is_word_char(*s) && *s != '/') return "the kernel name has a character other than letters, digits, _.+-/";
+    return NULL;
+}
+
+static int is_identifier(const char *s, size_t n) {
+    if (n == 0 || n > 512 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_') return 0;
+    return 1;
+}
+
+/* "NAME=VALUE NAME=VALUE" with identifiers and metadata-style values; "" allowed when empty_ok. */
+static const char *check_list(const char *s, int empty_ok, const char *what) {
+    static _Thread_local char why[128];
+    if (!*s) {
+        if (empty_ok) return NULL;
+        snprintf(why, sizeof why, "the %s list is empty", what);
+        return why;
+    }
+    while (*s) {
+        const char *eq = s;
+        while (*eq && *eq != '=' && *eq != ' ') eq++;
+        const char *end = eq;
+        if (*eq == '=') {
+            end = eq + 1;
+            while (*end && *end != ' ') end++;
+        }
+        int ok = *eq == '=' && is_identifier(s, (size_t)(eq - s)) && end > eq + 1 && end - eq - 1 <= 64;
+        for (const char *p = eq + 1; ok && p < end; p++) ok = is_word_char(*p);
+        if (!ok) {
+            snprintf(why, sizeof why, "the %s list has '%.*s', not NAME=VALUE", what, (int)(end - s > 40 ? 40 : end - s), s);
+            return why;
+        }
+        s = end;
+        if (*s == ' ') {
+            s++;
+            if (!*s || *s == ' ') {
+                snprintf(why, sizeof why, "the %s list has a stray space", what);
+                return why;
+            }
+        }
+    }
+    return NULL;
+}
+
+static const char *check_device(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 255) return "the device name is empty or longer than 255 characters";
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f) return "the device name has a non-printable character";
+    return NULL;
+}
+
+static const char *check_version(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 32) return "the version is empty or longer than 32 characters";
+    for (; *s; s++)
+        if (!is_word_char(*s)) return "the version has a character other than letters, digits, _.+-";
+    return NULL;
+}
+
+static const char *check_rec(const kj__tuned_rec *r) {
+    const char *why;
+    if (!r->kernel || !r->entry || !r->fixed || !r->device || !r->version || !r->values) return "a field is missing";
+    if ((why = check_kernel(r->kernel))) return why;
+    if (!is_identifier(r->entry, strlen(r->entry))) return "the entry is not a C identifier";
+    if ((why = check_list(r->fixed, 1, "fixed"))) return why;
+    if (r->bucket > 63) return "the bucket is above 63";
+    if ((why = check_device(r->device))) return why;
+    if (r->cc_major < 1 || r->cc_major > 99 || r->cc_minor < 0 || r->cc_minor > 9)
+        return "the compute capability is not major.minor (1.0 to 99.9)";
+    if ((why = check_version(r->version))) return why;
+    if ((why = check_list(r->values, 0, "values"))) return why;
+    if (!isfinite(r->gbps) || r->gbps < 0 || !isfinite(r->us) || r->us < 0) return "a speed is negative or not finite";
+    if (r->time < 0) return "the time is negative";
+    return NULL;
+}
+
+static kj_status copy_rec(kj__tuned_rec *dst, const kj__tuned_rec *src) {
+    *dst = *src;
+    dst->kernel = kj__strdup(src->kernel);
+    dst->entry = kj__strdup(src->entry);
+    dst->fixed = kj__strdup(src->fixed);
+    dst->device = kj__strdup(src->device);
+    dst->version = kj__strdup(src->version);
+    dst->values = kj__strdup(src->values);
+    if (!dst->kernel || !dst->entry || !dst->fixed || !dst->device || !dst->version || !dst->values) {
+        rec_free(dst);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    return KJ_OK;
+}
+
+/* Takes ownership of rec's strings on success. */
+static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
+    for (size_t i = 0; i < db->count; i++)
+        if (same_key(&db->recs[i], rec)) {
+            rec_free(&db->recs[i]);
+            db->recs[i] = *rec;
+            return KJ_OK;
+        }
+    if (db->count == db->cap) {
+        size_t cap = db->cap ? db->cap * 2 : 16;
+        kj__tuned_rec *p = realloc(db->recs, cap * sizeof *p);
+        if (!p) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        db->recs = p;
+        db->cap = cap;
+    }
+    db->recs[db->count++] = *rec;
+    return KJ_OK;
+}
+
+kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec) {
+    const char *why = check_rec(rec);
+    KJ_RETURN_IF(why, KJ_ERR_USAGE, "tuning database entry for %.100s: %s", rec->kernel ? rec->kernel : "(null)", why);
+    kj__tuned_rec copy;
+    KJ_FORWARD(copy_rec(&copy, rec));
+    kj_status s = put_owned(db, &copy);
+    if (s != KJ_OK) rec_free(&copy);
+    return s;
+}
+
+/* ---- matching -------------------------------------------------------------------------------- */
+
+/* Every NAME=VALUE of want appears in have (both space-separated lists). */
+static int list_contains_all(const char *have, const char *want) {
+    while (*want) {
+        while (*want == ' ') want++;
+        size_t n = 0;
+        while (want[n] && want[n] != ' ') n++;
+        if (!n) break;
+        int found = 0;
+        for (const char *h = have; *h && !found;) {
+            size_t m = 0;
+            while (h[m] && h[m] != ' ') m++;
+            found = m == n && strncmp(h, want, n) == 0;
+            h += m;
+            while (*h == ' ') h++;
+        }
+        if (!found) return 0;
+        want += n;
+    }
+    return 1;
+}
+
+int kj__tunedb_matches(const kj__tuned_rec *r, const kj_tune_filter *f) {
+    if (!f) return 1;
+    if (f->kernel && strcmp(f->kernel, r->kernel) != 0) return 0;
+    if (f->entry && strcmp(f->entry, r->entry) != 0) return 0;
+    if (f->fixed && !list_contains_all(r->fixed, f->fixed)) return 0;
+    if (f->device && strcmp(f->device, r->device) != 0) return 0;
+    if (f->cc >= 0 && f->cc != r->cc_major * 10 + r->cc_minor) return 0;
+    if (f->bucket >= 0 && (unsigned)f->bucket != r->bucket) return 0;
+    return 1;
+}
+
+size_t kj__tunedb_remove(kj__tunedb *db, const kj_tune_filter *f) {
+    size_t kept = 0, removed = 0;
+    for (size_t i = 0; i < db->count; i++) {
+        if (kj__tunedb_matches(&db->recs[i], f)) {
+            rec_free(&db->recs[i]);
+            removed++;
+        } else {
+            db->recs[kept++] = db->recs[i];
+        }
+    }
+    db->count = kept;
+    return removed;
+}
+
+const kj__tuned_rec *kj__tunedb_find(const kj__tunedb *db, const char *kernel, const char *entry, const char *fixed,
+                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *version) {
+    unsigned b = kj__tunedb_bucket(n);
+    const kj__tuned_rec *below = NULL, *above = NULL;
+    for (size_t i = 0; i < db->count; i++) {
+        const kj__tuned_rec *r = &db->recs[i];
+        if (r->bucket + 1 < b || r->bucket > b + 1) continue;
+        if (r->cc_major != cc_major || r->cc_minor != cc_minor || strcmp(r->kernel, kernel) != 0 ||
+            strcmp(r->entry, entry) != 0 || strcmp(r->fixed, fixed) != 0 || strcmp(r->device, device) != 0 ||
+            strcmp(r->version, version) != 0)
+            continue;
+        if (r->bucket == b) return r;
+        if (r->bucket + 1 == b) below = r;
+        else above = r;
+    }
+    return below ? below : above;
+}
+
+int kj__tunedb_value(const char *list, const char *name, char *out, size_t size) {
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        size_t m = 0;
+        while (p[m] && p[m] != ' ') m++;
+        if (m > n && strncmp(p, name, n) == 0 && p[n] == '=') {
+            size_t v = m - n - 1;
+            if (v >= size) return -1;
+            memcpy(out, p + n + 1, v);
+            out[v] = '\0';
+            return 0;
+        }
+        p += m;
+        while (*p == ' ') p++;
+    }
+    return -1;
+}
+
+/* ---- parsing and formatting ------------------------------------------------------------------ */
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* One line (without its new line, NUL-free) into rec, pointing into line (which is split in place).
+ * Returns NULL, or why the line is damaged. */
+static const char *parse_line(char *line, kj__tuned_rec *rec) {
+    static _Thread_local char why[96];
+    char *f[FIELDS + 1];
+    size_t n = 0;
+    for (char *p = line; n <= FIELDS;) {
+        f[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab) break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    if (n != FIELDS) {
+        if (n > FIELDS) snprintf(why, sizeof why, "more than %d fields", FIELDS);
+        else snprintf(why, sizeof why, "%zu fields where %d are expected", n, FIELDS);
+        return why;
+    }
+    for (size_t i = 0; i < FIELDS; i++)
+        for (const char *p = f[i]; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) return "a control or non-ASCII character";
+    memset(rec, 0, sizeof *rec);
+    rec->kernel = f[0];
+    rec->entry = f[1];
+    rec->fixed = strcmp(f[2], "-") == 0 ? f[2] + 1 : f[2];
+    uint64_t v;
+    if (parse_u64(f[3], 63, &v) != 0) return "the bucket is not a number from 0 to 63";
+    rec->bucket = (unsigned)v;
+    rec->device = f[4];
+    const char *dot = strchr(f[5], '.');
+    uint64_t major, minor;
+    char cc[8];
+    if (!dot || dot - f[5] > 2 || strlen(f[5]) > 5) return "the compute capability is not major.minor";
+    memcpy(cc, f[5], (size_t)(dot - f[5]));
+    cc[dot - f[5]] = '\0';
+    if (parse_u64(cc, 99, &major) != 0 || parse_u64(dot + 1, 9, &minor) != 0)
+        return "the compute capability is not major.minor";
+    rec->cc_major = (int)major;
+    rec->cc_minor = (int)minor;
+    rec->version = f[6];
+    rec->values = strcmp(f[7], "-") == 0 ? f[7] + 1 : f[7];
+    if (parse_double(f[8], &rec->gbps) != 0) return "GB/s is not a number";
+    if (parse_double(f[9], &rec->us) != 0) return "the time per run is not a number";
+    if (parse_u64(f[10], UINT64_MAX, &rec->n) != 0) return "n is not a count";
+    if (parse_u64(f[11], INT64_MAX, &v) != 0) return "the time stored is not a count of seconds";
+    rec->time = (int64_t)v;
+    if (kj__tunedb_bucket(rec->n) != rec->bucket) return "n is not in the bucket";
+    return check_rec(rec);
+}
+
+kj_status kj__tunedb_parse(const char *text, size_t len, const char *origin, const kj__logger *log, kj__tunedb *db) {
+    size_t damaged = 0, line_no = 0;
+    char *line = malloc(KJ_TUNEDB_MAX_LINE + 1);
+    if (!line) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    kj_status s = KJ_OK;
+    for (size_t i = 0; i < len && s == KJ_OK;) {
+        size_t end = i;
+        while (end < len && text[end] != '\n') end++;
+        line_no++;
+        size_t n = end - i;
+        const char *why = NULL;
+        kj__tuned_rec rec;
+        if (end == len) why = "no new line at its end (a truncated file)";
+        else if (n > KJ_TUNEDB_MAX_LINE) why = "longer than 4096 characters";
+        else if (memchr(text + i, '\0', n)) why = "binary data";
+        if (!why && (n == 0 || text[i] == '#')) {
+            i = end + 1;
+            continue;
+        }
+        if (!why) {
+            memcpy(line, text + i, n);
+            line[n] = '\0';
+            why = parse_line(line, &rec);
+        }
+        if (why) {
+            if (++damaged <= MAX_WARNINGS)
+                kj__log(log, KJ_LOG_WARN, "tuning database %s, line %zu: %s; ignored (the next store drops it)", origin,
+                        line_no, why);
+        } else {
+            s = kj__tunedb_put(db, &rec);
+        }
+        i = end + 1;
+    }
+    if (damaged > MAX_WARNINGS)
+        kj__log(log, KJ_LOG_WARN, "tuning database %s: %zu more damaged lines ignored", origin, damaged - MAX_WARNINGS);
+    free(line);
+    return s;
+}
+
+static int rec_order(const void *a, const void *b) {
+    const kj__tuned_rec *x = a, *y = b;
+    int c;
+    if ((c = strcmp(x->kernel, y->kernel))) return c;
+    if ((c = strcmp(x->entry, y->entry))) return c;
+    if ((c = strcmp(x->fixed, y->fixed))) return c;
+    if ((c = strcmp(x->device, y->device))) return c;
+    if (x->cc_major != y->cc_major) return x->cc_major < y->cc_major ? -1 : 1;
+    if (x->cc_minor != y->cc_minor) return x->cc_minor < y->cc_minor ? -1 : 1;
+    if ((c = strcmp(x->version, y->version))) return c;
+    return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+void kj__tunedb_sort(kj__tunedb *db) {
+    if (db->count) qsort(db->recs, db->count, sizeof *db->recs, rec_order);
+}
+
+char *kj__tunedb_format(const kj__tunedb *db) {
+    kj__tuned_rec *sorted = malloc((db->count ? db->count : 1) * sizeof *sorted);
+    if (!sorted) return NULL;
+    if (db->count) memcpy(sorted, db->recs, db->count * sizeof *sorted);
+    qsort(sorted, db->count, sizeof *sorted, rec_order);
+    kj__buf b = {0};
+    int bad = kj__buf_puts(&b, HEADER);
+    for (size_t i = 0; i < db->count && !bad; i++) {
+        const kj__tuned_rec *r = &sorted[i];
+        bad = kj__buf_printf(&b, "%s\t%s\t%s\t%u\t%s\t%d.%d\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
+                             *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor, r->version,
+                             *r->values ? r->values : "-", r->gbps, r->us, (unsigned long long)r->n, (long long)r->time);
+    }
+    free(sorted);
+    if (bad) {
+        kj__buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
+/* ---- the file -------------------------------------------------------------------------------- */
+
+/* Reads path whole through a descriptor that refuses links; *text NULL when there is no file. */
+static kj_status read_db_file(const char *path, const kj__logger *log, char **text, size_t *len) {
+    *text = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used",
+                    path, strerror(errno));
+        return KJ_OK;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KJ_TUNEDB_MAX_BYTES) {
+        kj__log(log, KJ_LOG_WARN, "the tuning database %s is not a regular file of at most %u bytes; ignored", path,
+                KJ_TUNEDB_MAX_BYTES);
+        close(fd);
+        return KJ_OK;
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        close(fd);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *text = buf;
+    *len = got;
+    return KJ_OK;
+}
+
+kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db) {
+    char *path = kj__asprintf("%s/%s", dir, KJ_TUNEDB_FILE);
+    if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    char *text;
+    size_t len;
+    kj_status s = read_db_file(path, log, &text, &len);
+    if (s == KJ_OK && text) s = kj__tunedb_parse(text, len, path, log, db);
+    free(text);
+    free(path);
+    return s;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* An exclusive flock on <dir>/tuning.db.lock, waiting at most LOCK_WAIT_MS: a lock file of its own,
+ * because the database itself is replaced by rename (a lock on it would be on the old inode). */
+static int take_lock(const char *dir, char **why) {
+    char *path = kj__asprintf("%s/%s.lock", dir, KJ_TUNEDB_FILE);
+    if (!path) return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *why = kj__asprintf("cannot open %s: %s", path, strerror(errno));
+        free(path);
+        return -1;
+    }
+    double until = kj__now_ms() + LOCK_WAIT_MS;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || kj__now_ms() > until) {
+            *why = errno == EWOULDBLOCK ? kj__asprintf("%s is held by another process for more than %d s", path,
+                                                       LOCK_WAIT_MS / 1000)
+                                        : kj__asprintf("cannot lock %s: %s", path, strerror(errno));
+            close(fd);
+            free(path);
+            return -1;
+        }
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    free(path);
+    return fd;
+}
+
+/* Writes text to a temporary file beside the database and renames it over the database. */
+static int replace_file(const char *dir, const char *text, char **why) {
+    static unsigned counter;
+    char *path = kj__asprintf("%s/%s", dir, KJ_TUNEDB_FILE);
+    char *tmp = kj__asprintf("%s/.%s.tmp-%ld-%u", dir, KJ_TUNEDB_FILE, (long)getpid(),
+                             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+    int rc = -1;
+    if (!path || !tmp) goto out;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *why = kj__asprintf("cannot create %s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    int ok = write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0;
+    int err = errno;
+    if (close(fd) != 0 && ok) {
+        ok = 0;
+        err = errno;
+    }
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        err = errno;
+    }
+    if (!ok) {
+        unlink(tmp);
+        *why = kj__asprintf("cannot write %s: %s", path, strerror(err));
+        goto out;
+    }
+    rc = 0;
+out:
+    free(path);
+    free(tmp);
+    return rc;
+}
+
+kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
+                            const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged) {
+    char *why = NULL;
+    int lock = take_lock(dir, &why);
+    if (lock < 0) {
+        kj_status s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        free(why);
+        return s;
+    }
+    kj__tunedb db = {0};
+    kj_status s = kj__tunedb_read(dir, log, &db);
+    size_t gone = 0;
+    if (s == KJ_OK && forget) gone = kj__tunedb_remove(&db, forget);
+    if (s == KJ_OK && add) s = kj__tunedb_put(&db, add);
+    char *text = NULL;
+    if (s == KJ_OK && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK && replace_file(dir, text, &why) != 0) {
+        s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        free(why);
+    }
+    free(text);
+    flock(lock, LOCK_UN);
+    close(lock);
+    if (s == KJ_OK && removed) *removed = gone;
+    if (s == KJ_OK && merged) *merged = db;
+    else kj__tunedb_clear(&db);
+    return s;
+}

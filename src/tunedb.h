@@ -1,0 +1,101 @@
+/* The tuning database: <cache>/tuning.db, a plain-text file with one winner a line.
+ *
+ *   # comment lines and empty lines are ignored
+ *   KERNEL <TAB> ENTRY <TAB> FIXED <TAB> BUCKET <TAB> DEVICE <TAB> CC <TAB> VERSION <TAB> VALUES
+ *          <TAB> GBPS <TAB> US <TAB> N <TAB> TIME <NL>
+ *
+ *   reduce  reduce_fast  OP=sum T=f32  28  NVIDIA H100 80GB HBM3  9.0  0.1.0
+ *           BLOCK_SIZE=1024 COARSE_FACTOR=4  3140.2  341.906  268435456  1735689600
+ *
+ * FIXED and VALUES are space-separated NAME=VALUE lists sorted by name ("-" when empty); BUCKET is
+ * floor(log2 n) of the size tuned for; CC is "major.minor"; TIME is when it was stored (seconds since
+ * the epoch). The first seven fields are the key: a line replaces an earlier one with the same key.
+ * Lines are strictly checked (field count, characters, numbers, the final new line), so a damaged
+ * file (garbage, a truncated last line, binary junk) loses only its damaged lines, each reported
+ * once through the log; the next store rewrites the file without them.
+ *
+ * Writers hold an advisory lock (flock on <cache>/tuning.db.lock), read the file again, change it and
+ * write a temporary file that is renamed over it: readers see the old file or the new one, and two
+ * tuners in different processes keep each other's lines. */
+#ifndef KJ_TUNEDB_H
+#define KJ_TUNEDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernjit.h"
+#include "log.h"
+
+#define KJ_TUNEDB_FILE "tuning.db"
+#define KJ_TUNEDB_MAX_BYTES (16u << 20)
+#define KJ_TUNEDB_MAX_LINE 4096
+
+typedef struct kj__tuned_rec {
+    char *kernel, *entry, *fixed; /* fixed: "" when none */
+    unsigned bucket;
+    char *device;
+    int cc_major, cc_minor;
+    char *version;
+    char *values;
+    double gbps, us;
+    uint64_t n;
+    int64_t time;
+} kj__tuned_rec;
+
+typedef struct kj__tunedb {
+    kj__tuned_rec *recs;
+    size_t count, cap;
+} kj__tunedb;
+
+/* floor(log2 n); 0 for n = 0 and 1. */
+unsigned kj__tunedb_bucket(uint64_t n);
+
+/* Device names go into the file as printable ASCII without tabs (anything else becomes '?'), at
+ * most 255 characters: store and lookup both use this form. */
+void kj__tunedb_device_name(const char *name, char out[256]);
+
+/* Parses text (len bytes; it may hold NULs). Damaged lines are skipped with a warning naming origin
+ * and the line number; at most a few are reported one by one, then a count. Fails only when out of
+ * memory. The records are appended to db. */
+kj_status kj__tunedb_parse(const char *text, size_t len, const char *origin, const kj__logger *log, kj__tunedb *db);
+/* The file's text: a header comment, then the records sorted by key. NULL when out of memory. */
+char *kj__tunedb_format(const kj__tunedb *db);
+
+/* Adds a copy of rec, replacing a record with the same key. Checks every field as the parser does:
+ * KJ_ERR_USAGE naming the bad field. */
+kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec);
+/* Removes the records that match filter (NULL matches all); returns how many. */
+size_t kj__tunedb_remove(kj__tunedb *db, const kj_tune_filter *filter);
+int kj__tunedb_matches(const kj__tuned_rec *rec, const kj_tune_filter *filter);
+void kj__tunedb_clear(kj__tunedb *db);
+/* Sorts the records by key (kernel, entry, fixed, device, cc, version, bucket). */
+void kj__tunedb_sort(kj__tunedb *db);
+
+/* The record for this key and size: the size's bucket, else bucket - 1, else bucket + 1. NULL when
+ * none. device is the kj__tunedb_device_name form. */
+const kj__tuned_rec *kj__tunedb_find(const kj__tunedb *db, const char *kernel, const char *entry, const char *fixed,
+                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *version);
+
+/* Reads <dir>/tuning.db into db (a missing file is an empty database). A file that is not a regular
+ * file, or too large, is ignored with a warning. Fails only when out of memory. */
+kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db);
+
+/* Under the lock: reads the file, removes the records matching `forget` (when not NULL; *removed
+ * gets the count), adds `add` (when not NULL), and writes the file back atomically. On success
+ * *merged (when not NULL) receives the database as written. KJ_ERR_IO names the file and the reason
+ * (the lock could not be had within 10 s, no space, read-only). */
+kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
+                            const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged);
+
+/* The runtime's copy, for kernel families (src/tunedb_api.c): the values ("NAME=VALUE ...") tuned
+ * for kernel/entry/fixed at size n on this runtime's device, copied to values; 1 when found, 0 when
+ * none (no device, no disk cache, no entry). The file is read on the first call only. */
+int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
+                   size_t size);
+/* Stores rec (kj__tunedb_update) and makes the merged file the runtime's copy. */
+kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec);
+
+/* The value of NAME in a "NAME=VALUE ..." list, copied to out; 0 when found. */
+int kj__tunedb_value(const char *list, const char *name, char *out, size_t size);
+
+#endif

@@ -1,0 +1,220 @@
+/* The runtime's copy of the tuning database and the public kj_tune_db_* functions. The copy is read
+ * on first use and replaced (never changed in place) when this runtime stores or forgets: the old
+ * copies are kept until the runtime goes, so that strings handed out by kj_tune_db_lookup stay valid
+ * while another thread replaces the copy. Lookups take a mutex and compare a few strings: no file
+ * system access after the first. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "runtime.h"
+#include "tunedb.h"
+#include "util.h"
+
+typedef struct db_state {
+    pthread_mutex_t lock;
+    char *dir;             /* the cache folder; NULL when memory-only */
+    char *path;            /* <dir>/tuning.db */
+    char device[256];      /* the device's name as the file has it */
+    int loaded;
+    kj__tunedb *current;
+    kj__tunedb **retired;
+    size_t retired_count;
+} db_state;
+
+static kj_status state_create(kj_runtime *rt, void **out) {
+    db_state *st = calloc(1, sizeof *st);
+    if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    pthread_mutex_init(&st->lock, NULL);
+    kj__tunedb_device_name(rt->info.name, st->device);
+    const char *root = kj__cache_root(rt->cache);
+    if (root && (!(st->dir = kj__strdup(root)) || !(st->path = kj__asprintf("%s/%s", root, KJ_TUNEDB_FILE)))) {
+        free(st->dir);
+        free(st);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    *out = st;
+    return KJ_OK;
+}
+
+static void db_free(kj__tunedb *db) {
+    if (!db) return;
+    kj__tunedb_clear(db);
+    free(db);
+}
+
+static void state_destroy(kj_runtime *rt, void *p) {
+    (void)rt;
+    db_state *st = p;
+    db_free(st->current);
+    for (size_t i = 0; i < st->retired_count; i++) db_free(st->retired[i]);
+    free(st->retired);
+    free(st->dir);
+    free(st->path);
+    pthread_mutex_destroy(&st->lock);
+    free(st);
+}
+
+static kj_status get_state(const kj_runtime *rt, db_state **out) {
+    KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "runtime is NULL");
+    void *p;
+    /* the slot is created once; the runtime is not otherwise changed */
+    KJ_FORWARD(kj__slot((kj_runtime *)rt, KJ__SLOT_TUNEDB, state_create, state_destroy, &p));
+    *out = p;
+    return KJ_OK;
+}
+
+/* Makes db the current copy (taking it), keeping the old one for strings already handed out.
+ * Called with st->lock held. */
+static void install(db_state *st, kj__tunedb *db) {
+    if (st->current) {
+        kj__tunedb **grown = realloc(st->retired, (st->retired_count + 1) * sizeof *grown);
+        if (grown) {
+            st->retired = grown;
+            st->retired[st->retired_count++] = st->current;
+        }
+        /* out of memory: leak the old copy rather than free strings someone may hold */
+    }
+    st->current = db;
+    st->loaded = 1;
+}
+
+/* Loads the file on first use; called with st->lock held. */
+static void ensure_loaded(kj_runtime *rt, db_state *st) {
+    if (st->loaded || !st->dir) return;
+    kj__tunedb *db = calloc(1, sizeof *db);
+    if (!db) return;
+    if (kj__tunedb_read(st->dir, &rt->log, db) != KJ_OK) {
+        db_free(db);
+        return;
+    }
+    install(st, db);
+}
+
+static const kj__tuned_rec *find_locked(kj_runtime *rt, db_state *st, const char *kernel, const char *entry,
+                                        const char *fixed, uint64_t n) {
+    ensure_loaded(rt, st);
+    if (!st->current) return NULL;
+    return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, rt->info.cc_major,
+                           rt->info.cc_minor, kj_version_string());
+}
+
+int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
+                   size_t size) {
+    if (!rt || !rt->has_device || !rt->cache) return 0;
+    db_state *st;
+    if (get_state(rt, &st) != KJ_OK) return 0;
+    pthread_mutex_lock(&st->lock);
+    const kj__tuned_rec *r = find_locked(rt, st, kernel, entry, fixed, n);
+    int found = r && strlen(r->values) < size;
+    if (found) memcpy(values, r->values, strlen(r->values) + 1);
+    pthread_mutex_unlock(&st->lock);
+    return found;
+}
+
+kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec) {
+    db_state *st;
+    KJ_FORWARD(get_state(rt, &st));
+    KJ_RETURN_IF(!st->dir, KJ_ERR_NOT_FOUND, "this runtime has no disk cache (memory only): nothing to store into");
+    kj__tunedb *merged = calloc(1, sizeof *merged);
+    if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    kj_status s = kj__tunedb_update(st->dir, &rt->log, rec, NULL, NULL, merged);
+    if (s != KJ_OK) {
+        free(merged);
+        return s;
+    }
+    pthread_mutex_lock(&st->lock);
+    install(st, merged);
+    pthread_mutex_unlock(&st->lock);
+    return KJ_OK;
+}
+
+/* ---- public ---------------------------------------------------------------------------------- */
+
+const char *kj_tune_db_path(const kj_runtime *rt) {
+    db_state *st;
+    if (!rt || !rt->cache || get_state(rt, &st) != KJ_OK) return NULL;
+    return st->path;
+}
+
+static kj_status need_db(kj_runtime *rt, db_state **st) {
+    KJ_FORWARD(get_state(rt, st));
+    KJ_RETURN_IF(!(*st)->dir, KJ_ERR_NOT_FOUND, "this runtime has no disk cache (memory only), so no tuning database");
+    return KJ_OK;
+}
+
+static void to_public(const kj__tuned_rec *r, kj_tuned *t) {
+    t->kernel = r->kernel;
+    t->entry = r->entry;
+    t->fixed = r->fixed;
+    t->bucket = r->bucket;
+    t->device = r->device;
+    t->cc_major = r->cc_major;
+    t->cc_minor = r->cc_minor;
+    t->version = r->version;
+    t->values = r->values;
+    t->gbps = r->gbps;
+    t->us = r->us;
+    t->n = r->n;
+    t->time = r->time;
+}
+
+kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *user) {
+    KJ_RETURN_IF(!visit, KJ_ERR_USAGE, "kj_tune_db_list: visit is NULL");
+    db_state *st;
+    KJ_FORWARD(need_db(rt, &st));
+    kj__tunedb db = {0};
+    kj_status s = kj__tunedb_read(st->dir, &rt->log, &db);
+    kj__tunedb_sort(&db);
+    for (size_t i = 0; s == KJ_OK && i < db.count; i++) {
+        kj_tuned t;
+        to_public(&db.recs[i], &t);
+        visit(&t, user);
+    }
+    kj__tunedb_clear(&db);
+    return s;
+}
+
+void kj_tune_filter_init(kj_tune_filter *f) {
+    if (!f) return;
+    memset(f, 0, sizeof *f);
+    f->cc = -1;
+    f->bucket = -1;
+}
+
+kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t *removed) {
+    db_state *st;
+    KJ_FORWARD(need_db(rt, &st));
+    kj__tunedb *merged = calloc(1, sizeof *merged);
+    if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    size_t gone = 0;
+    kj_tune_filter all;
+    kj_tune_filter_init(&all);
+    kj_status s = kj__tunedb_update(st->dir, &rt->log, NULL, filter ? filter : &all, &gone, merged);
+    if (s != KJ_OK) {
+        free(merged);
+        return s;
+    }
+    pthread_mutex_lock(&st->lock);
+    install(st, merged);
+    pthread_mutex_unlock(&st->lock);
+    if (removed) *removed = gone;
+    return KJ_OK;
+}
+
+kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n,
+                            kj_tuned *out) {
+    KJ_RETURN_IF(!rt || !kernel || !entry || !out, KJ_ERR_USAGE, "kj_tune_db_lookup: runtime, kernel, entry and out are required");
+    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: tuned configurations belong to a device");
+    db_state *st;
+    KJ_FORWARD(need_db(rt, &st));
+    pthread_mutex_lock(&st->lock);
+    const kj__tuned_rec *r = find_locked(rt, st, kernel, entry, fixed, n);
+    if (r) to_public(r, out);
+    pthread_mutex_unlock(&st->lock);
+    KJ_RETURN_IF(!r, KJ_ERR_NOT_FOUND, "no tuned configuration of %.100s %.100s%s%.200s for n = %llu on %s (sm_%d%d)",
+                 kernel, entry, fixed && *fixed ? " " : "", fixed ? fixed : "", (unsigned long long)n, rt->info.name,
+                 rt->info.cc_major, rt->info.cc_minor);
+    return KJ_OK;
+}

@@ -1,0 +1,145 @@
+/* The compile suite for offline variant builds (kj_compile_all): the whole reduction space for sm_90
+ * without a GPU, then all of it from the cache; a kernel whose requirements leave variants out; a
+ * kernel where some variants do not compile; the progress callback. */
+#include "test_util.h"
+
+#include <pthread.h>
+
+static kj_runtime *compile_runtime(const char *dir, kj_test_log *log) {
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = "sm_90";
+    o.cache_dir = dir;
+    o.log = kj_test_log_fn;
+    o.log_user = log;
+    memset(log, 0, sizeof *log);
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    return rt;
+}
+
+typedef struct {
+    size_t calls, last_done, total;
+    int out_of_order, wrong_thread;
+    pthread_t caller;
+} progress_check;
+
+static void on_progress(const kj_progress *p, void *user) {
+    progress_check *c = user;
+    if (p->phase != KJ_PHASE_COMPILE || p->done != c->last_done + 1) c->out_of_order = 1;
+    if (!pthread_equal(pthread_self(), c->caller)) c->wrong_thread = 1;
+    c->last_done = p->done;
+    c->total = p->total;
+    c->calls++;
+    assert_non_null(strstr(p->variant, "BLOCK_SIZE="));
+}
+
+static void test_reduce_all_then_cached(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(dir, &log);
+    progress_check pc = {.caller = pthread_self()};
+    kj_define fixed[] = {{"OP", "max"}, {"T", "f64"}};
+    kj_compile_all_options o = {.kernel = "reduce", .fixed = fixed, .fixed_count = 2, .arch = "sm_90",
+                                .progress = on_progress, .progress_user = &pc};
+    kj_compile_all_result r;
+    KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
+    printf("36 variants compiled in %.2f s on %u threads\n", r.wall_ms / 1e3, r.threads);
+    assert_int_equal(r.variants, 36);
+    assert_int_equal(r.compiled, 36);
+    assert_int_equal(r.cached, 0);
+    assert_int_equal(r.skipped, 0);
+    assert_int_equal(r.failed, 0);
+    assert_string_equal(r.arch, "sm_90");
+    assert_int_equal(pc.calls, 36);
+    assert_int_equal(pc.total, 36);
+    assert_false(pc.out_of_order);
+    assert_false(pc.wrong_thread);
+    uint64_t entries;
+    KJ_ASSERT_OK(kj_cache_usage(rt, &entries, NULL, NULL));
+    assert_int_equal(entries, 36);
+    kj_stats st;
+    kj_runtime_stats(rt, &st);
+    assert_int_equal(st.compiles, 36);
+    kj_runtime_destroy(rt);
+
+    /* a second run, in a new runtime (as on another machine sharing the cache): all hits */
+    rt = compile_runtime(dir, &log);
+    memset(&pc, 0, sizeof pc);
+    pc.caller = pthread_self();
+    KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
+    assert_int_equal(r.compiled, 0);
+    assert_int_equal(r.cached, 36);
+    kj_runtime_stats(rt, &st);
+    assert_int_equal(st.compiles, 0);
+    assert_int_equal(st.disk_hits, 36);
+    /* each variant is the key kj_compile gives for the same macros */
+    kj_define one[] = {{"T", "f64"}, {"OP", "max"}, {"BLOCK_SIZE", "128"}, {"COARSE_FACTOR", "16"}};
+    kj_request req = {.kernel = "reduce", .defines = one, .define_count = 4};
+    kj_compile_result cr;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &cr));
+    assert_true(cr.cache_hit);
+    assert_int_equal(log.warnings, 0);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
+static const char require_src[] = "//@kernjit entry k\n"
+                                  "//@kernjit tune TILE 8 16 32 = 16\n"
+                                  "//@kernjit tune ROWS 1 2 4 8 16 = 4\n"
+                                  "//@kernjit require TILE % ROWS == 0 && TILE * ROWS <= 256\n"
+                                  "#if TILE == 32 && ROWS == 1\n"
+                                  "#error this variant does not build\n"
+                                  "#endif\n"
+                                  "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = TILE * ROWS; }\n";
+
+static void test_requirements_and_failures(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/req.cu", dir);
+    kj_test_write(path, require_src, strlen(require_src));
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_compile_all_options o = {.kernel = path, .threads = 3};
+    kj_compile_all_result r;
+    memset(&r, 0, sizeof r);
+    /* 15 combinations, 2 break the requirement, 1 does not compile: the call fails, the counts are there */
+    assert_int_equal(kj_compile_all(rt, &o, &r), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "1 of 13 variants"));
+    assert_non_null(strstr(kj_last_error(), "TILE=32 ROWS=1"));
+    assert_non_null(strstr(kj_last_error(), "does not build"));
+    assert_int_equal(r.variants, 15);
+    assert_int_equal(r.skipped, 2);
+    assert_int_equal(r.compiled, 12);
+    assert_int_equal(r.failed, 1);
+    /* restricted so that the failing one is out: all from the cache now */
+    kj_define rows[] = {{"ROWS", "2,4,8,16"}};
+    o.fixed = rows;
+    o.fixed_count = 1;
+    KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
+    assert_int_equal(r.variants, 12);
+    assert_int_equal(r.skipped, 2);
+    assert_int_equal(r.cached, 10);
+    assert_int_equal(r.compiled, 0);
+    /* usage errors before any compiling */
+    o.arch = "sm_9";
+    assert_int_equal(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE);
+    o.arch = NULL;
+    kj_define bad[] = {{"TILE", "64"}};
+    o.fixed = bad;
+    assert_int_equal(kj_compile_all(rt, &o, &r), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "allowed values are 8 16 32"));
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reduce_all_then_cached),
+        cmocka_unit_test(test_requirements_and_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,300 @@
+/* The gpu suite for tuning: kj_tune picks a valid configuration of the reduction that computes the
+ * right result, stores it, and kj_reduce then reports config_from "tuned" with those values (in this
+ * runtime, and in a new one that reads the file); explicit options still win; sizes far from the
+ * tuned bucket keep the defaults; a budget limits the variants touched; entries that ignore
+ * COARSE_FACTOR and single-block entries that cannot take the size; forgetting. Exits 77 without a
+ * GPU. */
+#include "test_util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+static char *cache_dir;
+static kj_runtime *rt;
+static kj_test_log logbuf;
+static uint64_t seed;
+
+static int setup(void **state) {
+    (void)state;
+    kj_test_require_gpu();
+    cache_dir = kj_test_tmpdir();
+    rt = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &logbuf);
+    seed = kj_test_seed();
+    return rt ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(cache_dir);
+    return 0;
+}
+
+typedef struct {
+    size_t calls[3];
+    int wrong_thread;
+    pthread_t caller;
+} progress_check;
+
+static void on_progress(const kj_progress *p, void *user) {
+    progress_check *c = user;
+    if ((unsigned)p->phase < 3) c->calls[p->phase]++;
+    if (!pthread_equal(pthread_self(), c->caller)) c->wrong_thread = 1;
+}
+
+static unsigned value_in(const char *label, const char *name) {
+    const char *p = strstr(label, name);
+    return p ? (unsigned)strtoul(p + strlen(name) + 1, NULL, 10) : 0;
+}
+
+/* n random f32 on the device, and their CPU reference. */
+static kj_devptr upload(size_t n, float *want, double *abs_sum) {
+    float *h = malloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++) h[i] = (float)((double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 * 2 - 1);
+    kj_devptr d;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, n * sizeof *h, &d));
+    KJ_ASSERT_OK(kj_memcpy_htod(rt, d, h, n * sizeof *h));
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, h, n, want, abs_sum));
+    free(h);
+    return d;
+}
+
+static void check_sum(kj_runtime *r, kj_devptr d, size_t n, float want, double abs_sum, const kj_reduce_options *o) {
+    float got = NAN;
+    KJ_ASSERT_OK(kj_reduce(r, KJ_OP_SUM, KJ_TYPE_F32, d, n, &got, o));
+    double tol = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, want, abs_sum, o->report);
+    if (!(fabs((double)got - want) <= tol)) fail_msg("n=%zu: GPU %.9g, CPU %.9g, tolerance %.3g", n, got, want, tol);
+}
+
+static void test_tune_store_and_use(void **state) {
+    (void)state;
+    const size_t n = 1u << 20;
+    progress_check pc = {.caller = pthread_self()};
+    kj_define fixed[] = {{"OP", "sum"}, {"T", "f32"}};
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = "reduce";
+    o.fixed = fixed;
+    o.fixed_count = 2;
+    o.n = n;
+    o.seed = seed;
+    o.progress = on_progress;
+    o.progress_user = &pc;
+    kj_tune_result *r;
+    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    printf("tuned in %.2f s (compile %.2f s, measure %.2f s): %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
+           r->compile_ms / 1e3, r->measure_ms / 1e3, r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
+    assert_string_equal(r->kernel, "reduce");
+    assert_string_equal(r->entry, "reduce_fast");
+    assert_string_equal(r->fixed, "OP=sum T=f32");
+    assert_int_equal(r->bucket, 20);
+    assert_int_equal(r->variant_count, 36);
+    assert_int_equal(kj_space_dim_count(r->space), 2);
+    assert_string_equal(r->strategy, "exhaustive");
+    assert_int_equal(r->wrong, 0);
+    assert_int_equal(r->failed, 0);
+    assert_int_equal(r->not_tried, 0);
+    assert_int_equal(r->measured + r->skipped, 36);
+    assert_true(r->measured >= 30); /* only a device limit may skip a few */
+    assert_int_equal(r->compiled + r->cached, 36);
+    const kj_tune_variant *best = &r->variants[r->best];
+    assert_int_equal(best->status, KJ_VARIANT_MEASURED);
+    assert_true(best->samples >= 10);
+    assert_true(best->registers > 0);
+    for (size_t i = 0; i < r->variant_count; i++)
+        if (r->variants[i].status == KJ_VARIANT_MEASURED) assert_true(r->variants[i].median_us >= best->median_us);
+    assert_true(r->best_gbps > 0 && r->remeasured_gbps > 0);
+    assert_true(r->remeasured_samples >= 30);
+    assert_true(r->stored);
+    struct stat st;
+    assert_int_equal(stat(r->db_path, &st), 0);
+    assert_true(pc.calls[KJ_PHASE_COMPILE] == 36);
+    assert_true(pc.calls[KJ_PHASE_MEASURE] == r->measured);
+    assert_true(pc.calls[KJ_PHASE_REMEASURE] == 1);
+    assert_false(pc.wrong_thread);
+    unsigned block = value_in(best->label, "BLOCK_SIZE"), coarse = value_in(best->label, "COARSE_FACTOR");
+    assert_true(block >= 32 && block <= 1024 && (block & (block - 1)) == 0);
+    assert_true(coarse >= 1 && coarse <= 32);
+
+    kj_tuned t;
+    KJ_ASSERT_OK(kj_tune_db_lookup(rt, "reduce", "reduce_fast", "OP=sum T=f32", n, &t));
+    assert_string_equal(t.values, best->label);
+    assert_int_equal(t.bucket, 20);
+
+    /* kj_reduce now takes it, for any size of the bucket (and a neighbour), and computes right */
+    float want;
+    double abs_sum;
+    const size_t m = n + 12345;
+    kj_devptr d = upload(m, &want, &abs_sum);
+    kj_reduce_report rep;
+    kj_reduce_options ro = {.report = &rep};
+    check_sum(rt, d, m, want, abs_sum, &ro);
+    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.block_size, block);
+    assert_int_equal(rep.coarse_factor, coarse);
+    assert_string_equal(rep.entry, "reduce_fast");
+    /* explicit options win */
+    ro = (kj_reduce_options){.block_size = 128, .report = &rep};
+    check_sum(rt, d, m, want, abs_sum, &ro);
+    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.block_size, 128);
+    /* another operator, or a size two buckets away: the defaults */
+    float got;
+    ro = (kj_reduce_options){.report = &rep};
+    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_MAX, KJ_TYPE_F32, d, m, &got, &ro));
+    assert_string_equal(rep.config_from, "default");
+    KJ_ASSERT_OK(kj_mem_free(rt, d));
+    d = upload(1000, &want, &abs_sum);
+    check_sum(rt, d, 1000, want, abs_sum, &ro);
+    assert_string_equal(rep.config_from, "default");
+    KJ_ASSERT_OK(kj_mem_free(rt, d));
+
+    /* a new runtime reads the file once and uses the entry too */
+    kj_test_log log_again;
+    kj_runtime *rt2 = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &log_again);
+    assert_non_null(rt2);
+    kj_runtime *keep = rt;
+    rt = rt2; /* upload() works on rt */
+    d = upload(n, &want, &abs_sum);
+    check_sum(rt2, d, n, want, abs_sum, &ro);
+    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.block_size, block);
+    assert_int_equal(rep.coarse_factor, coarse);
+    assert_int_equal(log_again.warnings, 0);
+    KJ_ASSERT_OK(kj_mem_free(rt2, d));
+    rt = keep;
+    kj_runtime_destroy(rt2);
+    kj_tune_result_free(r);
+}
+
+/* A budget touches at most that many variants, by greedy descent from the defaults; dry_run stores
+ * nothing. */
+static void test_budget(void **state) {
+    (void)state;
+    kj_define fixed[] = {{"OP", "max"}, {"T", "i32"}};
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = "reduce";
+    o.fixed = fixed;
+    o.fixed_count = 2;
+    o.n = 3000017;
+    o.budget = 7;
+    o.dry_run = 1;
+    o.seed = seed;
+    kj_tune_result *r;
+    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    assert_non_null(strstr(r->strategy, "greedy"));
+    assert_true(r->measured >= 1 && r->measured + r->skipped + r->failed + r->wrong <= 7);
+    assert_true(r->not_tried >= 29);
+    assert_int_equal(r->wrong, 0);
+    assert_false(r->stored);
+    /* the defaults (BLOCK_SIZE=256 COARSE_FACTOR=8) are where the descent starts */
+    size_t start = 0;
+    for (size_t i = 0; i < r->variant_count; i++)
+        if (strcmp(r->variants[i].label, "BLOCK_SIZE=256 COARSE_FACTOR=8") == 0) start = i;
+    assert_int_equal(r->variants[start].status, KJ_VARIANT_MEASURED);
+    kj_tuned t;
+    assert_int_equal(kj_tune_db_lookup(rt, "reduce", "reduce_fast", "OP=max T=i32", o.n, &t), KJ_ERR_NOT_FOUND);
+    kj_tune_result_free(r);
+}
+
+/* An entry that ignores COARSE_FACTOR: only BLOCK_SIZE varies, and kj_reduce reports no coarsening;
+ * a single-block entry skips the block sizes too small for n. */
+static void test_other_entries(void **state) {
+    (void)state;
+    kj_define fixed[] = {{"OP", "min"}, {"T", "f64"}};
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = "reduce";
+    o.entry = "reduce_segmented";
+    o.fixed = fixed;
+    o.fixed_count = 2;
+    o.n = 100003;
+    o.seed = seed;
+    kj_tune_result *r;
+    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    assert_int_equal(r->variant_count, 6);
+    assert_int_equal(kj_space_dim_count(r->space), 1);
+    assert_string_equal(kj_space_dim_name(r->space, 0), "BLOCK_SIZE");
+    assert_string_equal(r->fixed, "OP=min T=f64");
+    assert_int_equal(r->wrong, 0);
+    assert_true(r->stored);
+    unsigned block = value_in(r->variants[r->best].label, "BLOCK_SIZE");
+    kj_tune_result_free(r);
+    kj_devptr d;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, 100003 * 8, &d));
+    KJ_ASSERT_OK(kj_memset_u8(rt, d, 0, 100003 * 8));
+    double got;
+    kj_reduce_report rep;
+    kj_reduce_options ro = {.entry = "reduce_segmented", .report = &rep};
+    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_MIN, KJ_TYPE_F64, d, 100003, &got, &ro));
+    assert_true(got == 0.0);
+    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.block_size, block);
+    assert_int_equal(rep.coarse_factor, 0);
+    KJ_ASSERT_OK(kj_mem_free(rt, d));
+
+    o.entry = "reduce_shared";
+    o.n = 1000; /* one block holds 2 x BLOCK_SIZE: 512 and 1024 can take it */
+    o.dry_run = 1;
+    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    assert_int_equal(r->variant_count, 6);
+    assert_int_equal(r->skipped, 4);
+    assert_non_null(strstr(r->variants[0].note, "at most 2 x BLOCK_SIZE"));
+    assert_true(value_in(r->variants[r->best].label, "BLOCK_SIZE") >= 512);
+    kj_tune_result_free(r);
+}
+
+static void test_errors_and_forget(void **state) {
+    (void)state;
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    kj_tune_result *r = NULL;
+    o.kernel = "reduce";
+    o.samples = 5;
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    o.samples = 0;
+    kj_define two[] = {{"OP", "sum,max"}};
+    o.fixed = two;
+    o.fixed_count = 1;
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    o.fixed_count = 0;
+    o.entry = "reduce_init";
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    o.entry = "nope";
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_UNKNOWN_ENTRY);
+    o.entry = NULL;
+    o.kernel = "nosuch";
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_UNSUPPORTED);
+    assert_non_null(strstr(kj_last_error(), "reduce"));
+    assert_null(r);
+
+    /* forgetting the sum entry: kj_reduce is back to the defaults */
+    kj_tune_filter f;
+    kj_tune_filter_init(&f);
+    f.kernel = "reduce";
+    f.fixed = "OP=sum";
+    size_t removed = 0;
+    KJ_ASSERT_OK(kj_tune_db_forget(rt, &f, &removed));
+    assert_int_equal(removed, 1);
+    kj_devptr d;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, (1u << 20) * 4, &d));
+    KJ_ASSERT_OK(kj_memset_u8(rt, d, 0, (1u << 20) * 4));
+    float got;
+    kj_reduce_report rep;
+    kj_reduce_options ro = {.report = &rep};
+    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, d, 1u << 20, &got, &ro));
+    assert_string_equal(rep.config_from, "default");
+    KJ_ASSERT_OK(kj_mem_free(rt, d));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tune_store_and_use),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_other_entries),
+        cmocka_unit_test(test_errors_and_forget),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

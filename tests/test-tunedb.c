@@ -1,0 +1,395 @@
+/* The tuning database (src/tunedb.c, src/tunedb_api.c): size buckets and their neighbours, keys kept
+ * apart by device, compute capability, version and macros, the text format, damaged files (garbage,
+ * truncated, binary), atomic updates, writers in several processes, and the public API on a
+ * compile-only runtime. No GPU. */
+#include "test_util.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tunedb.h"
+
+#define H100 "NVIDIA H100 80GB HBM3"
+#define A100 "NVIDIA A100-SXM4-80GB"
+
+static kj__tuned_rec rec(const char *device, int major, int minor, const char *fixed, unsigned bucket,
+                         const char *values) {
+    kj__tuned_rec r = {.kernel = (char *)"reduce", .entry = (char *)"reduce_fast", .fixed = (char *)fixed,
+                       .bucket = bucket, .device = (char *)device, .cc_major = major, .cc_minor = minor,
+                       .version = (char *)"0.1.0", .values = (char *)values, .gbps = 3000.5, .us = 12.25,
+                       .n = 1ull << bucket, .time = 1700000000};
+    return r;
+}
+
+static const kj__tuned_rec *find(const kj__tunedb *db, const char *device, int major, int minor, const char *fixed,
+                                 uint64_t n) {
+    return kj__tunedb_find(db, "reduce", "reduce_fast", fixed, n, device, major, minor, "0.1.0");
+}
+
+static void test_buckets(void **state) {
+    (void)state;
+    assert_int_equal(kj__tunedb_bucket(0), 0);
+    assert_int_equal(kj__tunedb_bucket(1), 0);
+    assert_int_equal(kj__tunedb_bucket(2), 1);
+    assert_int_equal(kj__tunedb_bucket(3), 1);
+    assert_int_equal(kj__tunedb_bucket(1000003), 19);
+    assert_int_equal(kj__tunedb_bucket(1u << 28), 28);
+    assert_int_equal(kj__tunedb_bucket((1u << 29) - 1), 28);
+    assert_int_equal(kj__tunedb_bucket(UINT64_MAX), 63);
+}
+
+/* A size's own bucket first, then the one below, then the one above; never two away. */
+static void test_bucket_matching(void **state) {
+    (void)state;
+    kj__tunedb db = {0};
+    kj__tuned_rec r = rec(H100, 9, 0, "OP=sum T=f32", 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &r));
+    const char *f = "OP=sum T=f32";
+    assert_non_null(find(&db, H100, 9, 0, f, 1u << 20));
+    assert_non_null(find(&db, H100, 9, 0, f, (1u << 21) - 1));
+    assert_non_null(find(&db, H100, 9, 0, f, 1u << 21));          /* bucket 21: 20 is one below */
+    assert_non_null(find(&db, H100, 9, 0, f, (1u << 19) + 5));    /* bucket 19: 20 is one above */
+    assert_null(find(&db, H100, 9, 0, f, 1u << 22));
+    assert_null(find(&db, H100, 9, 0, f, 1u << 18));
+    /* both neighbours: the one below wins; the exact bucket wins over both */
+    kj__tuned_rec below = rec(H100, 9, 0, f, 21, "BLOCK_SIZE=512 COARSE_FACTOR=4");
+    kj__tuned_rec above = rec(H100, 9, 0, f, 23, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &below));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &above));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=512 COARSE_FACTOR=4");
+    kj__tuned_rec exact = rec(H100, 9, 0, f, 22, "BLOCK_SIZE=128 COARSE_FACTOR=2");
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &exact));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=128 COARSE_FACTOR=2");
+    /* the same key again replaces the entry */
+    assert_int_equal(db.count, 4);
+    kj__tuned_rec again = rec(H100, 9, 0, f, 22, "BLOCK_SIZE=64 COARSE_FACTOR=1");
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &again));
+    assert_int_equal(db.count, 4);
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=64 COARSE_FACTOR=1");
+    kj__tunedb_clear(&db);
+}
+
+/* Entries for another device, compute capability, version, entry or fixed macros never match. */
+static void test_keys_apart(void **state) {
+    (void)state;
+    kj__tunedb db = {0};
+    const char *f = "OP=sum T=f32";
+    kj__tuned_rec h = rec(H100, 9, 0, f, 28, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    kj__tuned_rec a = rec(A100, 8, 0, f, 28, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    kj__tuned_rec same_name_other_cc = rec(H100, 8, 9, f, 28, "BLOCK_SIZE=64 COARSE_FACTOR=2");
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &h));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &a));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &same_name_other_cc));
+    assert_int_equal(db.count, 3);
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 28)->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_string_equal(find(&db, A100, 8, 0, f, 1u << 28)->values, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    assert_string_equal(find(&db, H100, 8, 9, f, 1u << 28)->values, "BLOCK_SIZE=64 COARSE_FACTOR=2");
+    assert_null(find(&db, A100, 9, 0, f, 1u << 28));
+    assert_null(find(&db, "NVIDIA H200", 9, 0, f, 1u << 28));
+    assert_null(find(&db, H100, 9, 0, "OP=max T=f32", 1u << 28));
+    assert_null(find(&db, H100, 9, 0, "", 1u << 28));
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_coarsened", f, 1u << 28, H100, 9, 0, "0.1.0"));
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "0.2.0"));
+    assert_null(kj__tunedb_find(&db, "transpose", "reduce_fast", f, 1u << 28, H100, 9, 0, "0.1.0"));
+    kj__tunedb_clear(&db);
+}
+
+static void test_format_round_trip(void **state) {
+    (void)state;
+    kj__tunedb db = {0}, back = {0};
+    kj__tuned_rec a = rec(H100, 9, 0, "OP=sum T=f32", 28, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    kj__tuned_rec b = rec(A100, 8, 0, "", 10, "TILE=32");
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &a));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &b));
+    char *text = kj__tunedb_format(&db);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "reduce\treduce_fast\tOP=sum T=f32\t28\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=1024 "
+                                 "COARSE_FACTOR=4\t3000.5\t12.250\t268435456\t1700000000\n"));
+    assert_non_null(strstr(text, "\t-\t10\t")); /* empty fixed list */
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_DEBUG};
+    KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text), "t", &lg, &back));
+    assert_int_equal(log.warnings, 0);
+    assert_int_equal(back.count, 2);
+    const kj__tuned_rec *r = kj__tunedb_find(&back, "reduce", "reduce_fast", "", 1024, A100, 8, 0, "0.1.0");
+    assert_non_null(r);
+    assert_string_equal(r->values, "TILE=32");
+    r = find(&back, H100, 9, 0, "OP=sum T=f32", 1u << 28);
+    assert_non_null(r);
+    assert_true(r->gbps == 3000.5 && r->us == 12.25 && r->n == (1u << 28) && r->time == 1700000000);
+    free(text);
+    kj__tunedb_clear(&db);
+    kj__tunedb_clear(&back);
+}
+
+static void test_put_checks_fields(void **state) {
+    (void)state;
+    kj__tunedb db = {0};
+    kj__tuned_rec r = rec(H100, 9, 0, "OP=sum T=f32", 28, "BLOCK_SIZE=1024");
+    r.entry = (char *)"reduce fast";
+    assert_int_equal(kj__tunedb_put(&db, &r), KJ_ERR_USAGE);
+    r = rec("tab\there", 9, 0, "OP=sum", 28, "BLOCK_SIZE=1024");
+    assert_int_equal(kj__tunedb_put(&db, &r), KJ_ERR_USAGE);
+    r = rec(H100, 9, 0, "OP=sum  T=f32", 28, "BLOCK_SIZE=1024");
+    assert_int_equal(kj__tunedb_put(&db, &r), KJ_ERR_USAGE);
+    r = rec(H100, 9, 0, "OP=sum", 28, "");
+    assert_int_equal(kj__tunedb_put(&db, &r), KJ_ERR_USAGE);
+    r = rec(H100, 9, 0, "OP=sum", 28, "BLOCK_SIZE=1024");
+    r.gbps = -1;
+    assert_int_equal(kj__tunedb_put(&db, &r), KJ_ERR_USAGE);
+    assert_int_equal(db.count, 0);
+    /* device names are made printable before they are stored or looked up */
+    char name[256];
+    kj__tunedb_device_name("GPU\twith \x01 odd\xc3\xa9 bytes", name);
+    assert_string_equal(name, "GPU?with ? odd?? bytes");
+    char v[16];
+    assert_int_equal(kj__tunedb_value("BLOCK_SIZE=1024 COARSE_FACTOR=4", "COARSE_FACTOR", v, sizeof v), 0);
+    assert_string_equal(v, "4");
+    assert_int_equal(kj__tunedb_value("BLOCK_SIZE=1024 COARSE_FACTOR=4", "BLOCK", v, sizeof v), -1);
+    kj__tunedb_clear(&db);
+}
+
+#define GOOD "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n"
+#define GOOD2 "reduce\treduce_fast\tOP=max T=i32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=512 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n"
+
+/* Each damaged line is skipped with a warning; the good ones around it survive. */
+static void test_damaged_lines(void **state) {
+    (void)state;
+    static const char *const bad[] = {
+        "complete garbage\n",
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\n", /* 11 fields */
+        "reduce\treduce_fast\tOP=sum T=f32\t64\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* bucket */
+        "reduce\treduce_fast\tOP=sum T=f32\t21\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* n vs bucket */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* cc */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\tfast\t1.0\t1048576\t1\n", /* gbps */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE\t100.0\t1.0\t1048576\t1\n", /* values */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA \xc3\xa9\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n",
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\r\n",
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\textra\n",
+    };
+    size_t nbad = sizeof bad / sizeof bad[0];
+    for (size_t i = 0; i < nbad; i++) {
+        kj__tunedb db = {0};
+        kj_test_log log = {0};
+        kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
+        char text[2048];
+        snprintf(text, sizeof text, "# header\n\n%s%s%s", GOOD, bad[i], GOOD2);
+        KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text), "tuning.db", &lg, &db));
+        if (db.count != 2 || log.warnings != 1)
+            fail_msg("bad line %zu: %zu records, %d warnings (%s)", i, db.count, log.warnings, log.last);
+        assert_non_null(strstr(log.last, "tuning.db, line 4"));
+        kj__tunedb_clear(&db);
+    }
+    /* a truncated last line (no new line) is dropped, even if what is left would parse */
+    kj__tunedb db = {0};
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s", GOOD, GOOD2);
+    KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text) - 3, "tuning.db", &lg, &db));
+    assert_int_equal(db.count, 1);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "truncated"));
+    kj__tunedb_clear(&db);
+    /* NUL bytes inside a line */
+    memset(&log, 0, sizeof log);
+    memcpy(text, GOOD "ab\0cd\n" GOOD2, sizeof GOOD + sizeof GOOD2 + 5);
+    KJ_ASSERT_OK(kj__tunedb_parse(text, sizeof GOOD - 1 + 6 + sizeof GOOD2 - 1, "tuning.db", &lg, &db));
+    assert_int_equal(db.count, 2);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "binary"));
+    kj__tunedb_clear(&db);
+}
+
+/* Random bytes: no crash, no record, and only a handful of warnings (then a count). */
+static void test_binary_junk(void **state) {
+    (void)state;
+    uint64_t seed = kj_test_seed();
+    size_t n = 1 << 16;
+    char *junk = malloc(n);
+    for (size_t i = 0; i < n; i++) junk[i] = (char)(kj_test_next(&seed) >> 24);
+    kj__tunedb db = {0};
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
+    KJ_ASSERT_OK(kj__tunedb_parse(junk, n, "junk", &lg, &db));
+    assert_int_equal(db.count, 0);
+    assert_true(log.warnings >= 1 && log.warnings <= 6);
+    kj__tunedb_clear(&db);
+    /* a very long line */
+    memset(junk, 'a', n - 1);
+    junk[n - 1] = '\n';
+    memset(&log, 0, sizeof log);
+    KJ_ASSERT_OK(kj__tunedb_parse(junk, n, "long", &lg, &db));
+    assert_int_equal(db.count, 0);
+    assert_non_null(strstr(log.last, "longer than"));
+    free(junk);
+}
+
+static size_t count_lines(const char *path, const char *needle) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[4200];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, needle)) n++;
+    fclose(f);
+    return n;
+}
+
+/* Reading and updating the file: a missing file is empty; damaged lines are dropped on rewrite; no
+ * temporary files stay behind; forgetting by filter. */
+static void test_file_update(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tuning.db", dir);
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
+    kj__tunedb db = {0};
+    KJ_ASSERT_OK(kj__tunedb_read(dir, &lg, &db));
+    assert_int_equal(db.count, 0);
+    assert_int_equal(log.warnings, 0);
+
+    const char *damaged = GOOD "garbage\n" GOOD2 "trunc";
+    kj_test_write(path, damaged, strlen(damaged));
+    KJ_ASSERT_OK(kj__tunedb_read(dir, &lg, &db));
+    assert_int_equal(db.count, 2);
+    assert_int_equal(log.warnings, 2);
+    kj__tunedb_clear(&db);
+
+    kj__tuned_rec r = rec(A100, 8, 0, "OP=sum T=f64", 24, "BLOCK_SIZE=512 COARSE_FACTOR=2");
+    kj__tunedb merged = {0};
+    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, &r, NULL, NULL, &merged));
+    assert_int_equal(merged.count, 3);
+    kj__tunedb_clear(&merged);
+    assert_int_equal(count_lines(path, "garbage"), 0);
+    assert_int_equal(count_lines(path, "trunc"), 0);
+    assert_int_equal(count_lines(path, "reduce\t"), 3);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s' | grep tmp)\"", dir);
+    assert_int_equal(system(cmd), 0);
+
+    kj_tune_filter f;
+    kj_tune_filter_init(&f);
+    f.device = H100;
+    f.fixed = "T=i32";
+    size_t removed = 99;
+    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, &f, &removed, NULL));
+    assert_int_equal(removed, 1);
+    assert_int_equal(count_lines(path, "reduce\t"), 2);
+    kj_tune_filter_init(&f);
+    f.cc = 80;
+    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, &f, &removed, NULL));
+    assert_int_equal(removed, 1);
+    kj_tune_filter_init(&f);
+    f.bucket = 19;
+    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, &f, &removed, NULL));
+    assert_int_equal(removed, 0);
+    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, NULL, &removed, NULL)); /* no filter: nothing */
+    assert_int_equal(count_lines(path, "reduce\t"), 1);
+
+    /* not a regular file: ignored with a warning */
+    unlink(path);
+    mkdir(path, 0700);
+    memset(&log, 0, sizeof log);
+    KJ_ASSERT_OK(kj__tunedb_read(dir, &lg, &db));
+    assert_int_equal(db.count, 0);
+    assert_int_equal(log.warnings, 1);
+    rmdir(path);
+    kj_test_rmdir(dir);
+}
+
+/* Writers in several processes at once: every line survives (lock + re-read + rename). */
+static void test_concurrent_writers(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    enum { WRITERS = 4, EACH = 12 };
+    for (int w = 0; w < WRITERS; w++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            int bad = 0;
+            for (int i = 0; i < EACH; i++) {
+                char fixed[64];
+                snprintf(fixed, sizeof fixed, "OP=sum T=w%di%d", w, i);
+                kj__tuned_rec r = rec(H100, 9, 0, fixed, 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+                bad |= kj__tunedb_update(dir, NULL, &r, NULL, NULL, NULL) != KJ_OK;
+            }
+            _exit(bad);
+        }
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        int status;
+        assert_true(wait(&status) > 0);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    kj__tunedb db = {0};
+    KJ_ASSERT_OK(kj__tunedb_read(dir, NULL, &db));
+    assert_int_equal(db.count, WRITERS * EACH);
+    kj__tunedb_clear(&db);
+    kj_test_rmdir(dir);
+}
+
+static void visit_count(const kj_tuned *t, void *user) {
+    (*(size_t *)user)++;
+    assert_string_equal(t->kernel, "reduce");
+}
+
+/* The public API without a device: path, list, forget; lookups need a device. */
+static void test_public_api(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_NONE, &log);
+    assert_non_null(rt);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/tuning.db", dir);
+    assert_string_equal(kj_tune_db_path(rt), want);
+    size_t n = 0;
+    KJ_ASSERT_OK(kj_tune_db_list(rt, visit_count, &n));
+    assert_int_equal(n, 0);
+    const char *text = "# c\n" GOOD "junk\n" GOOD2;
+    kj_test_write(want, text, strlen(text));
+    KJ_ASSERT_OK(kj_tune_db_list(rt, visit_count, &n));
+    assert_int_equal(n, 2);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "line 3"));
+    kj_tune_filter f;
+    kj_tune_filter_init(&f);
+    f.kernel = "reduce";
+    f.fixed = "OP=max";
+    size_t removed = 0;
+    KJ_ASSERT_OK(kj_tune_db_forget(rt, &f, &removed));
+    assert_int_equal(removed, 1);
+    KJ_ASSERT_OK(kj_tune_db_forget(rt, NULL, &removed));
+    assert_int_equal(removed, 1);
+    kj_tuned t;
+    assert_int_equal(kj_tune_db_lookup(rt, "reduce", "reduce_fast", "OP=sum T=f32", 100, &t), KJ_ERR_NO_DEVICE);
+    kj_runtime_destroy(rt);
+    /* memory only: no database */
+    rt = kj_test_runtime(NULL, KJ_DEVICE_NONE, NULL);
+    assert_null(kj_tune_db_path(rt));
+    assert_int_equal(kj_tune_db_list(rt, visit_count, &n), KJ_ERR_NOT_FOUND);
+    assert_int_equal(kj_tune_db_forget(rt, NULL, NULL), KJ_ERR_NOT_FOUND);
+    kj_tune_result *r;
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = "reduce";
+    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_NO_DEVICE);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buckets),           cmocka_unit_test(test_bucket_matching),
+        cmocka_unit_test(test_keys_apart),        cmocka_unit_test(test_format_round_trip),
+        cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
+        cmocka_unit_test(test_binary_junk),       cmocka_unit_test(test_file_update),
+        cmocka_unit_test(test_concurrent_writers), cmocka_unit_test(test_public_api),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,471 @@
+/* kernjit tune: time every variant of a kernel (or a budgeted part of them) on this device, keep the
+ * fastest correct one in the tuning database; --show and --forget manage that database. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_DEFINES 64
+
+static void help(void) {
+    printf("usage: kernjit tune KERNEL [--entry E] [-D NAME=VALUE[,VALUE...]]... [--op OP] [--type T] [--n N]\n"
+           "                    [--budget K] [--samples S] [--threads J] [--seed S] [--dry-run] [--json|--csv]\n"
+           "       kernjit tune --show [KERNEL] [--json|--csv]\n"
+           "       kernjit tune --forget [KERNEL] [--entry E] [-D NAME=VALUE]... [--n N] [--device NAME] [--cc X.Y]\n\n"
+           "Compiles the variants of KERNEL (every combination of the tunables in its metadata, the other\n"
+           "macros as given by -D, --op and --type or at their defaults) in parallel through the cache, then\n"
+           "times each on the GPU (CUDA events after a warm-up; the median of S samples, default 10, at\n"
+           "least 10; inputs that fit in L2 rotate through copies) and checks it against the CPU reference.\n"
+           "The fastest correct variant is timed again and stored in the tuning database (<cache>/tuning.db)\n"
+           "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run` and\n"
+           "kj_reduce then use it when no configuration is given. N defaults to 2^24 and takes 64M, 2^28.\n"
+           "-D NAME=V1,V2 restricts a tunable to those values; NAME=V pins it (and keys the result by it).\n"
+           "--budget K touches at most K variants: greedy coordinate descent from the defaults, then from\n"
+           "random starting points. --dry-run stores nothing.\n\n"
+           "--show lists the database; --forget removes the entries that match every filter given (all of\n"
+           "them without filters). Both work without a GPU. Exit 1 without a CUDA device.\n"
+           "Kernels that can be tuned: reduce.\n");
+}
+
+typedef struct args {
+    const char *kernel, *entry, *device;
+    kj_define defines[MAX_DEFINES];
+    size_t ndef;
+    uint64_t n, budget, samples, threads, seed;
+    int n_given, cc, dry_run, show, forget, format;
+} args;
+
+/* ---- progress -------------------------------------------------------------------------------- */
+
+static void on_progress(const kj_progress *p, void *user) {
+    (void)user;
+    static const char *phase[] = {"compile", "measure", "re-measure"};
+    char best[32] = "";
+    if (p->best_gbps > 0) snprintf(best, sizeof best, "  best %.1f GB/s", p->best_gbps);
+    fprintf(stderr, "\r\033[K[%s %zu/%zu] %s: %s%s", phase[p->phase], p->done, p->total, p->variant, p->outcome, best);
+    fflush(stderr);
+}
+
+/* ---- the tuning table ------------------------------------------------------------------------ */
+
+static const char *status_word(kj_variant_status s) {
+    switch (s) {
+    case KJ_VARIANT_MEASURED: return "measured";
+    case KJ_VARIANT_NOT_TRIED: return "not tried";
+    case KJ_VARIANT_SKIPPED: return "skipped";
+    case KJ_VARIANT_FAILED: return "failed";
+    default: return "wrong";
+    }
+}
+
+/* A cell of the grid: GB/s, or why there is none. */
+static void cell(const kj_tune_result *r, size_t i, char *buf, size_t size) {
+    const kj_tune_variant *v = &r->variants[i];
+    switch (v->status) {
+    case KJ_VARIANT_MEASURED: snprintf(buf, size, "%.1f%s", v->gbps, i == r->best ? "*" : ""); break;
+    case KJ_VARIANT_NOT_TRIED: snprintf(buf, size, "."); break;
+    case KJ_VARIANT_SKIPPED: snprintf(buf, size, "skip"); break;
+    case KJ_VARIANT_FAILED: snprintf(buf, size, "FAIL"); break;
+    default: snprintf(buf, size, "WRONG"); break;
+    }
+}
+
+static void print_grid(const kj_tune_result *r) {
+    const kj_space *s = r->space;
+    size_t rows = kj_space_dim_size(s, 0), cols = kj_space_dim_size(s, 1);
+    printf("GB/s (* the best)   %s across, %s down\n", kj_space_dim_name(s, 1), kj_space_dim_name(s, 0));
+    printf("%12s", "");
+    for (size_t c = 0; c < cols; c++) printf(" %9s", kj_space_dim_value(s, 1, c));
+    printf("\n");
+    for (size_t row = 0; row < rows; row++) {
+        printf("%12s", kj_space_dim_value(s, 0, row));
+        for (size_t c = 0; c < cols; c++) {
+            char buf[32];
+            cell(r, row * cols + c, buf, sizeof buf);
+            printf(" %9s", buf);
+        }
+        printf("\n");
+    }
+}
+
+static void print_list(const kj_tune_result *r) {
+    printf("%-40s %10s %9s  %s\n", "variant", "us", "GB/s", "");
+    for (size_t i = 0; i < r->variant_count; i++) {
+        const kj_tune_variant *v = &r->variants[i];
+        if (v->status == KJ_VARIANT_MEASURED)
+            printf("%-40s %10.2f %9.1f  %s\n", *v->label ? v->label : "(no tunables)", v->median_us, v->gbps,
+                   i == r->best ? "* best" : "");
+        else
+            printf("%-40s %10s %9s  %s\n", v->label, "-", "-", status_word(v->status));
+    }
+}
+
+/* Why variants were not measured: per kind, the first few reasons (the grid only says "skip"). */
+static void print_notes(const kj_tune_result *r) {
+    static const kj_variant_status kinds[] = {KJ_VARIANT_SKIPPED, KJ_VARIANT_FAILED, KJ_VARIANT_WRONG};
+    for (size_t k = 0; k < 3; k++) {
+        size_t shown = 0, total = 0;
+        for (size_t i = 0; i < r->variant_count; i++) {
+            const kj_tune_variant *v = &r->variants[i];
+            if (v->status != kinds[k]) continue;
+            total++;
+            if (shown == 3) continue;
+            const char *nl = strchr(v->note, '\n');
+            printf("  %s %s: %.*s\n", status_word(v->status), v->label,
+                   nl ? (int)(nl - v->note) : (int)strlen(v->note), v->note);
+            shown++;
+        }
+        if (total > shown) printf("  ... and %zu more %s\n", total - shown, status_word(kinds[k]));
+    }
+}
+
+static void print_text(const kj_tune_result *r) {
+    char size[32];
+    int k = 0;
+    while (k < 63 && (1ull << k) < r->n) k++;
+    if ((1ull << k) == r->n) snprintf(size, sizeof size, "2^%d", k);
+    else snprintf(size, sizeof size, "%llu", (unsigned long long)r->n);
+    printf("tune %s %s %s, n = %s on %s (sm_%d%d)\n", r->kernel, r->entry, r->fixed, size, r->device, r->cc_major,
+           r->cc_minor);
+    printf("%zu variants, %s: %zu measured, %zu skipped, %zu failed, %zu wrong, %zu not tried\n", r->variant_count,
+           r->strategy, r->measured, r->skipped, r->failed, r->wrong, r->not_tried);
+    printf("compile %.2f s (%zu compiled, %zu from the cache, %u threads), measure %.2f s, total %.2f s\n\n",
+           r->compile_ms / 1e3, r->compiled, r->cached, r->threads, r->measure_ms / 1e3, r->total_ms / 1e3);
+    if (kj_space_dim_count(r->space) == 2) print_grid(r);
+    else print_list(r);
+    print_notes(r);
+    const kj_tune_variant *b = &r->variants[r->best];
+    double diff = r->best_us > 0 ? 100 * (r->remeasured_us - r->best_us) / r->best_us : 0;
+    printf("\nwinner      %s\n", *b->label ? b->label : "(no tunables)");
+    printf("  sweep     %.2f us, %.1f GB/s (median of %u x %u runs, %d registers)\n", r->best_us, r->best_gbps,
+           b->samples, b->batch, b->registers);
+    printf("  again     %.2f us, %.1f GB/s (median of %u samples, %+.1f%% from the sweep)\n", r->remeasured_us,
+           r->remeasured_gbps, r->remeasured_samples, diff);
+    if (r->stored) printf("  stored in %s (bucket 2^%u)\n", r->db_path, r->bucket);
+    else printf("  not stored (%s)\n", r->db_path ? "dry run, or see the warning above" : "no disk cache");
+}
+
+static void print_json(const kj_tune_result *r) {
+    json_begin_object();
+    json_string("kernel", r->kernel);
+    json_string("entry", r->entry);
+    json_string("fixed", r->fixed);
+    json_uint("n", r->n);
+    json_uint("bucket", r->bucket);
+    json_string("device", r->device);
+    json_string("strategy", r->strategy);
+    json_begin_array("dims");
+    for (size_t d = 0; d < kj_space_dim_count(r->space); d++) {
+        json_begin_object();
+        json_string("name", kj_space_dim_name(r->space, d));
+        json_begin_array("values");
+        for (size_t v = 0; v < kj_space_dim_size(r->space, d); v++) json_string(NULL, kj_space_dim_value(r->space, d, v));
+        json_end_array();
+        json_end_object();
+    }
+    json_end_array();
+    json_begin_array("variants");
+    for (size_t i = 0; i < r->variant_count; i++) {
+        const kj_tune_variant *v = &r->variants[i];
+        json_begin_object();
+        json_string("variant", v->label);
+        json_string("status", status_word(v->status));
+        if (v->status == KJ_VARIANT_MEASURED) {
+            json_double("median_us", v->median_us);
+            json_double("min_us", v->min_us);
+            json_double("max_us", v->max_us);
+            json_double("gbps", v->gbps);
+            json_uint("samples", v->samples);
+            json_uint("batch", v->batch);
+        }
+        if (v->registers) json_int("registers", v->registers);
+        if (*v->note) json_string("note", v->note);
+        json_end_object();
+    }
+    json_end_array();
+    json_object_in("winner");
+    json_string("variant", r->variants[r->best].label);
+    json_double("sweep_us", r->best_us);
+    json_double("sweep_gbps", r->best_gbps);
+    json_double("remeasured_us", r->remeasured_us);
+    json_double("remeasured_gbps", r->remeasured_gbps);
+    json_uint("remeasured_samples", r->remeasured_samples);
+    json_end_object();
+    json_double("compile_ms", r->compile_ms);
+    json_double("measure_ms", r->measure_ms);
+    json_double("total_ms", r->total_ms);
+    json_uint("compiled", r->compiled);
+    json_uint("cached", r->cached);
+    json_uint("threads", r->threads);
+    json_bool("stored", r->stored);
+    if (r->db_path) json_string("db", r->db_path);
+    json_end_object();
+    json_done();
+}
+
+static void print_csv(const kj_tune_result *r) {
+    printf("variant,status,median_us,gbps,best,note\n");
+    for (size_t i = 0; i < r->variant_count; i++) {
+        const kj_tune_variant *v = &r->variants[i];
+        printf("\"%s\",%s,", v->label, status_word(v->status));
+        if (v->status == KJ_VARIANT_MEASURED) printf("%.3f,%.1f,", v->median_us, v->gbps);
+        else printf(",,");
+        printf("%d,\"", i == r->best);
+        for (const char *c = v->note; *c && *c != '\n'; c++) fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, stdout);
+        printf("\"\n");
+    }
+}
+
+/* ---- tuning ---------------------------------------------------------------------------------- */
+
+static int do_tune(const args *a) {
+    kj_runtime *rt;
+    kj_status s = cli_runtime(&rt, 0, NULL, 0);
+    if (s != KJ_OK) return cli_fail("tune", s);
+    if (!kj_runtime_has_device(rt)) {
+        kj_runtime_destroy(rt);
+        return cli_error("tune", "no CUDA device: tuning times kernels on one (`kernjit compile %s --all` builds the "
+                         "variants without a device; --show and --forget work anywhere)", a->kernel);
+    }
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = a->kernel;
+    o.entry = a->entry;
+    o.fixed = a->defines;
+    o.fixed_count = a->ndef;
+    o.n = a->n;
+    o.budget = (size_t)a->budget;
+    o.samples = (unsigned)a->samples;
+    o.threads = (unsigned)a->threads;
+    o.seed = a->seed;
+    o.dry_run = a->dry_run;
+    int tty = isatty(2);
+    if (tty) o.progress = on_progress;
+    kj_tune_result *r;
+    s = kj_tune(rt, &o, &r);
+    if (tty) fputs("\r\033[K", stderr);
+    int rc = EXIT_OK;
+    if (s != KJ_OK) {
+        rc = cli_fail("tune", s);
+    } else {
+        if (a->format == 'j') print_json(r);
+        else if (a->format == 'c') print_csv(r);
+        else print_text(r);
+        kj_tune_result_free(r);
+    }
+    kj_runtime_destroy(rt);
+    return rc;
+}
+
+/* ---- the database ---------------------------------------------------------------------------- */
+
+typedef struct show_state {
+    int format;
+    size_t count;
+} show_state;
+
+static const char *filter_kernel;
+
+static void show_one(const kj_tuned *t, void *user) {
+    show_state *st = user;
+    if (filter_kernel && strcmp(filter_kernel, t->kernel) != 0) return;
+    char when[32];
+    time_t tt = (time_t)t->time;
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&tt));
+    if (st->format == 'j') {
+        json_begin_object();
+        json_string("kernel", t->kernel);
+        json_string("entry", t->entry);
+        json_string("fixed", t->fixed);
+        json_uint("bucket", t->bucket);
+        json_string("device", t->device);
+        json_int("cc_major", t->cc_major);
+        json_int("cc_minor", t->cc_minor);
+        json_string("version", t->version);
+        json_string("values", t->values);
+        json_double("gbps", t->gbps);
+        json_double("us", t->us);
+        json_uint("n", t->n);
+        json_int("time", t->time);
+        json_end_object();
+    } else if (st->format == 'c') {
+        if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time\n");
+        printf("%s,%s,\"%s\",%u,\"%s\",%d.%d,%s,\"%s\",%.1f,%.3f,%llu,%lld\n", t->kernel, t->entry, t->fixed, t->bucket,
+               t->device, t->cc_major, t->cc_minor, t->version, t->values, t->gbps, t->us, (unsigned long long)t->n,
+               (long long)t->time);
+    } else {
+        if (!st->count)
+            printf("%-8s %-18s %-14s %-5s %-34s %9s %10s  %s\n", "kernel", "entry", "fixed", "n", "values", "GB/s",
+                   "us", "device, when");
+        printf("%-8s %-18s %-14s 2^%-3u %-34s %9.1f %10.2f  %s (sm_%d%d), %s, kernjit %s\n", t->kernel, t->entry,
+               *t->fixed ? t->fixed : "-", t->bucket, t->values, t->gbps, t->us, t->device, t->cc_major, t->cc_minor,
+               when, t->version);
+    }
+    st->count++;
+}
+
+static int do_show(const args *a) {
+    kj_runtime *rt;
+    kj_status s = cli_runtime(&rt, 1, NULL, 0);
+    if (s != KJ_OK) return cli_fail("tune", s);
+    int rc = EXIT_OK;
+    show_state st = {a->format, 0};
+    filter_kernel = a->kernel;
+    if (a->format == 'j') json_begin_array(NULL);
+    s = kj_tune_db_list(rt, show_one, &st);
+    if (a->format == 'j') {
+        json_end_array();
+        json_done();
+    } else if (s == KJ_OK && a->format == 't') {
+        printf("%zu entr%s in %s\n", st.count, st.count == 1 ? "y" : "ies", kj_tune_db_path(rt));
+    }
+    if (s != KJ_OK) rc = cli_fail("tune", s);
+    kj_runtime_destroy(rt);
+    return rc;
+}
+
+static int do_forget(const args *a) {
+    kj_runtime *rt;
+    kj_status s = cli_runtime(&rt, 1, NULL, 0);
+    if (s != KJ_OK) return cli_fail("tune", s);
+    kj_tune_filter f;
+    kj_tune_filter_init(&f);
+    f.kernel = a->kernel;
+    f.entry = a->entry;
+    f.device = a->device;
+    f.cc = a->cc;
+    if (a->n_given) {
+        unsigned b = 0;
+        for (uint64_t n = a->n; n > 1; n >>= 1) b++;
+        f.bucket = (int)b;
+    }
+    char fixed[2048] = "";
+    for (size_t i = 0; i < a->ndef; i++) {
+        size_t len = strlen(fixed);
+        snprintf(fixed + len, sizeof fixed - len, "%s%s=%s", i ? " " : "", a->defines[i].name, a->defines[i].value);
+    }
+    if (a->ndef) f.fixed = fixed;
+    size_t removed = 0;
+    s = kj_tune_db_forget(rt, &f, &removed);
+    int rc = EXIT_OK;
+    if (s != KJ_OK) {
+        rc = cli_fail("tune", s);
+    } else if (a->format == 'j') {
+        json_begin_object();
+        json_uint("removed", removed);
+        json_string("db", kj_tune_db_path(rt));
+        json_end_object();
+        json_done();
+    } else {
+        printf("removed %zu entr%s from %s\n", removed, removed == 1 ? "y" : "ies", kj_tune_db_path(rt));
+    }
+    kj_runtime_destroy(rt);
+    return rc;
+}
+
+/* ---- arguments ------------------------------------------------------------------------------- */
+
+static int add_define(args *a, const char *name, const char *value) {
+    for (size_t i = 0; i < a->ndef; i++)
+        if (strcmp(a->defines[i].name, name) == 0)
+            return cli_usage("tune", "%s is given twice (--op/--type set OP and T)", name);
+    if (a->ndef == MAX_DEFINES) return cli_usage("tune", "at most %d -D macros", MAX_DEFINES);
+    a->defines[a->ndef++] = (kj_define){name, value};
+    return EXIT_OK;
+}
+
+int cmd_tune(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"entry", required_argument, 0, 'e'},   {"define", required_argument, 0, 'D'},
+        {"op", required_argument, 0, 'o'},      {"type", required_argument, 0, 't'},
+        {"n", required_argument, 0, 'n'},       {"budget", required_argument, 0, 'b'},
+        {"samples", required_argument, 0, 's'}, {"threads", required_argument, 0, 'J'},
+        {"seed", required_argument, 0, 'S'},    {"dry-run", no_argument, 0, 'd'},
+        {"json", no_argument, 0, 'j'},          {"csv", no_argument, 0, 'c'},
+        {"show", no_argument, 0, 'w'},          {"forget", no_argument, 0, 'f'},
+        {"device", required_argument, 0, 'v'},  {"cc", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    args a = {.cc = -1, .format = 't'};
+    char err[256];
+    int c, rc;
+    while ((c = getopt_long(argc, argv, "he:D:n:jc", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': help(); return EXIT_OK;
+        case 'e': a.entry = optarg; break;
+        case 'D': {
+            kj_define d;
+            if (cli_parse_define(optarg, &d, err, sizeof err) != 0) return cli_usage("tune", "%s", err);
+            if ((rc = add_define(&a, d.name, d.value)) != EXIT_OK) return rc;
+            break;
+        }
+        case 'o':
+        case 't': {
+            if (c == 'o') {
+                kj_op op;
+                if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
+            } else {
+                kj_type type;
+                if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
+            }
+            if ((rc = add_define(&a, c == 'o' ? "OP" : "T", optarg)) != EXIT_OK) return rc;
+            break;
+        }
+        case 'n':
+            if (cli_parse_count(optarg, 1ull << 40, &a.n) != 0 || a.n == 0)
+                return cli_usage("tune", "--n '%s' is not a count from 1 (examples: 1000003, 64M, 2^28)", optarg);
+            a.n_given = 1;
+            break;
+        case 'b':
+            if (cli_parse_uint(optarg, 1u << 20, &a.budget) != 0 || a.budget == 0)
+                return cli_usage("tune", "--budget '%s' is not a count of variants from 1", optarg);
+            break;
+        case 's':
+            if (cli_parse_uint(optarg, 100000, &a.samples) != 0 || a.samples < 10)
+                return cli_usage("tune", "--samples '%s': the median is taken over 10 to 100000 samples", optarg);
+            break;
+        case 'J':
+            if (cli_parse_uint(optarg, 64, &a.threads) != 0 || a.threads == 0)
+                return cli_usage("tune", "--threads '%s' is not a count from 1 to 64", optarg);
+            break;
+        case 'S':
+            if (cli_parse_uint(optarg, UINT64_MAX, &a.seed) != 0)
+                return cli_usage("tune", "--seed '%s' is not a non-negative integer", optarg);
+            break;
+        case 'd': a.dry_run = 1; break;
+        case 'j': a.format = 'j'; break;
+        case 'c': a.format = 'c'; break;
+        case 'w': a.show = 1; break;
+        case 'f': a.forget = 1; break;
+        case 'v': a.device = optarg; break;
+        case 'C': {
+            unsigned major, minor;
+            char extra;
+            if (sscanf(optarg, "%u.%u%c", &major, &minor, &extra) != 2 || major < 1 || major > 99 || minor > 9)
+                return cli_usage("tune", "--cc '%s' is not a compute capability MAJOR.MINOR (for example 9.0)", optarg);
+            a.cc = (int)(major * 10 + minor);
+            break;
+        }
+        default: return cli_usage("tune", "unknown option");
+        }
+    }
+    if (optind < argc) a.kernel = argv[optind++];
+    if (optind < argc) return cli_usage("tune", "one kernel at a time (got '%s' too)", argv[optind]);
+    if (a.show && a.forget) return cli_usage("tune", "--show or --forget, not both");
+    if (a.show) {
+        if (a.entry || a.ndef || a.n_given || a.device || a.cc >= 0)
+            return cli_usage("tune", "--show takes only a kernel name (and --json or --csv)");
+        return do_show(&a);
+    }
+    if (a.forget) {
+        if (a.budget || a.samples || a.threads || a.seed || a.dry_run)
+            return cli_usage("tune", "--forget takes filters only: KERNEL, --entry, -D, --n, --device, --cc");
+        return do_forget(&a);
+    }
+    if (a.device || a.cc >= 0) return cli_usage("tune", "--device and --cc are filters for --forget");
+    if (!a.kernel) return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce)");
+    return do_tune(&a);
+}
