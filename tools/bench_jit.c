@@ -217,7 +217,11 @@ int bench_jit(int argc, char **argv) {
         char *src = source_for(run, 0);
         kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
         enum { CALLS = 100000 };
-        for (int b = 0; b < 10; b++) {
+        /* this source was compiled but never loaded: the first get loads it from the disk cache */
+        kj_kernel *first;
+        kj_origin first_origin;
+        if ((s = kj_kernel_get(rt, &req, &first, &first_origin)) != KJ_OK) rc = cli_fail("bench jit", s);
+        for (int b = 0; b < 10 && rc == EXIT_OK; b++) {
             double t0 = now_ms();
             for (int i = 0; i < CALLS; i++) {
                 kj_kernel *k;
