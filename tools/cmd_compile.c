@@ -31,7 +31,11 @@ int cmd_compile(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "hje:D:a:o:", opts, NULL)) != -1) {
         switch (c) {
         case 'e': entry = optarg; break;
-        case 'a': arch = optarg; break;
+        case 'a':
+            /* the library takes "" as "no arch given"; on the command line it is a mistake */
+            if (!*optarg) return cli_usage("compile", "--arch '' is not sm_<digits> (for example sm_90)");
+            arch = optarg;
+            break;
         case 'j': json = 1; break;
         case 'h': help(); return EXIT_OK;
         case 'D':
