@@ -7,7 +7,10 @@
  *     and no temporary file;
  *   - kj_kernel_get on the stub driver's device (argv[1]): the variant's key and defines, one handle a
  *     request whichever thread asked, and launches from every thread at once (dynamic shared memory
- *     above the default, so that the opt-in path is taken concurrently).
+ *     above the default, so that the opt-in path is taken concurrently);
+ *   - separate runtimes, one a thread, on one cache folder;
+ *   - one kernel launched by threads that raise its shared-memory limit (the locked path) while
+ *     others launch it without asking for any (the unlocked fast path).
  * Run under ThreadSanitizer by tools/test (build-tsan) and under helgrind by the valgrind setup. */
 #include "test_util.h"
 
@@ -301,6 +304,51 @@ static void test_runtimes_sharing_a_folder(void **state) {
     kj_runtime_destroy(rt);
 }
 
+
+/* ---- launches that raise a kernel's shared-memory limit while others launch it ------------------- */
+
+typedef struct launcher {
+    kj_kernel *k;
+    int raise; /* 1: ask for ever more dynamic shared memory (the locked path); 0: none (the fast path) */
+    int index;
+    int errors;
+    pthread_barrier_t *start;
+} launcher;
+
+static void *launch_worker(void *arg) {
+    launcher *l = arg;
+    pthread_barrier_wait(l->start);
+    kj_devptr data = 0;
+    int n = 0;
+    void *args[] = {&data, &n};
+    for (unsigned i = 0; i < 2000; i++) {
+        unsigned shared = l->raise ? 49152 + 8 * (i * THREADS + (unsigned)l->index) : 0;
+        kj_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, shared, NULL, 0};
+        l->errors += kj_kernel_launch(l->k, &cfg, args) != KJ_OK;
+    }
+    return NULL;
+}
+
+static void test_launches_raise_limits(void **state) {
+    (void)state;
+    kj_runtime *rt = runtime(NULL, 0);
+    kj_request r = request_for(&variants[0]);
+    kj_kernel *k;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &r, &k, NULL));
+    pthread_t t[THREADS];
+    launcher l[THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    for (int i = 0; i < THREADS; i++) {
+        l[i] = (launcher){k, i % 2, i, 0, &start};
+        assert_int_equal(pthread_create(&t[i], NULL, launch_worker, &l[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < THREADS; i++) assert_int_equal(l[i].errors, 0);
+    kj_runtime_destroy(rt);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test-threads path/to/libstub-cuda.so\n");
@@ -313,6 +361,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_compile_from_threads),
         cmocka_unit_test(test_kernels_from_threads),
         cmocka_unit_test(test_runtimes_sharing_a_folder),
+        cmocka_unit_test(test_launches_raise_limits),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (int i = 0; i < 4; i++) kj_test_rmdir(dirs_to_remove[i]);
