@@ -206,5 +206,14 @@ KERNJIT_CACHE_DIR="$c" run F15 0 "compiled" "" "$K" compile "$KD/scale.cu:scale<
 [ ! -e "$c/sm_90/.tmp-crashed" ] && [ -e "$c/sm_90/.tmp-busy" ] && ok "F15: the stale temporary file went, the recent one stayed" \
     || fail "F15: $(ls -A "$c/sm_90")"
 
+# row F16: a FIFO where the entry belongs (a reader that blocked on it would hang the program): not
+# read, removed, replaced by a whole entry
+c="$work/F16"
+e=$(fresh "$c")
+rm "$e" && mkfifo "$e"
+KERNJIT_CACHE_DIR="$c" run F16 0 "$RAN" "is damaged or not ours; removed it" timeout 60 "${LAUNCH[@]}"
+[ -f "$e" ] && [ ! -p "$e" ] && ok "F16: the FIFO was replaced by an entry" || fail "F16: $(ls -l "$e")"
+clean F16 "$c" 1
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"
