@@ -10,8 +10,9 @@ tests/test-cache-faults.sh: here each row must name a test that exists, the test
 status or warning, and every test there must be a row, so that the table and the tests cannot drift.
 
 usage: test-bad-input.py --doc docs/bad-input.md --kernjit build/tools/kernjit --stub libstub-cuda.so
-                         --api-test tests/test-bad-input-api.c --faults-test tests/test-cache-faults.sh
-                         [--only C12,C40]
+                         --kernels tests/kernels --api-test tests/test-bad-input-api.c
+                         --faults-test tests/test-cache-faults.sh [--only C12,C40]
+(meson test test-bad-input passes all of them; --only runs just those command-line rows)
 """
 import argparse
 import hashlib
