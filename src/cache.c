@@ -559,7 +559,9 @@ kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
     if (scan(c, &files, &n) != 0) return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s", c->root);
     uint64_t e = 0, b = 0;
     int failed = 0;
+    time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
+        if (files[i].is_tmp && now - files[i].mtime <= STALE_TMP_SECONDS) continue; /* a write in progress */
         if (remove_file(c, &files[i]) != 0) {
             failed = errno;
             continue;
