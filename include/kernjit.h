@@ -507,7 +507,8 @@ typedef void (*kj_cache_visit_fn)(const kj_cache_entry *entry, void *user);
 /* Calls visit for each entry, most recently used first, from the calling thread; visit must not
  * call back into the cache functions. Verifies each entry (reads it). */
 KJ_API kj_status kj_cache_list(kj_runtime *rt, kj_cache_visit_fn visit, void *user);
-/* Removes every entry (and stray temporary files); the counts may be NULL. Kernels already loaded
+/* Removes every entry (and temporary files that writers left more than an hour ago: a newer one is
+ * a write in progress, in this or another process, and is let finish); the counts may be NULL. Kernels already loaded
  * stay loaded. */
 KJ_API kj_status kj_cache_clear(kj_runtime *rt, uint64_t *removed_entries, uint64_t *removed_bytes);
 /* Entries and bytes on disk, and the bound that eviction keeps them under; each pointer may be NULL. */

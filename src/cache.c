@@ -37,6 +37,17 @@ char *kj__cache_default_dir(void) {
     return NULL;
 }
 
+/* mkdir, where a folder that already exists is success. A read-only or foreign file system may
+ * report EROFS or EACCES for an existing folder rather than EEXIST: then the folder is looked at. */
+static int make_dir(const char *path) {
+    if (mkdir(path, 0700) == 0 || errno == EEXIST) return 0;
+    int err = errno;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    errno = err;
+    return -1;
+}
+
 /* mkdir -p, creating missing components 0700. Existing components are left as they are. */
 static int make_dirs(const char *path) {
     char *p = kj__strdup(path);
@@ -44,14 +55,18 @@ static int make_dirs(const char *path) {
     for (char *s = p + 1; *s; s++) {
         if (*s != '/') continue;
         *s = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+        if (make_dir(p) != 0) {
+            int err = errno;
             free(p);
+            errno = err;
             return -1;
         }
         *s = '/';
     }
-    int r = mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
+    int r = make_dir(p);
+    int err = errno;
     free(p);
+    errno = err;
     return r;
 }
 
@@ -121,12 +136,14 @@ uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; 
 
 /* Opens <root>/<arch> (creating it when asked), refusing a link or an unsafe folder. */
 static int open_arch_dir(kj__cache *c, const char *arch, int create) {
-    if (create && mkdirat(c->root_fd, arch, 0700) != 0 && errno != EEXIST) {
+    /* As for make_dir: a failed mkdirat matters only if the folder is not there after all. */
+    int mkdir_err = create && mkdirat(c->root_fd, arch, 0700) != 0 && errno != EEXIST ? errno : 0;
+    int fd = openat(c->root_fd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && mkdir_err) {
         kj__log(&c->log, KJ_LOG_WARN, "cannot create %s/%s (%s); the kernel is kept in memory only", c->root, arch,
-                strerror(errno));
+                strerror(mkdir_err));
         return -1;
     }
-    int fd = openat(c->root_fd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT)
             kj__log(&c->log, KJ_LOG_WARN, "cannot open %s/%s (%s%s); not using it", c->root, arch, strerror(errno),
@@ -208,6 +225,16 @@ static uint8_t *read_entry(int fd, size_t *size) {
     return buf;
 }
 
+/* Removes a bad entry, but only while its name still refers to the file that was found bad (seen):
+ * another process may have renamed a good entry into place since, and that one must stay. Returns
+ * the errno of a failed removal (a read-only folder), else 0. */
+static int remove_bad(int dfd, const char *name, const struct stat *seen) {
+    struct stat now;
+    if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0) return 0; /* already gone */
+    if (now.st_dev != seen->st_dev || now.st_ino != seen->st_ino) return 0;
+    return unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? 0 : errno;
+}
+
 kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, char **payload, size_t *len,
                           uint32_t *flags, char **description, char path[PATH_MAX]) {
     char name[64];
@@ -219,10 +246,12 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     if (fd < 0) {
         int err = errno;
         kj__lookup r = KJ__MISS;
-        if (err == ELOOP) {
+        struct stat link;
+        if (err == ELOOP && fstatat(dfd, name, &link, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(link.st_mode)) {
             /* A link where an entry belongs: remove the link itself (unlinkat never follows it). */
-            kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is a symbolic link; removed it and compiling again", path);
-            unlinkat(dfd, name, 0);
+            int failed = remove_bad(dfd, name, &link);
+            kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is a symbolic link; %s%s%s and compiling again", path,
+                    failed ? "cannot remove it (" : "removed it", failed ? strerror(failed) : "", failed ? ")" : "");
             r = KJ__BAD;
         } else if (err != ENOENT) {
             kj__log(&c->log, KJ_LOG_WARN, "cannot open cache entry %s (%s); compiling again", path, strerror(err));
@@ -239,9 +268,11 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     uint32_t fl;
     if (!data || kj__cache_parse_entry(data, size, key, &desc, &dlen, &bin, &blen, &fl) != 0) {
         free(data);
+        struct stat seen;
+        int failed = fstat(fd, &seen) == 0 ? remove_bad(dfd, name, &seen) : 0;
         close(fd);
-        kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is damaged or not ours; removed it and compiling again", path);
-        unlinkat(dfd, name, 0);
+        kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is damaged or not ours; %s%s%s and compiling again", path,
+                failed ? "cannot remove it (" : "removed it", failed ? strerror(failed) : "", failed ? ")" : "");
         close(dfd);
         return KJ__BAD;
     }
@@ -528,7 +559,9 @@ kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
     if (scan(c, &files, &n) != 0) return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s", c->root);
     uint64_t e = 0, b = 0;
     int failed = 0;
+    time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
+        if (files[i].is_tmp && now - files[i].mtime <= STALE_TMP_SECONDS) continue; /* a write in progress */
         if (remove_file(c, &files[i]) != 0) {
             failed = errno;
             continue;

@@ -60,7 +60,8 @@ typedef struct kj__cache_item {
 kj_status kj__cache_items(kj__cache *cache, int verify, kj__cache_item **items, size_t *count);
 void kj__cache_items_free(kj__cache_item *items, size_t count);
 
-/* Removes every entry and temporary file. */
+/* Removes every entry, and the temporary files of writers that stopped more than an hour ago (a newer
+ * one belongs to a write in progress: removing it would fail that store). */
 kj_status kj__cache_clear(kj__cache *cache, uint64_t *entries, uint64_t *bytes);
 
 /* Parses an entry held in memory (for tests and fuzzing): 0 when header and checksum verify and the

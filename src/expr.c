@@ -11,7 +11,10 @@ typedef struct {
     char *err;
     size_t err_size;
     int failed;
+    int depth; /* nested parentheses and unary operators, bounded so that no text can exhaust the stack */
 } parser;
+
+#define MAX_DEPTH 64
 
 static int64_t fail(parser *ps, const char *msg) {
     if (!ps->failed) snprintf(ps->err, ps->err_size, "%s at '%.20s'", msg, ps->p);
@@ -33,15 +36,27 @@ static int accept(parser *ps, const char *tok) {
 
 static int64_t parse_or(parser *ps);
 
+static int64_t parse_nested(parser *ps, int64_t (*parse)(parser *)) {
+    if (ps->depth == MAX_DEPTH) return fail(ps, "nested more than 64 deep");
+    ps->depth++;
+    int64_t v = parse(ps);
+    ps->depth--;
+    return v;
+}
+
 static int64_t parse_primary(parser *ps) {
     skip(ps);
     if (accept(ps, "(")) {
-        int64_t v = parse_or(ps);
+        int64_t v = parse_nested(ps, parse_or);
         if (!accept(ps, ")")) return fail(ps, "expected ')'");
         return v;
     }
-    if (accept(ps, "-")) return -parse_primary(ps);
-    if (accept(ps, "!")) return !parse_primary(ps);
+    if (accept(ps, "-")) {
+        int64_t v = parse_nested(ps, parse_primary);
+        if (v == INT64_MIN) return fail(ps, "overflow"); /* -INT64_MIN is not an int64_t */
+        return -v;
+    }
+    if (accept(ps, "!")) return !parse_nested(ps, parse_primary);
     if (isdigit((unsigned char)*ps->p)) {
         int64_t v = 0;
         while (isdigit((unsigned char)*ps->p)) {
@@ -138,7 +153,7 @@ static int64_t parse_or(parser *ps) {
 }
 
 int kj__expr_eval(const char *text, kj__expr_lookup lookup, void *user, int64_t *value, char *err, size_t err_size) {
-    parser ps = {text, lookup, user, err, err_size, 0};
+    parser ps = {text, lookup, user, err, err_size, 0, 0};
     int64_t v = parse_or(&ps);
     skip(&ps);
     if (!ps.failed && *ps.p) fail(&ps, "unexpected text");

@@ -698,7 +698,10 @@ static kj_status check_config(const kj_kernel *k, const kj_launch_config *c) {
  * device's opt-in maximum (less the static shared memory) it cannot run at all. */
 static kj_status ensure_shared(kj_kernel *k, unsigned bytes) {
     kj_runtime *rt = k->rt;
-    if (bytes <= k->dynamic_shared_allowed) return KJ_OK;
+    /* the fast path reads without the lock, which launches from other threads may be taking to raise
+     * the limit: an atomic load, so that the read is defined (it can only be stale low, which the
+     * locked path then corrects) */
+    if (bytes <= __atomic_load_n(&k->dynamic_shared_allowed, __ATOMIC_ACQUIRE)) return KJ_OK;
     size_t optin = rt->info.shared_per_block_optin;
     size_t most = optin > (size_t)k->shared_static ? optin - (size_t)k->shared_static : 0;
     KJ_RETURN_IF(bytes > most, KJ_ERR_LIMIT,
@@ -708,7 +711,7 @@ static kj_status ensure_shared(kj_kernel *k, unsigned bytes) {
     CUresult r = CUDA_SUCCESS;
     if (bytes > k->dynamic_shared_allowed) {
         r = rt->cu->cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes);
-        if (r == CUDA_SUCCESS) k->dynamic_shared_allowed = bytes;
+        if (r == CUDA_SUCCESS) __atomic_store_n(&k->dynamic_shared_allowed, bytes, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&rt->lock);
     KJ_CU(r, "opting in to dynamic shared memory (cuFuncSetAttribute)");

@@ -150,10 +150,12 @@ static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t n
             return SPEC_FAIL(w, "macro %s: '%s' is not a range A..B with A <= B", p->name, vals[nvals - 1]);
         if (pow2 && (!is_pow2(a) || !is_pow2(b)))
             return SPEC_FAIL(w, "macro %s: pow2 range ends must be powers of two", p->name);
-        for (long long v = a; v <= b; v = pow2 ? v * 2 : v + 1) {
+        for (long long v = a;; v = pow2 ? v * 2 : v + 1) {
             if (p->value_count == KJ_MAX_VALUES) return SPEC_FAIL(w, "macro %s: more than %d values", p->name, KJ_MAX_VALUES);
             if (push_string(&p->values, &p->value_count, kj__asprintf("%lld", v)) != 0)
                 return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            /* stop before the step, which could pass LLONG_MAX when b is near it */
+            if (pow2 ? v > b / 2 : v >= b) break;
         }
         return KJ_OK;
     }
@@ -189,6 +191,7 @@ static kj_status parse_param(const where *w, kj__spec *spec, char **tok, size_t 
     const char *name = tok[0];
     if (!kj__is_identifier(name)) return SPEC_FAIL(w, "`%s %.80s`: the name must be a C identifier", kind, name);
     if (kj__spec_find_param(spec, name)) return SPEC_FAIL(w, "macro %s is declared twice", name);
+    if (spec->param_count == KJ_MAX_ITEMS) return SPEC_FAIL(w, "more than %d macros", KJ_MAX_ITEMS);
     kj__param p = {0};
     p.tunable = tunable;
     p.name = kj__strdup(name);
@@ -243,7 +246,7 @@ static int same_scope(const char *a, const char *b) { return (!a && !b) || (a &&
 /* Appends attr to the list, taking its strings (freed on failure). One line per scope. */
 static kj_status push_attr(const where *w, const char *directive, kj__launch_attr **list, size_t *count,
                            kj__launch_attr attr) {
-    kj_status s = KJ_OK;
+    kj_status s = *count == KJ_MAX_ITEMS ? SPEC_FAIL(w, "more than %d `%s` lines", KJ_MAX_ITEMS, directive) : KJ_OK;
     for (size_t i = 0; i < *count && s == KJ_OK; i++)
         if (same_scope((*list)[i].entry, attr.entry))
             s = SPEC_FAIL(w, "`%s` for %s is already given on line %d", directive,
@@ -330,6 +333,7 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
         for (size_t i = 1; i < ntok; i++) {
             if (!kj__is_identifier(tok[i])) return SPEC_FAIL(w, "entry '%.80s' is not a C identifier", tok[i]);
             if (kj__spec_has_entry(spec, tok[i])) return SPEC_FAIL(w, "entry %s is listed twice", tok[i]);
+            if (spec->entry_count == KJ_MAX_ITEMS) return SPEC_FAIL(w, "more than %d entries", KJ_MAX_ITEMS);
             if (push_string(&spec->entries, &spec->entry_count, kj__strdup(tok[i])) != 0)
                 return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         }
@@ -342,6 +346,10 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
         if (!*expr) {
             free(expr);
             return SPEC_FAIL(w, "`require` needs an expression");
+        }
+        if (spec->require_count == KJ_MAX_ITEMS) {
+            free(expr);
+            return SPEC_FAIL(w, "more than %d requirements", KJ_MAX_ITEMS);
         }
         return push_string(&spec->requires, &spec->require_count, expr) == 0
                    ? KJ_OK

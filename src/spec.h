@@ -31,6 +31,9 @@
 #define KJ_MAX_VALUE_LEN 64
 #define KJ_MAX_DEFINE_VALUE_LEN 256
 #define KJ_MAX_VALUES 1024
+/* Entries, macros, requirements and launch-attribute lines a block may declare, each: bounded so that
+ * no source makes the metadata's lookups (linear) cost more than a few milliseconds. */
+#define KJ_MAX_ITEMS 1024
 
 typedef struct kj__param {
     char *name;

@@ -10,6 +10,7 @@
  *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
  * Built twice: with cuFuncGetParamInfo, and without it (-DSTUB_OLD_DRIVER) as a CUDA 12.0 driver. */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 #define API __attribute__((visibility("default")))
 
 static int context_token, stream_token;
-static CUcontext current;
+static _Thread_local CUcontext current; /* per thread, as the driver's current context is */
 
 typedef struct stub_function {
     char name[512];
@@ -123,7 +124,7 @@ API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
 /* ---- modules: the cubin is kept only to find entry names in it ---- */
 
 typedef struct stub_module {
-    const unsigned char *image;
+    unsigned char *image; /* a copy, as the driver makes: the caller may free its own at once */
     size_t size;
     stub_function *functions;
 } stub_module;
@@ -138,8 +139,9 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     memcpy(&shoff, p + 0x28, 8);
     memcpy(&shentsize, p + 0x3a, 2);
     memcpy(&shnum, p + 0x3c, 2);
-    sm->image = p;
     sm->size = (size_t)(shoff + (uint64_t)shentsize * shnum);
+    sm->image = malloc(sm->size);
+    memcpy(sm->image, p, sm->size);
     *m = (CUmodule)sm;
     return CUDA_SUCCESS;
 }
@@ -149,17 +151,23 @@ API CUresult cuModuleUnload(CUmodule m) {
         next = f->next;
         free(f);
     }
+    free(sm->image);
     free(sm);
     return CUDA_SUCCESS;
 }
+/* threads of one runtime may look up functions of one module at once, as the driver allows */
+static pthread_mutex_t functions_lock = PTHREAD_MUTEX_INITIALIZER;
+
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     stub_module *sm = (stub_module *)m;
     size_t n = strlen(name);
     if (!memmem(sm->image, sm->size, name, n + 1)) return CUDA_ERROR_NOT_FOUND;
     stub_function *fn = calloc(1, sizeof *fn);
     snprintf(fn->name, sizeof fn->name, "%s", name);
+    pthread_mutex_lock(&functions_lock);
     fn->next = sm->functions;
     sm->functions = fn;
+    pthread_mutex_unlock(&functions_lock);
     *f = (CUfunction)fn;
     return CUDA_SUCCESS;
 }

@@ -279,10 +279,14 @@ static void test_list_and_clear(void **state) {
     assert_int_equal(kj__cache_store(c, "sm_90", &a, "kernel: a", "1", 1, 0, path), 0);
     assert_int_equal(kj__cache_store(c, "sm_80", &b, "kernel: b", "2", 1, 0, path), 0);
     flip_payload_bit(path); /* b is now damaged: listed as invalid */
-    /* a stray temporary file from a crashed writer */
-    char tmp[PATH_MAX];
+    /* a stray temporary file from a writer that crashed two hours ago, and one of a write in progress */
+    char tmp[PATH_MAX], busy[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/sm_90/.tmp-stray", dir);
     kj_test_write(tmp, "x", 1);
+    struct utimbuf old = {time(NULL) - 7200, time(NULL) - 7200};
+    assert_int_equal(utime(tmp, &old), 0);
+    snprintf(busy, sizeof busy, "%s/sm_90/.tmp-busy", dir);
+    kj_test_write(busy, "y", 1);
     kj__cache_item *items;
     size_t n;
     KJ_ASSERT_OK(kj__cache_items(c, 1, &items, &n));
@@ -299,6 +303,7 @@ static void test_list_and_clear(void **state) {
     kj__cache_items_free(items, n);
     struct stat st;
     assert_int_not_equal(stat(tmp, &st), 0);
+    assert_int_equal(stat(busy, &st), 0); /* let finish */
     kj__cache_close(c);
     kj_test_rmdir(dir);
 }

@@ -68,7 +68,8 @@ static void test_launch_and_check(void **state) {
     uint64_t seed = kj_test_seed();
     size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-        size_t n = sizes[si];
+        size_t n = kj_test_cap(sizes[si]);
+        if (si && n == kj_test_cap(sizes[si - 1])) continue;
         int32_t *host = malloc(n * sizeof *host);
         for (size_t i = 0; i < n; i++) host[i] = (int32_t)(kj_test_next(&seed) % 2000001) - 1000000;
         kj_devptr in;

@@ -136,7 +136,7 @@ static void test_param_api(void **state) {
 /* A kernel without extern "C", found by its source name; the saved output is a + b exactly. */
 static void test_vadd(void **state) {
     (void)state;
-    const size_t n = 1000003;
+    const size_t n = kj_test_cap(1000003);
     float *a = random_floats(n), *b = random_floats(n);
     kj_test_write(path_in("a.bin"), a, n * 4);
     kj_test_write(path_in("b.bin"), b, n * 4);
@@ -233,7 +233,7 @@ static void test_grid_2d(void **state) {
 /* y += x under --repeat: printed and saved values are those of the first launch alone. */
 static void test_first_launch_only(void **state) {
     (void)state;
-    const size_t n = 1000003;
+    const size_t n = kj_test_cap(1000003);
     int rc = launch("'%s/accumulate.cu' --grid %zu --block 256 --arg 'f32[%zu]=iota' --arg 'f32[%zu]=1' --arg i32=%zu "
                     "--print 0:5 --save 0=acc.bin --repeat 20", kernels, (n + 255) / 256, n, n, n);
     EXPECT(0, "[5] 6\n");

@@ -104,6 +104,7 @@ static uint64_t check_sum(kj_runtime *rt, kj_type type, size_t n, kj_nested_vari
 /* The numbers: 2^20 elements, 2048 blocks of 512. */
 static void test_book_launch_counts(void **state) {
     (void)state;
+    if (kj_test_skip_if_small("the launch counts at 2^20 elements (every variant runs in the next test)")) return;
     kj_runtime *rt = runtime();
     uint64_t seed = kj_test_seed();
     assert_int_equal(check_sum(rt, KJ_TYPE_I32, 1u << 20, KJ_NESTED_SYNC, 512, &seed), 16384);
@@ -119,14 +120,15 @@ static void test_every_variant_every_size(void **state) {
     const size_t sizes[] = {0, 1, 31, 1000003, (1u << 22) + 7};
     for (int v = 0; v < KJ_NESTED_VARIANT_COUNT_; v++) {
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-            check_sum(rt, KJ_TYPE_I32, sizes[i], (kj_nested_variant)v, 512, &seed);
+            if (!i || kj_test_cap(sizes[i]) != kj_test_cap(sizes[i - 1]))
+                check_sum(rt, KJ_TYPE_I32, kj_test_cap(sizes[i]), (kj_nested_variant)v, 512, &seed);
         /* block sizes: 2 launches nothing, 1024 nests deepest */
         const unsigned blocks[] = {2, 4, 64, 1024};
         for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
             check_sum(rt, KJ_TYPE_I32, 100003, (kj_nested_variant)v, blocks[b], &seed);
         const kj_type types[] = {KJ_TYPE_U32, KJ_TYPE_I64, KJ_TYPE_F32, KJ_TYPE_F64};
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
-            check_sum(rt, types[t], 1000003, (kj_nested_variant)v, 256, &seed);
+            check_sum(rt, types[t], kj_test_cap(1000003), (kj_nested_variant)v, 256, &seed);
     }
     kj_runtime_destroy(rt);
 }

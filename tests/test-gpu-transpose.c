@@ -54,6 +54,8 @@ static void run_and_check(kj_runtime *rt, kj_type type, const void *in, kj_devpt
 }
 
 static void check_all_variants(kj_runtime *rt, kj_type type, size_t rows, size_t cols, uint64_t *seed) {
+    rows = kj_test_cap_side(rows);
+    cols = kj_test_cap_side(cols);
     size_t bytes = rows * cols * kj_type_size(type);
     void *in = malloc(bytes), *got = malloc(bytes);
     assert_non_null(in);
@@ -113,7 +115,7 @@ static void test_padded_every_tunable(void **state) {
     const size_t sizes[][2] = {{777, 1000}, {3000, 17}, {1, 4097}};
     const unsigned tiles[] = {16, 32, 64, 128}, block_rows[] = {1, 2, 4, 8, 16, 32};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        size_t rows = sizes[s][0], cols = sizes[s][1], bytes = rows * cols * 4;
+        size_t rows = kj_test_cap_side(sizes[s][0]), cols = kj_test_cap_side(sizes[s][1]), bytes = rows * cols * 4;
         void *in = malloc(bytes), *got = malloc(bytes);
         fill_bits(in, bytes, &seed);
         kj_devptr din, dout;

@@ -101,12 +101,13 @@ static void test_sizes_and_alignments(void **state) {
     kj_type types[] = {KJ_TYPE_F32, KJ_TYPE_F64};
     for (size_t t = 0; t < 2; t++) {
         for (size_t i = 0; i < SIZE_COUNT; i++) {
+            if (i && kj_test_cap(sizes[i]) == kj_test_cap(sizes[i - 1])) continue;
             setup_args aligned = {0, 0, 0, 0, "vector_add"};
             setup_args shifted = {1, 0, 0, 0, "vector_add_scalar"};
             setup_args in_place = {0, 1, 0, 0, "vector_add"};
-            check_one(rt, types[t], sizes[i], &aligned, &seed);
-            check_one(rt, types[t], sizes[i], &shifted, &seed);
-            check_one(rt, types[t], sizes[i], &in_place, &seed);
+            check_one(rt, types[t], kj_test_cap(sizes[i]), &aligned, &seed);
+            check_one(rt, types[t], kj_test_cap(sizes[i]), &shifted, &seed);
+            check_one(rt, types[t], kj_test_cap(sizes[i]), &in_place, &seed);
         }
     }
     kj_runtime_destroy(rt);
@@ -121,10 +122,10 @@ static void test_tunables(void **state) {
     for (size_t b = 0; b < 2; b++) {
         for (size_t u = 0; u < 3; u++) {
             setup_args s = {0, 0, blocks[b], unrolls[u], "vector_add"};
-            check_one(rt, KJ_TYPE_F32, 1000003, &s, &seed);
+            check_one(rt, KJ_TYPE_F32, kj_test_cap(1000003), &s, &seed);
             check_one(rt, KJ_TYPE_F64, 31, &s, &seed);
             setup_args sc = {3, 0, blocks[b], unrolls[u], "vector_add_scalar"};
-            check_one(rt, KJ_TYPE_F64, 1000003, &sc, &seed);
+            check_one(rt, KJ_TYPE_F64, kj_test_cap(1000003), &sc, &seed);
         }
     }
     /* values the metadata does not list are refused, naming them */

@@ -71,9 +71,12 @@ done
 
 # ---- a program built from pkg-config alone: the headers must need nothing else ----
 probe="$src/tests/install-probe.c"
+# A sanitizer build (-Db_sanitize) instruments the library: a program linking it needs the same
+# -fsanitize flags, which tests/meson.build passes here.
+probe_flags="${KJ_PROBE_CFLAGS:-}"
 # shellcheck disable=SC2046
 if [ "$default_library" != static ]; then
-    if "$cc" -std=c99 -Wall -Wextra -pedantic -Werror -o "$stage/probe-shared" "$probe" \
+    if "$cc" -std=c99 -Wall -Wextra -pedantic -Werror $probe_flags -o "$stage/probe-shared" "$probe" \
         $("$pkgconfig" --cflags --libs kernjit) -Wl,-rpath,"$libdir"; then
         # the staging folder is on no search path: the rpath given here must be what finds it
         ldd "$stage/probe-shared" | grep -qF "$libdir/libkernjit.so" || fail "the probe does not load the staged libkernjit"
@@ -87,7 +90,7 @@ if [ "$default_library" != shared ]; then
     # where the environment makes libraries loadable only through LD_LIBRARY_PATH (the GPU machine's
     # unpacked packages, libxxhash among them), -lxxhash must be found there as well.
     if LIBRARY_PATH="${LD_LIBRARY_PATH:-}${LIBRARY_PATH:+:$LIBRARY_PATH}" \
-        "$cc" -std=c99 -o "$stage/probe-static" "$probe" $("$pkgconfig" --cflags kernjit) \
+        "$cc" -std=c99 $probe_flags -o "$stage/probe-static" "$probe" $("$pkgconfig" --cflags kernjit) \
         $("$pkgconfig" --static --libs kernjit | sed 's/-lkernjit\b/-l:libkernjit.a/'); then
         if readelf -d "$stage/probe-static" | grep -q 'libkernjit'; then
             fail "the static probe still needs libkernjit.so"

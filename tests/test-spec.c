@@ -4,6 +4,7 @@
 #include "error.h"
 #include "expr.h"
 #include "spec.h"
+#include "util.h"
 
 static kj__spec *parse_ok(const char *text) {
     kj__spec *s = NULL;
@@ -292,11 +293,55 @@ static void test_identifier(void **state) {
     assert_false(kj__is_identifier(longname));
 }
 
+
+/* Found while fuzzing: inputs at the edges of 64-bit arithmetic and of the stack must be refused with
+ * a message, never overflow (undefined behaviour) or recurse without bound. */
+static void test_arithmetic_edges(void **state) {
+    (void)state;
+    char err[128];
+    int64_t v;
+    /* -INT64_MIN does not exist */
+    assert_int_equal(kj__expr_eval("-(0 - 922337203685477580 * 10 - 8)", lookup, NULL, &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "overflow"));
+    assert_int_equal(kj__expr_eval("0 - 922337203685477580 * 10 - 8", lookup, NULL, &v, err, sizeof err), 0);
+    assert_true(v == INT64_MIN);
+    /* nesting is bounded: 64 levels are fine, 10000 are refused */
+    char deep[20010];
+    size_t n = 0;
+    for (int i = 0; i < 64; i++) deep[n++] = '(';
+    deep[n++] = '1';
+    for (int i = 0; i < 64; i++) deep[n++] = ')';
+    deep[n] = '\0';
+    assert_int_equal(kj__expr_eval(deep, lookup, NULL, &v, err, sizeof err), 0);
+    n = 0;
+    for (int i = 0; i < 10000; i++) deep[n++] = i % 2 ? '(' : '-';
+    deep[n++] = '1';
+    deep[n] = '\0';
+    assert_int_equal(kj__expr_eval(deep, lookup, NULL, &v, err, sizeof err), -1);
+    assert_non_null(strstr(err, "nested more than 64 deep"));
+    /* ranges that end at the top of long long stop there rather than step past it */
+    kj__spec *s = parse_ok("//@kernjit param P pow2 1..4611686018427387904 = 1\n"
+                           "//@kernjit param L 9223372036854775806..9223372036854775807 = 9223372036854775807\n");
+    assert_int_equal(kj__spec_find_param(s, "P")->value_count, 63);
+    assert_int_equal(kj__spec_find_param(s, "L")->value_count, 2);
+    kj__spec_free(s);
+}
+
+/* A block may declare at most KJ_MAX_ITEMS entries (and macros, requirements, attribute lines). */
+static void test_item_limits(void **state) {
+    (void)state;
+    kj__buf b = {0};
+    for (int i = 0; i <= KJ_MAX_ITEMS; i++) kj__buf_printf(&b, "//@kernjit entry e%d\n", i);
+    parse_bad(b.data, "more than 1024 entries");
+    kj__buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata), cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions), cmocka_unit_test(test_identifier),
         cmocka_unit_test(test_launch_attributes), cmocka_unit_test(test_launch_attributes_malformed),
+        cmocka_unit_test(test_arithmetic_edges), cmocka_unit_test(test_item_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,10 +65,17 @@ def check_shared(path, intended):
     return problems
 
 
+# Names a sanitizer build (-Db_sanitize) adds beside each instrumented global: the instrumentation's,
+# not the library's.
+SANITIZER_PREFIXES = ('__odr_asan', '__asan', '__ubsan', '__tsan', '__sancov')
+
+
 def check_static(path, intended):
     problems = []
     defined = {sym for kind, sym in nm(['-g', '--defined-only', path]) if kind not in 'Uw'}
     for n in sorted(defined):
+        if n.startswith(SANITIZER_PREFIXES):
+            continue
         if not n.startswith('kj_'):
             problems.append('%s: a global name outside the kj_ prefix in the static library' % n)
         elif not n.startswith('kj__') and n not in intended:

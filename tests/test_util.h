@@ -101,6 +101,32 @@ static inline uint64_t kj_test_next(uint64_t *s) {
     return *s * 2685821657736338717ull;
 }
 
+/* The gpu tests' small mode, KERNJIT_TEST_SMALL=1: for runs under compute-sanitizer (tools/gpu-check
+ * sanitize), which slows kernels down tens to hundreds of times. Element counts are capped at
+ * KJ_TEST_SMALL_ELEMENTS (still several blocks of every entry, so that the cross-block paths run) and
+ * matrix and image sides at KJ_TEST_SMALL_SIDE; lists of sizes that the caps make equal run once; a
+ * test whose point is a number at full size (launch counts at 2^20, identical images at 16384^2) is
+ * skipped. Every kernel, entry, operator and type still runs. */
+#define KJ_TEST_SMALL_ELEMENTS 100003u
+#define KJ_TEST_SMALL_SIDE 1000u
+
+static inline int kj_test_small(void) {
+    const char *e = getenv("KERNJIT_TEST_SMALL");
+    return e && *e && strcmp(e, "0") != 0;
+}
+static inline size_t kj_test_cap(size_t n) {
+    return kj_test_small() && n > KJ_TEST_SMALL_ELEMENTS ? KJ_TEST_SMALL_ELEMENTS : n;
+}
+static inline size_t kj_test_cap_side(size_t n) {
+    return kj_test_small() && n > KJ_TEST_SMALL_SIDE ? KJ_TEST_SMALL_SIDE : n;
+}
+/* In small mode: says that `what` is skipped and returns 1. */
+static inline int kj_test_skip_if_small(const char *what) {
+    if (!kj_test_small()) return 0;
+    printf("small mode (KERNJIT_TEST_SMALL): skipping %s\n", what);
+    return 1;
+}
+
 #define KJ_ASSERT_OK(expr)                                                                          \
     do {                                                                                            \
         kj_status kj_test_s_ = (expr);                                                              \

@@ -250,6 +250,16 @@ int bench_nested(int argc, char **argv) {
         kj_runtime_destroy(rt);
         return cli_error(cmd, "no CUDA device: nothing to time here");
     }
+    char what[64];
+    int rc = EXIT_OK, r;
+    snprintf(what, sizeof what, "--n %llu", (unsigned long long)n);
+    if (do_reduce) rc = cli_check_device_memory(rt, cmd, what, 2 * n * sizeof(int32_t));
+    snprintf(what, sizeof what, "--size %llu", (unsigned long long)size);
+    if (rc == EXIT_OK && do_mandelbrot) rc = cli_check_device_memory(rt, cmd, what, 2 * size * size * sizeof(uint16_t));
+    if (rc != EXIT_OK) {
+        kj_runtime_destroy(rt);
+        return rc;
+    }
     kj_device_info dev;
     kj_runtime_device(rt, &dev);
     if (json) {
@@ -258,7 +268,6 @@ int bench_nested(int argc, char **argv) {
     } else {
         printf("kernjit bench nested on %s (%s)\n\n", dev.name, dev.arch);
     }
-    int rc = EXIT_OK, r;
     if (do_reduce && (r = bench_reduce_part(rt, (size_t)n, (unsigned)block, (unsigned)repeat, json)) != EXIT_OK) rc = r;
     if (do_mandelbrot && (r = bench_mandelbrot_part(rt, (unsigned)size, (unsigned)dwell, (unsigned)repeat, json)) != EXIT_OK)
         rc = r;

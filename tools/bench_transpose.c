@@ -108,6 +108,9 @@ int bench_transpose(int argc, char **argv) {
         size_count = 1;
     }
     size_t esize = kj_type_size(type);
+    if (rows && rows * cols > SIZE_MAX / 2 / esize) /* each is below 2^31: the product fits */
+        return cli_usage(CMD, "--rows %llu --cols %llu: the byte count overflows", (unsigned long long)rows,
+                         (unsigned long long)cols);
 
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, 0, NULL, 0);
@@ -115,6 +118,15 @@ int bench_transpose(int argc, char **argv) {
     if (!kj_runtime_has_device(rt)) {
         kj_runtime_destroy(rt);
         return cli_error(CMD, "no CUDA device: nothing to measure here");
+    }
+    if (rows) {
+        char what[96];
+        snprintf(what, sizeof what, "--rows %llu --cols %llu", (unsigned long long)rows, (unsigned long long)cols);
+        int r = cli_check_device_memory(rt, CMD, what, 2 * rows * cols * esize); /* input and output */
+        if (r != EXIT_OK) {
+            kj_runtime_destroy(rt);
+            return r;
+        }
     }
     kj_device_info dev;
     kj_runtime_device(rt, &dev);

@@ -140,6 +140,12 @@ int bench_vector_add(int argc, char **argv) {
             size_t n = sizes[si], bytes = n * esize;
             size_t free_b = 0, total_b = 0;
             kj_mem_info(rt, &free_b, &total_b);
+            if (3 * bytes + bytes / 8 > free_b && n_given) {
+                /* a size the command line asked for is a usage error; the default sizes are skipped */
+                rc = cli_usage(CMD, "--n %zu needs %zu bytes of device memory; %zu of %zu are free", n, 3 * bytes + bytes / 8,
+                               free_b, total_b);
+                break;
+            }
             if (3 * bytes + bytes / 8 > free_b) {
                 fprintf(stderr, "kernjit %s: skipping %s n=%zu: %zu bytes needed, %zu free\n", CMD,
                         kj_type_name(type), n, 3 * bytes, free_b);

@@ -113,6 +113,14 @@ int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
     return 0;
 }
 
+int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes) {
+    size_t free_b = 0, total_b = 0;
+    if (kj_mem_info(rt, &free_b, &total_b) != KJ_OK) return EXIT_OK; /* the allocation will say what is wrong */
+    if (bytes <= free_b) return EXIT_OK;
+    return cli_usage(cmd, "%s needs %llu bytes of device memory; %zu of %zu are free", what, (unsigned long long)bytes,
+                     free_b, total_b);
+}
+
 double cli_median(double *v, size_t n) {
     if (!n) return 0;
     for (size_t i = 1; i < n; i++) /* insertion sort: the arrays are small */

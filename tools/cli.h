@@ -50,6 +50,9 @@ int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
 int cli_parse_count(const char *text, uint64_t max, uint64_t *out);
 /* A positive integer up to max; 0 on success. */
 int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
+/* Before allocating: what the command line asks for (`what`, "--n 1048576") needs `bytes` of device
+ * memory; more than is free is a usage error naming both (EXIT_USAGE, after printing), else EXIT_OK. */
+int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes);
 
 /* Minimal JSON writer to stdout: nesting with commas handled. */
 void json_begin_object(void);

@@ -103,7 +103,11 @@ int cmd_compile(int argc, char **argv) {
                 return cli_usage("compile", "--threads '%s' is not a count from 1 to 64", optarg);
             break;
         case 'e': entry = optarg; break;
-        case 'a': arch = optarg; break;
+        case 'a':
+            /* the library takes "" as "no arch given"; on the command line it is a mistake */
+            if (!*optarg) return cli_usage("compile", "--arch '' is not sm_<digits> (for example sm_90)");
+            arch = optarg;
+            break;
         case 'j': json = 1; break;
         case 'h': help(); return EXIT_OK;
         case 'D':

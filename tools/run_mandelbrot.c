@@ -161,7 +161,13 @@ int run_mandelbrot(int argc, char **argv) {
         kj_runtime_destroy(rt);
         return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile mandelbrot` works without one)");
     }
-    int rc = EXIT_OK;
+    char what[64];
+    snprintf(what, sizeof what, "%u x %u%s", w, h, compare ? " with --compare" : "");
+    int rc = cli_check_device_memory(rt, cmd, what, (compare ? 2 : 1) * (uint64_t)bytes);
+    if (rc != EXIT_OK) {
+        kj_runtime_destroy(rt);
+        return rc;
+    }
     kj_devptr img = 0, other = 0;
     uint16_t *host = NULL, *host_other = NULL;
     uint8_t *gray = NULL;

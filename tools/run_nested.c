@@ -86,7 +86,13 @@ int run_nested_reduce(int argc, char **argv) {
         kj_runtime_destroy(rt);
         return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile nested` works without one)");
     }
-    int rc = EXIT_OK;
+    char what[64];
+    snprintf(what, sizeof what, "--n %llu", (unsigned long long)n);
+    int rc = cli_check_device_memory(rt, cmd, what, 2 * (uint64_t)bytes); /* the input and its working copy */
+    if (rc != EXIT_OK) {
+        kj_runtime_destroy(rt);
+        return rc;
+    }
     void *host = malloc(bytes ? bytes : 1);
     double *times = calloc(repeat, sizeof *times);
     kj_devptr pristine = 0, work = 0;

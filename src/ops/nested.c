@@ -73,6 +73,8 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
                  "kj_nested_reduce: type %s: allowed are i32, u32, i64, f32, f64 (the reduction is in place, so the "
                  "element type must be its own accumulator)", kj_type_name(type));
     KJ_RETURN_IF(n && !data, KJ_ERR_USAGE, "kj_nested_reduce: data is 0 with n = %zu", n);
+    KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
+                 "kj_nested_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
     kj_nested_options defaults = {0};
     if (!o) o = &defaults;
     KJ_RETURN_IF((unsigned)o->variant >= KJ_NESTED_VARIANT_COUNT_, KJ_ERR_USAGE,

@@ -277,6 +277,8 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
+    KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
+                 "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, type_names[type]);
     KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
     KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
                  (unsigned long long)input, kj_type_size(type), type_names[type]);

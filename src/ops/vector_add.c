@@ -26,6 +26,8 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_vector_add: runtime is NULL");
     KJ_RETURN_IF(type != KJ_TYPE_F32 && type != KJ_TYPE_F64, KJ_ERR_USAGE,
                  "kj_vector_add: type %s: vector add takes f32 or f64", kj_type_name(type));
+    KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
+                 "kj_vector_add: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
     KJ_RETURN_IF(n && (!a || !b || !c), KJ_ERR_USAGE, "kj_vector_add: a 0 pointer (a %s, b %s, c %s) with n = %zu",
                  a ? "set" : "0", b ? "set" : "0", c ? "set" : "0", n);
     kj_vector_add_options defaults = {0};

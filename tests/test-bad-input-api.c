@@ -1,0 +1,286 @@
+/* The library's rows of docs/bad-input.md ("Library"): each call is refused with the status and a
+ * message naming the bad value, writes no output, and leaves the cache folder as it was. Calls that
+ * need a device run against the stub driver (argv[1], tests/stub-cuda.c): what is checked happens
+ * before anything reaches the device. tests/test-bad-input.py checks that every row names a test
+ * here and every test here is a row. */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+static char *cache_dir;
+
+/* Entries and files in the cache folder, recursively: must be the same before and after a row. */
+static size_t count_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        n++;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) n += count_files(path);
+    }
+    closedir(d);
+    return n;
+}
+
+/* status, and a message that contains needle */
+#define EXPECT(call, status, needle)                                                                \
+    do {                                                                                            \
+        kj_status s_ = (call);                                                                      \
+        if (s_ != (status)) fail_msg("%s -> %s (%s), expected %s", #call, kj_status_name(s_), kj_last_error(), #status); \
+        if (!strstr(kj_last_error(), needle)) fail_msg("%s: message '%s' lacks '%s'", #call, kj_last_error(), needle); \
+    } while (0)
+
+static kj_runtime *device_runtime(void) {
+    kj_runtime *rt = kj_test_runtime(cache_dir, 0, NULL);
+    assert_non_null(rt);
+    assert_true(kj_runtime_has_device(rt)); /* the stub's */
+    return rt;
+}
+
+static kj_runtime *compile_runtime(void) {
+    kj_runtime *rt = kj_test_runtime(cache_dir, KJ_DEVICE_NONE, NULL);
+    assert_non_null(rt);
+    return rt;
+}
+
+static const uint8_t POISON = 0xA5;
+
+static void test_reduce_byte_count_overflows(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, SIZE_MAX / 2, result, NULL), KJ_ERR_USAGE,
+           "the byte count overflows size_t");
+    EXPECT(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F64, 4096, SIZE_MAX / 8 + 1, 4096, NULL), KJ_ERR_USAGE,
+           "n = 2305843009213693952 f64 elements");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+static void test_vector_add_byte_count_overflows(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    kj_vector_add_report report;
+    memset(&report, POISON, sizeof report);
+    kj_vector_add_options o = {.report = &report};
+    EXPECT(kj_vector_add(rt, KJ_TYPE_F64, 4096, 8192, 12288, SIZE_MAX / 4, &o), KJ_ERR_USAGE,
+           "the byte count overflows size_t");
+    assert_int_equal(((uint8_t *)&report)[0], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+static void test_nested_reduce_byte_count_overflows(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_nested_reduce(rt, KJ_TYPE_I64, 4096, SIZE_MAX / 8 + 1, result, NULL), KJ_ERR_USAGE,
+           "the byte count overflows size_t");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+static void test_transpose_side_too_large(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    EXPECT(kj_transpose(rt, KJ_TYPE_F64, 4096, 8192, (size_t)1 << 31, 2, NULL), KJ_ERR_USAGE,
+           "rows and cols may be at most 2147483647");
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+static void test_alloc_beyond_device_memory(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    kj_devptr p = 0x1234;
+    EXPECT(kj_mem_alloc(rt, SIZE_MAX, &p), KJ_ERR_DEVICE_MEMORY, "cannot allocate 18446744073709551615 bytes");
+    assert_int_equal(p, 0x1234);
+    EXPECT(kj_mem_alloc(rt, 0, &p), KJ_ERR_USAGE, "0 bytes");
+    assert_int_equal(p, 0x1234);
+    kj_runtime_destroy(rt);
+}
+
+static void test_unknown_op_and_type(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_reduce(rt, (kj_op)9, KJ_TYPE_F32, 4096, 16, result, NULL), KJ_ERR_USAGE, "operator 9 is not a kj_op");
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, (kj_type)-1, 4096, 16, result, NULL), KJ_ERR_USAGE, "type -1 is not a kj_type");
+    kj_op op = KJ_OP_MAX;
+    kj_type type = KJ_TYPE_F64;
+    EXPECT(kj_op_parse("avg", &op), KJ_ERR_USAGE, "unknown operator 'avg': allowed are sum, max, min, prod");
+    EXPECT(kj_type_parse(NULL, &type), KJ_ERR_USAGE, "unknown type '(null)'");
+    assert_int_equal(op, KJ_OP_MAX);
+    assert_int_equal(type, KJ_TYPE_F64);
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    kj_reduce_options o = {.entry = "reduce_nope"};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "unknown reduction entry 'reduce_nope'");
+    kj_runtime_destroy(rt);
+}
+
+/* kj_compile: result is poisoned first and must stay so; nothing is stored. */
+static void expect_compile(const kj_request *req, kj_status status, const char *needle) {
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    kj_compile_result r;
+    memset(&r, POISON, sizeof r);
+    EXPECT(kj_compile(rt, req, &r), status, needle);
+    assert_int_equal(((uint8_t *)&r)[0], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+static void test_request_without_kernel(void **state) {
+    (void)state;
+    kj_request req = {0};
+    expect_compile(&req, KJ_ERR_USAGE, "no kernel given");
+}
+
+static void test_define_without_name_or_value(void **state) {
+    (void)state;
+    kj_define no_name[] = {{NULL, "1"}};
+    kj_request req = {.kernel = "reduce", .defines = no_name, .define_count = 1};
+    expect_compile(&req, KJ_ERR_INVALID_DEFINE, "macro name '(null)' for reduce");
+    kj_define no_value[] = {{"OP", NULL}};
+    req.defines = no_value;
+    expect_compile(&req, KJ_ERR_INVALID_DEFINE, "macro OP for reduce has no value");
+    req.defines = NULL; /* a count without the array */
+    expect_compile(&req, KJ_ERR_USAGE, "define_count is 1 but defines is NULL");
+}
+
+static void test_define_value_with_space(void **state) {
+    (void)state;
+    kj_define d[] = {{"OP", "sum -DEVIL=1"}};
+    kj_request req = {.kernel = "reduce", .defines = d, .define_count = 1};
+    expect_compile(&req, KJ_ERR_INVALID_DEFINE, "values are one word");
+}
+
+static void test_request_arch_malformed(void **state) {
+    (void)state;
+    kj_request req = {.kernel = "reduce", .arch = "sm_9x"};
+    expect_compile(&req, KJ_ERR_USAGE, "arch 'sm_9x' is not sm_<digits>");
+    req.arch = "sm_10";
+    expect_compile(&req, KJ_ERR_USAGE, "arch sm_10 is not a target of this NVRTC");
+}
+
+static void test_too_many_options(void **state) {
+    (void)state;
+    const char *opts[200];
+    for (size_t i = 0; i < 200; i++) opts[i] = "-lineinfo";
+    kj_request req = {.kernel = "reduce", .options = opts, .option_count = 200};
+    expect_compile(&req, KJ_ERR_USAGE, "200 NVRTC options: at most 128");
+    const char *reserved[] = {"-DOP=max"};
+    req.options = reserved;
+    req.option_count = 1;
+    expect_compile(&req, KJ_ERR_USAGE, "option '-DOP=max' is set by kernjit");
+}
+
+static void test_source_text_not_a_kernel(void **state) {
+    (void)state;
+    kj_request req = {.kernel = "mine.cu", .source_text = ""};
+    expect_compile(&req, KJ_ERR_SOURCE, "'mine.cu' is empty");
+    req.source_text = "int main(void) { return 0; }";
+    expect_compile(&req, KJ_ERR_SOURCE, "'mine.cu' is not a kernel file");
+}
+
+static void test_runtime_arch_malformed(void **state) {
+    (void)state;
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = "compute_90";
+    kj_runtime *rt = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "arch 'compute_90' is not sm_<digits>");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+    o.arch = NULL;
+    o.device = 7; /* the stub has one device */
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "device 7 does not exist: this machine has 1 device");
+    o.device = -5;
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "device -5");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+}
+
+static void test_search_path_entry_is_a_file(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/not-a-folder", dir);
+    kj_test_write(file, "x", 1);
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.cache_dir = cache_dir;
+    o.search_path = file;
+    kj_runtime *rt;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    kj_request req = {.kernel = "reduce"};
+    EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "is not a folder: the search path lists folders");
+    kj_kernel_desc *d = (kj_kernel_desc *)0x1;
+    EXPECT(kj_describe(rt, "reduce", &d), KJ_ERR_USAGE, "is not a folder");
+    assert_ptr_equal(d, (kj_kernel_desc *)0x1);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
+static void test_kernel_names_too_long(void **state) {
+    (void)state;
+    char name[70], path[5000], entry[600];
+    memset(name, 'k', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    kj_request req = {.kernel = name};
+    expect_compile(&req, KJ_ERR_USAGE, "kernel name of 69 characters: at most 64");
+    memset(path, 'p', sizeof path - 4);
+    memcpy(path + sizeof path - 4, ".cu", 4);
+    req.kernel = path;
+    expect_compile(&req, KJ_ERR_USAGE, "kernel path of 4999 characters: at most 4095");
+    memset(entry, 'e', sizeof entry - 1);
+    entry[sizeof entry - 1] = '\0';
+    req.kernel = "reduce";
+    req.entry = entry;
+    expect_compile(&req, KJ_ERR_USAGE, "entry name of 599 characters: 1 to 512");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test-bad-input-api path/to/libstub-cuda.so\n");
+        return 2;
+    }
+    setenv("KERNJIT_LIBCUDA", argv[1], 1); /* before the first kj_ call loads a driver */
+    cache_dir = kj_test_tmpdir();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reduce_byte_count_overflows),
+        cmocka_unit_test(test_vector_add_byte_count_overflows),
+        cmocka_unit_test(test_nested_reduce_byte_count_overflows),
+        cmocka_unit_test(test_transpose_side_too_large),
+        cmocka_unit_test(test_alloc_beyond_device_memory),
+        cmocka_unit_test(test_unknown_op_and_type),
+        cmocka_unit_test(test_request_without_kernel),
+        cmocka_unit_test(test_define_without_name_or_value),
+        cmocka_unit_test(test_define_value_with_space),
+        cmocka_unit_test(test_request_arch_malformed),
+        cmocka_unit_test(test_too_many_options),
+        cmocka_unit_test(test_source_text_not_a_kernel),
+        cmocka_unit_test(test_runtime_arch_malformed),
+        cmocka_unit_test(test_search_path_entry_is_a_file),
+        cmocka_unit_test(test_kernel_names_too_long),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    kj_test_rmdir(cache_dir);
+    return rc;
+}

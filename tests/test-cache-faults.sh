@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Cache faults end to end (docs/bad-input.md, "Cache faults"; each block is marked with its row):
+# a damaged or linked entry, and a cache folder that cannot be created, is read-only or full. In each
+# case the kernel still compiles and, on the stub driver's device, runs, with a warning; no partial or
+# wrong entry and no temporary file is left. Read-only and full folders are simulated with the
+# LD_PRELOAD shim tests/fault-inject.c (the tests run as root, which ignores permission bits).
+# Usage: test-cache-faults.sh path/to/kernjit path/to/libkj-fault-inject.so path/to/libstub-cuda.so kernels/
+set -u
+K="$1"
+SHIM="$2"
+STUB="$3"
+KD="$4"
+work="$(cd "$(mktemp -d)" && pwd -P)"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+export KERNJIT_PATH=
+export KERNJIT_LIBCUDA="$STUB"
+# the shim is preloaded ahead of a sanitizer runtime in -Db_sanitize builds
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+# run ROW CODE OUTPUT-NEEDLE STDERR-NEEDLE command...: the exit code, a line of the output and a
+# warning (empty: none expected)
+run() {
+    local row="$1" code="$2" needle="$3" warning="$4"
+    shift 4
+    local rc
+    "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+    if [ "$rc" != "$code" ]; then
+        fail "$row: '$*' exited $rc, expected $code"; sed 's/^/    /' "$work/out" "$work/err"
+    elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$work/out"; then
+        fail "$row: the output of '$*' lacks '$needle'"; sed 's/^/    /' "$work/out" "$work/err"
+    elif [ -n "$warning" ] && ! grep -qF -- "$warning" "$work/err"; then
+        fail "$row: '$*' did not warn '$warning'"; sed 's/^/    /' "$work/err"
+    elif [ -z "$warning" ] && grep -q "warning" "$work/err"; then
+        fail "$row: '$*' warned unexpectedly"; sed 's/^/    /' "$work/err"
+    else
+        ok "$row: $*"
+    fi
+}
+
+# The folder holds only whole, valid entries: no temporary file, every entry verifies, and (when
+# given) exactly N entries.
+clean() {
+    local row="$1" dir="$2" want="${3:-}"
+    local tmps entries bad
+    tmps=$(find "$dir" -name '.tmp-*' 2>/dev/null | wc -l)
+    entries=$(find "$dir" -name '*.cubin' -type f 2>/dev/null | wc -l)
+    bad=$(KERNJIT_CACHE_DIR="$dir" "$K" cache list --json 2>/dev/null | grep -o '"valid":false' | wc -l)
+    if [ "$tmps" != 0 ]; then fail "$row: $tmps temporary file(s) left in $dir"
+    elif [ "$bad" != 0 ]; then fail "$row: $bad damaged entr(ies) left in $dir"
+    elif [ -n "$want" ] && [ "$entries" != "$want" ]; then fail "$row: $entries entries in $dir, expected $want"
+    else ok "$row: $dir holds $entries valid entr(ies), no temporary file"; fi
+}
+
+sum() { sha256sum "$1" | cut -c1-64; }
+
+# vadd on the stub device: c = a + b, checked through --print
+LAUNCH=("$K" launch "$KD/vadd.cu" --grid 4 --block 256 --arg 'f32[1000]=iota' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros'
+        --arg i32=1000 --print 2:999 --repeat 0)
+RAN="[999] 1001"
+
+# A cache with one good entry for vadd; prints its path.
+fresh() {
+    local dir="$1"
+    rm -rf "$dir"
+    KERNJIT_CACHE_DIR="$dir" "${LAUNCH[@]}" >/dev/null 2>&1 || fail "setting up $dir"
+    find "$dir" -name '*.cubin' -type f
+}
+
+# ---- damaged entries -------------------------------------------------------------------------------
+damaged() {
+    local row="$1" what="$2"
+    shift 2
+    local c="$work/$row" e size
+    e=$(fresh "$c")
+    size=$(stat -c %s "$e")
+    "$@" "$e"
+    KERNJIT_CACHE_DIR="$c" run "$row" 0 "$RAN" "is damaged or not ours; removed it" "${LAUNCH[@]}"
+    grep -qF "compiled now" "$work/out" || grep -qF "compiled" "$work/out" || fail "$row: $what: not compiled again"
+    [ "$(stat -c %s "$e" 2>/dev/null)" = "$size" ] && ok "$row: $what: replaced by a whole entry" \
+        || fail "$row: $what: the entry was not replaced"
+    clean "$row" "$c" 1
+}
+truncate100() { truncate -s 100 "$1"; }
+truncate0() { truncate -s 0 "$1"; }
+flip_last() { local n; n=$(stat -c %s "$1"); printf '\x55' | dd of="$1" bs=1 seek=$((n - 1)) conv=notrunc status=none; }
+flip_version() { printf '\x02' | dd of="$1" bs=1 seek=8 conv=notrunc status=none; }
+damaged F1 "truncated to 100 bytes" truncate100          # row F1
+damaged F2 "truncated to 0 bytes" truncate0              # row F2
+damaged F3 "a payload bit flipped" flip_last             # row F3
+damaged F4 "a header byte changed" flip_version          # row F4
+
+# ---- symbolic links ----------------------------------------------------------------------------------
+# row F5: the entry is a link to a valid entry elsewhere: never followed (its target is not read as
+# the entry, not written through, not removed); the link is replaced by a regular file
+c="$work/F5"
+e=$(fresh "$c")
+cp "$e" "$work/target.cubin"
+before=$(sum "$work/target.cubin")
+rm "$e" && ln -s "$work/target.cubin" "$e"
+KERNJIT_CACHE_DIR="$c" run F5 0 "$RAN" "is a symbolic link; removed it" "${LAUNCH[@]}"
+[ "$(sum "$work/target.cubin")" = "$before" ] && ok "F5: the link's target is unchanged" || fail "F5: the link's target changed"
+[ -f "$e" ] && [ ! -L "$e" ] && ok "F5: the entry is a regular file again" || fail "F5: the entry is still a link"
+clean F5 "$c" 1
+# row F6: a dangling link, and a link to a file the store would overwrite if it followed links
+c="$work/F6"
+e=$(fresh "$c")
+rm "$e" && ln -s "$work/nowhere.cubin" "$e"
+KERNJIT_CACHE_DIR="$c" run F6 0 "$RAN" "is a symbolic link; removed it" "${LAUNCH[@]}"
+[ ! -e "$work/nowhere.cubin" ] && ok "F6: nothing was created at the link's target" || fail "F6: written through the link"
+echo "precious" > "$work/precious"
+rm "$e" && ln -s "$work/precious" "$e"
+KERNJIT_CACHE_DIR="$c" run F6 0 "compiled" "is a symbolic link" "$K" compile "$KD/vadd.cu" --arch sm_90
+[ "$(cat "$work/precious")" = precious ] && ok "F6: the file the link named is untouched" || fail "F6: the link was followed"
+clean F6 "$c" 1
+# row F7: the arch folder is a link to another folder: not used, nothing written there
+c="$work/F7"
+mkdir -p "$c" "$work/elsewhere" && chmod 700 "$c" "$work/elsewhere" && ln -s "$work/elsewhere" "$c/sm_90"
+KERNJIT_CACHE_DIR="$c" run F7 0 "$RAN" "a symbolic link or not a folder" "${LAUNCH[@]}"
+[ -z "$(ls -A "$work/elsewhere")" ] && ok "F7: nothing written through the linked folder" || fail "F7: wrote into the link's target"
+
+# ---- folders that cannot be created or written -------------------------------------------------------
+# row F8: a file is in the way of the cache folder
+echo x > "$work/file"
+KERNJIT_CACHE_DIR="$work/file/cache" run F8 0 "$RAN" "cannot create the cache folder" "${LAUNCH[@]}"
+KERNJIT_CACHE_DIR="$work/file/cache" run F8 0 "(not stored: compiled in memory only)" "cannot create the cache folder" \
+    "$K" compile "$KD/vadd.cu" --arch sm_90
+[ "$(cat "$work/file")" = x ] && ok "F8: the file in the way is untouched" || fail "F8: the file in the way changed"
+
+# row F9: creating the folder is forbidden (EACCES)
+c="$work/F9/cache"
+KJ_FAULT_DIR="$work/F9" KJ_FAULT=mkdir=EACCES LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F9 0 "$RAN" "cannot create the cache folder $c (Permission denied)" "${LAUNCH[@]}"
+[ ! -e "$work/F9" ] && ok "F9: nothing created" || fail "F9: $(find "$work/F9")"
+
+# row F10: a read-only file system, holding a good entry of another kernel: vadd compiles and runs,
+# the other entry stays as it was and still hits
+RO=create=EROFS,mkdir=EROFS,rename=EROFS,unlink=EROFS,utime=EROFS
+c="$work/F10"
+rm -rf "$c"
+KERNJIT_CACHE_DIR="$c" "$K" compile "$KD/scale.cu:scale<float,256>" --arch sm_90 >/dev/null 2>&1 || fail "F10: setup"
+other=$(find "$c" -name '*.cubin')
+before=$(sum "$other")
+KJ_FAULT_DIR="$c" KJ_FAULT=$RO LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F10 0 "$RAN" "Read-only file system); the kernel is kept in memory only" "${LAUNCH[@]}"
+KJ_FAULT_DIR="$c" KJ_FAULT=$RO LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F10 0 "cache hit" "" "$K" compile "$KD/scale.cu:scale<float,256>" --arch sm_90
+[ "$(sum "$other")" = "$before" ] && ok "F10: the other entry is unchanged" || fail "F10: the other entry changed"
+clean F10 "$c" 1
+# ... and a read-only root without the arch folder yet
+c="$work/F10b"
+mkdir -p "$c" && chmod 700 "$c"
+KJ_FAULT_DIR="$c" KJ_FAULT=$RO LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F10 0 "$RAN" "cannot create $c/sm_90 (Read-only file system)" "${LAUNCH[@]}"
+[ -z "$(ls -A "$c")" ] && ok "F10: nothing created in the read-only folder" || fail "F10: $(ls -A "$c")"
+
+# row F11: read-only, and the entry is damaged: it cannot be removed, so it stays as it was (every
+# read finds it bad again); the kernel still compiles and runs, and the warning says so
+c="$work/F11"
+e=$(fresh "$c")
+truncate -s 100 "$e"
+before=$(sum "$e")
+KJ_FAULT_DIR="$c" KJ_FAULT=$RO LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F11 0 "$RAN" "is damaged or not ours; cannot remove it (Read-only file system)" "${LAUNCH[@]}"
+[ "$(sum "$e")" = "$before" ] && ok "F11: the damaged entry is as it was" || fail "F11: the damaged entry changed"
+[ -z "$(find "$c" -name '.tmp-*')" ] && ok "F11: no temporary file" || fail "F11: a temporary file was left"
+
+# row F12: the disk fills while the entry is written (ENOSPC after 1000 bytes; and at once)
+for bytes in 1000 0; do
+    c="$work/F12-$bytes"
+    rm -rf "$c"
+    KJ_FAULT_DIR="$c" KJ_FAULT=write=ENOSPC KJ_FAULT_WRITE_BYTES=$bytes LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+        run F12 0 "$RAN" "No space left on device); the kernel is kept in memory only" "${LAUNCH[@]}"
+    clean F12 "$c" 0
+done
+# row F13: over quota (EDQUOT), reported when the file is closed (as NFS and delayed allocation do)
+c="$work/F13"
+rm -rf "$c"
+KJ_FAULT_DIR="$c" KJ_FAULT=close=EDQUOT LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F13 0 "$RAN" "Disk quota exceeded); the kernel is kept in memory only" "${LAUNCH[@]}"
+clean F13 "$c" 0
+# row F14: the rename into place fails: the temporary file is removed
+c="$work/F14"
+rm -rf "$c"
+KJ_FAULT_DIR="$c" KJ_FAULT=rename=EACCES LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F14 0 "(not stored: compiled in memory only)" "Permission denied); the kernel is kept in memory only" \
+    "$K" compile "$KD/vadd.cu" --arch sm_90
+clean F14 "$c" 0
+# the same cache, the fault gone: the next run stores the entry and the one after hits it
+KERNJIT_CACHE_DIR="$c" run F14 0 "compiled" "" "$K" compile "$KD/vadd.cu" --arch sm_90
+KERNJIT_CACHE_DIR="$c" run F14 0 "cache hit" "" "$K" compile "$KD/vadd.cu" --arch sm_90
+clean F14 "$c" 1
+
+# row F15: temporary files of a writer that crashed are removed once an hour old; a recent one (a
+# writer at work) is left alone
+c="$work/F15"
+fresh "$c" >/dev/null
+touch -d '2 hours ago' "$c/sm_90/.tmp-crashed"
+touch "$c/sm_90/.tmp-busy"
+KERNJIT_CACHE_DIR="$c" run F15 0 "compiled" "" "$K" compile "$KD/scale.cu:scale<float,256>" --arch sm_90
+[ ! -e "$c/sm_90/.tmp-crashed" ] && [ -e "$c/sm_90/.tmp-busy" ] && ok "F15: the stale temporary file went, the recent one stayed" \
+    || fail "F15: $(ls -A "$c/sm_90")"
+
+# row F16: a FIFO where the entry belongs (a reader that blocked on it would hang the program): not
+# read, removed, replaced by a whole entry
+c="$work/F16"
+e=$(fresh "$c")
+rm "$e" && mkfifo "$e"
+KERNJIT_CACHE_DIR="$c" run F16 0 "$RAN" "is damaged or not ours; removed it" timeout 60 "${LAUNCH[@]}"
+[ -f "$e" ] && [ ! -p "$e" ] && ok "F16: the FIFO was replaced by an entry" || fail "F16: $(ls -l "$e")"
+clean F16 "$c" 1
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all cache-fault checks passed"
