@@ -256,6 +256,41 @@ static void test_kernel_names_too_long(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "entry name of 599 characters: 1 to 512");
 }
 
+static void count_tuned(const kj_tuned *entry, void *user) {
+    (void)entry;
+    (*(int *)user)++;
+}
+
+/* A tuning database damaged by a crash, a full disk or a careless edit: each bad line is ignored with
+ * a warning, the good ones are still used, and reading leaves the file as it was. */
+static void test_damaged_tuning_database(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_NONE, &log);
+    assert_non_null(rt);
+    const char text[] = "reduce\treduce_fast\tOP=sum T=f32\t28\tNVIDIA H100 80GB HBM3\t9.0\t0.1.0\t"
+                        "BLOCK_SIZE=1024 COARSE_FACTOR=4\t3140.2\t341.906\t268435456\t1735689600\n"
+                        "garbage without tabs\n"
+                        "\x01\x02\xff binary\tjunk\n"
+                        "reduce\treduce_fast\tOP=max T=f32\t28\tNVIDIA H100"; /* truncated, no new line */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tuning.db", dir);
+    kj_test_write(path, text, sizeof text - 1);
+    int listed = 0;
+    assert_int_equal(kj_tune_db_list(rt, count_tuned, &listed), KJ_OK);
+    assert_int_equal(listed, 1);
+    assert_int_equal(log.warnings, 3);
+    assert_non_null(strstr(log.last, "ignored (the next store drops it)"));
+    FILE *f = fopen(path, "rb");
+    char back[sizeof text];
+    assert_int_equal(fread(back, 1, sizeof back, f), sizeof text - 1);
+    fclose(f);
+    assert_memory_equal(back, text, sizeof text - 1);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test-bad-input-api path/to/libstub-cuda.so\n");
@@ -279,6 +314,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_runtime_arch_malformed),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
+        cmocka_unit_test(test_damaged_tuning_database),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);
