@@ -186,6 +186,12 @@ static void test_hello_tree(void **state) {
  * device that handled the overflow badly cannot spoil the other tests. */
 static void test_pending_overflow_is_an_error(void **state) {
     (void)state;
+    /* Overflowing the launch pool on purpose makes the device runtime store the refused launches'
+     * parameters outside any allocation, which memcheck rightly reports; the sanitizer pass (small
+     * mode) leaves this case to the normal gpu suite. */
+    if (kj_test_skip_if_small("the forced pending-launch overflow (the device runtime then writes the refused "
+                              "launches' parameters outside its pool, which memcheck reports)"))
+        return;
     kj_runtime *rt = runtime();
     uint64_t seed = kj_test_seed();
     /* The context's limit now (the limit is only raised, so asking for 1 keeps it), learnt from a
