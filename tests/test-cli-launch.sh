@@ -13,26 +13,8 @@ KD="$4"
 work="$(mktemp -d)"
 export KERNJIT_CACHE_DIR="$work/cache"
 trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/cli-expect.sh"
 cd "$work"
-failures=0
-
-# expect CODE "needle in stderr+stdout" command...
-expect() {
-    local code="$1" needle="$2"
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" != "$code" ]; then
-        echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | sed 's/^/    /'
-        failures=$((failures + 1))
-    elif [ -n "$needle" ] && ! grep -qF -- "$needle" <<<"$out"; then
-        echo "FAIL: '$*' output lacks '$needle'"; echo "$out" | sed 's/^/    /'
-        failures=$((failures + 1))
-    else
-        echo "ok: $*"
-    fi
-}
 
 # ---- no driver needed: the command line is checked first -------------------------------------------
 # KERNJIT_LIBCUDA names a library that does not exist: if any of these reached the driver, the message

@@ -6,25 +6,7 @@ set -u
 K="$1"
 export KERNJIT_CACHE_DIR="$(mktemp -d)/cache"
 trap 'rm -rf "$(dirname "$KERNJIT_CACHE_DIR")"' EXIT
-failures=0
-
-# expect CODE "needle in stderr+stdout" command...
-expect() {
-    local code="$1" needle="$2"
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" != "$code" ]; then
-        echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | sed 's/^/    /'
-        failures=$((failures + 1))
-    elif [ -n "$needle" ] && ! grep -qF -- "$needle" <<<"$out"; then
-        echo "FAIL: '$*' output lacks '$needle'"; echo "$out" | sed 's/^/    /'
-        failures=$((failures + 1))
-    else
-        echo "ok: $*"
-    fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli-expect.sh"
 
 for c in "run transpose" "run vector-add" "bench transpose" "bench vector-add"; do
     expect 0 "usage: kernjit $c" "$K" $c --help

@@ -5,25 +5,7 @@ set -u
 K="$1"
 export KERNJIT_CACHE_DIR="$(mktemp -d)/cache"
 trap 'rm -rf "$(dirname "$KERNJIT_CACHE_DIR")"' EXIT
-failures=0
-
-# expect CODE "needle in stderr+stdout" command...
-expect() {
-    local code="$1" needle="$2"
-    shift 2
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" != "$code" ]; then
-        echo "FAIL: '$*' exited $rc, expected $code"; echo "$out" | sed 's/^/    /'
-        failures=$((failures + 1))
-    elif [ -n "$needle" ] && ! grep -qF -- "$needle" <<<"$out"; then
-        echo "FAIL: '$*' output lacks '$needle'"; echo "$out" | sed 's/^/    /'
-        failures=$((failures + 1))
-    else
-        echo "ok: $*"
-    fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli-expect.sh"
 
 expect 0 "usage: kernjit" "$K" --help
 expect 0 "kernjit 0." "$K" --version
