@@ -300,8 +300,8 @@ static int fatal(tuner *t, kj_status s) {
 
 /* The sweep's best of many is biased low by chance: each median carries noise, and the smallest of
  * dozens of noisy numbers is likely a lucky one. So the variants within RUNOFF_WITHIN of it (at most
- * RUNOFF_MAX, fastest first) run again with REMEASURE_FACTOR times the samples, and the best of that
- * runoff wins; their table entries show the runoff's medians. */
+ * RUNOFF_MAX, fastest first) run again with REMEASURE_FACTOR times the samples; their table entries
+ * then show the runoff's medians, and the smallest median of the table wins. */
 static kj_status runoff(tuner *t) {
     size_t cand[RUNOFF_MAX], n = 0;
     double bound = var(t, t->best)->median_us * RUNOFF_WITHIN;
@@ -331,8 +331,12 @@ static kj_status runoff(tuner *t) {
         v->samples = tm.samples;
         v->batch = tm.batch;
         v->gbps = tm.median_us > 0 ? t->b->pub.bytes_per_run / (tm.median_us * 1e3) : 0;
-        if (best < 0 || v->median_us < var(t, best)->median_us) best = (long)cand[k];
     }
+    /* the table now mixes runoff and sweep medians: the winner is the smallest of them all (a variant
+     * just outside the runoff wins if the re-timed ones all came out slower than it) */
+    for (size_t i = 0; i < t->count; i++)
+        if (var(t, i)->status == KJ_VARIANT_MEASURED && (best < 0 || var(t, i)->median_us < var(t, best)->median_us))
+            best = (long)i;
     t->best = best;
     return KJ_OK;
 }
