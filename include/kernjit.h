@@ -600,11 +600,13 @@ typedef struct kj_vector_add_report {
     unsigned unroll;        /* vectors (or elements) each thread has in flight */
     unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
     kj_origin origin;       /* how the kernel was obtained on this call */
+    const char *config_from; /* "explicit", "tuned" or "default" (static string) */
 } kj_vector_add_report;
 
 typedef struct kj_vector_add_options {
-    unsigned block_size;    /* BLOCK_SIZE, 0: 256 */
-    unsigned unroll;        /* UNROLL, 0: 4 */
+    unsigned block_size;    /* BLOCK_SIZE; with unroll 0 too: the tuning database's entry for the entry,
+                               type and n (see kj_tune_db_lookup), else 256 */
+    unsigned unroll;        /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
     kj_stream stream;       /* NULL: the default stream */
     kj_vector_add_report *report; /* optional: filled on success */
 } kj_vector_add_options;
@@ -646,12 +648,17 @@ typedef struct kj_transpose_report {
     unsigned grid;           /* blocks launched: one per tile */
     unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
     kj_origin origin;        /* how the kernel was obtained on this call */
+    const char *config_from; /* "explicit", "tuned" or "default" (static string; the fixed variants:
+                                "default") */
 } kj_transpose_report;
 
 typedef struct kj_transpose_options {
     kj_transpose_variant variant; /* KJ_TRANSPOSE_PADDED when zeroed */
-    unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM, 0: 32 */
-    unsigned block_rows;     /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS, 0: 8 */
+    unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM; with block_rows 0 too: the tuning
+                                database's entry for ELEM_BYTES and rows x cols elements (see
+                                kj_tune_db_lookup), else 32 */
+    unsigned block_rows;     /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS; 0: likewise, else 8 (one of them
+                                given: the other's default) */
     kj_stream stream;        /* NULL: the default stream */
     kj_transpose_report *report; /* optional: filled on success */
 } kj_transpose_options;
@@ -830,8 +837,9 @@ KJ_API kj_status kj_mandelbrot_dwell(unsigned width, unsigned height, unsigned x
  * combinations of the tunables' allowed values with the params held fixed; the metadata's `require`
  * lines leave some out. kj_compile_all builds every variant into the cache without a GPU (to prepare a
  * cache for a fleet); kj_tune times them on the device, keeps the fastest that computes the right
- * result, and records it in the tuning database, which kj_reduce (and so `kernjit run` and
- * `kernjit bench`) consult when the caller gives no configuration.
+ * result, and records it in the tuning database, which kj_reduce, kj_transpose (its padded tile) and
+ * kj_vector_add (and so `kernjit run` and `kernjit bench`) consult when the caller gives no
+ * configuration.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_space kj_space; /* the variants of a kernel; see kj_space_create */
 
@@ -923,12 +931,19 @@ typedef struct kj_compile_all_result {
 KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
 
 typedef struct kj_tune_options {
-    const char *kernel;        /* required: a family with a tuning target ("reduce") */
-    const char *entry;         /* NULL: the family's default entry (reduce_fast) */
+    const char *kernel;        /* required: a family with a tuning target: "reduce", "transpose",
+                                  "vector_add" */
+    const char *entry;         /* NULL: the family's default entry (reduce_fast, transpose_padded,
+                                  vector_add); transpose tunes transpose_padded only (the other entries
+                                  have a fixed tile); vector_add_scalar is tuned on arrays one element
+                                  into their allocations (the pointers kj_vector_add runs it for) */
     const kj_define *fixed;    /* params at one value each (OP=sum, T=f32; defaults otherwise), and
                                   tunables pinned (BLOCK_SIZE=256) or restricted (BLOCK_SIZE=256,512) */
     size_t fixed_count;
-    uint64_t n;                /* problem size in elements; 0: 2^24 */
+    uint64_t n;                /* problem size in elements; 0: the family's default (reduce 2^24,
+                                  transpose 2^26 = 8192 x 8192, vector_add 2^26). transpose: a rows x
+                                  cols = n matrix, rows the largest divisor of n not above sqrt(n)
+                                  (square for a square n; 2^25 is 4096 x 8192; a prime n is one row) */
     size_t budget;             /* 0: exhaustive; else at most this many variants are compiled and timed
                                   (greedy coordinate descent from the defaults, then from random
                                   starting points while the budget lasts) */
@@ -999,8 +1014,9 @@ typedef struct kj_tune_result {
  * stored in the tuning database (unless dry_run or the runtime has no disk cache). Free *out with
  * kj_tune_result_free. Thread-safe, but other work on the device distorts the timings.
  * Errors: KJ_ERR_UNSUPPORTED (no tuning target for the kernel: the message lists those there are),
- * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry),
- * KJ_ERR_DEVICE_MEMORY, KJ_ERR_NOT_FOUND (no variant ran correctly; the message counts why), and
+ * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry, an n
+ * the family cannot take: a transpose matrix wider than 2^31 - 1), KJ_ERR_DEVICE_MEMORY,
+ * KJ_ERR_NOT_FOUND (no variant ran correctly; the message counts why), and
  * those of kj_space_create. A failure to write the database is not an error: a warning goes to the
  * log and stored stays 0. */
 KJ_API kj_status kj_tune(kj_runtime *rt, const kj_tune_options *options, kj_tune_result **out);

@@ -64,6 +64,29 @@ kj_status kj__tune_replicate(kj_runtime *rt, kj_devptr base, size_t stride, unsi
     return KJ_OK;
 }
 
+#define COMPARE_CHUNK (32u << 20)
+
+kj_status kj__tune_compare(kj_runtime *rt, kj_devptr dev, const void *want, size_t bytes, size_t *first) {
+    *first = SIZE_MAX;
+    size_t chunk = bytes < COMPARE_CHUNK ? bytes : COMPARE_CHUNK;
+    unsigned char *got = malloc(chunk ? chunk : 1);
+    if (!got) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    const unsigned char *w = want;
+    kj_status s = KJ_OK;
+    for (size_t at = 0; at < bytes && s == KJ_OK && *first == SIZE_MAX; at += chunk) {
+        size_t len = bytes - at < chunk ? bytes - at : chunk;
+        s = kj_memcpy_dtoh(rt, got, dev + at, len);
+        if (s == KJ_OK && memcmp(got, w + at, len) != 0)
+            for (size_t i = 0; i < len; i++)
+                if (got[i] != w[at + i]) {
+                    *first = at + i;
+                    break;
+                }
+    }
+    free(got);
+    return s;
+}
+
 /* ---- the result ------------------------------------------------------------------------------ */
 
 /* The public struct first, so that a kj_tune_result * is the box's address. */

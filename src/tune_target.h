@@ -55,10 +55,15 @@ void kj__tune_rotation(const kj_runtime *rt, size_t bytes, unsigned *slots, size
 /* Copies the first `stride` bytes at base into slots 1 .. slots - 1 (doubling, device to device). */
 kj_status kj__tune_replicate(kj_runtime *rt, kj_devptr base, size_t stride, unsigned slots);
 
+/* Compares `bytes` of device memory at dev with host memory at want, copying through a bounded host
+ * buffer (an output of several GiB needs no second host copy): *first gets the byte offset of the
+ * first difference, or SIZE_MAX when they are equal. */
+kj_status kj__tune_compare(kj_runtime *rt, kj_devptr dev, const void *want, size_t bytes, size_t *first);
+
 /* The value of macro `name` in a define list, or NULL. */
 const char *kj__tune_define(const kj_define *defines, size_t count, const char *name);
 
-#define KJ__TUNE_TARGETS(X) X(reduce)
+#define KJ__TUNE_TARGETS(X) X(reduce) X(transpose) X(vector_add)
 
 #define KJ__TUNE_TARGET_DECLARE_(name) extern const kj__tune_target kj__tune_target_##name;
 KJ__TUNE_TARGETS(KJ__TUNE_TARGET_DECLARE_)

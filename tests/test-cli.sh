@@ -68,6 +68,15 @@ expect 2 "OP is given twice" "$K" tune reduce --op sum -D OP=max
 expect 2 "is not a count" "$K" tune reduce --n lots
 expect 2 "--budget" "$K" tune reduce --budget 0
 expect 2 "filters for --forget" "$K" tune reduce --cc 9.0
+expect 0 "Kernels that can be tuned: reduce, transpose, vector_add" "$K" tune transpose --help
+expect 2 "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)" "$K" tune --n 1000
+expect 2 "is not a count" "$K" tune transpose --n lots
+expect 2 "is not a count" "$K" tune vector_add --n 0
+expect 2 "10 to 100000" "$K" tune vector-add --samples 5
+expect 2 "unknown type 'f8'" "$K" tune transpose --type f8
+expect 2 "ELEM_BYTES is given twice" "$K" tune transpose --type f32 -D ELEM_BYTES=4
+expect 2 "T is given twice" "$K" tune vector_add -D T=f64 --type f32
+expect 2 "--type is given twice" "$K" tune vector_add --type f32 --type f64
 expect 2 "not both" "$K" tune --show --forget
 expect 2 "is not a compute capability" "$K" tune --forget --cc 9
 expect 0 "0 entries" "$K" tune --show
@@ -144,6 +153,8 @@ if [ -z "$devices" ]; then
     expect 1 "no CUDA device" "$K" run mandelbrot --size 64 --algo escape
     expect 1 "no CUDA device" "$K" bench nested
     expect 1 "no CUDA device" "$K" tune reduce --n 1000
+    expect 1 "no CUDA device" "$K" tune transpose --n 2^20
+    expect 1 "no CUDA device" "$K" tune vector_add --n 2^20
     expect 0 "nothing was launched" "$K" demo
 fi
 

@@ -1,5 +1,6 @@
 /* The compile suite for offline variant builds (kj_compile_all): the whole reduction space for sm_90
- * without a GPU, then all of it from the cache; a kernel whose requirements leave variants out; a
+ * without a GPU, then all of it from the cache; the transpose and vector-add spaces (the other tuned
+ * families; transpose's `require` lines skip some); a kernel whose requirements leave variants out; a
  * kernel where some variants do not compile; the progress callback. */
 #include "test_util.h"
 
@@ -86,6 +87,36 @@ static void test_reduce_all_then_cached(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* What `kernjit tune transpose` and `kernjit tune vector_add` compile: every valid variant builds for
+ * sm_90; the 4 transpose variants that break a `require` line are skipped, not failed. */
+static void test_tuned_families_all(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_define eight[] = {{"ELEM_BYTES", "8"}}; /* the largest tile: 128 x 129 x 8 bytes of shared memory */
+    kj_compile_all_options o = {.kernel = "transpose", .fixed = eight, .fixed_count = 1, .arch = "sm_90"};
+    kj_compile_all_result r;
+    KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
+    printf("transpose: %zu variants compiled in %.2f s on %u threads\n", r.compiled, r.wall_ms / 1e3, r.threads);
+    assert_int_equal(r.variants, 24);
+    assert_int_equal(r.skipped, 4);
+    assert_int_equal(r.compiled, 20);
+    assert_int_equal(r.failed, 0);
+
+    kj_define f64[] = {{"T", "f64"}};
+    o = (kj_compile_all_options){.kernel = "vector_add", .fixed = f64, .fixed_count = 1, .arch = "sm_90"};
+    KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
+    printf("vector_add: %zu variants compiled in %.2f s on %u threads\n", r.compiled, r.wall_ms / 1e3, r.threads);
+    assert_int_equal(r.variants, 20);
+    assert_int_equal(r.skipped, 0);
+    assert_int_equal(r.compiled, 20);
+    assert_int_equal(r.failed, 0);
+    assert_int_equal(log.warnings, 0);
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
 static const char require_src[] = "//@kernjit entry k\n"
                                   "//@kernjit tune TILE 8 16 32 = 16\n"
                                   "//@kernjit tune ROWS 1 2 4 8 16 = 4\n"
@@ -140,6 +171,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reduce_all_then_cached),
         cmocka_unit_test(test_requirements_and_failures),
+        cmocka_unit_test(test_tuned_families_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,6 +132,44 @@ static void test_pin_and_restrict(void **state) {
     kj_space_free(s);
 }
 
+/* The other tuned families. transpose: TILE_DIM x BLOCK_ROWS, 4 x 6, of which the `require` lines
+ * (TILE_DIM % BLOCK_ROWS == 0, TILE_DIM * BLOCK_ROWS <= 1024) leave out 16x32, 64x32, 128x16 and
+ * 128x32; keyed by ELEM_BYTES. vector_add: BLOCK_SIZE x UNROLL, 5 x 4, all valid; keyed by T. */
+static void test_family_spaces(void **state) {
+    (void)state;
+    kj_space *s;
+    KJ_ASSERT_OK(kj__space_create(NULL, "transpose", NULL, 0, NULL, 1, &s));
+    assert_int_equal(kj_space_count(s), 24);
+    assert_int_equal(kj_space_valid_count(s), 20);
+    assert_int_equal(kj_space_dim_count(s), 2);
+    assert_string_equal(kj_space_dim_name(s, 0), "TILE_DIM");
+    assert_string_equal(kj_space_dim_name(s, 1), "BLOCK_ROWS");
+    assert_string_equal(kj__space_fixed(s), "ELEM_BYTES=4");
+    for (size_t i = 0; i < kj_space_count(s); i++) {
+        kj_variant v;
+        KJ_ASSERT_OK(kj_space_variant(s, i, &v));
+        long tile = strtol(define_of(&v, "TILE_DIM"), NULL, 10), rows = strtol(define_of(&v, "BLOCK_ROWS"), NULL, 10);
+        int ok = tile % rows == 0 && tile * rows <= 1024;
+        if (ok) assert_null(v.skipped);
+        else assert_non_null(v.skipped);
+    }
+    kj_space_free(s);
+    kj_define eight[] = {{"ELEM_BYTES", "8"}};
+    KJ_ASSERT_OK(kj__space_create(NULL, "transpose", eight, 1, NULL, 1, &s));
+    assert_string_equal(kj__space_fixed(s), "ELEM_BYTES=8");
+    kj_space_free(s);
+
+    KJ_ASSERT_OK(kj__space_create(NULL, "vector_add", NULL, 0, NULL, 1, &s));
+    assert_int_equal(kj_space_count(s), 20);
+    assert_int_equal(kj_space_valid_count(s), 20);
+    assert_int_equal(kj_space_dim_count(s), 2);
+    assert_string_equal(kj_space_dim_name(s, 0), "BLOCK_SIZE");
+    assert_string_equal(kj_space_dim_name(s, 1), "UNROLL");
+    assert_string_equal(kj_space_dim_value(s, 0, 0), "64");
+    assert_string_equal(kj__space_fixed(s), "T=f32");
+    kj_space_free(s);
+}
+
 static void test_bad_macros(void **state) {
     (void)state;
     kj_space *s = NULL;
@@ -244,6 +282,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_space),      cmocka_unit_test(test_pin_and_restrict),
         cmocka_unit_test(test_bad_macros),        cmocka_unit_test(test_requirements_filter),
         cmocka_unit_test(test_too_big),           cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_family_spaces),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,18 +21,23 @@ static void help(void) {
            "times each on the GPU (CUDA events after a warm-up; the median of S samples, default 10, at\n"
            "least 10; inputs that fit in L2 rotate through copies) and checks it against the CPU reference.\n"
            "The fastest correct variant is timed again and stored in the tuning database (<cache>/tuning.db)\n"
-           "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run` and\n"
-           "kj_reduce then use it when no configuration is given. N defaults to 2^24 and takes 64M, 2^28.\n"
+           "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run`,\n"
+           "kj_reduce, kj_transpose and kj_vector_add then use it when no configuration is given.\n"
+           "N counts elements (it takes 64M, 2^28); it defaults to 2^24 for reduce and 2^26 for transpose and\n"
+           "vector_add. transpose tunes transpose_padded (TILE_DIM x BLOCK_ROWS) on a rows x cols = N matrix,\n"
+           "rows the largest divisor of N not above its square root (2^26: 8192 x 8192; 2^25: 4096 x 8192);\n"
+           "its --type sets ELEM_BYTES (f16 2, f32 4, f64 8), the other kernels' sets T.\n"
            "-D NAME=V1,V2 restricts a tunable to those values; NAME=V pins it (and keys the result by it).\n"
            "--budget K touches at most K variants: greedy coordinate descent from the defaults, then from\n"
            "random starting points. --dry-run stores nothing.\n\n"
            "--show lists the database; --forget removes the entries that match every filter given (all of\n"
            "them without filters). Both work without a GPU. Exit 1 without a CUDA device.\n"
-           "Kernels that can be tuned: reduce.\n");
+           "Kernels that can be tuned: reduce, transpose, vector_add.\n");
 }
 
 typedef struct args {
-    const char *kernel, *entry, *device;
+    const char *kernel, *entry, *device, *type;
+    char elem_bytes[8];        /* --type for transpose: ELEM_BYTES */
     kj_define defines[MAX_DEFINES];
     size_t ndef;
     uint64_t n, budget, samples, threads, seed;
@@ -372,7 +377,8 @@ static int do_forget(const args *a) {
 static int add_define(args *a, const char *name, const char *value) {
     for (size_t i = 0; i < a->ndef; i++)
         if (strcmp(a->defines[i].name, name) == 0)
-            return cli_usage("tune", "%s is given twice (--op/--type set OP and T)", name);
+            return cli_usage("tune", "%s is given twice (--op sets OP; --type sets T, or ELEM_BYTES for transpose)",
+                             name);
     if (a->ndef == MAX_DEFINES) return cli_usage("tune", "at most %d -D macros", MAX_DEFINES);
     a->defines[a->ndef++] = (kj_define){name, value};
     return EXIT_OK;
@@ -402,16 +408,18 @@ int cmd_tune(int argc, char **argv) {
             if ((rc = add_define(&a, d.name, d.value)) != EXIT_OK) return rc;
             break;
         }
-        case 'o':
+        case 'o': {
+            kj_op op;
+            if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
+            if ((rc = add_define(&a, "OP", optarg)) != EXIT_OK) return rc;
+            break;
+        }
         case 't': {
-            if (c == 'o') {
-                kj_op op;
-                if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
-            } else {
-                kj_type type;
-                if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
-            }
-            if ((rc = add_define(&a, c == 'o' ? "OP" : "T", optarg)) != EXIT_OK) return rc;
+            kj_type type;
+            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
+            if (a.type) return cli_usage("tune", "--type is given twice");
+            a.type = optarg; /* its macro depends on the kernel, named after the options */
+            snprintf(a.elem_bytes, sizeof a.elem_bytes, "%zu", kj_type_size(type));
             break;
         }
         case 'n':
@@ -453,7 +461,13 @@ int cmd_tune(int argc, char **argv) {
         }
     }
     if (optind < argc) a.kernel = argv[optind++];
+    /* `kernjit run` and `bench` name it vector-add; its kernel (source, database key) is vector_add */
+    if (a.kernel && strcmp(a.kernel, "vector-add") == 0) a.kernel = "vector_add";
     if (optind < argc) return cli_usage("tune", "one kernel at a time (got '%s' too)", argv[optind]);
+    /* transpose moves bits: its element is ELEM_BYTES, not a type */
+    if (a.type && (rc = a.kernel && strcmp(a.kernel, "transpose") == 0 ? add_define(&a, "ELEM_BYTES", a.elem_bytes)
+                                                                       : add_define(&a, "T", a.type)) != EXIT_OK)
+        return rc;
     if (a.show && a.forget) return cli_usage("tune", "--show or --forget, not both");
     if (a.show) {
         if (a.entry || a.ndef || a.n_given || a.device || a.cc >= 0)
@@ -466,6 +480,6 @@ int cmd_tune(int argc, char **argv) {
         return do_forget(&a);
     }
     if (a.device || a.cc >= 0) return cli_usage("tune", "--device and --cc are filters for --forget");
-    if (!a.kernel) return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce)");
+    if (!a.kernel) return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)");
     return do_tune(&a);
 }

@@ -164,6 +164,7 @@ int run_transpose(int argc, char **argv) {
         json_uint("grid", first.grid);
         json_uint("shared_bytes", first.shared_bytes);
         json_string("origin", origin_text(first.origin));
+        json_string("config_from", first.config_from);
         json_uint("wrong", wrong);
         json_bool("ok", wrong == 0);
         json_uint("repeat", repeat);
@@ -175,9 +176,9 @@ int run_transpose(int argc, char **argv) {
         printf("transpose %llu x %llu %s, variant %s (seed %llu)\n", (unsigned long long)rows,
                (unsigned long long)cols, kj_type_name(type), kj_transpose_variant_name(to.variant),
                (unsigned long long)seed);
-        printf("  entry       %s, %ux%u tile, %ux%u threads, %u blocks, %u bytes of dynamic shared memory\n",
-               first.entry, first.tile[0], first.tile[1], first.block[0], first.block[1], first.grid,
-               first.shared_bytes);
+        printf("  entry       %s, %ux%u tile, %ux%u threads (%s), %u blocks, %u bytes of dynamic shared memory\n",
+               first.entry, first.tile[0], first.tile[1], first.block[0], first.block[1], first.config_from,
+               first.grid, first.shared_bytes);
         printf("  kernel      %s\n", origin_text(first.origin));
         printf("  check       %s (every element against the input, on the CPU)\n", wrong ? "WRONG" : "ok");
         printf("  time        %.2f us median of %llu runs, %.1f GB/s (read + write)\n", med_ms * 1e3,

@@ -152,6 +152,7 @@ int run_vector_add(int argc, char **argv) {
         json_uint("unroll", first.unroll);
         json_uint("grid", first.grid);
         json_string("origin", origin_text(first.origin));
+        json_string("config_from", first.config_from);
         json_uint("wrong", wrong);
         json_bool("ok", wrong == 0);
         json_uint("repeat", repeat);
@@ -162,8 +163,8 @@ int run_vector_add(int argc, char **argv) {
     } else {
         printf("vector add %s, n = %llu (seed %llu%s)\n", kj_type_name(type), (unsigned long long)n,
                (unsigned long long)seed, offset ? ", offset into the allocations" : "");
-        printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u, %u blocks\n", first.entry, first.block_size, first.unroll,
-               first.grid);
+        printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u (%s), %u blocks\n", first.entry, first.block_size,
+               first.unroll, first.config_from, first.grid);
         printf("  kernel      %s\n", origin_text(first.origin));
         printf("  check       %s (every element against the CPU's a + b, bit for bit)\n", wrong ? "WRONG" : "ok");
         printf("  time        %.2f us median of %llu runs, %.1f GB/s (2 reads + 1 write)\n", med_ms * 1e3,

@@ -1,13 +1,15 @@
 /* Host side of kernels_src/transpose.cu: kj_transpose maps the variant to its entry and thread block,
- * gets the kernel (ELEM_BYTES from the type, TILE_DIM and BLOCK_ROWS for the padded tile) and launches
- * one block per tile. The padded tile's shared memory comes from the kernel's metadata
- * (shared-dynamic), already opted in by kj_kernel_get. */
+ * gets the kernel (ELEM_BYTES from the type, TILE_DIM and BLOCK_ROWS for the padded tile: the caller's,
+ * else the tuning database's, else the defaults) and launches one block per tile. The padded tile's
+ * shared memory comes from the kernel's metadata (shared-dynamic), already opted in by kj_kernel_get. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../error.h"
 #include "../runtime.h"
+#include "../tunedb.h"
 #include "../util.h"
 
 #define DEFAULT_TILE 32
@@ -51,6 +53,27 @@ kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *v) 
                    "l1-4x32, vec", text ? text : "(null)");
 }
 
+/* The tuning database's TILE_DIM and BLOCK_ROWS for the padded tile at this element size and
+ * rows x cols elements (the in-memory copy only; src/ops/transpose_tune.c tunes by element count).
+ * A tuned pair is used whole: values that are not plain numbers mean the defaults apply. */
+static int tuned(kj_runtime *rt, size_t elem_bytes, uint64_t n, unsigned *tile, unsigned *block_rows) {
+    char fixed[32], values[256], text[32];
+    snprintf(fixed, sizeof fixed, "ELEM_BYTES=%zu", elem_bytes);
+    if (!n || !kj__tuned_find(rt, "transpose", "transpose_padded", fixed, n, values, sizeof values)) return 0;
+    unsigned v[2];
+    static const char *const names[2] = {"TILE_DIM", "BLOCK_ROWS"};
+    for (int i = 0; i < 2; i++) {
+        char *end;
+        if (kj__tunedb_value(values, names[i], text, sizeof text) != 0) return 0;
+        unsigned long x = strtoul(text, &end, 10);
+        if (*end || x == 0 || x > 1024) return 0;
+        v[i] = (unsigned)x;
+    }
+    *tile = v[0];
+    *block_rows = v[1];
+    return 1;
+}
+
 kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out, size_t rows, size_t cols,
                        const kj_transpose_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_transpose: runtime is NULL");
@@ -80,11 +103,16 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
     snprintf(eb, sizeof eb, "%zu", kj_type_size(type));
     kj_define defs[3] = {{"ELEM_BYTES", eb}};
     size_t ndefs = 1;
+    const char *from = "default"; /* the fixed variants have nothing to choose */
+    unsigned tile = DEFAULT_TILE, block_rows = DEFAULT_ROWS;
     if (v == KJ_TRANSPOSE_PADDED) {
-        unsigned tile = o->tile_dim ? o->tile_dim : DEFAULT_TILE;
-        unsigned block_rows = o->block_rows ? o->block_rows : DEFAULT_ROWS;
-        tile_rows = tile_cols = bx = tile;
-        by = block_rows;
+        if (o->tile_dim || o->block_rows) {
+            from = "explicit"; /* what the caller gives wins; the rest stays at the default */
+            if (o->tile_dim) tile = o->tile_dim;
+            if (o->block_rows) block_rows = o->block_rows;
+        } else if (tuned(rt, kj_type_size(type), (uint64_t)rows * cols, &tile, &block_rows)) {
+            from = "tuned";
+        }
         snprintf(td, sizeof td, "%u", tile);
         snprintf(br, sizeof br, "%u", block_rows);
         defs[ndefs++] = (kj_define){"TILE_DIM", td};
@@ -95,7 +123,23 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
     kj_request req = {.kernel = "transpose", .entry = variants[v].entry, .defines = defs, .define_count = ndefs};
     kj_kernel *k;
     kj_origin origin;
-    KJ_FORWARD(kj_kernel_get(rt, &req, &k, &origin));
+    kj_status got = kj_kernel_get(rt, &req, &k, &origin);
+    if (got != KJ_OK && strcmp(from, "tuned") == 0 && (got == KJ_ERR_INVALID_DEFINE || got == KJ_ERR_LIMIT)) {
+        /* a hand-edited database, or metadata changed since: the defaults still work */
+        kj__log(&rt->log, KJ_LOG_WARN, "the tuning database's TILE_DIM=%u BLOCK_ROWS=%u for transpose_padded cannot be "
+                "used (%s); using the defaults", tile, block_rows, kj_last_error());
+        tile = DEFAULT_TILE;
+        block_rows = DEFAULT_ROWS;
+        snprintf(td, sizeof td, "%u", tile);
+        snprintf(br, sizeof br, "%u", block_rows);
+        from = "default";
+        got = kj_kernel_get(rt, &req, &k, &origin);
+    }
+    KJ_FORWARD(got);
+    if (v == KJ_TRANSPOSE_PADDED) {
+        tile_rows = tile_cols = bx = tile;
+        by = block_rows;
+    }
 
     uint64_t tiles = 0;
     if (rows && cols) {
@@ -119,6 +163,7 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
         r->grid = (unsigned)tiles;
         r->shared_bytes = k->shared_dynamic;
         r->origin = origin;
+        r->config_from = from;
     }
     return KJ_OK;
 }

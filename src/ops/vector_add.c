@@ -1,10 +1,13 @@
 /* Host side of kernels_src/vector_add.cu: kj_vector_add picks the entry (16-byte vectors when every
- * pointer allows them), sizes the grid to the device and launches. */
+ * pointer allows them) and its BLOCK_SIZE and UNROLL (the caller's, else the tuning database's, else
+ * the defaults), sizes the grid to the device and launches. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../error.h"
 #include "../runtime.h"
+#include "../tunedb.h"
 
 #define DEFAULT_BLOCK 256
 #define DEFAULT_UNROLL 4
@@ -21,6 +24,26 @@ static kj_status resident_per_sm(kj_kernel *k, unsigned block, unsigned *out) {
     return KJ_OK;
 }
 
+/* The tuning database's BLOCK_SIZE and UNROLL for this entry, type and size (the in-memory copy
+ * only). A tuned pair is used whole: values that are not plain numbers mean the defaults apply. */
+static int tuned(kj_runtime *rt, const char *entry, kj_type type, size_t n, unsigned *block, unsigned *unroll) {
+    char fixed[32], values[256], text[32];
+    snprintf(fixed, sizeof fixed, "T=%s", kj_type_name(type));
+    if (!n || !kj__tuned_find(rt, "vector_add", entry, fixed, n, values, sizeof values)) return 0;
+    unsigned v[2];
+    static const char *const names[2] = {"BLOCK_SIZE", "UNROLL"};
+    for (int i = 0; i < 2; i++) {
+        char *end;
+        if (kj__tunedb_value(values, names[i], text, sizeof text) != 0) return 0;
+        unsigned long x = strtoul(text, &end, 10);
+        if (*end || x == 0 || x > 1024) return 0;
+        v[i] = (unsigned)x;
+    }
+    *block = v[0];
+    *unroll = v[1];
+    return 1;
+}
+
 kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, kj_devptr c, size_t n,
                         const kj_vector_add_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_vector_add: runtime is NULL");
@@ -33,12 +56,19 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     kj_vector_add_options defaults = {0};
     if (!o) o = &defaults;
     KJ_FORWARD(kj__enter(rt));
-    unsigned block = o->block_size ? o->block_size : DEFAULT_BLOCK;
-    unsigned unroll = o->unroll ? o->unroll : DEFAULT_UNROLL;
     /* 16-byte vectors need every pointer on a 16-byte boundary (allocations are; offsets into them
      * may not be). */
     int vectors = ((a | b | c) & 15) == 0;
     const char *entry = vectors ? "vector_add" : "vector_add_scalar";
+    unsigned block = DEFAULT_BLOCK, unroll = DEFAULT_UNROLL;
+    const char *from = "default";
+    if (o->block_size || o->unroll) {
+        from = "explicit"; /* what the caller gives wins; the rest stays at the default */
+        if (o->block_size) block = o->block_size;
+        if (o->unroll) unroll = o->unroll;
+    } else if (tuned(rt, entry, type, n, &block, &unroll)) {
+        from = "tuned";
+    }
 
     char bs[16], us[16];
     snprintf(bs, sizeof bs, "%u", block);
@@ -47,7 +77,19 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     kj_request req = {.kernel = "vector_add", .entry = entry, .defines = defs, .define_count = 3};
     kj_kernel *k;
     kj_origin origin;
-    KJ_FORWARD(kj_kernel_get(rt, &req, &k, &origin));
+    kj_status got = kj_kernel_get(rt, &req, &k, &origin);
+    if (got != KJ_OK && strcmp(from, "tuned") == 0 && got == KJ_ERR_INVALID_DEFINE) {
+        /* a hand-edited database, or metadata changed since: the defaults still work */
+        kj__log(&rt->log, KJ_LOG_WARN, "the tuning database's BLOCK_SIZE=%u UNROLL=%u for %s cannot be used (%s); "
+                "using the defaults", block, unroll, entry, kj_last_error());
+        block = DEFAULT_BLOCK;
+        unroll = DEFAULT_UNROLL;
+        snprintf(bs, sizeof bs, "%u", block);
+        snprintf(us, sizeof us, "%u", unroll);
+        from = "default";
+        got = kj_kernel_get(rt, &req, &k, &origin);
+    }
+    KJ_FORWARD(got);
 
     uint64_t grid = 0;
     if (n) {
@@ -72,6 +114,7 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
         r->unroll = unroll;
         r->grid = (unsigned)grid;
         r->origin = origin;
+        r->config_from = from;
     }
     return KJ_OK;
 }

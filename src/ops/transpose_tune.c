@@ -1,0 +1,248 @@
+/* The transpose's tuning target: kj_transpose's padded tile (transpose_padded, the only entry with
+ * tunables: TILE_DIM x BLOCK_ROWS threads a tile) on a rows x cols matrix of seeded random elements
+ * of ELEM_BYTES bytes, with the variant's TILE_DIM and BLOCK_ROWS given explicitly, checked element
+ * for element against the CPU's transpose.
+ *
+ * The problem size is n elements, as for every target (the tuning database keys by n's bucket, and
+ * kj_transpose looks up rows * cols): the matrix is rows x cols = n with rows the largest divisor of
+ * n not above sqrt(n). Square when n is a square (2^26: 8192 x 8192), else as close to square as n
+ * allows (2^25: 4096 x 8192; a prime n is one row).
+ *
+ * The runs go through kj_transpose itself, so that the grid, the block and the dynamic shared memory
+ * are exactly what the op launches for those values. Inputs that fit in L2 rotate: in and out each
+ * have `slots` copies, in two regions, so that the outputs can be poisoned with a single memset. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../error.h"
+#include "../runtime.h"
+#include "../tune_target.h"
+
+#define MAX_SIDE 2147483647ull /* kj_transpose's limit on rows and cols */
+#define BLOCK 64               /* the CPU reference's tile: both sides stay in cache */
+
+typedef struct state {
+    kj_runtime *rt;
+    kj_type type;
+    size_t es, rows, cols, n, bytes;
+    unsigned slots;
+    size_t stride;             /* between slots of one matrix */
+    kj_devptr base;            /* the inputs' slots, then the outputs' */
+    unsigned last;             /* the slot of the latest run */
+    void *expected;            /* cols x rows: the CPU's transpose */
+    kj_transpose_report report;
+} state;
+
+static uint64_t next(uint64_t *s) {
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+/* A transpose moves bits: any bits will do, and distinct ones show a misplaced element. */
+static void fill(void *buf, size_t es, size_t n, uint64_t seed) {
+    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+    if (!s) s = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next(&s);
+        if (es == 2) ((uint16_t *)buf)[i] = (uint16_t)(r >> 48);
+        else if (es == 4) ((uint32_t *)buf)[i] = (uint32_t)(r >> 32);
+        else ((uint64_t *)buf)[i] = r;
+    }
+}
+
+/* out[c * rows + r] = in[r * cols + c], in BLOCK x BLOCK blocks. */
+#define TRANSPOSE_AS(word)                                                                                             \
+    for (size_t r0 = 0; r0 < rows; r0 += BLOCK)                                                                        \
+        for (size_t c0 = 0; c0 < cols; c0 += BLOCK)                                                                    \
+            for (size_t r = r0; r < r0 + BLOCK && r < rows; r++)                                                       \
+                for (size_t c = c0; c < c0 + BLOCK && c < cols; c++)                                                   \
+                    ((word *)out)[c * rows + r] = ((const word *)in)[r * cols + c];
+
+static void transpose_cpu(const void *in, void *out, size_t es, size_t rows, size_t cols) {
+    if (es == 2) TRANSPOSE_AS(uint16_t)
+    else if (es == 4) TRANSPOSE_AS(uint32_t)
+    else TRANSPOSE_AS(uint64_t)
+}
+
+/* rows x cols = n, rows the largest divisor of n not above sqrt(n). */
+static void shape(uint64_t n, size_t *rows, size_t *cols) {
+    uint64_t r = (uint64_t)sqrt((double)n);
+    while (r * r > n) r--;
+    while ((r + 1) * (r + 1) <= n) r++;
+    while (r > 1 && n % r) r--;
+    if (r == 0) r = 1;
+    *rows = (size_t)r;
+    *cols = (size_t)(n / r);
+}
+
+static kj_devptr slot_of(const state *st, unsigned matrix, unsigned slot) {
+    return st->base + ((kj_devptr)matrix * st->slots + slot) * st->stride;
+}
+
+static void teardown(void *p) {
+    state *st = p;
+    if (!st) return;
+    kj_mem_free(st->rt, st->base);
+    free(st->expected);
+    free(st);
+}
+
+/* Every output slot, so that a variant that writes nothing cannot pass on an earlier one's output. */
+static kj_status poison(state *st) {
+    KJ_FORWARD(kj_memset_u8(st->rt, slot_of(st, 1, 0), 0xA5, (size_t)st->slots * st->stride));
+    return kj_synchronize(st->rt); /* the memset runs on the legacy stream; the runs do not */
+}
+
+static kj_status setup_state(const kj__tune_problem *p, state *st) {
+    const char *eb = kj__tune_define(p->fixed, p->fixed_count, "ELEM_BYTES");
+    KJ_RETURN_IF(!eb, KJ_ERR_SPEC, "transpose: the metadata lacks ELEM_BYTES");
+    st->es = strtoul(eb, NULL, 10);
+    KJ_RETURN_IF(st->es != 2 && st->es != 4 && st->es != 8, KJ_ERR_USAGE,
+                 "transpose: ELEM_BYTES=%.20s: allowed are 2, 4 and 8", eb);
+    st->type = st->es == 2 ? KJ_TYPE_F16 : st->es == 4 ? KJ_TYPE_U32 : KJ_TYPE_I64; /* moved as bits */
+    KJ_RETURN_IF(strcmp(p->entry, "transpose_padded") != 0, KJ_ERR_USAGE,
+                 "transpose entry '%.60s' cannot be tuned: it has a fixed 32 x 32 tile; TILE_DIM and BLOCK_ROWS "
+                 "shape transpose_padded (the default) only", p->entry);
+    KJ_RETURN_IF(p->n > (1ull << 40) / st->es, KJ_ERR_USAGE, "n = %llu elements of %zu bytes: at most 2^40 bytes",
+                 (unsigned long long)p->n, st->es);
+    shape(p->n, &st->rows, &st->cols);
+    KJ_RETURN_IF(st->cols > MAX_SIDE, KJ_ERR_USAGE,
+                 "n = %llu: its matrix is %zu x %zu (rows the largest divisor of n not above its square root), and "
+                 "kj_transpose takes at most %llu columns; give an n with closer factors (2^26 = 8192 x 8192)",
+                 (unsigned long long)p->n, st->rows, st->cols, MAX_SIDE);
+    st->n = (size_t)p->n;
+    st->bytes = st->n * st->es;
+    size_t pair_stride;
+    kj__tune_rotation(st->rt, 2 * st->bytes, &st->slots, &pair_stride);
+    st->stride = (st->bytes + 255) & ~(size_t)255;
+    size_t need = 2 * (size_t)st->slots * st->stride, free_b = 0, total = 0;
+    KJ_FORWARD(kj_mem_info(st->rt, &free_b, &total));
+    KJ_RETURN_IF(need + (64u << 20) > free_b, KJ_ERR_DEVICE_MEMORY,
+                 "tuning transpose at n = %zu (%zu x %zu) needs %zu bytes of device memory (%u cop%s of the input "
+                 "and the output); %zu of %zu are free", st->n, st->rows, st->cols, need, st->slots,
+                 st->slots == 1 ? "y" : "ies", free_b, total);
+    KJ_FORWARD(kj_mem_alloc(st->rt, need, &st->base));
+
+    void *in = malloc(st->bytes);
+    st->expected = malloc(st->bytes);
+    kj_status s = in && st->expected ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK) {
+        fill(in, st->es, st->n, p->seed);
+        transpose_cpu(in, st->expected, st->es, st->rows, st->cols);
+        s = kj_memcpy_htod(st->rt, slot_of(st, 0, 0), in, st->bytes);
+    }
+    free(in);
+    if (s == KJ_OK) s = kj__tune_replicate(st->rt, slot_of(st, 0, 0), st->stride, st->slots);
+    if (s == KJ_OK) s = poison(st);
+    return s;
+}
+
+static kj_status setup(const kj__tune_problem *p, void **out) {
+    state *st = calloc(1, sizeof *st);
+    if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    st->rt = p->rt;
+    kj_status s = setup_state(p, st);
+    if (s != KJ_OK) {
+        teardown(st);
+        return s;
+    }
+    *out = st;
+    return KJ_OK;
+}
+
+static double bytes_per_run(void *p) { return 2.0 * (double)((state *)p)->bytes; } /* read + write */
+
+static unsigned value_of(const kj_define *d, size_t count, const char *name) {
+    const char *v = kj__tune_define(d, count, name);
+    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
+static unsigned block_threads(void *p, const kj_define *d, size_t count) {
+    (void)p;
+    return value_of(d, count, "TILE_DIM") * value_of(d, count, "BLOCK_ROWS");
+}
+
+/* The metadata's shared-dynamic for transpose_padded: TILE_DIM rows of TILE_DIM + 1 elements. */
+static unsigned dynamic_shared(void *p, const kj_define *d, size_t count) {
+    unsigned tile = value_of(d, count, "TILE_DIM");
+    return tile * (tile + 1) * (unsigned)((state *)p)->es;
+}
+
+/* The tuner checks threads and shared memory against the loaded function; these are checked first,
+ * without compiling: a tile the device cannot give shared memory to would fail in kj_kernel_get, and
+ * a grid of more tiles than the device allows in the launch. */
+static int applicable(void *p, const kj_define *d, size_t count, char *why, size_t size) {
+    state *st = p;
+    unsigned tile = value_of(d, count, "TILE_DIM");
+    size_t shared = dynamic_shared(p, d, count);
+    if (shared > st->rt->info.shared_per_block_optin) {
+        snprintf(why, size, "a %u x %u tile of %zu-byte elements needs %zu bytes of shared memory a block; the device "
+                 "allows %zu", tile, tile + 1, st->es, shared, st->rt->info.shared_per_block_optin);
+        return -1;
+    }
+    uint64_t tiles = tile ? (uint64_t)((st->rows + tile - 1) / tile) * ((st->cols + tile - 1) / tile) : 0;
+    if (tiles > (uint64_t)st->rt->info.max_grid_dim[0]) {
+        snprintf(why, size, "%zu x %zu takes %llu tiles of %ux%u; a grid holds at most %d blocks", st->rows, st->cols,
+                 (unsigned long long)tiles, tile, tile, st->rt->info.max_grid_dim[0]);
+        return -1;
+    }
+    return 0;
+}
+
+static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
+    (void)k; /* kj_transpose gets the same module itself and sizes the grid as it always does */
+    state *st = p;
+    kj_transpose_options o = {.variant = KJ_TRANSPOSE_PADDED, .tile_dim = value_of(d, count, "TILE_DIM"),
+                              .block_rows = value_of(d, count, "BLOCK_ROWS"), .stream = stream, .report = &st->report};
+    st->last = i % st->slots;
+    return kj_transpose(st->rt, st->type, slot_of(st, 0, st->last), slot_of(st, 1, st->last), st->rows, st->cols, &o);
+}
+
+static uint64_t word_at(const unsigned char *p, size_t es) {
+    uint64_t v = 0;
+    if (es == 2) v = *(const uint16_t *)p;
+    else if (es == 4) v = *(const uint32_t *)p;
+    else memcpy(&v, p, 8);
+    return v;
+}
+
+static kj_status verify(void *p) {
+    state *st = p;
+    size_t first;
+    kj_devptr out = slot_of(st, 1, st->last);
+    KJ_FORWARD(kj__tune_compare(st->rt, out, st->expected, st->bytes, &first));
+    uint64_t got = 0, want = 0;
+    size_t i = first / st->es;
+    if (first != SIZE_MAX) {
+        unsigned char g[8] = {0};
+        KJ_FORWARD(kj_memcpy_dtoh(st->rt, g, out + i * st->es, st->es));
+        got = word_at(g, st->es);
+        want = word_at((const unsigned char *)st->expected + i * st->es, st->es);
+    }
+    KJ_FORWARD(poison(st));
+    if (first == SIZE_MAX) return KJ_OK;
+    /* output row = input column, output column = input row */
+    return KJ_FAIL(KJ_ERR_WRONG_RESULT,
+                   "%zu x %zu: output row %zu, column %zu is 0x%llx; the input's row %zu, column %zu is 0x%llx",
+                   st->rows, st->cols, i / st->rows, i % st->rows, (unsigned long long)got, i % st->rows,
+                   i / st->rows, (unsigned long long)want);
+}
+
+const kj__tune_target kj__tune_target_transpose = {
+    .kernel = "transpose",
+    .default_entry = "transpose_padded",
+    .default_n = 1u << 26, /* 8192 x 8192 */
+    .unused_tunables = NULL,
+    .setup = setup,
+    .bytes_per_run = bytes_per_run,
+    .applicable = applicable,
+    .block_threads = block_threads,
+    .dynamic_shared = dynamic_shared,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};
