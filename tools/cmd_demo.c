@@ -43,8 +43,10 @@ static int compile_all(int json) {
             json_string("cache_path", r.cache_path);
             json_end_object();
         } else {
-            printf("  %-12s %s  %s\n", req.kernel, r.cache_hit ? "cache hit        " : "compiled", r.stored ? r.cache_path : "(memory only)");
-            if (!r.cache_hit) printf("  %-12s (%.0f ms)\n", "", r.compile_ms + r.link_ms);
+            char how[48];
+            if (r.cache_hit) snprintf(how, sizeof how, "cache hit");
+            else snprintf(how, sizeof how, "compiled in %.0f ms", r.compile_ms + r.link_ms);
+            printf("  %-12s %-20s %s\n", req.kernel, how, r.stored ? r.cache_path : "(memory only)");
         }
     }
     if (json) {
