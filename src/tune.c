@@ -44,6 +44,11 @@ const char *kj__tune_define(const kj_define *d, size_t count, const char *name) 
     return NULL;
 }
 
+unsigned kj__tune_define_uint(const kj_define *d, size_t count, const char *name) {
+    const char *v = kj__tune_define(d, count, name);
+    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
 void kj__tune_rotation(const kj_runtime *rt, size_t bytes, unsigned *slots, size_t *stride) {
     *stride = (bytes + 255) & ~(size_t)255;
     if (*stride == 0) *stride = 256;

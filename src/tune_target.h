@@ -62,6 +62,9 @@ kj_status kj__tune_compare(kj_runtime *rt, kj_devptr dev, const void *want, size
 
 /* The value of macro `name` in a define list, or NULL. */
 const char *kj__tune_define(const kj_define *defines, size_t count, const char *name);
+/* The same as a number (the space's values are the metadata's, checked when it was parsed); 0 when
+ * the macro is not in the list. */
+unsigned kj__tune_define_uint(const kj_define *defines, size_t count, const char *name);
 
 #define KJ__TUNE_TARGETS(X) X(reduce) X(transpose) X(vector_add)
 

@@ -281,6 +281,15 @@ int kj__tunedb_value(const char *list, const char *name, char *out, size_t size)
     return -1;
 }
 
+int kj__tunedb_uint(const char *list, const char *name, unsigned max, unsigned *out) {
+    char text[32], *end;
+    if (kj__tunedb_value(list, name, text, sizeof text) != 0 || text[0] < '0' || text[0] > '9') return -1;
+    unsigned long v = strtoul(text, &end, 10);
+    if (*end || v == 0 || v > max) return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
 /* ---- parsing and formatting ------------------------------------------------------------------ */
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out) {

@@ -97,5 +97,8 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec);
 
 /* The value of NAME in a "NAME=VALUE ..." list, copied to out; 0 when found. */
 int kj__tunedb_value(const char *list, const char *name, char *out, size_t size);
+/* The value of NAME in a VALUES list as a number from 1 to max: 0 on success, -1 when it is missing,
+ * not a plain decimal number, or out of that range (the caller then keeps its defaults). */
+int kj__tunedb_uint(const char *list, const char *name, unsigned max, unsigned *out);
 
 #endif

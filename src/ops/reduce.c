@@ -253,19 +253,12 @@ static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coar
  * pair is used whole: values that are not plain numbers, or a block too small for a single-block
  * entry's n, mean the defaults apply. */
 static int tuned(kj_runtime *rt, entry_id e, kj_op op, kj_type type, size_t n, unsigned *block, unsigned *coarse) {
-    char fixed[32], values[256], text[32];
+    char fixed[32], values[256];
     snprintf(fixed, sizeof fixed, "OP=%s T=%s", op_names[op], type_names[type]);
     if (!kj__tuned_find(rt, "reduce", entries[e].name, fixed, n, values, sizeof values)) return 0;
     unsigned b, c = *coarse;
-    char *end;
-    if (kj__tunedb_value(values, "BLOCK_SIZE", text, sizeof text) != 0) return 0;
-    b = (unsigned)strtoul(text, &end, 10);
-    if (*end || b == 0 || b > 1024 || (b & (b - 1))) return 0;
-    if (entries[e].coarsens) {
-        if (kj__tunedb_value(values, "COARSE_FACTOR", text, sizeof text) != 0) return 0;
-        c = (unsigned)strtoul(text, &end, 10);
-        if (*end || c == 0 || c > 1024) return 0;
-    }
+    if (kj__tunedb_uint(values, "BLOCK_SIZE", 1024, &b) != 0 || (b & (b - 1))) return 0;
+    if (entries[e].coarsens && kj__tunedb_uint(values, "COARSE_FACTOR", 1024, &c) != 0) return 0;
     if (entries[e].single_block && n > 2ull * b) return 0;
     *block = b;
     *coarse = c;

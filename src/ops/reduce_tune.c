@@ -175,14 +175,9 @@ static kj_status setup(const kj__tune_problem *p, void **out) {
 
 static double bytes_per_run(void *p) { return (double)((state *)p)->bytes; }
 
-static unsigned value_of(const kj_define *d, size_t count, const char *name) {
-    const char *v = kj__tune_define(d, count, name);
-    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
-}
-
 static int applicable(void *p, const kj_define *d, size_t count, char *why, size_t size) {
     state *st = p;
-    unsigned block = value_of(d, count, "BLOCK_SIZE");
+    unsigned block = kj__tune_define_uint(d, count, "BLOCK_SIZE");
     if (st->single_block && st->n > 2ull * block) {
         snprintf(why, size, "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu", st->entry,
                  2 * block, st->n);
@@ -194,8 +189,8 @@ static int applicable(void *p, const kj_define *d, size_t count, char *why, size
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
     (void)k; /* kj_reduce gets the same module itself, and picks the grid as it always does */
     state *st = p;
-    kj_reduce_options o = {.entry = st->entry, .block_size = value_of(d, count, "BLOCK_SIZE"),
-                           .coarse_factor = st->coarsens ? value_of(d, count, "COARSE_FACTOR") : 0,
+    kj_reduce_options o = {.entry = st->entry, .block_size = kj__tune_define_uint(d, count, "BLOCK_SIZE"),
+                           .coarse_factor = st->coarsens ? kj__tune_define_uint(d, count, "COARSE_FACTOR") : 0,
                            .stream = stream, .report = &st->report};
     kj_devptr input = st->base + (kj_devptr)(i % st->slots) * st->stride;
     return kj_reduce_async(st->rt, st->op, st->type, input, st->n, st->out, &o);

@@ -57,20 +57,14 @@ kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *v) 
  * rows x cols elements (the in-memory copy only; src/ops/transpose_tune.c tunes by element count).
  * A tuned pair is used whole: values that are not plain numbers mean the defaults apply. */
 static int tuned(kj_runtime *rt, size_t elem_bytes, uint64_t n, unsigned *tile, unsigned *block_rows) {
-    char fixed[32], values[256], text[32];
+    char fixed[32], values[256];
     snprintf(fixed, sizeof fixed, "ELEM_BYTES=%zu", elem_bytes);
     if (!n || !kj__tuned_find(rt, "transpose", "transpose_padded", fixed, n, values, sizeof values)) return 0;
-    unsigned v[2];
-    static const char *const names[2] = {"TILE_DIM", "BLOCK_ROWS"};
-    for (int i = 0; i < 2; i++) {
-        char *end;
-        if (kj__tunedb_value(values, names[i], text, sizeof text) != 0) return 0;
-        unsigned long x = strtoul(text, &end, 10);
-        if (*end || x == 0 || x > 1024) return 0;
-        v[i] = (unsigned)x;
-    }
-    *tile = v[0];
-    *block_rows = v[1];
+    unsigned x, y;
+    if (kj__tunedb_uint(values, "TILE_DIM", 1024, &x) != 0 || kj__tunedb_uint(values, "BLOCK_ROWS", 1024, &y) != 0)
+        return 0;
+    *tile = x;
+    *block_rows = y;
     return 1;
 }
 

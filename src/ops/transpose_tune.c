@@ -156,19 +156,14 @@ static kj_status setup(const kj__tune_problem *p, void **out) {
 
 static double bytes_per_run(void *p) { return 2.0 * (double)((state *)p)->bytes; } /* read + write */
 
-static unsigned value_of(const kj_define *d, size_t count, const char *name) {
-    const char *v = kj__tune_define(d, count, name);
-    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
-}
-
 static unsigned block_threads(void *p, const kj_define *d, size_t count) {
     (void)p;
-    return value_of(d, count, "TILE_DIM") * value_of(d, count, "BLOCK_ROWS");
+    return kj__tune_define_uint(d, count, "TILE_DIM") * kj__tune_define_uint(d, count, "BLOCK_ROWS");
 }
 
 /* The metadata's shared-dynamic for transpose_padded: TILE_DIM rows of TILE_DIM + 1 elements. */
 static unsigned dynamic_shared(void *p, const kj_define *d, size_t count) {
-    unsigned tile = value_of(d, count, "TILE_DIM");
+    unsigned tile = kj__tune_define_uint(d, count, "TILE_DIM");
     return tile * (tile + 1) * (unsigned)((state *)p)->es;
 }
 
@@ -177,7 +172,7 @@ static unsigned dynamic_shared(void *p, const kj_define *d, size_t count) {
  * a grid of more tiles than the device allows in the launch. */
 static int applicable(void *p, const kj_define *d, size_t count, char *why, size_t size) {
     state *st = p;
-    unsigned tile = value_of(d, count, "TILE_DIM");
+    unsigned tile = kj__tune_define_uint(d, count, "TILE_DIM");
     size_t shared = dynamic_shared(p, d, count);
     if (shared > st->rt->info.shared_per_block_optin) {
         snprintf(why, size, "a %u x %u tile of %zu-byte elements needs %zu bytes of shared memory a block; the device "
@@ -196,8 +191,8 @@ static int applicable(void *p, const kj_define *d, size_t count, char *why, size
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
     (void)k; /* kj_transpose gets the same module itself and sizes the grid as it always does */
     state *st = p;
-    kj_transpose_options o = {.variant = KJ_TRANSPOSE_PADDED, .tile_dim = value_of(d, count, "TILE_DIM"),
-                              .block_rows = value_of(d, count, "BLOCK_ROWS"), .stream = stream, .report = &st->report};
+    kj_transpose_options o = {.variant = KJ_TRANSPOSE_PADDED, .tile_dim = kj__tune_define_uint(d, count, "TILE_DIM"),
+                              .block_rows = kj__tune_define_uint(d, count, "BLOCK_ROWS"), .stream = stream, .report = &st->report};
     st->last = i % st->slots;
     return kj_transpose(st->rt, st->type, slot_of(st, 0, st->last), slot_of(st, 1, st->last), st->rows, st->cols, &o);
 }

@@ -27,20 +27,14 @@ static kj_status resident_per_sm(kj_kernel *k, unsigned block, unsigned *out) {
 /* The tuning database's BLOCK_SIZE and UNROLL for this entry, type and size (the in-memory copy
  * only). A tuned pair is used whole: values that are not plain numbers mean the defaults apply. */
 static int tuned(kj_runtime *rt, const char *entry, kj_type type, size_t n, unsigned *block, unsigned *unroll) {
-    char fixed[32], values[256], text[32];
+    char fixed[32], values[256];
     snprintf(fixed, sizeof fixed, "T=%s", kj_type_name(type));
     if (!n || !kj__tuned_find(rt, "vector_add", entry, fixed, n, values, sizeof values)) return 0;
-    unsigned v[2];
-    static const char *const names[2] = {"BLOCK_SIZE", "UNROLL"};
-    for (int i = 0; i < 2; i++) {
-        char *end;
-        if (kj__tunedb_value(values, names[i], text, sizeof text) != 0) return 0;
-        unsigned long x = strtoul(text, &end, 10);
-        if (*end || x == 0 || x > 1024) return 0;
-        v[i] = (unsigned)x;
-    }
-    *block = v[0];
-    *unroll = v[1];
+    unsigned x, y;
+    if (kj__tunedb_uint(values, "BLOCK_SIZE", 1024, &x) != 0 || kj__tunedb_uint(values, "UNROLL", 1024, &y) != 0)
+        return 0;
+    *block = x;
+    *unroll = y;
     return 1;
 }
 

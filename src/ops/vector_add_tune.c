@@ -134,15 +134,10 @@ static kj_status setup(const kj__tune_problem *p, void **out) {
 
 static double bytes_per_run(void *p) { return 3.0 * (double)((state *)p)->bytes; } /* a, b read; c written */
 
-static unsigned value_of(const kj_define *d, size_t count, const char *name) {
-    const char *v = kj__tune_define(d, count, name);
-    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
-}
-
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
     (void)k; /* kj_vector_add gets the same module itself and sizes the grid as it always does */
     state *st = p;
-    kj_vector_add_options o = {.block_size = value_of(d, count, "BLOCK_SIZE"), .unroll = value_of(d, count, "UNROLL"),
+    kj_vector_add_options o = {.block_size = kj__tune_define_uint(d, count, "BLOCK_SIZE"), .unroll = kj__tune_define_uint(d, count, "UNROLL"),
                                .stream = stream, .report = &st->report};
     st->last = i % st->slots;
     return kj_vector_add(st->rt, st->type, slot_of(st, 0, st->last), slot_of(st, 1, st->last), slot_of(st, 2, st->last),
