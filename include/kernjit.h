@@ -333,6 +333,8 @@ typedef struct kj_kernel_info {
                                       (`//@kernjit shared-dynamic`), already opted in; 0: none */
     int carveout;              /* the preferred shared-memory carveout applied from the metadata: a
                                   percentage 0..100 of the largest shared memory, -1: the driver's choice */
+    int pdl;                   /* 1: launched with programmatic dependent launch (the metadata's `pdl`,
+                                  on a device and target of compute capability 9.0 or later) */
 } kj_kernel_info;
 
 /* Facts about a loaded kernel, into *info (caller's storage). The strings are owned by the kernel

@@ -170,3 +170,20 @@ __device__ __forceinline__ void kj_atomic_combine(kj_acc *address, kj_acc v) {
     } while (old != assumed);
 #endif
 }
+
+// Programmatic dependent launch (compute capability 9.0 and later; no-ops before, and when the kernel
+// is launched without the attribute). An entry marked `//@kernjit pdl` calls kj_wait_for_prior_grids
+// before it touches global memory: the grids before it in the stream have then finished and their
+// writes are visible. kj_allow_dependent_launch lets the next kernel in the stream be scheduled now
+// (it will wait in turn), so its launch overlaps this kernel's end.
+__device__ __forceinline__ void kj_wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void kj_allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}

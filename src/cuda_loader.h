@@ -58,7 +58,8 @@
     X(cuEventRecord, 1)                                                                             \
     X(cuEventSynchronize, 1)                                                                        \
     X(cuEventElapsedTime, 1)                                                                        \
-    X(cuFuncGetParamInfo, 0)
+    X(cuFuncGetParamInfo, 0)                                                                        \
+    X(cuLaunchKernelEx, 0)
 
 typedef struct kj__cuda_api {
 #define KJ_CUDA_FIELD_(name, required) __typeof__(name) *name;

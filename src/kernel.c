@@ -38,6 +38,7 @@ typedef struct prepared {
     char *description;
     uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
     int carveout;
+    int pdl;
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -253,6 +254,12 @@ static kj_status describe(prepared *p) {
     return KJ_OK;
 }
 
+/* 90 for "sm_90", "sm_90a" or "compute_90"; 0 when there is no number. */
+static int arch_number(const char *arch) {
+    const char *u = strchr(arch, '_');
+    return u ? atoi(u + 1) : 0;
+}
+
 static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
     memset(p, 0, sizeof *p);
     KJ_FORWARD(kj__source_find(rt->search_path, req->kernel, req->source_text, &p->src));
@@ -269,6 +276,7 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
                                        &p->shared_dynamic));
     p->carveout = kj__spec_carveout(p->spec, p->entry);
     KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
+    p->pdl = kj__spec_pdl(p->spec, p->entry) && arch_number(p->arch) >= 90;
     KJ_FORWARD(build_options(p, req));
 
     kj__key_input in = {0};
@@ -536,6 +544,9 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->pending_launches = p->spec->pending_launches;
     k->shared_dynamic = p->shared_dynamic;
     k->carveout = p->carveout;
+    /* The wait only exists in code built for 9.0 or later (griddepcontrol), and only such devices
+     * honour the attribute. */
+    k->pdl = p->pdl && rt->info.cc_major >= 9 && rt->cu->cuLaunchKernelEx != NULL;
     if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log) {
         kernel_free(k);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -644,6 +655,7 @@ kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     info->linked = k->linked;
     info->shared_dynamic_bytes = k->shared_dynamic;
     info->carveout = k->carveout == KJ__CARVEOUT_UNSET ? KJ__CARVEOUT_DEFAULT : k->carveout;
+    info->pdl = k->pdl;
     return KJ_OK;
 }
 
@@ -763,6 +775,17 @@ kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args)
     unsigned shared = c->shared_bytes ? c->shared_bytes : k->shared_dynamic;
     KJ_FORWARD(ensure_shared(k, shared));
     if (k->linked) KJ_FORWARD(ensure_pending_limit(rt, c->pending_launches ? c->pending_launches : k->pending_launches));
+    if (k->pdl) {
+        /* programmatic stream serialization: the kernel may start while the one before it finishes;
+         * it waits (griddepcontrol.wait) before touching memory, as its metadata promises */
+        CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]), .gridDimY = dim(c->grid[1]), .gridDimZ = dim(c->grid[2]),
+                             .blockDimX = dim(c->block[0]), .blockDimY = dim(c->block[1]), .blockDimZ = dim(c->block[2]),
+                             .sharedMemBytes = shared, .hStream = (CUstream)c->stream, .attrs = &attr, .numAttrs = 1};
+        KJ_CU(rt->cu->cuLaunchKernelEx(&lc, k->function, args, NULL), "kernel launch (cuLaunchKernelEx)");
+        return KJ_OK;
+    }
     KJ_CU(rt->cu->cuLaunchKernel(k->function, dim(c->grid[0]), dim(c->grid[1]), dim(c->grid[2]), dim(c->block[0]),
                                  dim(c->block[1]), dim(c->block[2]), shared, (CUstream)c->stream, args, NULL),
           "kernel launch (cuLaunchKernel)");

@@ -35,6 +35,7 @@ struct kj_kernel {
     int occupancy;
     unsigned shared_dynamic;         /* the metadata's shared-dynamic for these macros; 0: none */
     int carveout;                    /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
+    int pdl;                         /* launched with programmatic stream serialization */
 };
 
 struct kj_runtime {

@@ -53,6 +53,7 @@ void kj__spec_free(kj__spec *spec) {
     if (!spec) return;
     attrs_free(spec->shared_dynamic, spec->shared_dynamic_count);
     attrs_free(spec->carveouts, spec->carveout_count);
+    kj__strings_free(spec->pdl_entries, spec->pdl_count);
     free(spec->summary);
     kj__strings_free(spec->entries, spec->entry_count);
     for (size_t i = 0; i < spec->param_count; i++) param_free(&spec->params[i]);
@@ -309,6 +310,26 @@ static kj_status parse_carveout(const where *w, kj__spec *spec, const char *afte
     return push_attr(w, "carveout", &spec->carveouts, &spec->carveout_count, a);
 }
 
+/* One `pdl` line: alone it marks every entry, `pdl A B` marks those (checked against `entry` once the
+ * block is read). */
+static kj_status parse_pdl(const where *w, kj__spec *spec, char **names, size_t count) {
+    if (spec->pdl_line) return SPEC_FAIL(w, "`pdl` is already given on line %d: list every entry on one line", spec->pdl_line);
+    spec->pdl_line = w->line;
+    if (count == 0) {
+        spec->pdl_all = 1;
+        return KJ_OK;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (!kj__is_identifier(names[i])) return SPEC_FAIL(w, "`pdl %.80s`: an entry must be a C identifier", names[i]);
+        for (size_t j = 0; j < spec->pdl_count; j++)
+            if (strcmp(spec->pdl_entries[j], names[i]) == 0) return SPEC_FAIL(w, "`pdl`: %s is listed twice", names[i]);
+        if (spec->pdl_count == KJ_MAX_ITEMS) return SPEC_FAIL(w, "more than %d `pdl` entries", KJ_MAX_ITEMS);
+        if (push_string(&spec->pdl_entries, &spec->pdl_count, kj__strdup(names[i])) != 0)
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    return KJ_OK;
+}
+
 static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
     char buf[1024];
     size_t n = strlen(rest);
@@ -371,9 +392,10 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
     }
     if (strcmp(d, "shared-dynamic") == 0) return parse_shared_dynamic(w, spec, after);
     if (strcmp(d, "carveout") == 0) return parse_carveout(w, spec, after);
+    if (strcmp(d, "pdl") == 0) return parse_pdl(w, spec, tok + 1, ntok - 1);
     return SPEC_FAIL(w,
                      "unknown directive '%.40s' (known: summary entry param tune require rdc limit shared-dynamic "
-                     "carveout)", d);
+                     "carveout pdl)", d);
 }
 
 typedef struct {
@@ -457,6 +479,28 @@ int kj__spec_carveout(const kj__spec *spec, const char *entry) {
     return a ? a->value : KJ__CARVEOUT_UNSET;
 }
 
+int kj__spec_pdl(const kj__spec *spec, const char *entry) {
+    if (spec->pdl_all) return 1;
+    for (size_t i = 0; entry && i < spec->pdl_count; i++)
+        if (strcmp(spec->pdl_entries[i], entry) == 0) return 1;
+    return 0;
+}
+
+/* `pdl ENTRY` must name declared entries (when the block declares any). */
+static kj_status check_pdl(const char *origin, const kj__spec *spec) {
+    for (size_t i = 0; i < spec->pdl_count && spec->entry_count; i++) {
+        if (kj__spec_has_entry(spec, spec->pdl_entries[i])) continue;
+        where w = {origin, spec->pdl_line};
+        kj__buf b = {0};
+        for (size_t e = 0; e < spec->entry_count; e++) kj__buf_printf(&b, "%s%s", e ? ", " : "", spec->entries[e]);
+        kj_status s = SPEC_FAIL(&w, "`pdl %s` names no entry: the entries are %s", spec->pdl_entries[i],
+                                b.data ? b.data : "");
+        kj__buf_free(&b);
+        return s;
+    }
+    return KJ_OK;
+}
+
 /* After the whole block is read: scoped lines must name declared entries (when the block declares
  * any), and every shared-dynamic expression must give a size with the defaults, so that a typo
  * shows when the metadata is read rather than at some later request. */
@@ -514,6 +558,7 @@ kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__s
         }
         i = end + 1;
     }
+    if (s == KJ_OK) s = check_pdl(origin, spec);
     if (s == KJ_OK && (spec->require_count || spec->shared_dynamic_count || spec->carveout_count)) {
         /* The defaults must satisfy the requirements: otherwise a request with no -D could not run. */
         char **canonical;

@@ -11,12 +11,21 @@
  *   //@kernjit shared-dynamic TILE * (TILE + 1) * 4         bytes of dynamic shared memory per block
  *   //@kernjit carveout max-shared                          preferred L1/shared split: PERCENT, max-shared,
  *                                                           max-l1 or default
+ *   //@kernjit pdl      reduce_fast                         these entries (none listed: every entry) wait
+ *                                                           for the work before them themselves
  *
  * shared-dynamic and carveout apply to every entry, or to one entry when written `ENTRY: ...`
  * (`//@kernjit shared-dynamic transpose_padded: TILE_DIM * (TILE_DIM + 1) * ELEM_BYTES`); a scoped
  * line wins over an unscoped one. The expression is evaluated once the request's macros are known
  * (expr.h syntax); the kernel pipeline opts the function in to that much dynamic shared memory,
  * applies the carveout, and launches with that size when the launch asks for none.
+ *
+ * pdl (programmatic dependent launch) promises that the entry executes `griddepcontrol.wait` before
+ * it touches global memory (common.cuh: kj_wait_for_prior_grids). On devices that have it (compute
+ * capability 9.0 and later) kernjit then launches the entry with programmatic stream serialization:
+ * it may be scheduled while the kernel before it in the stream is still finishing, which hides the
+ * launch latency of back-to-back calls. A kernel without the wait must not be marked: it could read
+ * memory that the kernel before it has not finished writing.
  *
  * A source without any such line (an ad-hoc kernel file) has an empty spec: any well-formed macro is
  * accepted and any entry may be asked for. */
@@ -74,6 +83,10 @@ typedef struct kj__spec {
     size_t shared_dynamic_count;
     kj__launch_attr *carveouts;      /* `carveout` lines */
     size_t carveout_count;
+    int pdl_all;                     /* `pdl` without entries */
+    char **pdl_entries;              /* `pdl ENTRY...` */
+    size_t pdl_count;
+    int pdl_line;                    /* the first `pdl` line, for messages */
 } kj__spec;
 
 /* Parses the metadata of text; origin names the file in messages ("reduce.cu:4: ...").
@@ -100,6 +113,8 @@ kj_status kj__spec_shared_dynamic(const kj__spec *spec, const char *kernel, cons
                                   size_t count, uint32_t *bytes);
 /* The carveout for `entry`: 0..100, KJ__CARVEOUT_DEFAULT, or KJ__CARVEOUT_UNSET when no line applies. */
 int kj__spec_carveout(const kj__spec *spec, const char *entry);
+/* Whether `entry` is marked `pdl`: it waits for the grids before it (griddepcontrol.wait). */
+int kj__spec_pdl(const kj__spec *spec, const char *entry);
 /* Finds the first `require` that the canonical NAME=VALUE list breaks, without recording an error:
  * returns its index, -1 when all hold, or -2 with a message in err when an expression cannot be
  * evaluated. The tuner uses it to leave such variants out of a search space. */

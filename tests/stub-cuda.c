@@ -23,6 +23,7 @@ static _Thread_local CUcontext current; /* per thread, as the driver's current c
 
 typedef struct stub_function {
     char name[512];
+    int early_launch_said; /* cuLaunchKernelEx has said so once */
     struct stub_function *next; /* the module's functions, freed with it */
 } stub_function;
 
@@ -402,4 +403,19 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         out[2] = (long long)f64_at(params, 2);
     }
     return CUDA_SUCCESS;
+}
+
+/* Only programmatic stream serialization is expected (kernels marked `pdl`); the first such launch
+ * of a function says so on stderr, for the CLI tests to see. */
+API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
+            c->attrs[i].value.programmaticStreamSerializationAllowed != 1)
+            return CUDA_ERROR_INVALID_VALUE;
+        stub_function *sf = (stub_function *)f;
+        if (!sf->early_launch_said) fprintf(stderr, "stub-cuda: programmatic dependent launch of %s\n", sf->name);
+        sf->early_launch_said = 1;
+    }
+    return cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                          c->sharedMemBytes, c->hStream, params, extra);
 }

@@ -85,6 +85,22 @@ expect 0 "" test "$(stat -c %s c.bin)" = 4000
 expect 0 "[1] 5" $V --arg 'f32[]=@c.bin' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000 --print 2:0..2
 expect 1 "cannot write" $V "${VARGS[@]}" --save "2=$work/no/such/dir/c.bin"
 
+# an entry marked `pdl` goes through cuLaunchKernelEx with programmatic stream serialization (the
+# stub says so once per function and refuses any other attribute); an unmarked one does not
+cat > early.cu <<'EOF_CU'
+//@kernjit entry vadd_early
+//@kernjit pdl
+extern "C" __global__ void vadd_early(const float *a, const float *b, float *c, int n) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+EOF_CU
+expect 0 "stub-cuda: programmatic dependent launch of vadd_early" "$K" launch early.cu --grid 4 --block 256 \
+    "${VARGS[@]}" --print 2:999
+expect 0 "[999] 1001" "$K" launch early.cu --grid 4 --block 256 "${VARGS[@]}" --print 2:999
+expect 0 "" bash -c "! $V ${VARGS[*]@Q} 2>&1 | grep -q 'programmatic dependent launch'"
+
 # the count and the sizes, each mismatch named
 expect 2 "vadd takes 4 parameters; 3 were given with --arg: parameter 3 'int n' (4 bytes) has none" \
     $V --arg 'f32[1000]=iota' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros'

@@ -256,6 +256,33 @@ static void test_launch_attributes(void **state) {
     kj__spec_free(s);
 }
 
+/* pdl: every entry, some entries, none; malformed lines. */
+static void test_pdl(void **state) {
+    (void)state;
+    kj__spec *s = parse_ok("//@kernjit entry a b c\n//@kernjit pdl a c\n");
+    assert_true(kj__spec_pdl(s, "a"));
+    assert_false(kj__spec_pdl(s, "b"));
+    assert_true(kj__spec_pdl(s, "c"));
+    assert_false(kj__spec_pdl(s, NULL));
+    kj__spec_free(s);
+    s = parse_ok("//@kernjit entry a b\n//@kernjit pdl\n");
+    assert_true(kj__spec_pdl(s, "a"));
+    assert_true(kj__spec_pdl(s, "b"));
+    kj__spec_free(s);
+    s = parse_ok("//@kernjit entry a b\n");
+    assert_false(kj__spec_pdl(s, "a"));
+    kj__spec_free(s);
+    /* entries named before `entry` lines are checked once the block is read */
+    s = parse_ok("//@kernjit pdl b\n//@kernjit entry a b\n");
+    assert_true(kj__spec_pdl(s, "b"));
+    kj__spec_free(s);
+    parse_bad("//@kernjit entry a b\n//@kernjit pdl z\n", "`pdl z` names no entry: the entries are a, b");
+    parse_bad("//@kernjit entry a b\n//@kernjit pdl a\n//@kernjit pdl b\n", "already given on line 2");
+    parse_bad("//@kernjit pdl\n//@kernjit pdl\n", "already given on line 1");
+    parse_bad("//@kernjit pdl a a\n", "a is listed twice");
+    parse_bad("//@kernjit pdl 9a\n", "C identifier");
+}
+
 static void test_launch_attributes_malformed(void **state) {
     (void)state;
     parse_bad("//@kernjit shared-dynamic\n", "needs a byte count");
@@ -341,6 +368,7 @@ int main(void) {
         cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata), cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions), cmocka_unit_test(test_identifier),
         cmocka_unit_test(test_launch_attributes), cmocka_unit_test(test_launch_attributes_malformed),
+        cmocka_unit_test(test_pdl),
         cmocka_unit_test(test_arithmetic_edges), cmocka_unit_test(test_item_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
