@@ -1,7 +1,8 @@
 /* The gpu suite for reductions: every entry x op x type at sizes 1, 2, 31, 1000003 and 2^24+7
  * (within each entry's limits) against the CPU reference, with fresh random input each run and the
  * result poisoned first; identities at n = 0; NaN; wrapping integers; misaligned input; the default
- * entry's determinism; several streams at once. Exits 77 without a GPU. */
+ * entry's determinism; several streams at once; the default entry's early launch (programmatic
+ * dependent launch) still seeing what the kernel before it wrote. Exits 77 without a GPU. */
 #include "test_util.h"
 
 #include <math.h>
@@ -273,6 +274,105 @@ static void test_streams(void **state) {
     free(data);
 }
 
+/* A producer that lets the kernel after it launch at once (griddepcontrol.launch_dependents), then
+ * writes slowly; and, as a control, a consumer marked `pdl` that does NOT wait: it shows that the
+ * next kernel really starts while the producer is still writing, so the check on reduce_fast below
+ * would catch a missing wait. */
+static const char *pdl_source =
+    "//@kernjit entry fill_slowly sum_without_waiting\n"
+    "//@kernjit pdl sum_without_waiting\n"
+    "extern \"C\" __global__ void fill_slowly(int *x, unsigned long long n, int v) {\n"
+    "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+    "    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {\n"
+    "        __nanosleep(200);\n"
+    "        x[i] = v + (int)(i % 7);\n"
+    "    }\n"
+    "}\n"
+    "extern \"C\" __global__ void sum_without_waiting(const int *x, unsigned long long n, int *out) {\n"
+    "    int s = 0;\n"
+    "    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) s += x[i];\n"
+    "    atomicAdd(out, s);\n"
+    "}\n";
+
+static void test_early_launch_waits_for_the_producer(void **state) {
+    (void)state;
+    enum { R = 8 };
+    const size_t N = kj_test_cap(1u << 20);
+    kj_request fill_req = {.kernel = "pdl.cu", .source_text = pdl_source, .entry = "fill_slowly"};
+    kj_request peek_req = {.kernel = "pdl.cu", .source_text = pdl_source, .entry = "sum_without_waiting"};
+    kj_kernel *fill, *peek;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &fill_req, &fill, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(rt, &peek_req, &peek, NULL));
+    kj_kernel_info info;
+    KJ_ASSERT_OK(kj_kernel_query(fill, &info));
+    assert_int_equal(info.pdl, 0);
+    KJ_ASSERT_OK(kj_kernel_query(peek, &info));
+    kj_device_info dev;
+    KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
+    assert_int_equal(info.pdl, dev.cc_major >= 9);
+    kj_reduce_report rep;
+    kj_reduce_options o = {.report = &rep};
+    int32_t first;
+    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 1, &first, &o));
+    kj_kernel *fast;
+    kj_request fast_req = {.kernel = "reduce", .entry = "reduce_fast"};
+    char b[16], c[16];
+    snprintf(b, sizeof b, "%u", rep.block_size);
+    snprintf(c, sizeof c, "%u", rep.coarse_factor);
+    kj_define defs[] = {{"OP", "sum"}, {"T", "i32"}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
+    fast_req.defines = defs;
+    fast_req.define_count = 4;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &fast_req, &fast, NULL));
+    KJ_ASSERT_OK(kj_kernel_query(fast, &info));
+    assert_int_equal(info.pdl, dev.cc_major >= 9);
+
+    kj_stream stream;
+    KJ_ASSERT_OK(kj_stream_create(rt, &stream));
+    kj_devptr x, outs;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, N * 4, &x));
+    KJ_ASSERT_OK(kj_mem_alloc(rt, 2 * R * 4, &outs));
+    KJ_ASSERT_OK(kj_memset_u8(rt, x, 0, N * 4));
+    KJ_ASSERT_OK(kj_memset_u8(rt, outs, 0, 2 * R * 4));
+    KJ_ASSERT_OK(kj_synchronize(rt));
+    unsigned long long n = N;
+    int32_t want[R], want_control[R];
+    for (int r = 0; r < R; r++) {
+        int v = 1000 * (r + 1);
+        uint32_t w = 0, wc = 0; /* the sums wrap as int32 arithmetic does */
+        for (size_t i = 0; i < N; i++) {
+            w += (uint32_t)(v + (int)(i % 7));
+            wc += (uint32_t)(-v + (int)(i % 7));
+        }
+        want[r] = (int32_t)w;
+        want_control[r] = (int32_t)wc;
+        kj_launch_config lc = {.grid = {16}, .block = {256}, .stream = stream};
+        void *fill_args[] = {&x, &n, &v};
+        KJ_ASSERT_OK(kj_kernel_launch(fill, &lc, fill_args));
+        kj_reduce_options ro = {.stream = stream};
+        KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_I32, x, N, outs + (kj_devptr)r * 4, &ro));
+        /* the control: the same writes, then a consumer that does not wait */
+        v = -v;
+        KJ_ASSERT_OK(kj_kernel_launch(fill, &lc, fill_args));
+        kj_devptr peek_out = outs + (kj_devptr)(R + r) * 4;
+        kj_launch_config pc = {.grid = {1}, .block = {256}, .stream = stream};
+        void *peek_args[] = {&x, &n, &peek_out};
+        KJ_ASSERT_OK(kj_kernel_launch(peek, &pc, peek_args));
+    }
+    KJ_ASSERT_OK(kj_stream_synchronize(rt, stream));
+    int32_t got[2 * R];
+    KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, outs, sizeof got));
+    int stale = 0;
+    for (int r = 0; r < R; r++) {
+        assert_int_equal(got[r], want[r]);
+        stale += got[R + r] != want_control[r];
+    }
+    printf("early launch: reduce_fast saw every write in %d of %d runs; the consumer that does not wait read "
+           "unfinished data in %d of %d\n", R, R, stale, R);
+    kj_mem_free(rt, x);
+    kj_mem_free(rt, outs);
+    kj_stream_destroy(rt, stream);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_entry_op_type_size),
@@ -282,6 +382,7 @@ int main(void) {
         cmocka_unit_test(test_default_is_deterministic),
         cmocka_unit_test(test_limits_and_options),
         cmocka_unit_test(test_streams),
+        cmocka_unit_test(test_early_launch_waits_for_the_producer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -96,12 +96,13 @@ int kj__reduce_entry(const char *name, int *coarsens, int *single_block) {
 /* ---- per-stream workspace -------------------------------------------------------------------- */
 
 /* Work on one stream runs in order, so one workspace a stream is enough: the result of the
- * synchronous call, the fast entry's ticket counter (which its last block resets to 0) and block
- * partials, and the copy the in-place entries work on. */
+ * synchronous call, the fast entry's ticket counter (which its last block resets to 0) and its slots
+ * (two 8-byte words a block, cleared as they are read), and the copy the in-place entries work on.
+ * It starts zeroed, as reduce_fast needs. */
 #define WS_RESULT 0
 #define WS_COUNTER 16
-#define WS_PARTIALS 64
-#define WS_COPY (WS_PARTIALS + MAX_GRID * 8)
+#define WS_SLOTS 64
+#define WS_COPY (WS_SLOTS + MAX_GRID * 16)
 #define WS_BYTES (WS_COPY + 2048 * 8)
 
 typedef struct lane {
@@ -323,8 +324,8 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
 
     if (e == FAST) {
         KJ_FORWARD(fast_grid(rt, k, type, n, block, coarse, &grid));
-        kj_devptr partials = ws + WS_PARTIALS, counter = ws + WS_COUNTER;
-        void *args[] = {&input, &count, &result, &partials, &counter};
+        kj_devptr slots = ws + WS_SLOTS, counter = ws + WS_COUNTER;
+        void *args[] = {&input, &count, &result, &slots, &counter};
         KJ_FORWARD(launch(k, grid, block, o->stream, args));
     } else if (entries[e].in_place) {
         kj_kernel *load;
