@@ -3,7 +3,7 @@
  *
  * Input: kernel source text; after the first NUL byte, if any, the request's macros, one NAME=VALUE
  * a line (at most 16). Every successfully parsed spec is also resolved with those macros, and its
- * shared-memory size and carveout are evaluated for each entry, as the kernel pipeline does. */
+ * shared-memory size, carveout and pdl mark are evaluated for each entry, as the kernel pipeline does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +46,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint32_t bytes;
             kj__spec_shared_dynamic(spec, "fuzz", NULL, canonical, count, &bytes);
             kj__spec_carveout(spec, NULL);
+            kj__spec_pdl(spec, NULL);
             for (size_t i = 0; i < spec->entry_count; i++) {
                 kj__spec_shared_dynamic(spec, "fuzz", spec->entries[i], canonical, count, &bytes);
                 kj__spec_carveout(spec, spec->entries[i]);
+                kj__spec_pdl(spec, spec->entries[i]);
             }
             kj__strings_free(canonical, count);
         }
