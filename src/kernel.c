@@ -133,11 +133,10 @@ static kj_status choose_entry(prepared *p, const char *asked) {
     if (spec->entry_count) {
         if (!asked) asked = spec->entries[0];
         if (!kj__spec_has_entry(spec, asked)) {
-            kj__buf b = {0};
-            for (size_t i = 0; i < spec->entry_count; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", spec->entries[i]);
+            char *list = kj__spec_entry_list(spec);
             kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "unknown entry '%.100s' for %s: its entries are %s", asked,
-                                  p->src->name, b.data ? b.data : "");
-            kj__buf_free(&b);
+                                  p->src->name, list ? list : "");
+            free(list);
             return s;
         }
         p->entry = kj__strdup(asked);

@@ -479,6 +479,12 @@ int kj__spec_carveout(const kj__spec *spec, const char *entry) {
     return a ? a->value : KJ__CARVEOUT_UNSET;
 }
 
+char *kj__spec_entry_list(const kj__spec *spec) {
+    kj__buf b = {0};
+    for (size_t e = 0; e < spec->entry_count; e++) kj__buf_printf(&b, "%s%s", e ? ", " : "", spec->entries[e]);
+    return b.data;
+}
+
 int kj__spec_pdl(const kj__spec *spec, const char *entry) {
     if (spec->pdl_all) return 1;
     for (size_t i = 0; entry && i < spec->pdl_count; i++)
@@ -491,11 +497,10 @@ static kj_status check_pdl(const char *origin, const kj__spec *spec) {
     for (size_t i = 0; i < spec->pdl_count && spec->entry_count; i++) {
         if (kj__spec_has_entry(spec, spec->pdl_entries[i])) continue;
         where w = {origin, spec->pdl_line};
-        kj__buf b = {0};
-        for (size_t e = 0; e < spec->entry_count; e++) kj__buf_printf(&b, "%s%s", e ? ", " : "", spec->entries[e]);
+        char *list = kj__spec_entry_list(spec);
         kj_status s = SPEC_FAIL(&w, "`pdl %s` names no entry: the entries are %s", spec->pdl_entries[i],
-                                b.data ? b.data : "");
-        kj__buf_free(&b);
+                                list ? list : "");
+        free(list);
         return s;
     }
     return KJ_OK;
@@ -516,12 +521,10 @@ static kj_status check_launch_attrs(const char *origin, const kj__spec *spec, ch
             const kj__launch_attr *a = &kinds[k].list[i];
             where w = {origin, a->line};
             if (a->entry && spec->entry_count && !kj__spec_has_entry(spec, a->entry)) {
-                kj__buf b = {0};
-                for (size_t e = 0; e < spec->entry_count; e++)
-                    kj__buf_printf(&b, "%s%s", e ? ", " : "", spec->entries[e]);
+                char *list = kj__spec_entry_list(spec);
                 kj_status s = SPEC_FAIL(&w, "`%s %s:` names no entry: the entries are %s", kinds[k].directive, a->entry,
-                                        b.data ? b.data : "");
-                kj__buf_free(&b);
+                                        list ? list : "");
+                free(list);
                 return s;
             }
             uint32_t bytes;

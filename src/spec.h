@@ -96,6 +96,9 @@ void kj__spec_free(kj__spec *spec);
 
 const kj__param *kj__spec_find_param(const kj__spec *spec, const char *name);
 int kj__spec_has_entry(const kj__spec *spec, const char *entry);
+/* The declared entries as "a, b, c", for messages; the caller frees it. NULL when out of memory or
+ * there are none. */
+char *kj__spec_entry_list(const kj__spec *spec);
 
 /* Validates the request's macros against the spec and returns the canonical list: every declared
  * parameter (the default where none was given) and, for a source without metadata, the given ones,

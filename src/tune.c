@@ -692,11 +692,10 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     KJ_FORWARD(kj__space_create(rt, o->kernel, o->fixed, o->fixed_count, pin, 1, &t->space));
     const kj__spec *spec = kj__space_spec(t->space);
     if (spec->present && !kj__spec_has_entry(spec, entry)) {
-        kj__buf b = {0};
-        for (size_t i = 0; i < spec->entry_count; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", spec->entries[i]);
+        char *list = kj__spec_entry_list(spec);
         kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "unknown entry '%.100s' for %s: its entries are %s", entry,
-                              o->kernel, b.data ? b.data : "");
-        kj__buf_free(&b);
+                              o->kernel, list ? list : "");
+        free(list);
         return s;
     }
     t->count = kj_space_count(t->space);
