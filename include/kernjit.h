@@ -575,8 +575,9 @@ KJ_API double kj_result_as_double(kj_type type, const void *result);
  * host's own cuMemAlloc/cudaMalloc memory) with op, writes the result (kj_result_size bytes) to
  * host_result and waits for it. The work is ordered on options->stream after what the host queued
  * there before. input is only read, and may be reused once the call returns. options may be NULL.
- * The runtime keeps a workspace of about 80 KiB of device memory per stream it has reduced on
- * (the result, block partials), until kj_runtime_destroy; a stream is known by its handle value.
+ * The runtime keeps a workspace of about 150 KiB of device memory per stream it has reduced on
+ * (the result, the default entry's ticket and per-block slots), until kj_runtime_destroy; a stream
+ * is known by its handle value.
  * Thread-safe; calls on different streams may run at once.
  * Errors: KJ_ERR_USAGE (bad op/type/entry or options, input 0 with n > 0 or not aligned to its
  * elements, n beyond a single-block entry, NULL host_result), KJ_ERR_LIMIT (n needs more blocks
@@ -586,8 +587,12 @@ KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inp
                            void *host_result, const kj_reduce_options *options);
 /* As kj_reduce, but writes the result (kj_result_size bytes) to device memory at `result` on
  * options->stream and returns without waiting: result is written once the stream reaches it, and
- * input must stay valid until then. Thread-safe. Errors as kj_reduce, with KJ_ERR_USAGE for a
- * result that is 0 or not aligned to kj_result_size. */
+ * input must stay valid until then. On compute capability 9.0 and later the default entry is
+ * launched with programmatic dependent launch: it may start while the kernel before it is finishing,
+ * and waits on the device before it reads anything, so stream order holds as usual. A kernel of
+ * yours launched after it with programmatic dependent launch itself must wait in turn
+ * (cudaGridDependencySynchronize) before it reads the result. Thread-safe. Errors as kj_reduce, with
+ * KJ_ERR_USAGE for a result that is 0 or not aligned to kj_result_size. */
 KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                                  kj_devptr result, const kj_reduce_options *options);
 
