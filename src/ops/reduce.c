@@ -227,8 +227,8 @@ static kj_status fast_grid(kj_runtime *rt, kj_kernel *k, kj_type type, size_t n,
 
 /* The fast entry's configuration when none is given or tuned, from sweeps on an H100 (every op and
  * type, 2^10 to 2^28): up to 8 vectors a thread, one block of 256 threads does it all, which saves
- * the cross-block combine (a fence, a ticket and a second pass: half a microsecond where the whole
- * call takes four); then 256 threads and as much coarsening as keeps at least 64 blocks busy, up to
+ * the cross-block combine (slots, a ticket and a second pass; half a microsecond where the whole
+ * call took four, measured with the earlier fence-based combine); then 256 threads and as much coarsening as keeps at least 64 blocks busy, up to
  * 8; large inputs stream best with 1024 threads and 4 loads in flight per thread (2 blocks an SM). */
 static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coarse) {
     size_t vec = 16 / kj_type_size(type);
