@@ -86,19 +86,80 @@ if [ "$default_library" != static ]; then
     fi
 fi
 if [ "$default_library" != shared ]; then
-    # -l:libkernjit.a picks the archive over the .so beside it; the rest is Libs.private. LIBRARY_PATH:
+    # kernjit-static.pc names the archive itself and what it needs. LIBRARY_PATH:
     # where the environment makes libraries loadable only through LD_LIBRARY_PATH (the GPU machine's
     # unpacked packages, libxxhash among them), -lxxhash must be found there as well.
     if LIBRARY_PATH="${LD_LIBRARY_PATH:-}${LIBRARY_PATH:+:$LIBRARY_PATH}" \
         "$cc" -std=c99 $probe_flags -o "$stage/probe-static" "$probe" $("$pkgconfig" --cflags kernjit) \
-        $("$pkgconfig" --static --libs kernjit | sed 's/-lkernjit\b/-l:libkernjit.a/'); then
+        $("$pkgconfig" --libs kernjit-static); then
         if readelf -d "$stage/probe-static" | grep -q 'libkernjit'; then
             fail "the static probe still needs libkernjit.so"
         fi
         out=$("$stage/probe-static" 2>&1) && ok "static: $out" || fail "the static-library probe: $out"
     else
-        fail "building a program against the installed static library with pkg-config --static"
+        fail "building a program against the installed static library with pkg-config --libs kernjit-static"
     fi
+fi
+
+# ---- CMake: find_package(kernjit) and its imported targets, from a tiny project (tests/cmake) ----
+if command -v cmake >/dev/null; then
+    cmake_prefix=$(dirname "$(dirname "$(dirname "$(find "$stage" -name kernjitConfig.cmake)")")")
+    variants=()
+    [ "$default_library" != static ] && variants+=(OFF)
+    [ "$default_library" != shared ] && variants+=(ON)
+    for static in "${variants[@]}"; do
+        b="$stage/cmake-$static"
+        # a sanitizer build's flags reach the probe as they do for pkg-config (KJ_PROBE_CFLAGS)
+        if LIBRARY_PATH="${LD_LIBRARY_PATH:-}${LIBRARY_PATH:+:$LIBRARY_PATH}" \
+            cmake -S "$src/tests/cmake" -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DKJ_STATIC="$static" -DKJ_WANT_VERSION="$("$pkgconfig" --modversion kernjit)" \
+            -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$probe_flags" -DCMAKE_EXE_LINKER_FLAGS="$probe_flags" \
+            >"$b.log" 2>&1 && LIBRARY_PATH="${LD_LIBRARY_PATH:-}${LIBRARY_PATH:+:$LIBRARY_PATH}" \
+            cmake --build "$b" >>"$b.log" 2>&1; then
+            # no LD_LIBRARY_PATH: CMake's build rpath must find the staged library
+            [ "$static" = ON ] && readelf -d "$b/probe" | grep -q libkernjit && fail "kernjit::kernjit_static needs libkernjit.so"
+            out=$(env -u LD_LIBRARY_PATH "$b/probe" 2>&1) && ok "cmake (static=$static): $out" \
+                || fail "the CMake-built probe (static=$static): $out"
+        else
+            cat "$b.log"
+            fail "building tests/cmake with find_package(kernjit) (static=$static, prefix $cmake_prefix)"
+        fi
+    done
+    # the version file: the same minor is compatible, the next minor is not (before 1.0 it may break)
+    v=$("$pkgconfig" --modversion kernjit)
+    next="${v%%.*}.$(( $(cut -d. -f2 <<<"$v") + 1 ))"
+    if cmake -S "$src/tests/cmake" -B "$stage/cmake-next" -DCMAKE_PREFIX_PATH="$prefix" -DKJ_WANT_VERSION="$next" \
+        -DCMAKE_C_COMPILER="$cc" >"$stage/cmake-next.log" 2>&1; then
+        fail "find_package(kernjit $next) accepted version $v"
+    else
+        grep -q "$v" "$stage/cmake-next.log" && ok "find_package(kernjit $next) refuses $v" \
+            || fail "find_package(kernjit $next) failed without naming $v: $(tail -5 "$stage/cmake-next.log")"
+    fi
+else
+    echo "skip: cmake is not installed (tools/setup installs it)"
+fi
+
+# ---- the man page and bash completion ----
+man_page=$(find "$stage" -name kernjit.1)
+if [ -n "$man_page" ]; then
+    page=$(MANWIDTH=100 man -l "$man_page" 2>/dev/null)
+    for want in "kernjit compile" "kernjit launch" "KERNJIT_CACHE_DIR"; do
+        grep -qF "$want" <<<"$page" && ok "man page: $want" || fail "the man page lacks '$want'"
+    done
+else
+    fail "no man page installed (help2man: tools/setup installs it)"
+fi
+completion=$(find "$stage" -path '*bash-completion/completions/kernjit')
+if [ -n "$completion" ]; then
+    got=$(PATH="$prefix/bin:$PATH" bash -c '
+        source "$1" && complete -p kernjit >/dev/null || exit 1
+        COMP_WORDS=(kernjit com); COMP_CWORD=1; _kernjit; echo "${COMPREPLY[*]}"
+        COMP_WORDS=(kernjit compile --ar); COMP_CWORD=2; _kernjit; echo "${COMPREPLY[*]}"
+        COMP_WORDS=(kernjit run vec); COMP_CWORD=2; _kernjit; echo "${COMPREPLY[*]}"
+        COMP_WORDS=(kernjit compile red); COMP_CWORD=2; _kernjit; echo "${COMPREPLY[*]}"' _ "$completion" 2>&1)
+    [ "$got" = "$(printf 'compile\n--arch\nvector-add\nreduce')" ] && ok "bash completion: commands, options, kernels" \
+        || fail "bash completion gave: $got"
+else
+    fail "no bash completion installed"
 fi
 
 # ---- the installed CLI runs from the install tree: its $ORIGIN rpath finds the staged library ----
