@@ -1,5 +1,6 @@
-/* Writing 8-bit grayscale images for the CLI: PNG through libpng when kernjit was built with it
- * (an optional dependency), binary PGM otherwise or when the name ends in ".pgm". */
+/* Writing 8-bit images for the CLI, grayscale or RGB: PNG through libpng when kernjit was built with
+ * it (an optional dependency), binary PGM/PPM otherwise or when the name ends in ".pgm"/".ppm"; and a
+ * perceptual colour map (dark purple through red and orange to pale yellow) for pictures of values. */
 #ifndef KJ_IMAGE_H
 #define KJ_IMAGE_H
 
@@ -14,5 +15,13 @@ int image_have_png(void);
  * PNG). The name written goes to written (size bytes). Returns 0, or -1 with a message in err. */
 int image_write_gray(const char *path, const uint8_t *pixels, unsigned w, unsigned h, char *written, size_t size,
                      char *err, size_t err_size);
+
+/* The same in colour: pixels are w x h RGB triples. Without libpng, FILE.png becomes FILE.ppm. */
+int image_write_rgb(const char *path, const uint8_t *pixels, unsigned w, unsigned h, char *written, size_t size,
+                    char *err, size_t err_size);
+
+/* The colour of t in [0, 1] (clamped) on the perceptual map, into rgb[3]. Lightness rises
+ * monotonically with t, so the map reads the same in grey. */
+void image_colormap(double t, uint8_t rgb[3]);
 
 #endif

@@ -12,7 +12,7 @@
 
 static void help(void) {
     printf("usage: kernjit run mandelbrot [--size N] [--width W --height H] [--dwell D] [--algo escape|ms]\n"
-           "                              [--out FILE.png|FILE.pgm] [--window X0,X1,Y0,Y1] [--compare]\n"
+           "                              [--out FILE.png|FILE.ppm|FILE.pgm] [--window X0,X1,Y0,Y1] [--compare]\n"
            "                              [--init-subdiv S] [--subdiv S] [--max-depth D] [--min-size M]\n"
            "                              [--repeat R] [--pending P] [--json]\n\n"
            "Renders an N x N image (default 16384) of Mandelbrot dwells (default at most 512) on the window\n"
@@ -20,8 +20,9 @@ static void help(void) {
            "with a uniform border are filled, others split into child grids launched from the GPU).\n"
            "Prints the median GPU time of R runs (default 5), the device-side launches, and checks 1000\n"
            "random pixels against the CPU. --compare also renders with the other algorithm and counts the\n"
-           "pixels that differ (exit 1 unless none). --out writes the image: PNG when kernjit was built\n"
-           "with libpng%s, otherwise PGM (FILE.png becomes FILE.pgm). The Mariani-Silver parameters take\n"
+           "pixels that differ (exit 1 unless none). --out writes the image in colour: PNG when kernjit was\n"
+           "built with libpng%s, otherwise PPM (FILE.png becomes FILE.ppm); FILE.pgm is grayscale.\n"
+           "The Mariani-Silver parameters take\n"
            "the values `kernjit list mandelbrot` shows.\n",
            image_have_png() ? " (it was)" : " (it was not)");
 }
@@ -70,11 +71,22 @@ static int parse_window(const char *text, kj_mandelbrot_options *o) {
 }
 
 /* Inside the set black; outside, brighter the longer the point took to escape. */
-static void to_gray(const uint16_t *dwells, size_t n, unsigned max_dwell, uint8_t *gray) {
-    uint8_t lut[65536];
-    for (unsigned d = 0; d <= max_dwell; d++)
-        lut[d] = d >= max_dwell ? 0 : (uint8_t)(255.0 * sqrt((double)d / max_dwell) + 0.5);
-    for (size_t i = 0; i < n; i++) gray[i] = lut[dwells[i] <= max_dwell ? dwells[i] : max_dwell];
+/* Dwell to pixels: inside the set (dwell = max) black; outside, log-scaled dwell on the colour map
+ * (or its lightness alone for a .pgm), so that the fast-escaping outer bands and the slow ones near
+ * the boundary both stay visible. */
+static void to_pixels(const uint16_t *dwells, size_t n, unsigned max_dwell, int channels, uint8_t *out) {
+    static uint8_t lut[65536][3];
+    for (unsigned d = 0; d <= max_dwell; d++) {
+        if (d >= max_dwell) {
+            lut[d][0] = lut[d][1] = lut[d][2] = 0;
+            continue;
+        }
+        double t = 0.1 + 0.9 * log1p((double)d) / log1p((double)max_dwell);
+        image_colormap(t, lut[d]);
+        if (channels == 1) lut[d][0] = (uint8_t)(255.0 * t + 0.5);
+    }
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + i * (size_t)channels, lut[dwells[i] <= max_dwell ? dwells[i] : max_dwell], (size_t)channels);
 }
 
 static const char *origin_text(kj_origin o) {
@@ -235,12 +247,16 @@ int run_mandelbrot(int argc, char **argv) {
     char written[4096] = "";
     if (out) {
         char err[4200];
-        if (!(gray = malloc(pixels))) {
-            rc = cli_error(cmd, "out of host memory for %zu bytes", pixels);
+        /* a .pgm asked for by name stays grayscale; PNG (and PPM) get colour */
+        size_t len = strlen(out);
+        int channels = len >= 4 && strcmp(out + len - 4, ".pgm") == 0 ? 1 : 3;
+        if (!(gray = malloc(pixels * (size_t)channels))) {
+            rc = cli_error(cmd, "out of host memory for %zu bytes", pixels * (size_t)channels);
             goto done;
         }
-        to_gray(host, pixels, max_dwell, gray);
-        if (image_write_gray(out, gray, w, h, written, sizeof written, err, sizeof err) != 0) {
+        to_pixels(host, pixels, max_dwell, channels, gray);
+        if ((channels == 1 ? image_write_gray : image_write_rgb)(out, gray, w, h, written, sizeof written, err,
+                                                                 sizeof err) != 0) {
             rc = cli_error(cmd, "%s", err);
             goto done;
         }
