@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "image.h"
+#include "plot.h"
 
 #ifdef KJ_HAVE_PNG
 #include <png.h>
@@ -120,12 +121,78 @@ static void test_png_rgb(void **state) {
     free(p);
 }
 
+#ifdef KJ_HAVE_PNG
+/* Reads an RGB PNG into a malloc'd buffer. */
+static uint8_t *read_png(const char *path, unsigned *w, unsigned *h) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    assert_int_equal(setjmp(png_jmpbuf(png)), 0);
+    png_init_io(png, f);
+    png_read_info(png, info);
+    *w = png_get_image_width(png, info);
+    *h = png_get_image_height(png, info);
+    assert_int_equal(png_get_color_type(png, info), PNG_COLOR_TYPE_RGB);
+    uint8_t *px = malloc((size_t)*w * *h * 3);
+    for (unsigned y = 0; y < *h; y++) png_read_row(png, px + (size_t)y * *w * 3, NULL);
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(f);
+    return px;
+}
+#endif
+
+/* A 4 x 3 sweep with a hole: the highest cell gets the map's top colour, the lowest its bottom, the
+ * hole grey, and the winner a frame; the values' range sets the scale. */
+static void test_heatmap(void **state) {
+    (void)state;
+    const char *xs[] = {"1", "2", "4", "8"}, *ys[] = {"128", "256", "1024"};
+    plot_axis x = {"COARSE_FACTOR", 4, xs}, y = {"BLOCK_SIZE", 3, ys};
+    double v[12] = {100, 200, 300, 400, 500, NAN, 700, 800, 900, 1000, 1100, 1200};
+    char path[128], written[256], err[256];
+    snprintf(path, sizeof path, "%s/sweep.png", dir);
+    assert_int_equal(plot_heatmap(path, "kernjit tune reduce OP=sum T=f32: GB/s", "GB/s", &x, &y, v, 6, written,
+                                  sizeof written, err, sizeof err), 0);
+#ifdef KJ_HAVE_PNG
+    unsigned w, h;
+    uint8_t *px = read_png(path, &w, &h);
+    unsigned cx, cy;
+#define AT(X, Y) (px + ((size_t)(Y) * w + (X)) * 3)
+    uint8_t top[3], bottom[3], grey[3] = {200, 200, 200}, frame[3] = {0, 200, 255};
+    image_colormap(1, top);
+    image_colormap(0, bottom);
+    plot_cell_origin(&x, &y, 3, 2, &cx, &cy); /* 1200: the highest */
+    assert_true(cx + PLOT_CELL_W <= w && cy + PLOT_CELL_H <= h);
+    assert_memory_equal(AT(cx + 3, cy + 3), top, 3);
+    plot_cell_origin(&x, &y, 0, 0, &cx, &cy); /* 100: the lowest */
+    assert_memory_equal(AT(cx + 3, cy + 3), bottom, 3);
+    plot_cell_origin(&x, &y, 1, 1, &cx, &cy); /* the hole */
+    assert_memory_equal(AT(cx + 3, cy + 3), grey, 3);
+    plot_cell_origin(&x, &y, 2, 1, &cx, &cy); /* the winner, index 6 */
+    assert_memory_equal(AT(cx, cy), frame, 3);
+    assert_memory_equal(AT(cx + PLOT_CELL_W - 1, cy + PLOT_CELL_H - 1), frame, 3);
+    uint8_t mid[3];
+    image_colormap((700.0 - 100) / (1200 - 100), mid);
+    assert_memory_equal(AT(cx + 3, cy + 3), mid, 3);
+    plot_cell_origin(&x, &y, 3, 1, &cx, &cy); /* not the winner: no frame */
+    assert_memory_not_equal(AT(cx, cy), frame, 3);
+#undef AT
+    free(px);
+#endif
+    /* nothing measured: every cell grey, still a picture */
+    double none[12];
+    for (int i = 0; i < 12; i++) none[i] = NAN;
+    assert_int_equal(plot_heatmap(path, "t", "GB/s", &x, &y, none, (size_t)-1, written, sizeof written, err,
+                                  sizeof err), 0);
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_colormap_rises),
         cmocka_unit_test(test_ppm),
         cmocka_unit_test(test_png_rgb),
+        cmocka_unit_test(test_heatmap),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[200];

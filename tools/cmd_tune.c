@@ -1,6 +1,7 @@
 /* kernjit tune: time every variant of a kernel (or a budgeted part of them) on this device, keep the
  * fastest correct one in the tuning database; --show and --forget manage that database. */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "plot.h"
 
 #define MAX_DEFINES 64
 
 static void help(void) {
     printf("usage: kernjit tune KERNEL [--entry E] [-D NAME=VALUE[,VALUE...]]... [--op OP] [--type T] [--n N]\n"
-           "                    [--budget K] [--samples S] [--threads J] [--seed S] [--dry-run] [--json|--csv]\n"
+           "                    [--budget K] [--samples S] [--threads J] [--seed S] [--dry-run] [--plot FILE.png]\n"
+           "                    [--json|--csv]\n"
            "       kernjit tune --show [KERNEL] [--json|--csv]\n"
            "       kernjit tune --forget [KERNEL] [--entry E] [-D NAME=VALUE]... [--n N] [--device NAME] [--cc X.Y]\n\n"
            "Compiles the variants of KERNEL (every combination of the tunables in its metadata, the other\n"
@@ -29,14 +32,15 @@ static void help(void) {
            "its --type sets ELEM_BYTES (f16 2, f32 4, f64 8), the other kernels' sets T.\n"
            "-D NAME=V1,V2 restricts a tunable to those values; NAME=V pins it (and keys the result by it).\n"
            "--budget K touches at most K variants: greedy coordinate descent from the defaults, then from\n"
-           "random starting points. --dry-run stores nothing.\n\n"
+           "random starting points. --dry-run stores nothing. --plot draws the sweep as a heat map (the first\n"
+           "two tunables as rows and columns, GB/s in colour, the winner outlined; PNG, or PPM without libpng).\n\n"
            "--show lists the database; --forget removes the entries that match every filter given (all of\n"
            "them without filters). Both work without a GPU. Exit 1 without a CUDA device.\n"
            "Kernels that can be tuned: reduce, transpose, vector_add.\n");
 }
 
 typedef struct args {
-    const char *kernel, *entry, *device, *type;
+    const char *kernel, *entry, *device, *type, *plot;
     char elem_bytes[8];        /* --type for transpose: ELEM_BYTES */
     kj_define defines[MAX_DEFINES];
     size_t ndef;
@@ -225,6 +229,45 @@ static void print_csv(const kj_tune_result *r) {
     }
 }
 
+/* ---- the sweep as a picture ------------------------------------------------------------------ */
+
+/* The first two varied macros as rows and columns (one row when only one varies), each cell the best
+ * verified GB/s over the other macros' values, the winner outlined. */
+static int plot_result(const kj_tune_result *r, const char *path) {
+    size_t dims = kj_space_dim_count(r->space);
+    if (dims == 0) return cli_error("tune", "--plot: %s varies no macro, so there is nothing to draw", r->kernel);
+    size_t ny = dims >= 2 ? kj_space_dim_size(r->space, 0) : 1;
+    size_t nx = kj_space_dim_size(r->space, dims >= 2 ? 1 : 0);
+    const char **xv = calloc(nx, sizeof *xv), **yv = calloc(ny, sizeof *yv);
+    double *cells = malloc(nx * ny * sizeof *cells);
+    if (!xv || !yv || !cells) {
+        free(xv), free(yv), free(cells);
+        return cli_error("tune", "out of host memory for the plot");
+    }
+    for (size_t i = 0; i < nx * ny; i++) cells[i] = NAN;
+    for (size_t i = 0; i < nx; i++) xv[i] = kj_space_dim_value(r->space, dims >= 2 ? 1 : 0, i);
+    for (size_t i = 0; i < ny; i++) yv[i] = dims >= 2 ? kj_space_dim_value(r->space, 0, i) : "";
+    size_t best = (size_t)-1;
+    for (size_t i = 0; i < r->variant_count; i++) {
+        kj_variant v;
+        if (kj_space_variant(r->space, i, &v) != KJ_OK) continue;
+        size_t cell = dims >= 2 ? v.coords[0] * nx + v.coords[1] : v.coords[0];
+        if (i == r->best) best = cell;
+        double g = r->variants[i].status == KJ_VARIANT_MEASURED ? r->variants[i].gbps : NAN;
+        if (!isnan(g) && (isnan(cells[cell]) || g > cells[cell])) cells[cell] = g;
+    }
+    plot_axis x = {kj_space_dim_name(r->space, dims >= 2 ? 1 : 0), nx, xv};
+    plot_axis y = {dims >= 2 ? kj_space_dim_name(r->space, 0) : "", ny, yv};
+    char title[512], written[4096], err[4300];
+    snprintf(title, sizeof title, "kernjit tune %s %s, n = %llu, %s (sm_%d%d): GB/s", r->kernel, r->fixed,
+             (unsigned long long)r->n, r->device, r->cc_major, r->cc_minor);
+    int rc = plot_heatmap(path, title, "GB/s", &x, &y, cells, best, written, sizeof written, err, sizeof err);
+    free(xv), free(yv), free(cells);
+    if (rc != 0) return cli_error("tune", "%s", err);
+    fprintf(stderr, "kernjit tune: the sweep is drawn in %s\n", written);
+    return EXIT_OK;
+}
+
 /* ---- tuning ---------------------------------------------------------------------------------- */
 
 static int do_tune(const args *a) {
@@ -260,6 +303,7 @@ static int do_tune(const args *a) {
         if (a->format == 'j') print_json(r);
         else if (a->format == 'c') print_csv(r);
         else print_text(r);
+        if (a->plot) rc = plot_result(r, a->plot);
         kj_tune_result_free(r);
     }
     kj_runtime_destroy(rt);
@@ -384,6 +428,23 @@ static int add_define(args *a, const char *name, const char *value) {
     return EXIT_OK;
 }
 
+/* --plot is checked before anything compiles or runs: a picture that cannot be written would
+ * otherwise be found out only after the whole sweep. */
+static int check_plot_path(const char *path) {
+    size_t n = strlen(path);
+    if (n < 5 || (strcmp(path + n - 4, ".png") != 0 && strcmp(path + n - 4, ".ppm") != 0))
+        return cli_usage("tune", "--plot '%s': give a FILE.png (or FILE.ppm)", path);
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_usage("tune", "--plot '%s': the folder '%s' does not exist", path, dir);
+    if (access(dir, W_OK) != 0)
+        return cli_usage("tune", "--plot '%s': the folder '%s' is not writable", path, dir);
+    return EXIT_OK;
+}
+
 int cmd_tune(int argc, char **argv) {
     static const struct option opts[] = {
         {"entry", required_argument, 0, 'e'},   {"define", required_argument, 0, 'D'},
@@ -394,7 +455,8 @@ int cmd_tune(int argc, char **argv) {
         {"json", no_argument, 0, 'j'},          {"csv", no_argument, 0, 'c'},
         {"show", no_argument, 0, 'w'},          {"forget", no_argument, 0, 'f'},
         {"device", required_argument, 0, 'v'},  {"cc", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"plot", required_argument, 0, 'P'},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     args a = {.cc = -1, .format = 't'};
     char err[256];
     int c, rc;
@@ -444,6 +506,10 @@ int cmd_tune(int argc, char **argv) {
                 return cli_usage("tune", "--seed '%s' is not a non-negative integer", optarg);
             break;
         case 'd': a.dry_run = 1; break;
+        case 'P':
+            if ((rc = check_plot_path(optarg)) != EXIT_OK) return rc;
+            a.plot = optarg;
+            break;
         case 'j': a.format = 'j'; break;
         case 'c': a.format = 'c'; break;
         case 'w': a.show = 1; break;
