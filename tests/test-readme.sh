@@ -1,12 +1,59 @@
 #!/usr/bin/env bash
-# The README's embedding example must compile against the public header and link with the library.
-# Usage: test-readme.sh README.md include-dir lib-dir [generated-include-dir]
-# (the build folder's include/ holds the generated kernjit-version.h that kernjit.h includes)
+# The README as a test:
+# - its C example (the first ```c block) must compile against the public header and link;
+# - every command line of "## The CLI" must run as written (from a copy of the checkout's root): the
+#   lines that need no GPU must succeed, with the stub driver standing in for one where they launch
+#   (tests/stub-cuda.c runs tests/kernels' vadd and scale on the CPU); the lines that time or check
+#   the built-in kernels on a real GPU (run, bench but bench jit, tune, demo) must get as far as asking for one:
+#   exit 1 naming the missing device, never a usage error.
+# Usage: test-readme.sh README.md include-dir lib-dir generated-include-dir KERNJIT STUB_CUDA
 set -euo pipefail
-readme="$1" inc="$2" lib="$3" geninc="${4:-}"
+readme="$1" inc="$2" lib="$3" geninc="$4" kernjit="$5" stub="$6"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 awk '/^```c$/{on=1; next} /^```$/{on=0} on' "$readme" > "$d/example.c"
 [ -s "$d/example.c" ] || { echo "no C example in $readme"; exit 1; }
 cc -std=c11 -Wall -Wextra -Werror -I"$inc" ${geninc:+-I"$geninc"} "$d/example.c" -L"$lib" -lkernjit -Wl,-rpath,"$lib" -o "$d/example"
 echo "README example compiles and links ($(wc -l < "$d/example.c") lines)"
+
+# the CLI lines: indented "kernjit ..." lines of the CLI section, less their trailing comments
+awk '/^## The CLI/{on=1; next} /^## /{on=0} on && /^    kernjit /' "$readme" \
+    | sed -E 's/^    //; s/ {2,}#.*$//' > "$d/lines"
+[ -s "$d/lines" ] || { echo "no command lines in the CLI section of $readme"; exit 1; }
+src=$(cd "$(dirname "$readme")" && pwd)
+mkdir "$d/root" "$d/cache"
+ln -s "$src/tests" "$d/root/tests"
+ln -s "$src/examples" "$d/root/examples"
+failures=0 n=0
+while IFS= read -r line; do
+    n=$((n + 1))
+    words=($line)
+    needs_gpu=0
+    case "${words[1]}" in
+    run | demo) needs_gpu=1 ;;
+    bench) [ "${words[2]}" = jit ] || needs_gpu=1 ;; # bench jit times compiles: no GPU needed
+    tune) [[ " $line " == *" --show "* || " $line " == *" --forget "* ]] || needs_gpu=1 ;;
+    esac
+    if [ $needs_gpu = 1 ]; then
+        env="KERNJIT_LIBCUDA=/nonexistent/libcuda.so.1"
+    else
+        env="KERNJIT_LIBCUDA=$stub"
+    fi
+    set +e
+    out=$(cd "$d/root" && eval "env KERNJIT_CACHE_DIR=$d/cache $env $(printf '%q' "$kernjit") ${line#kernjit }" 2>&1)
+    rc=$?
+    set -e
+    if [ $needs_gpu = 1 ]; then
+        if [ $rc = 1 ] && grep -qiE 'no (CUDA )?(device|driver)' <<<"$out"; then
+            echo "ok (asks for a GPU): $line"
+        else
+            echo "FAIL (exit $rc, expected 1 for want of a GPU): $line"; echo "$out" | head -5; failures=$((failures + 1))
+        fi
+    elif [ $rc = 0 ]; then
+        echo "ok: $line"
+    else
+        echo "FAIL (exit $rc): $line"; echo "$out" | head -5; failures=$((failures + 1))
+    fi
+done < "$d/lines"
+[ "$failures" = 0 ] || { echo "$failures of $n README command lines failed"; exit 1; }
+echo "all $n README command lines run as written"
