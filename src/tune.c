@@ -612,6 +612,12 @@ static kj_status check_options(kj_runtime *rt, const kj_tune_options *o) {
     KJ_RETURN_IF(o->samples && (o->samples < MIN_SAMPLES || o->samples > MAX_SAMPLES), KJ_ERR_USAGE,
                  "samples = %u: a median of %u to %u samples is taken", o->samples, MIN_SAMPLES, MAX_SAMPLES);
     KJ_RETURN_IF(o->fixed_count && !o->fixed, KJ_ERR_USAGE, "fixed_count is %zu but fixed is NULL", o->fixed_count);
+    return KJ_OK;
+}
+
+/* After every check of the request itself, so that a wrong request is named as such with or
+ * without a device. */
+static kj_status check_device(kj_runtime *rt, const kj_tune_options *o) {
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
                  "no CUDA device: tuning times kernels on one (`kernjit compile %.100s --all` builds the variants "
                  "without a device)", o->kernel);
@@ -698,6 +704,7 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
         free(list);
         return s;
     }
+    KJ_FORWARD(check_device(rt, o));
     t->count = kj_space_count(t->space);
     KJ_FORWARD(make_box(t, entry));
     kj_tune_result *r = &t->b->pub;

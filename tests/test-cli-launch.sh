@@ -46,7 +46,7 @@ expect 2 "--shared 'big' is not a byte count" $L --shared big
 expect 2 "--repeat 'many' is not a count" $L --repeat many
 expect 2 "--seed '-1' is not a non-negative integer" $L --seed -1
 expect 2 "-D 'N' has no value" $L -D N
-expect 2 "unknown option" $L --frobnicate
+expect 2 "kernjit launch: unrecognized option '--frobnicate'" $L --frobnicate
 expect 2 "--print 'x': 'x' is not an --arg index" $L --print x
 expect 2 "--print 2: there are 2 --args" $L --arg 'f32[4]=zeros' --arg i32=4 --print 2
 expect 2 "--print 1: --arg 1 is a scalar (i32)" $L --arg 'f32[4]=zeros' --arg i32=4 --print 1

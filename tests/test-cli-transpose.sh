@@ -35,7 +35,7 @@ expect 2 "vec has a fixed tile" "$K" run transpose -D TILE_DIM=16 --variant vec
 expect 2 "--repeat '0'" "$K" run transpose --repeat 0
 expect 2 "--seed 'x'" "$K" run transpose --seed x
 expect 2 "unexpected argument 'extra'" "$K" run transpose extra
-expect 2 "unknown option" "$K" run transpose --bogus
+expect 2 "kernjit run transpose: unrecognized option '--bogus'" "$K" run transpose --bogus
 
 # run vector-add
 expect 2 "--type i32: vector-add takes f32 or f64" "$K" run vector-add --type i32

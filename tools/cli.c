@@ -6,8 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+char **cli_name_argv0(char **argv, const char *parent) {
+    /* getopt names argv[0] in its messages ("kernjit compile: unrecognized option '--x'"); the
+     * strings live as long as the process, as argv does */
+    static char names[4][64];
+    static int next;
+    char *name = names[next++ % 4];
+    snprintf(name, sizeof names[0], "%s %s", parent, argv[0]);
+    argv[0] = name;
+    return argv;
+}
+
 int cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
+    /* getopt has already said which option it did not know, naming it: only the way to help */
+    if (strcmp(fmt, "unknown option") == 0) {
+        fprintf(stderr, "Try 'kernjit %s --help'.\n", cmd);
+        return EXIT_USAGE;
+    }
     fprintf(stderr, "kernjit %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

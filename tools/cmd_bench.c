@@ -33,7 +33,7 @@ int cmd_bench(int argc, char **argv) {
         return EXIT_OK;
     }
     for (size_t i = 0; i < BENCH_COUNT; i++)
-        if (strcmp(argv[1], benches[i].name) == 0) return benches[i].fn(argc - 1, argv + 1);
+        if (strcmp(argv[1], benches[i].name) == 0) return benches[i].fn(argc - 1, cli_name_argv0(argv + 1, "kernjit bench"));
     char names[256] = "";
     for (size_t i = 0; i < BENCH_COUNT; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", benches[i].name);

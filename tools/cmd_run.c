@@ -35,7 +35,7 @@ int cmd_run(int argc, char **argv) {
         return EXIT_OK;
     }
     for (size_t i = 0; i < RUNNER_COUNT; i++)
-        if (strcmp(argv[1], runners[i].name) == 0) return runners[i].fn(argc - 1, argv + 1);
+        if (strcmp(argv[1], runners[i].name) == 0) return runners[i].fn(argc - 1, cli_name_argv0(argv + 1, "kernjit run"));
     char names[256] = "";
     for (size_t i = 0; i < RUNNER_COUNT; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", runners[i].name);

@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
         return EXIT_OK;
     }
     for (size_t i = 0; i < COMMAND_COUNT; i++)
-        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, cli_name_argv0(argv + 1, "kernjit"));
     fprintf(stderr, "kernjit: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;
