@@ -9,6 +9,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli-expect.sh"
 
 expect 0 "usage: kernjit" "$K" --help
 expect 0 "kernjit 0." "$K" --version
+expect 0 "NVRTC 13" "$K" --version
+expect 0 "cache: $KERNJIT_CACHE_DIR" "$K" --version
+expect 0 "driver: " "$K" --version
 expect 2 "unknown command 'frobnicate'" "$K" frobnicate
 expect 2 "usage: kernjit" "$K"
 for c in info list compile cache demo run bench tune; do expect 0 "usage:" "$K" $c --help; done

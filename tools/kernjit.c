@@ -33,6 +33,32 @@ static void usage(FILE *out) {
             "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_PATH, KERNJIT_CUDA_HOME.\n");
 }
 
+/* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
+static int print_version(void) {
+    printf("kernjit %s\n", kj_version_string());
+    kj_toolchain tc;
+    kj_toolchain_query(&tc);
+    printf("NVRTC %d.%d, nvJitLink %d.%d, CUDA toolkit at %s\n", tc.nvrtc_version / 1000,
+           tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
+    int count = 0;
+    kj_device_info d;
+    if (kj_device_count(&count) != KJ_OK)
+        printf("driver: none (%s)\n", kj_last_error());
+    else if (count == 0 || kj_device_query(0, &d) != KJ_OK)
+        printf("driver: loaded, no device\n");
+    else
+        printf("driver: CUDA %d.%d, %d device%s\n", d.driver_version / 1000, d.driver_version % 1000 / 10, count,
+               count == 1 ? "" : "s");
+    kj_runtime *rt;
+    if (cli_runtime(&rt, 1, NULL, 0) == KJ_OK) {
+        printf("cache: %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiling in memory)");
+        kj_runtime_destroy(rt);
+    } else {
+        printf("cache: (%s)\n", kj_last_error());
+    }
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -43,10 +69,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return EXIT_OK;
     }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-        printf("kernjit %s\n", kj_version_string());
-        return EXIT_OK;
-    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) return print_version();
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, cli_name_argv0(argv + 1, "kernjit"));
     fprintf(stderr, "kernjit: unknown command '%s'\n\n", cmd);
