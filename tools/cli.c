@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 char **cli_name_argv0(char **argv, const char *parent) {
     /* getopt names argv[0] in its messages ("kernjit compile: unrecognized option '--x'"); the
@@ -279,4 +281,41 @@ void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small
         default: break;
         }
     }
+}
+
+static double monotonic_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct {
+    double start, last;
+    int printed, tty;
+} progress;
+
+void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail) {
+    double now = monotonic_s();
+    if (progress.start == 0) {
+        progress.start = progress.last = now;
+        progress.tty = isatty(2);
+    }
+    if (progress.tty) {
+        fprintf(stderr, "\r\033[K[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
+        fflush(stderr);
+        progress.printed = 1;
+        return;
+    }
+    /* a log: quiet for short work, then a line every few seconds and the last one */
+    if ((now - progress.last >= CLI_PROGRESS_EVERY_S && now - progress.start >= CLI_PROGRESS_EVERY_S) ||
+        (done == total && progress.printed)) {
+        fprintf(stderr, "kernjit %s: %s %zu/%zu%s%s\n", cmd, phase, done, total, detail ? ": " : "", detail ? detail : "");
+        progress.last = now;
+        progress.printed = 1;
+    }
+}
+
+void cli_progress_end(void) {
+    if (progress.tty && progress.printed) fputs("\r\033[K", stderr);
+    memset(&progress, 0, sizeof progress);
 }

@@ -77,4 +77,12 @@ double cli_median(double *v, size_t n);
 /* Fills buf with n bytes of the type's random values in a fixed, seeded way (xorshift). */
 void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints);
 
+/* Progress of long work (compile --all, tune, the benchmarks) on stderr: on a terminal one line
+ * rewritten in place; in a log, nothing for work shorter than CLI_PROGRESS_EVERY_S, then a plain
+ * "kernjit CMD: PHASE n/N: detail" line that often, and the last one. cli_progress_end clears the
+ * terminal line and starts over. */
+#define CLI_PROGRESS_EVERY_S 3.0
+void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail);
+void cli_progress_end(void);
+
 #endif

@@ -27,9 +27,9 @@ static void help(void) {
 
 static void all_progress(const kj_progress *p, void *user) {
     (void)user;
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s", p->done, p->total, p->variant, p->outcome);
-    if (p->done == p->total) fputs("\r\033[K", stderr);
-    fflush(stderr);
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s: %s", p->variant, p->outcome);
+    cli_progress("compile", "compile", p->done, p->total, detail);
 }
 
 static int compile_all(const char *kernel, const char *entry, const kj_define *defines, size_t ndef, const char *arch,
@@ -44,10 +44,11 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         return cli_fail("compile", s);
     }
     kj_compile_all_options o = {.kernel = kernel, .entry = entry, .fixed = defines, .fixed_count = ndef, .arch = arch,
-                                .threads = threads, .progress = !json && isatty(2) ? all_progress : NULL};
+                                .threads = threads, .progress = all_progress};
     kj_compile_all_result r;
     memset(&r, 0, sizeof r);
     s = kj_compile_all(rt, &o, &r);
+    cli_progress_end();
     int rc = EXIT_OK;
     if (json) {
         json_begin_object();

@@ -53,10 +53,11 @@ typedef struct args {
 static void on_progress(const kj_progress *p, void *user) {
     (void)user;
     static const char *phase[] = {"compile", "measure", "re-measure"};
-    char best[32] = "";
-    if (p->best_gbps > 0) snprintf(best, sizeof best, "  best %.1f GB/s", p->best_gbps);
-    fprintf(stderr, "\r\033[K[%s %zu/%zu] %s: %s%s", phase[p->phase], p->done, p->total, p->variant, p->outcome, best);
-    fflush(stderr);
+    char detail[512];
+    snprintf(detail, sizeof detail, "%s: %s", p->variant, p->outcome);
+    if (p->best_gbps > 0) snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "  best %.1f GB/s",
+                                   p->best_gbps);
+    cli_progress("tune", phase[p->phase], p->done, p->total, detail);
 }
 
 /* ---- the tuning table ------------------------------------------------------------------------ */
@@ -286,11 +287,10 @@ static int do_tune(const args *a) {
     o.threads = (unsigned)a->threads;
     o.seed = a->seed;
     o.dry_run = a->dry_run;
-    int tty = isatty(2);
-    if (tty) o.progress = on_progress;
+    o.progress = on_progress;
     kj_tune_result *r;
     s = kj_tune(rt, &o, &r);
-    if (tty) fputs("\r\033[K", stderr);
+    cli_progress_end();
     int rc = EXIT_OK;
     if (s != KJ_OK) {
         rc = cli_fail("tune", s);
