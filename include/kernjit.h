@@ -481,6 +481,19 @@ KJ_API size_t kj_desc_param_count(const kj_kernel_desc *desc);
 KJ_API kj_status kj_desc_param(const kj_kernel_desc *desc, size_t index, kj_param_info *info);
 KJ_API int kj_desc_needs_device_runtime(const kj_kernel_desc *desc); /* 1: rdc + cudadevrt */
 KJ_API uint64_t kj_desc_pending_launches(const kj_kernel_desc *desc); /* 0 when not set */
+/* The `require` lines: their count, and the expression at index as written (NULL past the end). */
+KJ_API size_t kj_desc_require_count(const kj_kernel_desc *desc);
+KJ_API const char *kj_desc_require(const kj_kernel_desc *desc, size_t index);
+/* What the metadata says of one entry (any name: the lines without an entry apply to every entry):
+ * whether it is marked `pdl` (1) and so launched early on compute capability 9.0 and later; its
+ * `shared-dynamic` byte-count expression as written, NULL when none applies; its `carveout`, a
+ * percentage 0..100 of the largest shared memory (max-l1 is 0, max-shared 100), KJ_CARVEOUT_DRIVER
+ * for the driver's choice, or KJ_CARVEOUT_NONE when no line applies. */
+#define KJ_CARVEOUT_DRIVER (-1)
+#define KJ_CARVEOUT_NONE (-2)
+KJ_API int kj_desc_entry_pdl(const kj_kernel_desc *desc, const char *entry);
+KJ_API const char *kj_desc_entry_shared_dynamic(const kj_kernel_desc *desc, const char *entry);
+KJ_API int kj_desc_entry_carveout(const kj_kernel_desc *desc, const char *entry);
 
 /* ------------------------------------------------------------------------------------------------
  * Disk cache

@@ -58,3 +58,17 @@ kj_status kj_desc_param(const kj_kernel_desc *d, size_t i, kj_param_info *info) 
     info->tunable = p->tunable;
     return KJ_OK;
 }
+
+size_t kj_desc_require_count(const kj_kernel_desc *d) { return d ? d->spec->require_count : 0; }
+const char *kj_desc_require(const kj_kernel_desc *d, size_t i) {
+    return d && i < d->spec->require_count ? d->spec->requires[i] : NULL;
+}
+int kj_desc_entry_pdl(const kj_kernel_desc *d, const char *entry) { return d && kj__spec_pdl(d->spec, entry); }
+const char *kj_desc_entry_shared_dynamic(const kj_kernel_desc *d, const char *entry) {
+    return d ? kj__spec_shared_dynamic_expr(d->spec, entry) : NULL;
+}
+int kj_desc_entry_carveout(const kj_kernel_desc *d, const char *entry) {
+    _Static_assert(KJ_CARVEOUT_NONE == KJ__CARVEOUT_UNSET && KJ_CARVEOUT_DRIVER == KJ__CARVEOUT_DEFAULT,
+                   "the public carveout values are the metadata's");
+    return d ? kj__spec_carveout(d->spec, entry) : KJ_CARVEOUT_NONE;
+}

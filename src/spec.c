@@ -474,6 +474,11 @@ kj_status kj__spec_shared_dynamic(const kj__spec *spec, const char *kernel, cons
     return a ? eval_shared(spec, kernel, a, canonical, count, bytes) : KJ_OK;
 }
 
+const char *kj__spec_shared_dynamic_expr(const kj__spec *spec, const char *entry) {
+    const kj__launch_attr *a = find_attr(spec->shared_dynamic, spec->shared_dynamic_count, entry);
+    return a ? a->expr : NULL;
+}
+
 int kj__spec_carveout(const kj__spec *spec, const char *entry) {
     const kj__launch_attr *a = find_attr(spec->carveouts, spec->carveout_count, entry);
     return a ? a->value : KJ__CARVEOUT_UNSET;

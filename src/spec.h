@@ -114,6 +114,9 @@ void kj__strings_free(char **strings, size_t count);
  * a size outside 0..2^31-1, naming the expression, the values and the result. */
 kj_status kj__spec_shared_dynamic(const kj__spec *spec, const char *kernel, const char *entry, char *const *canonical,
                                   size_t count, uint32_t *bytes);
+/* The `shared-dynamic` expression that applies to `entry` (its own line, else the unscoped one), as
+ * written; NULL when none does. */
+const char *kj__spec_shared_dynamic_expr(const kj__spec *spec, const char *entry);
 /* The carveout for `entry`: 0..100, KJ__CARVEOUT_DEFAULT, or KJ__CARVEOUT_UNSET when no line applies. */
 int kj__spec_carveout(const kj__spec *spec, const char *entry);
 /* Whether `entry` is marked `pdl`: it waits for the grids before it (griddepcontrol.wait). */

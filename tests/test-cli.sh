@@ -17,6 +17,12 @@ expect 2 "usage: kernjit" "$K"
 for c in info list compile cache demo run bench tune; do expect 0 "usage:" "$K" $c --help; done
 expect 0 "reduce" "$K" list
 expect 0 '"name":"reduce"' "$K" list --json
+expect 0 "requires TILE_DIM % BLOCK_ROWS == 0" "$K" list transpose
+expect 0 "transpose_padded: dynamic shared memory TILE_DIM * (TILE_DIM + 1) * ELEM_BYTES bytes" "$K" list transpose
+expect 0 "transpose_l1_8x32: carveout 0% shared" "$K" list transpose
+expect 0 "reduce_fast: early launch (pdl" "$K" list reduce
+expect 0 '{"entry":"reduce_fast","pdl":true,"shared_dynamic_bytes":null,"carveout_percent":null}' "$K" list reduce --json
+expect 0 '"carveout_percent":0' "$K" list transpose --json
 expect 2 "unknown kernel 'nosuch'" "$K" list nosuch
 expect 0 "NVRTC" "$K" info
 expect 0 '"toolchain"' "$K" info --json

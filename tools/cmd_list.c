@@ -7,8 +7,25 @@
 static void help(void) {
     printf("usage: kernjit list [KERNEL|FILE.cu]... [--json]\n\n"
            "Shows each kernel's entries and macros with their allowed values and defaults; tunables (the\n"
-           "knobs `kernjit tune` varies) are marked. Without arguments, every built-in kernel; a name found\n"
-           "as NAME.cu on KERNJIT_PATH is listed from there.\n");
+           "knobs `kernjit tune` varies) are marked; and the rest of its metadata: requirements between\n"
+           "values, each entry's dynamic shared memory, carveout and early launch (pdl). Without arguments,\n"
+           "every built-in kernel; a name found as NAME.cu on KERNJIT_PATH is listed from there.\n");
+}
+
+/* The launch attributes the metadata gives each entry, one line per entry that has any. */
+static void show_entry_attributes(const kj_kernel_desc *d) {
+    for (size_t i = 0; i < kj_desc_entry_count(d); i++) {
+        const char *e = kj_desc_entry(d, i), *shared = kj_desc_entry_shared_dynamic(d, e);
+        int carveout = kj_desc_entry_carveout(d, e), pdl = kj_desc_entry_pdl(d, e);
+        if (!shared && carveout == KJ_CARVEOUT_NONE && !pdl) continue;
+        printf("  %s:", e);
+        const char *sep = " ";
+        if (shared) printf("%sdynamic shared memory %s bytes", sep, shared), sep = "; ";
+        if (carveout == KJ_CARVEOUT_DRIVER) printf("%scarveout: the driver's choice", sep), sep = "; ";
+        else if (carveout >= 0) printf("%scarveout %d%% shared", sep, carveout), sep = "; ";
+        if (pdl) printf("%searly launch (pdl: waits for the kernel before it)", sep);
+        printf("\n");
+    }
 }
 
 static int show(const char *name, int json) {
@@ -24,6 +41,23 @@ static int show(const char *name, int json) {
         if (kj_desc_pending_launches(d)) json_uint("pending_launches", kj_desc_pending_launches(d));
         json_begin_array("entries");
         for (size_t i = 0; i < kj_desc_entry_count(d); i++) json_string(NULL, kj_desc_entry(d, i));
+        json_end_array();
+        json_begin_array("requires");
+        for (size_t i = 0; i < kj_desc_require_count(d); i++) json_string(NULL, kj_desc_require(d, i));
+        json_end_array();
+        json_begin_array("entry_attributes");
+        for (size_t i = 0; i < kj_desc_entry_count(d); i++) {
+            const char *e = kj_desc_entry(d, i), *shared = kj_desc_entry_shared_dynamic(d, e);
+            int carveout = kj_desc_entry_carveout(d, e);
+            json_begin_object();
+            json_string("entry", e);
+            json_bool("pdl", kj_desc_entry_pdl(d, e));
+            if (shared) json_string("shared_dynamic_bytes", shared);
+            else json_null("shared_dynamic_bytes");
+            if (carveout >= 0) json_int("carveout_percent", carveout);
+            else json_null("carveout_percent");
+            json_end_object();
+        }
         json_end_array();
         json_begin_array("params");
         for (size_t i = 0; i < kj_desc_param_count(d); i++) {
@@ -46,6 +80,8 @@ static int show(const char *name, int json) {
         printf("  entries:");
         for (size_t i = 0; i < kj_desc_entry_count(d); i++) printf(" %s", kj_desc_entry(d, i));
         printf("\n");
+        for (size_t i = 0; i < kj_desc_require_count(d); i++) printf("  requires %s\n", kj_desc_require(d, i));
+        show_entry_attributes(d);
         if (kj_desc_needs_device_runtime(d))
             printf("  uses dynamic parallelism (linked with the device runtime; pending launches %llu)\n",
                    (unsigned long long)kj_desc_pending_launches(d));
