@@ -355,6 +355,7 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
             free(desc);
             if (!p->name_expression || out->lowered_name) {
                 count(rt, &rt->stats.disk_hits);
+                kj__log(&rt->log, KJ_LOG_INFO, "%s: disk hit %s", p->src->name, out->path);
                 return KJ_OK;
             }
             binary_free(out); /* an entry without the lowered name cannot be used: compile again */
@@ -411,6 +412,8 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
         free(with_name);
     }
     if (!out->stored) out->path[0] = '\0';
+    kj__log(&rt->log, KJ_LOG_INFO, "%s: compiled for %s in %.1f ms%s%s", p->src->name, p->arch, out->compile_ms,
+            out->stored ? ", stored as " : (rt->cache ? ", not stored" : ", no disk cache"), out->path);
     return KJ_OK;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "compile.h"
 #include "error.h"
@@ -206,6 +207,21 @@ static uint64_t cache_bound(const kj_runtime_options *o, const kj__logger *log) 
     return KJ_CACHE_DEFAULT_MAX;
 }
 
+/* KERNJIT_CACHE_DISABLE=1 forces compiles, as CUDA_CACHE_DISABLE does for the driver's cache: for a
+ * cold timing, or to rule the cache out. Anything but 1/0 (true/false, yes/no, on/off) is a warning. */
+static int cache_disabled_by_env(const kj__logger *log) {
+    const char *env = getenv("KERNJIT_CACHE_DISABLE");
+    if (!env || !*env) return 0;
+    static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(env, yes[i]) == 0) return 1;
+        if (strcasecmp(env, no[i]) == 0) return 0;
+    }
+    kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_DISABLE='%.40s' is not 1 or 0 (true/false, yes/no, on/off); the disk "
+            "cache stays on", env);
+    return 0;
+}
+
 kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out) {
     KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_runtime_create: out is NULL");
     kj_runtime_options defaults;
@@ -226,7 +242,10 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
         const char *sp = o->search_path ? o->search_path : getenv("KERNJIT_PATH");
         if (sp && *sp && !(rt->search_path = kj__strdup(sp))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
+    if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log)) {
+        kj__log(&rt->log, KJ_LOG_INFO, "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
+                "from or written to the disk cache");
+    } else if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
         char *dir = o->cache_dir && *o->cache_dir ? kj__strdup(o->cache_dir) : kj__cache_default_dir();
         rt->cache = kj__cache_open(dir, cache_bound(o, &rt->log), &rt->log);
         free(dir);

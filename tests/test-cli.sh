@@ -32,6 +32,15 @@ expect 2 "unexpected argument" "$K" info extra
 expect 0 "compiled" "$K" compile reduce --arch sm_90
 expect 0 "cache hit" "$K" compile reduce --arch sm_90
 expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_90 --json
+# the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
+expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
+expect 0 "note: reduce: disk hit" "$K" compile reduce --arch sm_90 --verbose
+out=$("$K" -v compile reduce --arch sm_90 -q 2>&1 >/dev/null)
+if [ -n "$out" ]; then echo "FAIL: -q after -v: the last one wins, got '$out'"; failures=$((failures + 1)); fi
+expect 0 "compiled in" "$K" --no-cache compile reduce --arch sm_90
+expect 0 "compiled in" env KERNJIT_CACHE_DISABLE=1 "$K" compile reduce --arch sm_90
+expect 0 "cache hit" env KERNJIT_CACHE_DISABLE=0 "$K" compile reduce --arch sm_90
+expect 0 "KERNJIT_CACHE_DISABLE='maybe' is not 1 or 0" env KERNJIT_CACHE_DISABLE=maybe "$K" compile reduce --arch sm_90
 expect 2 "BLOCK_SIZE=300" "$K" compile reduce -D BLOCK_SIZE=300 --arch sm_90
 expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=2048 --arch sm_90
 expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=0 --arch sm_90

@@ -56,13 +56,15 @@ static void log_to_stderr(kj_log_level level, const char *message, void *user) {
             message);
 }
 
+int cli_verbosity = 1;
+
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose) {
     kj_runtime_options o;
     kj_runtime_options_init(&o);
     o.device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
     o.arch = arch;
     o.log = log_to_stderr;
-    o.log_level = verbose ? KJ_LOG_INFO : KJ_LOG_WARN;
+    o.log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;
     return kj_runtime_create(&o, rt);
 }
 

@@ -40,6 +40,11 @@ int cli_fail(const char *cmd, kj_status status);
 /* Prints "kernjit CMD: message" to stderr; returns EXIT_FAILURE_. */
 int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
+/* -q/--quiet (0), default (1), -v/--verbose (2): the global flags, set before any command runs. The
+ * library's log reaches stderr from KJ_LOG_ERROR, KJ_LOG_WARN or KJ_LOG_INFO (cache decisions,
+ * evictions) on. */
+extern int cli_verbosity;
+
 /* A runtime for a command: device when present (or none when compile_only), warnings to stderr.
  * arch may be NULL. Returns the status; prints nothing. */
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose);

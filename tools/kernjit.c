@@ -1,5 +1,6 @@
 /* kernjit: the command-line tool. `kernjit COMMAND --help` describes each command. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -23,14 +24,17 @@ static const struct {
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: kernjit [--version] [--help] COMMAND [ARGS...]\n"
+            "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
             "\n"
             "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
             "launches them through the driver API.\n\ncommands:\n");
     for (size_t i = 0; i < COMMAND_COUNT; i++) fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
-            "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_PATH, KERNJIT_CUDA_HOME.\n");
+            "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
+            "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
+            "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
+            "KERNJIT_CUDA_HOME.\n");
 }
 
 /* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
@@ -59,7 +63,27 @@ static int print_version(void) {
     return EXIT_OK;
 }
 
+/* The flags that apply to every command, anywhere on the line (before "--"): taken out of argv
+ * before the command parses the rest. Returns the new argc. */
+static int global_flags(int argc, char **argv) {
+    int out = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            while (i < argc) argv[out++] = argv[i++];
+            break;
+        }
+        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) cli_verbosity = 2;
+        else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) cli_verbosity = 0;
+        else if (strcmp(a, "--no-cache") == 0) setenv("KERNJIT_CACHE_DISABLE", "1", 1);
+        else argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    return out;
+}
+
 int main(int argc, char **argv) {
+    argc = global_flags(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
