@@ -27,8 +27,8 @@ int main(void) {
 C
 # --force-fallback-for: use the subproject even where a kernjit.pc is installed. A fallback given
 # as the subproject's name alone fails unless the subproject overrides the dependency.
-# cub=disabled: the parent needs the library, not the CLI's nvcc-built benchmark reference
-if ! "$meson" setup "$d/build" "$d" --force-fallback-for=kernjit -Dkernjit:cub=disabled >"$d/setup.log" 2>&1; then
+# no options: as a subproject kernjit builds neither its program nor the CUB plugin unless asked
+if ! "$meson" setup "$d/build" "$d" --force-fallback-for=kernjit >"$d/setup.log" 2>&1; then
     cat "$d/setup.log"; echo "FAIL: meson setup of a parent project with kernjit as a subproject"; exit 1
 fi
 if ! "$meson" compile -C "$d/build" >"$d/build.log" 2>&1; then
@@ -42,5 +42,7 @@ if readelf -d "$d/build/parent" | grep -q libkernjit; then
 else
     echo "ok: the parent chose the static library"
 fi
+[ ! -e "$d/build/subprojects/kernjit/tools/kernjit" ] && echo "ok: kernjit's program is not built for a parent project" \
+    || { echo "FAIL: the kernjit program was built inside the parent project (-Dkernjit:cli=enabled asks for it)"; failures=1; }
 out=$("$d/build/parent" 2>&1) && echo "ok: $out" || { echo "FAIL: the parent's program: $out"; failures=1; }
 exit $failures
