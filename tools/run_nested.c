@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli.h"
 #include "run.h"
 
@@ -26,7 +27,8 @@ static void reduce_help(void) {
            "grid per level). Blocks of B threads (a power of two from 2 to 1024, default 512). Prints the\n"
            "sum, the CPU reference, the median GPU time of R runs (default 10) and the device-side launches,\n"
            "counted on the device. --pending asks for that pending-launch limit instead of the tree's need\n"
-           "(the limit is only ever raised). Exit 1 when the sum is wrong or a device launch failed.\n");
+           "(the limit is only ever raised). The input is fresh each run and its seed printed; --seed S\n"
+           "replays it. Exit 1 when the sum is wrong or a device launch failed.\n");
 }
 
 int run_nested_reduce(int argc, char **argv) {
@@ -39,8 +41,8 @@ int run_nested_reduce(int argc, char **argv) {
     const char *cmd = "run nested-reduce";
     kj_nested_variant variant = KJ_NESTED_SYNC;
     kj_type type = KJ_TYPE_I32;
-    uint64_t n = 1ull << 20, block = 512, seed = 1, repeat = 10, pending = 0;
-    int json = 0, c;
+    uint64_t n = 1ull << 20, block = 512, seed = 0, repeat = 10, pending = 0;
+    int json = 0, c, seed_given = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hv:n:b:t:s:r:p:j", opts, NULL)) != -1) {
         switch (c) {
@@ -62,6 +64,7 @@ int run_nested_reduce(int argc, char **argv) {
         case 's':
             if (cli_parse_uint(optarg, UINT64_MAX, &seed) != 0)
                 return cli_usage(cmd, "--seed '%s' is not a non-negative integer", optarg);
+            seed_given = 1;
             break;
         case 'r':
             if (cli_parse_uint(optarg, 100000, &repeat) != 0 || repeat == 0)
@@ -100,6 +103,7 @@ int run_nested_reduce(int argc, char **argv) {
         rc = cli_error(cmd, "out of host memory for %zu bytes", bytes);
         goto done;
     }
+    if (!seed_given) seed = check_fresh_seed(); /* fresh each run, printed: --seed replays it */
     cli_random_fill(type, host, (size_t)n, seed, 0);
     unsigned char expected[8] = {0}, got[8];
     double abs_sum = 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_util.h"
 #include "cli.h"
 #include "run.h"
 
@@ -14,7 +15,8 @@ static void help(void) {
            "Reduces N seeded random values (default sum, f32, 64M) on the GPU, compares with the CPU\n"
            "reference, and prints the result, the error, the median time of R timed runs (CUDA events,\n"
            "after a warm-up), GB/s of input read, the configuration and whether the kernel came from the\n"
-           "cache. N takes suffixes: 1000003, 64M, 1G, 2^28. Exit 1 when the result is wrong.\n");
+           "cache. N takes suffixes: 1000003, 64M, 1G, 2^28. The input is fresh each run and its seed printed;\n"
+           "--seed S replays it. Exit 1 when the result is wrong.\n");
 }
 
 static const char *origin_text(kj_origin o) {
@@ -29,9 +31,9 @@ int run_reduce(int argc, char **argv) {
         {0, 0, 0, 0}};
     kj_op op = KJ_OP_SUM;
     kj_type type = KJ_TYPE_F32;
-    uint64_t n = 64ull << 20, seed = 1, repeat = 20;
+    uint64_t n = 64ull << 20, seed = 0, repeat = 20;
     kj_reduce_options ro = {0};
-    int json = 0, c;
+    int json = 0, c, seed_given = 0;
     char err[256];
     while ((c = getopt_long(argc, argv, "ho:t:n:e:D:s:r:j", opts, NULL)) != -1) {
         switch (c) {
@@ -49,6 +51,7 @@ int run_reduce(int argc, char **argv) {
         case 's':
             if (cli_parse_uint(optarg, UINT64_MAX, &seed) != 0)
                 return cli_usage("run reduce", "--seed '%s' is not a non-negative integer", optarg);
+            seed_given = 1;
             break;
         case 'r':
             if (cli_parse_uint(optarg, 100000, &repeat) != 0 || repeat == 0)
@@ -103,6 +106,7 @@ int run_reduce(int argc, char **argv) {
         rc = cli_error("run reduce", "out of host memory for %zu bytes", bytes);
         goto done;
     }
+    if (!seed_given) seed = check_fresh_seed(); /* fresh each run, printed: --seed replays it */
     cli_random_fill(type, host, (size_t)n, seed, 0);
     unsigned char expected[8] = {0}, got[8] = {0};
     double abs_sum = 0;
