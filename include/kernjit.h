@@ -506,10 +506,15 @@ typedef struct kj_cache_entry {
     const char *path;
     const char *arch;          /* "sm_90" */
     const char *key;           /* 32 hex digits */
-    const char *description;   /* "reduce entry=... BLOCK_SIZE=256 ..." as stored; "" if unreadable */
+    const char *description;   /* what was compiled, as stored (several lines); "" if unreadable */
     uint64_t bytes;            /* file size */
     int64_t mtime;             /* last use, seconds since the epoch */
     int valid;                 /* 1: header and checksum verify */
+    /* The description taken apart ("" when it does not say): */
+    const char *kernel;        /* "reduce", or the file's name */
+    const char *macros;        /* the macros it was compiled with, "NAME=VALUE NAME=VALUE ..." */
+    const char *options;       /* the other NVRTC options (less the target and -std=c++17, which
+                                  every compile has), space-separated */
 } kj_cache_entry;
 /* entry and its strings are valid only during the call. */
 typedef void (*kj_cache_visit_fn)(const kj_cache_entry *entry, void *user);

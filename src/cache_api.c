@@ -1,7 +1,10 @@
 /* The public face of the disk cache: kj_cache_dir, kj_cache_list, kj_cache_clear, kj_cache_usage. */
+#include <string.h>
+
 #include "cache.h"
 #include "error.h"
 #include "runtime.h"
+#include "util.h"
 
 const char *kj_cache_dir(const kj_runtime *rt) { return rt ? kj__cache_root(rt->cache) : NULL; }
 
@@ -11,6 +14,39 @@ static kj_status need_cache(const kj_runtime *rt) {
     return KJ_OK;
 }
 
+/* The description's "kernel: NAME (origin)" and "options: ..." lines (kernel.c writes them), split into
+ * the kernel's name, its -D macros and the other options, less the target and the language standard
+ * that kernjit gives every compile. */
+typedef struct parts {
+    kj__buf kernel, macros, options;
+} parts;
+
+static void take_apart(const char *desc, parts *out) {
+    memset(out, 0, sizeof *out);
+    for (const char *line = desc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, "kernel: ", 8) == 0 && len > 8) {
+            kj__buf_append(&out->kernel, line + 8, strcspn(line + 8, " \n"));
+        } else if (strncmp(line, "options:", 8) == 0) {
+            for (const char *o = line + 8; o < line + len;) {
+                o += strspn(o, " ");
+                size_t n = strcspn(o, " \n");
+                if (n == 0) break;
+                if (strncmp(o, "-D", 2) == 0) {
+                    if (out->macros.len) kj__buf_puts(&out->macros, " ");
+                    kj__buf_append(&out->macros, o + 2, n - 2);
+                } else if (strncmp(o, "-arch=", 6) != 0 && !(n == 10 && strncmp(o, "-std=c++17", 10) == 0)) {
+                    if (out->options.len) kj__buf_puts(&out->options, " ");
+                    kj__buf_append(&out->options, o, n);
+                }
+                o += n;
+            }
+        }
+    }
+}
+
+static const char *or_empty(const kj__buf *b) { return b->data ? b->data : ""; }
+
 kj_status kj_cache_list(kj_runtime *rt, kj_cache_visit_fn visit, void *user) {
     KJ_FORWARD(need_cache(rt));
     KJ_RETURN_IF(!visit, KJ_ERR_USAGE, "kj_cache_list: visit is NULL");
@@ -18,9 +54,15 @@ kj_status kj_cache_list(kj_runtime *rt, kj_cache_visit_fn visit, void *user) {
     size_t n;
     KJ_FORWARD(kj__cache_items(rt->cache, 1, &items, &n));
     for (size_t i = 0; i < n; i++) {
+        parts p;
+        take_apart(items[i].description, &p);
         kj_cache_entry e = {items[i].path, items[i].arch, items[i].key, items[i].description,
-                            items[i].bytes, items[i].mtime, items[i].valid};
+                            items[i].bytes, items[i].mtime, items[i].valid, or_empty(&p.kernel),
+                            or_empty(&p.macros), or_empty(&p.options)};
         visit(&e, user);
+        kj__buf_free(&p.kernel);
+        kj__buf_free(&p.macros);
+        kj__buf_free(&p.options);
     }
     kj__cache_items_free(items, n);
     return KJ_OK;

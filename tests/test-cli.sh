@@ -120,6 +120,8 @@ expect 0 "$KERNJIT_CACHE_DIR" "$K" cache path
 expect 0 "entries" "$K" cache stats
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
+expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json
+expect 0 "reduce  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
 expect 2 "unknown action 'purge'" "$K" cache purge
 expect 0 "removed" "$K" cache clear
 expect 0 "entries 0" "$K" cache stats

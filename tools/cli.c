@@ -236,6 +236,22 @@ void json_raw(const char *key, const char *literal) {
     json_key(key);
     fputs(literal, stdout);
 }
+void json_macros(const char *key, const char *macros) {
+    json_object_in(key);
+    for (const char *m = macros; m && *m;) {
+        size_t n = strcspn(m, " ");
+        const char *eq = memchr(m, '=', n);
+        if (eq) {
+            char name[256], value[1100];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - m), m);
+            snprintf(value, sizeof value, "%.*s", (int)(n - (size_t)(eq - m) - 1), eq + 1);
+            json_string(name, value);
+        }
+        m += n + (m[n] == ' ');
+    }
+    json_end_object();
+}
+
 void json_done(void) {
     fputc('\n', stdout);
     json_depth = 0;

@@ -74,6 +74,8 @@ void json_double(const char *key, double value);
 void json_bool(const char *key, int value);
 void json_null(const char *key);
 void json_raw(const char *key, const char *literal); /* a value the caller formatted (a number) */
+/* "NAME=VALUE NAME=VALUE" as an object {"NAME":"VALUE",...} under key: macro sets are objects. */
+void json_macros(const char *key, const char *macros);
 void json_done(void); /* ends the document with a newline */
 
 /* Median of n values (the array is sorted). */

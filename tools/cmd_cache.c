@@ -21,10 +21,6 @@ typedef struct {
 static void visit(const kj_cache_entry *e, void *user) {
     list_state *st = user;
     st->count++;
-    /* the description's first line names the kernel; the second its options */
-    char first[256] = "";
-    const char *nl = strchr(e->description, '\n');
-    snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - e->description) : (int)strlen(e->description), e->description);
     if (st->json) {
         json_begin_object();
         json_string("path", e->path);
@@ -34,13 +30,25 @@ static void visit(const kj_cache_entry *e, void *user) {
         json_int("mtime", e->mtime);
         json_bool("valid", e->valid);
         json_string("description", e->description);
+        json_string("kernel", e->kernel);
+        json_macros("macros", e->macros);
+        json_begin_array("options");
+        for (const char *o = e->options; *o;) {
+            size_t n = strcspn(o, " ");
+            char one[1100];
+            snprintf(one, sizeof one, "%.*s", (int)n, o);
+            json_string(NULL, one);
+            o += n + (o[n] == ' ');
+        }
+        json_end_array();
         json_end_object();
     } else {
         char when[32];
         time_t t = (time_t)e->mtime;
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("%s  %s  %s %9llu B  %s  %s\n", e->arch, e->key, when, (unsigned long long)e->bytes,
-               e->valid ? "ok     " : "DAMAGED", first);
+        printf("%s  %s  %s %9llu B  %s  %s%s%s%s%s\n", e->arch, e->key, when, (unsigned long long)e->bytes,
+               e->valid ? "ok     " : "DAMAGED", *e->kernel ? e->kernel : "?", *e->macros ? "  " : "", e->macros,
+               *e->options ? "  " : "", e->options);
     }
 }
 
