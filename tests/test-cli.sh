@@ -32,6 +32,10 @@ expect 2 "unexpected argument" "$K" info extra
 expect 0 "compiled" "$K" compile reduce --arch sm_90
 expect 0 "cache hit" "$K" compile reduce --arch sm_90
 expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_90 --json
+# several targets in one run, each its own entry
+expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
+expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
+expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_80 --arch sm_90 --json
 # the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
 expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
 expect 0 "note: reduce: disk hit" "$K" compile reduce --arch sm_90 --verbose

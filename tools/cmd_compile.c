@@ -9,15 +9,17 @@
 
 #define MAX_DEFINES 64
 #define MAX_OPTIONS 32
+#define MAX_ARCHS 16
 
 static void help(void) {
-    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [--entry E] [-D NAME=VALUE]... [--arch sm_XY]\n"
+    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [--entry E] [-D NAME=VALUE]... [--arch sm_XY[,...]]\n"
            "                      [--option NVRTC_OPTION]... [--json]\n"
            "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
-           "there is none.\n\n"
+           "there is none; --arch sm_80,sm_90 (or --arch again) builds each target in turn. --json gives\n"
+           "{\"kernel\": ..., \"targets\": [one object per target]}.\n\n"
            "--all compiles every combination of the kernel's tunables (`tune` in its metadata), the other\n"
            "macros at their defaults or as given, J at a time (default: the processors online), and counts\n"
            "how many were compiled and how many were already in the cache: to prepare a cache for a fleet\n"
@@ -52,7 +54,6 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     int rc = EXIT_OK;
     if (json) {
         json_begin_object();
-        json_string("kernel", kernel);
         json_string("arch", r.arch);
         json_begin_array("dims");
         for (size_t d = 0; d < kj_space_dim_count(space); d++) json_string(NULL, kj_space_dim_name(space, d));
@@ -66,7 +67,6 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         json_double("wall_ms", r.wall_ms);
         json_string("cache", kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
         json_end_object();
-        json_done();
     } else if (r.variants) {
         printf("%s for %s: %zu variant%s", kernel, r.arch, r.variants, r.variants == 1 ? "" : "s");
         for (size_t d = 0; d < kj_space_dim_count(space); d++)
@@ -83,6 +83,43 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     return rc;
 }
 
+static int compile_one(const char *kernel, const char *entry, const kj_define *defines, size_t ndef,
+                       const char *const *options, size_t nopt, const char *arch, int json) {
+    kj_runtime *rt;
+    kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
+    if (s != KJ_OK) return cli_fail("compile", s);
+    kj_request req = {.kernel = kernel, .entry = entry, .defines = defines, .define_count = ndef,
+                      .options = options, .option_count = nopt, .arch = arch};
+    kj_compile_result r;
+    s = kj_compile(rt, &req, &r);
+    if (s != KJ_OK) {
+        int rc = cli_fail("compile", s);
+        kj_runtime_destroy(rt);
+        return rc;
+    }
+    if (json) {
+        json_begin_object();
+        json_string("arch", r.arch);
+        json_string("key", r.key);
+        json_bool("cache_hit", r.cache_hit);
+        json_bool("stored", r.stored);
+        json_bool("linked", r.linked);
+        json_bool("ptx", r.is_ptx);
+        json_string("cache_path", r.cache_path);
+        json_double("compile_ms", r.compile_ms);
+        json_double("link_ms", r.link_ms);
+        json_uint("binary_bytes", r.binary_bytes);
+        json_end_object();
+    } else {
+        if (r.cache_hit) printf("%s for %s: cache hit\n", kernel, r.arch);
+        else printf("%s for %s: compiled in %.1f ms%s\n", kernel, r.arch, r.compile_ms + r.link_ms,
+                    r.linked ? " (linked with the device runtime)" : "");
+        printf("  key   %s\n  cache %s\n", r.key, r.stored ? r.cache_path : "(not stored: compiled in memory only)");
+    }
+    kj_runtime_destroy(rt);
+    return EXIT_OK;
+}
+
 int cmd_compile(int argc, char **argv) {
     static const struct option opts[] = {{"entry", required_argument, 0, 'e'}, {"define", required_argument, 0, 'D'},
                                          {"arch", required_argument, 0, 'a'},  {"option", required_argument, 0, 'o'},
@@ -92,7 +129,8 @@ int cmd_compile(int argc, char **argv) {
     kj_define defines[MAX_DEFINES];
     const char *options[MAX_OPTIONS];
     size_t ndef = 0, nopt = 0;
-    const char *entry = NULL, *arch = NULL;
+    const char *entry = NULL, *archs[MAX_ARCHS];
+    size_t narch = 0;
     int json = 0, all = 0, c;
     uint64_t threads = 0;
     char err[256];
@@ -105,9 +143,20 @@ int cmd_compile(int argc, char **argv) {
             break;
         case 'e': entry = optarg; break;
         case 'a':
-            /* the library takes "" as "no arch given"; on the command line it is a mistake */
-            if (!*optarg) return cli_usage("compile", "--arch '' is not sm_<digits> (for example sm_90)");
-            arch = optarg;
+            /* several targets: --arch sm_80,sm_90, or --arch given again; "" or an empty item is a mistake
+             * (the library takes "" as "no arch given") */
+            for (char *a = optarg;; a++) {
+                char *comma = strchr(a, ',');
+                if (comma) *comma = '\0';
+                if (!*a) return cli_usage("compile", "--arch has an empty target: give sm_<digits>, or several "
+                                          "separated by commas (sm_80,sm_90)");
+                if (narch == MAX_ARCHS) return cli_usage("compile", "at most %d targets", MAX_ARCHS);
+                for (size_t k = 0; k < narch; k++)
+                    if (strcmp(archs[k], a) == 0) return cli_usage("compile", "target %s is given twice", a);
+                archs[narch++] = a;
+                if (!comma) break;
+                a = comma;
+            }
             break;
         case 'j': json = 1; break;
         case 'h': help(); return EXIT_OK;
@@ -136,41 +185,20 @@ int cmd_compile(int argc, char **argv) {
     }
     if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
-    if (all) return compile_all(kernel, entry, defines, ndef, arch, (unsigned)threads, json);
 
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
-    if (s != KJ_OK) return cli_fail("compile", s);
-    kj_request req = {.kernel = kernel, .entry = entry, .defines = defines, .define_count = ndef,
-                      .options = options, .option_count = nopt, .arch = arch};
-    kj_compile_result r;
-    s = kj_compile(rt, &req, &r);
-    if (s != KJ_OK) {
-        int rc = cli_fail("compile", s);
-        kj_runtime_destroy(rt);
-        return rc;
-    }
     if (json) {
         json_begin_object();
         json_string("kernel", kernel);
-        json_string("arch", r.arch);
-        json_string("key", r.key);
-        json_bool("cache_hit", r.cache_hit);
-        json_bool("stored", r.stored);
-        json_bool("linked", r.linked);
-        json_bool("ptx", r.is_ptx);
-        json_string("cache_path", r.cache_path);
-        json_double("compile_ms", r.compile_ms);
-        json_double("link_ms", r.link_ms);
-        json_uint("binary_bytes", r.binary_bytes);
+        json_begin_array("targets");
+    }
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
+        rc = all ? compile_all(kernel, entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, json)
+                 : compile_one(kernel, entry, defines, ndef, options, nopt, narch ? archs[i] : NULL, json);
+    if (json) { /* after a failure too: the targets done so far, as a whole document (the error is on stderr) */
+        json_end_array();
         json_end_object();
         json_done();
-    } else {
-        if (r.cache_hit) printf("%s for %s: cache hit\n", kernel, r.arch);
-        else printf("%s for %s: compiled in %.1f ms%s\n", kernel, r.arch, r.compile_ms + r.link_ms,
-                    r.linked ? " (linked with the device runtime)" : "");
-        printf("  key   %s\n  cache %s\n", r.key, r.stored ? r.cache_path : "(not stored: compiled in memory only)");
     }
-    kj_runtime_destroy(rt);
-    return EXIT_OK;
+    return rc;
 }
