@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "error.h"
+#include "includes.h"
 #include "util.h"
 
 #ifndef KJ_DEFAULT_CUDA_HOME
@@ -82,6 +83,32 @@ void kj__compiled_free(kj__compiled *c) {
     memset(c, 0, sizeof *c);
 }
 
+/* The log with the names NVRTC knows files by (KJ__VROOT/...) turned back into what the user knows:
+ * the source's origin, a header's real path, a built-in header's name. */
+static char *readable_log(const kj__source *src, char *log) {
+    if (!log || !strstr(log, KJ__VROOT)) return log;
+    kj__buf out = {0};
+    const char *p = log;
+    for (const char *v; (v = strstr(p, KJ__VROOT));) {
+        kj__buf_append(&out, p, (size_t)(v - p));
+        size_t n = strcspn(v, "\"'( \n\t:");
+        const char *shown = NULL;
+        if (strlen(src->vfile) == n && strncmp(v, src->vfile, n) == 0) shown = src->origin;
+        for (size_t i = 0; i < src->header_count && !shown; i++) {
+            const kj__header *h = &src->headers[i];
+            if (strlen(h->name) == n && strncmp(v, h->name, n) == 0)
+                shown = h->path ? h->path : h->name + strlen(KJ__VROOT) + 1;
+        }
+        if (shown) kj__buf_puts(&out, shown);
+        else kj__buf_append(&out, v, n);
+        p = v + n;
+    }
+    kj__buf_puts(&out, p);
+    if (!out.data) return log;
+    free(log);
+    return out.data;
+}
+
 static char *program_log(nvrtcProgram prog) {
     size_t n = 0;
     if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0) return kj__strdup("");
@@ -118,47 +145,53 @@ static int only_name_map_errors(const char *log) {
     return errors > 0;
 }
 
+/* What kernjit knows that NVRTC's log does not say: where it looked for a header NVRTC could not
+ * open, and the usual ways out of the errors a user's first file meets. */
+static void explain_failure(const kj__source *src, const char *log) {
+    if (strstr(log, "open source file")) { /* "cannot open" or "could not open" */
+        if (src->unresolved.data) {
+            kj__error_append("kernjit gives NVRTC every header itself and found these nowhere:");
+            kj__error_append(src->unresolved.data);
+        }
+        if (strstr(log, "\"stdio.h\"") || strstr(log, "\"cstdio\"") || strstr(log, "\"stdlib.h\"") ||
+            strstr(log, "\"assert.h\""))
+            kj__error_append("note: NVRTC ships no C library headers; device printf and assert need none (drop the "
+                             "#include)");
+    }
+    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code"))
+        kj__error_append("note: a header of host declarations can be compiled for the device with "
+                         "--option -default-device (functions without an execution space become __device__)");
+    if (strstr(log, "device-side kernel launch could not be processed") || strstr(log, "requires separate compilation"))
+        kj__error_append("note: kernels that launch kernels need the device runtime: kernjit links it when it sees a "
+                         "launch (<<<...>>>); give --option -rdc=true where it cannot see one");
+}
+
 kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     memset(out, 0, sizeof *out);
     const kj__source *src = job->source;
-    const char *names[KJ_MAX_HEADERS], *texts[KJ_MAX_HEADERS];
+    static _Thread_local const char *names[KJ_MAX_HEADERS], *texts[KJ_MAX_HEADERS];
     for (size_t i = 0; i < src->header_count; i++) {
         names[i] = src->headers[i].name;
         texts[i] = src->headers[i].text;
     }
     double t0 = kj__now_ms();
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, src->text, src->file, (int)src->header_count, texts, names);
+    nvrtcResult r = nvrtcCreateProgram(&prog, src->text, src->vfile, (int)src->header_count, texts, names);
     if (r != NVRTC_SUCCESS)
         return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot create a program for %s: %s", src->origin, nvrtcGetErrorString(r));
-
-    /* the job's options plus the toolkit include folder, so that <cuda_fp16.h> and friends resolve */
-    const char **opts = calloc(job->option_count + 1, sizeof *opts);
-    char *include = kj__asprintf("--include-path=%s/include", kj__cuda_home());
-    if (!opts || !include) {
-        free(opts);
-        free(include);
-        nvrtcDestroyProgram(&prog);
-        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    }
-    size_t nopt = 0;
-    for (size_t i = 0; i < job->option_count; i++) opts[nopt++] = job->options[i];
-    struct stat st;
-    char *incdir = kj__asprintf("%s/include", kj__cuda_home());
-    if (incdir && stat(incdir, &st) == 0 && S_ISDIR(st.st_mode)) opts[nopt++] = include;
-    free(incdir);
-
+    /* exactly the job's options: the key covers them (the include folders NVRTC may search among them) */
+    const char **opts = (const char **)job->options;
+    size_t nopt = job->option_count;
     if (job->name_expression) nvrtcAddNameExpression(prog, job->name_expression);
     r = nvrtcCompileProgram(prog, (int)nopt, opts);
-    free(opts);
-    free(include);
-    out->log = program_log(prog);
+    out->log = readable_log(src, program_log(prog));
     if (r != NVRTC_SUCCESS) {
         kj_status s = job->name_expression && out->log && only_name_map_errors(out->log)
                           ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for a template give the instance, "
                                     "e.g. scale<float,256>); NVRTC says:", job->name_expression, src->origin)
                           : KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));
         kj__error_append(out->log);
+        if (out->log) explain_failure(src, out->log);
         if (out->log && looks_like_cdp1(src, out->log))
             kj__error_append("note: device-side cudaDeviceSynchronize() (\"CDP1\" dynamic parallelism) does not exist "
                              "on compute capability 9.0 and newer (CUDA 12+). Launch the work that must follow the "

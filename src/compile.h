@@ -23,8 +23,9 @@ typedef struct kj__compile_job {
     int want_ptx;                 /* the arch is compute_XY: keep PTX for the driver to finish */
 } kj__compile_job;
 
-/* Compiles; on failure KJ_ERR_COMPILE with the NVRTC log (file(line): ...) in the message. The CUDA
- * toolkit's include folder is added to the search (not to the key: the NVRTC version stands for it). */
+/* Compiles the source and its headers (from memory, under their KJ__VROOT names) with exactly the
+ * job's options; on failure KJ_ERR_COMPILE with the NVRTC log (file(line): ..., real paths) in the
+ * message, and what kernjit knows of headers NVRTC could not open. */
 kj_status kj__compile(const kj__compile_job *job, kj__compiled *out);
 void kj__compiled_free(kj__compiled *c);
 

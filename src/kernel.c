@@ -12,13 +12,16 @@
 #include "compile.h"
 #include "error.h"
 #include "key.h"
+#include "lex.h"
 #include "link.h"
+#include "options.h"
 #include "runtime.h"
 #include "source.h"
 #include "spec.h"
+#include "toolkit.h"
 #include "util.h"
 
-#define MAX_OPTIONS 256
+#define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
 #define MAX_ENTRY_LEN 512
 
 /* Everything known about a request before any binary exists. */
@@ -39,6 +42,7 @@ typedef struct prepared {
     uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
     int carveout;
     int pdl;
+    int rdc;                 /* linked with the device runtime (see launches_kernels) */
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -194,36 +198,43 @@ static int push(char ***list, size_t *n, char *s) {
     return 0;
 }
 
-static kj_status check_user_option(const char *o) {
-    KJ_RETURN_IF(!o || o[0] != '-', KJ_ERR_USAGE, "NVRTC option '%.80s' does not start with '-'", o ? o : "(null)");
-    KJ_RETURN_IF(strlen(o) > 1024, KJ_ERR_USAGE, "NVRTC option longer than 1024 characters");
-    for (const char *c = o; *c; c++)
-        KJ_RETURN_IF(iscntrl((unsigned char)*c), KJ_ERR_USAGE, "NVRTC option '%.80s' has a control character", o);
-    static const char *reserved[] = {"-arch", "--gpu-architecture", "-rdc", "--relocatable-device-code", "-D",
-                                     "--define-macro"};
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
-        size_t n = strlen(reserved[i]);
-        KJ_RETURN_IF(strncmp(o, reserved[i], n) == 0 && (o[n] == '\0' || o[n] == '=' || reserved[i][1] == 'D'),
-                     KJ_ERR_USAGE,
-                     "option '%.80s' is set by kernjit: give macros as defines and the target as the arch", o);
-    }
-    return KJ_OK;
-}
-
-static kj_status build_options(prepared *p, const kj_request *req) {
+/* The option list NVRTC gets, and the key covers: the target, the language, the device runtime when
+ * linked, the toolkit's include folders when a header resolved there (NVRTC searches no other: see
+ * includes.h), the canonical macros, the pre-included headers, then the user's options. */
+static kj_status build_options(prepared *p, const kj__user_options *user) {
     int oom = 0;
     oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->arch));
     oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
-    if (p->spec->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
+    if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
+    if (p->src->toolkit) {
+        const char *dirs[2];
+        size_t n;
+        kj__toolkit_include_dirs(dirs, &n);
+        for (size_t i = 0; i < n; i++) oom |= push(&p->options, &p->option_count, kj__asprintf("--include-path=%s", dirs[i]));
+    }
     for (size_t i = 0; i < p->define_count; i++)
         oom |= push(&p->options, &p->option_count, kj__asprintf("-D%s", p->defines[i]));
-    KJ_RETURN_IF(req->option_count > MAX_OPTIONS / 2, KJ_ERR_USAGE, "%zu NVRTC options: at most %d", req->option_count,
-                 MAX_OPTIONS / 2);
-    for (size_t i = 0; i < req->option_count; i++) {
-        KJ_FORWARD(check_user_option(req->options[i]));
-        oom |= push(&p->options, &p->option_count, kj__strdup(req->options[i]));
-    }
+    for (size_t i = 0; i < p->src->pre_include_count; i++)
+        oom |= push(&p->options, &p->option_count, kj__asprintf("--pre-include=%s", p->src->pre_include_names[i]));
+    for (size_t i = 0; i < user->pass_count; i++) oom |= push(&p->options, &p->option_count, kj__strdup(user->pass[i]));
     return oom ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+}
+
+/* Whether the program launches kernels from the device (it then needs the device runtime): its
+ * metadata says so, the request asks for -rdc=true, or a launch shows in its text or its own
+ * headers, outside comments and `#if 0`. */
+static kj_status launches_kernels(const kj__source *src, const kj__spec *spec, int asked, int *rdc) {
+    *rdc = spec->rdc || asked;
+    for (size_t i = 0; i <= src->header_count && !*rdc; i++) {
+        const char *text = i ? src->headers[i - 1].text : src->text;
+        size_t len = i ? src->headers[i - 1].len : src->len;
+        if (i && !src->headers[i - 1].path) continue; /* kernjit's own headers launch nothing */
+        char *blanked = kj__lex_blank(text, len, 1);
+        if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        *rdc = kj__lex_launches_kernels(blanked);
+        free(blanked);
+    }
+    return KJ_OK;
 }
 
 static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
@@ -259,15 +270,29 @@ static int arch_number(const char *arch) {
     return u ? atoi(u + 1) : 0;
 }
 
+static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
+                                prepared *p);
+
 static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
     memset(p, 0, sizeof *p);
-    KJ_FORWARD(kj__source_find(rt->search_path, req->kernel, req->source_text, &p->src));
-    KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
-    KJ_FORWARD(choose_entry(p, req->entry));
     KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
                  req->define_count);
-    KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
-                 req->option_count);
+    kj__user_options user;
+    KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
+    kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
+                              req->define_count, user.pre_includes, user.pre_include_count};
+    kj_status s = kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
+    if (s == KJ_OK) s = prepare_source(rt, req, for_launch, &user, p);
+    kj__user_options_free(&user);
+    return s;
+}
+
+/* The rest of prepare, once the source and its headers are read. */
+static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
+                                prepared *p) {
+    KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
+    KJ_FORWARD(choose_entry(p, req->entry));
+    KJ_FORWARD(launches_kernels(p->src, p->spec, user->rdc, &p->rdc));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
@@ -276,11 +301,12 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
     p->carveout = kj__spec_carveout(p->spec, p->entry);
     KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
     p->pdl = kj__spec_pdl(p->spec, p->entry) && arch_number(p->arch) >= 90;
-    KJ_FORWARD(build_options(p, req));
+    KJ_FORWARD(build_options(p, user));
 
     kj__key_input in = {0};
     in.nvrtc_version = kj__nvrtc_version();
-    in.linked = p->spec->rdc;
+    if (p->src->toolkit) KJ_FORWARD(kj__toolkit_fingerprint(&in.toolkit));
+    in.linked = p->rdc;
     if (in.linked) {
         const char *path;
         KJ_FORWARD(kj__devrt(&path, &in.devrt_hash));
@@ -377,7 +403,7 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
     pthread_mutex_unlock(&rt->lock);
     KJ_FORWARD(s);
     out->compile_ms = c.ms;
-    if (p->spec->rdc) {
+    if (p->rdc) {
         s = kj__link_devrt(p->arch, &c, &out->link_ms);
         if (s != KJ_OK) {
             kj__compiled_free(&c);
@@ -542,7 +568,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->log = kj__strdup(bin->log ? bin->log : "");
     k->arch = rt->arch;
     k->origin = bin->origin;
-    k->linked = p->spec->rdc;
+    k->linked = p->rdc;
     k->pending_launches = p->spec->pending_launches;
     k->shared_dynamic = p->shared_dynamic;
     k->carveout = p->carveout;
@@ -625,7 +651,7 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
         memset(result, 0, sizeof *result);
         result->cache_hit = bin.origin == KJ_ORIGIN_DISK;
         result->stored = bin.stored;
-        result->linked = p.spec->rdc;
+        result->linked = p.rdc;
         result->is_ptx = bin.is_ptx;
         snprintf(result->arch, sizeof result->arch, "%s", p.arch);
         snprintf(result->key, sizeof result->key, "%s", p.key.hex);

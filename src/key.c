@@ -28,6 +28,7 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
     field_int(&st, 'F', KJ_CACHE_FORMAT_VERSION);
+    field_int(&st, 'V', KJ_KEY_VERSION);
     field_int(&st, 'N', in->nvrtc_version);
     field_int(&st, 'L', in->linked);
     if (in->linked) {
@@ -41,8 +42,11 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     field_str(&st, 'f', in->source->file); /* NVRTC writes it into line info */
     field(&st, 'S', in->source->text, in->source->len);
 
+    field_int(&st, 'k', in->toolkit != NULL);
+    if (in->toolkit) field(&st, 'K', in->toolkit, 16);
+
     /* Headers in name order: the order they were found in must not matter. */
-    const kj__header *sorted[KJ_MAX_HEADERS];
+    static _Thread_local const kj__header *sorted[KJ_MAX_HEADERS];
     size_t n = in->source->header_count;
     for (size_t i = 0; i < n; i++) sorted[i] = &in->source->headers[i];
     qsort(sorted, n, sizeof sorted[0], cmp_header);

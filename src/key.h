@@ -7,8 +7,12 @@
 
 #include "source.h"
 
-/* Bump when the entry format or the meaning of any key input changes. */
+/* Bump when the entry format changes (cache.c writes it in every entry's header). */
 #define KJ_CACHE_FORMAT_VERSION 1
+/* Hashed first into every key: bump when the meaning of any key input changes, so that no key made
+ * the old way can name a binary made the new way. 2: include lines rewritten to canonical names, and
+ * the toolkit's fingerprint. */
+#define KJ_KEY_VERSION 2
 
 typedef struct kj__key {
     uint8_t bytes[16];
@@ -25,6 +29,7 @@ typedef struct kj__key_input {
     size_t option_count;
     const char *name_expression;   /* the C++ entry asked for when it must be lowered, else NULL */
     const kj__source *source;      /* the text and every resolved header */
+    const uint8_t *toolkit;        /* 16 bytes (toolkit.h) when NVRTC searches the toolkit's headers, else NULL */
 } kj__key_input;
 
 void kj__key_compute(const kj__key_input *in, kj__key *out);

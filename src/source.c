@@ -17,7 +17,7 @@ size_t kj_builtin_count(void) { return kj__builtin_count; }
 
 const char *kj_builtin_name(size_t index) { return index < kj__builtin_count ? kj__builtin_names[index] : NULL; }
 
-static const kj__embedded_file *embedded(const char *file) {
+const kj__embedded_file *kj__embedded_find(const char *file) {
     for (size_t i = 0; i < kj__embedded_count; i++)
         if (strcmp(kj__embedded_files[i].name, file) == 0) return &kj__embedded_files[i];
     return NULL;
@@ -41,127 +41,22 @@ static kj_status check_name(const char *kernel) {
     return KJ_OK;
 }
 
-/* A source must be text and must contain a kernel: rejects empty files, binaries and files that are
- * plainly something else, before NVRTC produces a confusing log. */
+/* A source must be text: rejects empty files and binaries before NVRTC produces a confusing log. */
 static kj_status check_text(const char *origin, const char *text, size_t len) {
     KJ_RETURN_IF(len == 0, KJ_ERR_SOURCE, "'%s' is empty: a kernel source needs a __global__ function", origin);
     KJ_RETURN_IF(memchr(text, '\0', len) != NULL, KJ_ERR_SOURCE,
                  "'%s' is not text (it contains NUL bytes): a kernel source is CUDA C++ text", origin);
-    KJ_RETURN_IF(!strstr(text, "__global__"), KJ_ERR_SOURCE,
-                 "'%s' is not a kernel file: it has no __global__ function", origin);
     return KJ_OK;
 }
 
-/* ---- includes -------------------------------------------------------------------------------- */
-
-/* Next `#include "name"` in text from *pos; returns the name (malloc'd) or NULL at the end. */
-static char *next_quoted_include(const char *text, size_t len, size_t *pos) {
-    size_t i = *pos;
-    while (i < len) {
-        size_t line_end = i;
-        while (line_end < len && text[line_end] != '\n') line_end++;
-        size_t j = i;
-        while (j < line_end && (text[j] == ' ' || text[j] == '\t')) j++;
-        if (j < line_end && text[j] == '#') {
-            j++;
-            while (j < line_end && (text[j] == ' ' || text[j] == '\t')) j++;
-            if (line_end - j > 7 && strncmp(text + j, "include", 7) == 0) {
-                j += 7;
-                while (j < line_end && (text[j] == ' ' || text[j] == '\t')) j++;
-                if (j < line_end && text[j] == '"') {
-                    size_t start = ++j;
-                    while (j < line_end && text[j] != '"') j++;
-                    if (j < line_end && j > start) {
-                        *pos = line_end;
-                        return kj__strndup(text + start, j - start);
-                    }
-                }
-            }
-        }
-        i = line_end + 1;
-    }
-    *pos = len;
-    return NULL;
-}
-
-static int has_header(const kj__source *src, const char *name) {
+/* ...and must reach a kernel: a __global__ function in it or in a header it includes (a file that
+ * only includes kernel files is a program too). Checked once the includes are resolved. */
+static kj_status check_has_kernel(const kj__source *src) {
+    if (strstr(src->text, "__global__")) return KJ_OK;
     for (size_t i = 0; i < src->header_count; i++)
-        if (strcmp(src->headers[i].name, name) == 0) return 1;
-    return 0;
-}
-
-/* Looks for an included file beside the source, then in the search path folders, then among the
- * embedded headers. Returns KJ_OK with *text NULL when it is nowhere: NVRTC then reports it. */
-static kj_status read_header(const kj__source *src, const char *search_path, const char *name, char **text,
-                             size_t *len) {
-    *text = NULL;
-    if (name[0] == '/' || strstr(name, "..")) return KJ_OK; /* left to NVRTC; outside our folders */
-    if (src->dir) {
-        char *path = kj__asprintf("%s/%s", src->dir, name);
-        if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        struct stat st;
-        kj_status s = KJ_OK;
-        if (stat(path, &st) == 0) s = kj__read_file(path, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, text, len);
-        free(path);
-        if (s != KJ_OK || *text) return s;
-    }
-    if (search_path) {
-        const char *p = search_path;
-        while (*p) {
-            const char *colon = strchr(p, ':');
-            size_t n = colon ? (size_t)(colon - p) : strlen(p);
-            if (n) {
-                char *path = kj__asprintf("%.*s/%s", (int)n, p, name);
-                if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-                struct stat st;
-                kj_status s = KJ_OK;
-                if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-                    s = kj__read_file(path, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, text, len);
-                free(path);
-                if (s != KJ_OK || *text) return s;
-            }
-            p += n + (colon ? 1 : 0);
-        }
-    }
-    const kj__embedded_file *e = embedded(name);
-    if (e) {
-        *text = kj__strndup(e->data, e->len);
-        if (!*text) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        *len = e->len;
-    }
-    return KJ_OK;
-}
-
-/* Collects the quoted includes of the source and, recursively, of the headers found. */
-static kj_status resolve_includes(kj__source *src, const char *search_path) {
-    /* Work list: index 0 is the source itself, then each header as it is found. */
-    for (size_t scanned = 0; scanned <= src->header_count; scanned++) {
-        const char *text = scanned == 0 ? src->text : src->headers[scanned - 1].text;
-        size_t len = scanned == 0 ? src->len : src->headers[scanned - 1].len;
-        size_t pos = 0;
-        char *name;
-        while ((name = next_quoted_include(text, len, &pos)) != NULL) {
-            if (has_header(src, name)) {
-                free(name);
-                continue;
-            }
-            char *htext;
-            size_t hlen;
-            kj_status s = read_header(src, search_path, name, &htext, &hlen);
-            if (s != KJ_OK || !htext) {
-                free(name);
-                if (s != KJ_OK) return s;
-                continue;
-            }
-            if (src->header_count == KJ_MAX_HEADERS) {
-                free(name);
-                free(htext);
-                return KJ_FAIL(KJ_ERR_SOURCE, "'%s' includes more than %d headers", src->origin, KJ_MAX_HEADERS);
-            }
-            src->headers[src->header_count++] = (kj__header){name, htext, hlen};
-        }
-    }
-    return KJ_OK;
+        if (src->headers[i].path && strstr(src->headers[i].text, "__global__")) return KJ_OK;
+    return KJ_FAIL(KJ_ERR_SOURCE, "'%s' is not a kernel file: it has no __global__ function, nor do the files it "
+                   "includes", src->origin);
 }
 
 /* ---- finding the source ---------------------------------------------------------------------- */
@@ -229,6 +124,13 @@ static char *dir_of(const char *path) {
 }
 
 kj_status kj__source_find(const char *search_path, const char *kernel, const char *source_text, kj__source **out) {
+    kj__include_config cfg = {.search_path = search_path};
+    return kj__source_find_with(&cfg, kernel, source_text, out);
+}
+
+kj_status kj__source_find_with(const kj__include_config *cfg, const char *kernel, const char *source_text,
+                               kj__source **out) {
+    const char *search_path = cfg ? cfg->search_path : NULL;
     KJ_RETURN_IF(!kernel && !source_text, KJ_ERR_USAGE, "no kernel given: name a built-in kernel or a .cu file");
     if (kernel) KJ_RETURN_IF(strlen(kernel) >= PATH_MAX, KJ_ERR_USAGE,
                              "kernel path of %zu characters: at most %d are allowed", strlen(kernel), PATH_MAX - 1);
@@ -256,7 +158,7 @@ kj_status kj__source_find(const char *search_path, const char *kernel, const cha
         if (!path) {
             char file[KJ_MAX_NAME_LEN + 4];
             snprintf(file, sizeof file, "%s.cu", kernel);
-            const kj__embedded_file *e = embedded(file);
+            const kj__embedded_file *e = kj__embedded_find(file);
             if (!e) {
                 s = unknown_kernel(kernel);
                 goto done;
@@ -285,12 +187,27 @@ kj_status kj__source_find(const char *search_path, const char *kernel, const cha
             goto done;
     }
     src->file = kj__asprintf("%s.cu", src->name);
-    if (!src->file) {
+    src->vfile = kj__asprintf("%s/%s.cu", KJ__VROOT, src->name);
+    if (!src->file || !src->vfile) {
         s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         goto done;
     }
     if ((s = check_text(src->origin, src->text, src->len)) != KJ_OK) goto done;
-    s = resolve_includes(src, search_path);
+    if (src->dir && !(src->root = realpath(src->dir, NULL))) {
+        s = KJ_FAIL(KJ_ERR_SOURCE, "cannot resolve the folder of '%s': %s", src->origin, strerror(errno));
+        goto done;
+    }
+    for (size_t i = 0; cfg && i < cfg->pre_include_count && s == KJ_OK; i++) {
+        if (i == sizeof src->pre_include_names / sizeof src->pre_include_names[0]) {
+            s = KJ_FAIL(KJ_ERR_USAGE, "%zu pre-includes: at most %zu", cfg->pre_include_count, i);
+            break;
+        }
+        s = kj__includes_add_file(src, cfg->pre_includes[i], &src->pre_include_names[i]);
+        src->pre_include_count += s == KJ_OK;
+    }
+    if (s != KJ_OK) goto done;
+    if ((s = kj__includes_resolve(src, cfg)) != KJ_OK) goto done;
+    s = check_has_kernel(src);
 done:
     free(path);
     if (s != KJ_OK) {
@@ -306,9 +223,14 @@ void kj__source_free(kj__source *src) {
     for (size_t i = 0; i < src->header_count; i++) {
         free(src->headers[i].name);
         free(src->headers[i].text);
+        free(src->headers[i].path);
+        free(src->headers[i].dir);
     }
+    free(src->root);
+    kj__buf_free(&src->unresolved);
     free(src->name);
     free(src->file);
+    free(src->vfile);
     free(src->origin);
     free(src->dir);
     free(src->text);

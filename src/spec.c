@@ -644,13 +644,15 @@ static kj_status check_define_text(const char *kernel, const kj_define *d) {
 
 kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
                            char ***canonical, size_t *canonical_count) {
+    /* a block that declares no macro (only `rdc`, say) constrains none: any well-formed -D goes */
+    int checked = spec->present && spec->param_count > 0;
     for (size_t i = 0; i < count; i++) {
         KJ_FORWARD(check_define_text(kernel, &defines[i]));
         for (size_t j = 0; j < i; j++)
             KJ_RETURN_IF(strcmp(defines[i].name, defines[j].name) == 0, KJ_ERR_INVALID_DEFINE,
                          "macro %s for %s is given twice", defines[i].name, kernel);
         if (strcmp(defines[i].name, "BLOCK_SIZE") == 0) KJ_FORWARD(check_block_size(kernel, defines[i].value));
-        if (!spec->present) continue;
+        if (!checked) continue;
         const kj__param *p = kj__spec_find_param(spec, defines[i].name);
         if (!p) {
             kj__buf b = {0};
@@ -675,7 +677,7 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
     char **list = NULL;
     size_t n = 0;
     int oom = 0;
-    if (spec->present) {
+    if (checked) {
         for (size_t i = 0; i < spec->param_count && !oom; i++) {
             const char *value = spec->params[i].default_value;
             for (size_t j = 0; j < count; j++)

@@ -91,7 +91,9 @@ double kj__now_ms(void) {
 }
 
 kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
+     * turns away everything but a regular file, for which the flag changes nothing */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {

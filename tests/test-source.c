@@ -51,7 +51,10 @@ static void test_builtin(void **state) {
     assert_non_null(strstr(s->text, "//@kernjit"));
     /* common.cuh is resolved from the embedded copy */
     assert_int_equal(s->header_count, 1);
-    assert_string_equal(s->headers[0].name, "common.cuh");
+    assert_string_equal(s->headers[0].name, KJ__VROOT "/common.cuh");
+    assert_null(s->headers[0].path); /* embedded */
+    /* the include line names it as NVRTC knows it */
+    assert_non_null(strstr(s->text, "#include \"" KJ__VROOT "/common.cuh\""));
     kj__source_free(s);
 }
 
@@ -88,10 +91,15 @@ static void test_explicit_path_and_nested_includes(void **state) {
     KJ_ASSERT_OK(kj__source_find(NULL, path_in("k.cu"), NULL, &s));
     assert_string_equal(s->name, "k");
     assert_string_equal(s->file, "k.cu");
-    /* a.cuh and inc/b.cuh once each; <cstdio> and missing.cuh are left to NVRTC */
+    /* a.cuh and inc/b.cuh once each, named relative to the source's folder; <cstdio> and
+     * missing.cuh are found nowhere: left as written, and said */
     assert_int_equal(s->header_count, 2);
-    assert_string_equal(s->headers[0].name, "a.cuh");
-    assert_string_equal(s->headers[1].name, "inc/b.cuh");
+    assert_string_equal(s->headers[0].name, KJ__VROOT "/a.cuh");
+    assert_string_equal(s->headers[1].name, KJ__VROOT "/inc/b.cuh");
+    assert_non_null(strstr(s->unresolved.data, "\"missing.cuh\" in "));
+    assert_non_null(strstr(s->unresolved.data, "<cstdio> in "));
+    assert_non_null(strstr(s->text, "#include <cstdio>"));
+    assert_false(s->toolkit);
     kj__source_free(s);
 }
 

@@ -1,0 +1,19 @@
+/* Lexical views of CUDA C++ source text, for the scans kernjit makes before NVRTC sees it (includes,
+ * entry points, device-side launches): the same text with comments, or also code under `#if 0`,
+ * turned into spaces. Newlines stay, so offsets and line numbers are the original ones. */
+#ifndef KJ_LEX_H
+#define KJ_LEX_H
+
+#include <stddef.h>
+
+/* A copy of text[0..len) (NUL-terminated) with every comment blanked; string and character literals
+ * are kept (a "//" inside a string is no comment). With skip_if0, lines between `#if 0` and its
+ * `#else`/`#elif`/`#endif` are blanked too (nesting counted). NULL when out of memory. */
+char *kj__lex_blank(const char *text, size_t len, int skip_if0);
+
+/* Whether the (blanked) text launches kernels from the device: a `<<<` launch, or a device-runtime
+ * launch call (cudaLaunchDevice, cudaGetParameterBuffer, cudaStreamTailLaunch,
+ * cudaStreamFireAndForget). NVRTC compiles device code only, so any `<<<` is a device-side launch. */
+int kj__lex_launches_kernels(const char *blanked);
+
+#endif
