@@ -1,0 +1,291 @@
+/* The cache key covers every byte NVRTC reads (compile suite: NVRTC, no GPU). For every way a header
+ * can reach a compile, an edit gives a new key and a real compile; two projects with the same kernel
+ * text and different headers get two keys; the working folder is never searched; and the toolkit's
+ * own headers (cooperative groups, CUB, libcu++, fp16/bf16, mma, barriers), dynamic parallelism and
+ * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
+#include <sys/stat.h>
+
+#include "test_util.h"
+
+static char *work;    /* the projects' files */
+static char *cache;   /* the runtime's cache */
+static kj_runtime *rt;
+
+static int setup(void **state) {
+    (void)state;
+    work = kj_test_tmpdir();
+    cache = kj_test_tmpdir();
+    rt = kj_test_runtime(cache, KJ_DEVICE_NONE, NULL);
+    return work && cache && rt ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(work);
+    kj_test_rmdir(cache);
+    return 0;
+}
+
+static const char *at(const char *rel) {
+    static char paths[8][PATH_MAX];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, PATH_MAX, "%s/%s", work, rel);
+    return p;
+}
+
+/* Writes text to work/rel, making its folders. */
+static void put(const char *rel, const char *text) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s", at(rel));
+    for (char *s = strchr(path + strlen(work) + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        mkdir(path, 0700);
+        *s = '/';
+    }
+    kj_test_write(path, text, strlen(text));
+}
+
+typedef struct result {
+    char key[33];
+    int hit;
+} result;
+
+static result compile_with(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd) {
+    kj_request req = {.kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
+    kj_compile_result r;
+    kj_status s = kj_compile(rt, &req, &r);
+    if (s != KJ_OK) fail_msg("compiling %s: %s", kernel, kj_last_error());
+    result out;
+    snprintf(out.key, sizeof out.key, "%s", r.key);
+    out.hit = r.cache_hit;
+    return out;
+}
+
+static result compile(const char *kernel) { return compile_with(kernel, NULL, 0, NULL, 0); }
+
+/* The edit of `header` (rel) must change the key of `kernel` and compile it again; the old text back
+ * must find the old entry. */
+static void expect_edit_seen(const char *kernel, const char *const *options, size_t nopt, const kj_define *d,
+                             size_t nd, const char *header, const char *before, const char *after) {
+    put(header, before);
+    result a = compile_with(kernel, options, nopt, d, nd);
+    result again = compile_with(kernel, options, nopt, d, nd);
+    assert_string_equal(a.key, again.key);
+    assert_true(again.hit);
+    put(header, after);
+    result b = compile_with(kernel, options, nopt, d, nd);
+    assert_string_not_equal(a.key, b.key);
+    assert_false(b.hit);
+    put(header, before);
+    result c = compile_with(kernel, options, nopt, d, nd);
+    assert_string_equal(a.key, c.key);
+    assert_true(c.hit);
+}
+
+#define KERNEL_USING(X) "extern \"C\" __global__ void k(int *o) { o[0] = " X "; }\n"
+
+static void test_header_beside(void **state) {
+    (void)state;
+    put("beside/k.cu", "#include \"cfg.h\"\n" KERNEL_USING("CFG"));
+    expect_edit_seen(at("beside/k.cu"), NULL, 0, NULL, 0, "beside/cfg.h", "#define CFG 1\n", "#define CFG 2\n");
+}
+
+static void test_sibling_in_subfolder(void **state) {
+    (void)state;
+    /* sub/a.h's "b.h" is sub/b.h, not the b.h beside the source */
+    put("sib/k.cu", "#include \"sub/a.h\"\n" KERNEL_USING("A + B"));
+    put("sib/sub/a.h", "#include \"b.h\"\n#define A 1\n");
+    put("sib/b.h", "#define B 100\n");
+    expect_edit_seen(at("sib/k.cu"), NULL, 0, NULL, 0, "sib/sub/b.h", "#define B 1\n", "#define B 2\n");
+    /* the decoy beside the source is not part of it: editing it changes nothing */
+    result a = compile(at("sib/k.cu"));
+    put("sib/b.h", "#define B 200\n");
+    result b = compile(at("sib/k.cu"));
+    assert_string_equal(a.key, b.key);
+    assert_true(b.hit);
+}
+
+static void test_parent_folder_and_two_projects(void **state) {
+    (void)state;
+    put("p1/src/k.cu", "#include \"../cfg.h\"\n" KERNEL_USING("CFG"));
+    put("p2/src/k.cu", "#include \"../cfg.h\"\n" KERNEL_USING("CFG"));
+    put("p2/cfg.h", "#define CFG 2\n");
+    expect_edit_seen(at("p1/src/k.cu"), NULL, 0, NULL, 0, "p1/cfg.h", "#define CFG 1\n", "#define CFG 3\n");
+    /* the same kernel text, another ../cfg.h: another key, and no hit */
+    result one = compile(at("p1/src/k.cu"));
+    result two = compile(at("p2/src/k.cu"));
+    assert_string_not_equal(one.key, two.key);
+    assert_false(two.hit);
+}
+
+static void test_absolute_path(void **state) {
+    (void)state;
+    char text[PATH_MAX + 200];
+    snprintf(text, sizeof text, "#include \"%s\"\n" KERNEL_USING("ABS"), at("abs/inc/abs.h"));
+    put("abs/k.cu", text);
+    expect_edit_seen(at("abs/k.cu"), NULL, 0, NULL, 0, "abs/inc/abs.h", "#define ABS 1\n", "#define ABS 2\n");
+}
+
+static void test_include_folder_option(void **state) {
+    (void)state;
+    put("opt/k.cu", "#include <cfg.h>\n" KERNEL_USING("CFG"));
+    char dir1[PATH_MAX + 8], dir2[PATH_MAX + 32];
+    snprintf(dir1, sizeof dir1, "-I%s", at("opt/one"));
+    snprintf(dir2, sizeof dir2, "--include-path=%s", at("opt/two"));
+    const char *o1[] = {dir1}, *o2[] = {dir2};
+    put("opt/two/cfg.h", "#define CFG 22\n");
+    expect_edit_seen(at("opt/k.cu"), o1, 1, NULL, 0, "opt/one/cfg.h", "#define CFG 1\n", "#define CFG 2\n");
+    /* another folder, another header: another key */
+    assert_string_not_equal(compile_with(at("opt/k.cu"), o1, 1, NULL, 0).key,
+                            compile_with(at("opt/k.cu"), o2, 1, NULL, 0).key);
+}
+
+static void test_pre_include(void **state) {
+    (void)state;
+    put("pre/k.cu", KERNEL_USING("PRE"));
+    char opt[PATH_MAX + 20];
+    snprintf(opt, sizeof opt, "--pre-include=%s", at("pre/pre.h"));
+    const char *o[] = {opt};
+    expect_edit_seen(at("pre/k.cu"), o, 1, NULL, 0, "pre/pre.h", "#define PRE 1\n", "#define PRE 2\n");
+}
+
+static void test_conditional_include(void **state) {
+    (void)state;
+    /* the header is hashed even where the #if leaves it out */
+    put("cond/k.cu", "#if USE_EXTRA\n#include \"extra.h\"\n#endif\n" KERNEL_USING("1"));
+    expect_edit_seen(at("cond/k.cu"), NULL, 0, NULL, 0, "cond/extra.h", "#define E 1\n", "#define E 2\n");
+    kj_define on = {"USE_EXTRA", "1"};
+    put("cond/extra.h", "#define E 1\n");
+    put("cond/k.cu", "#if USE_EXTRA\n#include \"extra.h\"\n#endif\n" KERNEL_USING("E"));
+    expect_edit_seen(at("cond/k.cu"), NULL, 0, &on, 1, "cond/extra.h", "#define E 1\n", "#define E 2\n");
+}
+
+static void test_macro_include(void **state) {
+    (void)state;
+    put("mac/k.cu", "#define CONFIG \"config.h\"\n#include CONFIG\n" KERNEL_USING("CFG"));
+    expect_edit_seen(at("mac/k.cu"), NULL, 0, NULL, 0, "mac/config.h", "#define CFG 1\n", "#define CFG 2\n");
+    /* named by -D */
+    put("mac/d.cu", "#include HEADER\n" KERNEL_USING("CFG"));
+    kj_define d = {"HEADER", "\"other.h\""};
+    expect_edit_seen(at("mac/d.cu"), NULL, 0, &d, 1, "mac/other.h", "#define CFG 1\n", "#define CFG 2\n");
+}
+
+static void test_working_folder_never_searched(void **state) {
+    (void)state;
+    /* a header planted in the working folder is not found for a source elsewhere... */
+    put("cwd/planted.h", "#define PLANTED 666\n");
+    put("src/needs.cu", "#include \"planted.h\"\n" KERNEL_USING("PLANTED"));
+    put("src/beside.cu", "#include \"cfg.h\"\n" KERNEL_USING("CFG"));
+    put("src/cfg.h", "#define CFG 1\n");
+    put("cwd/cfg.h", "#define CFG 666\n");
+    char here[PATH_MAX];
+    assert_non_null(getcwd(here, sizeof here));
+    assert_int_equal(chdir(at("cwd")), 0);
+    kj_request req = {.kernel = at("src/needs.cu")};
+    kj_status s = kj_compile(rt, &req, NULL);
+    assert_int_equal(s, KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "\"planted.h\" in "));
+    /* ...and the one beside the source wins over the working folder's: the same key from anywhere */
+    result from_cwd = compile(at("src/beside.cu"));
+    assert_int_equal(chdir(here), 0);
+    result from_here = compile(at("src/beside.cu"));
+    assert_string_equal(from_cwd.key, from_here.key);
+    assert_true(from_here.hit);
+    /* nothing was stored for the failed compile */
+    uint64_t entries = 0;
+    KJ_ASSERT_OK(kj_cache_usage(rt, &entries, NULL, NULL));
+    assert_true(entries > 0);
+}
+
+static void test_refused_options(void **state) {
+    (void)state;
+    put("ref/k.cu", KERNEL_USING("1"));
+    static const struct {
+        const char *option, *message;
+    } cases[] = {
+        {"--time=t.csv", "writes a file"},
+        {"--create-pch=x.pch", "precompiled headers"},
+        {"-U", "undo macros"},
+        {"-UFOO", "undo macros"},
+        {"-dc", "makes an object to link"},
+        {"-dlto", "makes an object to link"},
+        {"--fdevice-time-trace=x.json", "writes a file"},
+        {"-MD", "dependency file"},
+        {"-I", "names no folder"},
+        {"--pre-include", "names no file"},
+        {"-rdc=maybe", "-rdc=true"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *o[] = {cases[i].option};
+        kj_request req = {.kernel = at("ref/k.cu"), .options = o, .option_count = 1};
+        kj_status s = kj_compile(rt, &req, NULL);
+        if (s != KJ_ERR_USAGE || !strstr(kj_last_error(), cases[i].message))
+            fail_msg("%s: %s, '%s'", cases[i].option, kj_status_name(s), kj_last_error());
+    }
+    /* a pre-include that is not there is the caller's mistake */
+    const char *o[] = {"--pre-include=/nonexistent/x.h"};
+    kj_request req = {.kernel = at("ref/k.cu"), .options = o, .option_count = 1};
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+}
+
+/* The user kernels of tests/kernels: the toolkit's headers, dynamic parallelism without metadata, a
+ * wrapper, each with no options. */
+static void test_user_kernels_compile(void **state) {
+    (void)state;
+    static const struct {
+        const char *file, *entry;
+        int linked;
+    } kernels[] = {
+        {"jit_coop.cu", "coop_sum", 0},      {"jit_cub.cu", "cub_sums<256>", 0}, {"jit_atomic.cu", "histogram", 0},
+        {"jit_half.cu", "axpy_half", 0},     {"jit_half.cu", "axpy_bf16", 0},     {"jit_tail.cu", "parent", 1},
+        {"jit_wrapper.cu", "histogram", 0}, {"jit_wrapper.cu", "axpy_bf16", 0}, {"jit_mma.cu", "mma_tile", 0},
+    };
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, kernels[i].file);
+        kj_request req = {.kernel = path, .entry = kernels[i].entry};
+        kj_compile_result r;
+        kj_status s = kj_compile(rt, &req, &r);
+        if (s != KJ_OK) fail_msg("%s:%s: %s", kernels[i].file, kernels[i].entry, kj_last_error());
+        assert_int_equal(r.linked, kernels[i].linked);
+    }
+}
+
+/* A block that declares no macro accepts any well-formed -D; `-rdc=true` links the device runtime. */
+static void test_metadata_without_params_and_rdc_option(void **state) {
+    (void)state;
+    put("meta/k.cu", "//@kernjit rdc\n" KERNEL_USING("N"));
+    kj_define d = {"N", "3"};
+    kj_request req = {.kernel = at("meta/k.cu"), .defines = &d, .define_count = 1};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_true(r.linked);
+    put("meta/plain.cu", KERNEL_USING("1"));
+    const char *o[] = {"-rdc=true"};
+    kj_request plain = {.kernel = at("meta/plain.cu"), .options = o, .option_count = 1};
+    KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
+    assert_true(r.linked);
+    plain.option_count = 0;
+    KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
+    assert_false(r.linked);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_beside),
+        cmocka_unit_test(test_sibling_in_subfolder),
+        cmocka_unit_test(test_parent_folder_and_two_projects),
+        cmocka_unit_test(test_absolute_path),
+        cmocka_unit_test(test_include_folder_option),
+        cmocka_unit_test(test_pre_include),
+        cmocka_unit_test(test_conditional_include),
+        cmocka_unit_test(test_macro_include),
+        cmocka_unit_test(test_working_folder_never_searched),
+        cmocka_unit_test(test_refused_options),
+        cmocka_unit_test(test_user_kernels_compile),
+        cmocka_unit_test(test_metadata_without_params_and_rdc_option),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
