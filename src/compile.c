@@ -148,7 +148,9 @@ static int only_name_map_errors(const char *log) {
 /* What kernjit knows that NVRTC's log does not say: where it looked for a header NVRTC could not
  * open, and the usual ways out of the errors a user's first file meets. */
 static void explain_failure(const kj__source *src, const char *log) {
-    if (strstr(log, "open source file")) { /* "cannot open" or "could not open" */
+    /* "cannot open source file" / "could not open source file", or an #include NAME that NVRTC could
+     * not expand ("expected a file name") */
+    if (strstr(log, "open source file") || strstr(log, "expected a file name")) {
         if (src->unresolved.data) {
             kj__error_append("kernjit gives NVRTC every header itself and found these nowhere:");
             kj__error_append(src->unresolved.data);

@@ -68,6 +68,15 @@ def make_fixtures(w, kernjit, kernels):
     with open(os.path.join(w, 'file'), 'w') as f:
         f.write('a file, not a folder\n')
     os.mkdir(os.path.join(w, 'dir.cu'))
+    # includes: a header found nowhere, a header that is a FIFO (opening it must not wait), a macro
+    # include kernjit cannot follow, and a file whose kernel lies in what it includes
+    with open(os.path.join(w, 'noheader.cu'), 'w') as f:
+        f.write('#include "nothere.h"\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
+    os.mkfifo(os.path.join(w, 'fifo.h'))
+    with open(os.path.join(w, 'usesfifo.cu'), 'w') as f:
+        f.write('#include "fifo.h"\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
+    with open(os.path.join(w, 'macroinc.cu'), 'w') as f:
+        f.write('#include CONFIG_HEADER\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
     shutil.copy(os.path.join(kernels, 'vadd.cu'), os.path.join(w, 'vadd.cu'))
     # a cache holding one valid entry (vadd, as `kernjit launch` on the stub device builds it)
     env = dict(os.environ, KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='')
@@ -87,6 +96,8 @@ def snapshot(w):
                 seen[rel] = 'link ' + os.readlink(p)
             elif os.path.isdir(p):
                 seen[rel] = 'dir %o' % (os.stat(p).st_mode & 0o7777)
+            elif not os.path.isfile(p):  # a FIFO: reading it would wait for a writer
+                seen[rel] = 'special %o' % os.stat(p).st_mode
             else:
                 with open(p, 'rb') as f:
                     seen[rel] = 'file ' + hashlib.sha256(f.read()).hexdigest()
