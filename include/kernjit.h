@@ -306,6 +306,10 @@ typedef struct kj_compile_result {
     double compile_ms;      /* NVRTC time (0 on a hit) */
     double link_ms;         /* nvJitLink time (0 when not linked or on a hit) */
     size_t binary_bytes;
+    const char *log;        /* NVRTC's (and nvJitLink's) warnings, "" when none: from this compile, or
+                               as stored with the entry on a hit. Owned by the library; valid until the
+                               calling thread's next kj_compile. They also reach the log callback
+                               (KJ_LOG_WARN). */
 } kj_compile_result;
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
@@ -322,7 +326,7 @@ typedef struct kj_kernel_info {
     const char *arch;
     const char *key;           /* cache key, 32 hex digits */
     const char *defines;       /* the canonical define list, "BLOCK_SIZE=256 OP=sum ..." */
-    const char *log;           /* NVRTC/nvJitLink warnings, "" when none or loaded from disk */
+    const char *log;           /* NVRTC/nvJitLink warnings, "" when none (from the cache entry on a disk hit) */
     kj_origin origin;          /* how it was first obtained */
     int num_regs;
     int shared_static_bytes;

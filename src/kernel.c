@@ -342,18 +342,34 @@ static void binary_free(binary *b) {
     memset(b, 0, sizeof *b);
 }
 
-/* The lowered name is kept in the entry's description, so that a disk hit can find a C++ entry. */
-static char *lowered_from_description(const char *desc, size_t len) {
-    const char *tag = "\nlowered: ";
-    for (size_t i = 0; i + strlen(tag) <= len; i++) {
-        if (strncmp(desc + i, tag, strlen(tag)) == 0) {
-            const char *s = desc + i + strlen(tag);
-            size_t n = 0;
-            while (s + n < desc + len && s[n] != '\n') n++;
-            return kj__strndup(s, n);
-        }
+/* The entry's description keeps what a disk hit needs besides the binary: the lowered name of a C++
+ * entry (first, so that no long option list can push it past the description's bound) and NVRTC's
+ * warnings (last, capped), which a hit shows again as ccache replays a compiler's output. */
+#define MAX_STORED_WARNINGS (16u << 10)
+
+/* The rest of the line after "tag" at a line's start in desc; "" when the tag is last; NULL when
+ * absent. to_end: everything after the tag's line instead. */
+static char *from_description(const char *desc, const char *tag, int to_end) {
+    size_t n = strlen(tag);
+    for (const char *line = desc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, tag, n) != 0) continue;
+        const char *v = line + n;
+        return to_end ? kj__strdup(v) : kj__strndup(v, strcspn(v, "\n"));
     }
     return NULL;
+}
+
+static char *stored_description(const prepared *p, const binary *b) {
+    kj__buf d = {0};
+    kj__buf_puts(&d, ""); /* "" rather than NULL when there is nothing else */
+    if (b->lowered_name) kj__buf_printf(&d, "lowered: %s\n", b->lowered_name);
+    kj__buf_puts(&d, p->description);
+    if (b->log && *b->log) {
+        size_t n = strlen(b->log);
+        kj__buf_printf(&d, "warnings:\n%.*s%s\n", (int)(n > MAX_STORED_WARNINGS ? MAX_STORED_WARNINGS : n), b->log,
+                       n > MAX_STORED_WARNINGS ? "\n(cut short)" : "");
+    }
+    return d.data;
 }
 
 static void count(kj_runtime *rt, uint64_t *counter) {
@@ -376,12 +392,16 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
             out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
             out->origin = KJ_ORIGIN_DISK;
             out->stored = 1;
-            out->log = kj__strdup("");
-            if (p->name_expression) out->lowered_name = lowered_from_description(desc, strlen(desc));
+            out->log = from_description(desc, "warnings:\n", 1);
+            if (!out->log) out->log = kj__strdup("");
+            if (p->name_expression) out->lowered_name = from_description(desc, "lowered: ", 0);
             free(desc);
             if (!p->name_expression || out->lowered_name) {
                 count(rt, &rt->stats.disk_hits);
                 kj__log(&rt->log, KJ_LOG_INFO, "%s: disk hit %s", p->src->name, out->path);
+                if (out->log && *out->log)
+                    kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings when it compiled this kernel (now from the "
+                            "cache):\n%s", p->src->name, out->log);
                 return KJ_OK;
             }
             binary_free(out); /* an entry without the lowered name cannot be used: compile again */
@@ -426,16 +446,15 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
         return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
                        "scale<float,256>)", p->name_expression, p->src->origin);
     }
+    if (out->log && *out->log) kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings:\n%s", p->src->name, out->log);
     if (rt->cache) {
-        char *desc = p->description;
-        char *with_name = NULL;
-        if (out->lowered_name) desc = with_name = kj__asprintf("%slowered: %s\n", p->description, out->lowered_name);
+        char *desc = stored_description(p, out);
         if (desc && kj__cache_store(rt->cache, p->cache_arch, &p->key, desc, out->data, out->size,
                                     out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, out->path) == 0)
             out->stored = 1;
         else
             count(rt, &rt->stats.store_failures);
-        free(with_name);
+        free(desc);
     }
     if (!out->stored) out->path[0] = '\0';
     kj__log(&rt->log, KJ_LOG_INFO, "%s: compiled for %s in %.1f ms%s%s", p->src->name, p->arch, out->compile_ms,
@@ -659,6 +678,11 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
         result->compile_ms = bin.compile_ms;
         result->link_ms = bin.link_ms;
         result->binary_bytes = bin.size;
+        /* the caller's until this thread's next kj_compile */
+        static _Thread_local char *last_log;
+        free(last_log);
+        last_log = kj__strdup(bin.log ? bin.log : "");
+        result->log = last_log ? last_log : "";
     }
     if (s == KJ_OK) binary_free(&bin);
     prepared_free(&p);

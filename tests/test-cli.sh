@@ -32,6 +32,14 @@ expect 2 "unexpected argument" "$K" info extra
 expect 0 "compiled" "$K" compile reduce --arch sm_90
 expect 0 "cache hit" "$K" compile reduce --arch sm_90
 expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_90 --json
+# NVRTC's warnings: shown when compiled, again on a hit (as stored with the entry), not with -q
+W=$(dirname "$KERNJIT_CACHE_DIR")
+printf '#define BLOCK_ROWS 16\nextern "C" __global__ void k(int *o) { o[0] = BLOCK_ROWS; }\n' > "$W/redefined.cu"
+expect 0 'incompatible redefinition of macro "BLOCK_ROWS"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90
+expect 0 "warnings when it compiled this kernel (now from the cache)" "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90
+expect 0 '"warnings":"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 --json
+out=$("$K" -q compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 2>&1)
+if grep -q warning <<<"$out"; then echo "FAIL: -q still shows NVRTC's warnings: $out"; failures=$((failures + 1)); fi
 # several targets in one run, each its own entry
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
 expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json

@@ -272,6 +272,26 @@ static void test_metadata_without_params_and_rdc_option(void **state) {
     assert_false(r.linked);
 }
 
+/* NVRTC's warnings reach the compile result, from the compile and again from the cache. */
+static void test_warnings_kept(void **state) {
+    (void)state;
+    put("warn/k.cu", "#define ROWS 16\n" KERNEL_USING("ROWS"));
+    kj_define d = {"ROWS", "8"};
+    kj_request req = {.kernel = at("warn/k.cu"), .defines = &d, .define_count = 1};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_false(r.cache_hit);
+    assert_non_null(strstr(r.log, "incompatible redefinition of macro \"ROWS\""));
+    assert_non_null(strstr(r.log, at("warn/k.cu"))); /* the real path, not NVRTC's name for it */
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_true(r.cache_hit);
+    assert_non_null(strstr(r.log, "incompatible redefinition of macro \"ROWS\""));
+    put("warn/clean.cu", KERNEL_USING("1"));
+    kj_request clean = {.kernel = at("warn/clean.cu")};
+    KJ_ASSERT_OK(kj_compile(rt, &clean, &r));
+    assert_string_equal(r.log, "");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_beside),
@@ -286,6 +306,7 @@ int main(void) {
         cmocka_unit_test(test_refused_options),
         cmocka_unit_test(test_user_kernels_compile),
         cmocka_unit_test(test_metadata_without_params_and_rdc_option),
+        cmocka_unit_test(test_warnings_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -109,6 +109,7 @@ static int compile_one(const char *kernel, const char *entry, const kj_define *d
         json_double("compile_ms", r.compile_ms);
         json_double("link_ms", r.link_ms);
         json_uint("binary_bytes", r.binary_bytes);
+        json_string("warnings", r.log);
         json_end_object();
     } else {
         if (r.cache_hit) printf("%s for %s: cache hit\n", kernel, r.arch);
