@@ -362,6 +362,13 @@ typedef struct kj_launch_config {
     kj_stream stream;
     uint64_t pending_launches; /* device-side launches this launch may have pending at once;
                                   0: what the kernel's metadata says */
+    int cooperative;           /* 1: a cooperative launch, for kernels that synchronize the whole grid
+                                  (cooperative_groups' grid.sync()): every block is resident at once,
+                                  so the grid may have at most blocks-per-SM x SMs blocks (KJ_ERR_LIMIT
+                                  names the largest that fits) */
+    unsigned cluster[3];       /* thread-block cluster dimensions (compute capability 9.0 and later);
+                                  all 0: no clusters. Each grid dimension must be a multiple of its
+                                  cluster dimension, and the cluster must fit the device (KJ_ERR_LIMIT) */
 } kj_launch_config;
 
 /* Launches the kernel on config->stream (the host's own stream is fine; see the top of this file)
@@ -371,10 +378,13 @@ typedef struct kj_launch_config {
  * (CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) is raised to what the config or the metadata asks.
  * Dynamic shared memory above the default 48 KiB is opted in for the function. Grid, block and
  * shared memory are checked against the device and the function first: KJ_ERR_LIMIT names both
- * numbers. Asynchronous: errors of the kernel itself surface at the next synchronizing call.
+ * numbers. Cooperative launches and clusters (config->cooperative, config->cluster) go through
+ * cuLaunchKernelEx, with programmatic dependent launch too when the kernel is marked so.
+ * Asynchronous: errors of the kernel itself surface at the next synchronizing call.
  * Thread-safe (threads may launch the same kernel at once).
- * Errors: KJ_ERR_USAGE, KJ_ERR_LIMIT, KJ_ERR_NO_DEVICE, KJ_ERR_CUDA (for example a stream of another
- * context). */
+ * Errors: KJ_ERR_USAGE, KJ_ERR_LIMIT (also a cooperative grid or a cluster that cannot fit, naming the
+ * numbers), KJ_ERR_UNSUPPORTED (clusters below compute capability 9.0, or a driver without
+ * cuLaunchKernelEx), KJ_ERR_NO_DEVICE, KJ_ERR_CUDA (for example a stream of another context). */
 KJ_API kj_status kj_kernel_launch(kj_kernel *kernel, const kj_launch_config *config, void **args);
 
 /* ------------------------------------------------------------------------------------------------

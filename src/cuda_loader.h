@@ -59,7 +59,8 @@
     X(cuEventSynchronize, 1)                                                                        \
     X(cuEventElapsedTime, 1)                                                                        \
     X(cuFuncGetParamInfo, 0)                                                                        \
-    X(cuLaunchKernelEx, 0)
+    X(cuLaunchKernelEx, 0)                                                                          \
+    X(cuOccupancyMaxActiveClusters, 0)
 
 typedef struct kj__cuda_api {
 #define KJ_CUDA_FIELD_(name, required) __typeof__(name) *name;

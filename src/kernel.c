@@ -818,6 +818,52 @@ static kj_status ensure_pending_limit(kj_runtime *rt, uint64_t need) {
     return KJ_OK;
 }
 
+static uint64_t blocks_of(const unsigned v[3]) { return (uint64_t)dim(v[0]) * dim(v[1]) * dim(v[2]); }
+
+/* Every block of a cooperative grid is resident at once: at most blocks-per-SM x SMs. */
+static kj_status check_cooperative(kj_kernel *k, const kj_launch_config *c, unsigned shared) {
+    int per_sm = 0;
+    KJ_FORWARD(kj_kernel_occupancy(k, (unsigned)blocks_of(c->block), shared, &per_sm));
+    uint64_t most = (uint64_t)per_sm * (uint64_t)k->rt->info.sm_count, want = blocks_of(c->grid);
+    KJ_RETURN_IF(want > most, KJ_ERR_LIMIT,
+                 "a cooperative grid of %llu blocks does not fit: %s runs at most %d blocks of %llu threads (%u bytes of "
+                 "dynamic shared memory) per multiprocessor, so at most %llu blocks on the %d multiprocessors",
+                 (unsigned long long)want, k->entry, per_sm, (unsigned long long)blocks_of(c->block), shared,
+                 (unsigned long long)most, k->rt->info.sm_count);
+    return KJ_OK;
+}
+
+/* Clusters: compute capability 9.0 and later, whole clusters in every grid dimension, and a cluster
+ * the device can place (cuOccupancyMaxActiveClusters, where the driver has it). */
+static kj_status check_cluster(kj_kernel *k, const kj_launch_config *c, unsigned shared) {
+    kj_runtime *rt = k->rt;
+    KJ_RETURN_IF(rt->info.cc_major < 9, KJ_ERR_UNSUPPORTED,
+                 "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
+                 rt->info.cc_major, rt->info.cc_minor);
+    static const char axis[] = "xyz";
+    for (int i = 0; i < 3; i++)
+        KJ_RETURN_IF(dim(c->grid[i]) % dim(c->cluster[i]), KJ_ERR_LIMIT,
+                     "grid %c = %u is not a multiple of the cluster's %c = %u", axis[i], dim(c->grid[i]), axis[i],
+                     dim(c->cluster[i]));
+    if (!rt->cu->cuOccupancyMaxActiveClusters) return KJ_OK;
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    attr.value.clusterDim.x = dim(c->cluster[0]);
+    attr.value.clusterDim.y = dim(c->cluster[1]);
+    attr.value.clusterDim.z = dim(c->cluster[2]);
+    CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]), .gridDimY = dim(c->grid[1]), .gridDimZ = dim(c->grid[2]),
+                         .blockDimX = dim(c->block[0]), .blockDimY = dim(c->block[1]), .blockDimZ = dim(c->block[2]),
+                         .sharedMemBytes = shared, .attrs = &attr, .numAttrs = 1};
+    int clusters = 0;
+    CUresult r = rt->cu->cuOccupancyMaxActiveClusters(&clusters, k->function, &lc);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_INVALID_CLUSTER_SIZE)
+        return kj__cuda_fail(r, __FILE__, __LINE__, "cuOccupancyMaxActiveClusters");
+    KJ_RETURN_IF(r != CUDA_SUCCESS || clusters == 0, KJ_ERR_LIMIT,
+                 "a cluster of %u x %u x %u blocks of %llu threads cannot be placed on this device (a cluster holds "
+                 "at most 8 blocks portably, all resident on one GPC at once)", dim(c->cluster[0]), dim(c->cluster[1]),
+                 dim(c->cluster[2]), (unsigned long long)blocks_of(c->block));
+    return KJ_OK;
+}
+
 kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args) {
     KJ_RETURN_IF(!k || !c, KJ_ERR_USAGE, "kj_kernel_launch: kernel and config are required");
     kj_runtime *rt = k->rt;
@@ -827,14 +873,33 @@ kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args)
     unsigned shared = c->shared_bytes ? c->shared_bytes : k->shared_dynamic;
     KJ_FORWARD(ensure_shared(k, shared));
     if (k->linked) KJ_FORWARD(ensure_pending_limit(rt, c->pending_launches ? c->pending_launches : k->pending_launches));
-    if (k->pdl) {
-        /* programmatic stream serialization: the kernel may start while the one before it finishes;
-         * it waits (griddepcontrol.wait) before touching memory, as its metadata promises */
-        CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
-        attr.value.programmaticStreamSerializationAllowed = 1;
+    int clustered = c->cluster[0] || c->cluster[1] || c->cluster[2];
+    if (c->cooperative) KJ_FORWARD(check_cooperative(k, c, shared));
+    if (clustered) KJ_FORWARD(check_cluster(k, c, shared));
+    if (k->pdl || c->cooperative || clustered) {
+        CUlaunchAttribute attrs[3];
+        unsigned n = 0;
+        if (k->pdl) {
+            /* programmatic stream serialization: the kernel may start while the one before it
+             * finishes; it waits (griddepcontrol.wait) before touching memory, as its metadata promises */
+            attrs[n] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION};
+            attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+        }
+        if (c->cooperative) {
+            attrs[n] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE};
+            attrs[n++].value.cooperative = 1;
+        }
+        if (clustered) {
+            attrs[n] = (CUlaunchAttribute){.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+            attrs[n].value.clusterDim.x = dim(c->cluster[0]);
+            attrs[n].value.clusterDim.y = dim(c->cluster[1]);
+            attrs[n++].value.clusterDim.z = dim(c->cluster[2]);
+        }
+        KJ_RETURN_IF(!rt->cu->cuLaunchKernelEx, KJ_ERR_UNSUPPORTED,
+                     "cooperative and cluster launches need cuLaunchKernelEx (a CUDA 12 driver or newer)");
         CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]), .gridDimY = dim(c->grid[1]), .gridDimZ = dim(c->grid[2]),
                              .blockDimX = dim(c->block[0]), .blockDimY = dim(c->block[1]), .blockDimZ = dim(c->block[2]),
-                             .sharedMemBytes = shared, .hStream = (CUstream)c->stream, .attrs = &attr, .numAttrs = 1};
+                             .sharedMemBytes = shared, .hStream = (CUstream)c->stream, .attrs = attrs, .numAttrs = n};
         KJ_CU(rt->cu->cuLaunchKernelEx(&lc, k->function, args, NULL), "kernel launch (cuLaunchKernelEx)");
         return KJ_OK;
     }

@@ -67,8 +67,9 @@ API CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
 API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
     (void)d;
     switch (a) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    /* KJ_STUB_CC=80 pretends a compute capability 8.0 device (refusals of what needs 9.0) */
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = getenv("KJ_STUB_CC") ? atoi(getenv("KJ_STUB_CC")) / 10 : 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = getenv("KJ_STUB_CC") ? atoi(getenv("KJ_STUB_CC")) % 10 : 0; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
@@ -407,14 +408,37 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 
 /* Only programmatic stream serialization is expected (kernels marked `pdl`); the first such launch
  * of a function says so on stderr, for the CLI tests to see. */
-API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+/* A cluster fits when it has at most 8 blocks (the portable size); a real device also asks that its
+ * blocks fit one GPC at once. */
+API CUresult cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunchConfig *c) {
+    (void)f;
     for (unsigned i = 0; i < c->numAttrs; i++) {
-        if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
-            c->attrs[i].value.programmaticStreamSerializationAllowed != 1)
+        if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+        unsigned blocks = c->attrs[i].value.clusterDim.x * c->attrs[i].value.clusterDim.y * c->attrs[i].value.clusterDim.z;
+        *n = blocks <= 8 ? 132 / (int)blocks : 0;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Says once per function which attributes a launch carried, so that the CLI tests can see them. */
+API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    stub_function *sf = (stub_function *)f;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        const CUlaunchAttribute *a = &c->attrs[i];
+        if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+            a->value.programmaticStreamSerializationAllowed == 1) {
+            if (!sf->early_launch_said) fprintf(stderr, "stub-cuda: programmatic dependent launch of %s\n", sf->name);
+            sf->early_launch_said = 1;
+        } else if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative == 1) {
+            fprintf(stderr, "stub-cuda: cooperative launch of %s\n", sf->name);
+        } else if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            const unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
+            if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z) return CUDA_ERROR_INVALID_VALUE;
+            fprintf(stderr, "stub-cuda: cluster launch of %s, clusters of %ux%ux%u\n", sf->name, x, y, z);
+        } else {
             return CUDA_ERROR_INVALID_VALUE;
-        stub_function *sf = (stub_function *)f;
-        if (!sf->early_launch_said) fprintf(stderr, "stub-cuda: programmatic dependent launch of %s\n", sf->name);
-        sf->early_launch_said = 1;
+        }
     }
     return cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                           c->sharedMemBytes, c->hStream, params, extra);

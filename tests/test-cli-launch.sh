@@ -150,6 +150,39 @@ KJ_STUB_PARAMS=8,8,4 expect 0 "12.50 us median of 7 launches" "$K" launch "$KD/a
 KJ_STUB_PARAMS=8,8,4 expect 0 "not measured (--repeat 0)" "$K" launch "$KD/accumulate.cu" --grid 1 --block 256 \
     --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg i32=8 --repeat 0
 
+# a pointer into a buffer (&I+OFF): vadd's a is buffer 0 moved on by one element, so c[i] = i + (i + 1)
+expect 0 "[7] 15" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 --arg 'f32[9]=iota' --arg '&0+4' \
+    --arg 'f32[8]=zeros' --arg i32=8 --print 2:0..8 --repeat 0
+expect 2 "offset 36 is past buffer --arg 0, which has 36 bytes" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 \
+    --arg 'f32[9]=iota' --arg '&0+36' --arg 'f32[8]=zeros' --arg i32=8 --repeat 0
+expect 2 "points into --arg 3, which is not a buffer" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 \
+    --arg 'f32[9]=iota' --arg '&3' --arg 'f32[8]=zeros' --arg i32=8
+# a struct by value as raw bytes: scalars' first parameter is one byte
+printf '\x07' > one.bin
+KJ_STUB_PARAMS=1,2,8,8 expect 0 "[2] 3" "$K" launch "$KD/scalars.cu" --grid 1 --block 1 --arg 'bytes[1]=0x07' --arg i16=-2 \
+    --arg f64=3.5 --arg 'i64[3]=zeros' --print 3 --repeat 0
+KJ_STUB_PARAMS=1,2,8,8 expect 0 "[2] 3" "$K" launch "$KD/scalars.cu" --grid 1 --block 1 --arg 'bytes[1]=@one.bin' --arg i16=-2 \
+    --arg f64=3.5 --arg 'i64[3]=zeros' --print 3 --repeat 0
+KJ_STUB_PARAMS=1,2,8,8 expect 2 "is 2 bytes but parameter 0" "$K" launch "$KD/scalars.cu" --grid 1 --block 1 --arg 'bytes[2]=0x0700' \
+    --arg i16=-2 --arg f64=3.5 --arg 'i64[3]=zeros'
+# cooperative launches and clusters: checked, then launched with their attributes
+expect 0 "stub-cuda: cooperative launch of" "$K" launch "$KD/vadd.cu" --grid 264 --block 1024 --cooperative \
+    --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8 --repeat 0
+expect 2 "a cooperative grid of 265 blocks does not fit: vadd runs at most 2 blocks of 1024 threads" "$K" launch \
+    "$KD/vadd.cu" --grid 265 --block 1024 --cooperative --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' \
+    --arg i32=8 --repeat 0
+expect 0 "clusters of 2x1x1" "$K" launch "$KD/vadd.cu" --grid 4 --block 32 --cluster 2 \
+    --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8 --repeat 0
+expect 2 "grid x = 3 is not a multiple of the cluster's x = 2" "$K" launch "$KD/vadd.cu" --grid 3 --block 32 \
+    --cluster 2 --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8 --repeat 0
+expect 2 "a cluster of 3 x 3 x 1 blocks of 32 threads cannot be placed" "$K" launch "$KD/vadd.cu" --grid 9,9 \
+    --block 32 --cluster 3,3 --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8 --repeat 0
+KJ_STUB_CC=80 expect 1 "thread-block clusters need compute capability 9.0 or later; this device is 8.0" "$K" launch \
+    "$KD/vadd.cu" --grid 4 --block 32 --cluster 2 --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' \
+    --arg i32=8 --repeat 0
+expect 2 "--pending '0' is not a count" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 --pending 0 \
+    --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8
+
 # a driver without cuFuncGetParamInfo: the count comes from the source, sizes are not checked
 export KERNJIT_LIBCUDA="$STUB_OLD"
 expect 0 "counting vadd's parameters in the source instead (4)" $V "${VARGS[@]}"

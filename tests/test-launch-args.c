@@ -543,8 +543,47 @@ static void test_signature(void **state) {
     assert_string_equal(small, "");
 }
 
+/* bytes[N]=..., &I+OFF and null: the by-value struct, the pointer into a buffer, the null pointer. */
+static void test_structs_pointers_null(void **state) {
+    (void)state;
+    launch_arg a;
+    char err[256];
+    assert_int_equal(launch_parse_arg("bytes[4]=0x0102a0FF", &a, err, sizeof err), 0);
+    assert_true(a.is_bytes);
+    assert_false(a.is_buffer);
+    assert_int_equal(a.count, 4);
+    unsigned char b[4];
+    launch_hex_bytes(a.hex, b, 4);
+    assert_int_equal(b[0], 0x01);
+    assert_int_equal(b[2], 0xa0);
+    assert_int_equal(b[3], 0xff);
+    assert_int_equal(launch_parse_arg("bytes[20]=@params.bin", &a, err, sizeof err), 0);
+    assert_int_equal(a.fill, LAUNCH_FILL_FILE);
+    assert_string_equal(a.path, "params.bin");
+    assert_int_equal(launch_parse_arg("bytes[8]=zeros", &a, err, sizeof err), 0);
+    assert_int_equal(a.fill, LAUNCH_FILL_ZEROS);
+    assert_int_equal(launch_parse_arg("&2+4096", &a, err, sizeof err), 0);
+    assert_true(a.is_ref);
+    assert_int_equal(a.ref, 2);
+    assert_int_equal(a.offset, 4096);
+    assert_int_equal(launch_parse_arg("&0", &a, err, sizeof err), 0);
+    assert_int_equal(a.offset, 0);
+    assert_int_equal(launch_parse_arg("&1+4K", &a, err, sizeof err), 0);
+    assert_int_equal(a.offset, 4096);
+    assert_int_equal(launch_parse_arg("null", &a, err, sizeof err), 0);
+    assert_false(a.is_buffer || a.is_ref || a.is_bytes);
+    assert_int_equal(a.type, LAUNCH_U64);
+    static const unsigned char zero[8];
+    assert_memory_equal(a.value, zero, 8);
+    static const char *bad[] = {"bytes[0]=zeros", "bytes[40000]=zeros", "bytes[2]=0x0", "bytes[1]=0xgg",
+                                "bytes[2]", "bytes[2]=random", "&", "&x", "&1+", "&1+x", "&5000"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (launch_parse_arg(bad[i], &a, err, sizeof err) == 0) fail_msg("'%s' was accepted", bad[i]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_structs_pointers_null),
         cmocka_unit_test(test_scalars),     cmocka_unit_test(test_scalar_errors),
         cmocka_unit_test(test_buffers),     cmocka_unit_test(test_buffer_errors),
         cmocka_unit_test(test_long_text),   cmocka_unit_test(test_dims),

@@ -51,8 +51,9 @@ typedef struct launch_cmd {
     size_t nprints;
     launch_save saves[MAX_SAVES];
     size_t nsaves;
-    uint64_t repeat, seed;
-    int json;
+    uint64_t repeat, seed, pending;
+    int json, cooperative;
+    unsigned cluster[3];
 
     /* filled as it runs */
     char *source; /* the kernel file's text, to name parameters in messages (NULL if unreadable) */
@@ -67,6 +68,8 @@ typedef struct launch_cmd {
     kj_origin origin;
     kj_devptr dev[MAX_ARGS];
     void *params[MAX_ARGS];
+    unsigned char *bytes[MAX_ARGS]; /* bytes[N]=...: the struct passed by value */
+    kj_devptr ref[MAX_ARGS];        /* &I+OFF: the pointer passed */
     printed out[MAX_PRINTS];
     bench_result timing;
 } launch_cmd;
@@ -74,7 +77,8 @@ typedef struct launch_cmd {
 static void help(void) {
     printf("usage: kernjit launch FILE.cu[:ENTRY] --grid X[,Y[,Z]] --block X[,Y[,Z]] --arg SPEC...\n"
            "                      [-D NAME=VALUE]... [--shared BYTES] [--repeat R] [--seed S]\n"
-           "                      [--print I[:A..B]]... [--save I=FILE]... [--option NVRTC_OPTION]... [--json]\n\n"
+           "                      [--print I[:A..B]]... [--save I=FILE]... [--option NVRTC_OPTION]...\n"
+           "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--json]\n\n"
            "Compiles FILE.cu (through the cache), allocates and fills the buffers, launches the kernel once, prints\n"
            "or saves buffers, then times R more launches. No host code needed.\n\n"
            "ENTRY      the kernel: a plain or extern \"C\" name, or a C++ name expression such as 'scale<float,256>'\n"
@@ -84,6 +88,9 @@ static void help(void) {
            "             scalar  TYPE=VALUE     i32=5  u64=1M  u32=0xff  f32=0.5  f64=-1e-3\n"
            "             buffer  TYPE[N]=FILL   f32[1M]=random  i32[2^20]=iota  u8[64]=zeros  f64[100]=0.25\n"
            "                                    f32[1000]=@in.bin  f32[]=@in.bin (N from the file's size)\n"
+           "             struct  bytes[N]=FILL  N raw bytes by value: zeros, @FILE (N bytes) or 0x and 2N hex digits\n"
+           "             pointer &I  &I+OFF     the address of buffer --arg I, plus OFF bytes (below its size)\n"
+           "             null    null           a null pointer (the same as u64=0)\n"
            "           TYPE: i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64. N: 1000, 64K, 1M, 1G, 2^20.\n"
            "           FILL: zeros; random (seeded by --seed, default 1: floats in [-1,1], signed integers in\n"
            "           [-100,100], unsigned in [0,100]); iota (0, 1, 2, ...); a VALUE for every element; @FILE (raw\n"
@@ -93,6 +100,10 @@ static void help(void) {
            "--print I[:A..B]  after the launch, elements A to B-1 of buffer --arg I (default the first 16); also\n"
            "           I:A (one element), I:A.. (to the end)\n"
            "--save I=FILE     after the launch, buffer --arg I as raw bytes\n"
+           "--cooperative     a cooperative launch (cooperative groups' grid.sync()): the grid must fit the\n"
+           "           device all at once (the message gives the largest that does)\n"
+           "--cluster X[,Y[,Z]]  thread-block clusters of X x Y x Z blocks (compute capability 9.0 and later)\n"
+           "--pending P       device-side launches the kernel may have pending (dynamic parallelism)\n"
            "--repeat R        launches timed after the first, one per pair of CUDA events; the median is shown\n"
            "           (default %d; 0: launch once, no timing)\n\n"
            "What is printed and saved is the result of the first launch alone, on the buffers as described: it is\n"
@@ -112,7 +123,8 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         {"print", required_argument, 0, 'p'},  {"save", required_argument, 0, 'o'},
         {"seed", required_argument, 0, 's'},   {"option", required_argument, 0, 'O'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"cooperative", no_argument, 0, 'C'},  {"cluster", required_argument, 0, 'K'},
+        {"pending", required_argument, 0, 'P'}, {0, 0, 0, 0}};
     char err[512];
     int o;
     c->repeat = DEFAULT_REPEAT;
@@ -136,6 +148,14 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
                 return cli_usage(CMD, "--%s %s", o == 'g' ? "grid" : "block", err);
             if (o == 'g') c->have_grid = 1;
             else c->have_block = 1;
+            break;
+        case 'C': c->cooperative = 1; break;
+        case 'K':
+            if (launch_parse_dims(optarg, c->cluster, err, sizeof err) != 0) return cli_usage(CMD, "--cluster %s", err);
+            break;
+        case 'P':
+            if (cli_parse_uint(optarg, 1u << 24, &c->pending) != 0 || c->pending == 0)
+                return cli_usage(CMD, "--pending '%s' is not a count of device-side launches from 1 to 16777216", optarg);
             break;
         case 'S':
             if (launch_parse_count(optarg, UINT32_MAX, &c->shared) != 0)
@@ -182,6 +202,12 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         c->entry = colon + 1;
         if (!*c->entry) return cli_usage(CMD, "'%s:' names no entry after ':'", c->kernel);
     }
+    for (size_t i = 0; i < c->nargs; i++) {
+        const launch_arg *a = &c->args[i];
+        if (a->is_ref && (a->ref >= c->nargs || !c->args[a->ref].is_buffer))
+            return cli_usage(CMD, "--arg %zu '%s' points into --arg %u, which is not a buffer (buffers: TYPE[N]=FILL)", i,
+                             c->arg_text[i], a->ref);
+    }
     if (!c->have_grid) return cli_usage(CMD, "--grid is required (X, X,Y or X,Y,Z blocks)");
     if (!c->have_block) return cli_usage(CMD, "--block is required (X, X,Y or X,Y,Z threads)");
     return 0;
@@ -191,7 +217,7 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
 static int check_input_files(launch_cmd *c) {
     for (size_t i = 0; i < c->nargs; i++) {
         launch_arg *a = &c->args[i];
-        if (!a->is_buffer || a->fill != LAUNCH_FILL_FILE) continue;
+        if (!(a->is_buffer || a->is_bytes) || a->fill != LAUNCH_FILL_FILE) continue;
         struct stat st;
         size_t es = launch_type_size(a->type);
         if (stat(a->path, &st) != 0)
@@ -306,16 +332,19 @@ static int check_params(launch_cmd *c) {
         size_t sz = 0;
         if ((s = kj_kernel_param_info(c->k, i, NULL, &sz)) != KJ_OK) return cli_fail(CMD, s);
         const launch_arg *a = &c->args[i];
-        size_t given = a->is_buffer ? sizeof(kj_devptr) : launch_type_size(a->type);
+        size_t given = a->is_buffer || a->is_ref ? sizeof(kj_devptr) : a->is_bytes ? (size_t)a->count
+                                                                                    : launch_type_size(a->type);
         if (given == sz) continue;
         const char *fits = types_of_size(sz);
         char what[64];
         if (a->is_buffer) snprintf(what, sizeof what, "a buffer (an 8-byte pointer)");
+        else if (a->is_ref) snprintf(what, sizeof what, "a pointer into a buffer (8 bytes)");
+        else if (a->is_bytes) snprintf(what, sizeof what, "%zu bytes", given);
         else snprintf(what, sizeof what, "%s %s (%zu bytes)", launch_type_name(a->type)[0] == 'u' ? "a" : "an",
                       launch_type_name(a->type), given);
         return cli_usage(CMD, "--arg %zu '%s' is %s but parameter %zu%s of %s takes %zu bytes: %s%s", i, c->arg_text[i],
                          what, i, param_name(c, i, name, sizeof name), entry, sz, fits ? "give " : "",
-                         fits ? fits : "a parameter of that size (a struct by value) cannot be given with --arg");
+                         fits ? fits : "a struct by value: give bytes[N]=...");
     }
     return 0;
 }
@@ -379,6 +408,15 @@ static int make_buffers(launch_cmd *c) {
     kj_status s;
     for (size_t i = 0; i < c->nargs; i++) {
         launch_arg *a = &c->args[i];
+        if (a->is_bytes) {
+            if (!(c->bytes[i] = calloc(1, (size_t)a->count)))
+                return cli_error(CMD, "out of host memory for the %llu bytes of --arg %zu", (unsigned long long)a->count, i);
+            if (a->fill == LAUNCH_FILL_FILE && read_file(a->path, c->bytes[i], (size_t)a->count)) return EXIT_FAILURE_;
+            if (a->hex) launch_hex_bytes(a->hex, c->bytes[i], (size_t)a->count);
+            c->params[i] = c->bytes[i];
+            continue;
+        }
+        if (a->is_ref) continue; /* once every buffer is there */
         if (!a->is_buffer) {
             c->params[i] = a->value;
             continue;
@@ -399,6 +437,17 @@ static int make_buffers(launch_cmd *c) {
         free(host);
         if (rc) return rc;
     }
+    for (size_t i = 0; i < c->nargs; i++) {
+        const launch_arg *a = &c->args[i];
+        if (!a->is_ref) continue;
+        const launch_arg *b = &c->args[a->ref];
+        uint64_t bytes = b->count * launch_type_size(b->type);
+        if (a->offset >= bytes)
+            return cli_usage(CMD, "--arg %zu '%s': offset %llu is past buffer --arg %u, which has %llu bytes", i,
+                             c->arg_text[i], (unsigned long long)a->offset, a->ref, (unsigned long long)bytes);
+        c->ref[i] = c->dev[a->ref] + a->offset;
+        c->params[i] = &c->ref[i];
+    }
     return 0;
 }
 
@@ -409,6 +458,9 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
     memcpy(cfg.block, c->block, sizeof cfg.block);
     cfg.shared_bytes = (unsigned)c->shared;
     cfg.stream = stream;
+    cfg.pending_launches = c->pending;
+    cfg.cooperative = c->cooperative;
+    memcpy(cfg.cluster, c->cluster, sizeof cfg.cluster);
     return cfg;
 }
 
@@ -444,6 +496,17 @@ static int first_launch(launch_cmd *c) {
                                                                                           : write_file(c->saves[i].path, host, bytes);
         free(host);
         if (rc) return rc;
+    }
+    for (size_t i = 0; i < c->nargs; i++) {
+        const launch_arg *a = &c->args[i];
+        if (!a->is_ref) continue;
+        const launch_arg *b = &c->args[a->ref];
+        uint64_t bytes = b->count * launch_type_size(b->type);
+        if (a->offset >= bytes)
+            return cli_usage(CMD, "--arg %zu '%s': offset %llu is past buffer --arg %u, which has %llu bytes", i,
+                             c->arg_text[i], (unsigned long long)a->offset, a->ref, (unsigned long long)bytes);
+        c->ref[i] = c->dev[a->ref] + a->offset;
+        c->params[i] = &c->ref[i];
     }
     return 0;
 }
@@ -572,6 +635,12 @@ static int run(launch_cmd *c) {
     if (s != KJ_OK) return cli_fail(CMD, s);
     if (!kj_runtime_has_device(c->rt))
         return cli_error(CMD, "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", c->kernel);
+    kj_device_info d;
+    if ((s = kj_runtime_device(c->rt, &d)) != KJ_OK) return cli_fail(CMD, s);
+    /* before compiling anything: the library says the same at the launch */
+    if ((c->cluster[0] || c->cluster[1] || c->cluster[2]) && d.cc_major < 9)
+        return cli_error(CMD, "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
+                         d.cc_major, d.cc_minor);
     kj_request req = {.kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
                       .options = c->options, .option_count = c->nopt};
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
@@ -597,6 +666,7 @@ int cmd_launch(int argc, char **argv) {
     for (size_t i = 0; i < c->nargs; i++)
         if (c->dev[i]) kj_mem_free(c->rt, c->dev[i]);
     for (size_t i = 0; i < c->nprints; i++) free(c->out[i].host);
+    for (size_t i = 0; i < c->nargs; i++) free(c->bytes[i]);
     kj_runtime_destroy(c->rt);
     free(c->source);
     free(c);

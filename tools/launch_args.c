@@ -227,10 +227,76 @@ static int lookup_type(const char *s, size_t n, launch_type *out) {
     return -1;
 }
 
+static int hex_digit(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+void launch_hex_bytes(const char *hex, unsigned char *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = (unsigned char)(hex_digit(hex[2 * i]) << 4 | hex_digit(hex[2 * i + 1]));
+}
+
+/* bytes[N]=FILL: a struct by value. */
+static int parse_bytes(const char *text, launch_arg *out, char *err, size_t size) {
+    launch_arg a;
+    memset(&a, 0, sizeof a);
+    a.is_bytes = 1;
+    a.type = LAUNCH_U8;
+    const char *open = text + 5, *close = strchr(open, ']');
+    if (!close || close[1] != '=')
+        return fail(err, size, "'%.*s': write bytes[N]=FILL (N bytes by value; FILL zeros, @FILE or 0x and 2N hex "
+                    "digits)", QUOTE, text);
+    if (parse_unsigned(open + 1, close, &a.count) != 0 || a.count == 0 || a.count > LAUNCH_MAX_PARAM_BYTES)
+        return fail(err, size, "'%.*s': a struct by value has 1 to %d bytes", QUOTE, text, LAUNCH_MAX_PARAM_BYTES);
+    const char *fill = close + 2;
+    if (strcmp(fill, "zeros") == 0) {
+        a.fill = LAUNCH_FILL_ZEROS;
+    } else if (fill[0] == '@' && fill[1]) {
+        a.fill = LAUNCH_FILL_FILE;
+        a.path = fill + 1;
+    } else if (fill[0] == '0' && (fill[1] == 'x' || fill[1] == 'X')) {
+        size_t digits = strlen(fill + 2);
+        for (size_t i = 0; i < digits; i++)
+            if (hex_digit(fill[2 + i]) < 0)
+                return fail(err, size, "'%.*s': '%c' is not a hex digit", QUOTE, text, fill[2 + i]);
+        if (digits != 2 * a.count)
+            return fail(err, size, "'%.*s': %zu hex digits for %llu bytes: give exactly %llu", QUOTE, text, digits,
+                        (unsigned long long)a.count, 2 * (unsigned long long)a.count);
+        a.fill = LAUNCH_FILL_VALUE;
+        a.hex = fill + 2;
+    } else {
+        return fail(err, size, "'%.*s': the bytes are zeros, @FILE or 0x followed by 2N hex digits", QUOTE, text);
+    }
+    *out = a;
+    return 0;
+}
+
+/* &I or &I+OFF: a pointer into buffer I. */
+static int parse_ref(const char *text, launch_arg *out, char *err, size_t size) {
+    launch_arg a;
+    memset(&a, 0, sizeof a);
+    a.is_ref = 1;
+    a.type = LAUNCH_U64;
+    const char *plus = strchr(text, '+'), *end = plus ? plus : text + strlen(text);
+    uint64_t i;
+    if (parse_unsigned(text + 1, end, &i) != 0 || i >= 1024 || (plus && parse_unsigned(plus + 1, text + strlen(text),
+                                                                                       &a.offset) != 0))
+        return fail(err, size, "'%.*s': write &I or &I+OFF (the address of buffer --arg I, plus OFF bytes)", QUOTE, text);
+    a.ref = (unsigned)i;
+    *out = a;
+    return 0;
+}
+
 int launch_parse_arg(const char *text, launch_arg *out, char *err, size_t size) {
     if (!text || !*text) return fail(err, size, "empty spec: write TYPE=VALUE (a scalar) or TYPE[N]=FILL (a buffer)");
     size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
     if (n > LAUNCH_MAX_TEXT) return fail(err, size, "'%.*s...' is longer than %d characters", QUOTE, text, LAUNCH_MAX_TEXT);
+    if (strncmp(text, "bytes[", 6) == 0) return parse_bytes(text, out, err, size);
+    if (text[0] == '&') return parse_ref(text, out, err, size);
+    if (strcmp(text, "null") == 0) {
+        memset(out, 0, sizeof *out);
+        out->type = LAUNCH_U64; /* a null pointer: eight zero bytes */
+        return 0;
+    }
     size_t t = strcspn(text, "[=");
     if (text[t] == '\0')
         return fail(err, size, "'%.*s' has no '=': write TYPE=VALUE (a scalar, i32=5) or TYPE[N]=FILL (a buffer, "

@@ -8,6 +8,10 @@
  *   scalar   TYPE=VALUE          i32=5  u64=1048576  i32=1M  u32=0xff  f32=0.5  f64=-1e-3  f16=2
  *   buffer   TYPE[N]=FILL        f32[1M]=random  i32[2^20]=iota  u8[64]=zeros  f64[100]=0.25
  *                                f32[1000]=@in.bin  f32[]=@in.bin (N from the file's size)
+ *   struct   bytes[N]=FILL       a parameter passed by value as N raw bytes (a struct): FILL is zeros,
+ *                                @FILE (exactly N bytes) or 0x followed by 2N hex digits (memory order)
+ *   pointer  &I  or  &I+OFF      the address of buffer --arg I plus OFF bytes (OFF as N; below its size)
+ *   null     null                a null pointer (the same as u64=0)
  *   TYPE     i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64
  *   N        1000003  64K  1M  1G  2^20  (K M G T are powers of 1024)
  *   FILL     zeros | random | iota | VALUE | @FILE (raw bytes, little-endian, exactly N elements)
@@ -22,6 +26,8 @@
 
 #define LAUNCH_MAX_TEXT 4096            /* longest spec accepted */
 #define LAUNCH_MAX_COUNT (1ull << 40)   /* most elements in one buffer */
+#define LAUNCH_MAX_PARAM_BYTES 32764    /* most bytes of one by-value parameter (the driver's whole
+                                           parameter space is 32764 bytes from CUDA 12.1) */
 
 typedef enum launch_type {
     LAUNCH_I8, LAUNCH_U8, LAUNCH_I16, LAUNCH_U16, LAUNCH_I32, LAUNCH_U32, LAUNCH_I64, LAUNCH_U64,
@@ -42,7 +48,15 @@ typedef struct launch_arg {
                                 launch passes a pointer to them */
     const char *path;        /* LAUNCH_FILL_FILE: the file name, a suffix of the parsed text (so it is
                                 NUL-terminated and lives as long as the text) */
+    int is_bytes;            /* bytes[N]=...: count bytes by value; fill ZEROS, FILE, or VALUE with hex */
+    const char *hex;         /* bytes[N]=0x...: the 2N digits, a suffix of the parsed text */
+    int is_ref;              /* &I+OFF: buffer ref's address plus offset bytes */
+    unsigned ref;
+    uint64_t offset;
 } launch_arg;
+
+/* The bytes of bytes[N]=0x... into out (N bytes). */
+void launch_hex_bytes(const char *hex, unsigned char *out, size_t n);
 
 /* --print I[:RANGE]: RANGE is A..B (elements A to B-1), A.. (to the end), ..B, or A (one element). */
 typedef struct launch_print {
