@@ -1,0 +1,393 @@
+/* Users' own kernels on the GPU (tests/kernels/jit_*.cu), as a user brings them: no metadata, no
+ * options. Through the API: a cooperative grid-wide sum (grid.sync()), CUB block and warp reduce,
+ * a libcu++ atomic histogram, fp16/bf16 axpy, dynamic parallelism without metadata (a tail launch),
+ * thread-block clusters with distributed shared memory, a struct passed by value. Through `kernjit
+ * launch`: the same features from the command line. Each result against a CPU computation on fresh
+ * random inputs (seed printed), outputs poisoned first, at awkward sizes. Exits 77 without a GPU.
+ * Usage: test-gpu-user-kernels path/to/kernjit */
+#include "test_util.h"
+
+#include <math.h>
+#include <sys/wait.h>
+
+static const char *kernjit;
+static char *cache;
+static kj_runtime *rt;
+static uint64_t seed;
+static kj_device_info dev;
+
+static const size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static int setup(void **state) {
+    (void)state;
+    kj_test_require_gpu();
+    seed = kj_test_seed();
+    cache = kj_test_tmpdir();
+    rt = kj_test_runtime(cache, KJ_DEVICE_AUTO, NULL);
+    if (!rt || kj_runtime_device(rt, &dev) != KJ_OK) return -1;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(cache);
+    return 0;
+}
+
+static kj_kernel *get(const char *file, const char *entry) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
+    kj_request req = {.kernel = path, .entry = entry};
+    kj_kernel *k = NULL;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
+    return k;
+}
+
+static kj_devptr upload(const void *host, size_t bytes) {
+    kj_devptr d;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, bytes ? bytes : 1, &d));
+    if (bytes) KJ_ASSERT_OK(kj_memcpy_htod(rt, d, host, bytes));
+    return d;
+}
+
+static kj_devptr poisoned(size_t bytes) {
+    kj_devptr d;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &d));
+    KJ_ASSERT_OK(kj_memset_u8(rt, d, 0xff, bytes));
+    return d;
+}
+
+static int32_t *random_ints(size_t n, int range) {
+    int32_t *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = (int32_t)(kj_test_next(&seed) % (2u * range + 1)) - range;
+    return v;
+}
+
+/* ---- cooperative groups: grid.sync() needs a cooperative launch -------------------------------- */
+
+static void test_cooperative_grid_sum(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_coop.cu", "coop_sum");
+    int per_sm = 0;
+    KJ_ASSERT_OK(kj_kernel_occupancy(k, 256, 0, &per_sm));
+    unsigned grid = (unsigned)per_sm * (unsigned)dev.sm_count;
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *in = random_ints(n, 1000000);
+        uint64_t expect = 0;
+        for (size_t i = 0; i < n; i++) expect += (uint32_t)in[i];
+        kj_devptr din = upload(in, n * 4), scratch, out = poisoned(8);
+        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &scratch));
+        KJ_ASSERT_OK(kj_memset_u8(rt, scratch, 0, 8));
+        int nn = (int)n;
+        void *args[] = {&din, &nn, &scratch, &out};
+        kj_launch_config c = {.grid = {grid}, .block = {256}, .cooperative = 1};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_synchronize(rt));
+        uint64_t got;
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got, out, 8));
+        if (got != expect) fail_msg("coop_sum n=%zu: %llu, expected %llu", n, (unsigned long long)got, (unsigned long long)expect);
+        kj_mem_free(rt, din), kj_mem_free(rt, scratch), kj_mem_free(rt, out);
+        free(in);
+    }
+    /* one block more than fits at once is refused, naming the largest grid */
+    int nn = 1;
+    kj_devptr z = 0;
+    void *args[] = {&z, &nn, &z, &z};
+    kj_launch_config c = {.grid = {grid + 1}, .block = {256}, .cooperative = 1};
+    assert_int_equal(kj_kernel_launch(k, &c, args), KJ_ERR_LIMIT);
+    char want[64];
+    snprintf(want, sizeof want, "so at most %u blocks", grid);
+    assert_non_null(strstr(kj_last_error(), want));
+}
+
+/* ---- CUB block and warp primitives ---------------------------------------------------------- */
+
+static void test_cub_block_and_warp(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_cub.cu", "cub_sums<256>");
+    for (size_t s = 0; s < 3; s++) {
+        size_t n = kj_test_cap(sizes[s]), blocks = (n + 4095) / 4096;
+        float *in = malloc(n * sizeof *in);
+        for (size_t i = 0; i < n; i++) in[i] = (float)((double)(kj_test_next(&seed) % 2000001) / 1e6 - 1.0);
+        kj_devptr din = upload(in, n * 4), sums = poisoned(blocks * 4), maxes = poisoned(blocks * 8 * 4);
+        int nn = (int)n;
+        void *args[] = {&din, &nn, &sums, &maxes};
+        kj_launch_config c = {.grid = {(unsigned)blocks}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        float *gs = malloc(blocks * 4), *gm = malloc(blocks * 32);
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, gs, sums, blocks * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, gm, maxes, blocks * 32));
+        for (size_t b = 0; b < blocks; b++) {
+            double sum = 0, mag = 0;
+            for (size_t i = b * 4096; i < n && i < (b + 1) * 4096; i++) sum += in[i], mag += fabs(in[i]);
+            /* float additions in CUB's order: within 4096 roundings of the magnitudes */
+            if (fabs(gs[b] - sum) > 4096 * 0x1p-24 * mag + 1e-30)
+                fail_msg("block %zu of n=%zu: sum %.9g, expected %.9g", b, n, gs[b], sum);
+            for (int w = 0; w < 8; w++) {
+                float top = -3.0e38f;
+                for (int t = w * 32; t < w * 32 + 32; t++)
+                    for (size_t i = b * 4096 + (size_t)t; i < n && i < (b + 1) * 4096; i += 256) top = fmaxf(top, in[i]);
+                if (gm[b * 8 + (size_t)w] != top) fail_msg("block %zu warp %d of n=%zu: max %.9g, expected %.9g", b, w, n,
+                                                           gm[b * 8 + (size_t)w], top);
+            }
+        }
+        kj_mem_free(rt, din), kj_mem_free(rt, sums), kj_mem_free(rt, maxes);
+        free(in), free(gs), free(gm);
+    }
+}
+
+/* ---- libcu++: cuda::atomic_ref -------------------------------------------------------------- */
+
+static void test_atomic_histogram(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_atomic.cu", "histogram");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        unsigned char *in = malloc(n);
+        unsigned expect[256] = {0}, got[256];
+        for (size_t i = 0; i < n; i++) expect[in[i] = (unsigned char)kj_test_next(&seed)]++;
+        kj_devptr din = upload(in, n), bins;
+        KJ_ASSERT_OK(kj_mem_alloc(rt, sizeof got, &bins));
+        KJ_ASSERT_OK(kj_memset_u8(rt, bins, 0, sizeof got));
+        int nn = (int)n;
+        void *args[] = {&din, &nn, &bins};
+        kj_launch_config c = {.grid = {(unsigned)dev.sm_count * 4}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, bins, sizeof got));
+        assert_memory_equal(got, expect, sizeof got);
+        kj_mem_free(rt, din), kj_mem_free(rt, bins);
+        free(in);
+    }
+}
+
+/* ---- fp16 / bf16 ---------------------------------------------------------------------------- */
+
+/* v rounded to a binary format with `digits` significant bits and least exponent emin (normal), to
+ * nearest, ties to even: what one hardware operation gives when v is its exact result. */
+static double round_to(double v, int digits, int emin) {
+    if (v == 0 || !isfinite(v)) return v;
+    int e;
+    frexp(v, &e); /* v = f * 2^e, 0.5 <= |f| < 1 */
+    int shift = (e - 1 < emin ? emin : e - 1) - (digits - 1);
+    return nearbyint(ldexp(v, -shift)) * ldexp(1.0, shift);
+}
+static double half_value(uint16_t h) {
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return h >> 15 ? -v : v;
+}
+static uint16_t to_half(double v) { /* v is a half value already */
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    v = fabs(v);
+    if (v < 0x1p-14) return sign | (uint16_t)ldexp(v, 24);
+    int e;
+    double f = frexp(v, &e);
+    return sign | (uint16_t)((e + 14) << 10) | (uint16_t)(ldexp(f, 11) - 1024);
+}
+static double bf16_value(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static uint16_t to_bf16(double v) { /* v is a bf16 value already */
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(u >> 16);
+}
+
+static void test_half_and_bfloat(void **state) {
+    (void)state;
+    for (int bf = 0; bf < 2; bf++) {
+        kj_kernel *k = get("jit_half.cu", bf ? "axpy_bf16" : "axpy_half");
+        int digits = bf ? 8 : 11, emin = bf ? -126 : -14;
+        for (size_t s = 0; s < 3; s++) {
+            size_t n = kj_test_cap(sizes[s]);
+            uint16_t *x = malloc(n * 2), *y = malloc(n * 2), *got = malloc(n * 2);
+            for (size_t i = 0; i < n; i++) {
+                double a = round_to((double)(kj_test_next(&seed) % 20001) / 1000 - 10, digits, emin);
+                double b = round_to((double)(kj_test_next(&seed) % 20001) / 1000 - 10, digits, emin);
+                x[i] = bf ? to_bf16(a) : to_half(a);
+                y[i] = bf ? to_bf16(b) : to_half(b);
+            }
+            float alpha = 1.7f;
+            kj_devptr dx = upload(x, n * 2), dy = upload(y, n * 2);
+            int nn = (int)n;
+            void *args[] = {&nn, &alpha, &dx, &dy};
+            kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+            KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+            KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dy, n * 2));
+            double ah = round_to(alpha, digits, emin);
+            for (size_t i = 0; i < n; i++) {
+                double xv = bf ? bf16_value(x[i]) : half_value(x[i]), yv = bf ? bf16_value(y[i]) : half_value(y[i]);
+                double want = round_to(round_to(ah * xv, digits, emin) + yv, digits, emin);
+                double have = bf ? bf16_value(got[i]) : half_value(got[i]);
+                if (have != want) fail_msg("%s n=%zu [%zu]: %.9g, expected %.9g", bf ? "bf16" : "half", n, i, have, want);
+            }
+            kj_mem_free(rt, dx), kj_mem_free(rt, dy);
+            free(x), free(y), free(got);
+        }
+    }
+}
+
+/* ---- dynamic parallelism without metadata --------------------------------------------------- */
+
+static void test_tail_launch_without_metadata(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_tail.cu", "parent");
+    kj_kernel_info info;
+    KJ_ASSERT_OK(kj_kernel_query(k, &info));
+    assert_true(info.linked); /* the launch in the source was seen */
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *v = random_ints(n, 40000), *got = malloc(n * 4);
+        int slice = 4096, nn = (int)n, flag_host = 0;
+        unsigned grid = (unsigned)((n + (size_t)slice - 1) / (size_t)slice);
+        kj_devptr dv = upload(v, n * 4), flag = poisoned(4);
+        KJ_ASSERT_OK(kj_memset_u8(rt, flag, 0, 4));
+        void *args[] = {&dv, &nn, &slice, &flag};
+        kj_launch_config c = {.grid = {grid}, .block = {32}, .pending_launches = grid + 16};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_synchronize(rt));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dv, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &flag_host, flag, 4));
+        assert_int_equal(flag_host, 1);
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != v[i] * v[i]) fail_msg("n=%zu [%zu]: %d, expected %d", n, i, got[i], v[i] * v[i]);
+        kj_mem_free(rt, dv), kj_mem_free(rt, flag);
+        free(v), free(got);
+    }
+}
+
+/* ---- thread-block clusters ------------------------------------------------------------------ */
+
+static void test_clusters(void **state) {
+    (void)state;
+    if (dev.cc_major < 9) {
+        printf("compute capability %d.%d: clusters need 9.0; skipped\n", dev.cc_major, dev.cc_minor);
+        return;
+    }
+    kj_kernel *k = get("jit_cluster.cu", "cluster_sums");
+    const unsigned grid = 64, block = 256, cl = 2;
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *in = random_ints(n, 1000);
+        int64_t expect[32] = {0}, got[32];
+        for (size_t i = 0; i < n; i++) expect[((i / block) % grid) / cl] += in[i];
+        kj_devptr din = upload(in, n * 4), out = poisoned(sizeof got);
+        int nn = (int)n;
+        void *args[] = {&din, &nn, &out};
+        kj_launch_config c = {.grid = {grid}, .block = {block}, .cluster = {cl, 1, 1}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, out, sizeof got));
+        assert_memory_equal(got, expect, sizeof got);
+        kj_mem_free(rt, din), kj_mem_free(rt, out);
+        free(in);
+    }
+    kj_launch_config odd = {.grid = {grid + 1}, .block = {block}, .cluster = {cl, 1, 1}};
+    int nn = 1;
+    kj_devptr z = 0;
+    void *args[] = {&z, &nn, &z};
+    assert_int_equal(kj_kernel_launch(k, &odd, args), KJ_ERR_LIMIT);
+}
+
+/* ---- a struct by value ---------------------------------------------------------------------- */
+
+struct affine_params {
+    float scale, offset;
+    int n, pad;
+};
+
+static void test_struct_by_value(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_struct.cu", "affine");
+    size_t size = 0;
+    if (kj_kernel_param_info(k, 0, NULL, &size) == KJ_OK) assert_int_equal(size, sizeof(struct affine_params));
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        float *x = malloc(n * 4), *y = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) x[i] = (float)((double)(kj_test_next(&seed) % 2000001) / 1e3 - 1000);
+        struct affine_params p = {1.25f, -3.5f, (int)n, 0};
+        kj_devptr dx = upload(x, n * 4), dy = poisoned(n * 4);
+        void *args[] = {&p, &dx, &dy};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, y, dy, n * 4));
+        for (size_t i = 0; i < n; i++) /* NVRTC contracts to a fused multiply-add by default */
+            if (y[i] != fmaf(p.scale, x[i], p.offset) && y[i] != p.scale * x[i] + p.offset)
+                fail_msg("n=%zu [%zu]: %.9g, expected %.9g", n, i, y[i], fmaf(p.scale, x[i], p.offset));
+        kj_mem_free(rt, dx), kj_mem_free(rt, dy);
+        free(x), free(y);
+    }
+}
+
+/* ---- the same from the command line --------------------------------------------------------- */
+
+static char out[1 << 16];
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int launch(const char *fmt, ...) {
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && KERNJIT_CACHE_DIR='%s/cli' '%s' launch %s 2>&1", KJ_TEST_KERNELS, cache,
+             kernjit, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    printf("$ kernjit launch %s\n%s", args, out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void expect_out(int rc, const char *needle) {
+    if (rc != 0) fail_msg("exit %d", rc);
+    if (!strstr(out, needle)) fail_msg("the output lacks '%s'", needle);
+}
+
+static void test_cli(void **state) {
+    (void)state;
+    /* cooperative: the sum of 0..999999 */
+    int per_sm = 0;
+    kj_kernel *k = get("jit_coop.cu", "coop_sum");
+    KJ_ASSERT_OK(kj_kernel_occupancy(k, 256, 0, &per_sm));
+    expect_out(launch("jit_coop.cu --cooperative --grid %d --block 256 --arg 'i32[1000000]=iota' --arg i32=1000000 "
+                      "--arg 'u64[1]=zeros' --arg 'u64[1]=zeros' --print 3 --repeat 0", per_sm * dev.sm_count),
+               "[0] 499999500000");
+    /* a struct by value: scale 2, offset 1, n 8 (little-endian floats 0x40000000, 0x3f800000) */
+    expect_out(launch("jit_struct.cu --grid 1 --block 32 --arg 'bytes[16]=0x000000400000803f0800000000000000' "
+                      "--arg 'f32[8]=iota' --arg 'f32[8]=zeros' --print 2 --repeat 0"), "[7] 15");
+    /* a pointer into a buffer: vadd's a moved on by one element */
+    expect_out(launch("vadd.cu --grid 1 --block 32 --arg 'f32[9]=iota' --arg '&0+4' --arg 'f32[8]=zeros' --arg i32=8 "
+                      "--print 2 --repeat 0"), "[7] 15");
+    /* clusters: 1000 ones over 8 blocks of 256 in clusters of 2 */
+    if (dev.cc_major >= 9) {
+        expect_out(launch("jit_cluster.cu --cluster 2 --grid 8 --block 256 --arg 'i32[1000]=1' --arg i32=1000 "
+                          "--arg 'i64[4]=zeros' --print 2 --repeat 0"), "[1] 488");
+        assert_non_null(strstr(out, "[0] 512"));
+    }
+    /* dynamic parallelism with no metadata line: the tail-launched grid sets the flag */
+    expect_out(launch("jit_tail.cu:parent --grid 3 --block 32 --arg 'i32[10000]=iota' --arg i32=10000 --arg i32=4096 "
+                      "--arg 'i32[1]=zeros' --pending 64 --print 3 --print 0:9999 --repeat 0"), "[9999] 99980001");
+    assert_non_null(strstr(out, "[0] 1"));
+}
+
+int main(int argc, char **argv) {
+    kernjit = argc > 1 ? argv[1] : "kernjit";
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cooperative_grid_sum), cmocka_unit_test(test_cub_block_and_warp),
+        cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_half_and_bfloat),
+        cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
+        cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
