@@ -42,7 +42,8 @@ typedef struct prepared {
     uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
     int carveout;
     int pdl;
-    int rdc;                 /* linked with the device runtime (see launches_kernels) */
+    int rdc;                 /* linked with the device runtime (see scan_program) */
+    int minimal;             /* compiled with -minimal (see scan_program) */
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -206,6 +207,7 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
     oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->arch));
     oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
+    if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
     if (p->src->toolkit) {
         const char *dirs[2];
         size_t n;
@@ -220,18 +222,24 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
     return oom ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
 }
 
-/* Whether the program launches kernels from the device (it then needs the device runtime): its
- * metadata says so, the request asks for -rdc=true, or a launch shows in its text or its own
- * headers, outside comments and `#if 0`. */
-static kj_status launches_kernels(const kj__source *src, const kj__spec *spec, int asked, int *rdc) {
-    *rdc = spec->rdc || asked;
-    for (size_t i = 0; i <= src->header_count && !*rdc; i++) {
+/* What the program's text says about how to compile it, outside comments and `#if 0`, in the source
+ * and every header it reaches:
+ * - whether it launches kernels from the device (it then needs the device runtime): its metadata
+ *   says so, the request asks for -rdc=true, or a launch shows;
+ * - whether NVRTC's -minimal can leave features out (lex.h): a faster compile, and when the guess is
+ *   wrong, compiled again without it (obtain_binary). Never with the toolkit's headers, which may
+ *   use any of it. */
+static kj_status scan_program(const kj__source *src, const kj__spec *spec, int asked_rdc, const kj__user_options *user,
+                              int *rdc, int *minimal) {
+    *rdc = spec->rdc || asked_rdc;
+    *minimal = !*rdc && !src->toolkit && !user->no_minimal;
+    for (size_t i = 0; i <= src->header_count && (!*rdc || *minimal); i++) {
         const char *text = i ? src->headers[i - 1].text : src->text;
         size_t len = i ? src->headers[i - 1].len : src->len;
-        if (i && !src->headers[i - 1].path) continue; /* kernjit's own headers launch nothing */
         char *blanked = kj__lex_blank(text, len, 1);
         if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        *rdc = kj__lex_launches_kernels(blanked);
+        if (kj__lex_launches_kernels(blanked)) *rdc = 1, *minimal = 0;
+        if (!kj__lex_minimal_ok(blanked)) *minimal = 0;
         free(blanked);
     }
     return KJ_OK;
@@ -292,7 +300,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
                                 prepared *p) {
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
     KJ_FORWARD(choose_entry(p, req->entry));
-    KJ_FORWARD(launches_kernels(p->src, p->spec, user->rdc, &p->rdc));
+    KJ_FORWARD(scan_program(p->src, p->spec, user->rdc, user, &p->rdc, &p->minimal));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
@@ -372,6 +380,19 @@ static char *stored_description(const prepared *p, const binary *b) {
     return d.data;
 }
 
+/* Moves -minimal to the end of the option list and returns the count without it. */
+static size_t without_minimal(const prepared *p, const char *const *options) {
+    char **o = (char **)options;
+    for (size_t i = 0; i + 1 < p->option_count; i++)
+        if (strcmp(o[i], "-minimal") == 0) {
+            char *m = o[i];
+            memmove(o + i, o + i + 1, (p->option_count - i - 1) * sizeof *o);
+            o[p->option_count - 1] = m;
+            break;
+        }
+    return p->option_count - 1;
+}
+
 static void count(kj_runtime *rt, uint64_t *counter) {
     pthread_mutex_lock(&rt->lock);
     (*counter)++;
@@ -413,6 +434,13 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
     kj__compiled c;
     kj__compile_job job = {p->src, (const char *const *)p->options, p->option_count, p->name_expression, p->ptx};
     kj_status s = kj__compile(&job, &c);
+    if (s == KJ_ERR_COMPILE && p->minimal) {
+        /* the guess that -minimal leaves nothing out was wrong: compile again without it. The result
+         * is still one function of the key's inputs (the same inputs always take this way), so it is
+         * stored under the same key */
+        job.option_count = without_minimal(p, job.options);
+        s = kj__compile(&job, &c);
+    }
     pthread_mutex_lock(&rt->lock);
     if (s == KJ_OK) {
         rt->stats.compiles++;

@@ -87,3 +87,15 @@ int kj__lex_launches_kernels(const char *s) {
         }
     return 0;
 }
+
+static int word_start(const char *s, const char *p) { return p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'); }
+
+int kj__lex_minimal_ok(const char *s) {
+    if (kj__lex_launches_kernels(s)) return 0;
+    static const char *prefixes[] = {"cuda", "tex1D", "tex2D", "tex3D", "texCubemap", "tex1Dfetch", "surf1D",
+                                     "surf2D", "surf3D", "surfCubemap"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        for (const char *p = strstr(s, prefixes[i]); p; p = strstr(p + 1, prefixes[i]))
+            if (word_start(s, p)) return 0;
+    return 1;
+}

@@ -16,4 +16,10 @@ char *kj__lex_blank(const char *text, size_t len, int skip_if0);
  * cudaStreamFireAndForget). NVRTC compiles device code only, so any `<<<` is a device-side launch. */
 int kj__lex_launches_kernels(const char *blanked);
 
+/* Whether the (blanked) text may compile under NVRTC's -minimal, which leaves out texture and surface
+ * functions, the device runtime's functions and launches, and the CUDA API's types (cudaError_t):
+ * no identifier starting with "cuda", no tex/surf call, no launch. A guess that errs on the safe side
+ * only in speed: a -minimal compile that fails is compiled again without it. */
+int kj__lex_minimal_ok(const char *blanked);
+
 #endif

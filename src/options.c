@@ -74,6 +74,7 @@ static kj_status one(const char *o, kj__user_options *out) {
         out->rdc |= strcmp(eq, "=true") == 0;
         return KJ_OK;
     }
+    if (strcmp(o, "-minimal") == 0 || strcmp(o, "--minimal") == 0) out->no_minimal = 1; /* kernjit adds none */
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         for (size_t j = 0; j < 6 && refused[i].patterns[j]; j++)
             KJ_RETURN_IF(matches(o, refused[i].patterns[j]), KJ_ERR_USAGE, "option '%.80s' %s", o, refused[i].why);

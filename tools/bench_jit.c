@@ -2,6 +2,7 @@
  * cache: compile, store, load) next to raw NVRTC on the same source and options; a disk hit in a new
  * process (timed from after its runtime, so context creation is excluded); and a memory hit. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <nvrtc.h>
 #include <spawn.h>
@@ -21,9 +22,14 @@ static void help(void) {
     printf("usage: kernjit bench jit [--repeat R] [--json]\n\n"
            "Times, as medians of R samples (default 7): raw NVRTC compiling a small kernel; kernjit's cold\n"
            "compile of the same source (an empty cache: key, NVRTC, store), and its whole cold path to a\n"
-           "loaded kernel (the same plus loading the module); a disk hit in a new process (after its\n"
-           "context exists); and a memory hit (the same request again, in microseconds). Without a GPU,\n"
-           "the disk hit stops before loading and the load and the memory hit are skipped.\n");
+           "loaded kernel (the same plus loading the module); the built-in reduction, raw NVRTC against\n"
+           "kernjit; a dynamic-parallelism kernel's compile and link; a user's first call: a new process that\n"
+           "starts, compiles the reduction into an empty cache and exits; `compile reduce --all` in a new\n"
+           "process; a disk hit in a new process (after its context exists); and a memory hit (the same\n"
+           "request again, in microseconds). Every compile is cold: NVRTC keeps compiled code in the\n"
+           "driver's cache where there is a driver (comments do not tell sources apart there), so the\n"
+           "benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without a GPU, the disk hit\n"
+           "stops before loading and the load and the memory hit are skipped.\n");
 }
 
 static double now_ms(void) {
@@ -139,6 +145,157 @@ static int spawn_child(const char *dir, unsigned long run, double *ms, int *orig
     return sscanf(buf, "%lf %d", ms, origin) == 2 ? 0 : -1;
 }
 
+/* Runs `kernjit ARGS...` in a new process with KERNJIT_CACHE_DIR=dir, output discarded; its wall
+ * time from spawn to exit into *ms. */
+static int spawn_timed(const char *dir, char *const *args, double *ms) {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = '\0';
+    char *argv[16] = {exe};
+    size_t k = 1;
+    for (; args[k - 1] && k < 15; k++) argv[k] = args[k - 1];
+    argv[k] = NULL;
+    const char *old = getenv("KERNJIT_CACHE_DIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("KERNJIT_CACHE_DIR", dir, 1);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    double t0 = now_ms();
+    pid_t pid;
+    int r = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    int status = 0;
+    if (r == 0) waitpid(pid, &status, 0);
+    *ms = now_ms() - t0;
+    posix_spawn_file_actions_destroy(&fa);
+    if (saved) setenv("KERNJIT_CACHE_DIR", saved, 1);
+    else unsetenv("KERNJIT_CACHE_DIR");
+    free(saved);
+    return r == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* The built-in reduction's source and header, read from the kernel folder kernjit was built from (raw
+ * NVRTC needs the text; the library keeps its copy embedded). NULL when it is not there. */
+static char *read_kernel_file(const char *name) {
+#ifdef KJ_KERNELS_SOURCE_DIR
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", KJ_KERNELS_SOURCE_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 20);
+    if (buf && fread(buf, 1, (1 << 20) - 1, f) == 0) buf[0] = '\0';
+    fclose(f);
+    return buf;
+#else
+    (void)name;
+    return NULL;
+#endif
+}
+
+/* Raw NVRTC on the built-in reduction, its default macros, common.cuh handed over as kernjit does. */
+static int raw_nvrtc_reduce_ms(const char *src, const char *common, const char *arch, double *ms) {
+    char a[32];
+    snprintf(a, sizeof a, "-arch=%s", arch);
+    const char *opts[] = {a, "-std=c++17", "-DBLOCK_SIZE=256", "-DCOARSE_FACTOR=8", "-DOP=sum", "-DT=f32"};
+    const char *names[] = {"common.cuh"}, *texts[] = {common};
+    double t0 = now_ms();
+    nvrtcProgram p;
+    if (nvrtcCreateProgram(&p, src, "reduce.cu", 1, texts, names) != NVRTC_SUCCESS) return -1;
+    nvrtcResult r = nvrtcCompileProgram(p, 6, opts);
+    size_t size = 0;
+    char *bin = NULL;
+    if (r == NVRTC_SUCCESS) r = nvrtcGetCUBINSize(p, &size);
+    if (r == NVRTC_SUCCESS && (bin = malloc(size))) r = nvrtcGetCUBIN(p, bin);
+    nvrtcDestroyProgram(&p);
+    free(bin);
+    *ms = now_ms() - t0;
+    return r == NVRTC_SUCCESS ? 0 : -1;
+}
+
+/* A kernel that launches a kernel: compiled and linked with the device runtime (no metadata). */
+static char *dp_source(unsigned long run, int sample) {
+    static const char *fmt = "// kernjit bench jit: dynamic parallelism, run %lu sample %d\n"
+                             "__global__ void child(int *v) { v[threadIdx.x] += 1; }\n"
+                             "extern \"C\" __global__ void parent(int *v) {\n"
+                             "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamFireAndForget>>>(v);\n"
+                             "}\n";
+    size_t n = strlen(fmt) + 64;
+    char *s = malloc(n);
+    if (s) snprintf(s, n, fmt, run, sample);
+    return s;
+}
+
+/* The rows beyond the small kernel: each a median of samples, or -1 when it could not be measured. */
+typedef struct more_rows {
+    double reduce_raw_ms, reduce_ms;     /* the built-in reduction: raw NVRTC, kernjit cold */
+    double dp_compile_ms, dp_link_ms;    /* compile and link of a kernel that launches kernels */
+    double first_process_ms;             /* a new process compiling the reduction into an empty cache */
+    double all_ms;                       /* compile reduce --all in a new process, empty cache */
+} more_rows;
+
+static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_median(v, n) : -1; }
+
+static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsigned long run, uint64_t repeat,
+                        more_rows *m) {
+    double *a = calloc(repeat, sizeof *a), *b = calloc(repeat, sizeof *b);
+    if (!a || !b) return free(a), free(b), -1;
+    /* the built-in reduction, raw and through kernjit (a memory-only runtime: every call compiles) */
+    char *src = read_kernel_file("reduce.cu"), *common = read_kernel_file("common.cuh");
+    int ok = src && common;
+    kj_runtime *mem = NULL;
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = arch;
+    o.cache_mode = KJ_CACHE_MEMORY_ONLY;
+    ok = ok && kj_runtime_create(&o, &mem) == KJ_OK;
+    for (uint64_t i = 0; i < repeat && ok; i++) {
+        kj_request req = {.kernel = "reduce"};
+        kj_compile_result r;
+        double t0 = now_ms();
+        ok = kj_compile(mem, &req, &r) == KJ_OK;
+        b[i] = now_ms() - t0;
+        ok = ok && raw_nvrtc_reduce_ms(src, common, arch, &a[i]) == 0;
+    }
+    m->reduce_raw_ms = median_or_fail(a, repeat, ok);
+    m->reduce_ms = median_or_fail(b, repeat, ok);
+    kj_runtime_destroy(mem);
+    free(src), free(common);
+    /* dynamic parallelism: compile + link, each sample its own source */
+    ok = 1;
+    for (uint64_t i = 0; i < repeat && ok; i++) {
+        char *dp = dp_source(run, (int)i);
+        kj_request req = {.kernel = "dp.cu", .source_text = dp, .entry = "parent"};
+        kj_compile_result r;
+        ok = dp && kj_compile(rt, &req, &r) == KJ_OK && r.linked && !r.cache_hit;
+        a[i] = r.compile_ms, b[i] = r.link_ms;
+        free(dp);
+    }
+    m->dp_compile_ms = median_or_fail(a, repeat, ok);
+    m->dp_link_ms = median_or_fail(b, repeat, ok);
+    /* a user's first call, and an offline build: new processes on empty caches */
+    char sub[4200];
+    ok = 1;
+    for (uint64_t i = 0; i < repeat && ok; i++) {
+        snprintf(sub, sizeof sub, "%s/first-%llu", dir, (unsigned long long)i);
+        char *args[] = {"compile", "reduce", "--arch", (char *)arch, NULL};
+        ok = spawn_timed(sub, args, &a[i]) == 0;
+    }
+    m->first_process_ms = median_or_fail(a, repeat, ok);
+    ok = 1;
+    size_t all_samples = repeat < 3 ? repeat : 3;
+    for (size_t i = 0; i < all_samples && ok; i++) {
+        snprintf(sub, sizeof sub, "%s/all-%zu", dir, i);
+        char *args[] = {"compile", "reduce", "--all", "--arch", (char *)arch, NULL};
+        ok = spawn_timed(sub, args, &a[i]) == 0;
+    }
+    m->all_ms = median_or_fail(a, all_samples, ok);
+    free(a), free(b);
+    return 0;
+}
+
 static int remove_tree(const char *dir) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -163,6 +320,9 @@ int bench_jit(int argc, char **argv) {
     if (is_child) return optind + 2 == argc ? child(argv[optind], argv[optind + 1]) : EXIT_USAGE;
     if (optind < argc) return cli_usage("bench jit", "unexpected argument '%s'", argv[optind]);
 
+    /* NVRTC keeps compiled code in the driver's cache where there is a driver, keyed so that sources
+     * differing in comments alone hit: every compile below must be cold, for both sides */
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
     char dir[] = "/tmp/kernjit-bench-jit-XXXXXX";
     if (!mkdtemp(dir)) return cli_error("bench jit", "cannot create a temporary cache folder: %s", strerror(errno));
     kj_runtime *rt;
@@ -237,6 +397,11 @@ int bench_jit(int argc, char **argv) {
         mem_us = cli_median(mem, 10);
         if (rc != EXIT_OK) goto done;
     }
+    more_rows more;
+    if (measure_more(rt, dir, arch, run, repeat, &more) != 0) {
+        rc = cli_error("bench jit", "out of memory");
+        goto done;
+    }
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double loaded_ms = device ? cli_median(loaded, repeat) : 0;
     if (json) {
@@ -252,11 +417,19 @@ int bench_jit(int argc, char **argv) {
         json_double("disk_hit_ms", disk_ms);
         if (device) json_double("memory_hit_us", mem_us);
         else json_null("memory_hit_us");
+        json_bool("driver_cache_disabled", 1);
+        json_double("reduce_raw_nvrtc_ms", more.reduce_raw_ms);
+        json_double("reduce_cold_ms", more.reduce_ms);
+        json_double("dp_compile_ms", more.dp_compile_ms);
+        json_double("dp_link_ms", more.dp_link_ms);
+        json_double("first_process_ms", more.first_process_ms);
+        json_double("compile_all_reduce_ms", more.all_ms);
         json_end_object();
         json_done();
     } else {
         kj_device_info d;
-        printf("bench jit: %s, target %s, medians of %llu samples\n",
+        printf("bench jit: %s, target %s, medians of %llu samples; every compile cold (CUDA_CACHE_DISABLE=1: the\n"
+               "driver's compute cache is off for NVRTC and kernjit alike)\n",
                device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : "no CUDA device", arch, (unsigned long long)repeat);
         printf("  %-46s %10.2f ms\n", "raw NVRTC (create, compile, get cubin)", raw_ms);
         printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n", "kernjit cold compile (key, compile, store)", cold_ms,
@@ -268,6 +441,18 @@ int bench_jit(int argc, char **argv) {
                disk_ms);
         if (device) printf("  %-46s %10.3f us\n", "kernjit memory hit", mem_us);
         else printf("  %-46s %10s\n", "kernjit memory hit", "(no device)");
+        if (more.reduce_ms >= 0) {
+            printf("  %-46s %10.2f ms\n", "reduce (built-in): raw NVRTC, same source", more.reduce_raw_ms);
+            printf("  %-46s %10.2f ms   %.3fx raw NVRTC (goal <= 0.8: %s)\n", "reduce (built-in): kernjit cold compile",
+                   more.reduce_ms, more.reduce_ms / more.reduce_raw_ms,
+                   more.reduce_ms <= 0.8 * more.reduce_raw_ms ? "met" : "MISSED");
+        } else {
+            printf("  %-46s %10s\n", "reduce (built-in) against raw NVRTC", "(kernels_src not found)");
+        }
+        printf("  %-46s %10.2f ms + %.2f ms link\n", "dynamic parallelism: compile + link", more.dp_compile_ms,
+               more.dp_link_ms);
+        printf("  %-46s %10.1f ms\n", "first call: new process, compile reduce", more.first_process_ms);
+        printf("  %-46s %10.1f ms\n", "compile reduce --all, new process, empty cache", more.all_ms);
     }
 done:
     free(raw);
