@@ -1,6 +1,7 @@
 #include "cache.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,7 +30,12 @@ struct kj__cache {
 
 char *kj__cache_default_dir(void) {
     const char *env = getenv("KERNJIT_CACHE_DIR");
-    if (env && *env) return kj__strdup(env);
+    if (env && *env) {
+        /* a value ending in a newline (from $(cat file)) would name a folder with one in it */
+        size_t n = strlen(env);
+        while (n && isspace((unsigned char)env[n - 1])) n--;
+        return kj__strndup(env, n);
+    }
     env = getenv("XDG_CACHE_HOME");
     if (env && env[0] == '/') return kj__asprintf("%s/kernjit", env);
     env = getenv("HOME");

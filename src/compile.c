@@ -58,7 +58,7 @@ kj_status kj__check_user_arch(const char *arch) {
         const char *p = arch + 3;
         int digits = 0;
         for (cc = 0; *p >= '0' && *p <= '9' && digits < 4; p++, digits++) cc = cc * 10 + (*p - '0');
-        if (digits < 2 || *p) cc = -1;
+        if (digits < 2 || *p || arch[3] == '0') cc = -1; /* sm_090 would pass here and fail in NVRTC */
     }
     KJ_RETURN_IF(cc < 0, KJ_ERR_USAGE, "arch '%.40s' is not sm_<digits> (for example sm_90)", arch ? arch : "(null)");
     int n = 0, archs[256];

@@ -281,10 +281,19 @@ static int arch_number(const char *arch) {
 static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
                                 prepared *p);
 
-static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
-    memset(p, 0, sizeof *p);
+/* What makes a request malformed whatever its kernel: checked before the memory map is consulted, so
+ * that the same request always gets the same answer. */
+static kj_status check_request(const kj_request *req) {
     KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
                  req->define_count);
+    KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
+                 req->option_count);
+    return KJ_OK;
+}
+
+static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
+    memset(p, 0, sizeof *p);
+    KJ_FORWARD(check_request(req));
     kj__user_options user;
     KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
     kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
@@ -644,6 +653,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
 
 kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
     KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
+    KJ_FORWARD(check_request(req));
     uint8_t h[16];
     request_hash(req, h);
     pthread_mutex_lock(&rt->lock);

@@ -634,11 +634,14 @@ static kj_status check_define_text(const char *kernel, const kj_define *d) {
     if (n > KJ_MAX_DEFINE_VALUE_LEN)
         return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s: value of %zu characters, at most %d", d->name,
                        kernel, n, KJ_MAX_DEFINE_VALUE_LEN);
-    for (const char *p = d->value; *p; p++)
-        if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p) || (unsigned char)*p >= 0x80)
-            return KJ_FAIL(KJ_ERR_INVALID_DEFINE,
-                           "macro %s for %s: the value has a space or control character; values are one word",
-                           d->name, kernel);
+    for (const char *p = d->value; *p; p++) {
+        KJ_RETURN_IF((unsigned char)*p >= 0x80, KJ_ERR_INVALID_DEFINE,
+                     "macro %s for %s: the value has a non-ASCII byte (0x%02x at %zu); values are ASCII words",
+                     d->name, kernel, (unsigned char)*p, (size_t)(p - d->value));
+        KJ_RETURN_IF(isspace((unsigned char)*p) || iscntrl((unsigned char)*p), KJ_ERR_INVALID_DEFINE,
+                     "macro %s for %s: the value has a space or control character; values are one word", d->name,
+                     kernel);
+    }
     return KJ_OK;
 }
 

@@ -1,5 +1,7 @@
 #include "util.h"
 
+#include <ctype.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -147,7 +149,8 @@ void kj__hex(const uint8_t *bytes, size_t n, char *out) {
 }
 
 int kj__parse_bytes(const char *text, uint64_t *out) {
-    if (!text || !*text || *text == '-' || *text == '+') return -1;
+    /* whitespace is refused at both ends alike (strtoull would skip it at the start only) */
+    if (!text || !*text || *text == '-' || *text == '+' || isspace((unsigned char)*text)) return -1;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(text, &end, 10);

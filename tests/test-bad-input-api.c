@@ -191,6 +191,25 @@ static void test_too_many_options(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "option '-DOP=max' is set by kernjit");
 }
 
+/* A malformed request is refused the same way before and after a valid one with the same fields has
+ * been served from memory: the request is checked before the memory map is consulted. */
+static void test_malformed_request_after_a_memory_hit(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    kj_define d[] = {{"OP", "sum"}, {"T", "f32"}, {"BLOCK_SIZE", "256"}};
+    kj_request good = {.kernel = "reduce", .defines = d, .define_count = 3};
+    kj_request bad = {.kernel = "reduce", .defines = NULL, .define_count = 3};
+    kj_kernel *k = NULL;
+    assert_int_equal(kj_kernel_get(rt, &bad, &k, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "define_count is 3 but defines is NULL"));
+    KJ_ASSERT_OK(kj_kernel_get(rt, &good, &k, NULL));
+    kj_kernel *again = NULL;
+    assert_int_equal(kj_kernel_get(rt, &bad, &again, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "define_count is 3 but defines is NULL"));
+    assert_null(again);
+    kj_runtime_destroy(rt);
+}
+
 static void test_source_text_not_a_kernel(void **state) {
     (void)state;
     kj_request req = {.kernel = "mine.cu", .source_text = ""};
@@ -311,6 +330,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_request_arch_malformed),
         cmocka_unit_test(test_too_many_options),
         cmocka_unit_test(test_source_text_not_a_kernel),
+        cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),

@@ -40,6 +40,12 @@ expect 0 "warnings when it compiled this kernel (now from the cache)" "$K" compi
 expect 0 '"warnings":"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 --json
 out=$("$K" -q compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 2>&1)
 if grep -q warning <<<"$out"; then echo "FAIL: -q still shows NVRTC's warnings: $out"; failures=$((failures + 1)); fi
+# a built-in's entry as NAME:ENTRY, as launch takes it
+expect 0 "reduce for sm_90:" "$K" compile reduce:reduce_simple --arch sm_90
+expect 2 "unknown entry 'nope' for reduce" "$K" compile reduce:nope --arch sm_90
+# a cache folder ending in a newline ($(cat file)) names the folder without it
+expect 0 "$(dirname "$KERNJIT_CACHE_DIR")/nl" env KERNJIT_CACHE_DIR="$(dirname "$KERNJIT_CACHE_DIR")/nl
+" "$K" cache path
 # several targets in one run, each its own entry
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
 expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json

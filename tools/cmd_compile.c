@@ -177,12 +177,15 @@ int cmd_compile(int argc, char **argv) {
         return cli_usage("compile", optind >= argc ? "which kernel? give a built-in name or a .cu file"
                                                    : "one kernel at a time (got '%s' too)", argv[optind + 1 < argc ? optind + 1 : optind]);
     char *kernel = argv[optind];
-    /* FILE.cu:ENTRY */
+    /* FILE.cu:ENTRY, or a built-in kernel as NAME:ENTRY (as kernjit launch takes them) */
     char *colon = strstr(kernel, ".cu:");
+    if (colon) colon += 3;
+    else if (!strchr(kernel, '/')) colon = strchr(kernel, ':');
     if (colon) {
         if (entry) return cli_usage("compile", "give the entry either as FILE.cu:ENTRY or with --entry, not both");
-        colon[3] = '\0';
-        entry = colon + 4;
+        *colon = '\0';
+        entry = colon + 1;
+        if (!*entry) return cli_usage("compile", "'%s:' names no entry after ':'", kernel);
     }
     if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");

@@ -79,7 +79,8 @@ int cmd_demo(int argc, char **argv) {
         return cli_usage("demo", "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", n);
     int count = 0;
     if (kj_device_count(&count) != KJ_OK || count == 0) return compile_all(json);
-    char *args[] = {"reduce", "--op", "sum", "--type", "f32", "--n", n, "--repeat", "20", json ? "--json" : NULL, NULL};
+    /* run_reduce names argv[0] in its messages: this is the demo */
+    char *args[] = {"kernjit demo", "--op", "sum", "--type", "f32", "--n", n, "--repeat", "20", json ? "--json" : NULL, NULL};
     optind = 0; /* run_reduce parses again with getopt */
     return run_reduce(json ? 10 : 9, args);
 }

@@ -24,6 +24,8 @@ static const char *origin_text(kj_origin o) {
 }
 
 int run_reduce(int argc, char **argv) {
+    /* "kernjit run reduce", or "kernjit demo" when the demo runs it: messages name what was typed */
+    const char *cmd = strncmp(argv[0], "kernjit ", 8) == 0 ? argv[0] + 8 : "run reduce";
     static const struct option opts[] = {
         {"op", required_argument, 0, 'o'},     {"type", required_argument, 0, 't'},  {"n", required_argument, 0, 'n'},
         {"entry", required_argument, 0, 'e'},  {"define", required_argument, 0, 'D'}, {"seed", required_argument, 0, 's'},
@@ -38,62 +40,62 @@ int run_reduce(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "ho:t:n:e:D:s:r:j", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
-            if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage("run reduce", "%s", kj_last_error());
+            if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
             break;
         case 't':
-            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage("run reduce", "%s", kj_last_error());
+            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
             break;
         case 'n':
             if (cli_parse_count(optarg, 1ull << 40, &n) != 0)
-                return cli_usage("run reduce", "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", optarg);
+                return cli_usage(cmd, "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", optarg);
             break;
         case 'e': ro.entry = optarg; break;
         case 's':
             if (cli_parse_uint(optarg, UINT64_MAX, &seed) != 0)
-                return cli_usage("run reduce", "--seed '%s' is not a non-negative integer", optarg);
+                return cli_usage(cmd, "--seed '%s' is not a non-negative integer", optarg);
             seed_given = 1;
             break;
         case 'r':
             if (cli_parse_uint(optarg, 100000, &repeat) != 0 || repeat == 0)
-                return cli_usage("run reduce", "--repeat '%s' is not a count from 1 to 100000", optarg);
+                return cli_usage(cmd, "--repeat '%s' is not a count from 1 to 100000", optarg);
             break;
         case 'D': {
             kj_define d;
             uint64_t v;
-            if (cli_parse_define(optarg, &d, err, sizeof err) != 0) return cli_usage("run reduce", "%s", err);
+            if (cli_parse_define(optarg, &d, err, sizeof err) != 0) return cli_usage(cmd, "%s", err);
             int is_block = strcmp(d.name, "BLOCK_SIZE") == 0, is_coarse = strcmp(d.name, "COARSE_FACTOR") == 0;
             if (!is_block && !is_coarse)
-                return cli_usage("run reduce", "-D %s: run reduce takes -D BLOCK_SIZE and -D COARSE_FACTOR (use --op and "
+                return cli_usage(cmd, "-D %s: run reduce takes -D BLOCK_SIZE and -D COARSE_FACTOR (use --op and "
                                  "--type for the operator and type)", d.name);
             if (cli_parse_uint(d.value, 1u << 20, &v) != 0 || v == 0)
-                return cli_usage("run reduce", "-D %s=%s: the value must be a positive integer", d.name, d.value);
+                return cli_usage(cmd, "-D %s=%s: the value must be a positive integer", d.name, d.value);
             if (is_block) ro.block_size = (unsigned)v;
             else ro.coarse_factor = (unsigned)v;
             break;
         }
         case 'j': json = 1; break;
         case 'h': help(); return EXIT_OK;
-        default: return cli_usage("run reduce", "unknown option");
+        default: return cli_usage(cmd, "unknown option");
         }
     }
-    if (optind < argc) return cli_usage("run reduce", "unexpected argument '%s'", argv[optind]);
+    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
 
     size_t esize = kj_type_size(type);
-    if (n > SIZE_MAX / esize) return cli_usage("run reduce", "--n %llu: the byte count overflows", (unsigned long long)n);
+    if (n > SIZE_MAX / esize) return cli_usage(cmd, "--n %llu: the byte count overflows", (unsigned long long)n);
     size_t bytes = (size_t)n * esize;
 
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail("run reduce", s);
+    if (s != KJ_OK) return cli_fail(cmd, s);
     if (!kj_runtime_has_device(rt)) {
         kj_runtime_destroy(rt);
-        return cli_error("run reduce", "no CUDA device: nothing can run here (`kernjit compile reduce` works without one)");
+        return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile reduce` works without one)");
     }
     size_t free_b = 0, total_b = 0;
     kj_mem_info(rt, &free_b, &total_b);
     if (bytes > free_b) {
         kj_runtime_destroy(rt);
-        return cli_usage("run reduce", "--n %llu needs %zu bytes of device memory; %zu of %zu are free",
+        return cli_usage(cmd, "--n %llu needs %zu bytes of device memory; %zu of %zu are free",
                          (unsigned long long)n, bytes, free_b, total_b);
     }
 
@@ -103,7 +105,7 @@ int run_reduce(int argc, char **argv) {
     kj_event *start = NULL, *stop = NULL;
     double *times = calloc(repeat, sizeof *times);
     if (!host || !times) {
-        rc = cli_error("run reduce", "out of host memory for %zu bytes", bytes);
+        rc = cli_error(cmd, "out of host memory for %zu bytes", bytes);
         goto done;
     }
     if (!seed_given) seed = check_fresh_seed(); /* fresh each run, printed: --seed replays it */
@@ -115,7 +117,7 @@ int run_reduce(int argc, char **argv) {
     if ((s = kj_mem_alloc(rt, bytes ? bytes : 1, &input)) != KJ_OK || (s = kj_memcpy_htod(rt, input, host, bytes)) != KJ_OK ||
         (s = kj_mem_alloc(rt, 16, &result)) != KJ_OK || (s = kj_event_create(rt, &start)) != KJ_OK ||
         (s = kj_event_create(rt, &stop)) != KJ_OK) {
-        rc = cli_fail("run reduce", s);
+        rc = cli_fail(cmd, s);
         goto done;
     }
     /* The first call compiles or loads the kernel; its report says which. */
@@ -123,7 +125,7 @@ int run_reduce(int argc, char **argv) {
     ro.report = &report;
     memset(got, 0xA5, sizeof got); /* poisoned: a result never written shows */
     if ((s = kj_reduce(rt, op, type, input, (size_t)n, got, &ro)) != KJ_OK) {
-        rc = cli_fail("run reduce", s);
+        rc = cli_fail(cmd, s);
         goto done;
     }
     kj_reduce_report first = report;
@@ -132,7 +134,7 @@ int run_reduce(int argc, char **argv) {
         if ((s = kj_event_record(start, ro.stream)) != KJ_OK ||
             (s = kj_reduce_async(rt, op, type, input, (size_t)n, result, &ro)) != KJ_OK ||
             (s = kj_event_record(stop, ro.stream)) != KJ_OK || (s = kj_event_elapsed_ms(start, stop, &ms)) != KJ_OK) {
-            rc = cli_fail("run reduce", s);
+            rc = cli_fail(cmd, s);
             goto done;
         }
         times[i] = ms;
@@ -178,7 +180,7 @@ int run_reduce(int argc, char **argv) {
         printf("  error       %.3g (tolerance %.3g) %s\n", error, tol, ok ? "ok" : "WRONG");
         printf("  time        %.2f us median of %llu runs, %.1f GB/s\n", med_ms * 1e3, (unsigned long long)repeat, gbs);
     }
-    if (!ok) rc = cli_error("run reduce", "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g",
+    if (!ok) rc = cli_error(cmd, "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g",
                             have, want, tol);
 done:
     kj_event_destroy(start);
