@@ -40,6 +40,19 @@ expect 0 "warnings when it compiled this kernel (now from the cache)" "$K" compi
 expect 0 '"warnings":"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 --json
 out=$("$K" -q compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 2>&1)
 if grep -q warning <<<"$out"; then echo "FAIL: -q still shows NVRTC's warnings: $out"; failures=$((failures + 1)); fi
+# --json is valid UTF-8 whatever the bytes of a path; numbers at full precision
+mkdir -p "$W/bad"$'\xff'
+cp "$(dirname "$0")/kernels/vadd.cu" "$W/bad"$'\xff/'
+out=$(KERNJIT_CACHE_DIR="$W/bad"$'\xff/c' "$K" compile "$W/bad"$'\xff/vadd.cu' --json)
+if ! python3 -c 'import json,sys; json.loads(sys.stdin.buffer.read().decode("utf-8"))' <<<"$out"; then
+    echo "FAIL: --json with a non-UTF-8 path is not valid UTF-8 JSON: $out"; failures=$((failures + 1))
+fi
+grep -qF 'bad\u00ff' <<<"$out" || { echo "FAIL: the stray byte is not \u00ff: $out"; failures=$((failures + 1)); }
+# a terminal escape sequence in a name reaches the terminal as text
+out=$("$K" compile "$W/"$'\e[31mred.cu' --arch sm_90 2>&1)
+if grep -q $'\e' <<<"$out" || ! grep -qF '\x1b[31mred.cu' <<<"$out"; then
+    echo "FAIL: an escape sequence was echoed raw: $out"; failures=$((failures + 1))
+fi
 # a built-in's entry as NAME:ENTRY, as launch takes it
 expect 0 "reduce for sm_90:" "$K" compile reduce:reduce_simple --arch sm_90
 expect 2 "unknown entry 'nope' for reduce" "$K" compile reduce:nope --arch sm_90

@@ -19,6 +19,21 @@ char **cli_name_argv0(char **argv, const char *parent) {
     return argv;
 }
 
+/* Messages carry names and paths the user typed or a file held: a terminal escape sequence in one
+ * must reach the terminal as text, never as a command. Control bytes but newline and tab are shown as
+ * \xNN. */
+static void put_message(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) fprintf(stderr, "\\x%02x", *p);
+        else fputc(*p, stderr);
+}
+
+static void put_formatted(const char *fmt, va_list ap) {
+    char buf[8192];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    put_message(buf);
+}
+
 int cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
     /* getopt has already said which option it did not know, naming it: only the way to help */
@@ -28,7 +43,7 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     }
     fprintf(stderr, "kernjit %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_formatted(fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry 'kernjit %s --help'.\n", cmd);
     return EXIT_USAGE;
@@ -38,7 +53,7 @@ int cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "kernjit %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    put_formatted(fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     return EXIT_FAILURE_;
@@ -46,14 +61,17 @@ int cli_error(const char *cmd, const char *fmt, ...) {
 
 int cli_fail(const char *cmd, kj_status s) {
     const char *msg = kj_last_error();
-    fprintf(stderr, "kernjit %s: %s\n", cmd, *msg ? msg : kj_strerror(s));
+    fprintf(stderr, "kernjit %s: ", cmd);
+    put_message(*msg ? msg : kj_strerror(s));
+    fputc('\n', stderr);
     return kj_status_class(s);
 }
 
 static void log_to_stderr(kj_log_level level, const char *message, void *user) {
     (void)user;
-    fprintf(stderr, "kernjit: %s: %s\n", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note",
-            message);
+    fprintf(stderr, "kernjit: %s: ", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note");
+    put_message(message);
+    fputc('\n', stderr);
 }
 
 int cli_verbosity = 1;
@@ -157,19 +175,44 @@ double cli_median(double *v, size_t n) {
 static int json_depth;
 static int json_need_comma[64];
 
+static void json_escaped(const char *s);
+
 static void json_key(const char *key) {
     if (json_need_comma[json_depth]) fputc(',', stdout);
     json_need_comma[json_depth] = 1;
     if (key) {
-        fputc('"', stdout);
-        for (const char *p = key; *p; p++) fputc(*p, stdout);
-        fputs("\":", stdout);
+        json_escaped(key);
+        fputc(':', stdout);
     }
 }
 
+/* The length of the valid UTF-8 sequence at p (1 to 4), 0 when it is not one (a stray byte, an
+ * overlong form, a surrogate, beyond U+10FFFF). */
+static int utf8_length(const unsigned char *p) {
+    if (p[0] < 0x80) return 1;
+    int n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80) return 0;
+    if (n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) return 0;
+    if (n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) return 0;
+    return n;
+}
+
+/* A JSON string, always valid UTF-8: a byte that is not part of a valid sequence (a path in another
+ * encoding) is written as the code point of the same value, \u00NN, so nothing is lost or invalid. */
 static void json_escaped(const char *s) {
     fputc('"', stdout);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p >= 0x80) {
+            int n = utf8_length(p);
+            if (n) {
+                fwrite(p, 1, (size_t)n, stdout);
+                p += n - 1;
+            } else {
+                printf("\\u%04x", *p);
+            }
+            continue;
+        }
         switch (*p) {
         case '"': fputs("\\\"", stdout); break;
         case '\\': fputs("\\\\", stdout); break;
@@ -221,8 +264,17 @@ void json_uint(const char *key, unsigned long long v) {
 }
 void json_double(const char *key, double v) {
     json_key(key);
-    if (isfinite(v)) printf("%.6g", v);
-    else fputs("null", stdout);
+    if (!isfinite(v)) {
+        fputs("null", stdout);
+        return;
+    }
+    /* the shortest form that reads back as the same double */
+    char buf[32];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    fputs(buf, stdout);
 }
 void json_bool(const char *key, int v) {
     json_key(key);
