@@ -1,6 +1,7 @@
 #include "tunedb.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -441,22 +442,31 @@ char *kj__tunedb_format(const kj__tunedb *db) {
 
 /* ---- the file -------------------------------------------------------------------------------- */
 
-/* Reads path whole through a descriptor that refuses links; *text NULL when there is no file. */
-static kj_status read_db_file(const char *path, const kj__logger *log, char **text, size_t *len) {
+/* Reads path whole through a descriptor that refuses links; *text NULL when there is no file. A file
+ * that is there but cannot be read (forbidden, a link, too large, not a regular file) is a warning
+ * for lookups, which then use no tuned values; for an update (strict) it is a failure, since writing
+ * the database back would replace what could not be read. */
+static kj_status read_db_file(const char *path, const kj__logger *log, int strict, char **text, size_t *len) {
     *text = NULL;
     *len = 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        if (errno != ENOENT)
-            kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used",
-                    path, strerror(errno));
+        if (errno == ENOENT) return KJ_OK;
+        int err = errno;
+        KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s cannot be read (%s): it is left as it is, and nothing "
+                     "is stored until it can be read, or is moved away", path,
+                     err == ELOOP ? "it is a symbolic link" : strerror(err));
+        kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used",
+                path, strerror(err));
         return KJ_OK;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KJ_TUNEDB_MAX_BYTES) {
+        close(fd);
+        KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s is not a regular file of at most %u bytes: it is left "
+                     "as it is, and nothing is stored until it is moved away", path, KJ_TUNEDB_MAX_BYTES);
         kj__log(log, KJ_LOG_WARN, "the tuning database %s is not a regular file of at most %u bytes; ignored", path,
                 KJ_TUNEDB_MAX_BYTES);
-        close(fd);
         return KJ_OK;
     }
     size_t size = (size_t)st.st_size;
@@ -479,17 +489,19 @@ static kj_status read_db_file(const char *path, const kj__logger *log, char **te
     return KJ_OK;
 }
 
-kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db) {
+static kj_status read_db(const char *dir, const kj__logger *log, int strict, kj__tunedb *db) {
     char *path = kj__asprintf("%s/%s", dir, KJ_TUNEDB_FILE);
     if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     char *text;
     size_t len;
-    kj_status s = read_db_file(path, log, &text, &len);
+    kj_status s = read_db_file(path, log, strict, &text, &len);
     if (s == KJ_OK && text) s = kj__tunedb_parse(text, len, path, log, db);
     free(text);
     free(path);
     return s;
 }
+
+kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db) { return read_db(dir, log, 0, db); }
 
 static int write_all(int fd, const char *p, size_t n) {
     while (n) {
@@ -530,15 +542,41 @@ static int take_lock(const char *dir, char **why) {
     return fd;
 }
 
-/* Writes text to a temporary file beside the database and renames it over the database. */
+/* Removes the temporary files writers left: called under the lock, when no writer is at work, so
+ * every one there is a leftover (of a writer that was killed). */
+static void remove_leftovers(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, ".%s.tmp-", KJ_TUNEDB_FILE);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+        char *path = kj__asprintf("%s/%s", dir, e->d_name);
+        if (path) unlink(path);
+        free(path);
+    }
+    closedir(d);
+}
+
+/* Writes text to a temporary file beside the database and renames it over the database. The
+ * temporary name holds the process, the time and a counter: a name a killed writer left (containers
+ * reuse process ids) is taken by another try, never an error. */
 static int replace_file(const char *dir, const char *text, char **why) {
     static unsigned counter;
     char *path = kj__asprintf("%s/%s", dir, KJ_TUNEDB_FILE);
-    char *tmp = kj__asprintf("%s/.%s.tmp-%ld-%u", dir, KJ_TUNEDB_FILE, (long)getpid(),
-                             __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-    int rc = -1;
-    if (!path || !tmp) goto out;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char *tmp = NULL;
+    int rc = -1, fd = -1;
+    if (!path) goto out;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        free(tmp);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        tmp = kj__asprintf("%s/.%s.tmp-%ld-%lld%09ld-%u", dir, KJ_TUNEDB_FILE, (long)getpid(), (long long)now.tv_sec,
+                           now.tv_nsec, __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        if (!tmp) goto out;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) {
         *why = kj__asprintf("cannot create %s: %s", tmp, strerror(errno));
         goto out;
@@ -574,8 +612,9 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
         free(why);
         return s;
     }
+    remove_leftovers(dir);
     kj__tunedb db = {0};
-    kj_status s = kj__tunedb_read(dir, log, &db);
+    kj_status s = read_db(dir, log, 1, &db);
     size_t gone = 0;
     if (s == KJ_OK && forget) gone = kj__tunedb_remove(&db, forget);
     if (s == KJ_OK && add) s = kj__tunedb_put(&db, add);

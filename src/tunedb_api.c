@@ -1,8 +1,9 @@
 /* The runtime's copy of the tuning database and the public kj_tune_db_* functions. The copy is read
- * on first use and replaced (never changed in place) when this runtime stores or forgets: the old
- * copies are kept until the runtime goes, so that strings handed out by kj_tune_db_lookup stay valid
- * while another thread replaces the copy. Lookups take a mutex and compare a few strings: no file
- * system access after the first. */
+ * on first use and replaced when this runtime stores or forgets; the strings kj_tune_db_lookup hands
+ * out are interned (one copy of each distinct string, kept until the runtime goes), so they stay
+ * valid while another thread replaces the copy, and memory grows with the distinct values returned,
+ * not with the number of updates. Lookups take a mutex and compare a few strings: no file system
+ * access after the first. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,8 @@ typedef struct db_state {
     char device[256];      /* the device's name as the file has it */
     int loaded;
     kj__tunedb *current;
-    kj__tunedb **retired;
-    size_t retired_count;
+    char **interned;       /* the strings lookups handed out, one copy each */
+    size_t interned_count;
 } db_state;
 
 static kj_status state_create(kj_runtime *rt, void **out) {
@@ -48,8 +49,8 @@ static void state_destroy(kj_runtime *rt, void *p) {
     (void)rt;
     db_state *st = p;
     db_free(st->current);
-    for (size_t i = 0; i < st->retired_count; i++) db_free(st->retired[i]);
-    free(st->retired);
+    for (size_t i = 0; i < st->interned_count; i++) free(st->interned[i]);
+    free(st->interned);
     free(st->dir);
     free(st->path);
     pthread_mutex_destroy(&st->lock);
@@ -65,19 +66,26 @@ static kj_status get_state(const kj_runtime *rt, db_state **out) {
     return KJ_OK;
 }
 
-/* Makes db the current copy (taking it), keeping the old one for strings already handed out.
- * Called with st->lock held. */
+/* Makes db the current copy (taking it); lookups copied out what they handed out (intern). Called
+ * with st->lock held. */
 static void install(db_state *st, kj__tunedb *db) {
-    if (st->current) {
-        kj__tunedb **grown = realloc(st->retired, (st->retired_count + 1) * sizeof *grown);
-        if (grown) {
-            st->retired = grown;
-            st->retired[st->retired_count++] = st->current;
-        }
-        /* out of memory: leak the old copy rather than free strings someone may hold */
-    }
+    db_free(st->current);
     st->current = db;
     st->loaded = 1;
+}
+
+/* The runtime's one copy of s; NULL when out of memory. Called with st->lock held. */
+static const char *intern(db_state *st, const char *s) {
+    for (size_t i = 0; i < st->interned_count; i++)
+        if (strcmp(st->interned[i], s) == 0) return st->interned[i];
+    char *copy = kj__strdup(s);
+    char **grown = copy ? realloc(st->interned, (st->interned_count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(copy);
+        return NULL;
+    }
+    st->interned = grown;
+    return st->interned[st->interned_count++] = copy;
 }
 
 /* Loads the file on first use; called with st->lock held. */
@@ -211,8 +219,17 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
     KJ_FORWARD(need_db(rt, &st));
     pthread_mutex_lock(&st->lock);
     const kj__tuned_rec *r = find_locked(rt, st, kernel, entry, fixed, n);
-    if (r) to_public(r, out);
+    kj_tuned t;
+    int oom = 0;
+    if (r) {
+        to_public(r, &t);
+        /* strings that outlive this copy of the database */
+        const char **fields[] = {&t.kernel, &t.entry, &t.fixed, &t.device, &t.version, &t.values};
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !oom; i++) oom = !(*fields[i] = intern(st, *fields[i]));
+    }
     pthread_mutex_unlock(&st->lock);
+    KJ_RETURN_IF(oom, KJ_ERR_HOST_MEMORY, "out of memory");
+    if (r) *out = t;
     KJ_RETURN_IF(!r, KJ_ERR_NOT_FOUND, "no tuned configuration of %.100s %.100s%s%.200s for n = %llu on %s (sm_%d%d)",
                  kernel, entry, fixed && *fixed ? " " : "", fixed ? fixed : "", (unsigned long long)n, rt->info.name,
                  rt->info.cc_major, rt->info.cc_minor);

@@ -215,5 +215,39 @@ KERNJIT_CACHE_DIR="$c" run F16 0 "$RAN" "is damaged or not ours; removed it" tim
 [ -f "$e" ] && [ ! -p "$e" ] && ok "F16: the FIFO was replaced by an entry" || fail "F16: $(ls -l "$e")"
 clean F16 "$c" 1
 
+# A tuning database with two entries, as kernjit writes them (the device name: the stub's).
+db_with_two() {
+    mkdir -p -m 700 "$1"
+    printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tkernjit stub device\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.000\t1048576\t1700000000\n' > "$1/tuning.db"
+    printf 'reduce\treduce_fast\tOP=max T=f32\t20\tkernjit stub device\t9.0\t0.1.0\tBLOCK_SIZE=512 COARSE_FACTOR=4\t100.0\t1.000\t1048576\t1700000000\n' >> "$1/tuning.db"
+}
+
+# row F17: a tuning database that cannot be read (a link; over 16 MiB) is never replaced by an update:
+# --forget fails and names why, and the file (or the link and its target) is unchanged
+c="$work/F17"
+mkdir -p -m 700 "$c"
+db_with_two "$work/F17-target"
+ln -s "$work/F17-target/tuning.db" "$c/tuning.db"
+before=$(md5sum < "$work/F17-target/tuning.db")
+KERNJIT_CACHE_DIR="$c" run F17 1 "" "it is a symbolic link" "$K" tune --forget
+[ -L "$c/tuning.db" ] && [ "$(md5sum < "$work/F17-target/tuning.db")" = "$before" ] \
+    && ok "F17: the linked database was left as it was" || fail "F17: the database changed: $(ls -l "$c")"
+c="$work/F17b"
+db_with_two "$c"
+head -c $((17 << 20)) /dev/zero | tr '\0' '#' >> "$c/tuning.db"
+before=$(md5sum < "$c/tuning.db")
+KERNJIT_CACHE_DIR="$c" run F17 1 "" "is not a regular file of at most" "$K" tune --forget
+[ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the large database was left as it was" \
+    || fail "F17: the large database changed"
+
+# row F18: a temporary file a killed writer left (its process id reused) blocks nothing: the update
+# goes through and the leftover is removed
+c="$work/F18"
+db_with_two "$c"
+for pid in 1 $$; do touch "$c/.tuning.db.tmp-$pid-0" "$c/.tuning.db.tmp-$pid-1"; done
+KERNJIT_CACHE_DIR="$c" run F18 0 "removed 2" "" "$K" tune --forget
+[ -z "$(ls -A "$c" | grep '^\.tuning\.db\.tmp-')" ] && ok "F18: the leftover temporary files are gone" \
+    || fail "F18: $(ls -A "$c")"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"
