@@ -91,6 +91,26 @@ static const char *unsafe_reason(const struct stat *st, char *buf, size_t size) 
     return NULL;
 }
 
+/* The folder holding the cache folder: one that others may write to without the sticky bit lets
+ * them replace the cache folder itself (by a link, between one run and the next). */
+static const char *unsafe_parent(const char *dir, char *buf, size_t size) {
+    char *parent = kj__strdup(dir);
+    if (!parent) return NULL;
+    char *slash = strrchr(parent, '/');
+    if (slash == parent) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(parent, strlen(parent) + 1, ".");
+    struct stat st;
+    const char *reason = NULL;
+    if (stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+        snprintf(buf, size, "its parent %s may be written by anyone without the sticky bit (mode %04o)", parent,
+                 (unsigned)(st.st_mode & 07777));
+        reason = buf;
+    }
+    free(parent);
+    return reason;
+}
+
 kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log) {
     if (!dir || !*dir) {
         kj__log(log, KJ_LOG_WARN, "no cache folder (set KERNJIT_CACHE_DIR or HOME); compiling in memory only");
@@ -101,20 +121,30 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
                 strerror(errno));
         return NULL;
     }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* O_NOFOLLOW: a link planted as the cache folder (in a shared /tmp, say) would redirect the
+     * writes, and `cache clear`, to wherever it points */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        kj__log(log, KJ_LOG_WARN, "cannot open the cache folder %s (%s); compiling in memory only", dir,
-                strerror(errno));
+        int err = errno;
+        if (err == ELOOP || err == ENOTDIR)
+            kj__log(log, KJ_LOG_WARN, "not using the cache folder %s: it is a symbolic link (or not a folder); kernjit "
+                    "compiles in memory only (fix: set KERNJIT_CACHE_DIR to the real folder)", dir);
+        else
+            kj__log(log, KJ_LOG_WARN, "cannot open the cache folder %s (%s); compiling in memory only", dir,
+                    strerror(err));
         if (fd >= 0) close(fd);
         return NULL;
     }
-    char why[128];
+    char why[160];
     const char *reason = unsafe_reason(&st, why, sizeof why);
+    if (!reason) reason = unsafe_parent(dir, why, sizeof why);
     if (reason) {
         kj__log(log, KJ_LOG_WARN,
                 "not using the cache folder %s: %s; cached binaries are code that will run, so kernjit compiles "
-                "in memory only (fix: chmod 700 the folder, or set KERNJIT_CACHE_DIR)", dir, reason);
+                "in memory only (fix: %s)", dir, reason,
+                st.st_uid != geteuid() ? "use a folder of your own: set KERNJIT_CACHE_DIR"
+                                       : "chmod 700 the folder and its parent, or set KERNJIT_CACHE_DIR");
         close(fd);
         return NULL;
     }
@@ -459,6 +489,22 @@ static int by_mtime_oldest_first(const void *a, const void *b) {
     return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
+/* Whether the file starts as every kernjit entry does (its magic), read without following a link:
+ * `clear` removes nothing else, whatever its name. */
+static int is_ours(kj__cache *c, const file_info *f) {
+    int afd = openat(c->root_fd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (afd < 0) return 0;
+    int fd = openat(afd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    close(afd);
+    if (fd < 0) return 0;
+    unsigned char head[sizeof MAGIC];
+    struct stat st;
+    int ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+               read(fd, head, sizeof head) == (ssize_t)sizeof head && memcmp(head, MAGIC, sizeof MAGIC) == 0;
+    close(fd);
+    return ours;
+}
+
 static int remove_file(kj__cache *c, const file_info *f) {
     int afd = openat(c->root_fd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (afd < 0) return -1;
@@ -568,6 +614,7 @@ kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
     time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
         if (files[i].is_tmp && now - files[i].mtime <= STALE_TMP_SECONDS) continue; /* a write in progress */
+        if (!files[i].is_tmp && !is_ours(c, &files[i])) continue; /* named like an entry, but not one */
         if (remove_file(c, &files[i]) != 0) {
             failed = errno;
             continue;

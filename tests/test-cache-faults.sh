@@ -249,5 +249,34 @@ KERNJIT_CACHE_DIR="$c" run F18 0 "removed 2" "" "$K" tune --forget
 [ -z "$(ls -A "$c" | grep '^\.tuning\.db\.tmp-')" ] && ok "F18: the leftover temporary files are gone" \
     || fail "F18: $(ls -A "$c")"
 
+# row F19: the cache folder is a symbolic link (planted in a shared folder): not used, nothing written
+# through it, and `cache clear` removes nothing there
+c="$work/F19"
+mkdir -p -m 700 "$work/F19-elsewhere/sm_90"
+echo "not a kernjit entry" > "$work/F19-elsewhere/sm_90/0123456789abcdef0123456789abcdef.cubin"
+ln -s "$work/F19-elsewhere" "$c"
+KERNJIT_CACHE_DIR="$c" run F19 0 "$RAN" "it is a symbolic link" "${LAUNCH[@]}"
+KERNJIT_CACHE_DIR="$c" run F19 1 "" "it is a symbolic link" "$K" cache clear
+[ "$(ls -A "$work/F19-elsewhere/sm_90")" = "0123456789abcdef0123456789abcdef.cubin" ] \
+    && ok "F19: nothing was written or removed through the link" || fail "F19: $(ls -A "$work/F19-elsewhere/sm_90")"
+
+# row F20: `cache clear` removes kernjit's entries only: a file named like one that is not one stays
+c="$work/F20"
+fresh "$c" >/dev/null
+echo "someone else's file" > "$c/sm_90/fedcba9876543210fedcba9876543210.cubin"
+KERNJIT_CACHE_DIR="$c" run F20 0 "removed 1 entry (" "" "$K" cache clear
+[ -f "$c/sm_90/fedcba9876543210fedcba9876543210.cubin" ] && [ -z "$(find "$c" -name '*.cubin' ! -name 'fedcba*')" ] \
+    && ok "F20: the entry went, the other file stayed" || fail "F20: $(ls -A "$c/sm_90")"
+
+# row F21: the cache folder's parent may be written by anyone and has no sticky bit (anyone could swap
+# the folder for a link): not used
+c="$work/F21/cache"
+mkdir -p "$work/F21" && chmod 777 "$work/F21"
+KERNJIT_CACHE_DIR="$c" run F21 0 "$RAN" "may be written by anyone without the sticky bit" "${LAUNCH[@]}"
+[ -z "$(find "$c" -name '*.cubin' 2>/dev/null)" ] && ok "F21: nothing stored" || fail "F21: an entry was stored"
+chmod 1777 "$work/F21" && rm -rf "$c"
+KERNJIT_CACHE_DIR="$c" run F21 0 "$RAN" "" "${LAUNCH[@]}"
+[ -n "$(find "$c" -name '*.cubin')" ] && ok "F21: with the sticky bit, the cache is used" || fail "F21: nothing stored"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"
