@@ -149,7 +149,11 @@ static kj_status choose_entry(prepared *p, const char *asked) {
     }
     if (!asked) {
         kernel_names k;
-        global_functions(p->src->text, &k);
+        /* what is commented out or under `#if 0` declares no kernel */
+        char *code = kj__lex_blank(p->src->text, p->src->len, 1);
+        if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        global_functions(code, &k);
+        free(code);
         KJ_RETURN_IF(k.n == 0 && k.ninst == 0, KJ_ERR_UNKNOWN_ENTRY, "%s has no __global__ function to launch",
                      p->src->origin);
         if (k.n > 1) {

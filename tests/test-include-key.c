@@ -292,6 +292,22 @@ static void test_warnings_kept(void **state) {
     assert_string_equal(r.log, "");
 }
 
+/* The one kernel of a file is found past kernels that are commented out or under #if 0. */
+static void test_entry_detection_ignores_dead_code(void **state) {
+    (void)state;
+    put("dead/k.cu", "// __global__ void old(int *o) { }\n"
+                     "/* __global__ void older(int *o) { } */\n"
+                     "#if 0\n__global__ void disabled(int *o) { }\n#else\n"
+                     "__global__ void live(int *o) { o[0] = 1; }\n#endif\n");
+    kj_request req = {.kernel = at("dead/k.cu")};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    put("dead/two.cu", "__global__ void a(int *o) { }\n__global__ void b(int *o) { }\n");
+    kj_request two = {.kernel = at("dead/two.cu")};
+    assert_int_equal(kj_compile(rt, &two, &r), KJ_ERR_UNKNOWN_ENTRY);
+    assert_non_null(strstr(kj_last_error(), "several kernels (a, b)"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_beside),
@@ -307,6 +323,7 @@ int main(void) {
         cmocka_unit_test(test_user_kernels_compile),
         cmocka_unit_test(test_metadata_without_params_and_rdc_option),
         cmocka_unit_test(test_warnings_kept),
+        cmocka_unit_test(test_entry_detection_ignores_dead_code),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
