@@ -204,7 +204,7 @@ static const char *known_params(const char *name) {
         const char *part, *sizes;
     } known[] = {{"vadd", "8,8,8,4"},      {"scaleIf", "8,4,4"},    {"scaleId", "8,8,4"},
                  {"axpyId", "8,8,8,4"},    {"transpose", "8,8,4,4"}, {"accumulate", "8,8,4"},
-                 {"scalars", "1,2,8,8"}};
+                 {"scalars", "1,2,8,8"},  {"coop_sum", "8,4,8,8"}, {"affine", "16,8,8"}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strstr(name, known[i].part)) return known[i].sizes;
     return "";
