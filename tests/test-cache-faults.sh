@@ -278,5 +278,14 @@ chmod 1777 "$work/F21" && rm -rf "$c"
 KERNJIT_CACHE_DIR="$c" run F21 0 "$RAN" "" "${LAUNCH[@]}"
 [ -n "$(find "$c" -name '*.cubin')" ] && ok "F21: with the sticky bit, the cache is used" || fail "F21: nothing stored"
 
+# row F22: `launch --save` onto a full disk: the previous file stays whole, no partial file is left
+s="$work/F22"
+mkdir -p "$s"
+printf 'previous results' > "$s/out.bin"
+KJ_FAULT_DIR="$s" KJ_FAULT=write=ENOSPC KJ_FAULT_WRITE_BYTES=100 LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$work/F22-cache" \
+    run F22 1 "" "No space left on device (the file is as it was)" "${LAUNCH[@]}" --save "2=$s/out.bin"
+[ "$(head -c 16 "$s/out.bin")" = "previous results" ] && [ "$(ls -A "$s")" = "out.bin" ] \
+    && ok "F22: the previous file is whole, nothing else left" || fail "F22: $(ls -A "$s"): $(head -c 40 "$s/out.bin")"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"

@@ -83,7 +83,7 @@ expect 0 "" test "$(od -An -tf4 -j 3996 c.bin | tr -d ' ')" = 1001
 expect 0 "" test "$(stat -c %s c.bin)" = 4000
 # the file round-trips as an input, its count taken from its size
 expect 0 "[1] 5" $V --arg 'f32[]=@c.bin' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000 --print 2:0..2
-expect 1 "cannot write" $V "${VARGS[@]}" --save "2=$work/no/such/dir/c.bin"
+expect 2 "the folder '$work/no/such/dir' does not exist" $V "${VARGS[@]}" --save "2=$work/no/such/dir/c.bin"
 
 # an entry marked `pdl` goes through cuLaunchKernelEx with programmatic stream serialization (the
 # stub says so once per function and refuses any other attribute); an unmarked one does not

@@ -12,7 +12,9 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 #include "cli.h"
@@ -464,12 +466,49 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
     return cfg;
 }
 
+/* --save: written to a temporary file beside the target and renamed over it, so that a write that
+ * fails (a full disk) leaves the previous file whole and no partial one. */
 static int write_file(const char *path, const void *buf, size_t bytes) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return cli_error(CMD, "cannot write '%s': %s", path, strerror(errno));
-    size_t put = fwrite(buf, 1, bytes, f);
-    int closed = fclose(f);
-    if (put != bytes || closed != 0) return cli_error(CMD, "writing '%s' failed: %s", path, strerror(errno));
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return cli_error(CMD, "cannot write '%s': %s", path, strerror(errno));
+    const char *p = buf;
+    size_t left = bytes;
+    int err = 0;
+    while (left && !err) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) err = w < 0 ? errno : EIO;
+        else p += w, left -= (size_t)w;
+    }
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) {
+        unlink(tmp);
+        return cli_error(CMD, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
+    }
+    return 0;
+}
+
+/* --save targets and @FILE inputs are checked before anything compiles or runs: a folder that is
+ * missing or not writable is a usage error, as an unreadable input is. */
+static int check_paths(launch_cmd *c) {
+    for (size_t i = 0; i < c->nsaves; i++) {
+        const char *path = c->saves[i].path, *slash = strrchr(path, '/');
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+            return cli_usage(CMD, "--save %u=%s: the folder '%s' does not exist", c->saves[i].arg, path, dir);
+        if (access(dir, W_OK) != 0)
+            return cli_usage(CMD, "--save %u=%s: the folder '%s' is not writable", c->saves[i].arg, path, dir);
+    }
+    for (size_t i = 0; i < c->nargs; i++) {
+        const launch_arg *a = &c->args[i];
+        if (a->fill == LAUNCH_FILL_FILE && (a->is_buffer || a->is_bytes) && access(a->path, R_OK) != 0)
+            return cli_usage(CMD, "--arg %zu '%s': cannot read '%s': %s", i, c->arg_text[i], a->path, strerror(errno));
+    }
     return 0;
 }
 
@@ -659,7 +698,7 @@ int cmd_launch(int argc, char **argv) {
     if (!c) return cli_error(CMD, "out of memory");
     int rc = parse_command_line(c, argc, argv);
     if (rc == HELP_SHOWN) rc = EXIT_OK;
-    else if (!rc && !(rc = check_input_files(c))) {
+    else if (!rc && !(rc = check_input_files(c)) && !(rc = check_paths(c))) {
         read_source(c);
         rc = run(c);
     }
