@@ -260,7 +260,12 @@ static void test_print_and_save(void **state) {
     assert_int_equal(p.from, 5);
     assert_int_equal(p.to, 6);
     assert_int_equal(launch_parse_print("1:5..", &p, err, sizeof err), 0);
-    assert_int_equal(p.to, UINT64_MAX);
+    assert_true(p.to_end);
+    /* the largest index written out is a range like any other, not "to the end" */
+    assert_int_equal(launch_parse_print("1:0..18446744073709551615", &p, err, sizeof err), 0);
+    assert_false(p.to_end);
+    assert_int_equal(launch_parse_print("1:18446744073709551615..", &p, err, sizeof err), 0);
+    assert_true(p.to_end);
     assert_int_equal(launch_parse_print("1:..4", &p, err, sizeof err), 0);
     assert_int_equal(p.from, 0);
     assert_int_equal(p.to, 4);
@@ -296,6 +301,13 @@ static void test_checks_against_args(void **state) {
     char err[256];
     launch_arg args[3] = {parse_ok("f32[100]=zeros"), parse_ok("i32=5"), parse_ok("u8[8]=iota")};
     launch_print p;
+    /* one rule: a range past the end is refused naming the size, however large its end */
+    launch_parse_print("2:0..18446744073709551615", &p, err, sizeof err);
+    assert_int_equal(launch_check_print(&p, args, 3, err, sizeof err), -1);
+    assert_non_null(strstr(err, "range 0..18446744073709551615 goes past the end of --arg 2 (8 elements)"));
+    launch_parse_print("2:18446744073709551615..", &p, err, sizeof err);
+    assert_int_equal(launch_check_print(&p, args, 3, err, sizeof err), -1);
+    assert_non_null(strstr(err, "element 18446744073709551615 is past the end of --arg 2 (8 elements)"));
     launch_parse_print("0", &p, err, sizeof err);
     assert_int_equal(launch_check_print(&p, args, 3, err, sizeof err), 0);
     assert_int_equal(p.from, 0);

@@ -389,7 +389,7 @@ int launch_parse_print(const char *text, launch_print *out, char *err, size_t si
     if (!text || !*text) return fail(err, size, "empty --print: write I or I:A..B (the --arg index, from 0)");
     size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
     if (n > LAUNCH_MAX_TEXT) return fail(err, size, "--print value longer than %d characters", LAUNCH_MAX_TEXT);
-    launch_print pr = {0, 0, 0, UINT64_MAX};
+    launch_print pr = {0, 0, 0, 0, 1}; /* the whole buffer, until a range says otherwise */
     const char *colon = strchr(text, ':');
     const char *iend = colon ? colon : text + n;
     if (parse_index(text, iend, &pr.arg) != 0)
@@ -405,14 +405,18 @@ int launch_parse_print(const char *text, launch_print *out, char *err, size_t si
                 return fail(err, size, "'%.*s': '%.*s' is not an element index or range A..B", QUOTE, text, QUOTE, r);
             if (pr.from == UINT64_MAX) return fail(err, size, "'%.*s': element index too large", QUOTE, text);
             pr.to = pr.from + 1;
+            pr.to_end = 0;
         } else {
             if (dots > r && parse_unsigned(r, dots, &pr.from) != 0)
                 return fail(err, size, "'%.*s': '%.*s' is not an element index", QUOTE, text,
                             (int)(dots - r < QUOTE ? dots - r : QUOTE), r);
-            if (dots + 2 < end && parse_unsigned(dots + 2, end, &pr.to) != 0)
-                return fail(err, size, "'%.*s': '%.*s' is not an element index", QUOTE, text, QUOTE, dots + 2);
-            if (pr.to <= pr.from)
-                return fail(err, size, "'%.*s': the range is empty (A..B prints elements A to B-1)", QUOTE, text);
+            if (dots + 2 < end) {
+                if (parse_unsigned(dots + 2, end, &pr.to) != 0)
+                    return fail(err, size, "'%.*s': '%.*s' is not an element index", QUOTE, text, QUOTE, dots + 2);
+                pr.to_end = 0;
+                if (pr.to <= pr.from)
+                    return fail(err, size, "'%.*s': the range is empty (A..B prints elements A to B-1)", QUOTE, text);
+            }
         }
     }
     *out = pr;
@@ -457,10 +461,11 @@ int launch_check_print(launch_print *p, const launch_arg *args, size_t nargs, ch
         return 0;
     }
     if (count == 0) return 0; /* T[]=@FILE before its size is known */
+    /* one rule for every range: it lies within the buffer, or it is refused naming the buffer's size */
     if (p->from >= count)
         return fail(err, size, "--print %u: element %llu is past the end of --arg %u (%llu elements)", p->arg,
                     (unsigned long long)p->from, p->arg, (unsigned long long)count);
-    if (p->to == UINT64_MAX) p->to = count;
+    if (p->to_end) p->to = count;
     if (p->to > count)
         return fail(err, size, "--print %u: range %llu..%llu goes past the end of --arg %u (%llu elements)", p->arg,
                     (unsigned long long)p->from, (unsigned long long)p->to, p->arg, (unsigned long long)count);

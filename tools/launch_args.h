@@ -63,7 +63,8 @@ typedef struct launch_print {
     unsigned arg;
     int has_range;
     uint64_t from;
-    uint64_t to;             /* exclusive; UINT64_MAX: to the end */
+    uint64_t to;             /* exclusive */
+    int to_end;              /* A.. (or no range): to the end of the buffer, whatever its size */
 } launch_print;
 
 /* --save I=FILE */
