@@ -699,6 +699,20 @@ kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, 
     return KJ_OK;
 }
 
+/* kj_compile_result.log: the calling thread's until its next kj_compile, freed with the thread (a
+ * pthread key, so that a pool's threads leave nothing behind). */
+static pthread_key_t log_key;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static void make_log_key(void) { (void)pthread_key_create(&log_key, free); }
+
+static const char *keep_log(const char *log) {
+    pthread_once(&log_once, make_log_key);
+    free(pthread_getspecific(log_key));
+    char *copy = kj__strdup(log ? log : "");
+    (void)pthread_setspecific(log_key, copy);
+    return copy ? copy : "";
+}
+
 kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
     KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
     pthread_mutex_lock(&rt->lock);
@@ -720,11 +734,7 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
         result->compile_ms = bin.compile_ms;
         result->link_ms = bin.link_ms;
         result->binary_bytes = bin.size;
-        /* the caller's until this thread's next kj_compile */
-        static _Thread_local char *last_log;
-        free(last_log);
-        last_log = kj__strdup(bin.log ? bin.log : "");
-        result->log = last_log ? last_log : "";
+        result->log = keep_log(bin.log);
     }
     if (s == KJ_OK) binary_free(&bin);
     prepared_free(&p);
