@@ -88,6 +88,14 @@ static kj_status find_on_search_path(const char *search_path, const char *name, 
                 *path_out = path;
                 return KJ_OK;
             }
+            /* there, but not to be opened (a dangling or looping link): say so, rather than that the
+             * kernel is unknown */
+            int err = errno;
+            if (lstat(path, &st) == 0) {
+                kj_status s = KJ_FAIL(KJ_ERR_SOURCE, "cannot open '%s': %s", path, strerror(err));
+                free(path);
+                return s;
+            }
             free(path);
         }
         p += n + (colon ? 1 : 0);

@@ -702,8 +702,11 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
     if (broken != -1) {
         kj__buf b = {0};
         for (size_t i = 0; i < n; i++) kj__buf_printf(&b, "%s%s", i ? " " : "", list[i]);
+        /* a requirement that cannot be evaluated with these values (10 / A with A=0, an overflow) is
+         * the values' fault, as a broken one is: a usage error naming both */
         kj_status s = broken == -2
-                          ? KJ_FAIL(KJ_ERR_SPEC, "%s: a requirement cannot be evaluated: %s", kernel, err)
+                          ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: a requirement cannot be evaluated with these "
+                                    "values (%s): give others", b.data ? b.data : "(defaults)", kernel, err)
                           : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s breaks the kernel's requirement `%s`",
                                     b.data ? b.data : "(defaults)", kernel, spec->requires[broken]);
         kj__buf_free(&b);
