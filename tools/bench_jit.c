@@ -52,17 +52,13 @@ static char *source_for(unsigned long run, int sample) {
     return s;
 }
 
-static int raw_nvrtc_ms(const char *src, const char *arch, double *ms) {
-    kj_toolchain tc;
-    kj_toolchain_query(&tc);
-    char a[32], inc[4200];
-    snprintf(a, sizeof a, "-arch=%s", arch);
-    snprintf(inc, sizeof inc, "--include-path=%s/include", tc.cuda_home);
-    const char *opts[] = {a, "-std=c++17", inc};
+/* One NVRTC compile to a cubin, timed from creating the program to having the binary. */
+static int nvrtc_timed(const char *src, const char *name, int nheaders, const char *const *texts,
+                       const char *const *names, const char *const *opts, int nopts, double *ms) {
     double t0 = now_ms();
     nvrtcProgram p;
-    if (nvrtcCreateProgram(&p, src, "bench.cu", 0, NULL, NULL) != NVRTC_SUCCESS) return -1;
-    nvrtcResult r = nvrtcCompileProgram(p, 3, opts);
+    if (nvrtcCreateProgram(&p, src, name, nheaders, texts, names) != NVRTC_SUCCESS) return -1;
+    nvrtcResult r = nvrtcCompileProgram(p, nopts, opts);
     size_t size = 0;
     char *bin = NULL;
     if (r == NVRTC_SUCCESS) r = nvrtcGetCUBINSize(p, &size);
@@ -71,6 +67,16 @@ static int raw_nvrtc_ms(const char *src, const char *arch, double *ms) {
     free(bin);
     *ms = now_ms() - t0;
     return r == NVRTC_SUCCESS ? 0 : -1;
+}
+
+static int raw_nvrtc_ms(const char *src, const char *arch, double *ms) {
+    kj_toolchain tc;
+    kj_toolchain_query(&tc);
+    char a[32], inc[4200];
+    snprintf(a, sizeof a, "-arch=%s", arch);
+    snprintf(inc, sizeof inc, "--include-path=%s/include", tc.cuda_home);
+    const char *opts[] = {a, "-std=c++17", inc};
+    return nvrtc_timed(src, "bench.cu", 0, NULL, NULL, opts, 3, ms);
 }
 
 /* kernjit's path for one request: kj_kernel_get (to a loaded kernel) when there is a device and
@@ -200,18 +206,7 @@ static int raw_nvrtc_reduce_ms(const char *src, const char *common, const char *
     snprintf(a, sizeof a, "-arch=%s", arch);
     const char *opts[] = {a, "-std=c++17", "-DBLOCK_SIZE=256", "-DCOARSE_FACTOR=8", "-DOP=sum", "-DT=f32"};
     const char *names[] = {"common.cuh"}, *texts[] = {common};
-    double t0 = now_ms();
-    nvrtcProgram p;
-    if (nvrtcCreateProgram(&p, src, "reduce.cu", 1, texts, names) != NVRTC_SUCCESS) return -1;
-    nvrtcResult r = nvrtcCompileProgram(p, 6, opts);
-    size_t size = 0;
-    char *bin = NULL;
-    if (r == NVRTC_SUCCESS) r = nvrtcGetCUBINSize(p, &size);
-    if (r == NVRTC_SUCCESS && (bin = malloc(size))) r = nvrtcGetCUBIN(p, bin);
-    nvrtcDestroyProgram(&p);
-    free(bin);
-    *ms = now_ms() - t0;
-    return r == NVRTC_SUCCESS ? 0 : -1;
+    return nvrtc_timed(src, "reduce.cu", 1, texts, names, opts, 6, ms);
 }
 
 /* A kernel that launches a kernel: compiled and linked with the device runtime (no metadata). */

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -388,4 +389,15 @@ void cli_progress(const char *cmd, const char *phase, size_t done, size_t total,
 void cli_progress_end(void) {
     if (progress.tty && progress.printed) fputs("\r\033[K", stderr);
     memset(&progress, 0, sizeof progress);
+}
+
+int cli_check_output_folder(const char *cmd, const char *what, const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_usage(cmd, "%s: the folder '%s' does not exist", what, dir);
+    if (access(dir, W_OK) != 0) return cli_usage(cmd, "%s: the folder '%s' is not writable", what, dir);
+    return EXIT_OK;
 }

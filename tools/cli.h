@@ -84,6 +84,10 @@ double cli_median(double *v, size_t n);
 /* Fills buf with n bytes of the type's random values in a fixed, seeded way (xorshift). */
 void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints);
 
+/* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
+ * does any work: its folder must exist and be writable, else a usage error naming it (EXIT_USAGE). */
+int cli_check_output_folder(const char *cmd, const char *what, const char *path);
+
 /* Progress of long work (compile --all, tune, the benchmarks) on stderr: on a terminal one line
  * rewritten in place; in a log, nothing for work shorter than CLI_PROGRESS_EVERY_S, then a plain
  * "kernjit CMD: PHASE n/N: detail" line that often, and the last one. cli_progress_end clears the

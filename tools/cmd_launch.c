@@ -495,14 +495,10 @@ static int write_file(const char *path, const void *buf, size_t bytes) {
  * missing or not writable is a usage error, as an unreadable input is. */
 static int check_paths(launch_cmd *c) {
     for (size_t i = 0; i < c->nsaves; i++) {
-        const char *path = c->saves[i].path, *slash = strrchr(path, '/');
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
-        struct stat st;
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-            return cli_usage(CMD, "--save %u=%s: the folder '%s' does not exist", c->saves[i].arg, path, dir);
-        if (access(dir, W_OK) != 0)
-            return cli_usage(CMD, "--save %u=%s: the folder '%s' is not writable", c->saves[i].arg, path, dir);
+        char what[4200];
+        snprintf(what, sizeof what, "--save %u=%s", c->saves[i].arg, c->saves[i].path);
+        int rc = cli_check_output_folder(CMD, what, c->saves[i].path);
+        if (rc) return rc;
     }
     for (size_t i = 0; i < c->nargs; i++) {
         const launch_arg *a = &c->args[i];
@@ -535,17 +531,6 @@ static int first_launch(launch_cmd *c) {
                                                                                           : write_file(c->saves[i].path, host, bytes);
         free(host);
         if (rc) return rc;
-    }
-    for (size_t i = 0; i < c->nargs; i++) {
-        const launch_arg *a = &c->args[i];
-        if (!a->is_ref) continue;
-        const launch_arg *b = &c->args[a->ref];
-        uint64_t bytes = b->count * launch_type_size(b->type);
-        if (a->offset >= bytes)
-            return cli_usage(CMD, "--arg %zu '%s': offset %llu is past buffer --arg %u, which has %llu bytes", i,
-                             c->arg_text[i], (unsigned long long)a->offset, a->ref, (unsigned long long)bytes);
-        c->ref[i] = c->dev[a->ref] + a->offset;
-        c->params[i] = &c->ref[i];
     }
     return 0;
 }

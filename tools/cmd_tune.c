@@ -430,15 +430,9 @@ static int check_plot_path(const char *path) {
     size_t n = strlen(path);
     if (n < 5 || (strcmp(path + n - 4, ".png") != 0 && strcmp(path + n - 4, ".ppm") != 0))
         return cli_usage("tune", "--plot '%s': give a FILE.png (or FILE.ppm)", path);
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_usage("tune", "--plot '%s': the folder '%s' does not exist", path, dir);
-    if (access(dir, W_OK) != 0)
-        return cli_usage("tune", "--plot '%s': the folder '%s' is not writable", path, dir);
-    return EXIT_OK;
+    char what[4200];
+    snprintf(what, sizeof what, "--plot '%s'", path);
+    return cli_check_output_folder("tune", what, path);
 }
 
 int cmd_tune(int argc, char **argv) {
