@@ -37,16 +37,18 @@ static void put_formatted(const char *fmt, va_list ap) {
 
 int cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
+    const char *space = cmd ? " " : "";
+    if (!cmd) cmd = "";
     /* getopt has already said which option it did not know, naming it: only the way to help */
     if (strcmp(fmt, "unknown option") == 0) {
-        fprintf(stderr, "Try 'kernjit %s --help'.\n", cmd);
+        fprintf(stderr, "Try 'kernjit%s%s --help'.\n", space, cmd);
         return EXIT_USAGE;
     }
-    fprintf(stderr, "kernjit %s: ", cmd);
+    fprintf(stderr, "kernjit%s%s: ", space, cmd);
     va_start(ap, fmt);
     put_formatted(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'kernjit %s --help'.\n", cmd);
+    fprintf(stderr, "\nTry 'kernjit%s%s --help'.\n", space, cmd);
     return EXIT_USAGE;
 }
 

@@ -31,9 +31,10 @@ int cmd_bench(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 
-/* Prints "kernjit CMD: message" to stderr and a pointer to --help; returns EXIT_USAGE. */
 /* Sets argv[0] to "PARENT ARGV0" ("kernjit compile") for a subcommand's getopt messages; returns argv. */
 char **cli_name_argv0(char **argv, const char *parent);
+/* Prints "kernjit CMD: message" to stderr ("kernjit: message" when cmd is NULL) and a pointer to
+ * --help; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Prints kj_last_error() (after "kernjit CMD: ") and returns the exit code for the status. */
 int cli_fail(const char *cmd, kj_status status);

@@ -4,12 +4,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dispatch.h"
 
-static const struct {
-    const char *name;
-    cli_command_fn fn;
-    const char *summary;
-} commands[] = {
+static const cli_subcommand commands[] = {
     {"demo", cmd_demo, "JIT-compile the reduction and run it on 64M values (compile-only without a GPU)"},
     {"info", cmd_info, "devices, compute capabilities and the toolchain"},
     {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
@@ -20,22 +17,19 @@ static const struct {
     {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
     {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
 };
-#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
-            "\n"
-            "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
-            "launches them through the driver API.\n\ncommands:\n");
-    for (size_t i = 0; i < COMMAND_COUNT; i++) fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out,
-            "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
-            "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
-            "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
-            "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
-            "KERNJIT_CUDA_HOME.\n");
-}
+static const cli_dispatch kernjit = {
+    "kernjit", "command",
+    "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
+    "\n"
+    "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
+    "launches them through the driver API.\n\ncommands:\n",
+    "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
+    "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
+    "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
+    "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
+    "KERNJIT_CUDA_HOME.\n",
+    CLI_DISPATCH_LIST(commands)};
 
 /* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
 static int print_version(void) {
@@ -84,19 +78,10 @@ static int global_flags(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     argc = global_flags(argc, argv);
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        usage(stdout);
+    if (argc >= 2 && strcmp(argv[1], "help") == 0) {
+        cli_dispatch_help(&kernjit, stdout);
         return EXIT_OK;
     }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) return print_version();
-    for (size_t i = 0; i < COMMAND_COUNT; i++)
-        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, cli_name_argv0(argv + 1, "kernjit"));
-    fprintf(stderr, "kernjit: unknown command '%s'\n\n", cmd);
-    usage(stderr);
-    return EXIT_USAGE;
+    if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) return print_version();
+    return cli_dispatch_run(&kernjit, argc, argv);
 }

@@ -1,0 +1,30 @@
+#include "dispatch.h"
+
+#include <string.h>
+
+void cli_dispatch_help(const cli_dispatch *d, FILE *out) {
+    int width = 0;
+    for (size_t i = 0; i < d->count; i++)
+        if ((int)strlen(d->list[i].name) > width) width = (int)strlen(d->list[i].name);
+    fputs(d->usage, out);
+    for (size_t i = 0; i < d->count; i++) fprintf(out, "  %-*s  %s\n", width, d->list[i].name, d->list[i].summary);
+    if (d->notes) fputs(d->notes, out);
+}
+
+int cli_dispatch_run(const cli_dispatch *d, int argc, char **argv) {
+    if (argc < 2) {
+        cli_dispatch_help(d, stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        cli_dispatch_help(d, stdout);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < d->count; i++)
+        if (strcmp(argv[1], d->list[i].name) == 0) return d->list[i].fn(argc - 1, cli_name_argv0(argv + 1, d->parent));
+    char names[512] = "";
+    for (size_t i = 0; i < d->count; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", d->list[i].name);
+    const char *cmd = strchr(d->parent, ' '); /* "kernjit run" -> "run"; the top level has none */
+    return cli_usage(cmd ? cmd + 1 : NULL, "unknown %s '%s': the %ss are %s", d->noun, argv[1], d->noun, names);
+}
