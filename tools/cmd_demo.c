@@ -81,6 +81,5 @@ int cmd_demo(int argc, char **argv) {
     if (kj_device_count(&count) != KJ_OK || count == 0) return compile_all(json);
     /* run_reduce names argv[0] in its messages: this is the demo */
     char *args[] = {"kernjit demo", "--op", "sum", "--type", "f32", "--n", n, "--repeat", "20", json ? "--json" : NULL, NULL};
-    optind = 0; /* run_reduce parses again with getopt */
     return run_reduce(json ? 10 : 9, args);
 }

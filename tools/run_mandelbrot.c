@@ -1,14 +1,13 @@
 /* kernjit run mandelbrot: renders a Mandelbrot image of dwells with escape time or Mariani-Silver
  * (dynamic parallelism), times it, spot-checks it against the CPU, optionally compares the two
  * algorithms and writes the image. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "image.h"
 #include "run.h"
+#include "run_harness.h"
 
 static void help(void) {
     printf("usage: kernjit run mandelbrot [--size N] [--width W --height H] [--dwell D] [--algo escape|ms]\n"
@@ -89,232 +88,240 @@ static void to_pixels(const uint16_t *dwells, size_t n, unsigned max_dwell, int 
         memcpy(out + i * (size_t)channels, lut[dwells[i] <= max_dwell ? dwells[i] : max_dwell], (size_t)channels);
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
+typedef struct mandelbrot_run {
+    run_ctx run;
+    kj_mandelbrot_options options;
+    uint64_t width, height;
+    unsigned w, h, max_dwell;
+    size_t pixels, bytes;
+    const char *out; /* --out */
+    int compare;     /* --compare */
+    kj_dp_report report, first; /* the last run's and the first's */
+    kj_devptr image;
+    uint16_t *host;  /* the last run's image */
+    unsigned checked, bad, bad_x, bad_y; /* the spot check */
+    kj_mandelbrot_algo other_algo;       /* --compare: the other algorithm, its time, the pixels that differ */
+    double other_ms;
+    size_t differ;
+    char written[4096]; /* the file --out wrote */
+} mandelbrot_run;
+
+static int option(run_ctx *c, int opt, char *arg) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    kj_mandelbrot_options *o = &m->options;
+    uint64_t v;
+    switch (opt) {
+    case 'N': case 'W': case 'H':
+        if (cli_parse_count(arg, 32768, &v) != 0 || v == 0)
+            return cli_usage(c->cmd, "--%s '%s': a size from 1 to 32768 (32K) is allowed",
+                             opt == 'N' ? "size" : opt == 'W' ? "width" : "height", arg);
+        if (opt != 'H') m->width = v;
+        if (opt != 'W') m->height = v;
+        break;
+    case 'd': case 'I': case 'S': case 'D': case 'M': {
+        const char *name = opt == 'd' ? "--dwell" : opt == 'I' ? "--init-subdiv" : opt == 'S' ? "--subdiv"
+                         : opt == 'D' ? "--max-depth" : "--min-size";
+        const char *macro = opt == 'd' ? "MAX_DWELL" : opt == 'I' ? "INIT_SUBDIV" : opt == 'S' ? "SUBDIV"
+                          : opt == 'D' ? "MAX_DEPTH" : "MIN_SIZE";
+        if (cli_parse_uint(arg, 1u << 20, &v) != 0 || v == 0)
+            return cli_usage(c->cmd, "%s '%s' is not a positive integer", name, arg);
+        int rc = check_macro(c->cmd, name, macro, (unsigned)v);
+        if (rc != EXIT_OK) return rc;
+        *(opt == 'd' ? &o->max_dwell : opt == 'I' ? &o->init_subdiv : opt == 'S' ? &o->subdiv
+          : opt == 'D' ? &o->max_depth : &o->min_size) = (unsigned)v;
+        break;
+    }
+    case 'a':
+        if (kj_mandelbrot_algo_parse(arg, &o->algo) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        break;
+    case 'o': m->out = arg; break;
+    case 'w':
+        if (parse_window(arg, o) != 0)
+            return cli_usage(c->cmd, "--window '%s' is not X0,X1,Y0,Y1 with X0 < X1 and Y0 < Y1", arg);
+        break;
+    case 'c': m->compare = 1; break;
+    case 'p':
+        if (cli_parse_uint(arg, 1u << 30, &v) != 0 || v == 0)
+            return cli_usage(c->cmd, "--pending '%s' is not a count from 1 to 2^30", arg);
+        o->pending_launches = v;
+        break;
+    }
+    return EXIT_OK;
 }
 
-int run_mandelbrot(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"size", required_argument, 0, 'N'},        {"width", required_argument, 0, 'W'},
-        {"height", required_argument, 0, 'H'},      {"dwell", required_argument, 0, 'd'},
-        {"algo", required_argument, 0, 'a'},        {"out", required_argument, 0, 'o'},
-        {"window", required_argument, 0, 'w'},      {"compare", no_argument, 0, 'c'},
-        {"init-subdiv", required_argument, 0, 'I'}, {"subdiv", required_argument, 0, 'S'},
-        {"max-depth", required_argument, 0, 'D'},   {"min-size", required_argument, 0, 'M'},
-        {"repeat", required_argument, 0, 'r'},      {"pending", required_argument, 0, 'p'},
-        {"json", no_argument, 0, 'j'},              {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *cmd = "run mandelbrot";
-    kj_mandelbrot_options o = {0};
-    o.algo = KJ_MANDELBROT_MS;
-    o.count_launches = 1;
-    uint64_t width = 16384, height = 16384, v, repeat = 5;
-    const char *out = NULL;
-    int compare = 0, json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hN:W:H:d:a:o:w:cI:S:D:M:r:p:j", opts, NULL)) != -1) {
-        switch (c) {
-        case 'N': case 'W': case 'H':
-            if (cli_parse_count(optarg, 32768, &v) != 0 || v == 0)
-                return cli_usage(cmd, "--%s '%s': a size from 1 to 32768 (32K) is allowed",
-                                 c == 'N' ? "size" : c == 'W' ? "width" : "height", optarg);
-            if (c != 'H') width = v;
-            if (c != 'W') height = v;
-            break;
-        case 'd': case 'I': case 'S': case 'D': case 'M': {
-            const char *name = c == 'd' ? "--dwell" : c == 'I' ? "--init-subdiv" : c == 'S' ? "--subdiv"
-                             : c == 'D' ? "--max-depth" : "--min-size";
-            const char *macro = c == 'd' ? "MAX_DWELL" : c == 'I' ? "INIT_SUBDIV" : c == 'S' ? "SUBDIV"
-                              : c == 'D' ? "MAX_DEPTH" : "MIN_SIZE";
-            if (cli_parse_uint(optarg, 1u << 20, &v) != 0 || v == 0)
-                return cli_usage(cmd, "%s '%s' is not a positive integer", name, optarg);
-            int rc = check_macro(cmd, name, macro, (unsigned)v);
-            if (rc != EXIT_OK) return rc;
-            if (c == 'd') o.max_dwell = (unsigned)v;
-            else if (c == 'I') o.init_subdiv = (unsigned)v;
-            else if (c == 'S') o.subdiv = (unsigned)v;
-            else if (c == 'D') o.max_depth = (unsigned)v;
-            else o.min_size = (unsigned)v;
-            break;
-        }
-        case 'a':
-            if (kj_mandelbrot_algo_parse(optarg, &o.algo) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
-            break;
-        case 'o': out = optarg; break;
-        case 'w':
-            if (parse_window(optarg, &o) != 0)
-                return cli_usage(cmd, "--window '%s' is not X0,X1,Y0,Y1 with X0 < X1 and Y0 < Y1", optarg);
-            break;
-        case 'c': compare = 1; break;
-        case 'r':
-            if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
-                return cli_usage(cmd, "--repeat '%s' is not a count from 1 to 1000", optarg);
-            break;
-        case 'p':
-            if (cli_parse_uint(optarg, 1u << 30, &v) != 0 || v == 0)
-                return cli_usage(cmd, "--pending '%s' is not a count from 1 to 2^30", optarg);
-            o.pending_launches = v;
-            break;
-        case 'j': json = 1; break;
-        case 'h': help(); return EXIT_OK;
-        default: return cli_usage(cmd, "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    unsigned w = (unsigned)width, h = (unsigned)height, max_dwell = o.max_dwell ? o.max_dwell : 512;
+static int prepare(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    m->w = (unsigned)m->width;
+    m->h = (unsigned)m->height;
+    m->max_dwell = m->options.max_dwell ? m->options.max_dwell : 512;
     unsigned probe;
-    if (kj_mandelbrot_dwell(w, h, 0, 0, &o, &probe) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
-    size_t pixels = (size_t)w * h, bytes = pixels * sizeof(uint16_t);
+    if (kj_mandelbrot_dwell(m->w, m->h, 0, 0, &m->options, &probe) != KJ_OK)
+        return cli_usage(c->cmd, "%s", kj_last_error());
+    m->pixels = (size_t)m->w * m->h;
+    m->bytes = m->pixels * sizeof(uint16_t);
+    m->other_algo = m->options.algo == KJ_MANDELBROT_MS ? KJ_MANDELBROT_ESCAPE : KJ_MANDELBROT_MS;
+    m->options.report = &m->report;
+    c->device_bytes = (m->compare ? 2 : 1) * (uint64_t)m->bytes;
+    snprintf(c->what, sizeof c->what, "%u x %u%s", m->w, m->h, m->compare ? " with --compare" : "");
+    return EXIT_OK;
+}
 
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(cmd, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile mandelbrot` works without one)");
-    }
-    char what[64];
-    snprintf(what, sizeof what, "%u x %u%s", w, h, compare ? " with --compare" : "");
-    int rc = cli_check_device_memory(rt, cmd, what, (compare ? 2 : 1) * (uint64_t)bytes);
-    if (rc != EXIT_OK) {
-        kj_runtime_destroy(rt);
-        return rc;
-    }
-    kj_devptr img = 0, other = 0;
-    uint16_t *host = NULL, *host_other = NULL;
-    uint8_t *gray = NULL;
-    double *times = calloc(repeat, sizeof *times);
-    kj_dp_report report, first;
-    o.report = &report;
-    if (!times || (s = kj_mem_alloc(rt, bytes, &img)) != KJ_OK) {
-        rc = times ? cli_fail(cmd, s) : cli_error(cmd, "out of host memory");
-        goto done;
-    }
-    /* Run 0 compiles or loads the kernel and is not timed. */
-    for (uint64_t i = 0; i <= repeat; i++) {
-        if ((s = kj_memset_u8(rt, img, 0xff, bytes)) != KJ_OK || (s = kj_mandelbrot(rt, img, w, h, &o)) != KJ_OK) {
-            rc = cli_fail(cmd, s);
-            goto done;
-        }
-        if (i == 0) first = report;
-        else times[i - 1] = report.gpu_ms;
-    }
-    double med = cli_median(times, repeat);
-    if (!(host = malloc(bytes))) {
-        rc = cli_error(cmd, "out of host memory for %zu bytes", bytes);
-        goto done;
-    }
-    if ((s = kj_memcpy_dtoh(rt, host, img, bytes)) != KJ_OK) {
-        rc = cli_fail(cmd, s);
-        goto done;
-    }
-    /* Spot check: the same pixels every run (a fixed generator), against the CPU's dwells. */
-    unsigned checked = 0, bad = 0, bx = 0, by = 0;
+static kj_status timed(run_ctx *c, double *gpu_ms) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    kj_status s = kj_memset_u8(c->rt, m->image, 0xff, m->bytes);
+    if (s == KJ_OK) s = kj_mandelbrot(c->rt, m->image, m->w, m->h, &m->options);
+    *gpu_ms = m->report.gpu_ms;
+    return s;
+}
+
+static int setup(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    RUN_TRY(c, run_device(c, m->bytes, &m->image));
+    double ms;
+    RUN_TRY(c, timed(c, &ms)); /* compiles or loads the kernel: not timed */
+    m->first = m->report;
+    return EXIT_OK;
+}
+
+/* The same pixels every run (a fixed generator), against the CPU's dwells. */
+static void spot_check(mandelbrot_run *m) {
     uint64_t r = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 1000; i++) {
         r ^= r << 13;
         r ^= r >> 7;
         r ^= r << 17;
-        unsigned x = (unsigned)(r % w), y = (unsigned)((r >> 32) % h), want = 0;
-        kj_mandelbrot_dwell(w, h, x, y, &o, &want);
-        checked++;
-        if (host[(size_t)y * w + x] != want && bad++ == 0) {
-            bx = x;
-            by = y;
+        unsigned x = (unsigned)(r % m->w), y = (unsigned)((r >> 32) % m->h), want = 0;
+        kj_mandelbrot_dwell(m->w, m->h, x, y, &m->options, &want);
+        m->checked++;
+        if (m->host[(size_t)y * m->w + x] != want && m->bad++ == 0) {
+            m->bad_x = x;
+            m->bad_y = y;
         }
     }
-    double other_ms = 0;
-    size_t differ = 0;
-    kj_mandelbrot_algo other_algo = o.algo == KJ_MANDELBROT_MS ? KJ_MANDELBROT_ESCAPE : KJ_MANDELBROT_MS;
-    if (compare) {
-        kj_mandelbrot_options oo = o;
-        kj_dp_report rr;
-        oo.algo = other_algo;
-        oo.report = &rr;
-        if (!(host_other = malloc(bytes))) {
-            rc = cli_error(cmd, "out of host memory for %zu bytes", bytes);
-            goto done;
-        }
-        if ((s = kj_mem_alloc(rt, bytes, &other)) != KJ_OK || (s = kj_memset_u8(rt, other, 0xff, bytes)) != KJ_OK ||
-            (s = kj_mandelbrot(rt, other, w, h, &oo)) != KJ_OK || (s = kj_mandelbrot(rt, other, w, h, &oo)) != KJ_OK ||
-            (s = kj_memcpy_dtoh(rt, host_other, other, bytes)) != KJ_OK) {
-            rc = cli_fail(cmd, s);
-            goto done;
-        }
-        other_ms = rr.gpu_ms;
-        for (size_t i = 0; i < pixels; i++) differ += host[i] != host_other[i];
-    }
-    char written[4096] = "";
-    if (out) {
-        char err[4200];
-        /* a .pgm asked for by name stays grayscale; PNG (and PPM) get colour */
-        size_t len = strlen(out);
-        int channels = len >= 4 && strcmp(out + len - 4, ".pgm") == 0 ? 1 : 3;
-        if (!(gray = malloc(pixels * (size_t)channels))) {
-            rc = cli_error(cmd, "out of host memory for %zu bytes", pixels * (size_t)channels);
-            goto done;
-        }
-        to_pixels(host, pixels, max_dwell, channels, gray);
-        if ((channels == 1 ? image_write_gray : image_write_rgb)(out, gray, w, h, written, sizeof written, err,
-                                                                 sizeof err) != 0) {
-            rc = cli_error(cmd, "%s", err);
-            goto done;
-        }
-    }
+}
 
-    if (json) {
-        json_begin_object();
-        json_string("kernel", "mandelbrot");
-        json_string("algo", kj_mandelbrot_algo_name(o.algo));
-        json_string("entry", first.entry);
-        json_uint("width", w);
-        json_uint("height", h);
-        json_uint("max_dwell", max_dwell);
-        json_uint("levels", first.levels);
-        json_string("origin", origin_text(first.origin));
-        json_uint("repeat", repeat);
-        json_double("median_ms", med);
-        json_uint("device_launches", report.device_launches);
-        json_uint("launch_bound", report.expected_launches);
-        json_uint("pending_limit", report.pending_limit);
-        json_uint("spot_checked", checked);
-        json_uint("spot_wrong", bad);
-        if (compare) {
-            json_string("compared_with", kj_mandelbrot_algo_name(other_algo));
-            json_double("other_ms", other_ms);
-            json_uint("pixels_differ", differ);
-        }
-        if (out) json_string("image", written);
-        json_end_object();
-        json_done();
-    } else {
-        printf("mandelbrot %s, %u x %u, dwell %u\n", kj_mandelbrot_algo_name(o.algo), w, h, max_dwell);
-        printf("  kernel      %s, %u x %u blocks of %u x %u, %u level%s of grids (%s)\n", first.entry, first.grid[0],
-               first.grid[1], first.block[0], first.block[1], first.levels, first.levels == 1 ? "" : "s",
-               origin_text(first.origin));
-        printf("  time        %.3f ms median of %llu runs (GPU)\n", med, (unsigned long long)repeat);
-        if (o.algo == KJ_MANDELBROT_MS)
-            printf("  launches    %llu device-side (at most %llu), pending-launch limit %llu\n",
-                   (unsigned long long)report.device_launches, (unsigned long long)report.expected_launches,
-                   (unsigned long long)report.pending_limit);
-        printf("  check       %u of %u random pixels equal the CPU's dwells\n", checked - bad, checked);
-        if (compare)
-            printf("  compare     %s (%.3f ms): %zu of %zu pixels differ%s\n", kj_mandelbrot_algo_name(other_algo),
-                   other_ms, differ, pixels, differ ? "" : ", identical images");
-        if (out) printf("  image       %s\n", written);
-    }
-    if (bad)
-        rc = cli_error(cmd, "%u of %u pixels differ from the CPU's dwells (first at %u, %u)", bad, checked, bx, by);
-    else if (differ)
-        rc = cli_error(cmd, "the %s and %s images differ in %zu pixels", kj_mandelbrot_algo_name(o.algo),
-                       kj_mandelbrot_algo_name(other_algo), differ);
-done:
-    kj_mem_free(rt, img);
-    kj_mem_free(rt, other);
-    free(host);
-    free(host_other);
-    free(gray);
-    free(times);
-    kj_runtime_destroy(rt);
+/* --compare: the other algorithm's image, pixel for pixel. */
+static int compare(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    kj_mandelbrot_options oo = m->options;
+    kj_dp_report rr;
+    kj_devptr other;
+    oo.algo = m->other_algo;
+    oo.report = &rr;
+    uint16_t *host_other = run_host(c, m->bytes);
+    if (!host_other) return EXIT_FAILURE_;
+    RUN_TRY(c, run_device(c, m->bytes, &other));
+    RUN_TRY(c, kj_memset_u8(c->rt, other, 0xff, m->bytes));
+    RUN_TRY(c, kj_mandelbrot(c->rt, other, m->w, m->h, &oo));
+    RUN_TRY(c, kj_mandelbrot(c->rt, other, m->w, m->h, &oo));
+    RUN_TRY(c, kj_memcpy_dtoh(c->rt, host_other, other, m->bytes));
+    m->other_ms = rr.gpu_ms;
+    for (size_t i = 0; i < m->pixels; i++) m->differ += m->host[i] != host_other[i];
+    return EXIT_OK;
+}
+
+/* --out: the image in colour (or grayscale for a .pgm). */
+static int write_image(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    char err[4200];
+    /* a .pgm asked for by name stays grayscale; PNG (and PPM) get colour */
+    size_t len = strlen(m->out);
+    int channels = len >= 4 && strcmp(m->out + len - 4, ".pgm") == 0 ? 1 : 3;
+    uint8_t *pixels = run_host(c, m->pixels * (size_t)channels);
+    if (!pixels) return EXIT_FAILURE_;
+    to_pixels(m->host, m->pixels, m->max_dwell, channels, pixels);
+    if ((channels == 1 ? image_write_gray : image_write_rgb)(m->out, pixels, m->w, m->h, m->written,
+                                                             sizeof m->written, err, sizeof err) != 0)
+        return cli_error(c->cmd, "%s", err);
+    return EXIT_OK;
+}
+
+static int check(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    if (!(m->host = run_host(c, m->bytes))) return EXIT_FAILURE_;
+    RUN_TRY(c, kj_memcpy_dtoh(c->rt, m->host, m->image, m->bytes));
+    spot_check(m);
+    int rc = m->compare ? compare(c) : EXIT_OK;
+    if (rc == EXIT_OK && m->out) rc = write_image(c);
+    if (m->bad)
+        snprintf(c->wrong, sizeof c->wrong, "%u of %u pixels differ from the CPU's dwells (first at %u, %u)", m->bad,
+                 m->checked, m->bad_x, m->bad_y);
+    else if (m->differ)
+        snprintf(c->wrong, sizeof c->wrong, "the %s and %s images differ in %zu pixels",
+                 kj_mandelbrot_algo_name(m->options.algo), kj_mandelbrot_algo_name(m->other_algo), m->differ);
     return rc;
+}
+
+static void json(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    json_string("algo", kj_mandelbrot_algo_name(m->options.algo));
+    json_string("entry", m->first.entry);
+    json_uint("width", m->w);
+    json_uint("height", m->h);
+    json_uint("max_dwell", m->max_dwell);
+    json_uint("levels", m->first.levels);
+    json_string("origin", run_origin(m->first.origin));
+    json_uint("repeat", c->repeat);
+    json_double("median_ms", c->median_ms);
+    json_uint("device_launches", m->report.device_launches);
+    json_uint("launch_bound", m->report.expected_launches);
+    json_uint("pending_limit", m->report.pending_limit);
+    json_uint("spot_checked", m->checked);
+    json_uint("spot_wrong", m->bad);
+    if (m->compare) {
+        json_string("compared_with", kj_mandelbrot_algo_name(m->other_algo));
+        json_double("other_ms", m->other_ms);
+        json_uint("pixels_differ", m->differ);
+    }
+    if (m->out) json_string("image", m->written);
+}
+
+static void text(run_ctx *c) {
+    mandelbrot_run *m = (mandelbrot_run *)c;
+    printf("mandelbrot %s, %u x %u, dwell %u\n", kj_mandelbrot_algo_name(m->options.algo), m->w, m->h, m->max_dwell);
+    printf("  kernel      %s, %u x %u blocks of %u x %u, %u level%s of grids (%s)\n", m->first.entry,
+           m->first.grid[0], m->first.grid[1], m->first.block[0], m->first.block[1], m->first.levels,
+           m->first.levels == 1 ? "" : "s", run_origin(m->first.origin));
+    printf("  time        %.3f ms median of %llu runs (GPU)\n", c->median_ms, (unsigned long long)c->repeat);
+    if (m->options.algo == KJ_MANDELBROT_MS)
+        printf("  launches    %llu device-side (at most %llu), pending-launch limit %llu\n",
+               (unsigned long long)m->report.device_launches, (unsigned long long)m->report.expected_launches,
+               (unsigned long long)m->report.pending_limit);
+    printf("  check       %u of %u random pixels equal the CPU's dwells\n", m->checked - m->bad, m->checked);
+    if (m->compare)
+        printf("  compare     %s (%.3f ms): %zu of %zu pixels differ%s\n", kj_mandelbrot_algo_name(m->other_algo),
+               m->other_ms, m->differ, m->pixels, m->differ ? "" : ", identical images");
+    if (m->out) printf("  image       %s\n", m->written);
+}
+
+static const struct option options[] = {
+    {"size", required_argument, 0, 'N'},        {"width", required_argument, 0, 'W'},
+    {"height", required_argument, 0, 'H'},      {"dwell", required_argument, 0, 'd'},
+    {"algo", required_argument, 0, 'a'},        {"out", required_argument, 0, 'o'},
+    {"window", required_argument, 0, 'w'},      {"compare", no_argument, 0, 'c'},
+    {"init-subdiv", required_argument, 0, 'I'}, {"subdiv", required_argument, 0, 'S'},
+    {"max-depth", required_argument, 0, 'D'},   {"min-size", required_argument, 0, 'M'},
+    {"pending", required_argument, 0, 'p'},     {0, 0, 0, 0}};
+
+static const run_family mandelbrot = {
+    .kernel = "mandelbrot",
+    .help = help,
+    .optstring = "N:W:H:d:a:o:w:cI:S:D:M:p:",
+    .options = options,
+    .max_repeat = 1000,
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .timed = timed,
+    .check = check,
+    .json = json,
+    .text = text,
+};
+
+int run_mandelbrot(int argc, char **argv) {
+    mandelbrot_run m = {.run.repeat = 5,
+                        .options = {.algo = KJ_MANDELBROT_MS, .count_launches = 1},
+                        .width = 16384,
+                        .height = 16384};
+    return run_main(&mandelbrot, &m.run, argc, argv);
 }

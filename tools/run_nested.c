@@ -1,17 +1,10 @@
 /* kernjit run nested-reduce / nested-hello: the dynamic-parallelism programs of kernels_src/nested.cu
  * on the GPU. nested-reduce checks the sum against the CPU and reports the device-side launches. */
-#include <getopt.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "check_util.h"
-#include "cli.h"
 #include "run.h"
-
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
+#include "run_harness.h"
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
@@ -31,160 +24,166 @@ static void reduce_help(void) {
            "replays it. Exit 1 when the sum is wrong or a device launch failed.\n");
 }
 
+typedef struct nested_run {
+    run_ctx run;
+    kj_nested_options options;
+    kj_type type;
+    uint64_t n, block, pending;
+    size_t bytes;
+    kj_dp_report report, first; /* the last run's and the first's */
+    kj_devptr pristine, work;   /* the input, and the copy each run reduces in place */
+    unsigned char expected[8], got[8];
+    double abs_sum, want, have, tolerance, error;
+    int exact, ok;
+} nested_run;
+
+static int reduce_option(run_ctx *c, int opt, char *arg) {
+    nested_run *r = (nested_run *)c;
+    switch (opt) {
+    case 'v':
+        if (kj_nested_variant_parse(arg, &r->options.variant) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        break;
+    case 'n':
+        if (cli_parse_count(arg, 1ull << 34, &r->n) != 0)
+            return cli_usage(c->cmd, "--n '%s' is not a count up to 2^34 (examples: 1000003, 1M, 2^20)", arg);
+        break;
+    case 'b':
+        if (cli_parse_uint(arg, 1024, &r->block) != 0 || !is_pow2(r->block) || r->block < 2)
+            return cli_usage(c->cmd, "--block '%s': a power of two from 2 to 1024 is allowed", arg);
+        break;
+    case 't':
+        if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        if (r->type == KJ_TYPE_F16) return cli_usage(c->cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
+        break;
+    case 'p':
+        if (cli_parse_uint(arg, 1u << 30, &r->pending) != 0 || r->pending == 0)
+            return cli_usage(c->cmd, "--pending '%s' is not a count from 1 to 2^30", arg);
+        break;
+    }
+    return EXIT_OK;
+}
+
+static int reduce_prepare(run_ctx *c) {
+    nested_run *r = (nested_run *)c;
+    r->options.block_size = (unsigned)r->block;
+    r->options.pending_launches = r->pending;
+    r->options.report = &r->report;
+    r->bytes = (size_t)r->n * kj_type_size(r->type);
+    c->device_bytes = 2 * (uint64_t)r->bytes; /* the input and its working copy */
+    snprintf(c->what, sizeof c->what, "--n %llu", (unsigned long long)r->n);
+    return EXIT_OK;
+}
+
+/* The reduction is in place: every run starts from a fresh copy of the input. */
+static kj_status reduce_timed(run_ctx *c, double *gpu_ms) {
+    nested_run *r = (nested_run *)c;
+    memset(r->got, 0xA5, sizeof r->got); /* poisoned: a sum never written shows */
+    kj_status s = r->n ? kj_memcpy_dtod(c->rt, r->work, r->pristine, r->bytes, NULL) : KJ_OK;
+    if (s == KJ_OK) s = kj_nested_reduce(c->rt, r->type, r->work, (size_t)r->n, r->got, &r->options);
+    *gpu_ms = r->report.gpu_ms;
+    return s;
+}
+
+static int reduce_setup(run_ctx *c) {
+    nested_run *r = (nested_run *)c;
+    void *host = run_host(c, r->bytes);
+    if (!host) return EXIT_FAILURE_;
+    cli_random_fill(r->type, host, (size_t)r->n, c->seed, 0);
+    kj_reduce_reference(KJ_OP_SUM, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    if (r->n) {
+        RUN_TRY(c, run_device(c, r->bytes, &r->pristine));
+        RUN_TRY(c, run_device(c, r->bytes, &r->work));
+        RUN_TRY(c, kj_memcpy_htod(c->rt, r->pristine, host, r->bytes));
+    }
+    double ms;
+    RUN_TRY(c, reduce_timed(c, &ms)); /* compiles or loads the kernels: not timed */
+    r->first = r->report;
+    return EXIT_OK;
+}
+
+static int reduce_check(run_ctx *c) {
+    nested_run *r = (nested_run *)c;
+    r->want = kj_result_as_double(r->type, r->expected);
+    r->have = kj_result_as_double(r->type, r->got);
+    r->tolerance = kj_reduce_tolerance(KJ_OP_SUM, r->type, (size_t)r->n, r->want, r->abs_sum, NULL);
+    r->exact = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0;
+    r->error = fabs(r->have - r->want);
+    r->ok = r->exact || r->error <= r->tolerance;
+    if (!r->ok)
+        snprintf(c->wrong, sizeof c->wrong, "the GPU sum %.17g differs from the CPU reference %.17g by more than %.3g",
+                 r->have, r->want, r->tolerance);
+    else if (r->report.device_launches != r->report.expected_launches)
+        snprintf(c->wrong, sizeof c->wrong, "the device made %llu launches; the variant makes %llu",
+                 (unsigned long long)r->report.device_launches, (unsigned long long)r->report.expected_launches);
+    return EXIT_OK;
+}
+
+static void reduce_json(run_ctx *c) {
+    nested_run *r = (nested_run *)c;
+    json_string("variant", kj_nested_variant_name(r->options.variant));
+    json_string("entry", r->first.entry);
+    json_string("type", kj_type_name(r->type));
+    json_uint("n", r->n);
+    json_uint("seed", c->seed);
+    json_uint("block_size", r->block);
+    json_uint("grid", r->first.grid[0]);
+    json_uint("levels", r->first.levels);
+    json_string("origin", run_origin(r->first.origin));
+    json_double("sum", r->have);
+    json_double("reference", r->want);
+    json_double("error", r->error);
+    json_bool("ok", r->ok);
+    json_uint("repeat", c->repeat);
+    json_double("median_us", c->median_ms * 1e3);
+    json_uint("device_launches", r->report.device_launches);
+    json_uint("expected_launches", r->report.expected_launches);
+    json_uint("pending_launches", r->report.pending_launches);
+    json_uint("pending_limit", r->report.pending_limit);
+}
+
+static void reduce_text(run_ctx *c) {
+    nested_run *r = (nested_run *)c;
+    printf("nested-reduce %s, sum of %llu %s (seed %llu)\n", kj_nested_variant_name(r->options.variant),
+           (unsigned long long)r->n, kj_type_name(r->type), (unsigned long long)c->seed);
+    printf("  kernel      %s, %u blocks of %u threads, %u levels of grids (%s)\n", r->first.entry, r->first.grid[0],
+           r->first.block[0], r->first.levels, run_origin(r->first.origin));
+    printf("  sum         %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
+    if (r->exact) printf("  error       0 ok\n");
+    else printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
+    printf("  time        %.2f us median of %llu runs (GPU: the launch tree and the final fold)\n", c->median_ms * 1e3,
+           (unsigned long long)c->repeat);
+    printf("  launches    %llu device-side (expected %llu), pending-launch limit %llu (asked %llu)\n",
+           (unsigned long long)r->report.device_launches, (unsigned long long)r->report.expected_launches,
+           (unsigned long long)r->report.pending_limit, (unsigned long long)r->report.pending_launches);
+}
+
+static const struct option reduce_options[] = {{"variant", required_argument, 0, 'v'},
+                                               {"n", required_argument, 0, 'n'},
+                                               {"block", required_argument, 0, 'b'},
+                                               {"type", required_argument, 0, 't'},
+                                               {"pending", required_argument, 0, 'p'},
+                                               {0, 0, 0, 0}};
+
+static const run_family nested_reduce = {
+    .kernel = "nested",
+    .help = reduce_help,
+    .optstring = "v:n:b:t:p:",
+    .options = reduce_options,
+    .seeded = 1,
+    .max_repeat = 100000,
+    .option = reduce_option,
+    .prepare = reduce_prepare,
+    .setup = reduce_setup,
+    .timed = reduce_timed,
+    .check = reduce_check,
+    .json = reduce_json,
+    .text = reduce_text,
+};
+
 int run_nested_reduce(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"variant", required_argument, 0, 'v'}, {"n", required_argument, 0, 'n'},
-        {"block", required_argument, 0, 'b'},   {"type", required_argument, 0, 't'},
-        {"seed", required_argument, 0, 's'},    {"repeat", required_argument, 0, 'r'},
-        {"pending", required_argument, 0, 'p'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-    const char *cmd = "run nested-reduce";
-    kj_nested_variant variant = KJ_NESTED_SYNC;
-    kj_type type = KJ_TYPE_I32;
-    uint64_t n = 1ull << 20, block = 512, seed = 0, repeat = 10, pending = 0;
-    int json = 0, c, seed_given = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hv:n:b:t:s:r:p:j", opts, NULL)) != -1) {
-        switch (c) {
-        case 'v':
-            if (kj_nested_variant_parse(optarg, &variant) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
-            break;
-        case 'n':
-            if (cli_parse_count(optarg, 1ull << 34, &n) != 0)
-                return cli_usage(cmd, "--n '%s' is not a count up to 2^34 (examples: 1000003, 1M, 2^20)", optarg);
-            break;
-        case 'b':
-            if (cli_parse_uint(optarg, 1024, &block) != 0 || !is_pow2(block) || block < 2)
-                return cli_usage(cmd, "--block '%s': a power of two from 2 to 1024 is allowed", optarg);
-            break;
-        case 't':
-            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
-            if (type == KJ_TYPE_F16) return cli_usage(cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
-            break;
-        case 's':
-            if (cli_parse_uint(optarg, UINT64_MAX, &seed) != 0)
-                return cli_usage(cmd, "--seed '%s' is not a non-negative integer", optarg);
-            seed_given = 1;
-            break;
-        case 'r':
-            if (cli_parse_uint(optarg, 100000, &repeat) != 0 || repeat == 0)
-                return cli_usage(cmd, "--repeat '%s' is not a count from 1 to 100000", optarg);
-            break;
-        case 'p':
-            if (cli_parse_uint(optarg, 1u << 30, &pending) != 0 || pending == 0)
-                return cli_usage(cmd, "--pending '%s' is not a count from 1 to 2^30", optarg);
-            break;
-        case 'j': json = 1; break;
-        case 'h': reduce_help(); return EXIT_OK;
-        default: return cli_usage(cmd, "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    size_t esize = kj_type_size(type), bytes = (size_t)n * esize;
-
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(cmd, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile nested` works without one)");
-    }
-    char what[64];
-    snprintf(what, sizeof what, "--n %llu", (unsigned long long)n);
-    int rc = cli_check_device_memory(rt, cmd, what, 2 * (uint64_t)bytes); /* the input and its working copy */
-    if (rc != EXIT_OK) {
-        kj_runtime_destroy(rt);
-        return rc;
-    }
-    void *host = malloc(bytes ? bytes : 1);
-    double *times = calloc(repeat, sizeof *times);
-    kj_devptr pristine = 0, work = 0;
-    if (!host || !times) {
-        rc = cli_error(cmd, "out of host memory for %zu bytes", bytes);
-        goto done;
-    }
-    if (!seed_given) seed = check_fresh_seed(); /* fresh each run, printed: --seed replays it */
-    cli_random_fill(type, host, (size_t)n, seed, 0);
-    unsigned char expected[8] = {0}, got[8];
-    double abs_sum = 0;
-    kj_reduce_reference(KJ_OP_SUM, type, host, (size_t)n, expected, &abs_sum);
-    if (n && ((s = kj_mem_alloc(rt, bytes, &pristine)) != KJ_OK || (s = kj_mem_alloc(rt, bytes, &work)) != KJ_OK ||
-              (s = kj_memcpy_htod(rt, pristine, host, bytes)) != KJ_OK)) {
-        rc = cli_fail(cmd, s);
-        goto done;
-    }
-    kj_dp_report report, first;
-    kj_nested_options o = {variant, (unsigned)block, 1, pending, NULL, &report};
-    /* Run 0 compiles or loads the kernels and is not timed; the reduction is in place, so every run
-     * starts from a fresh copy of the input. */
-    for (uint64_t i = 0; i <= repeat; i++) {
-        memset(got, 0xA5, sizeof got); /* poisoned: a sum never written shows */
-        if ((n && (s = kj_memcpy_dtod(rt, work, pristine, bytes, NULL)) != KJ_OK) ||
-            (s = kj_nested_reduce(rt, type, work, (size_t)n, got, &o)) != KJ_OK) {
-            rc = cli_fail(cmd, s);
-            goto done;
-        }
-        if (i == 0) first = report;
-        else times[i - 1] = report.gpu_ms;
-    }
-    double med_ms = cli_median(times, repeat);
-    double want = kj_result_as_double(type, expected), have = kj_result_as_double(type, got);
-    double tol = kj_reduce_tolerance(KJ_OP_SUM, type, (size_t)n, want, abs_sum, NULL);
-    int exact = memcmp(expected, got, kj_result_size(type)) == 0;
-    double error = fabs(have - want);
-    int ok = exact || error <= tol;
-    int launches_ok = report.device_launches == report.expected_launches;
-
-    if (json) {
-        json_begin_object();
-        json_string("kernel", "nested");
-        json_string("variant", kj_nested_variant_name(variant));
-        json_string("entry", first.entry);
-        json_string("type", kj_type_name(type));
-        json_uint("n", n);
-        json_uint("seed", seed);
-        json_uint("block_size", block);
-        json_uint("grid", first.grid[0]);
-        json_uint("levels", first.levels);
-        json_string("origin", origin_text(first.origin));
-        json_double("sum", have);
-        json_double("reference", want);
-        json_double("error", error);
-        json_bool("ok", ok);
-        json_uint("repeat", repeat);
-        json_double("median_us", med_ms * 1e3);
-        json_uint("device_launches", report.device_launches);
-        json_uint("expected_launches", report.expected_launches);
-        json_uint("pending_launches", report.pending_launches);
-        json_uint("pending_limit", report.pending_limit);
-        json_end_object();
-        json_done();
-    } else {
-        printf("nested-reduce %s, sum of %llu %s (seed %llu)\n", kj_nested_variant_name(variant),
-               (unsigned long long)n, kj_type_name(type), (unsigned long long)seed);
-        printf("  kernel      %s, %u blocks of %u threads, %u levels of grids (%s)\n", first.entry, first.grid[0],
-               first.block[0], first.levels, origin_text(first.origin));
-        printf("  sum         %.17g\n  reference   %.17g (CPU)\n", have, want);
-        if (exact) printf("  error       0 ok\n");
-        else printf("  error       %.3g (tolerance %.3g) %s\n", error, tol, ok ? "ok" : "WRONG");
-        printf("  time        %.2f us median of %llu runs (GPU: the launch tree and the final fold)\n", med_ms * 1e3,
-               (unsigned long long)repeat);
-        printf("  launches    %llu device-side (expected %llu), pending-launch limit %llu (asked %llu)\n",
-               (unsigned long long)report.device_launches, (unsigned long long)report.expected_launches,
-               (unsigned long long)report.pending_limit, (unsigned long long)report.pending_launches);
-    }
-    if (!ok)
-        rc = cli_error(cmd, "the GPU sum %.17g differs from the CPU reference %.17g by more than %.3g", have, want, tol);
-    else if (!launches_ok)
-        rc = cli_error(cmd, "the device made %llu launches; the variant makes %llu",
-                       (unsigned long long)report.device_launches, (unsigned long long)report.expected_launches);
-done:
-    kj_mem_free(rt, pristine);
-    kj_mem_free(rt, work);
-    free(host);
-    free(times);
-    kj_runtime_destroy(rt);
-    return rc;
+    nested_run r = {.run.repeat = 10, .options = {.variant = KJ_NESTED_SYNC, .count_launches = 1},
+                    .type = KJ_TYPE_I32, .n = 1ull << 20, .block = 512};
+    return run_main(&nested_reduce, &r.run, argc, argv);
 }
 
 /* ---- nested-hello ----------------------------------------------------------------------------- */
@@ -197,57 +196,73 @@ static void hello_help(void) {
            "(G x (2B - 1) lines, at most 8192), then the device-side launches.\n");
 }
 
-int run_nested_hello(int argc, char **argv) {
-    static const struct option opts[] = {{"block", required_argument, 0, 'b'},
-                                         {"grid", required_argument, 0, 'g'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *cmd = "run nested-hello";
-    uint64_t block = 8, grid = 1;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hb:g:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b':
-            if (cli_parse_uint(optarg, 1024, &block) != 0 || !is_pow2(block))
-                return cli_usage(cmd, "--block '%s': a power of two from 1 to 1024 is allowed", optarg);
-            break;
-        case 'g':
-            if (cli_parse_uint(optarg, 8192, &grid) != 0 || grid == 0)
-                return cli_usage(cmd, "--grid '%s' is not a count from 1 to 8192", optarg);
-            break;
-        case 'h': hello_help(); return EXIT_OK;
-        default: return cli_usage(cmd, "unknown option");
-        }
+typedef struct hello_run {
+    run_ctx run;
+    uint64_t block, grid;
+    kj_dp_report report;
+} hello_run;
+
+static int hello_option(run_ctx *c, int opt, char *arg) {
+    hello_run *h = (hello_run *)c;
+    switch (opt) {
+    case 'b':
+        if (cli_parse_uint(arg, 1024, &h->block) != 0 || !is_pow2(h->block))
+            return cli_usage(c->cmd, "--block '%s': a power of two from 1 to 1024 is allowed", arg);
+        break;
+    case 'g':
+        if (cli_parse_uint(arg, 8192, &h->grid) != 0 || h->grid == 0)
+            return cli_usage(c->cmd, "--grid '%s' is not a count from 1 to 8192", arg);
+        break;
     }
-    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    uint64_t lines = grid * (2 * block - 1);
+    return EXIT_OK;
+}
+
+static int hello_prepare(run_ctx *c) {
+    hello_run *h = (hello_run *)c;
+    uint64_t lines = h->grid * (2 * h->block - 1);
     if (lines > 8192)
-        return cli_usage(cmd, "--grid %llu --block %llu prints %llu lines; at most 8192 fit the device's printf buffer",
-                         (unsigned long long)grid, (unsigned long long)block, (unsigned long long)lines);
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(cmd, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile nested` works without one)");
-    }
-    printf("nested-hello: %llu block%s of %llu threads\n", (unsigned long long)grid, grid == 1 ? "" : "s",
-           (unsigned long long)block);
+        return cli_usage(c->cmd, "--grid %llu --block %llu prints %llu lines; at most 8192 fit the device's printf buffer",
+                         (unsigned long long)h->grid, (unsigned long long)h->block, (unsigned long long)lines);
+    return EXIT_OK;
+}
+
+static int hello_setup(run_ctx *c) {
+    hello_run *h = (hello_run *)c;
+    printf("nested-hello: %llu block%s of %llu threads\n", (unsigned long long)h->grid, h->grid == 1 ? "" : "s",
+           (unsigned long long)h->block);
     fflush(stdout); /* the device's lines are written by the driver, after ours */
-    kj_dp_report r;
-    s = kj_nested_hello(rt, (unsigned)grid, (unsigned)block, &r);
+    kj_status s = kj_nested_hello(c->rt, (unsigned)h->grid, (unsigned)h->block, &h->report);
     fflush(stdout);
-    int rc = EXIT_OK;
-    if (s != KJ_OK) {
-        rc = cli_fail(cmd, s);
-    } else {
-        printf("%llu device-side launches (expected %llu), %u levels of grids\n",
-               (unsigned long long)r.device_launches, (unsigned long long)r.expected_launches, r.levels);
-        if (r.device_launches != r.expected_launches)
-            rc = cli_error(cmd, "the device made %llu launches; the tree has %llu",
-                           (unsigned long long)r.device_launches, (unsigned long long)r.expected_launches);
-    }
-    kj_runtime_destroy(rt);
-    return rc;
+    RUN_TRY(c, s);
+    if (h->report.device_launches != h->report.expected_launches)
+        snprintf(c->wrong, sizeof c->wrong, "the device made %llu launches; the tree has %llu",
+                 (unsigned long long)h->report.device_launches, (unsigned long long)h->report.expected_launches);
+    return EXIT_OK;
+}
+
+static void hello_text(run_ctx *c) {
+    hello_run *h = (hello_run *)c;
+    printf("%llu device-side launches (expected %llu), %u levels of grids\n",
+           (unsigned long long)h->report.device_launches, (unsigned long long)h->report.expected_launches,
+           h->report.levels);
+}
+
+static const struct option hello_options[] = {{"block", required_argument, 0, 'b'},
+                                              {"grid", required_argument, 0, 'g'},
+                                              {0, 0, 0, 0}};
+
+static const run_family nested_hello = {
+    .kernel = "nested",
+    .help = hello_help,
+    .optstring = "b:g:",
+    .options = hello_options,
+    .option = hello_option,
+    .prepare = hello_prepare,
+    .setup = hello_setup,
+    .text = hello_text,
+};
+
+int run_nested_hello(int argc, char **argv) {
+    hello_run h = {.block = 8, .grid = 1};
+    return run_main(&nested_hello, &h.run, argc, argv);
 }

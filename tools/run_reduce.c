@@ -1,12 +1,9 @@
 /* kernjit run reduce: one reduction on seeded random input, checked against the CPU and timed. */
-#include <getopt.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "check_util.h"
-#include "cli.h"
 #include "run.h"
+#include "run_harness.h"
 
 static void help(void) {
     printf("usage: kernjit run reduce [--op sum|max|min|prod] [--type i32|u32|i64|f16|f32|f64] [--n N]\n"
@@ -19,176 +16,152 @@ static void help(void) {
            "--seed S replays it. Exit 1 when the result is wrong.\n");
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
+typedef struct reduce_run {
+    run_ctx run;
+    kj_op op;
+    kj_type type;
+    uint64_t n;
+    size_t bytes;
+    kj_reduce_options options;
+    kj_reduce_report report, first;
+    kj_devptr input, result;
+    unsigned char expected[8], got[8];
+    double abs_sum, want, have, tolerance, error;
+    int ok;
+} reduce_run;
+
+static int option(run_ctx *c, int opt, char *arg) {
+    reduce_run *r = (reduce_run *)c;
+    switch (opt) {
+    case 'o':
+        if (kj_op_parse(arg, &r->op) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        break;
+    case 't':
+        if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        break;
+    case 'n':
+        if (cli_parse_count(arg, 1ull << 40, &r->n) != 0)
+            return cli_usage(c->cmd, "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", arg);
+        break;
+    case 'e': r->options.entry = arg; break;
+    }
+    return EXIT_OK;
 }
 
-int run_reduce(int argc, char **argv) {
-    /* "kernjit run reduce", or "kernjit demo" when the demo runs it: messages name what was typed */
-    const char *cmd = strncmp(argv[0], "kernjit ", 8) == 0 ? argv[0] + 8 : "run reduce";
-    static const struct option opts[] = {
-        {"op", required_argument, 0, 'o'},     {"type", required_argument, 0, 't'},  {"n", required_argument, 0, 'n'},
-        {"entry", required_argument, 0, 'e'},  {"define", required_argument, 0, 'D'}, {"seed", required_argument, 0, 's'},
-        {"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    kj_op op = KJ_OP_SUM;
-    kj_type type = KJ_TYPE_F32;
-    uint64_t n = 64ull << 20, seed = 0, repeat = 20;
-    kj_reduce_options ro = {0};
-    int json = 0, c, seed_given = 0;
-    char err[256];
-    while ((c = getopt_long(argc, argv, "ho:t:n:e:D:s:r:j", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
-            break;
-        case 't':
-            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
-            break;
-        case 'n':
-            if (cli_parse_count(optarg, 1ull << 40, &n) != 0)
-                return cli_usage(cmd, "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", optarg);
-            break;
-        case 'e': ro.entry = optarg; break;
-        case 's':
-            if (cli_parse_uint(optarg, UINT64_MAX, &seed) != 0)
-                return cli_usage(cmd, "--seed '%s' is not a non-negative integer", optarg);
-            seed_given = 1;
-            break;
-        case 'r':
-            if (cli_parse_uint(optarg, 100000, &repeat) != 0 || repeat == 0)
-                return cli_usage(cmd, "--repeat '%s' is not a count from 1 to 100000", optarg);
-            break;
-        case 'D': {
-            kj_define d;
-            uint64_t v;
-            if (cli_parse_define(optarg, &d, err, sizeof err) != 0) return cli_usage(cmd, "%s", err);
-            int is_block = strcmp(d.name, "BLOCK_SIZE") == 0, is_coarse = strcmp(d.name, "COARSE_FACTOR") == 0;
-            if (!is_block && !is_coarse)
-                return cli_usage(cmd, "-D %s: run reduce takes -D BLOCK_SIZE and -D COARSE_FACTOR (use --op and "
-                                 "--type for the operator and type)", d.name);
-            if (cli_parse_uint(d.value, 1u << 20, &v) != 0 || v == 0)
-                return cli_usage(cmd, "-D %s=%s: the value must be a positive integer", d.name, d.value);
-            if (is_block) ro.block_size = (unsigned)v;
-            else ro.coarse_factor = (unsigned)v;
-            break;
-        }
-        case 'j': json = 1; break;
-        case 'h': help(); return EXIT_OK;
-        default: return cli_usage(cmd, "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+static int prepare(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    r->options.block_size = c->macro[0];
+    r->options.coarse_factor = c->macro[1];
+    size_t esize = kj_type_size(r->type);
+    if (r->n > SIZE_MAX / esize) return cli_usage(c->cmd, "--n %llu: the byte count overflows", (unsigned long long)r->n);
+    r->bytes = (size_t)r->n * esize;
+    c->device_bytes = r->bytes;
+    snprintf(c->what, sizeof c->what, "--n %llu", (unsigned long long)r->n);
+    return EXIT_OK;
+}
 
-    size_t esize = kj_type_size(type);
-    if (n > SIZE_MAX / esize) return cli_usage(cmd, "--n %llu: the byte count overflows", (unsigned long long)n);
-    size_t bytes = (size_t)n * esize;
-
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(cmd, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(cmd, "no CUDA device: nothing can run here (`kernjit compile reduce` works without one)");
-    }
-    size_t free_b = 0, total_b = 0;
-    kj_mem_info(rt, &free_b, &total_b);
-    if (bytes > free_b) {
-        kj_runtime_destroy(rt);
-        return cli_usage(cmd, "--n %llu needs %zu bytes of device memory; %zu of %zu are free",
-                         (unsigned long long)n, bytes, free_b, total_b);
-    }
-
-    int rc = EXIT_OK;
-    void *host = malloc(bytes ? bytes : 1);
-    kj_devptr input = 0, result = 0;
-    kj_event *start = NULL, *stop = NULL;
-    double *times = calloc(repeat, sizeof *times);
-    if (!host || !times) {
-        rc = cli_error(cmd, "out of host memory for %zu bytes", bytes);
-        goto done;
-    }
-    if (!seed_given) seed = check_fresh_seed(); /* fresh each run, printed: --seed replays it */
-    cli_random_fill(type, host, (size_t)n, seed, 0);
-    unsigned char expected[8] = {0}, got[8] = {0};
-    double abs_sum = 0;
-    kj_reduce_reference(op, type, host, (size_t)n, expected, &abs_sum);
-
-    if ((s = kj_mem_alloc(rt, bytes ? bytes : 1, &input)) != KJ_OK || (s = kj_memcpy_htod(rt, input, host, bytes)) != KJ_OK ||
-        (s = kj_mem_alloc(rt, 16, &result)) != KJ_OK || (s = kj_event_create(rt, &start)) != KJ_OK ||
-        (s = kj_event_create(rt, &stop)) != KJ_OK) {
-        rc = cli_fail(cmd, s);
-        goto done;
-    }
+static int setup(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    void *host = run_host(c, r->bytes);
+    if (!host) return EXIT_FAILURE_;
+    cli_random_fill(r->type, host, (size_t)r->n, c->seed, 0);
+    kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    RUN_TRY(c, run_device(c, r->bytes, &r->input));
+    RUN_TRY(c, kj_memcpy_htod(c->rt, r->input, host, r->bytes));
+    RUN_TRY(c, run_device(c, 16, &r->result));
     /* The first call compiles or loads the kernel; its report says which. */
-    kj_reduce_report report;
-    ro.report = &report;
-    memset(got, 0xA5, sizeof got); /* poisoned: a result never written shows */
-    if ((s = kj_reduce(rt, op, type, input, (size_t)n, got, &ro)) != KJ_OK) {
-        rc = cli_fail(cmd, s);
-        goto done;
-    }
-    kj_reduce_report first = report;
-    for (uint64_t i = 0; i < repeat; i++) {
-        float ms = 0;
-        if ((s = kj_event_record(start, ro.stream)) != KJ_OK ||
-            (s = kj_reduce_async(rt, op, type, input, (size_t)n, result, &ro)) != KJ_OK ||
-            (s = kj_event_record(stop, ro.stream)) != KJ_OK || (s = kj_event_elapsed_ms(start, stop, &ms)) != KJ_OK) {
-            rc = cli_fail(cmd, s);
-            goto done;
-        }
-        times[i] = ms;
-    }
-    double med_ms = cli_median(times, repeat);
-    double gbs = med_ms > 0 ? bytes / (med_ms * 1e-3) / 1e9 : 0;
-    double want = kj_result_as_double(type, expected), have = kj_result_as_double(type, got);
-    double tol = kj_reduce_tolerance(op, type, (size_t)n, want, abs_sum, &first);
-    int exact = memcmp(expected, got, kj_result_size(type)) == 0;
-    double error = fabs(have - want);
-    int ok = exact || (isnan(want) && isnan(have)) || error <= tol;
+    r->options.report = &r->report;
+    memset(r->got, 0xA5, sizeof r->got); /* poisoned: a result never written shows */
+    RUN_TRY(c, kj_reduce(c->rt, r->op, r->type, r->input, (size_t)r->n, r->got, &r->options));
+    r->first = r->report;
+    return EXIT_OK;
+}
 
-    if (json) {
-        json_begin_object();
-        json_string("kernel", "reduce");
-        json_string("op", kj_op_name(op));
-        json_string("type", kj_type_name(type));
-        json_uint("n", n);
-        json_uint("seed", seed);
-        json_string("entry", first.entry);
-        json_uint("block_size", first.block_size);
-        json_uint("coarse_factor", first.coarse_factor);
-        json_uint("grid", first.grid);
-        json_string("config_from", first.config_from);
-        json_string("origin", origin_text(first.origin));
-        json_double("result", have);
-        json_double("reference", want);
-        json_double("error", error);
-        json_double("tolerance", tol);
-        json_bool("ok", ok);
-        json_uint("repeat", repeat);
-        json_double("median_us", med_ms * 1e3);
-        json_double("gbps", gbs);
-        json_end_object();
-        json_done();
-    } else {
-        printf("reduce %s %s, n = %llu (seed %llu)\n", kj_op_name(op), kj_type_name(type), (unsigned long long)n,
-               (unsigned long long)seed);
-        printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", first.entry,
-               first.block_size, first.coarse_factor, first.grid, first.config_from);
-        printf("  kernel      %s\n", origin_text(first.origin));
-        printf("  result      %.17g\n  reference   %.17g (CPU)\n", have, want);
-        printf("  error       %.3g (tolerance %.3g) %s\n", error, tol, ok ? "ok" : "WRONG");
-        printf("  time        %.2f us median of %llu runs, %.1f GB/s\n", med_ms * 1e3, (unsigned long long)repeat, gbs);
-    }
-    if (!ok) rc = cli_error(cmd, "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g",
-                            have, want, tol);
-done:
-    kj_event_destroy(start);
-    kj_event_destroy(stop);
-    kj_mem_free(rt, input);
-    kj_mem_free(rt, result);
-    free(host);
-    free(times);
-    kj_runtime_destroy(rt);
-    return rc;
+static kj_status launch(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    return kj_reduce_async(c->rt, r->op, r->type, r->input, (size_t)r->n, r->result, &r->options);
+}
+
+static int check(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    r->want = kj_result_as_double(r->type, r->expected);
+    r->have = kj_result_as_double(r->type, r->got);
+    r->tolerance = kj_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
+    r->error = fabs(r->have - r->want);
+    r->ok = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 || (isnan(r->want) && isnan(r->have)) ||
+            r->error <= r->tolerance;
+    if (!r->ok)
+        snprintf(c->wrong, sizeof c->wrong, "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g",
+                 r->have, r->want, r->tolerance);
+    return EXIT_OK;
+}
+
+static double gbps(const reduce_run *r) {
+    return r->run.median_ms > 0 ? r->bytes / (r->run.median_ms * 1e-3) / 1e9 : 0;
+}
+
+static void json(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    json_string("op", kj_op_name(r->op));
+    json_string("type", kj_type_name(r->type));
+    json_uint("n", r->n);
+    json_uint("seed", c->seed);
+    json_string("entry", r->first.entry);
+    json_uint("block_size", r->first.block_size);
+    json_uint("coarse_factor", r->first.coarse_factor);
+    json_uint("grid", r->first.grid);
+    json_string("config_from", r->first.config_from);
+    json_string("origin", run_origin(r->first.origin));
+    json_double("result", r->have);
+    json_double("reference", r->want);
+    json_double("error", r->error);
+    json_double("tolerance", r->tolerance);
+    json_bool("ok", r->ok);
+    json_uint("repeat", c->repeat);
+    json_double("median_us", c->median_ms * 1e3);
+    json_double("gbps", gbps(r));
+}
+
+static void text(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    printf("reduce %s %s, n = %llu (seed %llu)\n", kj_op_name(r->op), kj_type_name(r->type), (unsigned long long)r->n,
+           (unsigned long long)c->seed);
+    printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", r->first.entry,
+           r->first.block_size, r->first.coarse_factor, r->first.grid, r->first.config_from);
+    printf("  kernel      %s\n", run_origin(r->first.origin));
+    printf("  result      %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
+    printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
+    printf("  time        %.2f us median of %llu runs, %.1f GB/s\n", c->median_ms * 1e3, (unsigned long long)c->repeat,
+           gbps(r));
+}
+
+static const struct option options[] = {{"op", required_argument, 0, 'o'},
+                                        {"type", required_argument, 0, 't'},
+                                        {"n", required_argument, 0, 'n'},
+                                        {"entry", required_argument, 0, 'e'},
+                                        {0, 0, 0, 0}};
+
+static const run_macros macros = {{"BLOCK_SIZE", "COARSE_FACTOR"}, 1u << 20, "a positive integer",
+                                  "use --op and --type for the operator and type"};
+
+static const run_family reduce = {
+    .kernel = "reduce",
+    .help = help,
+    .optstring = "o:t:n:e:",
+    .options = options,
+    .seeded = 1,
+    .max_repeat = 100000,
+    .macros = &macros,
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .launch = launch,
+    .check = check,
+    .json = json,
+    .text = text,
+};
+
+int run_reduce(int argc, char **argv) {
+    reduce_run r = {.run.repeat = 20, .op = KJ_OP_SUM, .type = KJ_TYPE_F32, .n = 64ull << 20};
+    return run_main(&reduce, &r.run, argc, argv);
 }

@@ -1,13 +1,7 @@
 /* kernjit run vector-add: c = a + b on fresh random input, checked against the CPU and timed. */
-#include <getopt.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "check_util.h"
-#include "cli.h"
 #include "run.h"
-
-#define CMD "run vector-add"
+#include "run_harness.h"
 
 static void help(void) {
     printf("usage: kernjit run vector-add [--n N] [--type f32|f64] [-D BLOCK_SIZE=B] [-D UNROLL=U]\n"
@@ -21,166 +15,144 @@ static void help(void) {
            "N takes suffixes: 1000003, 64M, 2^24. Exit 1 when the result is wrong.\n");
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
+typedef struct vector_add_run {
+    run_ctx run;
+    uint64_t n, offset;
+    kj_type type;
+    size_t bytes, alloc;
+    kj_vector_add_options options;
+    kj_vector_add_report first;
+    kj_devptr a, b, c; /* offset elements into their allocations */
+    size_t wrong;      /* elements that differ from the CPU's sum */
+} vector_add_run;
+
+static int option(run_ctx *c, int opt, char *arg) {
+    vector_add_run *v = (vector_add_run *)c;
+    switch (opt) {
+    case 'n':
+        if (cli_parse_count(arg, 1ull << 40, &v->n) != 0 || v->n == 0)
+            return cli_usage(c->cmd, "--n '%s' is not a count from 1 to 2^40 (examples: 1000003, 64M, 2^24)", arg);
+        break;
+    case 't':
+        if (kj_type_parse(arg, &v->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        if (v->type != KJ_TYPE_F32 && v->type != KJ_TYPE_F64)
+            return cli_usage(c->cmd, "--type %s: vector-add takes f32 or f64", arg);
+        break;
+    case 'o':
+        if (cli_parse_uint(arg, 1024, &v->offset) != 0)
+            return cli_usage(c->cmd, "--offset '%s' is not a count from 0 to 1024", arg);
+        break;
+    }
+    return EXIT_OK;
 }
 
-int run_vector_add(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"n", required_argument, 0, 'n'},      {"type", required_argument, 0, 't'},
-        {"define", required_argument, 0, 'D'}, {"offset", required_argument, 0, 'o'},
-        {"seed", required_argument, 0, 's'},   {"repeat", required_argument, 0, 'r'},
-        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    uint64_t n = 64ull << 20, repeat = 20, seed = 0, offset = 0, v;
-    int seed_given = 0, json = 0, c;
-    kj_type type = KJ_TYPE_F32;
-    kj_vector_add_options vo = {0};
-    char err[256];
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hn:t:D:o:s:r:j", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (cli_parse_count(optarg, 1ull << 40, &n) != 0 || n == 0)
-                return cli_usage(CMD, "--n '%s' is not a count from 1 to 2^40 (examples: 1000003, 64M, 2^24)", optarg);
-            break;
-        case 't':
-            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage(CMD, "%s", kj_last_error());
-            if (type != KJ_TYPE_F32 && type != KJ_TYPE_F64)
-                return cli_usage(CMD, "--type %s: vector-add takes f32 or f64", optarg);
-            break;
-        case 'D': {
-            kj_define d;
-            if (cli_parse_define(optarg, &d, err, sizeof err) != 0) return cli_usage(CMD, "%s", err);
-            int block = strcmp(d.name, "BLOCK_SIZE") == 0, unroll = strcmp(d.name, "UNROLL") == 0;
-            if (!block && !unroll)
-                return cli_usage(CMD, "-D %s: run vector-add takes -D BLOCK_SIZE and -D UNROLL (use --type for the "
-                                 "element type)", d.name);
-            if (cli_parse_uint(d.value, 1024, &v) != 0 || v == 0)
-                return cli_usage(CMD, "-D %s=%s: the value must be an integer from 1 to 1024", d.name, d.value);
-            if (block) vo.block_size = (unsigned)v;
-            else vo.unroll = (unsigned)v;
-            break;
-        }
-        case 'o':
-            if (cli_parse_uint(optarg, 1024, &offset) != 0)
-                return cli_usage(CMD, "--offset '%s' is not a count from 0 to 1024", optarg);
-            break;
-        case 's':
-            if (cli_parse_uint(optarg, UINT64_MAX, &seed) != 0)
-                return cli_usage(CMD, "--seed '%s' is not a non-negative integer", optarg);
-            seed_given = 1;
-            break;
-        case 'r':
-            if (cli_parse_uint(optarg, 100000, &repeat) != 0 || repeat == 0)
-                return cli_usage(CMD, "--repeat '%s' is not a count from 1 to 100000", optarg);
-            break;
-        case 'j': json = 1; break;
-        case 'h': help(); return EXIT_OK;
-        default: return cli_usage(CMD, "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-    if (!seed_given) seed = check_fresh_seed();
-    size_t esize = kj_type_size(type);
-    size_t bytes = (size_t)n * esize, alloc = (size_t)(n + offset) * esize;
+static int prepare(run_ctx *c) {
+    vector_add_run *v = (vector_add_run *)c;
+    v->options.block_size = c->macro[0];
+    v->options.unroll = c->macro[1];
+    size_t esize = kj_type_size(v->type);
+    v->bytes = (size_t)v->n * esize;
+    v->alloc = (size_t)(v->n + v->offset) * esize;
+    c->device_bytes = 3 * v->alloc;
+    snprintf(c->what, sizeof c->what, "--n %llu", (unsigned long long)v->n);
+    return EXIT_OK;
+}
 
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(CMD, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(CMD, "no CUDA device: nothing can run here (`kernjit compile vector_add` works without one)");
-    }
-    size_t free_b = 0, total_b = 0;
-    kj_mem_info(rt, &free_b, &total_b);
-    if (3 * alloc > free_b) {
-        kj_runtime_destroy(rt);
-        return cli_usage(CMD, "--n %llu needs %zu bytes of device memory; %zu of %zu are free", (unsigned long long)n,
-                         3 * alloc, free_b, total_b);
-    }
+static kj_status launch(run_ctx *c) {
+    vector_add_run *v = (vector_add_run *)c;
+    return kj_vector_add(c->rt, v->type, v->a, v->b, v->c, (size_t)v->n, &v->options);
+}
 
-    int rc = EXIT_OK;
-    void *a = malloc(bytes), *b = malloc(bytes), *got = malloc(bytes);
-    double *times = calloc(repeat, sizeof *times);
-    kj_devptr da = 0, db = 0, dc = 0;
-    kj_event *start = NULL, *stop = NULL;
-    if (!a || !b || !got || !times) {
-        rc = cli_error(CMD, "out of host memory for 3 x %zu bytes", bytes);
-        goto done;
-    }
-    cli_random_fill(type, a, (size_t)n, seed, 0);
-    cli_random_fill(type, b, (size_t)n, seed + 1, 0);
-    kj_vector_add_report report;
-    vo.report = &report;
-    size_t off = (size_t)offset * esize;
-    if ((s = kj_mem_alloc(rt, alloc, &da)) != KJ_OK || (s = kj_mem_alloc(rt, alloc, &db)) != KJ_OK ||
-        (s = kj_mem_alloc(rt, alloc, &dc)) != KJ_OK || (s = kj_memcpy_htod(rt, da + off, a, bytes)) != KJ_OK ||
-        (s = kj_memcpy_htod(rt, db + off, b, bytes)) != KJ_OK || (s = kj_memset_u8(rt, dc, 0xA5, alloc)) != KJ_OK ||
-        (s = kj_event_create(rt, &start)) != KJ_OK || (s = kj_event_create(rt, &stop)) != KJ_OK ||
-        (s = kj_vector_add(rt, type, da + off, db + off, dc + off, (size_t)n, &vo)) != KJ_OK ||
-        (s = kj_synchronize(rt)) != KJ_OK || (s = kj_memcpy_dtoh(rt, got, dc + off, bytes)) != KJ_OK) {
-        rc = cli_fail(CMD, s);
-        goto done;
-    }
-    kj_vector_add_report first = report;
+/* The inputs, the poisoned output and the first run, checked in full on the CPU. */
+static int setup(run_ctx *c) {
+    vector_add_run *v = (vector_add_run *)c;
+    size_t off = (size_t)v->offset * kj_type_size(v->type);
+    void *a = run_host(c, v->bytes), *b = run_host(c, v->bytes), *got = run_host(c, v->bytes);
+    if (!a || !b || !got) return EXIT_FAILURE_;
+    cli_random_fill(v->type, a, (size_t)v->n, c->seed, 0);
+    cli_random_fill(v->type, b, (size_t)v->n, c->seed + 1, 0);
+    RUN_TRY(c, run_device(c, v->alloc, &v->a));
+    RUN_TRY(c, run_device(c, v->alloc, &v->b));
+    RUN_TRY(c, run_device(c, v->alloc, &v->c));
+    RUN_TRY(c, kj_memset_u8(c->rt, v->c, 0xA5, v->alloc));
+    v->a += off;
+    v->b += off;
+    v->c += off;
+    RUN_TRY(c, kj_memcpy_htod(c->rt, v->a, a, v->bytes));
+    RUN_TRY(c, kj_memcpy_htod(c->rt, v->b, b, v->bytes));
+    v->options.report = &v->first;
+    RUN_TRY(c, launch(c));
+    v->options.report = NULL;
+    RUN_TRY(c, kj_synchronize(c->rt));
+    RUN_TRY(c, kj_memcpy_dtoh(c->rt, got, v->c, v->bytes));
     size_t bad = 0;
-    size_t wrong = check_vector_add(type, a, b, got, (size_t)n, 0, 0, &bad);
-    vo.report = NULL;
-    for (uint64_t i = 0; i < repeat; i++) {
-        float ms = 0;
-        if ((s = kj_event_record(start, vo.stream)) != KJ_OK ||
-            (s = kj_vector_add(rt, type, da + off, db + off, dc + off, (size_t)n, &vo)) != KJ_OK ||
-            (s = kj_event_record(stop, vo.stream)) != KJ_OK || (s = kj_event_elapsed_ms(start, stop, &ms)) != KJ_OK) {
-            rc = cli_fail(CMD, s);
-            goto done;
-        }
-        times[i] = ms;
-    }
-    double med_ms = cli_median(times, repeat);
-    double gbs = med_ms > 0 ? 3.0 * bytes / (med_ms * 1e-3) / 1e9 : 0;
+    v->wrong = check_vector_add(v->type, a, b, got, (size_t)v->n, 0, 0, &bad);
+    if (v->wrong)
+        snprintf(c->wrong, sizeof c->wrong, "%zu elements differ from the CPU's a + b; the first at index %zu",
+                 v->wrong, bad);
+    return EXIT_OK;
+}
 
-    if (json) {
-        json_begin_object();
-        json_string("kernel", "vector_add");
-        json_string("type", kj_type_name(type));
-        json_uint("n", n);
-        json_uint("offset", offset);
-        json_uint("seed", seed);
-        json_string("entry", first.entry);
-        json_uint("block_size", first.block_size);
-        json_uint("unroll", first.unroll);
-        json_uint("grid", first.grid);
-        json_string("origin", origin_text(first.origin));
-        json_string("config_from", first.config_from);
-        json_uint("wrong", wrong);
-        json_bool("ok", wrong == 0);
-        json_uint("repeat", repeat);
-        json_double("median_us", med_ms * 1e3);
-        json_double("gbps", gbs);
-        json_end_object();
-        json_done();
-    } else {
-        printf("vector add %s, n = %llu (seed %llu%s)\n", kj_type_name(type), (unsigned long long)n,
-               (unsigned long long)seed, offset ? ", offset into the allocations" : "");
-        printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u (%s), %u blocks\n", first.entry, first.block_size,
-               first.unroll, first.config_from, first.grid);
-        printf("  kernel      %s\n", origin_text(first.origin));
-        printf("  check       %s (every element against the CPU's a + b, bit for bit)\n", wrong ? "WRONG" : "ok");
-        printf("  time        %.2f us median of %llu runs, %.1f GB/s (2 reads + 1 write)\n", med_ms * 1e3,
-               (unsigned long long)repeat, gbs);
-    }
-    if (wrong) rc = cli_error(CMD, "%zu elements differ from the CPU's a + b; the first at index %zu", wrong, bad);
-done:
-    kj_event_destroy(start);
-    kj_event_destroy(stop);
-    kj_mem_free(rt, da);
-    kj_mem_free(rt, db);
-    kj_mem_free(rt, dc);
-    free(a);
-    free(b);
-    free(got);
-    free(times);
-    kj_runtime_destroy(rt);
-    return rc;
+static double gbps(const vector_add_run *v) {
+    return v->run.median_ms > 0 ? 3.0 * v->bytes / (v->run.median_ms * 1e-3) / 1e9 : 0;
+}
+
+static void json(run_ctx *c) {
+    vector_add_run *v = (vector_add_run *)c;
+    json_string("type", kj_type_name(v->type));
+    json_uint("n", v->n);
+    json_uint("offset", v->offset);
+    json_uint("seed", c->seed);
+    json_string("entry", v->first.entry);
+    json_uint("block_size", v->first.block_size);
+    json_uint("unroll", v->first.unroll);
+    json_uint("grid", v->first.grid);
+    json_string("origin", run_origin(v->first.origin));
+    json_string("config_from", v->first.config_from);
+    json_uint("wrong", v->wrong);
+    json_bool("ok", v->wrong == 0);
+    json_uint("repeat", c->repeat);
+    json_double("median_us", c->median_ms * 1e3);
+    json_double("gbps", gbps(v));
+}
+
+static void text(run_ctx *c) {
+    vector_add_run *v = (vector_add_run *)c;
+    printf("vector add %s, n = %llu (seed %llu%s)\n", kj_type_name(v->type), (unsigned long long)v->n,
+           (unsigned long long)c->seed, v->offset ? ", offset into the allocations" : "");
+    printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u (%s), %u blocks\n", v->first.entry, v->first.block_size,
+           v->first.unroll, v->first.config_from, v->first.grid);
+    printf("  kernel      %s\n", run_origin(v->first.origin));
+    printf("  check       %s (every element against the CPU's a + b, bit for bit)\n", v->wrong ? "WRONG" : "ok");
+    printf("  time        %.2f us median of %llu runs, %.1f GB/s (2 reads + 1 write)\n", c->median_ms * 1e3,
+           (unsigned long long)c->repeat, gbps(v));
+}
+
+static const struct option options[] = {{"n", required_argument, 0, 'n'},
+                                        {"type", required_argument, 0, 't'},
+                                        {"offset", required_argument, 0, 'o'},
+                                        {0, 0, 0, 0}};
+
+static const run_macros macros = {{"BLOCK_SIZE", "UNROLL"}, 1024, "an integer from 1 to 1024",
+                                  "use --type for the element type"};
+
+static const run_family vector_add = {
+    .kernel = "vector_add",
+    .help = help,
+    .optstring = "n:t:o:",
+    .options = options,
+    .seeded = 1,
+    .max_repeat = 100000,
+    .macros = &macros,
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .launch = launch,
+    .json = json,
+    .text = text,
+};
+
+int run_vector_add(int argc, char **argv) {
+    vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32};
+    return run_main(&vector_add, &v.run, argc, argv);
 }

@@ -1,0 +1,176 @@
+#include "run_harness.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_util.h"
+
+#define MAX_OPTIONS 32
+#define HELP_GIVEN (-1)
+
+const char *run_origin(kj_origin o) {
+    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
+}
+
+void *run_host(run_ctx *c, size_t bytes) {
+    assert(c->hosts < RUN_MAX_BUFFERS);
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) cli_error(c->cmd, "out of host memory for %zu bytes", bytes);
+    return c->host[c->hosts++] = p;
+}
+
+kj_status run_device(run_ctx *c, size_t bytes, kj_devptr *out) {
+    assert(c->devices < RUN_MAX_BUFFERS);
+    kj_status s = kj_mem_alloc(c->rt, bytes ? bytes : 1, out);
+    c->device[c->devices++] = s == KJ_OK ? *out : 0;
+    return s;
+}
+
+static int takes_repeat(const run_family *f) { return f->launch || f->timed; }
+
+/* The family's options and those of the harness that it takes, for getopt_long. */
+static void options_for(const run_family *f, struct option *opts, char *optstring) {
+    const struct {
+        int taken;
+        struct option option;
+        const char *letters;
+    } harness[] = {
+        {1, {"help", no_argument, 0, 'h'}, "h"},
+        {f->seeded, {"seed", required_argument, 0, 's'}, "s:"},
+        {takes_repeat(f), {"repeat", required_argument, 0, 'r'}, "r:"},
+        {f->json != NULL, {"json", no_argument, 0, 'j'}, "j"},
+        {f->macros != NULL, {"define", required_argument, 0, 'D'}, "D:"},
+    };
+    size_t n = 0;
+    for (; f->options[n].name; n++) opts[n] = f->options[n];
+    assert(n + sizeof harness / sizeof harness[0] < MAX_OPTIONS);
+    strcpy(optstring, f->optstring);
+    for (size_t i = 0; i < sizeof harness / sizeof harness[0]; i++) {
+        if (!harness[i].taken) continue;
+        opts[n++] = harness[i].option;
+        strcat(optstring, harness[i].letters);
+    }
+    opts[n] = (struct option){0, 0, 0, 0};
+}
+
+static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
+    kj_define d;
+    char err[256];
+    uint64_t v;
+    if (cli_parse_define(text, &d, err, sizeof err) != 0) return cli_usage(c->cmd, "%s", err);
+    int which = strcmp(d.name, m->names[0]) == 0 ? 0 : strcmp(d.name, m->names[1]) == 0 ? 1 : -1;
+    if (which < 0)
+        return cli_usage(c->cmd, "-D %s: %s takes -D %s and -D %s (%s)", d.name, c->cmd, m->names[0], m->names[1],
+                         m->instead);
+    if (cli_parse_uint(d.value, m->max, &v) != 0 || v == 0)
+        return cli_usage(c->cmd, "-D %s=%s: the value must be %s", d.name, d.value, m->allowed);
+    c->macro[which] = (unsigned)v;
+    return EXIT_OK;
+}
+
+/* EXIT_OK to go on, HELP_GIVEN after --help, else the usage error's exit code. */
+static int parse(const run_family *f, run_ctx *c, int argc, char **argv, int *seed_given) {
+    struct option opts[MAX_OPTIONS];
+    char optstring[MAX_OPTIONS * 2 + 1]; /* at most two letters an option */
+    options_for(f, opts, optstring);
+    const char *harness = optstring + strlen(f->optstring); /* the letters of the harness's options */
+    int opt, rc = EXIT_OK;
+    optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
+    while (rc == EXIT_OK && (opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+        if (opt == '?') return cli_usage(c->cmd, "unknown option");
+        if (!strchr(harness, opt)) {
+            rc = f->option(c, opt, optarg);
+            continue;
+        }
+        switch (opt) {
+        case 'h': f->help(); return HELP_GIVEN;
+        case 's':
+            if (cli_parse_uint(optarg, UINT64_MAX, &c->seed) != 0)
+                return cli_usage(c->cmd, "--seed '%s' is not a non-negative integer", optarg);
+            *seed_given = 1;
+            break;
+        case 'r':
+            if (cli_parse_uint(optarg, f->max_repeat, &c->repeat) != 0 || c->repeat == 0)
+                return cli_usage(c->cmd, "--repeat '%s' is not a count from 1 to %llu", optarg,
+                                 (unsigned long long)f->max_repeat);
+            break;
+        case 'j': c->json = 1; break;
+        case 'D': rc = parse_macro(c, f->macros, optarg); break;
+        }
+    }
+    if (rc == EXIT_OK && optind < argc) rc = cli_usage(c->cmd, "unexpected argument '%s'", argv[optind]);
+    return rc;
+}
+
+static kj_status time_launch(run_ctx *c, const run_family *f, double *ms) {
+    float elapsed = 0;
+    kj_status s = kj_event_record(c->start, NULL);
+    if (s == KJ_OK) s = f->launch(c);
+    if (s == KJ_OK) s = kj_event_record(c->stop, NULL);
+    if (s == KJ_OK) s = kj_event_elapsed_ms(c->start, c->stop, &elapsed);
+    *ms = elapsed;
+    return s;
+}
+
+/* After the first run: the timed ones, and their median. */
+static int time_runs(const run_family *f, run_ctx *c) {
+    for (uint64_t i = 0; i < c->repeat; i++) {
+        kj_status s = f->launch ? time_launch(c, f, &c->times[i]) : f->timed(c, &c->times[i]);
+        if (s != KJ_OK) return cli_fail(c->cmd, s);
+    }
+    c->median_ms = cli_median(c->times, c->repeat);
+    return EXIT_OK;
+}
+
+/* Everything on the device, with the runtime open. */
+static int run_on_device(const run_family *f, run_ctx *c) {
+    if (c->device_bytes) {
+        int rc = cli_check_device_memory(c->rt, c->cmd, c->what, c->device_bytes);
+        if (rc != EXIT_OK) return rc;
+    }
+    if (!(c->times = run_host(c, c->repeat * sizeof *c->times))) return EXIT_FAILURE_;
+    if (f->launch) {
+        RUN_TRY(c, kj_event_create(c->rt, &c->start));
+        RUN_TRY(c, kj_event_create(c->rt, &c->stop));
+    }
+    int rc = f->setup(c);
+    if (rc == EXIT_OK) rc = time_runs(f, c);
+    if (rc == EXIT_OK && f->check) rc = f->check(c);
+    if (rc != EXIT_OK) return rc;
+    if (c->json) {
+        json_begin_object();
+        json_string("kernel", f->kernel);
+        f->json(c);
+        json_end_object();
+        json_done();
+    } else {
+        f->text(c);
+    }
+    return c->wrong[0] ? cli_error(c->cmd, "%s", c->wrong) : EXIT_OK;
+}
+
+int run_main(const run_family *f, run_ctx *c, int argc, char **argv) {
+    /* argv[0] is "kernjit run NAME" (or "kernjit demo"): messages name what was typed */
+    c->cmd = strncmp(argv[0], "kernjit ", 8) == 0 ? argv[0] + 8 : argv[0];
+    if (!takes_repeat(f)) c->repeat = 0;
+    int seed_given = 0, rc = parse(f, c, argc, argv, &seed_given);
+    if (rc == HELP_GIVEN) return EXIT_OK;
+    if (rc == EXIT_OK && f->prepare) rc = f->prepare(c);
+    if (rc != EXIT_OK) return rc;
+    if (!seed_given) c->seed = check_fresh_seed();
+
+    kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
+    if (s != KJ_OK) return cli_fail(c->cmd, s);
+    if (kj_runtime_has_device(c->rt))
+        rc = run_on_device(f, c);
+    else
+        rc = cli_error(c->cmd, "no CUDA device: nothing can run here (`kernjit compile %s` works without one)",
+                       f->kernel);
+    kj_event_destroy(c->start);
+    kj_event_destroy(c->stop);
+    for (unsigned i = 0; i < c->devices; i++) kj_mem_free(c->rt, c->device[i]);
+    for (unsigned i = 0; i < c->hosts; i++) free(c->host[i]);
+    kj_runtime_destroy(c->rt);
+    return rc;
+}
