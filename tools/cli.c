@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -60,6 +61,31 @@ int cli_error(const char *cmd, const char *fmt, ...) {
     va_end(ap);
     fputc('\n', stderr);
     return EXIT_FAILURE_;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user) {
+    struct option all[CLI_MAX_OPTIONS + 1];
+    char letters[2 * CLI_MAX_OPTIONS + 1] = ""; /* at most "x:" an option */
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        for (const struct option *o = sets[i].options; o->name; o++) {
+            assert(n < CLI_MAX_OPTIONS);
+            all[n++] = *o;
+        }
+        strcat(letters, sets[i].letters);
+    }
+    all[n] = (struct option){0, 0, 0, 0};
+    int opt, rc = EXIT_OK;
+    optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
+    while (rc == EXIT_OK && (opt = getopt_long(argc, argv, letters, all, NULL)) != -1) {
+        if (opt == '?') return cli_usage(cmd, "unknown option");
+        size_t i = 0;
+        while (i < count && !strchr(sets[i].letters, opt)) i++;
+        assert(i < count); /* every option's letter is in its set's letters */
+        rc = sets[i].fn(user, opt, optarg);
+    }
+    if (rc == EXIT_OK && optind < argc) rc = cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    return rc;
 }
 
 int cli_fail(const char *cmd, kj_status s) {
