@@ -6,9 +6,6 @@
 
 #include "check_util.h"
 
-#define MAX_OPTIONS 32
-#define HELP_GIVEN (-1)
-
 const char *run_origin(kj_origin o) {
     return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
 }
@@ -27,32 +24,27 @@ kj_status run_device(run_ctx *c, size_t bytes, kj_devptr *out) {
     return s;
 }
 
+static double gbps(const run_ctx *c) { return c->median_ms > 0 ? c->bytes / (c->median_ms * 1e-3) / 1e9 : 0; }
+
+void run_json_time(const run_ctx *c) {
+    json_uint("repeat", c->repeat);
+    json_double("median_us", c->median_ms * 1e3);
+    if (c->family->reports_gbps) json_double("gbps", gbps(c));
+}
+
+void run_text_time(const run_ctx *c, const char *note) {
+    printf("  time        %.2f us median of %llu runs", c->median_ms * 1e3, (unsigned long long)c->repeat);
+    if (c->family->reports_gbps) printf(", %.1f GB/s", gbps(c));
+    printf(note ? " (%s)\n" : "\n", note);
+}
+
 static int takes_repeat(const run_family *f) { return f->launch || f->timed; }
 
-/* The family's options and those of the harness that it takes, for getopt_long. */
-static void options_for(const run_family *f, struct option *opts, char *optstring) {
-    const struct {
-        int taken;
-        struct option option;
-        const char *letters;
-    } harness[] = {
-        {1, {"help", no_argument, 0, 'h'}, "h"},
-        {f->seeded, {"seed", required_argument, 0, 's'}, "s:"},
-        {takes_repeat(f), {"repeat", required_argument, 0, 'r'}, "r:"},
-        {f->json != NULL, {"json", no_argument, 0, 'j'}, "j"},
-        {f->macros != NULL, {"define", required_argument, 0, 'D'}, "D:"},
-    };
-    size_t n = 0;
-    for (; f->options[n].name; n++) opts[n] = f->options[n];
-    assert(n + sizeof harness / sizeof harness[0] < MAX_OPTIONS);
-    strcpy(optstring, f->optstring);
-    for (size_t i = 0; i < sizeof harness / sizeof harness[0]; i++) {
-        if (!harness[i].taken) continue;
-        opts[n++] = harness[i].option;
-        strcat(optstring, harness[i].letters);
-    }
-    opts[n] = (struct option){0, 0, 0, 0};
-}
+typedef struct parse_state {
+    const run_family *f;
+    run_ctx *c;
+    int seed_given;
+} parse_state;
 
 static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
     kj_define d;
@@ -69,38 +61,57 @@ static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
     return EXIT_OK;
 }
 
-/* EXIT_OK to go on, HELP_GIVEN after --help, else the usage error's exit code. */
-static int parse(const run_family *f, run_ctx *c, int argc, char **argv, int *seed_given) {
-    struct option opts[MAX_OPTIONS];
-    char optstring[MAX_OPTIONS * 2 + 1]; /* at most two letters an option */
-    options_for(f, opts, optstring);
-    const char *harness = optstring + strlen(f->optstring); /* the letters of the harness's options */
-    int opt, rc = EXIT_OK;
-    optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
-    while (rc == EXIT_OK && (opt = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
-        if (opt == '?') return cli_usage(c->cmd, "unknown option");
-        if (!strchr(harness, opt)) {
-            rc = f->option(c, opt, optarg);
-            continue;
-        }
-        switch (opt) {
-        case 'h': f->help(); return HELP_GIVEN;
-        case 's':
-            if (cli_parse_uint(optarg, UINT64_MAX, &c->seed) != 0)
-                return cli_usage(c->cmd, "--seed '%s' is not a non-negative integer", optarg);
-            *seed_given = 1;
-            break;
-        case 'r':
-            if (cli_parse_uint(optarg, f->max_repeat, &c->repeat) != 0 || c->repeat == 0)
-                return cli_usage(c->cmd, "--repeat '%s' is not a count from 1 to %llu", optarg,
-                                 (unsigned long long)f->max_repeat);
-            break;
-        case 'j': c->json = 1; break;
-        case 'D': rc = parse_macro(c, f->macros, optarg); break;
-        }
+static int harness_option(void *user, int opt, char *arg) {
+    parse_state *p = user;
+    run_ctx *c = p->c;
+    switch (opt) {
+    case 'h': p->f->help(); return CLI_DONE;
+    case 's':
+        if (cli_parse_uint(arg, UINT64_MAX, &c->seed) != 0)
+            return cli_usage(c->cmd, "--seed '%s' is not a non-negative integer", arg);
+        p->seed_given = 1;
+        break;
+    case 'r':
+        if (cli_parse_uint(arg, p->f->max_repeat, &c->repeat) != 0 || c->repeat == 0)
+            return cli_usage(c->cmd, "--repeat '%s' is not a count from 1 to %llu", arg,
+                             (unsigned long long)p->f->max_repeat);
+        break;
+    case 'j': c->json = 1; break;
+    case 'D': return parse_macro(c, p->f->macros, arg);
     }
-    if (rc == EXIT_OK && optind < argc) rc = cli_usage(c->cmd, "unexpected argument '%s'", argv[optind]);
-    return rc;
+    return EXIT_OK;
+}
+
+static int family_option(void *user, int opt, char *arg) {
+    parse_state *p = user;
+    return p->f->option(p->c, opt, arg);
+}
+
+/* The family's options, and those of the harness that it takes. */
+static int parse(parse_state *p, int argc, char **argv) {
+    const run_family *f = p->f;
+    const struct {
+        int taken;
+        struct option option;
+        const char *letters;
+    } all[] = {
+        {1, {"help", no_argument, 0, 'h'}, "h"},
+        {f->seeded, {"seed", required_argument, 0, 's'}, "s:"},
+        {takes_repeat(f), {"repeat", required_argument, 0, 'r'}, "r:"},
+        {f->json != NULL, {"json", no_argument, 0, 'j'}, "j"},
+        {f->macros != NULL, {"define", required_argument, 0, 'D'}, "D:"},
+    };
+    struct option options[sizeof all / sizeof all[0] + 1];
+    char letters[2 * sizeof all / sizeof all[0] + 1] = "";
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (!all[i].taken) continue;
+        options[n++] = all[i].option;
+        strcat(letters, all[i].letters);
+    }
+    options[n] = (struct option){0, 0, 0, 0};
+    const cli_option_set sets[] = {{f->optstring, f->options, family_option}, {letters, options, harness_option}};
+    return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);
 }
 
 static kj_status time_launch(run_ctx *c, const run_family *f, double *ms) {
@@ -153,12 +164,14 @@ static int run_on_device(const run_family *f, run_ctx *c) {
 int run_main(const run_family *f, run_ctx *c, int argc, char **argv) {
     /* argv[0] is "kernjit run NAME" (or "kernjit demo"): messages name what was typed */
     c->cmd = strncmp(argv[0], "kernjit ", 8) == 0 ? argv[0] + 8 : argv[0];
+    c->family = f;
     if (!takes_repeat(f)) c->repeat = 0;
-    int seed_given = 0, rc = parse(f, c, argc, argv, &seed_given);
-    if (rc == HELP_GIVEN) return EXIT_OK;
+    parse_state p = {f, c, 0};
+    int rc = parse(&p, argc, argv);
+    if (rc == CLI_DONE) return EXIT_OK;
     if (rc == EXIT_OK && f->prepare) rc = f->prepare(c);
     if (rc != EXIT_OK) return rc;
-    if (!seed_given) c->seed = check_fresh_seed();
+    if (!p.seed_given) c->seed = check_fresh_seed();
 
     kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
     if (s != KJ_OK) return cli_fail(c->cmd, s);

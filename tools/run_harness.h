@@ -17,6 +17,8 @@
 
 #define RUN_MAX_BUFFERS 8
 
+typedef struct run_family run_family;
+
 /* One run's state; a family's own state is a struct whose first member is this one. */
 typedef struct run_ctx {
     const char *cmd;      /* "run reduce" ("demo" when the demo runs it): messages name what was typed */
@@ -27,10 +29,12 @@ typedef struct run_ctx {
     unsigned macro[2];    /* -D values of the family's macros (0: not given) */
     uint64_t device_bytes; /* set by prepare: device memory the command line asks for (0: not checked) */
     char what[96];        /* and how it asked, for the message: "--n 1048576", "1000 x 1000" */
+    double bytes;         /* set by prepare: bytes one run reads and writes, when the family reports GB/s */
     double median_ms;     /* of the timed runs */
     char wrong[512];      /* set by check when the result is wrong: the message, exit 1 */
 
-    /* the harness's own: what it frees at the end */
+    /* the harness's own */
+    const run_family *family;
     double *times;
     kj_event *start, *stop;
     void *host[RUN_MAX_BUFFERS];
@@ -47,12 +51,13 @@ typedef struct run_macros {
 } run_macros;
 
 /* Callbacks return EXIT_OK, or an exit code after printing why (cli_usage, cli_error, cli_fail). */
-typedef struct run_family {
+struct run_family {
     const char *kernel;            /* its source: JSON "kernel", `kernjit compile KERNEL` */
     void (*help)(void);
     const char *optstring;         /* its own options, besides the harness's h s: r: j D: */
     const struct option *options;  /* ends with a zero entry */
     int seeded;                    /* takes --seed: its inputs are random */
+    int reports_gbps;              /* c->bytes / the median time, in the report */
     uint64_t max_repeat;           /* --repeat from 1 to this */
     const run_macros *macros;      /* the -D it takes; NULL: none */
     int (*option)(run_ctx *c, int opt, char *arg); /* one of its own options */
@@ -65,7 +70,7 @@ typedef struct run_family {
     int (*check)(run_ctx *c);      /* after the timed runs, against the CPU: fills c->wrong (or setup does) */
     void (*json)(run_ctx *c);      /* the JSON fields after "kernel"; NULL: no --json */
     void (*text)(run_ctx *c);
-} run_family;
+};
 
 /* `kernjit run FAMILY ARGS`: c is the family's state (its first member), holding its defaults. */
 int run_main(const run_family *f, run_ctx *c, int argc, char **argv);
@@ -81,6 +86,11 @@ kj_status run_device(run_ctx *c, size_t bytes, kj_devptr *out);
         kj_status run_s_ = (call);                                                                                    \
         if (run_s_ != KJ_OK) return cli_fail((c)->cmd, run_s_);                                                       \
     } while (0)
+
+/* The timed runs in a report: JSON "repeat", "median_us" and "gbps" (when the family reports it); text
+ * "  time        12.50 us median of 20 runs, 3.2 GB/s (NOTE)" (GB/s likewise, NOTE when given). */
+void run_json_time(const run_ctx *c);
+void run_text_time(const run_ctx *c, const char *note);
 
 /* Where the first run's kernel came from, in words. */
 const char *run_origin(kj_origin o);

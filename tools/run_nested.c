@@ -133,8 +133,7 @@ static void reduce_json(run_ctx *c) {
     json_double("reference", r->want);
     json_double("error", r->error);
     json_bool("ok", r->ok);
-    json_uint("repeat", c->repeat);
-    json_double("median_us", c->median_ms * 1e3);
+    run_json_time(c);
     json_uint("device_launches", r->report.device_launches);
     json_uint("expected_launches", r->report.expected_launches);
     json_uint("pending_launches", r->report.pending_launches);
@@ -150,8 +149,7 @@ static void reduce_text(run_ctx *c) {
     printf("  sum         %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
     if (r->exact) printf("  error       0 ok\n");
     else printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
-    printf("  time        %.2f us median of %llu runs (GPU: the launch tree and the final fold)\n", c->median_ms * 1e3,
-           (unsigned long long)c->repeat);
+    run_text_time(c, "GPU: the launch tree and the final fold");
     printf("  launches    %llu device-side (expected %llu), pending-launch limit %llu (asked %llu)\n",
            (unsigned long long)r->report.device_launches, (unsigned long long)r->report.expected_launches,
            (unsigned long long)r->report.pending_limit, (unsigned long long)r->report.pending_launches);

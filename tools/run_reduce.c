@@ -56,6 +56,7 @@ static int prepare(run_ctx *c) {
     if (r->n > SIZE_MAX / esize) return cli_usage(c->cmd, "--n %llu: the byte count overflows", (unsigned long long)r->n);
     r->bytes = (size_t)r->n * esize;
     c->device_bytes = r->bytes;
+    c->bytes = (double)r->bytes; /* read */
     snprintf(c->what, sizeof c->what, "--n %llu", (unsigned long long)r->n);
     return EXIT_OK;
 }
@@ -96,10 +97,6 @@ static int check(run_ctx *c) {
     return EXIT_OK;
 }
 
-static double gbps(const reduce_run *r) {
-    return r->run.median_ms > 0 ? r->bytes / (r->run.median_ms * 1e-3) / 1e9 : 0;
-}
-
 static void json(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     json_string("op", kj_op_name(r->op));
@@ -117,9 +114,7 @@ static void json(run_ctx *c) {
     json_double("error", r->error);
     json_double("tolerance", r->tolerance);
     json_bool("ok", r->ok);
-    json_uint("repeat", c->repeat);
-    json_double("median_us", c->median_ms * 1e3);
-    json_double("gbps", gbps(r));
+    run_json_time(c);
 }
 
 static void text(run_ctx *c) {
@@ -131,8 +126,7 @@ static void text(run_ctx *c) {
     printf("  kernel      %s\n", run_origin(r->first.origin));
     printf("  result      %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
     printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
-    printf("  time        %.2f us median of %llu runs, %.1f GB/s\n", c->median_ms * 1e3, (unsigned long long)c->repeat,
-           gbps(r));
+    run_text_time(c, NULL);
 }
 
 static const struct option options[] = {{"op", required_argument, 0, 'o'},
@@ -150,6 +144,7 @@ static const run_family reduce = {
     .optstring = "o:t:n:e:",
     .options = options,
     .seeded = 1,
+    .reports_gbps = 1,
     .max_repeat = 100000,
     .macros = &macros,
     .option = option,

@@ -67,6 +67,7 @@ static int prepare(run_ctx *c) {
                          (unsigned long long)t->cols);
     t->bytes = (size_t)(t->rows * t->cols) * t->esize;
     c->device_bytes = 2 * t->bytes;
+    c->bytes = 2.0 * t->bytes;
     snprintf(c->what, sizeof c->what, "%llu x %llu", (unsigned long long)t->rows, (unsigned long long)t->cols);
     return EXIT_OK;
 }
@@ -100,10 +101,6 @@ static int setup(run_ctx *c) {
     return EXIT_OK;
 }
 
-static double gbps(const transpose_run *t) {
-    return t->run.median_ms > 0 ? 2.0 * t->bytes / (t->run.median_ms * 1e-3) / 1e9 : 0;
-}
-
 static void json(run_ctx *c) {
     transpose_run *t = (transpose_run *)c;
     json_string("variant", kj_transpose_variant_name(t->options.variant));
@@ -122,9 +119,7 @@ static void json(run_ctx *c) {
     json_string("config_from", t->first.config_from);
     json_uint("wrong", t->wrong);
     json_bool("ok", t->wrong == 0);
-    json_uint("repeat", c->repeat);
-    json_double("median_us", c->median_ms * 1e3);
-    json_double("gbps", gbps(t));
+    run_json_time(c);
 }
 
 static void text(run_ctx *c) {
@@ -137,8 +132,7 @@ static void text(run_ctx *c) {
            t->first.config_from, t->first.grid, t->first.shared_bytes);
     printf("  kernel      %s\n", run_origin(t->first.origin));
     printf("  check       %s (every element against the input, on the CPU)\n", t->wrong ? "WRONG" : "ok");
-    printf("  time        %.2f us median of %llu runs, %.1f GB/s (read + write)\n", c->median_ms * 1e3,
-           (unsigned long long)c->repeat, gbps(t));
+    run_text_time(c, "read + write");
 }
 
 static const struct option options[] = {{"rows", required_argument, 0, 'R'},
@@ -156,6 +150,7 @@ static const run_family transpose = {
     .optstring = "R:C:V:t:",
     .options = options,
     .seeded = 1,
+    .reports_gbps = 1,
     .max_repeat = 100000,
     .macros = &macros,
     .option = option,

@@ -54,6 +54,7 @@ static int prepare(run_ctx *c) {
     v->bytes = (size_t)v->n * esize;
     v->alloc = (size_t)(v->n + v->offset) * esize;
     c->device_bytes = 3 * v->alloc;
+    c->bytes = 3.0 * v->bytes;
     snprintf(c->what, sizeof c->what, "--n %llu", (unsigned long long)v->n);
     return EXIT_OK;
 }
@@ -93,10 +94,6 @@ static int setup(run_ctx *c) {
     return EXIT_OK;
 }
 
-static double gbps(const vector_add_run *v) {
-    return v->run.median_ms > 0 ? 3.0 * v->bytes / (v->run.median_ms * 1e-3) / 1e9 : 0;
-}
-
 static void json(run_ctx *c) {
     vector_add_run *v = (vector_add_run *)c;
     json_string("type", kj_type_name(v->type));
@@ -111,9 +108,7 @@ static void json(run_ctx *c) {
     json_string("config_from", v->first.config_from);
     json_uint("wrong", v->wrong);
     json_bool("ok", v->wrong == 0);
-    json_uint("repeat", c->repeat);
-    json_double("median_us", c->median_ms * 1e3);
-    json_double("gbps", gbps(v));
+    run_json_time(c);
 }
 
 static void text(run_ctx *c) {
@@ -124,8 +119,7 @@ static void text(run_ctx *c) {
            v->first.unroll, v->first.config_from, v->first.grid);
     printf("  kernel      %s\n", run_origin(v->first.origin));
     printf("  check       %s (every element against the CPU's a + b, bit for bit)\n", v->wrong ? "WRONG" : "ok");
-    printf("  time        %.2f us median of %llu runs, %.1f GB/s (2 reads + 1 write)\n", c->median_ms * 1e3,
-           (unsigned long long)c->repeat, gbps(v));
+    run_text_time(c, "2 reads + 1 write");
 }
 
 static const struct option options[] = {{"n", required_argument, 0, 'n'},
@@ -142,6 +136,7 @@ static const run_family vector_add = {
     .optstring = "n:t:o:",
     .options = options,
     .seeded = 1,
+    .reports_gbps = 1,
     .max_repeat = 100000,
     .macros = &macros,
     .option = option,
