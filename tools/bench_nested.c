@@ -2,12 +2,10 @@
  * reductions (sum, time, device-side launches) beside the flat default reduction (kj_reduce) on the
  * same input, and the Mandelbrot times of escape time and Mariani-Silver, with the image comparison.
  * Times are GPU times (CUDA events): medians of R runs. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
-#include "cli.h"
 #include "run.h"
 
 static void help(void) {
@@ -199,82 +197,85 @@ done:
     return rc;
 }
 
-int bench_nested(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"n", required_argument, 0, 'n'},      {"block", required_argument, 0, 'b'},
-        {"size", required_argument, 0, 's'},   {"dwell", required_argument, 0, 'd'},
-        {"repeat", required_argument, 0, 'r'}, {"only", required_argument, 0, 'o'},
-        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *cmd = "bench nested";
-    uint64_t n = 1ull << 20, block = 512, size = 16384, dwell = 512, repeat = 5;
-    int json = 0, c, do_reduce = 1, do_mandelbrot = 1;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hn:b:s:d:r:o:j", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n':
-            if (cli_parse_count(optarg, 1ull << 28, &n) != 0 || n == 0)
-                return cli_usage(cmd, "--n '%s' is not a count from 1 to 2^28", optarg);
-            break;
-        case 'b':
-            if (cli_parse_uint(optarg, 1024, &block) != 0 || block < 2 || (block & (block - 1)))
-                return cli_usage(cmd, "--block '%s': a power of two from 2 to 1024 is allowed", optarg);
-            break;
-        case 's':
-            if (cli_parse_count(optarg, 32768, &size) != 0 || size == 0)
-                return cli_usage(cmd, "--size '%s': a size from 1 to 32768 is allowed", optarg);
-            break;
-        case 'd':
-            if (cli_parse_uint(optarg, 16384, &dwell) != 0 || dwell < 16 || (dwell & (dwell - 1)))
-                return cli_usage(cmd, "--dwell '%s': a power of two from 16 to 16384 is allowed", optarg);
-            break;
-        case 'r':
-            if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
-                return cli_usage(cmd, "--repeat '%s' is not a count from 1 to 1000", optarg);
-            break;
-        case 'o':
-            if (strcmp(optarg, "reduce") == 0) do_mandelbrot = 0;
-            else if (strcmp(optarg, "mandelbrot") == 0) do_reduce = 0;
-            else return cli_usage(cmd, "--only '%s': allowed are reduce, mandelbrot", optarg);
-            break;
-        case 'j': json = 1; break;
-        case 'h': help(); return EXIT_OK;
-        default: return cli_usage(cmd, "unknown option");
-        }
+typedef struct nested_bench {
+    bench_ctx bench;
+    uint64_t n, block, size, dwell;
+    int reduce, mandelbrot; /* the parts to run (--only) */
+} nested_bench;
+
+static int option(bench_ctx *c, int opt, char *arg) {
+    nested_bench *b = (nested_bench *)c;
+    switch (opt) {
+    case 'n':
+        if (cli_parse_count(arg, 1ull << 28, &b->n) != 0 || b->n == 0)
+            return cli_usage(c->cmd, "--n '%s' is not a count from 1 to 2^28", arg);
+        break;
+    case 'b':
+        if (cli_parse_uint(arg, 1024, &b->block) != 0 || b->block < 2 || (b->block & (b->block - 1)))
+            return cli_usage(c->cmd, "--block '%s': a power of two from 2 to 1024 is allowed", arg);
+        break;
+    case 's':
+        if (cli_parse_count(arg, 32768, &b->size) != 0 || b->size == 0)
+            return cli_usage(c->cmd, "--size '%s': a size from 1 to 32768 is allowed", arg);
+        break;
+    case 'd':
+        if (cli_parse_uint(arg, 16384, &b->dwell) != 0 || b->dwell < 16 || (b->dwell & (b->dwell - 1)))
+            return cli_usage(c->cmd, "--dwell '%s': a power of two from 16 to 16384 is allowed", arg);
+        break;
+    case 'r': return bench_parse_samples(c, "--repeat", arg);
+    case 'o':
+        if (strcmp(arg, "reduce") == 0) b->mandelbrot = 0;
+        else if (strcmp(arg, "mandelbrot") == 0) b->reduce = 0;
+        else return cli_usage(c->cmd, "--only '%s': allowed are reduce, mandelbrot", arg);
+        break;
     }
-    if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(cmd, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(cmd, "no CUDA device: nothing to time here");
-    }
+    return EXIT_OK;
+}
+
+static int run(bench_ctx *c) {
+    nested_bench *b = (nested_bench *)c;
     char what[64];
     int rc = EXIT_OK, r;
-    snprintf(what, sizeof what, "--n %llu", (unsigned long long)n);
-    if (do_reduce) rc = cli_check_device_memory(rt, cmd, what, 2 * n * sizeof(int32_t));
-    snprintf(what, sizeof what, "--size %llu", (unsigned long long)size);
-    if (rc == EXIT_OK && do_mandelbrot) rc = cli_check_device_memory(rt, cmd, what, 2 * size * size * sizeof(uint16_t));
-    if (rc != EXIT_OK) {
-        kj_runtime_destroy(rt);
-        return rc;
-    }
-    kj_device_info dev;
-    kj_runtime_device(rt, &dev);
+    snprintf(what, sizeof what, "--n %llu", (unsigned long long)b->n);
+    if (b->reduce) rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * b->n * sizeof(int32_t));
+    snprintf(what, sizeof what, "--size %llu", (unsigned long long)b->size);
+    if (rc == EXIT_OK && b->mandelbrot)
+        rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * b->size * b->size * sizeof(uint16_t));
+    if (rc != EXIT_OK) return rc;
+    unsigned repeat = (unsigned)c->samples;
+    int json = c->format == 'j';
     if (json) {
         json_begin_object();
-        json_string("device", dev.name);
+        json_string("device", c->dev.name);
     } else {
-        printf("kernjit bench nested on %s (%s)\n\n", dev.name, dev.arch);
+        printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
     }
-    if (do_reduce && (r = bench_reduce_part(rt, (size_t)n, (unsigned)block, (unsigned)repeat, json)) != EXIT_OK) rc = r;
-    if (do_mandelbrot && (r = bench_mandelbrot_part(rt, (unsigned)size, (unsigned)dwell, (unsigned)repeat, json)) != EXIT_OK)
+    if (b->reduce && (r = bench_reduce_part(c->rt, (size_t)b->n, (unsigned)b->block, repeat, json)) != EXIT_OK) rc = r;
+    if (b->mandelbrot && (r = bench_mandelbrot_part(c->rt, (unsigned)b->size, (unsigned)b->dwell, repeat, json)) != EXIT_OK)
         rc = r;
     if (json) {
         json_end_object();
         json_done();
     }
-    kj_runtime_destroy(rt);
     return rc;
+}
+
+static const struct option options[] = {{"n", required_argument, 0, 'n'},      {"block", required_argument, 0, 'b'},
+                                        {"size", required_argument, 0, 's'},   {"dwell", required_argument, 0, 'd'},
+                                        {"repeat", required_argument, 0, 'r'}, {"only", required_argument, 0, 'o'},
+                                        {0, 0, 0, 0}};
+
+static const bench_family nested = {
+    .help = help,
+    .optstring = "n:b:s:d:r:o:",
+    .options = options,
+    .max_samples = 1000,
+    .option = option,
+    .run = run,
+};
+
+int bench_nested(int argc, char **argv) {
+    nested_bench b = {.bench.samples = 5, .n = 1ull << 20, .block = 512, .size = 16384, .dwell = 512, .reduce = 1,
+                      .mandelbrot = 1};
+    return bench_main(&nested, &b.bench, argc, argv);
 }

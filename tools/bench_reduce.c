@@ -3,13 +3,11 @@
  * same process. Inputs that would fit in L2 rotate through a larger buffer, for kernjit and CUB alike,
  * so that neither is timed on cache-resident data. Each configuration's result is checked against
  * CUB's before its time counts. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
-#include "cli.h"
 #include "cub_plugin.h"
 #include "run.h"
 
@@ -91,7 +89,7 @@ typedef struct {
     int have_cub, agrees;
 } row;
 
-static int print_row(const row *r, int format, int first) {
+static void print_row(const row *r, int format, int first) {
     double bytes = (double)r->n * kj_type_size(r->type);
     double gbs = bytes / (r->kj.median_us * 1e3);
     double copy_gbs = 2 * bytes / (r->copy.median_us * 1e3);
@@ -108,10 +106,7 @@ static int print_row(const row *r, int format, int first) {
         json_uint("block_size", r->rep.block_size);
         json_uint("coarse_factor", r->rep.coarse_factor);
         json_uint("grid", r->rep.grid);
-        json_double("median_us", r->kj.median_us);
-        json_double("gbps", gbs);
-        json_double("copy_gbps", copy_gbs);
-        json_double("pct_of_copy", 100 * gbs / copy_gbs);
+        bench_json_speed(r->kj.median_us, gbs, copy_gbs);
         if (r->have_cub) {
             json_double("cub_median_us", r->cub.median_us);
             json_double("cub_gbps", cub_gbs);
@@ -121,9 +116,10 @@ static int print_row(const row *r, int format, int first) {
         json_end_object();
     } else if (format == 'c') {
         if (first) printf("op,type,n,entry,block,coarse,grid,median_us,gbps,copy_gbps,pct_of_copy,cub_us,cub_gbps,x_cub,agrees\n");
-        printf("%s,%s,%zu,%s,%u,%u,%u,%.3f,%.1f,%.1f,%.1f,%.3f,%.1f,%.3f,%d\n", kj_op_name(r->op), kj_type_name(r->type),
-               r->n, r->entry, r->rep.block_size, r->rep.coarse_factor, r->rep.grid, r->kj.median_us, gbs, copy_gbs,
-               100 * gbs / copy_gbs, r->have_cub ? r->cub.median_us : NAN, cub_gbs, ratio, r->agrees);
+        printf("%s,%s,%zu,%s,%u,%u,%u", kj_op_name(r->op), kj_type_name(r->type), r->n, r->entry, r->rep.block_size,
+               r->rep.coarse_factor, r->rep.grid);
+        bench_csv_speed(r->kj.median_us, gbs, copy_gbs);
+        printf(",%.3f,%.1f,%.3f,%d\n", r->have_cub ? r->cub.median_us : NAN, cub_gbs, ratio, r->agrees);
     } else {
         if (first)
             printf("%-4s %-4s %-6s %-18s %5s %3s %5s %10s %8s %7s %10s %8s %7s\n", "op", "type", "n", "entry", "block",
@@ -133,7 +129,6 @@ static int print_row(const row *r, int format, int first) {
         if (r->have_cub) printf("%10.2f %8.1f %6.2fx%s\n", r->cub.median_us, cub_gbs, ratio, r->agrees ? "" : "  RESULT DIFFERS");
         else printf("%10s %8s %7s\n", "-", "-", "-");
     }
-    return 0;
 }
 
 /* Results of kernjit and CUB agree: exactly for integers and max/min, within the sum of both
@@ -148,234 +143,263 @@ static int agree(const job *j, const kj_reduce_report *rep, unsigned char *a, un
     return fabs(x - y) <= tol;
 }
 
+typedef struct reduce_bench {
+    bench_ctx bench;
+    char *ops_text, *types_text, *entries_text, *sizes_text, *blocks_text, *coarse_text; /* the options' lists */
+    list ops, types, entries, sizes, blocks, coarses;
+    kj_op op_v[MAX_LIST];
+    kj_type type_v[MAX_LIST];
+    uint64_t size_v[MAX_LIST], block_v[MAX_LIST], coarse_v[MAX_LIST];
+    size_t max_n, max_esize;
+    cub_plugin cub;
+    int have_cub;
+    char why[512]; /* why there is no CUB */
+    job j;
+    size_t big;    /* bytes of the input buffer (j.base), >= ROTATE_BYTES */
+    int first, slower, differ; /* rows printed so far; reduce_fast rows slower than CUB; rows that disagree */
+    /* the targets: x CUB at 2^28 for sum/max/min x i32/f32/f64, and time ratio at 2^20, reduce_fast */
+    double at28[3][3], at20[KJ_OP_COUNT_][KJ_TYPE_COUNT_];
+} reduce_bench;
+
+static int option(bench_ctx *c, int opt, char *arg) {
+    reduce_bench *b = (reduce_bench *)c;
+    switch (opt) {
+    case 'b': b->blocks_text = arg; break;
+    case 'f': b->coarse_text = arg; break;
+    case 'o': b->ops_text = arg; break;
+    case 't': b->types_text = arg; break;
+    case 'e': b->entries_text = arg; break;
+    case 'n': b->sizes_text = arg; break;
+    case 's': return bench_parse_samples(c, "--samples", arg);
+    }
+    return EXIT_OK;
+}
+
+/* The lists, parsed before any device is needed. */
+static int prepare(bench_ctx *c) {
+    reduce_bench *b = (reduce_bench *)c;
+    if (split(b->ops_text, &b->ops) || split(b->types_text, &b->types) || split(b->entries_text, &b->entries) ||
+        split(b->sizes_text, &b->sizes) || split(b->blocks_text, &b->blocks) || split(b->coarse_text, &b->coarses))
+        return cli_usage(c->cmd, "empty or overlong list");
+    for (int i = 0; i < b->blocks.count; i++)
+        if (cli_parse_uint(b->blocks.items[i], 1024, &b->block_v[i]) != 0)
+            return cli_usage(c->cmd, "--block '%s' is not a block size (0 for the default)", b->blocks.items[i]);
+    for (int i = 0; i < b->coarses.count; i++)
+        if (cli_parse_uint(b->coarses.items[i], 64, &b->coarse_v[i]) != 0)
+            return cli_usage(c->cmd, "--coarse '%s' is not a coarsening factor (0 for the default)", b->coarses.items[i]);
+    for (int i = 0; i < b->ops.count; i++)
+        if (kj_op_parse(b->ops.items[i], &b->op_v[i]) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+    for (int i = 0; i < b->types.count; i++) {
+        if (kj_type_parse(b->types.items[i], &b->type_v[i]) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        if (kj_type_size(b->type_v[i]) > b->max_esize) b->max_esize = kj_type_size(b->type_v[i]);
+    }
+    for (int i = 0; i < b->sizes.count; i++) {
+        if (cli_parse_count(b->sizes.items[i], 1ull << 34, &b->size_v[i]) != 0 || b->size_v[i] == 0)
+            return cli_usage(c->cmd, "size '%s' is not a count (examples: 1000003, 64M, 2^28)", b->sizes.items[i]);
+        if (b->size_v[i] > b->max_n) b->max_n = b->size_v[i];
+    }
+    return EXIT_OK;
+}
+
+/* One entry and configuration at the job's op, type and size: its first run (compiling or loading
+ * the kernel) checked against CUB's, then timed interleaved with CUB; a row printed. */
+static int measure_entry(reduce_bench *b, const char *entry, unsigned block, unsigned coarse, const bench_result *copy) {
+    bench_ctx *c = &b->bench;
+    job *j = &b->j;
+    j->entry = entry;
+    j->block = block;
+    j->coarse = coarse;
+    row r = {.op = j->op, .type = j->type, .n = j->n, .copy = *copy, .have_cub = b->have_cub};
+    snprintf(r.entry, sizeof r.entry, "%s", entry);
+    kj_reduce_options o = {.entry = entry, .block_size = block, .coarse_factor = coarse, .report = &r.rep};
+    unsigned char mine[8], theirs[8];
+    kj_status s = kj_reduce_async(c->rt, j->op, j->type, j->base, j->n, j->out, &o);
+    if (s == KJ_OK) s = kj_memcpy_dtoh(c->rt, mine, j->out, 8);
+    if (s == KJ_OK && b->have_cub) s = run_cub(j, NULL, 0);
+    if (s == KJ_OK && b->have_cub) s = kj_memcpy_dtoh(c->rt, theirs, j->cub_out, 8);
+    if (s == KJ_OK)
+        s = bench_time_pair(c->rt, NULL, run_kernjit, j, b->have_cub ? run_cub : NULL, j, 3, (unsigned)c->samples,
+                            &r.kj, &r.cub);
+    if (s != KJ_OK) return cli_fail(c->cmd, s);
+    r.agrees = !b->have_cub || agree(j, &r.rep, mine, theirs);
+    b->differ += !r.agrees;
+    print_row(&r, c->format, b->first);
+    b->first = 0;
+    if (b->have_cub && !strcmp(entry, "reduce_fast")) {
+        double x = r.cub.median_us / r.kj.median_us;
+        b->slower += x < 1;
+        int oi3 = j->op == KJ_OP_SUM ? 0 : j->op == KJ_OP_MAX ? 1 : j->op == KJ_OP_MIN ? 2 : -1;
+        int ti3 = j->type == KJ_TYPE_I32 ? 0 : j->type == KJ_TYPE_F32 ? 1 : j->type == KJ_TYPE_F64 ? 2 : -1;
+        if (j->n == (1u << 28) && oi3 >= 0 && ti3 >= 0) b->at28[oi3][ti3] = x;
+        if (j->n == (1u << 20)) b->at20[j->op][j->type] = r.kj.median_us / r.cub.median_us;
+    }
+    return EXIT_OK;
+}
+
+/* Every entry x block x coarse at the job's op, type and size. */
+static int measure_entries(reduce_bench *b, const bench_result *copy) {
+    int rc = EXIT_OK;
+    int configs = b->entries.count * b->blocks.count * b->coarses.count;
+    for (int ei = 0; ei < configs && rc == EXIT_OK; ei++) {
+        const char *entry = b->entries.items[ei % b->entries.count];
+        unsigned block = (unsigned)b->block_v[ei / b->entries.count % b->blocks.count];
+        unsigned coarse = (unsigned)b->coarse_v[ei / b->entries.count / b->blocks.count];
+        if (is_single_block(entry) && b->j.n > 2048) continue;
+        int coarsens = !strcmp(entry, "reduce_fast") || !strcmp(entry, "reduce_coarsened");
+        if (!coarsens && coarse && ei / b->entries.count / b->blocks.count > 0) continue; /* once is enough */
+        rc = measure_entry(b, entry, block, coarsens ? coarse : 0, copy);
+    }
+    return rc;
+}
+
+/* CUB's temporary storage for the job's op, type and size. */
+static kj_status cub_temp(reduce_bench *b) {
+    job *j = &b->j;
+    size_t need = b->cub.temp_bytes((int)j->op, (int)j->type, j->n);
+    if (need <= j->cub_temp_bytes) return KJ_OK;
+    kj_mem_free(j->rt, j->cub_temp);
+    j->cub_temp = 0;
+    j->cub_temp_bytes = 0;
+    kj_status s = kj_mem_alloc(j->rt, need, &j->cub_temp);
+    if (s == KJ_OK) j->cub_temp_bytes = need;
+    return s;
+}
+
+/* Every size, op and entry of one type: the input buffer filled with random values of the type. */
+static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed) {
+    bench_ctx *c = &b->bench;
+    job *j = &b->j;
+    j->type = type;
+    size_t es = kj_type_size(type);
+    cli_random_fill(type, host, b->big / es, seed, 0);
+    kj_status s = kj_memcpy_htod(c->rt, j->base, host, b->big / es * es);
+    if (s != KJ_OK) return cli_fail(c->cmd, s);
+    int rc = EXIT_OK;
+    for (int si = 0; si < b->sizes.count && rc == EXIT_OK; si++) {
+        j->n = (size_t)b->size_v[si];
+        j->bytes = j->n * es;
+        j->stride = (j->bytes + 255) & ~(size_t)255;
+        j->slots = j->bytes >= ROTATE_BYTES ? 1 : (unsigned)(b->big / j->stride);
+        if (j->slots > 64) j->slots = 64;
+        if (j->slots == 0) j->slots = 1;
+        bench_result copy;
+        if ((s = bench_copy(c->rt, j->bytes, (unsigned)c->samples, &copy)) != KJ_OK) return cli_fail(c->cmd, s);
+        for (int oi = 0; oi < b->ops.count && rc == EXIT_OK; oi++) {
+            j->op = b->op_v[oi];
+            if (b->have_cub && (s = cub_temp(b)) != KJ_OK) return cli_fail(c->cmd, s);
+            rc = measure_entries(b, &copy);
+        }
+    }
+    return rc;
+}
+
+static void print_targets(const reduce_bench *b) {
+    printf("\ntargets (reduce_fast):\n  2^28, x CUB throughput (>= 1.05):");
+    static const char *o3[] = {"sum", "max", "min"}, *t3[] = {"i32", "f32", "f64"};
+    int miss = 0, seen = 0;
+    for (int x = 0; x < 3; x++)
+        for (int y = 0; y < 3; y++)
+            if (!isnan(b->at28[x][y])) {
+                printf(" %s/%s %.2f", o3[x], t3[y], b->at28[x][y]);
+                miss += b->at28[x][y] < 1.05;
+                seen++;
+            }
+    printf("%s\n", seen ? (miss ? "  -> MISSED" : "  -> met") : " (not measured)");
+    printf("  2^20, time / CUB time (<= 0.5):");
+    double worst = 0;
+    seen = 0;
+    for (int x = 0; x < KJ_OP_COUNT_; x++)
+        for (int y = 0; y < KJ_TYPE_COUNT_; y++)
+            if (!isnan(b->at20[x][y])) {
+                worst = b->at20[x][y] > worst ? b->at20[x][y] : worst;
+                seen++;
+            }
+    if (seen) printf(" worst %.2f over %d op/type pairs%s\n", worst, seen, worst <= 0.5 ? "  -> met" : "  -> MISSED");
+    else printf(" (not measured)\n");
+    printf("  configurations slower than CUB: %d of the reduce_fast rows\n", b->slower);
+    if (b->differ) printf("  %d configuration(s) whose result differs from CUB's: see RESULT DIFFERS\n", b->differ);
+}
+
+static int measure(reduce_bench *b) {
+    bench_ctx *c = &b->bench;
+    job *j = &b->j;
+    /* one big input buffer, filled with random values of each type in turn */
+    b->big = (size_t)b->max_n * b->max_esize;
+    if (b->big < ROTATE_BYTES) b->big = ROTATE_BYTES;
+    size_t free_b = 0;
+    kj_mem_info(c->rt, &free_b, NULL);
+    if (b->big + (64u << 20) > free_b)
+        return cli_usage(c->cmd, "the largest size needs %zu bytes of device memory; %zu are free", b->big, free_b);
+    kj_status s;
+    if ((s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK ||
+        (s = kj_mem_alloc(c->rt, 64, &j->cub_out)) != KJ_OK)
+        return cli_fail(c->cmd, s);
+    void *host = malloc(b->big);
+    if (!host) return cli_error(c->cmd, "out of host memory (%zu bytes)", b->big);
+    if (c->format == 't') {
+        printf("bench reduce: %s (%s, %d SMs), CUB: %s\n", c->dev.name, c->dev.arch, c->dev.sm_count,
+               b->have_cub ? b->cub.path : b->why);
+        if (b->have_cub)
+            printf("CUB %d.%d.%d; medians of %llu samples, interleaved with CUB; GB/s counts bytes read\n",
+                   b->cub.version() / 100000, b->cub.version() / 100 % 1000, b->cub.version() % 100,
+                   (unsigned long long)c->samples);
+    }
+    if (c->format == 'j') json_begin_array(NULL);
+    int rc = EXIT_OK;
+    for (int ti = 0; ti < b->types.count && rc == EXIT_OK; ti++) rc = measure_type(b, b->type_v[ti], host, 12345 + ti);
+    free(host);
+    if (c->format == 'j') {
+        json_end_array();
+        json_done();
+    }
+    if (c->format == 't' && rc == EXIT_OK && b->have_cub) print_targets(b);
+    return b->differ ? EXIT_FAILURE_ : rc;
+}
+
+static int run(bench_ctx *c) {
+    reduce_bench *b = (reduce_bench *)c;
+    b->have_cub = cub_plugin_load(&b->cub, b->why, sizeof b->why) == 0;
+    b->j = (job){.rt = c->rt, .cub = &b->cub};
+    for (int x = 0; x < 3; x++)
+        for (int y = 0; y < 3; y++) b->at28[x][y] = NAN;
+    for (int x = 0; x < KJ_OP_COUNT_; x++)
+        for (int y = 0; y < KJ_TYPE_COUNT_; y++) b->at20[x][y] = NAN;
+    int rc = measure(b);
+    kj_mem_free(c->rt, b->j.base);
+    kj_mem_free(c->rt, b->j.out);
+    kj_mem_free(c->rt, b->j.cub_out);
+    kj_mem_free(c->rt, b->j.cub_temp);
+    return rc;
+}
+
+static const struct option options[] = {
+    {"op", required_argument, 0, 'o'},    {"type", required_argument, 0, 't'},  {"entry", required_argument, 0, 'e'},
+    {"sizes", required_argument, 0, 'n'}, {"samples", required_argument, 0, 's'}, {"block", required_argument, 0, 'b'},
+    {"coarse", required_argument, 0, 'f'}, {0, 0, 0, 0}};
+
+static const bench_family reduce = {
+    .help = help,
+    .optstring = "o:t:e:n:s:b:f:",
+    .options = options,
+    .csv = 1,
+    .max_samples = 1000,
+    .option = option,
+    .prepare = prepare,
+    .run = run,
+};
+
 int bench_reduce(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"op", required_argument, 0, 'o'},      {"type", required_argument, 0, 't'},
-        {"entry", required_argument, 0, 'e'},   {"sizes", required_argument, 0, 'n'},
-        {"samples", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-        {"csv", no_argument, 0, 'c'},           {"help", no_argument, 0, 'h'},
-        {"block", required_argument, 0, 'b'},   {"coarse", required_argument, 0, 'f'},
-        {0, 0, 0, 0}};
     char all_ops[] = "sum,max,min,prod", all_types[] = "i32,u32,i64,f16,f32,f64";
     char default_entries[] = "reduce_fast,reduce_coarsened,reduce_segmented,reduce_shared,reduce_convergent,reduce_simple";
     char default_sizes[] = "2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28";
     char zero_b[] = "0", zero_c[] = "0";
-    char *ops_text = all_ops, *types_text = all_types, *entries_text = default_entries, *sizes_text = default_sizes;
-    char *blocks_text = zero_b, *coarse_text = zero_c;
-    uint64_t samples = 15;
-    int format = 't', c;
-    while ((c = getopt_long(argc, argv, "ho:t:e:n:s:jcb:f:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b': blocks_text = optarg; break;
-        case 'f': coarse_text = optarg; break;
-        case 'o': ops_text = optarg; break;
-        case 't': types_text = optarg; break;
-        case 'e': entries_text = optarg; break;
-        case 'n': sizes_text = optarg; break;
-        case 's':
-            if (cli_parse_uint(optarg, 1000, &samples) != 0 || samples == 0)
-                return cli_usage("bench reduce", "--samples '%s' is not a count from 1 to 1000", optarg);
-            break;
-        case 'j': format = 'j'; break;
-        case 'c': format = 'c'; break;
-        case 'h': help(); return EXIT_OK;
-        default: return cli_usage("bench reduce", "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage("bench reduce", "unexpected argument '%s'", argv[optind]);
-    list ops, types, entries, sizes, blocks, coarses;
-    if (split(ops_text, &ops) || split(types_text, &types) || split(entries_text, &entries) || split(sizes_text, &sizes) ||
-        split(blocks_text, &blocks) || split(coarse_text, &coarses))
-        return cli_usage("bench reduce", "empty or overlong list");
-    uint64_t block_v[MAX_LIST], coarse_v[MAX_LIST];
-    for (int i = 0; i < blocks.count; i++)
-        if (cli_parse_uint(blocks.items[i], 1024, &block_v[i]) != 0)
-            return cli_usage("bench reduce", "--block '%s' is not a block size (0 for the default)", blocks.items[i]);
-    for (int i = 0; i < coarses.count; i++)
-        if (cli_parse_uint(coarses.items[i], 64, &coarse_v[i]) != 0)
-            return cli_usage("bench reduce", "--coarse '%s' is not a coarsening factor (0 for the default)", coarses.items[i]);
-    kj_op op_v[MAX_LIST];
-    kj_type type_v[MAX_LIST];
-    uint64_t size_v[MAX_LIST], max_n = 0;
-    for (int i = 0; i < ops.count; i++)
-        if (kj_op_parse(ops.items[i], &op_v[i]) != KJ_OK) return cli_usage("bench reduce", "%s", kj_last_error());
-    size_t max_esize = 0;
-    for (int i = 0; i < types.count; i++) {
-        if (kj_type_parse(types.items[i], &type_v[i]) != KJ_OK) return cli_usage("bench reduce", "%s", kj_last_error());
-        if (kj_type_size(type_v[i]) > max_esize) max_esize = kj_type_size(type_v[i]);
-    }
-    for (int i = 0; i < sizes.count; i++) {
-        if (cli_parse_count(sizes.items[i], 1ull << 34, &size_v[i]) != 0 || size_v[i] == 0)
-            return cli_usage("bench reduce", "size '%s' is not a count (examples: 1000003, 64M, 2^28)", sizes.items[i]);
-        if (size_v[i] > max_n) max_n = size_v[i];
-    }
-
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail("bench reduce", s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error("bench reduce", "no CUDA device: nothing can be timed here");
-    }
-    cub_plugin cub;
-    char why[512];
-    int have_cub = cub_plugin_load(&cub, why, sizeof why) == 0;
-    kj_device_info dev;
-    kj_runtime_device(rt, &dev);
-
-    /* one big input buffer, filled once with random bits shaped per type at each type switch */
-    size_t big = (size_t)max_n * max_esize;
-    if (big < ROTATE_BYTES) big = ROTATE_BYTES;
-    size_t free_b = 0;
-    kj_mem_info(rt, &free_b, NULL);
-    int rc = EXIT_OK;
-    job j = {.rt = rt, .cub = &cub};
-    void *host = NULL;
-    if (big + (64u << 20) > free_b) {
-        rc = cli_usage("bench reduce", "the largest size needs %zu bytes of device memory; %zu are free", big, free_b);
-        goto done;
-    }
-    if ((s = kj_mem_alloc(rt, big, &j.base)) != KJ_OK || (s = kj_mem_alloc(rt, 64, &j.out)) != KJ_OK ||
-        (s = kj_mem_alloc(rt, 64, &j.cub_out)) != KJ_OK) {
-        rc = cli_fail("bench reduce", s);
-        goto done;
-    }
-    host = malloc(big);
-    if (!host) {
-        rc = cli_error("bench reduce", "out of host memory (%zu bytes)", big);
-        goto done;
-    }
-    if (format == 't') {
-        printf("bench reduce: %s (%s, %d SMs), CUB: %s\n", dev.name, dev.arch, dev.sm_count,
-               have_cub ? cub.path : why);
-        if (have_cub) printf("CUB %d.%d.%d; medians of %llu samples, interleaved with CUB; GB/s counts bytes read\n",
-                             cub.version() / 100000, cub.version() / 100 % 1000, cub.version() % 100,
-                             (unsigned long long)samples);
-    }
-    if (format == 'j') json_begin_array(NULL);
-
-    int first = 1, rows = 0, slower = 0, differ = 0;
-    /* targets: x CUB at 2^28 for sum/max/min x i32/f32/f64, and time ratio at 2^20, default entry */
-    double at28[3][3], at20[KJ_OP_COUNT_][KJ_TYPE_COUNT_];
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) at28[a][b] = NAN;
-    for (int a = 0; a < KJ_OP_COUNT_; a++)
-        for (int b = 0; b < KJ_TYPE_COUNT_; b++) at20[a][b] = NAN;
-
-    for (int ti = 0; ti < types.count && rc == EXIT_OK; ti++) {
-        j.type = type_v[ti];
-        size_t es = kj_type_size(j.type);
-        cli_random_fill(j.type, host, big / es, 12345 + ti, 0);
-        if ((s = kj_memcpy_htod(rt, j.base, host, big / es * es)) != KJ_OK) {
-            rc = cli_fail("bench reduce", s);
-            break;
-        }
-        for (int si = 0; si < sizes.count && rc == EXIT_OK; si++) {
-            j.n = (size_t)size_v[si];
-            j.bytes = j.n * es;
-            j.stride = (j.bytes + 255) & ~(size_t)255;
-            j.slots = j.bytes >= ROTATE_BYTES ? 1 : (unsigned)(big / j.stride);
-            if (j.slots > 64) j.slots = 64;
-            if (j.slots == 0) j.slots = 1;
-            bench_result copy;
-            if ((s = bench_copy(rt, j.bytes, (unsigned)samples, &copy)) != KJ_OK) {
-                rc = cli_fail("bench reduce", s);
-                break;
-            }
-            for (int oi = 0; oi < ops.count && rc == EXIT_OK; oi++) {
-                j.op = op_v[oi];
-                if (have_cub) {
-                    size_t need = cub.temp_bytes((int)j.op, (int)j.type, j.n);
-                    if (need > j.cub_temp_bytes) {
-                        kj_mem_free(rt, j.cub_temp);
-                        j.cub_temp = 0;
-                        j.cub_temp_bytes = 0;
-                        if ((s = kj_mem_alloc(rt, need, &j.cub_temp)) != KJ_OK) {
-                            rc = cli_fail("bench reduce", s);
-                            break;
-                        }
-                        j.cub_temp_bytes = need;
-                    }
-                }
-                for (int ei = 0; ei < entries.count * blocks.count * coarses.count && rc == EXIT_OK; ei++) {
-                    j.entry = entries.items[ei % entries.count];
-                    j.block = (unsigned)block_v[ei / entries.count % blocks.count];
-                    j.coarse = (unsigned)coarse_v[ei / entries.count / blocks.count];
-                    if (is_single_block(j.entry) && j.n > 2048) continue;
-                    int coarsens = !strcmp(j.entry, "reduce_fast") || !strcmp(j.entry, "reduce_coarsened");
-                    if (!coarsens && j.coarse && ei / entries.count / blocks.count > 0) continue; /* once is enough */
-                    if (!coarsens) j.coarse = 0;
-                    row r = {.op = j.op, .type = j.type, .n = j.n, .copy = copy, .have_cub = have_cub};
-                    snprintf(r.entry, sizeof r.entry, "%s", j.entry);
-                    /* the first run compiles or loads the kernel and is checked against CUB */
-                    kj_reduce_options o = {.entry = j.entry, .block_size = j.block, .coarse_factor = j.coarse, .report = &r.rep};
-                    unsigned char mine[8], theirs[8];
-                    s = kj_reduce_async(rt, j.op, j.type, j.base, j.n, j.out, &o);
-                    if (s == KJ_OK) s = kj_memcpy_dtoh(rt, mine, j.out, 8);
-                    if (s == KJ_OK && have_cub) s = run_cub(&j, NULL, 0);
-                    if (s == KJ_OK && have_cub) s = kj_memcpy_dtoh(rt, theirs, j.cub_out, 8);
-                    if (s == KJ_OK)
-                        s = bench_time_pair(rt, NULL, run_kernjit, &j, have_cub ? run_cub : NULL, &j, 3,
-                                            (unsigned)samples, &r.kj, &r.cub);
-                    if (s != KJ_OK) {
-                        rc = cli_fail("bench reduce", s);
-                        break;
-                    }
-                    r.agrees = !have_cub || agree(&j, &r.rep, mine, theirs);
-                    differ += !r.agrees;
-                    print_row(&r, format, first);
-                    first = 0;
-                    rows++;
-                    if (have_cub && !strcmp(j.entry, "reduce_fast")) {
-                        double x = r.cub.median_us / r.kj.median_us;
-                        slower += x < 1;
-                        int oi3 = j.op == KJ_OP_SUM ? 0 : j.op == KJ_OP_MAX ? 1 : j.op == KJ_OP_MIN ? 2 : -1;
-                        int ti3 = j.type == KJ_TYPE_I32 ? 0 : j.type == KJ_TYPE_F32 ? 1 : j.type == KJ_TYPE_F64 ? 2 : -1;
-                        if (j.n == (1u << 28) && oi3 >= 0 && ti3 >= 0) at28[oi3][ti3] = x;
-                        if (j.n == (1u << 20)) at20[j.op][j.type] = r.kj.median_us / r.cub.median_us;
-                    }
-                }
-            }
-        }
-    }
-    if (format == 'j') {
-        json_end_array();
-        json_done();
-    }
-    if (format == 't' && rc == EXIT_OK && have_cub) {
-        printf("\ntargets (reduce_fast):\n  2^28, x CUB throughput (>= 1.05):");
-        static const char *o3[] = {"sum", "max", "min"}, *t3[] = {"i32", "f32", "f64"};
-        int miss = 0, seen = 0;
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                if (!isnan(at28[a][b])) {
-                    printf(" %s/%s %.2f", o3[a], t3[b], at28[a][b]);
-                    miss += at28[a][b] < 1.05;
-                    seen++;
-                }
-        printf("%s\n", seen ? (miss ? "  -> MISSED" : "  -> met") : " (not measured)");
-        printf("  2^20, time / CUB time (<= 0.5):");
-        double worst = 0;
-        seen = 0;
-        for (int a = 0; a < KJ_OP_COUNT_; a++)
-            for (int b = 0; b < KJ_TYPE_COUNT_; b++)
-                if (!isnan(at20[a][b])) {
-                    worst = at20[a][b] > worst ? at20[a][b] : worst;
-                    seen++;
-                }
-        if (seen) printf(" worst %.2f over %d op/type pairs%s\n", worst, seen, worst <= 0.5 ? "  -> met" : "  -> MISSED");
-        else printf(" (not measured)\n");
-        printf("  configurations slower than CUB: %d of the reduce_fast rows\n", slower);
-        if (differ) printf("  %d configuration(s) whose result differs from CUB's: see RESULT DIFFERS\n", differ);
-    }
-    if (differ) rc = EXIT_FAILURE_;
-done:
-    free(host);
-    kj_mem_free(rt, j.base);
-    kj_mem_free(rt, j.out);
-    kj_mem_free(rt, j.cub_out);
-    kj_mem_free(rt, j.cub_temp);
-    kj_runtime_destroy(rt);
-    (void)rows;
-    return rc;
+    reduce_bench b = {.bench.samples = 15,
+                      .ops_text = all_ops,
+                      .types_text = all_types,
+                      .entries_text = default_entries,
+                      .sizes_text = default_sizes,
+                      .blocks_text = zero_b,
+                      .coarse_text = zero_c,
+                      .first = 1};
+    return bench_main(&reduce, &b.bench, argc, argv);
 }

@@ -1,15 +1,11 @@
 /* kernjit bench transpose: every variant, and a sweep of the padded tile's TILE_DIM x BLOCK_ROWS, next
  * to a device-to-device copy of the same bytes measured in the same run. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
 #include "check_util.h"
-#include "cli.h"
 #include "run.h"
-
-#define CMD "bench transpose"
 
 static void help(void) {
     printf("usage: kernjit bench transpose [--rows R --cols C] [--type T] [--samples N] [--json | --csv]\n\n"
@@ -39,7 +35,9 @@ typedef struct job {
     kj_runtime *rt;
     kj_type type;
     kj_devptr in, out;
+    const void *host_in;
     size_t rows, cols;
+    uint64_t seed; /* of the sampled check's positions */
     kj_transpose_options options;
 } job;
 
@@ -48,6 +46,16 @@ static kj_status run_once(void *user, kj_stream stream, unsigned i) {
     job *j = user;
     j->options.stream = stream;
     return kj_transpose(j->rt, j->type, j->in, j->out, j->rows, j->cols, &j->options);
+}
+
+static int check(void *user, const void *host_out) {
+    job *j = user;
+    size_t r = 0, c = 0;
+    if (check_transpose(j->host_in, host_out, j->rows, j->cols, kj_type_size(j->type), 1u << 20, j->seed, &r, &c) == 0)
+        return 1;
+    fprintf(stderr, "kernjit bench transpose: %s %zux%zu is WRONG at input row %zu, column %zu\n",
+            kj_transpose_variant_name(j->options.variant), j->rows, j->cols, r, c);
+    return 0;
 }
 
 typedef struct row {
@@ -65,236 +73,229 @@ static void config_label(const row *w, char *buf, size_t size) {
     else snprintf(buf, size, "%ux%u tile, %ux%u threads", w->tile[0], w->tile[1], w->block[0], w->block[1]);
 }
 
-int bench_transpose(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"rows", required_argument, 0, 'R'}, {"cols", required_argument, 0, 'C'}, {"type", required_argument, 0, 't'},
-        {"samples", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'}, {"csv", no_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    uint64_t rows = 0, cols = 0, samples = 20, v;
-    kj_type type = KJ_TYPE_F32;
-    int json = 0, csv = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hR:C:t:n:jc", opts, NULL)) != -1) {
-        switch (c) {
-        case 'R':
-        case 'C':
-            if (cli_parse_count(optarg, 2147483647ull, &v) != 0 || v == 0)
-                return cli_usage(CMD, "--%s '%s' is not a count from 1 to 2^31-1", c == 'R' ? "rows" : "cols", optarg);
-            if (c == 'R') rows = v;
-            else cols = v;
-            break;
-        case 't':
-            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage(CMD, "%s", kj_last_error());
-            break;
-        case 'n':
-            if (cli_parse_uint(optarg, 10000, &samples) != 0 || samples == 0)
-                return cli_usage(CMD, "--samples '%s' is not a count from 1 to 10000", optarg);
-            break;
-        case 'j': json = 1; break;
-        case 'c': csv = 1; break;
-        case 'h': help(); return EXIT_OK;
-        default: return cli_usage(CMD, "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-    if (json && csv) return cli_usage(CMD, "choose one of --json and --csv");
-    if (!rows != !cols) return cli_usage(CMD, "give both --rows and --cols, or neither");
+typedef struct transpose_bench {
+    bench_ctx bench;
+    uint64_t rows, cols; /* --rows, --cols: that size alone */
+    kj_type type;
+    size_t sizes[3][2], size_count;
+    row *rows_v; /* size_count x CONFIG_COUNT at most */
+    size_t nrows;
+} transpose_bench;
 
-    size_t sizes[3][2] = {{8192, 8192}, {4096, 4096}, {8000, 6000}};
-    size_t size_count = 3;
-    if (rows) {
-        sizes[0][0] = (size_t)rows;
-        sizes[0][1] = (size_t)cols;
-        size_count = 1;
+static int option(bench_ctx *c, int opt, char *arg) {
+    transpose_bench *t = (transpose_bench *)c;
+    uint64_t v;
+    switch (opt) {
+    case 'R':
+    case 'C':
+        if (cli_parse_count(arg, 2147483647ull, &v) != 0 || v == 0)
+            return cli_usage(c->cmd, "--%s '%s' is not a count from 1 to 2^31-1", opt == 'R' ? "rows" : "cols", arg);
+        *(opt == 'R' ? &t->rows : &t->cols) = v;
+        break;
+    case 't':
+        if (kj_type_parse(arg, &t->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
+        break;
+    case 'n': return bench_parse_samples(c, "--samples", arg);
     }
-    size_t esize = kj_type_size(type);
-    if (rows && rows * cols > SIZE_MAX / 2 / esize) /* each is below 2^31: the product fits */
-        return cli_usage(CMD, "--rows %llu --cols %llu: the byte count overflows", (unsigned long long)rows,
-                         (unsigned long long)cols);
+    return EXIT_OK;
+}
 
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail(CMD, s);
-    if (!kj_runtime_has_device(rt)) {
-        kj_runtime_destroy(rt);
-        return cli_error(CMD, "no CUDA device: nothing to measure here");
+static int prepare(bench_ctx *c) {
+    transpose_bench *t = (transpose_bench *)c;
+    if (!t->rows != !t->cols) return cli_usage(c->cmd, "give both --rows and --cols, or neither");
+    if (t->rows) {
+        t->sizes[0][0] = (size_t)t->rows;
+        t->sizes[0][1] = (size_t)t->cols;
+        t->size_count = 1;
     }
-    if (rows) {
-        char what[96];
-        snprintf(what, sizeof what, "--rows %llu --cols %llu", (unsigned long long)rows, (unsigned long long)cols);
-        int r = cli_check_device_memory(rt, CMD, what, 2 * rows * cols * esize); /* input and output */
-        if (r != EXIT_OK) {
-            kj_runtime_destroy(rt);
-            return r;
-        }
-    }
-    kj_device_info dev;
-    kj_runtime_device(rt, &dev);
+    if (t->rows && t->rows * t->cols > SIZE_MAX / 2 / kj_type_size(t->type)) /* each is below 2^31: the product fits */
+        return cli_usage(c->cmd, "--rows %llu --cols %llu: the byte count overflows", (unsigned long long)t->rows,
+                         (unsigned long long)t->cols);
+    return EXIT_OK;
+}
 
-    row *rowsv = calloc(size_count * CONFIG_COUNT, sizeof *rowsv);
-    double copy_gbps[3] = {0};
-    size_t nrows = 0;
+/* Every configuration at one size, into t->rows_v. */
+static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
+    bench_ctx *c = &t->bench;
+    size_t esize = kj_type_size(t->type);
+    if (R * C > SIZE_MAX / 2 / esize) return cli_usage(c->cmd, "%zu x %zu: the byte count overflows", R, C);
+    size_t bytes = R * C * esize;
+    bench_result copy;
+    kj_status s = bench_copy(c->rt, bytes, (unsigned)c->samples, &copy);
+    if (s != KJ_OK) return cli_fail(c->cmd, s);
+    void *host_in = malloc(bytes), *host_out = malloc(bytes);
+    job j = {c->rt, t->type, 0, 0, host_in, R, C, 0, {0}};
     int rc = EXIT_OK;
-    if (!rowsv) {
-        kj_runtime_destroy(rt);
-        return cli_error(CMD, "out of host memory");
+    if (!host_in || !host_out) rc = cli_error(c->cmd, "out of host memory for 2 x %zu bytes", bytes);
+    if (rc == EXIT_OK) {
+        check_fill_bits(host_in, bytes, seed);
+        if ((s = kj_mem_alloc(c->rt, bytes, &j.in)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &j.out)) != KJ_OK ||
+            (s = kj_memcpy_htod(c->rt, j.in, host_in, bytes)) != KJ_OK)
+            rc = cli_fail(c->cmd, s);
     }
-    uint64_t seed = check_fresh_seed();
-    for (size_t si = 0; si < size_count && rc == EXIT_OK; si++) {
-        size_t R = sizes[si][0], C = sizes[si][1];
-        if (R * C > SIZE_MAX / 2 / esize) {
-            rc = cli_usage(CMD, "%zu x %zu: the byte count overflows", R, C);
+    const bench_checked measured = {run_once, &j, j.out, host_out, bytes, check};
+    for (size_t k = 0; k < CONFIG_COUNT && rc == EXIT_OK; k++) {
+        row *w = &t->rows_v[t->nrows];
+        kj_transpose_report rep;
+        *w = (row){.rows = R, .cols = C, .cfg = configs[k], .copy_gbps = bench_gbps(2.0 * bytes, copy.median_us)};
+        j.options = (kj_transpose_options){configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL, &rep};
+        j.seed = seed ^ k;
+        s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r);
+        if (s == KJ_ERR_LIMIT) {
+            /* this device cannot give the tile its shared memory: say so and go on */
+            fprintf(stderr, "kernjit %s: skipping %s TILE_DIM=%u: %s\n", c->cmd,
+                    kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim, kj_last_error());
+            continue;
+        }
+        if (s != KJ_OK) {
+            rc = cli_fail(c->cmd, s);
             break;
         }
-        size_t bytes = R * C * esize;
-        bench_result copy;
-        if ((s = bench_copy(rt, bytes, (unsigned)samples, &copy)) != KJ_OK) {
-            rc = cli_fail(CMD, s);
-            break;
-        }
-        copy_gbps[si] = 2.0 * bytes / (copy.median_us * 1e-6) / 1e9;
-        void *host_in = malloc(bytes), *host_out = malloc(bytes);
-        job j = {rt, type, 0, 0, R, C, {0}};
-        if (!host_in || !host_out) rc = cli_error(CMD, "out of host memory for 2 x %zu bytes", bytes);
-        if (rc == EXIT_OK) {
-            check_fill_bits(host_in, bytes, seed + si);
-            if ((s = kj_mem_alloc(rt, bytes, &j.in)) != KJ_OK || (s = kj_mem_alloc(rt, bytes, &j.out)) != KJ_OK ||
-                (s = kj_memcpy_htod(rt, j.in, host_in, bytes)) != KJ_OK)
-                rc = cli_fail(CMD, s);
-        }
-        for (size_t k = 0; k < CONFIG_COUNT && rc == EXIT_OK; k++) {
-            row *w = &rowsv[nrows];
-            w->rows = R;
-            w->cols = C;
-            w->cfg = configs[k];
-            kj_transpose_report rep;
-            j.options = (kj_transpose_options){configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL,
-                                               &rep};
-            s = kj_memset_u8(rt, j.out, 0xA5, bytes);
-            if (s == KJ_OK) s = run_once(&j, NULL, 0);
-            if (s == KJ_OK) s = kj_synchronize(rt);
-            if (s == KJ_ERR_LIMIT) {
-                /* this device cannot give the tile its shared memory: say so and go on */
-                fprintf(stderr, "kernjit %s: skipping %s TILE_DIM=%u: %s\n", CMD,
-                        kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim, kj_last_error());
-                continue;
-            }
-            if (s == KJ_OK) s = kj_memcpy_dtoh(rt, host_out, j.out, bytes);
-            if (s != KJ_OK) {
-                rc = cli_fail(CMD, s);
-                break;
-            }
-            size_t br = 0, bc = 0;
-            w->ok = check_transpose(host_in, host_out, R, C, esize, 1u << 20, seed ^ k, &br, &bc) == 0;
-            if (!w->ok) {
-                fprintf(stderr, "kernjit %s: %s %zux%zu is WRONG at input row %zu, column %zu\n", CMD,
-                        kj_transpose_variant_name(configs[k].variant), R, C, br, bc);
-                rc = EXIT_FAILURE_;
-            }
-            w->tile[0] = rep.tile[0];
-            w->tile[1] = rep.tile[1];
-            w->block[0] = rep.block[0];
-            w->block[1] = rep.block[1];
-            j.options.report = NULL;
-            if ((s = bench_time(rt, NULL, run_once, &j, 3, (unsigned)samples, 0, &w->r)) != KJ_OK) {
-                rc = cli_fail(CMD, s);
-                break;
-            }
-            w->gbps = 2.0 * bytes / (w->r.median_us * 1e-6) / 1e9;
-            w->copy_gbps = copy_gbps[si];
-            nrows++;
-        }
-        kj_mem_free(rt, j.in);
-        kj_mem_free(rt, j.out);
-        free(host_in);
-        free(host_out);
+        if (!w->ok) rc = EXIT_FAILURE_;
+        memcpy(w->tile, rep.tile, sizeof w->tile);
+        memcpy(w->block, rep.block, sizeof w->block);
+        w->gbps = bench_gbps(2.0 * bytes, w->r.median_us);
+        t->nrows++;
     }
-
-    /* the best per size */
-    const row *best[3] = {NULL, NULL, NULL};
-    for (size_t i = 0; i < nrows; i++)
-        for (size_t si = 0; si < size_count; si++)
-            if (rowsv[i].rows == sizes[si][0] && rowsv[i].cols == sizes[si][1] && rowsv[i].ok &&
-                (!best[si] || rowsv[i].gbps > best[si]->gbps))
-                best[si] = &rowsv[i];
-
-    char label[64];
-    if (json) {
-        json_begin_object();
-        json_string("benchmark", "transpose");
-        json_string("device", dev.name);
-        json_string("type", kj_type_name(type));
-        json_uint("samples", samples);
-        json_begin_array("results");
-        for (size_t i = 0; i < nrows; i++) {
-            const row *w = &rowsv[i];
-            json_begin_object();
-            json_uint("rows", w->rows);
-            json_uint("cols", w->cols);
-            json_string("variant", kj_transpose_variant_name(w->cfg.variant));
-            json_uint("tile_rows", w->tile[0]);
-            json_uint("tile_cols", w->tile[1]);
-            json_uint("block_x", w->block[0]);
-            json_uint("block_y", w->block[1]);
-            json_double("median_us", w->r.median_us);
-            json_double("gbps", w->gbps);
-            json_double("copy_gbps", w->copy_gbps);
-            json_double("pct_of_copy", 100.0 * w->gbps / w->copy_gbps);
-            json_bool("ok", w->ok);
-            json_end_object();
-        }
-        json_end_array();
-        json_begin_array("best");
-        for (size_t si = 0; si < size_count; si++) {
-            if (!best[si]) continue;
-            config_label(best[si], label, sizeof label);
-            json_begin_object();
-            json_uint("rows", best[si]->rows);
-            json_uint("cols", best[si]->cols);
-            json_string("variant", kj_transpose_variant_name(best[si]->cfg.variant));
-            json_string("config", label);
-            json_double("gbps", best[si]->gbps);
-            json_double("pct_of_copy", 100.0 * best[si]->gbps / best[si]->copy_gbps);
-            json_end_object();
-        }
-        json_end_array();
-        json_end_object();
-        json_done();
-    } else if (csv) {
-        printf("rows,cols,type,variant,tile_rows,tile_cols,block_x,block_y,median_us,gbps,copy_gbps,pct_of_copy,ok\n");
-        for (size_t i = 0; i < nrows; i++) {
-            const row *w = &rowsv[i];
-            printf("%zu,%zu,%s,%s,%u,%u,%u,%u,%.3f,%.1f,%.1f,%.1f,%d\n", w->rows, w->cols, kj_type_name(type),
-                   kj_transpose_variant_name(w->cfg.variant), w->tile[0], w->tile[1], w->block[0], w->block[1],
-                   w->r.median_us, w->gbps, w->copy_gbps, 100.0 * w->gbps / w->copy_gbps, w->ok);
-        }
-    } else {
-        printf("transpose %s on %s (median of %llu samples; GB/s = bytes read + written / time)\n",
-               kj_type_name(type), dev.name, (unsigned long long)samples);
-        size_t last_r = 0, last_c = 0;
-        for (size_t i = 0; i < nrows; i++) {
-            const row *w = &rowsv[i];
-            if (w->rows != last_r || w->cols != last_c) {
-                printf("\n%zu x %zu: device copy of the same bytes %.1f GB/s\n", w->rows, w->cols, w->copy_gbps);
-                printf("  %-10s %-28s %10s %9s %8s %s\n", "variant", "configuration", "median us", "GB/s", "% copy",
-                       "check");
-                last_r = w->rows;
-                last_c = w->cols;
-            }
-            config_label(w, label, sizeof label);
-            printf("  %-10s %-28s %10.2f %9.1f %7.1f%% %s\n", kj_transpose_variant_name(w->cfg.variant), label,
-                   w->r.median_us, w->gbps, 100.0 * w->gbps / w->copy_gbps, w->ok ? "ok" : "WRONG");
-        }
-        printf("\n");
-        for (size_t si = 0; si < size_count; si++) {
-            if (!best[si]) continue;
-            config_label(best[si], label, sizeof label);
-            printf("best at %zu x %zu: %s %s, %.1f GB/s = %.1f%% of the copy\n", best[si]->rows, best[si]->cols,
-                   kj_transpose_variant_name(best[si]->cfg.variant), label, best[si]->gbps,
-                   100.0 * best[si]->gbps / best[si]->copy_gbps);
-        }
-    }
-    free(rowsv);
-    kj_runtime_destroy(rt);
+    kj_mem_free(c->rt, j.in);
+    kj_mem_free(c->rt, j.out);
+    free(host_in);
+    free(host_out);
     return rc;
+}
+
+/* The best right configuration at each size. */
+static void find_best(const transpose_bench *t, const row **best) {
+    for (size_t i = 0; i < t->nrows; i++)
+        for (size_t si = 0; si < t->size_count; si++)
+            if (t->rows_v[i].rows == t->sizes[si][0] && t->rows_v[i].cols == t->sizes[si][1] && t->rows_v[i].ok &&
+                (!best[si] || t->rows_v[i].gbps > best[si]->gbps))
+                best[si] = &t->rows_v[i];
+}
+
+static void print_json(const transpose_bench *t, const row **best) {
+    char label[64];
+    json_begin_object();
+    json_string("benchmark", "transpose");
+    json_string("device", t->bench.dev.name);
+    json_string("type", kj_type_name(t->type));
+    json_uint("samples", t->bench.samples);
+    json_begin_array("results");
+    for (size_t i = 0; i < t->nrows; i++) {
+        const row *w = &t->rows_v[i];
+        json_begin_object();
+        json_uint("rows", w->rows);
+        json_uint("cols", w->cols);
+        json_string("variant", kj_transpose_variant_name(w->cfg.variant));
+        json_uint("tile_rows", w->tile[0]);
+        json_uint("tile_cols", w->tile[1]);
+        json_uint("block_x", w->block[0]);
+        json_uint("block_y", w->block[1]);
+        bench_json_speed(w->r.median_us, w->gbps, w->copy_gbps);
+        json_bool("ok", w->ok);
+        json_end_object();
+    }
+    json_end_array();
+    json_begin_array("best");
+    for (size_t si = 0; si < t->size_count; si++) {
+        if (!best[si]) continue;
+        config_label(best[si], label, sizeof label);
+        json_begin_object();
+        json_uint("rows", best[si]->rows);
+        json_uint("cols", best[si]->cols);
+        json_string("variant", kj_transpose_variant_name(best[si]->cfg.variant));
+        json_string("config", label);
+        json_double("gbps", best[si]->gbps);
+        json_double("pct_of_copy", 100.0 * best[si]->gbps / best[si]->copy_gbps);
+        json_end_object();
+    }
+    json_end_array();
+    json_end_object();
+    json_done();
+}
+
+static void print_csv(const transpose_bench *t) {
+    printf("rows,cols,type,variant,tile_rows,tile_cols,block_x,block_y,median_us,gbps,copy_gbps,pct_of_copy,ok\n");
+    for (size_t i = 0; i < t->nrows; i++) {
+        const row *w = &t->rows_v[i];
+        printf("%zu,%zu,%s,%s,%u,%u,%u,%u", w->rows, w->cols, kj_type_name(t->type),
+               kj_transpose_variant_name(w->cfg.variant), w->tile[0], w->tile[1], w->block[0], w->block[1]);
+        bench_csv_speed(w->r.median_us, w->gbps, w->copy_gbps);
+        printf(",%d\n", w->ok);
+    }
+}
+
+static void print_text(const transpose_bench *t, const row **best) {
+    char label[64];
+    printf("transpose %s on %s (median of %llu samples; GB/s = bytes read + written / time)\n", kj_type_name(t->type),
+           t->bench.dev.name, (unsigned long long)t->bench.samples);
+    size_t last_r = 0, last_c = 0;
+    for (size_t i = 0; i < t->nrows; i++) {
+        const row *w = &t->rows_v[i];
+        if (w->rows != last_r || w->cols != last_c) {
+            printf("\n%zu x %zu: device copy of the same bytes %.1f GB/s\n", w->rows, w->cols, w->copy_gbps);
+            printf("  %-10s %-28s %10s %9s %8s %s\n", "variant", "configuration", "median us", "GB/s", "% copy", "check");
+            last_r = w->rows;
+            last_c = w->cols;
+        }
+        config_label(w, label, sizeof label);
+        printf("  %-10s %-28s %10.2f %9.1f %7.1f%% %s\n", kj_transpose_variant_name(w->cfg.variant), label,
+               w->r.median_us, w->gbps, 100.0 * w->gbps / w->copy_gbps, w->ok ? "ok" : "WRONG");
+    }
+    printf("\n");
+    for (size_t si = 0; si < t->size_count; si++) {
+        if (!best[si]) continue;
+        config_label(best[si], label, sizeof label);
+        printf("best at %zu x %zu: %s %s, %.1f GB/s = %.1f%% of the copy\n", best[si]->rows, best[si]->cols,
+               kj_transpose_variant_name(best[si]->cfg.variant), label, best[si]->gbps,
+               100.0 * best[si]->gbps / best[si]->copy_gbps);
+    }
+}
+
+static int run(bench_ctx *c) {
+    transpose_bench *t = (transpose_bench *)c;
+    if (t->rows) {
+        char what[96];
+        snprintf(what, sizeof what, "--rows %llu --cols %llu", (unsigned long long)t->rows, (unsigned long long)t->cols);
+        int rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * t->rows * t->cols * kj_type_size(t->type));
+        if (rc != EXIT_OK) return rc; /* input and output */
+    }
+    if (!(t->rows_v = calloc(t->size_count * CONFIG_COUNT, sizeof *t->rows_v)))
+        return cli_error(c->cmd, "out of host memory");
+    uint64_t seed = check_fresh_seed();
+    int rc = EXIT_OK;
+    for (size_t si = 0; si < t->size_count && rc == EXIT_OK; si++)
+        rc = measure_size(t, t->sizes[si][0], t->sizes[si][1], seed + si);
+    const row *best[3] = {NULL, NULL, NULL};
+    find_best(t, best);
+    if (c->format == 'j') print_json(t, best);
+    else if (c->format == 'c') print_csv(t);
+    else print_text(t, best);
+    free(t->rows_v);
+    return rc;
+}
+
+static const struct option options[] = {{"rows", required_argument, 0, 'R'},
+                                        {"cols", required_argument, 0, 'C'},
+                                        {"type", required_argument, 0, 't'},
+                                        {"samples", required_argument, 0, 'n'},
+                                        {0, 0, 0, 0}};
+
+static const bench_family transpose = {
+    .help = help,
+    .optstring = "R:C:t:n:",
+    .options = options,
+    .csv = 1,
+    .max_samples = 10000,
+    .option = option,
+    .prepare = prepare,
+    .run = run,
+};
+
+int bench_transpose(int argc, char **argv) {
+    transpose_bench t = {.bench.samples = 20,
+                         .type = KJ_TYPE_F32,
+                         .sizes = {{8192, 8192}, {4096, 4096}, {8000, 6000}},
+                         .size_count = 3};
+    return bench_main(&transpose, &t.bench, argc, argv);
 }

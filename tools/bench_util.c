@@ -2,8 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "cli.h"
+#include <string.h>
 
 /* Records one batch of fn and returns its time per run in microseconds. */
 static kj_status time_batch(kj_event *start, kj_event *stop, kj_stream stream, bench_fn fn, void *user, unsigned batch,
@@ -114,4 +113,85 @@ const char *bench_pow2_label(size_t n, char *buf, size_t size) {
     if (((size_t)1 << k) == n) snprintf(buf, size, "2^%d", k);
     else snprintf(buf, size, "%zu", n);
     return buf;
+}
+
+double bench_gbps(double bytes, double us) { return bytes / (us * 1e-6) / 1e9; }
+
+kj_status bench_measure(kj_runtime *rt, const bench_checked *b, unsigned samples, int *ok, bench_result *time) {
+    kj_status s = kj_memset_u8(rt, b->out, 0xA5, b->bytes);
+    if (s == KJ_OK) s = b->run(b->job, NULL, 0);
+    if (s == KJ_OK) s = kj_synchronize(rt);
+    if (s == KJ_OK) s = kj_memcpy_dtoh(rt, b->host, b->out, b->bytes);
+    if (s != KJ_OK) return s;
+    *ok = b->check(b->job, b->host);
+    return bench_time(rt, NULL, b->run, b->job, 3, samples, 0, time);
+}
+
+void bench_json_speed(double median_us, double gbps, double copy_gbps) {
+    json_double("median_us", median_us);
+    json_double("gbps", gbps);
+    json_double("copy_gbps", copy_gbps);
+    json_double("pct_of_copy", 100.0 * gbps / copy_gbps);
+}
+
+void bench_csv_speed(double median_us, double gbps, double copy_gbps) {
+    printf(",%.3f,%.1f,%.1f,%.1f", median_us, gbps, copy_gbps, 100.0 * gbps / copy_gbps);
+}
+
+/* ---- bench_main ------------------------------------------------------------------------------ */
+
+typedef struct parse_state {
+    bench_ctx *c;
+    int json, csv;
+} parse_state;
+
+static int harness_option(void *user, int opt, char *arg) {
+    (void)arg;
+    parse_state *p = user;
+    switch (opt) {
+    case 'h': p->c->family->help(); return CLI_DONE;
+    case 'j': p->json = 1; break;
+    case 'c': p->csv = 1; break;
+    }
+    return EXIT_OK;
+}
+
+static int family_option(void *user, int opt, char *arg) {
+    bench_ctx *c = ((parse_state *)user)->c;
+    return c->family->option(c, opt, arg);
+}
+
+int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
+    if (cli_parse_uint(arg, c->family->max_samples, &c->samples) != 0 || c->samples == 0)
+        return cli_usage(c->cmd, "%s '%s' is not a count from 1 to %llu", option, arg,
+                         (unsigned long long)c->family->max_samples);
+    return EXIT_OK;
+}
+
+int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
+    c->cmd = argv[0] + strlen("kernjit "); /* argv[0] is "kernjit bench NAME" */
+    c->family = f;
+    struct option harness[] = {
+        {"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {"csv", no_argument, 0, 'c'}, {0, 0, 0, 0}};
+    if (!f->csv) harness[2] = harness[3]; /* --csv where the family writes CSV */
+    const cli_option_set sets[] = {{f->optstring, f->options, family_option},
+                                   {f->csv ? "hjc" : "hj", harness, harness_option}};
+    parse_state p = {c, 0, 0};
+    int rc = cli_getopt(c->cmd, argc, argv, sets, 2, &p);
+    if (rc == CLI_DONE) return EXIT_OK;
+    if (rc != EXIT_OK) return rc;
+    if (p.json && p.csv) return cli_usage(c->cmd, "choose one of --json and --csv");
+    c->format = p.json ? 'j' : p.csv ? 'c' : 't';
+    if (f->prepare && (rc = f->prepare(c)) != EXIT_OK) return rc;
+
+    kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
+    if (s != KJ_OK) return cli_fail(c->cmd, s);
+    if (kj_runtime_has_device(c->rt)) {
+        kj_runtime_device(c->rt, &c->dev);
+        rc = f->run(c);
+    } else {
+        rc = cli_error(c->cmd, "no CUDA device: nothing to measure here");
+    }
+    kj_runtime_destroy(c->rt);
+    return rc;
 }

@@ -1,11 +1,15 @@
-/* Timing for the benchmarks: CUDA events around batches of runs after a warm-up, medians, and the
- * device-to-device copy that every table is compared with. Speed lives here, never in tests. */
+/* The benchmarks' shared parts: timing (CUDA events around batches of runs after a warm-up, medians,
+ * and the device-to-device copy that every table is compared with), the checked measurement of one
+ * configuration, the speed columns of the tables, and bench_main, the flow every `kernjit bench FAMILY`
+ * shares. Speed lives here, never in tests. */
 #ifndef KJ_BENCH_UTIL_H
 #define KJ_BENCH_UTIL_H
 
+#include <getopt.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "kernjit.h"
+#include "cli.h"
 
 /* Enqueues run number i of the thing being timed on stream (without waiting). */
 typedef kj_status (*bench_fn)(void *user, kj_stream stream, unsigned i);
@@ -36,5 +40,62 @@ kj_status bench_copy(kj_runtime *rt, size_t bytes, unsigned samples, bench_resul
 
 /* 2^k for the tables: "2^20" */
 const char *bench_pow2_label(size_t n, char *buf, size_t size);
+
+/* GB/s of moving `bytes` in `us` microseconds. */
+double bench_gbps(double bytes, double us);
+
+/* One configuration to measure: run writes `bytes` at out; check compares the copy in host with the
+ * CPU (1: right; it says what is wrong otherwise). */
+typedef struct bench_checked {
+    bench_fn run;
+    void *job;
+    kj_devptr out;
+    void *host;
+    size_t bytes;
+    int (*check)(void *job, const void *host);
+} bench_checked;
+
+/* out poisoned, one run (compiling or loading the kernel) copied back and checked (*ok), then timed
+ * (bench_time: 3 warm-up runs, samples batches). Returns the first failure's status. */
+kj_status bench_measure(kj_runtime *rt, const bench_checked *b, unsigned samples, int *ok, bench_result *time);
+
+/* A table row's speed next to the device copy's: JSON "median_us", "gbps", "copy_gbps", "pct_of_copy";
+ * CSV the same four, after a comma. */
+void bench_json_speed(double median_us, double gbps, double copy_gbps);
+void bench_csv_speed(double median_us, double gbps, double copy_gbps);
+
+/* ---- `kernjit bench FAMILY`: bench_main ------------------------------------------------------- */
+
+typedef struct bench_family bench_family;
+
+/* One benchmark's state; a family's own state is a struct whose first member is this one. */
+typedef struct bench_ctx {
+    const char *cmd; /* "bench transpose": messages */
+    kj_runtime *rt;
+    kj_device_info dev;
+    uint64_t samples; /* the family's default, or its option (bench_parse_samples) */
+    int format;       /* 't' text, 'j' --json, 'c' --csv */
+    const bench_family *family;
+} bench_ctx;
+
+/* Callbacks return EXIT_OK, or an exit code after printing why. */
+struct bench_family {
+    void (*help)(void);
+    const char *optstring;         /* its own options, besides the harness's h j c */
+    const struct option *options;  /* ends with a zero entry */
+    int csv;                       /* takes --csv besides --json */
+    uint64_t max_samples;          /* for bench_parse_samples */
+    int (*option)(bench_ctx *c, int opt, char *arg);
+    int (*prepare)(bench_ctx *c);  /* after the options: what they ask for together */
+    int (*run)(bench_ctx *c);      /* on the device (c->rt, c->dev): measures and prints */
+};
+
+/* Parses the options (the family's, --help, --json and --csv), has the family check them, opens a
+ * runtime on the device (none: exit 1), and runs the family. c is the family's state, with its
+ * defaults. */
+int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv);
+
+/* A family's --samples (or --repeat) option: from 1 to the family's max_samples. */
+int bench_parse_samples(bench_ctx *c, const char *option, const char *arg);
 
 #endif
