@@ -31,7 +31,6 @@ typedef struct host_driver {
 } host_driver;
 
 static host_driver drv;
-static char *dir;
 
 #define CU_OK(call)                                                                                 \
     do {                                                                                            \
@@ -66,24 +65,11 @@ static void load_driver(void) {
     CU_OK(drv.init(0));
 }
 
-static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    dir = kj_test_tmpdir();
-    return dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_rmdir(dir);
-    return 0;
-}
-
 static kj_runtime *runtime_on(CUcontext ctx) {
     kj_runtime_options o;
     kj_runtime_options_init(&o);
     o.cu_context = ctx;
-    o.cache_dir = dir;
+    o.cache_dir = kj_test_dir;
     kj_runtime *rt = NULL;
     KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
     return rt;
@@ -153,7 +139,7 @@ static void test_float_and_two_runtimes(void **state) {
     size_t n = kj_test_cap(1000003);
     float *host = malloc(n * sizeof *host);
     assert_non_null(host);
-    for (size_t i = 0; i < n; i++) host[i] = (float)((double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 - 0.5);
+    for (size_t i = 0; i < n; i++) host[i] = (float)(kj_test_uniform(&seed) - 0.5);
     CUdeviceptr in;
     CU_OK(drv.mem_alloc(&in, n * sizeof *host));
     CU_OK(drv.memcpy_htod(in, host, n * sizeof *host));
@@ -184,5 +170,5 @@ int main(void) {
         cmocka_unit_test(test_reduce_in_host_context),
         cmocka_unit_test(test_float_and_two_runtimes),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
 }

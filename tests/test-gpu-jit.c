@@ -4,25 +4,10 @@
 
 #include <math.h>
 
-static char *dir;
-
-static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    dir = kj_test_tmpdir();
-    return dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_rmdir(dir);
-    return 0;
-}
-
 static void test_origins(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
     assert_non_null(rt);
     assert_true(kj_runtime_has_device(rt));
     kj_define d[] = {{"OP", "sum"}, {"T", "i32"}};
@@ -51,7 +36,7 @@ static void test_origins(void **state) {
     assert_int_equal(st.memory_hits, 1);
     kj_runtime_destroy(rt);
     /* a new runtime (as a new process would) finds it on disk */
-    rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, &log);
+    rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
     KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k1, &o));
     assert_int_equal(o, KJ_ORIGIN_DISK);
     kj_runtime_stats(rt, &st);
@@ -64,7 +49,7 @@ static void test_origins(void **state) {
 static void test_launch_and_check(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
     uint64_t seed = kj_test_seed();
     size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -89,7 +74,7 @@ static void test_launch_and_check(void **state) {
 static void test_launch_limits(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_request req = {.kernel = "reduce", .entry = "reduce_init"};
@@ -122,5 +107,5 @@ int main(void) {
         cmocka_unit_test(test_launch_and_check),
         cmocka_unit_test(test_launch_limits),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
 }

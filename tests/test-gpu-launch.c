@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 
 static const char *kernjit, *kernels;
-static char *dir;
 static uint64_t seed;
 static int have_param_info; /* the driver has cuFuncGetParamInfo: sizes are checked too */
 
@@ -26,7 +25,8 @@ static int launch(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && KERNJIT_CACHE_DIR='%s/cache' '%s' launch %s 2>&1", dir, dir, kernjit, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && KERNJIT_CACHE_DIR='%s/cache' '%s' launch %s 2>&1", kj_test_dir, kj_test_dir,
+             kernjit, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, OUT_MAX - 1, p);
@@ -46,7 +46,7 @@ static char *path_in(const char *name) {
     static char buf[4][1024];
     static int next;
     char *p = buf[next++ % 4];
-    snprintf(p, 1024, "%s/%s", dir, name);
+    snprintf(p, 1024, "%s/%s", kj_test_dir, name);
     return p;
 }
 
@@ -62,14 +62,12 @@ static void *read_all(const char *name, size_t expected_bytes) {
 
 static float *random_floats(size_t n) {
     float *v = malloc(n * sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = (float)((double)(kj_test_next(&seed) >> 11) * 0x1p-52 - 1.0);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(kj_test_uniform(&seed) * 2 - 1);
     return v;
 }
 
 static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    dir = kj_test_tmpdir();
+    if (kj_test_setup_gpu(state) != 0) return -1;
     seed = kj_test_seed();
     /* does this driver tell parameter sizes? (cuFuncGetParamInfo, CUDA 12.4+) */
     kj_runtime *rt = kj_test_runtime(NULL, KJ_DEVICE_AUTO, NULL);
@@ -81,12 +79,6 @@ static int setup(void **state) {
     if (rt && kj_kernel_get(rt, &req, &k, NULL) == KJ_OK) have_param_info = kj_kernel_param_count(k, &count) == KJ_OK;
     if (!have_param_info) printf("note: the driver lacks cuFuncGetParamInfo; size checks are skipped\n");
     kj_runtime_destroy(rt);
-    return dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_rmdir(dir);
     return 0;
 }
 
@@ -313,5 +305,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_first_launch_only), cmocka_unit_test(test_scalars),
         cmocka_unit_test(test_mismatches),      cmocka_unit_test(test_compile_error),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, kj_test_teardown);
 }

@@ -6,28 +6,6 @@
  * Exits 77 (skipped) without a GPU. */
 #include "test_util.h"
 
-static char *dir;
-
-static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    dir = kj_test_tmpdir();
-    return dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_rmdir(dir);
-    return 0;
-}
-
-static kj_runtime *runtime(void) {
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, NULL);
-    assert_non_null(rt);
-    assert_true(kj_runtime_has_device(rt));
-    return rt;
-}
-
 /* Renders on the GPU into a poisoned image (0xffff is no dwell) and copies it back. */
 static uint16_t *render(kj_runtime *rt, unsigned w, unsigned h, kj_mandelbrot_options o, kj_dp_report *r) {
     size_t n = (size_t)w * h;
@@ -72,7 +50,7 @@ static void spot_check(const uint16_t *img, unsigned w, unsigned h, const kj_man
 static void test_default_configuration_identical(void **state) {
     (void)state;
     if (kj_test_skip_if_small("the 16384^2 image (both algorithms run in the next tests)")) return;
-    kj_runtime *rt = runtime();
+    kj_runtime *rt = kj_test_gpu_runtime();
     uint64_t seed = kj_test_seed();
     const unsigned w = 16384, h = 16384;
     kj_mandelbrot_options o = {0};
@@ -127,7 +105,7 @@ static void check_configuration(kj_runtime *rt, unsigned w, unsigned h, kj_mande
 
 static void test_subdividing_configurations(void **state) {
     (void)state;
-    kj_runtime *rt = runtime();
+    kj_runtime *rt = kj_test_gpu_runtime();
     uint64_t seed = kj_test_seed();
     /* three levels of squares: 512 -> 128 -> 32 (checked offline: 610 launches, no wrong fill) */
     kj_mandelbrot_options quad = {.max_dwell = 512, .init_subdiv = 8, .subdiv = 4, .max_depth = 4, .min_size = 16};
@@ -141,7 +119,7 @@ static void test_subdividing_configurations(void **state) {
 /* Escape time in full against the CPU, on a zoomed window with long dwells. */
 static void test_escape_matches_cpu(void **state) {
     (void)state;
-    kj_runtime *rt = runtime();
+    kj_runtime *rt = kj_test_gpu_runtime();
     const unsigned w = 640, h = 480;
     kj_mandelbrot_options o = {.max_dwell = 1024, .x_min = -0.75, .x_max = -0.73, .y_min = 0.1, .y_max = 0.115};
     kj_dp_report r;
@@ -166,7 +144,7 @@ static void test_escape_matches_cpu(void **state) {
 
 static void test_limits_and_usage(void **state) {
     (void)state;
-    kj_runtime *rt = runtime();
+    kj_runtime *rt = kj_test_gpu_runtime();
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_devptr img;
@@ -208,5 +186,5 @@ int main(void) {
         cmocka_unit_test(test_escape_matches_cpu),
         cmocka_unit_test(test_limits_and_usage),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
 }

@@ -12,33 +12,25 @@ static const char *const entries[] = {"reduce_fast",   "reduce_simple",    "redu
 #define ENTRY_COUNT 6
 static int single_block(int e) { return e >= 1 && e <= 3; }
 
-static kj_runtime *rt;
-static char *cache_dir;
-static uint64_t seed;
 static kj_devptr d_in, d_out;
 static void *host;
 #define MAX_N ((1u << 24) + 7)
 
+/* The fixture's runtime, and buffers for the largest size. */
 static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    cache_dir = kj_test_tmpdir();
-    rt = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, NULL);
-    if (!rt) return -1;
-    seed = kj_test_seed();
+    if (kj_test_setup_gpu_runtime(state) != 0) return -1;
     host = malloc((size_t)MAX_N * 8 + 64);
-    if (!host || kj_mem_alloc(rt, (size_t)MAX_N * 8 + 64, &d_in) != KJ_OK || kj_mem_alloc(rt, 64, &d_out) != KJ_OK) return -1;
-    return 0;
+    return host && kj_mem_alloc(kj_test_rt, (size_t)MAX_N * 8 + 64, &d_in) == KJ_OK &&
+                   kj_mem_alloc(kj_test_rt, 64, &d_out) == KJ_OK
+               ? 0
+               : -1;
 }
 
 static int teardown(void **state) {
-    (void)state;
-    kj_mem_free(rt, d_in);
-    kj_mem_free(rt, d_out);
+    kj_mem_free(kj_test_rt, d_in);
+    kj_mem_free(kj_test_rt, d_out);
     free(host);
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(cache_dir);
-    return 0;
+    return kj_test_teardown(state);
 }
 
 static uint16_t to_half(float f) {
@@ -56,14 +48,14 @@ static uint16_t to_half(float f) {
     return (uint16_t)h;
 }
 
-static double uniform(void) { return (double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 * 2 - 1; }
+static double uniform(void) { return kj_test_uniform(&kj_test_rng) * 2 - 1; }
 
 /* Fills n elements for op. exact: values whose every partial result is exactly representable, so
  * that any order gives the reference's bits (catches a dropped or doubled element, which a
  * tolerance might hide). */
 static void fill(void *buf, kj_type t, kj_op op, size_t n, int exact) {
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = kj_test_next(&seed);
+        uint64_t r = kj_test_next(&kj_test_rng);
         double v;
         if (op == KJ_OP_PROD) {
             /* mostly 1, about ten of 2, 0.5, -1, 3, -2: the product stays exact (3^10 < 2^24) and in range */
@@ -89,16 +81,16 @@ static void fill(void *buf, kj_type t, kj_op op, size_t n, int exact) {
 static kj_status gpu_reduce(kj_op op, kj_type t, kj_devptr in, size_t n, const char *entry, void *result,
                             kj_reduce_report *report) {
     kj_reduce_options o = {.entry = entry, .report = report};
-    kj_status s = kj_memset_u8(rt, d_out, 0xA5, 16);
-    if (s == KJ_OK) s = kj_reduce_async(rt, op, t, in, n, d_out, &o);
-    if (s == KJ_OK) s = kj_memcpy_dtoh(rt, result, d_out, kj_result_size(t));
+    kj_status s = kj_memset_u8(kj_test_rt, d_out, 0xA5, 16);
+    if (s == KJ_OK) s = kj_reduce_async(kj_test_rt, op, t, in, n, d_out, &o);
+    if (s == KJ_OK) s = kj_memcpy_dtoh(kj_test_rt, result, d_out, kj_result_size(t));
     return s;
 }
 
 static void check_one(int e, kj_op op, kj_type t, size_t n, int exact) {
     size_t es = kj_type_size(t);
     fill(host, t, op, n, exact);
-    KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, n * es));
+    KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, n * es));
     unsigned char want[8], got[8];
     double abs_sum;
     KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
@@ -157,11 +149,11 @@ static void test_nan_propagates(void **state) {
                 kj_type t = types[ti];
                 size_t n = single_block(e) ? 2000 : kj_test_cap(1000003);
                 fill(host, t, (kj_op)op, n, 0);
-                size_t at = kj_test_next(&seed) % n;
+                size_t at = kj_test_next(&kj_test_rng) % n;
                 if (t == KJ_TYPE_F16) ((uint16_t *)host)[at] = 0x7e00;
                 else if (t == KJ_TYPE_F32) ((float *)host)[at] = NAN;
                 else ((double *)host)[at] = NAN;
-                KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, n * kj_type_size(t)));
+                KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, n * kj_type_size(t)));
                 unsigned char got[8];
                 KJ_ASSERT_OK(gpu_reduce((kj_op)op, t, d_in, n, entries[e], got, NULL));
                 if (!isnan(kj_result_as_double(t, got)))
@@ -178,7 +170,7 @@ static void test_misaligned_input(void **state) {
             kj_type t = types[ti];
             size_t es = kj_type_size(t), n = 100003;
             fill(host, t, KJ_OP_SUM, n + off, 1);
-            KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, (n + off) * es));
+            KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, (n + off) * es));
             unsigned char want[8], got[8];
             KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, t, (char *)host + off * es, n, want, NULL));
             KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in + off * es, n, "reduce_fast", got, NULL));
@@ -198,7 +190,7 @@ static void test_default_is_deterministic(void **state) {
         kj_type t = types[ti];
         size_t n = kj_test_cap(MAX_N);
         fill(host, t, KJ_OP_SUM, n, 0);
-        KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, n * kj_type_size(t)));
+        KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, n * kj_type_size(t)));
         unsigned char first[8], again[8];
         KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in, n, NULL, first, NULL));
         for (int r = 0; r < 9; r++) {
@@ -212,26 +204,26 @@ static void test_limits_and_options(void **state) {
     (void)state;
     unsigned char got[8];
     kj_reduce_options o = {.entry = "reduce_simple"};
-    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 2049, d_out, &o), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 2049, d_out, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "at most 2 x BLOCK_SIZE = 2048"));
     o.block_size = 64;
-    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 129, d_out, &o), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 129, d_out, &o), KJ_ERR_USAGE);
     o = (kj_reduce_options){.entry = "reduce_bogus"};
-    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
     o = (kj_reduce_options){.block_size = 48};
-    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
     o = (kj_reduce_options){.coarse_factor = 3};
-    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
-    assert_int_equal(kj_reduce_async(rt, (kj_op)4, KJ_TYPE_F32, d_in, 10, d_out, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, (kj_op)4, KJ_TYPE_F32, d_in, 10, d_out, NULL), KJ_ERR_USAGE);
     o = (kj_reduce_options){.entry = "reduce_segmented", .coarse_factor = 4};
-    assert_int_equal(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
+    assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "does not coarsen"));
     /* explicit configurations are used and reported */
     kj_reduce_report rep;
     o = (kj_reduce_options){.block_size = 128, .coarse_factor = 2, .report = &rep};
     fill(host, KJ_TYPE_I32, KJ_OP_SUM, 5000, 0);
-    KJ_ASSERT_OK(kj_memcpy_htod(rt, d_in, host, 5000 * 4));
-    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 5000, got, &o));
+    KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, 5000 * 4));
+    KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 5000, got, &o));
     assert_int_equal(rep.block_size, 128);
     assert_int_equal(rep.coarse_factor, 2);
     assert_string_equal(rep.config_from, "explicit");
@@ -250,26 +242,26 @@ static void test_streams(void **state) {
     kj_devptr in[S], out[S];
     int32_t *data = malloc((size_t)N * 4), results[S], want[S];
     for (int i = 0; i < S; i++) {
-        KJ_ASSERT_OK(kj_stream_create(rt, &streams[i]));
-        KJ_ASSERT_OK(kj_mem_alloc(rt, (size_t)N * 4, &in[i]));
-        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &out[i]));
-        for (size_t j = 0; j < N; j++) data[j] = (int32_t)kj_test_next(&seed);
-        KJ_ASSERT_OK(kj_memcpy_htod(rt, in[i], data, (size_t)N * 4));
+        KJ_ASSERT_OK(kj_stream_create(kj_test_rt, &streams[i]));
+        KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (size_t)N * 4, &in[i]));
+        KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 8, &out[i]));
+        for (size_t j = 0; j < N; j++) data[j] = (int32_t)kj_test_next(&kj_test_rng);
+        KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, in[i], data, (size_t)N * 4));
         KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, data, N, &want[i], NULL));
-        KJ_ASSERT_OK(kj_memset_u8(rt, out[i], 0xA5, 8));
+        KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, out[i], 0xA5, 8));
     }
     for (int rep = 0; rep < 5; rep++)
         for (int i = 0; i < S; i++) {
             kj_reduce_options o = {.stream = streams[i]};
-            KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_I32, in[i], N, out[i], &o));
+            KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, in[i], N, out[i], &o));
         }
-    KJ_ASSERT_OK(kj_synchronize(rt));
+    KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
     for (int i = 0; i < S; i++) {
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &results[i], out[i], 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &results[i], out[i], 4));
         assert_int_equal(results[i], want[i]);
-        kj_mem_free(rt, in[i]);
-        kj_mem_free(rt, out[i]);
-        kj_stream_destroy(rt, streams[i]);
+        kj_mem_free(kj_test_rt, in[i]);
+        kj_mem_free(kj_test_rt, out[i]);
+        kj_stream_destroy(kj_test_rt, streams[i]);
     }
     free(data);
 }
@@ -308,19 +300,19 @@ static void test_early_launch_waits_for_the_producer(void **state) {
     kj_request fill_req = {.kernel = "pdl.cu", .source_text = pdl_source, .entry = "fill_slowly"};
     kj_request peek_req = {.kernel = "pdl.cu", .source_text = pdl_source, .entry = "sum_tail_before_waiting"};
     kj_kernel *fill, *peek;
-    KJ_ASSERT_OK(kj_kernel_get(rt, &fill_req, &fill, NULL));
-    KJ_ASSERT_OK(kj_kernel_get(rt, &peek_req, &peek, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &fill_req, &fill, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &peek_req, &peek, NULL));
     kj_kernel_info info;
     KJ_ASSERT_OK(kj_kernel_query(fill, &info));
     assert_int_equal(info.pdl, 0);
     KJ_ASSERT_OK(kj_kernel_query(peek, &info));
     kj_device_info dev;
-    KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
+    KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &dev));
     assert_int_equal(info.pdl, dev.cc_major >= 9);
     kj_reduce_report rep;
     kj_reduce_options o = {.report = &rep};
     int32_t first;
-    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 1, &first, &o));
+    KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 1, &first, &o));
     kj_kernel *fast;
     kj_request fast_req = {.kernel = "reduce", .entry = "reduce_fast"};
     char b[16], c[16];
@@ -329,18 +321,18 @@ static void test_early_launch_waits_for_the_producer(void **state) {
     kj_define defs[] = {{"OP", "sum"}, {"T", "i32"}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
     fast_req.defines = defs;
     fast_req.define_count = 4;
-    KJ_ASSERT_OK(kj_kernel_get(rt, &fast_req, &fast, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &fast_req, &fast, NULL));
     KJ_ASSERT_OK(kj_kernel_query(fast, &info));
     assert_int_equal(info.pdl, dev.cc_major >= 9);
 
     kj_stream stream;
-    KJ_ASSERT_OK(kj_stream_create(rt, &stream));
+    KJ_ASSERT_OK(kj_stream_create(kj_test_rt, &stream));
     kj_devptr x, outs;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, N * 4, &x));
-    KJ_ASSERT_OK(kj_mem_alloc(rt, 2 * R * 4, &outs));
-    KJ_ASSERT_OK(kj_memset_u8(rt, x, 0, N * 4));
-    KJ_ASSERT_OK(kj_memset_u8(rt, outs, 0, 2 * R * 4));
-    KJ_ASSERT_OK(kj_synchronize(rt));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, N * 4, &x));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 2 * R * 4, &outs));
+    KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, x, 0, N * 4));
+    KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, outs, 0, 2 * R * 4));
+    KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
     unsigned long long n = N;
     unsigned tail = N < PEEK_TAIL ? (unsigned)N : PEEK_TAIL;
     int32_t want[R], want_control[R];
@@ -357,7 +349,7 @@ static void test_early_launch_waits_for_the_producer(void **state) {
         void *fill_args[] = {&x, &n, &v};
         KJ_ASSERT_OK(kj_kernel_launch(fill, &lc, fill_args));
         kj_reduce_options ro = {.stream = stream};
-        KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_I32, x, N, outs + (kj_devptr)r * 4, &ro));
+        KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, x, N, outs + (kj_devptr)r * 4, &ro));
         /* the control: the same writes, then a consumer that reads their end before it waits */
         v = -v;
         KJ_ASSERT_OK(kj_kernel_launch(fill, &lc, fill_args));
@@ -366,9 +358,9 @@ static void test_early_launch_waits_for_the_producer(void **state) {
         void *peek_args[] = {&x, &n, &tail, &peek_out};
         KJ_ASSERT_OK(kj_kernel_launch(peek, &pc, peek_args));
     }
-    KJ_ASSERT_OK(kj_stream_synchronize(rt, stream));
+    KJ_ASSERT_OK(kj_stream_synchronize(kj_test_rt, stream));
     int32_t got[2 * R];
-    KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, outs, sizeof got));
+    KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, outs, sizeof got));
     int stale = 0;
     for (int r = 0; r < R; r++) {
         assert_int_equal(got[r], want[r]);
@@ -381,9 +373,9 @@ static void test_early_launch_waits_for_the_producer(void **state) {
     if (info.pdl && !kj_test_small() && stale == 0)
         fail_msg("the control never read unfinished data: the early launch did not overlap the producer, so this "
                  "test could not have caught a missing wait");
-    kj_mem_free(rt, x);
-    kj_mem_free(rt, outs);
-    kj_stream_destroy(rt, stream);
+    kj_mem_free(kj_test_rt, x);
+    kj_mem_free(kj_test_rt, outs);
+    kj_stream_destroy(kj_test_rt, stream);
 }
 
 int main(void) {

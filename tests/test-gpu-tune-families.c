@@ -7,27 +7,6 @@
  * the search path) that the tuner must mark wrong, and the usage errors. Exits 77 without a GPU. */
 #include "test_util.h"
 
-static char *cache_dir;
-static kj_runtime *rt;
-static kj_test_log logbuf;
-static uint64_t seed;
-
-static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    cache_dir = kj_test_tmpdir();
-    rt = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &logbuf);
-    seed = kj_test_seed();
-    return rt ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(cache_dir);
-    return 0;
-}
-
 static unsigned value_in(const char *label, const char *name) {
     const char *p = strstr(label, name);
     return p ? (unsigned)strtoul(p + strlen(name) + 1, NULL, 10) : 0;
@@ -43,7 +22,7 @@ static void check_transpose(kj_runtime *r, kj_type type, size_t rows, size_t col
     unsigned char *in = malloc(bytes), *out = malloc(bytes);
     assert_non_null(in);
     assert_non_null(out);
-    for (size_t i = 0; i < bytes; i++) in[i] = (unsigned char)(kj_test_next(&seed) >> 56);
+    for (size_t i = 0; i < bytes; i++) in[i] = (unsigned char)(kj_test_next(&kj_test_rng) >> 56);
     kj_devptr din, dout;
     KJ_ASSERT_OK(kj_mem_alloc(r, bytes, &din));
     KJ_ASSERT_OK(kj_mem_alloc(r, bytes, &dout));
@@ -77,8 +56,8 @@ static void check_vector_add(kj_runtime *r, kj_type type, size_t n, size_t offse
     assert_non_null(b);
     assert_non_null(c);
     for (size_t i = 0; i < n; i++) {
-        double u = (double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 * 2 - 1;
-        double v = (double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 * 200 - 100;
+        double u = kj_test_uniform(&kj_test_rng) * 2 - 1;
+        double v = kj_test_uniform(&kj_test_rng) * 200 - 100;
         if (type == KJ_TYPE_F64) {
             ((double *)a)[i] = u;
             ((double *)b)[i] = v;
@@ -126,9 +105,9 @@ static void test_transpose_tuned(void **state) {
     kj_tune_options_init(&o);
     o.kernel = "transpose";
     o.n = n;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("transpose tuned in %.2f s: %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
            r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
     assert_string_equal(r->kernel, "transpose");
@@ -155,14 +134,14 @@ static void test_transpose_tuned(void **state) {
         if (r->variants[i].status == KJ_VARIANT_SKIPPED) assert_true(strlen(r->variants[i].note) > 0);
 
     kj_tuned t;
-    KJ_ASSERT_OK(kj_tune_db_lookup(rt, "transpose", "transpose_padded", "ELEM_BYTES=4", n, &t));
+    KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "transpose", "transpose_padded", "ELEM_BYTES=4", n, &t));
     assert_string_equal(t.values, best->label);
 
     /* kj_transpose takes it for any rows x cols of the bucket, and transposes right */
     const size_t side = kj_test_small() ? 256 : 1024, mr = side * 1000 / 1024, mc = side * 1100 / 1024;
     kj_transpose_report rep;
     kj_transpose_options to = {.report = &rep};
-    check_transpose(rt, KJ_TYPE_F32, mr, mc, &to);
+    check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
     assert_string_equal(rep.config_from, "tuned");
     assert_string_equal(rep.entry, "transpose_padded");
     assert_int_equal(rep.tile[0], tile);
@@ -172,29 +151,29 @@ static void test_transpose_tuned(void **state) {
     assert_int_equal(rep.shared_bytes, tile * (tile + 1) * 4);
     /* explicit values win; the one not given keeps its default */
     to = (kj_transpose_options){.tile_dim = 16, .report = &rep};
-    check_transpose(rt, KJ_TYPE_F32, mr, mc, &to);
+    check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
     assert_string_equal(rep.config_from, "explicit");
     assert_int_equal(rep.tile[0], 16);
     assert_int_equal(rep.block[1], 8);
     to = (kj_transpose_options){.block_rows = 4, .report = &rep};
-    check_transpose(rt, KJ_TYPE_F32, mr, mc, &to);
+    check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
     assert_string_equal(rep.config_from, "explicit");
     assert_int_equal(rep.tile[0], 32);
     assert_int_equal(rep.block[1], 4);
     /* a fixed variant, another element size, a size two buckets away: the defaults */
     to = (kj_transpose_options){.variant = KJ_TRANSPOSE_VEC, .report = &rep};
-    check_transpose(rt, KJ_TYPE_F32, mr, mc, &to);
+    check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
     assert_string_equal(rep.config_from, "default");
     to = (kj_transpose_options){.report = &rep};
-    check_transpose(rt, KJ_TYPE_F64, mr, mc, &to);
+    check_transpose(kj_test_rt, KJ_TYPE_F64, mr, mc, &to);
     assert_string_equal(rep.config_from, "default");
     assert_int_equal(rep.tile[0], 32);
-    check_transpose(rt, KJ_TYPE_F32, side / 4, side / 4, &to);
+    check_transpose(kj_test_rt, KJ_TYPE_F32, side / 4, side / 4, &to);
     assert_string_equal(rep.config_from, "default");
 
     /* a new runtime reads the file once and uses the entry too */
     kj_test_log log_again;
-    kj_runtime *rt2 = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &log_again);
+    kj_runtime *rt2 = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log_again);
     assert_non_null(rt2);
     check_transpose(rt2, KJ_TYPE_U32, mr, mc, &to);
     assert_string_equal(rep.config_from, "tuned");
@@ -212,9 +191,9 @@ static void test_vector_add_tuned(void **state) {
     kj_tune_options_init(&o);
     o.kernel = "vector_add";
     o.n = n;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("vector_add tuned in %.2f s: %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
            r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
     assert_string_equal(r->kernel, "vector_add");
@@ -234,30 +213,30 @@ static void test_vector_add_tuned(void **state) {
     assert_true(block >= 64 && block <= 1024 && (block & (block - 1)) == 0);
     assert_true(unroll == 1 || unroll == 2 || unroll == 4 || unroll == 8);
     kj_tuned t;
-    KJ_ASSERT_OK(kj_tune_db_lookup(rt, "vector_add", "vector_add", "T=f32", n, &t));
+    KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "vector_add", "vector_add", "T=f32", n, &t));
     assert_string_equal(t.values, best->label);
 
     const size_t m = n + n / 8;
     kj_vector_add_report rep;
     kj_vector_add_options vo = {.report = &rep};
-    check_vector_add(rt, KJ_TYPE_F32, m, 0, &vo);
+    check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 0, &vo);
     assert_string_equal(rep.config_from, "tuned");
     assert_string_equal(rep.entry, "vector_add");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.unroll, unroll);
     vo = (kj_vector_add_options){.unroll = 2, .report = &rep};
-    check_vector_add(rt, KJ_TYPE_F32, m, 0, &vo);
+    check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 0, &vo);
     assert_string_equal(rep.config_from, "explicit");
     assert_int_equal(rep.block_size, 256);
     assert_int_equal(rep.unroll, 2);
     /* the scalar entry (not tuned yet), f64, a size two buckets away: the defaults */
     vo = (kj_vector_add_options){.report = &rep};
-    check_vector_add(rt, KJ_TYPE_F32, m, 1, &vo);
+    check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 1, &vo);
     assert_string_equal(rep.entry, "vector_add_scalar");
     assert_string_equal(rep.config_from, "default");
-    check_vector_add(rt, KJ_TYPE_F64, m, 0, &vo);
+    check_vector_add(kj_test_rt, KJ_TYPE_F64, m, 0, &vo);
     assert_string_equal(rep.config_from, "default");
-    check_vector_add(rt, KJ_TYPE_F32, n / 4, 0, &vo);
+    check_vector_add(kj_test_rt, KJ_TYPE_F32, n / 4, 0, &vo);
     assert_string_equal(rep.config_from, "default");
     assert_int_equal(rep.block_size, 256);
     assert_int_equal(rep.unroll, 4);
@@ -277,9 +256,9 @@ static void test_vector_add_scalar(void **state) {
     o.fixed = f64;
     o.fixed_count = 1;
     o.n = n;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_string_equal(r->entry, "vector_add_scalar");
     assert_string_equal(r->fixed, "T=f64");
     assert_int_equal(r->wrong, 0);
@@ -290,12 +269,12 @@ static void test_vector_add_scalar(void **state) {
     kj_tune_result_free(r);
     kj_vector_add_report rep;
     kj_vector_add_options vo = {.report = &rep};
-    check_vector_add(rt, KJ_TYPE_F64, n, 1, &vo);
+    check_vector_add(kj_test_rt, KJ_TYPE_F64, n, 1, &vo);
     assert_string_equal(rep.entry, "vector_add_scalar");
     assert_string_equal(rep.config_from, "tuned");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.unroll, unroll);
-    check_vector_add(rt, KJ_TYPE_F64, n, 0, &vo); /* aligned: the vector entry, not tuned for f64 */
+    check_vector_add(kj_test_rt, KJ_TYPE_F64, n, 0, &vo); /* aligned: the vector entry, not tuned for f64 */
     assert_string_equal(rep.entry, "vector_add");
     assert_string_equal(rep.config_from, "default");
 }
@@ -312,9 +291,9 @@ static void test_transpose_budget(void **state) {
     o.n = kj_test_small() ? 99 * 101 : 999 * 1001;
     o.budget = 6;
     o.dry_run = 1;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_string_equal(r->fixed, "ELEM_BYTES=2");
     assert_non_null(strstr(r->strategy, "greedy"));
     assert_true(r->measured >= 1 && r->measured + r->failed + r->wrong <= 6);
@@ -326,7 +305,7 @@ static void test_transpose_budget(void **state) {
     assert_true(start < r->variant_count);
     assert_int_equal(r->variants[start].status, KJ_VARIANT_MEASURED);
     kj_tuned t;
-    assert_int_equal(kj_tune_db_lookup(rt, "transpose", "transpose_padded", "ELEM_BYTES=2", o.n, &t),
+    assert_int_equal(kj_tune_db_lookup(kj_test_rt, "transpose", "transpose_padded", "ELEM_BYTES=2", o.n, &t),
                      KJ_ERR_NOT_FOUND);
     kj_tune_result_free(r);
 }
@@ -367,7 +346,7 @@ static void test_wrong_variants_never_win(void **state) {
     kj_tune_options_init(&o);
     o.kernel = "vector_add";
     o.n = 4099;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     o.dry_run = 1;
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(r2, &o, &r));
@@ -395,21 +374,21 @@ static void test_errors(void **state) {
     kj_tune_result *r = NULL;
     o.kernel = "transpose";
     o.entry = "transpose_vec";
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "fixed 32 x 32 tile"));
     o.entry = NULL;
     o.n = 2147483659ull; /* a prime: one row, wider than kj_transpose takes */
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "1 x 2147483659"));
     o.n = 0;
     o.kernel = "vector_add";
     kj_define f16[] = {{"T", "f16"}};
     o.fixed = f16;
     o.fixed_count = 1;
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_INVALID_DEFINE);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_INVALID_DEFINE);
     o.fixed_count = 0;
     o.kernel = "nosuch";
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_UNSUPPORTED);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_UNSUPPORTED);
     assert_non_null(strstr(kj_last_error(), "reduce, transpose, vector_add"));
     assert_null(r);
 }
@@ -420,5 +399,5 @@ int main(void) {
         cmocka_unit_test(test_vector_add_scalar), cmocka_unit_test(test_transpose_budget),
         cmocka_unit_test(test_wrong_variants_never_win), cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_gpu_runtime, kj_test_teardown);
 }

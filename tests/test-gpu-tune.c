@@ -10,27 +10,6 @@
 #include <pthread.h>
 #include <sys/stat.h>
 
-static char *cache_dir;
-static kj_runtime *rt;
-static kj_test_log logbuf;
-static uint64_t seed;
-
-static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    cache_dir = kj_test_tmpdir();
-    rt = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &logbuf);
-    seed = kj_test_seed();
-    return rt ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(cache_dir);
-    return 0;
-}
-
 typedef struct {
     size_t calls[3];
     int wrong_thread;
@@ -51,10 +30,10 @@ static unsigned value_in(const char *label, const char *name) {
 /* n random f32 on the device, and their CPU reference. */
 static kj_devptr upload(size_t n, float *want, double *abs_sum) {
     float *h = malloc(n * sizeof *h);
-    for (size_t i = 0; i < n; i++) h[i] = (float)((double)(kj_test_next(&seed) >> 11) / 9007199254740992.0 * 2 - 1);
+    for (size_t i = 0; i < n; i++) h[i] = (float)(kj_test_uniform(&kj_test_rng) * 2 - 1);
     kj_devptr d;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, n * sizeof *h, &d));
-    KJ_ASSERT_OK(kj_memcpy_htod(rt, d, h, n * sizeof *h));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, n * sizeof *h, &d));
+    KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d, h, n * sizeof *h));
     KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, h, n, want, abs_sum));
     free(h);
     return d;
@@ -78,11 +57,11 @@ static void test_tune_store_and_use(void **state) {
     o.fixed = fixed;
     o.fixed_count = 2;
     o.n = n;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     o.progress = on_progress;
     o.progress_user = &pc;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("tuned in %.2f s (compile %.2f s, measure %.2f s): %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
            r->compile_ms / 1e3, r->measure_ms / 1e3, r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
     assert_string_equal(r->kernel, "reduce");
@@ -118,7 +97,7 @@ static void test_tune_store_and_use(void **state) {
     assert_true(coarse >= 1 && coarse <= 32);
 
     kj_tuned t;
-    KJ_ASSERT_OK(kj_tune_db_lookup(rt, "reduce", "reduce_fast", "OP=sum T=f32", n, &t));
+    KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "reduce", "reduce_fast", "OP=sum T=f32", n, &t));
     assert_string_equal(t.values, best->label);
     assert_int_equal(t.bucket, 20);
 
@@ -129,33 +108,33 @@ static void test_tune_store_and_use(void **state) {
     kj_devptr d = upload(m, &want, &abs_sum);
     kj_reduce_report rep;
     kj_reduce_options ro = {.report = &rep};
-    check_sum(rt, d, m, want, abs_sum, &ro);
+    check_sum(kj_test_rt, d, m, want, abs_sum, &ro);
     assert_string_equal(rep.config_from, "tuned");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, coarse);
     assert_string_equal(rep.entry, "reduce_fast");
     /* explicit options win */
     ro = (kj_reduce_options){.block_size = 128, .report = &rep};
-    check_sum(rt, d, m, want, abs_sum, &ro);
+    check_sum(kj_test_rt, d, m, want, abs_sum, &ro);
     assert_string_equal(rep.config_from, "explicit");
     assert_int_equal(rep.block_size, 128);
     /* another operator, or a size two buckets away: the defaults */
     float got;
     ro = (kj_reduce_options){.report = &rep};
-    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_MAX, KJ_TYPE_F32, d, m, &got, &ro));
+    KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_MAX, KJ_TYPE_F32, d, m, &got, &ro));
     assert_string_equal(rep.config_from, "default");
-    KJ_ASSERT_OK(kj_mem_free(rt, d));
+    KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
     d = upload(1000, &want, &abs_sum);
-    check_sum(rt, d, 1000, want, abs_sum, &ro);
+    check_sum(kj_test_rt, d, 1000, want, abs_sum, &ro);
     assert_string_equal(rep.config_from, "default");
-    KJ_ASSERT_OK(kj_mem_free(rt, d));
+    KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 
     /* a new runtime reads the file once and uses the entry too */
     kj_test_log log_again;
-    kj_runtime *rt2 = kj_test_runtime(cache_dir, KJ_DEVICE_AUTO, &log_again);
+    kj_runtime *rt2 = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log_again);
     assert_non_null(rt2);
-    kj_runtime *keep = rt;
-    rt = rt2; /* upload() works on rt */
+    kj_runtime *keep = kj_test_rt;
+    kj_test_rt = rt2; /* upload() works on kj_test_rt */
     d = upload(n, &want, &abs_sum);
     check_sum(rt2, d, n, want, abs_sum, &ro);
     assert_string_equal(rep.config_from, "tuned");
@@ -163,7 +142,7 @@ static void test_tune_store_and_use(void **state) {
     assert_int_equal(rep.coarse_factor, coarse);
     assert_int_equal(log_again.warnings, 0);
     KJ_ASSERT_OK(kj_mem_free(rt2, d));
-    rt = keep;
+    kj_test_rt = keep;
     kj_runtime_destroy(rt2);
     kj_tune_result_free(r);
 }
@@ -181,9 +160,9 @@ static void test_budget(void **state) {
     o.n = 3000017;
     o.budget = 7;
     o.dry_run = 1;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_non_null(strstr(r->strategy, "greedy"));
     assert_true(r->measured >= 1 && r->measured + r->skipped + r->failed + r->wrong <= 7);
     assert_true(r->not_tried >= 29);
@@ -195,7 +174,7 @@ static void test_budget(void **state) {
         if (strcmp(r->variants[i].label, "BLOCK_SIZE=256 COARSE_FACTOR=8") == 0) start = i;
     assert_int_equal(r->variants[start].status, KJ_VARIANT_MEASURED);
     kj_tuned t;
-    assert_int_equal(kj_tune_db_lookup(rt, "reduce", "reduce_fast", "OP=max T=i32", o.n, &t), KJ_ERR_NOT_FOUND);
+    assert_int_equal(kj_tune_db_lookup(kj_test_rt, "reduce", "reduce_fast", "OP=max T=i32", o.n, &t), KJ_ERR_NOT_FOUND);
     kj_tune_result_free(r);
 }
 
@@ -211,9 +190,9 @@ static void test_other_entries(void **state) {
     o.fixed = fixed;
     o.fixed_count = 2;
     o.n = 100003;
-    o.seed = seed;
+    o.seed = kj_test_rng;
     kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_int_equal(r->variant_count, 6);
     assert_int_equal(kj_space_dim_count(r->space), 1);
     assert_string_equal(kj_space_dim_name(r->space, 0), "BLOCK_SIZE");
@@ -223,22 +202,22 @@ static void test_other_entries(void **state) {
     unsigned block = value_in(r->variants[r->best].label, "BLOCK_SIZE");
     kj_tune_result_free(r);
     kj_devptr d;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, 100003 * 8, &d));
-    KJ_ASSERT_OK(kj_memset_u8(rt, d, 0, 100003 * 8));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 100003 * 8, &d));
+    KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, d, 0, 100003 * 8));
     double got;
     kj_reduce_report rep;
     kj_reduce_options ro = {.entry = "reduce_segmented", .report = &rep};
-    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_MIN, KJ_TYPE_F64, d, 100003, &got, &ro));
+    KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_MIN, KJ_TYPE_F64, d, 100003, &got, &ro));
     assert_true(got == 0.0);
     assert_string_equal(rep.config_from, "tuned");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, 0);
-    KJ_ASSERT_OK(kj_mem_free(rt, d));
+    KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 
     o.entry = "reduce_shared";
     o.n = 1000; /* one block holds 2 x BLOCK_SIZE: 512 and 1024 can take it */
     o.dry_run = 1;
-    KJ_ASSERT_OK(kj_tune(rt, &o, &r));
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_int_equal(r->variant_count, 6);
     assert_int_equal(r->skipped, 4);
     assert_non_null(strstr(r->variants[0].note, "at most 2 x BLOCK_SIZE"));
@@ -253,20 +232,20 @@ static void test_errors_and_forget(void **state) {
     kj_tune_result *r = NULL;
     o.kernel = "reduce";
     o.samples = 5;
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     o.samples = 0;
     kj_define two[] = {{"OP", "sum,max"}};
     o.fixed = two;
     o.fixed_count = 1;
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     o.fixed_count = 0;
     o.entry = "reduce_init";
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_USAGE);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     o.entry = "nope";
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_UNKNOWN_ENTRY);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_UNKNOWN_ENTRY);
     o.entry = NULL;
     o.kernel = "nosuch";
-    assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_UNSUPPORTED);
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_UNSUPPORTED);
     assert_non_null(strstr(kj_last_error(), "reduce"));
     assert_null(r);
 
@@ -276,17 +255,17 @@ static void test_errors_and_forget(void **state) {
     f.kernel = "reduce";
     f.fixed = "OP=sum";
     size_t removed = 0;
-    KJ_ASSERT_OK(kj_tune_db_forget(rt, &f, &removed));
+    KJ_ASSERT_OK(kj_tune_db_forget(kj_test_rt, &f, &removed));
     assert_int_equal(removed, 1);
     kj_devptr d;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, (1u << 20) * 4, &d));
-    KJ_ASSERT_OK(kj_memset_u8(rt, d, 0, (1u << 20) * 4));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (1u << 20) * 4, &d));
+    KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, d, 0, (1u << 20) * 4));
     float got;
     kj_reduce_report rep;
     kj_reduce_options ro = {.report = &rep};
-    KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, d, 1u << 20, &got, &ro));
+    KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d, 1u << 20, &got, &ro));
     assert_string_equal(rep.config_from, "default");
-    KJ_ASSERT_OK(kj_mem_free(rt, d));
+    KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 }
 
 int main(void) {
@@ -296,5 +275,5 @@ int main(void) {
         cmocka_unit_test(test_other_entries),
         cmocka_unit_test(test_errors_and_forget),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_gpu_runtime, kj_test_teardown);
 }

@@ -4,21 +4,6 @@
  * (skipped) without a GPU. */
 #include "test_util.h"
 
-static char *dir;
-
-static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    dir = kj_test_tmpdir();
-    return dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_rmdir(dir);
-    return 0;
-}
-
 /* Values of mixed magnitudes and signs, so that the sums round. */
 static void fill(kj_type type, void *buf, size_t n, uint64_t *seed) {
     for (size_t i = 0; i < n; i++) {
@@ -95,7 +80,7 @@ static const size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
 static void test_sizes_and_alignments(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
     assert_non_null(rt);
     uint64_t seed = kj_test_seed();
     kj_type types[] = {KJ_TYPE_F32, KJ_TYPE_F64};
@@ -116,7 +101,7 @@ static void test_sizes_and_alignments(void **state) {
 static void test_tunables(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
     uint64_t seed = kj_test_seed();
     const unsigned blocks[] = {64, 1024}, unrolls[] = {1, 2, 8};
     for (size_t b = 0; b < 2; b++) {
@@ -150,5 +135,5 @@ int main(void) {
         cmocka_unit_test(test_sizes_and_alignments),
         cmocka_unit_test(test_tunables),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
 }

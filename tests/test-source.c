@@ -6,23 +6,9 @@
 
 #include "source.h"
 
-static char *dir;
-
-static int setup(void **state) {
-    (void)state;
-    dir = kj_test_tmpdir();
-    return dir ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_rmdir(dir);
-    return 0;
-}
-
 static char *path_in(const char *name) {
     static char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    snprintf(p, sizeof p, "%s/%s", kj_test_dir, name);
     return p;
 }
 
@@ -63,7 +49,7 @@ static void test_search_path_overrides(void **state) {
     put("reduce.cu", "// mine\n#include \"common.cuh\"\n__global__ void x() {}\n");
     put("common.cuh", "// my common\n");
     char search[PATH_MAX + 16];
-    snprintf(search, sizeof search, "/nonexistent:%s", dir);
+    snprintf(search, sizeof search, "/nonexistent:%s", kj_test_dir);
     kj__source *s;
     KJ_ASSERT_OK(kj__source_find(search, "reduce", NULL, &s));
     assert_false(s->embedded);
@@ -151,5 +137,5 @@ int main(void) {
         cmocka_unit_test(test_source_text),
         cmocka_unit_test(test_bad_sources),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kj_test_setup_dir, kj_test_teardown);
 }

@@ -7,8 +7,6 @@
 #include "pool.h"
 #include "space.h"
 
-static char *dir;
-
 static const char require_src[] = "//@kernjit entry k\n"
                                   "//@kernjit param T f32 f64 = f32\n"
                                   "//@kernjit tune TILE 8 16 32 = 16\n"
@@ -16,25 +14,23 @@ static const char require_src[] = "//@kernjit entry k\n"
                                   "//@kernjit require TILE % ROWS == 0 && TILE * ROWS <= 256\n"
                                   "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = TILE * ROWS; }\n";
 
+/* The fixture's folder, holding the kernels of the tests that find them by name. */
 static int setup(void **state) {
-    (void)state;
-    dir = kj_test_tmpdir();
+    if (kj_test_setup_dir(state) != 0) return -1;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/req.cu", dir);
+    snprintf(path, sizeof path, "%s/req.cu", kj_test_dir);
     kj_test_write(path, require_src, strlen(require_src));
     const char *big = "//@kernjit entry k\n//@kernjit tune A 1..1000 = 1\n//@kernjit tune B 1..100 = 1\n"
                       "extern \"C\" __global__ void k() {}\n";
-    snprintf(path, sizeof path, "%s/big.cu", dir);
+    snprintf(path, sizeof path, "%s/big.cu", kj_test_dir);
     kj_test_write(path, big, strlen(big));
-    setenv("KERNJIT_PATH", dir, 1);
+    setenv("KERNJIT_PATH", kj_test_dir, 1);
     return 0;
 }
 
 static int teardown(void **state) {
-    (void)state;
     unsetenv("KERNJIT_PATH");
-    kj_test_rmdir(dir);
-    return 0;
+    return kj_test_teardown(state);
 }
 
 static const char *define_of(const kj_variant *v, const char *name) {

@@ -1,5 +1,6 @@
 /* Helpers shared by the cmocka tests: temporary folders, a runtime with a private cache, the skip
- * code for GPU tests, and seeded random data. Header-only so that each test binary stays one file. */
+ * code for GPU tests, seeded random data, and the fixture (a private folder, a runtime on the device)
+ * that group setups make. Header-only so that each test binary stays one file. */
 #ifndef KJ_TEST_UTIL_H
 #define KJ_TEST_UTIL_H
 
@@ -94,12 +95,59 @@ static inline uint64_t kj_test_seed(void) {
     return seed;
 }
 
+/* ---- the fixture a test program's tests share: cmocka group setups and teardown -------------- */
+
+static char *kj_test_dir;            /* a private folder, for caches and files */
+static kj_runtime *kj_test_rt;       /* kj_test_setup_gpu_runtime: on the device, its cache in kj_test_dir */
+static kj_test_log kj_test_rt_log;   /* that runtime's warnings */
+static uint64_t kj_test_rng;         /* a generator for kj_test_next, freshly seeded (printed) */
+
+static inline int kj_test_setup_dir(void **state) {
+    (void)state;
+    kj_test_dir = kj_test_tmpdir();
+    return kj_test_dir ? 0 : -1;
+}
+
+/* Exits 77 without a device. */
+static inline int kj_test_setup_gpu(void **state) {
+    kj_test_require_gpu();
+    return kj_test_setup_dir(state);
+}
+
+static inline int kj_test_setup_gpu_runtime(void **state) {
+    if (kj_test_setup_gpu(state) != 0) return -1;
+    kj_test_rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &kj_test_rt_log);
+    kj_test_rng = kj_test_seed();
+    return kj_test_rt ? 0 : -1;
+}
+
+/* Ends what any of the setups began. */
+static inline int kj_test_teardown(void **state) {
+    (void)state;
+    kj_runtime_destroy(kj_test_rt);
+    kj_test_rt = NULL;
+    kj_test_rmdir(kj_test_dir);
+    kj_test_dir = NULL;
+    return 0;
+}
+
+/* A runtime on the device with its cache in kj_test_dir (asserted). */
+static inline kj_runtime *kj_test_gpu_runtime(void) {
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, NULL);
+    assert_non_null(rt);
+    assert_true(kj_runtime_has_device(rt));
+    return rt;
+}
+
 static inline uint64_t kj_test_next(uint64_t *s) {
     *s ^= *s >> 12;
     *s ^= *s << 25;
     *s ^= *s >> 27;
     return *s * 2685821657736338717ull;
 }
+
+/* Uniform in [0, 1), from kj_test_next. */
+static inline double kj_test_uniform(uint64_t *s) { return (double)(kj_test_next(s) >> 11) / 9007199254740992.0; }
 
 /* The gpu tests' small mode, KERNJIT_TEST_SMALL=1: for runs under compute-sanitizer (tools/gpu-check
  * sanitize), which slows kernels down tens to hundreds of times. Element counts are capped at
