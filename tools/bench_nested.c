@@ -2,6 +2,7 @@
  * reductions (sum, time, device-side launches) beside the flat default reduction (kj_reduce) on the
  * same input, and the Mandelbrot times of escape time and Mariani-Silver, with the image comparison.
  * Times are GPU times (CUDA events): medians of R runs. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,99 +19,105 @@ static void help(void) {
            "Mariani-Silver at least 3x faster) and whether the two images are identical. R defaults to 5.\n");
 }
 
-typedef struct flat_job {
-    kj_runtime *rt;
-    kj_devptr input, result;
-    size_t n;
-} flat_job;
+typedef struct nested_bench {
+    bench_ctx bench;
+    uint64_t n, block, size, dwell;
+    int reduce, mandelbrot; /* the parts to run (--only) */
+    double *times;          /* repeat of them */
+    /* the reduction part's job */
+    kj_devptr pristine, work, result; /* the input, the copy a nested reduction works on in place, flat's sum */
+    kj_nested_options nested;
+    int32_t sum;
+    /* the Mandelbrot part's */
+    kj_devptr image;
+    kj_mandelbrot_options mandelbrot_options;
+} nested_bench;
 
 static kj_status flat_once(void *user, kj_stream stream, unsigned i) {
     (void)i;
-    flat_job *j = user;
-    kj_reduce_options o = {0};
-    o.stream = stream;
-    return kj_reduce_async(j->rt, KJ_OP_SUM, KJ_TYPE_I32, j->input, j->n, j->result, &o);
+    nested_bench *b = user;
+    kj_reduce_options o = {.stream = stream};
+    return kj_reduce_async(b->bench.rt, KJ_OP_SUM, KJ_TYPE_I32, b->pristine, (size_t)b->n, b->result, &o);
 }
 
-static int bench_reduce_part(kj_runtime *rt, size_t n, unsigned block, unsigned repeat, int json) {
-    const char *cmd = "bench nested";
-    size_t bytes = n * sizeof(int32_t);
-    int rc = EXIT_OK;
-    int32_t *host = malloc(bytes ? bytes : 1);
-    double *t = calloc(repeat, sizeof *t);
-    kj_devptr pristine = 0, work = 0, result = 0;
-    kj_status s;
-    if (!host || !t) {
-        rc = cli_error(cmd, "out of host memory");
-        goto done;
+static kj_status nested_once(nested_bench *b) {
+    kj_status s = kj_memcpy_dtod(b->bench.rt, b->work, b->pristine, (size_t)b->n * sizeof(int32_t), NULL);
+    return s == KJ_OK ? kj_nested_reduce(b->bench.rt, KJ_TYPE_I32, b->work, (size_t)b->n, &b->sum, &b->nested) : s;
+}
+
+static kj_status mandelbrot_once(nested_bench *b) {
+    return kj_mandelbrot(b->bench.rt, b->image, (unsigned)b->size, (unsigned)b->size, &b->mandelbrot_options);
+}
+
+/* For the calls that wait and report their GPU time (in *gpu_ms): run 0 (compiling or loading the
+ * kernels) untimed, then --repeat runs; their median, scaled. */
+static kj_status median_reported(nested_bench *b, kj_status (*once)(nested_bench *), const double *gpu_ms,
+                                 double scale, double *median) {
+    unsigned repeat = (unsigned)b->bench.samples;
+    for (unsigned i = 0; i <= repeat; i++) {
+        kj_status s = once(b);
+        if (s != KJ_OK) return s;
+        if (i) b->times[i - 1] = *gpu_ms * scale;
     }
+    *median = cli_median(b->times, repeat);
+    return KJ_OK;
+}
+
+/* The nested reductions next to the flat one, on the same i32 input. */
+static int compare_reductions(nested_bench *b) {
+    bench_ctx *c = &b->bench;
+    size_t n = (size_t)b->n, bytes = n * sizeof(int32_t);
+    int json = c->format == 'j';
+    int32_t *host = malloc(bytes ? bytes : 1), want, flat_sum = 0;
+    if (!host) return cli_error(c->cmd, "out of host memory");
     cli_random_fill(KJ_TYPE_I32, host, n, 1, 0);
-    int32_t want;
     kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
-    if ((s = kj_mem_alloc(rt, bytes, &pristine)) != KJ_OK || (s = kj_mem_alloc(rt, bytes, &work)) != KJ_OK ||
-        (s = kj_mem_alloc(rt, 16, &result)) != KJ_OK || (s = kj_memcpy_htod(rt, pristine, host, bytes)) != KJ_OK) {
-        rc = cli_fail(cmd, s);
-        goto done;
-    }
-    /* flat: the default reduction, read-only on the input */
-    int32_t flat_sum = 0;
+    kj_status s;
     bench_result flat;
-    flat_job job = {rt, pristine, result, n};
-    if ((s = kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, pristine, n, &flat_sum, NULL)) != KJ_OK ||
-        (s = bench_time(rt, NULL, flat_once, &job, 3, repeat, 0, &flat)) != KJ_OK) {
-        rc = cli_fail(cmd, s);
-        goto done;
+    /* flat: the default reduction, read-only on the input */
+    if ((s = kj_mem_alloc(c->rt, bytes, &b->pristine)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &b->work)) != KJ_OK ||
+        (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK || (s = kj_memcpy_htod(c->rt, b->pristine, host, bytes)) != KJ_OK ||
+        (s = kj_reduce(c->rt, KJ_OP_SUM, KJ_TYPE_I32, b->pristine, n, &flat_sum, NULL)) != KJ_OK ||
+        (s = bench_time(c->rt, NULL, flat_once, b, 3, (unsigned)c->samples, 0, &flat)) != KJ_OK) {
+        free(host);
+        return cli_fail(c->cmd, s);
     }
+    free(host);
+    int rc = flat_sum == want ? EXIT_OK : EXIT_FAILURE_;
     char label[32];
-    bench_pow2_label(n, label, sizeof label);
     if (json) {
         json_object_in("reduce");
-        json_uint("n", n);
-        json_uint("block_size", block);
-        json_int("reference", want);
+        json_fields("n=%zu block_size=%" PRIu64 " reference=%d", n, b->block, want);
         json_begin_array("rows");
         json_object_in(NULL);
-        json_string("variant", "flat");
-        json_int("sum", flat_sum);
-        json_double("median_us", flat.median_us);
-        json_uint("device_launches", 0);
+        json_fields("variant=%s sum=%d median_us=%g device_launches=%u", "flat", flat_sum, flat.median_us, 0u);
         json_end_object();
     } else {
-        printf("nested reduce: sum of %s random i32, blocks of %u (CPU reference %d)\n\n", label, block, want);
+        printf("nested reduce: sum of %s random i32, blocks of %" PRIu64 " (CPU reference %d)\n\n",
+               bench_pow2_label(n, label, sizeof label), b->block, want);
         printf("  %-22s %14s %14s %16s %10s\n", "variant", "sum", "median us", "device launches", "vs flat");
         printf("  %-22s %14d %14.1f %16u %9.1fx%s\n", "flat (kj_reduce)", flat_sum, flat.median_us, 0u, 1.0,
                flat_sum == want ? "" : "  WRONG");
     }
-    if (flat_sum != want) rc = EXIT_FAILURE_;
     for (int v = 0; v < KJ_NESTED_VARIANT_COUNT_; v++) {
         kj_dp_report r;
-        kj_nested_options o = {(kj_nested_variant)v, block, 1, 0, NULL, &r};
-        int32_t sum = 0;
-        /* run 0 loads the kernels; every run starts from a fresh copy (the reduction is in place) */
-        for (unsigned i = 0; i <= repeat; i++) {
-            if ((s = kj_memcpy_dtod(rt, work, pristine, bytes, NULL)) != KJ_OK ||
-                (s = kj_nested_reduce(rt, KJ_TYPE_I32, work, n, &sum, &o)) != KJ_OK) {
-                rc = cli_fail(cmd, s);
-                goto done;
-            }
-            if (i) t[i - 1] = r.gpu_ms * 1e3;
-        }
-        double med = cli_median(t, repeat);
-        int ok = sum == want && r.device_launches == r.expected_launches;
+        double med;
+        b->nested = (kj_nested_options){(kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
+        b->sum = 0;
+        if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
+        int ok = b->sum == want && r.device_launches == r.expected_launches;
         if (!ok) rc = EXIT_FAILURE_;
+        const char *name = kj_nested_variant_name((kj_nested_variant)v);
         if (json) {
             json_object_in(NULL);
-            json_string("variant", kj_nested_variant_name((kj_nested_variant)v));
-            json_int("sum", sum);
-            json_double("median_us", med);
-            json_uint("device_launches", r.device_launches);
-            json_uint("expected_launches", r.expected_launches);
-            json_bool("ok", ok);
+            json_fields("variant=%s sum=%d median_us=%g device_launches=%" PRIu64 " expected_launches=%" PRIu64
+                        " ok?=%d",
+                        name, b->sum, med, r.device_launches, r.expected_launches, ok);
             json_end_object();
         } else {
-            printf("  %-22s %14d %14.1f %16llu %9.1fx%s\n", kj_nested_variant_name((kj_nested_variant)v), sum, med,
-                   (unsigned long long)r.device_launches, flat.median_us > 0 ? med / flat.median_us : 0,
-                   sum != want ? "  WRONG SUM" : r.device_launches != r.expected_launches ? "  UNEXPECTED LAUNCHES" : "");
+            printf("  %-22s %14d %14.1f %16" PRIu64 " %9.1fx%s\n", name, b->sum, med, r.device_launches,
+                   flat.median_us > 0 ? med / flat.median_us : 0,
+                   b->sum != want ? "  WRONG SUM" : r.device_launches != r.expected_launches ? "  UNEXPECTED LAUNCHES" : "");
         }
     }
     if (json) {
@@ -119,89 +126,64 @@ static int bench_reduce_part(kj_runtime *rt, size_t n, unsigned block, unsigned 
     } else {
         printf("\n  (\"vs flat\": time / flat time; nested times include the final fold of the per-block sums)\n\n");
     }
-done:
-    kj_mem_free(rt, pristine);
-    kj_mem_free(rt, work);
-    kj_mem_free(rt, result);
-    free(host);
-    free(t);
     return rc;
 }
 
-static int bench_mandelbrot_part(kj_runtime *rt, unsigned size, unsigned dwell, unsigned repeat, int json) {
-    const char *cmd = "bench nested";
+/* Its buffers are given back before the Mandelbrot part, which may need the memory. */
+static int reduce_part(nested_bench *b) {
+    int rc = compare_reductions(b);
+    kj_mem_free(b->bench.rt, b->pristine);
+    kj_mem_free(b->bench.rt, b->work);
+    kj_mem_free(b->bench.rt, b->result);
+    return rc;
+}
+
+/* The Mandelbrot image with escape time and with Mariani-Silver: times, and whether they agree. */
+static int mandelbrot_part(nested_bench *b) {
+    bench_ctx *c = &b->bench;
+    unsigned size = (unsigned)b->size;
     size_t pixels = (size_t)size * size, bytes = pixels * sizeof(uint16_t);
-    int rc = EXIT_OK;
-    kj_devptr img[2] = {0, 0};
+    int json = c->format == 'j';
     uint16_t *host[2] = {malloc(bytes), malloc(bytes)};
-    double *t = calloc(repeat, sizeof *t), med[2];
+    double med[2];
     kj_dp_report r[2];
-    kj_status s;
-    if (!host[0] || !host[1] || !t) {
-        rc = cli_error(cmd, "out of host memory for two %u x %u images", size, size);
-        goto done;
-    }
-    for (int a = 0; a < 2; a++) {
-        kj_mandelbrot_options o = {0};
-        o.algo = a ? KJ_MANDELBROT_MS : KJ_MANDELBROT_ESCAPE;
-        o.max_dwell = dwell;
-        o.count_launches = 1;
-        o.report = &r[a];
-        if ((s = kj_mem_alloc(rt, bytes, &img[a])) != KJ_OK || (s = kj_memset_u8(rt, img[a], 0xff, bytes)) != KJ_OK) {
-            rc = cli_fail(cmd, s);
-            goto done;
-        }
-        for (unsigned i = 0; i <= repeat; i++) {
-            if ((s = kj_mandelbrot(rt, img[a], size, size, &o)) != KJ_OK) {
-                rc = cli_fail(cmd, s);
-                goto done;
-            }
-            if (i) t[i - 1] = r[a].gpu_ms;
-        }
-        med[a] = cli_median(t, repeat);
-        if ((s = kj_memcpy_dtoh(rt, host[a], img[a], bytes)) != KJ_OK) {
-            rc = cli_fail(cmd, s);
-            goto done;
-        }
+    kj_status s = host[0] && host[1] ? KJ_OK : KJ_ERR_HOST_MEMORY;
+    for (int a = 0; a < 2 && s == KJ_OK; a++) {
+        b->mandelbrot_options = (kj_mandelbrot_options){.algo = a ? KJ_MANDELBROT_MS : KJ_MANDELBROT_ESCAPE,
+                                                        .max_dwell = (unsigned)b->dwell,
+                                                        .count_launches = 1,
+                                                        .report = &r[a]};
+        kj_mem_free(c->rt, b->image);
+        b->image = 0;
+        if ((s = kj_mem_alloc(c->rt, bytes, &b->image)) == KJ_OK && (s = kj_memset_u8(c->rt, b->image, 0xff, bytes)) == KJ_OK &&
+            (s = median_reported(b, mandelbrot_once, &r[a].gpu_ms, 1, &med[a])) == KJ_OK)
+            s = kj_memcpy_dtoh(c->rt, host[a], b->image, bytes);
     }
     size_t differ = 0;
-    for (size_t i = 0; i < pixels; i++) differ += host[0][i] != host[1][i];
+    for (size_t i = 0; s == KJ_OK && i < pixels; i++) differ += host[0][i] != host[1][i];
+    free(host[0]);
+    free(host[1]);
+    if (s == KJ_ERR_HOST_MEMORY) return cli_error(c->cmd, "out of host memory for two %u x %u images", size, size);
+    if (s != KJ_OK) return cli_fail(c->cmd, s);
     double speedup = med[1] > 0 ? med[0] / med[1] : 0;
-    if (differ) rc = EXIT_FAILURE_;
     if (json) {
         json_object_in("mandelbrot");
-        json_uint("size", size);
-        json_uint("max_dwell", dwell);
-        json_double("escape_ms", med[0]);
-        json_double("ms_ms", med[1]);
-        json_double("speedup", speedup);
-        json_uint("ms_device_launches", r[1].device_launches);
-        json_uint("pixels_differ", differ);
+        json_fields("size=%u max_dwell=%" PRIu64 " escape_ms=%g ms_ms=%g speedup=%g ms_device_launches=%" PRIu64
+                    " pixels_differ=%zu",
+                    size, b->dwell, med[0], med[1], speedup, r[1].device_launches, differ);
         json_end_object();
     } else {
-        printf("mandelbrot %u x %u, dwell %u\n\n", size, size, dwell);
+        printf("mandelbrot %u x %u, dwell %" PRIu64 "\n\n", size, size, b->dwell);
         printf("  %-22s %12s %16s\n", "algorithm", "median ms", "device launches");
         printf("  %-22s %12.3f %16u\n", "escape time", med[0], 0u);
-        printf("  %-22s %12.3f %16llu\n", "Mariani-Silver", med[1], (unsigned long long)r[1].device_launches);
+        printf("  %-22s %12.3f %16" PRIu64 "\n", "Mariani-Silver", med[1], r[1].device_launches);
         printf("\n  Mariani-Silver is %.2fx faster than escape time (target: at least 3x)%s\n", speedup,
                speedup >= 3 ? "" : "  BELOW TARGET");
         printf("  images: %s\n", differ ? "DIFFERENT" : "identical");
         if (differ) printf("  %zu of %zu pixels differ\n", differ, pixels);
     }
-done:
-    kj_mem_free(rt, img[0]);
-    kj_mem_free(rt, img[1]);
-    free(host[0]);
-    free(host[1]);
-    free(t);
-    return rc;
+    return differ ? EXIT_FAILURE_ : EXIT_OK;
 }
-
-typedef struct nested_bench {
-    bench_ctx bench;
-    uint64_t n, block, size, dwell;
-    int reduce, mandelbrot; /* the parts to run (--only) */
-} nested_bench;
 
 static int option(bench_ctx *c, int opt, char *arg) {
     nested_bench *b = (nested_bench *)c;
@@ -236,43 +218,38 @@ static int run(bench_ctx *c) {
     nested_bench *b = (nested_bench *)c;
     char what[64];
     int rc = EXIT_OK, r;
-    snprintf(what, sizeof what, "--n %llu", (unsigned long long)b->n);
+    snprintf(what, sizeof what, "--n %" PRIu64, b->n);
     if (b->reduce) rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * b->n * sizeof(int32_t));
-    snprintf(what, sizeof what, "--size %llu", (unsigned long long)b->size);
+    snprintf(what, sizeof what, "--size %" PRIu64, b->size);
     if (rc == EXIT_OK && b->mandelbrot)
         rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * b->size * b->size * sizeof(uint16_t));
     if (rc != EXIT_OK) return rc;
-    unsigned repeat = (unsigned)c->samples;
-    int json = c->format == 'j';
-    if (json) {
+    if (!(b->times = calloc(c->samples, sizeof *b->times))) return cli_error(c->cmd, "out of host memory");
+    if (c->format == 'j') {
         json_begin_object();
         json_string("device", c->dev.name);
     } else {
         printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
     }
-    if (b->reduce && (r = bench_reduce_part(c->rt, (size_t)b->n, (unsigned)b->block, repeat, json)) != EXIT_OK) rc = r;
-    if (b->mandelbrot && (r = bench_mandelbrot_part(c->rt, (unsigned)b->size, (unsigned)b->dwell, repeat, json)) != EXIT_OK)
-        rc = r;
-    if (json) {
+    if (b->reduce && (r = reduce_part(b)) != EXIT_OK) rc = r;
+    if (b->mandelbrot && (r = mandelbrot_part(b)) != EXIT_OK) rc = r;
+    if (c->format == 'j') {
         json_end_object();
         json_done();
     }
+    kj_mem_free(c->rt, b->image);
+    free(b->times);
     return rc;
 }
 
-static const struct option options[] = {{"n", required_argument, 0, 'n'},      {"block", required_argument, 0, 'b'},
-                                        {"size", required_argument, 0, 's'},   {"dwell", required_argument, 0, 'd'},
-                                        {"repeat", required_argument, 0, 'r'}, {"only", required_argument, 0, 'o'},
-                                        {0, 0, 0, 0}};
-
 static const bench_family nested = {
-    .help = help,
+    .help = help, .max_samples = 1000,
     .optstring = "n:b:s:d:r:o:",
-    .options = options,
-    .max_samples = 1000,
-    .option = option,
-    .run = run,
-};
+    .options = (const struct option[]){{"n", required_argument, 0, 'n'}, {"block", required_argument, 0, 'b'},
+                                       {"size", required_argument, 0, 's'}, {"dwell", required_argument, 0, 'd'},
+                                       {"repeat", required_argument, 0, 'r'}, {"only", required_argument, 0, 'o'},
+                                       {0, 0, 0, 0}},
+    .option = option, .run = run};
 
 int bench_nested(int argc, char **argv) {
     nested_bench b = {.bench.samples = 5, .n = 1ull << 20, .block = 512, .size = 16384, .dwell = 512, .reduce = 1,

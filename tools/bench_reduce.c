@@ -99,20 +99,12 @@ static void print_row(const row *r, int format, int first) {
     bench_pow2_label(r->n, size, sizeof size);
     if (format == 'j') {
         json_begin_object();
-        json_string("op", kj_op_name(r->op));
-        json_string("type", kj_type_name(r->type));
-        json_uint("n", r->n);
-        json_string("entry", r->entry);
-        json_uint("block_size", r->rep.block_size);
-        json_uint("coarse_factor", r->rep.coarse_factor);
-        json_uint("grid", r->rep.grid);
+        json_fields("op=%s type=%s n=%zu entry=%s block_size=%u coarse_factor=%u grid=%u", kj_op_name(r->op),
+                    kj_type_name(r->type), r->n, r->entry, r->rep.block_size, r->rep.coarse_factor, r->rep.grid);
         bench_json_speed(r->kj.median_us, gbs, copy_gbs);
-        if (r->have_cub) {
-            json_double("cub_median_us", r->cub.median_us);
-            json_double("cub_gbps", cub_gbs);
-            json_double("x_cub", ratio);
-            json_bool("agrees_with_cub", r->agrees);
-        }
+        if (r->have_cub)
+            json_fields("cub_median_us=%g cub_gbps=%g x_cub=%g agrees_with_cub?=%d", r->cub.median_us, cub_gbs, ratio,
+                        r->agrees);
         json_end_object();
     } else if (format == 'c') {
         if (first) printf("op,type,n,entry,block,coarse,grid,median_us,gbps,copy_gbps,pct_of_copy,cub_us,cub_gbps,x_cub,agrees\n");
@@ -372,21 +364,14 @@ static int run(bench_ctx *c) {
     return rc;
 }
 
-static const struct option options[] = {
-    {"op", required_argument, 0, 'o'},    {"type", required_argument, 0, 't'},  {"entry", required_argument, 0, 'e'},
-    {"sizes", required_argument, 0, 'n'}, {"samples", required_argument, 0, 's'}, {"block", required_argument, 0, 'b'},
-    {"coarse", required_argument, 0, 'f'}, {0, 0, 0, 0}};
-
 static const bench_family reduce = {
-    .help = help,
+    .help = help, .csv = 1, .max_samples = 1000,
     .optstring = "o:t:e:n:s:b:f:",
-    .options = options,
-    .csv = 1,
-    .max_samples = 1000,
-    .option = option,
-    .prepare = prepare,
-    .run = run,
-};
+    .options = (const struct option[]){{"op", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
+                                       {"entry", required_argument, 0, 'e'}, {"sizes", required_argument, 0, 'n'},
+                                       {"samples", required_argument, 0, 's'}, {"block", required_argument, 0, 'b'},
+                                       {"coarse", required_argument, 0, 'f'}, {0, 0, 0, 0}},
+    .option = option, .prepare = prepare, .run = run};
 
 int bench_reduce(int argc, char **argv) {
     char all_ops[] = "sum,max,min,prod", all_types[] = "i32,u32,i64,f16,f32,f64";

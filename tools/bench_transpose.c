@@ -1,5 +1,6 @@
 /* kernjit bench transpose: every variant, and a sweep of the padded tile's TILE_DIM x BLOCK_ROWS, next
  * to a device-to-device copy of the same bytes measured in the same run. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,21 +177,14 @@ static void find_best(const transpose_bench *t, const row **best) {
 static void print_json(const transpose_bench *t, const row **best) {
     char label[64];
     json_begin_object();
-    json_string("benchmark", "transpose");
-    json_string("device", t->bench.dev.name);
-    json_string("type", kj_type_name(t->type));
-    json_uint("samples", t->bench.samples);
+    json_fields("benchmark=%s device=%s type=%s samples=%" PRIu64, "transpose", t->bench.dev.name,
+                kj_type_name(t->type), t->bench.samples);
     json_begin_array("results");
     for (size_t i = 0; i < t->nrows; i++) {
         const row *w = &t->rows_v[i];
         json_begin_object();
-        json_uint("rows", w->rows);
-        json_uint("cols", w->cols);
-        json_string("variant", kj_transpose_variant_name(w->cfg.variant));
-        json_uint("tile_rows", w->tile[0]);
-        json_uint("tile_cols", w->tile[1]);
-        json_uint("block_x", w->block[0]);
-        json_uint("block_y", w->block[1]);
+        json_fields("rows=%zu cols=%zu variant=%s tile_rows=%u tile_cols=%u block_x=%u block_y=%u", w->rows, w->cols,
+                    kj_transpose_variant_name(w->cfg.variant), w->tile[0], w->tile[1], w->block[0], w->block[1]);
         bench_json_speed(w->r.median_us, w->gbps, w->copy_gbps);
         json_bool("ok", w->ok);
         json_end_object();
@@ -201,12 +195,9 @@ static void print_json(const transpose_bench *t, const row **best) {
         if (!best[si]) continue;
         config_label(best[si], label, sizeof label);
         json_begin_object();
-        json_uint("rows", best[si]->rows);
-        json_uint("cols", best[si]->cols);
-        json_string("variant", kj_transpose_variant_name(best[si]->cfg.variant));
-        json_string("config", label);
-        json_double("gbps", best[si]->gbps);
-        json_double("pct_of_copy", 100.0 * best[si]->gbps / best[si]->copy_gbps);
+        json_fields("rows=%zu cols=%zu variant=%s config=%s gbps=%g pct_of_copy=%g", best[si]->rows, best[si]->cols,
+                    kj_transpose_variant_name(best[si]->cfg.variant), label, best[si]->gbps,
+                    100.0 * best[si]->gbps / best[si]->copy_gbps);
         json_end_object();
     }
     json_end_array();
@@ -275,22 +266,13 @@ static int run(bench_ctx *c) {
     return rc;
 }
 
-static const struct option options[] = {{"rows", required_argument, 0, 'R'},
-                                        {"cols", required_argument, 0, 'C'},
-                                        {"type", required_argument, 0, 't'},
-                                        {"samples", required_argument, 0, 'n'},
-                                        {0, 0, 0, 0}};
-
 static const bench_family transpose = {
-    .help = help,
+    .help = help, .csv = 1, .max_samples = 10000,
     .optstring = "R:C:t:n:",
-    .options = options,
-    .csv = 1,
-    .max_samples = 10000,
-    .option = option,
-    .prepare = prepare,
-    .run = run,
-};
+    .options = (const struct option[]){{"rows", required_argument, 0, 'R'}, {"cols", required_argument, 0, 'C'},
+                                       {"type", required_argument, 0, 't'}, {"samples", required_argument, 0, 'n'},
+                                       {0, 0, 0, 0}},
+    .option = option, .prepare = prepare, .run = run};
 
 int bench_transpose(int argc, char **argv) {
     transpose_bench t = {.bench.samples = 20,

@@ -1,6 +1,7 @@
 /* kernjit bench vector-add: sizes x types with the default configuration, and a sweep of BLOCK_SIZE x
  * UNROLL at the largest size, next to a device-to-device copy that moves as many bytes, measured in
  * the same run. */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "bench_util.h"
@@ -146,19 +147,13 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
 
 static void print_json(const vector_add_bench *v) {
     json_begin_object();
-    json_string("benchmark", "vector-add");
-    json_string("device", v->bench.dev.name);
-    json_uint("samples", v->bench.samples);
+    json_fields("benchmark=%s device=%s samples=%" PRIu64, "vector-add", v->bench.dev.name, v->bench.samples);
     json_begin_array("results");
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
         json_begin_object();
-        json_string("type", kj_type_name(w->type));
-        json_uint("n", w->n);
-        json_string("entry", w->rep.entry);
-        json_uint("block_size", w->rep.block_size);
-        json_uint("unroll", w->rep.unroll);
-        json_uint("grid", w->rep.grid);
+        json_fields("type=%s n=%zu entry=%s block_size=%u unroll=%u grid=%u", kj_type_name(w->type), w->n,
+                    w->rep.entry, w->rep.block_size, w->rep.unroll, w->rep.grid);
         bench_json_speed(w->r.median_us, w->gbps, w->copy_gbps);
         json_bool("ok", w->ok);
         json_end_object();
@@ -227,20 +222,12 @@ static int run(bench_ctx *c) {
     return rc;
 }
 
-static const struct option options[] = {{"n", required_argument, 0, 'N'},
-                                        {"type", required_argument, 0, 't'},
-                                        {"samples", required_argument, 0, 's'},
-                                        {0, 0, 0, 0}};
-
 static const bench_family vector_add = {
-    .help = help,
+    .help = help, .csv = 1, .max_samples = 10000,
     .optstring = "N:t:s:",
-    .options = options,
-    .csv = 1,
-    .max_samples = 10000,
-    .option = option,
-    .run = run,
-};
+    .options = (const struct option[]){{"n", required_argument, 0, 'N'}, {"type", required_argument, 0, 't'},
+                                       {"samples", required_argument, 0, 's'}, {0, 0, 0, 0}},
+    .option = option, .run = run};
 
 int bench_vector_add(int argc, char **argv) {
     vector_add_bench v = {.bench.samples = 20,

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -317,6 +318,45 @@ void json_raw(const char *key, const char *literal) {
     json_key(key);
     fputs(literal, stdout);
 }
+void json_fields(const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    for (const char *p = format; *p;) {
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        const char *eq = strchr(p, '='), *conv = eq + 2;
+        assert(eq && eq[1] == '%');
+        char key[64];
+        int is_bool = eq[-1] == '?';
+        snprintf(key, sizeof key, "%.*s", (int)(eq - p - is_bool), p);
+        int longs = 0, size = 0;
+        for (; *conv == 'l' || *conv == 'h' || *conv == 'z'; conv++) {
+            longs += *conv == 'l';
+            size |= *conv == 'z';
+        }
+        switch (*conv) {
+        case 's': json_string(key, va_arg(ap, const char *)); break;
+        case 'g': json_double(key, va_arg(ap, double)); break;
+        case 'd': {
+            long long v = size ? (long long)va_arg(ap, ptrdiff_t) : longs == 2 ? va_arg(ap, long long)
+                        : longs == 1 ? va_arg(ap, long) : va_arg(ap, int);
+            if (is_bool) json_bool(key, v != 0);
+            else json_int(key, v);
+            break;
+        }
+        case 'u':
+            json_uint(key, size ? va_arg(ap, size_t) : longs == 2 ? va_arg(ap, unsigned long long)
+                         : longs == 1 ? va_arg(ap, unsigned long) : va_arg(ap, unsigned));
+            break;
+        default: assert(!"json_fields: a conversion it does not take");
+        }
+        p = conv + 1;
+    }
+    va_end(ap);
+}
+
 void json_macros(const char *key, const char *macros) {
     json_object_in(key);
     for (const char *m = macros; m && *m;) {

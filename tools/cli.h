@@ -92,6 +92,12 @@ void json_double(const char *key, double value);
 void json_bool(const char *key, int value);
 void json_null(const char *key);
 void json_raw(const char *key, const char *literal); /* a value the caller formatted (a number) */
+/* Several fields at once, keys and values from one printf format (checked by the compiler): "KEY=%CONV"
+ * separated by spaces, one argument each. %s a string; %d %ld %lld %zd and %u %lu %llu %zu integers;
+ * %g a double (json_double: shortest exact form, null when not finite); a key ending in '?' is a
+ * bool from an int ("ok?=%d"). json_fields("n=%zu type=%s ok?=%d", n, "f32", 1) writes
+ * "n":N,"type":"f32","ok":true. */
+void json_fields(const char *format, ...) CLI_PRINTF(1, 2);
 /* "NAME=VALUE NAME=VALUE" as an object {"NAME":"VALUE",...} under key: macro sets are objects. */
 void json_macros(const char *key, const char *macros);
 void json_done(void); /* ends the document with a newline */

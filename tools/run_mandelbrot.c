@@ -1,6 +1,7 @@
 /* kernjit run mandelbrot: renders a Mandelbrot image of dwells with escape time or Mariani-Silver
  * (dynamic parallelism), times it, spot-checks it against the CPU, optionally compares the two
  * algorithms and writes the image. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,25 +255,15 @@ static int check(run_ctx *c) {
 
 static void json(run_ctx *c) {
     mandelbrot_run *m = (mandelbrot_run *)c;
-    json_string("algo", kj_mandelbrot_algo_name(m->options.algo));
-    json_string("entry", m->first.entry);
-    json_uint("width", m->w);
-    json_uint("height", m->h);
-    json_uint("max_dwell", m->max_dwell);
-    json_uint("levels", m->first.levels);
-    json_string("origin", run_origin(m->first.origin));
-    json_uint("repeat", c->repeat);
-    json_double("median_ms", c->median_ms);
-    json_uint("device_launches", m->report.device_launches);
-    json_uint("launch_bound", m->report.expected_launches);
-    json_uint("pending_limit", m->report.pending_limit);
-    json_uint("spot_checked", m->checked);
-    json_uint("spot_wrong", m->bad);
-    if (m->compare) {
-        json_string("compared_with", kj_mandelbrot_algo_name(m->other_algo));
-        json_double("other_ms", m->other_ms);
-        json_uint("pixels_differ", m->differ);
-    }
+    json_fields("algo=%s entry=%s width=%u height=%u max_dwell=%u levels=%u origin=%s repeat=%" PRIu64
+                " median_ms=%g device_launches=%" PRIu64 " launch_bound=%" PRIu64 " pending_limit=%" PRIu64
+                " spot_checked=%u spot_wrong=%u",
+                kj_mandelbrot_algo_name(m->options.algo), m->first.entry, m->w, m->h, m->max_dwell, m->first.levels,
+                run_origin(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
+                m->report.expected_launches, m->report.pending_limit, m->checked, m->bad);
+    if (m->compare)
+        json_fields("compared_with=%s other_ms=%g pixels_differ=%zu", kj_mandelbrot_algo_name(m->other_algo),
+                    m->other_ms, m->differ);
     if (m->out) json_string("image", m->written);
 }
 
@@ -294,29 +285,17 @@ static void text(run_ctx *c) {
     if (m->out) printf("  image       %s\n", m->written);
 }
 
-static const struct option options[] = {
-    {"size", required_argument, 0, 'N'},        {"width", required_argument, 0, 'W'},
-    {"height", required_argument, 0, 'H'},      {"dwell", required_argument, 0, 'd'},
-    {"algo", required_argument, 0, 'a'},        {"out", required_argument, 0, 'o'},
-    {"window", required_argument, 0, 'w'},      {"compare", no_argument, 0, 'c'},
-    {"init-subdiv", required_argument, 0, 'I'}, {"subdiv", required_argument, 0, 'S'},
-    {"max-depth", required_argument, 0, 'D'},   {"min-size", required_argument, 0, 'M'},
-    {"pending", required_argument, 0, 'p'},     {0, 0, 0, 0}};
-
 static const run_family mandelbrot = {
-    .kernel = "mandelbrot",
-    .help = help,
+    .kernel = "mandelbrot", .help = help, .max_repeat = 1000,
     .optstring = "N:W:H:d:a:o:w:cI:S:D:M:p:",
-    .options = options,
-    .max_repeat = 1000,
-    .option = option,
-    .prepare = prepare,
-    .setup = setup,
-    .timed = timed,
-    .check = check,
-    .json = json,
-    .text = text,
-};
+    .options = (const struct option[]){{"size", required_argument, 0, 'N'}, {"width", required_argument, 0, 'W'},
+                                       {"height", required_argument, 0, 'H'}, {"dwell", required_argument, 0, 'd'},
+                                       {"algo", required_argument, 0, 'a'}, {"out", required_argument, 0, 'o'},
+                                       {"window", required_argument, 0, 'w'}, {"compare", no_argument, 0, 'c'},
+                                       {"init-subdiv", required_argument, 0, 'I'}, {"subdiv", required_argument, 0, 'S'},
+                                       {"max-depth", required_argument, 0, 'D'}, {"min-size", required_argument, 0, 'M'},
+                                       {"pending", required_argument, 0, 'p'}, {0, 0, 0, 0}},
+    .option = option, .prepare = prepare, .setup = setup, .timed = timed, .check = check, .json = json, .text = text};
 
 int run_mandelbrot(int argc, char **argv) {
     mandelbrot_run m = {.run.repeat = 5,

@@ -1,5 +1,6 @@
 /* kernjit run nested-reduce / nested-hello: the dynamic-parallelism programs of kernels_src/nested.cu
  * on the GPU. nested-reduce checks the sum against the CPU and reports the device-side launches. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -120,24 +121,16 @@ static int reduce_check(run_ctx *c) {
 
 static void reduce_json(run_ctx *c) {
     nested_run *r = (nested_run *)c;
-    json_string("variant", kj_nested_variant_name(r->options.variant));
-    json_string("entry", r->first.entry);
-    json_string("type", kj_type_name(r->type));
-    json_uint("n", r->n);
-    json_uint("seed", c->seed);
-    json_uint("block_size", r->block);
-    json_uint("grid", r->first.grid[0]);
-    json_uint("levels", r->first.levels);
-    json_string("origin", run_origin(r->first.origin));
-    json_double("sum", r->have);
-    json_double("reference", r->want);
-    json_double("error", r->error);
-    json_bool("ok", r->ok);
+    json_fields("variant=%s entry=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " block_size=%" PRIu64 " grid=%u levels=%u "
+                "origin=%s sum=%g reference=%g error=%g ok?=%d",
+                kj_nested_variant_name(r->options.variant), r->first.entry, kj_type_name(r->type), r->n, c->seed,
+                r->block, r->first.grid[0], r->first.levels, run_origin(r->first.origin), r->have, r->want, r->error,
+                r->ok);
     run_json_time(c);
-    json_uint("device_launches", r->report.device_launches);
-    json_uint("expected_launches", r->report.expected_launches);
-    json_uint("pending_launches", r->report.pending_launches);
-    json_uint("pending_limit", r->report.pending_limit);
+    json_fields("device_launches=%" PRIu64 " expected_launches=%" PRIu64 " pending_launches=%" PRIu64
+                " pending_limit=%" PRIu64,
+                r->report.device_launches, r->report.expected_launches, r->report.pending_launches,
+                r->report.pending_limit);
 }
 
 static void reduce_text(run_ctx *c) {
@@ -155,28 +148,14 @@ static void reduce_text(run_ctx *c) {
            (unsigned long long)r->report.pending_limit, (unsigned long long)r->report.pending_launches);
 }
 
-static const struct option reduce_options[] = {{"variant", required_argument, 0, 'v'},
-                                               {"n", required_argument, 0, 'n'},
-                                               {"block", required_argument, 0, 'b'},
-                                               {"type", required_argument, 0, 't'},
-                                               {"pending", required_argument, 0, 'p'},
-                                               {0, 0, 0, 0}};
-
 static const run_family nested_reduce = {
-    .kernel = "nested",
-    .help = reduce_help,
+    .kernel = "nested", .help = reduce_help, .seeded = 1, .max_repeat = 100000,
     .optstring = "v:n:b:t:p:",
-    .options = reduce_options,
-    .seeded = 1,
-    .max_repeat = 100000,
-    .option = reduce_option,
-    .prepare = reduce_prepare,
-    .setup = reduce_setup,
-    .timed = reduce_timed,
-    .check = reduce_check,
-    .json = reduce_json,
-    .text = reduce_text,
-};
+    .options = (const struct option[]){{"variant", required_argument, 0, 'v'}, {"n", required_argument, 0, 'n'},
+                                       {"block", required_argument, 0, 'b'}, {"type", required_argument, 0, 't'},
+                                       {"pending", required_argument, 0, 'p'}, {0, 0, 0, 0}},
+    .option = reduce_option, .prepare = reduce_prepare, .setup = reduce_setup, .timed = reduce_timed,
+    .check = reduce_check, .json = reduce_json, .text = reduce_text};
 
 int run_nested_reduce(int argc, char **argv) {
     nested_run r = {.run.repeat = 10, .options = {.variant = KJ_NESTED_SYNC, .count_launches = 1},
@@ -245,20 +224,12 @@ static void hello_text(run_ctx *c) {
            h->report.levels);
 }
 
-static const struct option hello_options[] = {{"block", required_argument, 0, 'b'},
-                                              {"grid", required_argument, 0, 'g'},
-                                              {0, 0, 0, 0}};
-
 static const run_family nested_hello = {
-    .kernel = "nested",
-    .help = hello_help,
+    .kernel = "nested", .help = hello_help,
     .optstring = "b:g:",
-    .options = hello_options,
-    .option = hello_option,
-    .prepare = hello_prepare,
-    .setup = hello_setup,
-    .text = hello_text,
-};
+    .options = (const struct option[]){{"block", required_argument, 0, 'b'}, {"grid", required_argument, 0, 'g'},
+                                       {0, 0, 0, 0}},
+    .option = hello_option, .prepare = hello_prepare, .setup = hello_setup, .text = hello_text};
 
 int run_nested_hello(int argc, char **argv) {
     hello_run h = {.block = 8, .grid = 1};

@@ -1,4 +1,5 @@
 /* kernjit run reduce: one reduction on seeded random input, checked against the CPU and timed. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -99,21 +100,11 @@ static int check(run_ctx *c) {
 
 static void json(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
-    json_string("op", kj_op_name(r->op));
-    json_string("type", kj_type_name(r->type));
-    json_uint("n", r->n);
-    json_uint("seed", c->seed);
-    json_string("entry", r->first.entry);
-    json_uint("block_size", r->first.block_size);
-    json_uint("coarse_factor", r->first.coarse_factor);
-    json_uint("grid", r->first.grid);
-    json_string("config_from", r->first.config_from);
-    json_string("origin", run_origin(r->first.origin));
-    json_double("result", r->have);
-    json_double("reference", r->want);
-    json_double("error", r->error);
-    json_double("tolerance", r->tolerance);
-    json_bool("ok", r->ok);
+    json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
+                "config_from=%s origin=%s result=%g reference=%g error=%g tolerance=%g ok?=%d",
+                kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
+                r->first.coarse_factor, r->first.grid, r->first.config_from, run_origin(r->first.origin), r->have,
+                r->want, r->error, r->tolerance, r->ok);
     run_json_time(c);
 }
 
@@ -129,32 +120,15 @@ static void text(run_ctx *c) {
     run_text_time(c, NULL);
 }
 
-static const struct option options[] = {{"op", required_argument, 0, 'o'},
-                                        {"type", required_argument, 0, 't'},
-                                        {"n", required_argument, 0, 'n'},
-                                        {"entry", required_argument, 0, 'e'},
-                                        {0, 0, 0, 0}};
-
-static const run_macros macros = {{"BLOCK_SIZE", "COARSE_FACTOR"}, 1u << 20, "a positive integer",
-                                  "use --op and --type for the operator and type"};
-
 static const run_family reduce = {
-    .kernel = "reduce",
-    .help = help,
+    .kernel = "reduce", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
     .optstring = "o:t:n:e:",
-    .options = options,
-    .seeded = 1,
-    .reports_gbps = 1,
-    .max_repeat = 100000,
-    .macros = &macros,
-    .option = option,
-    .prepare = prepare,
-    .setup = setup,
-    .launch = launch,
-    .check = check,
-    .json = json,
-    .text = text,
-};
+    .options = (const struct option[]){{"op", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
+                                       {"n", required_argument, 0, 'n'}, {"entry", required_argument, 0, 'e'},
+                                       {0, 0, 0, 0}},
+    .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR"}, 1u << 20, "a positive integer",
+                                  "use --op and --type for the operator and type"},
+    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .check = check, .json = json, .text = text};
 
 int run_reduce(int argc, char **argv) {
     reduce_run r = {.run.repeat = 20, .op = KJ_OP_SUM, .type = KJ_TYPE_F32, .n = 64ull << 20};

@@ -1,4 +1,6 @@
 /* kernjit run transpose: one transpose of fresh random input, checked against the CPU and timed. */
+#include <inttypes.h>
+
 #include "check_util.h"
 #include "run.h"
 #include "run_harness.h"
@@ -103,22 +105,12 @@ static int setup(run_ctx *c) {
 
 static void json(run_ctx *c) {
     transpose_run *t = (transpose_run *)c;
-    json_string("variant", kj_transpose_variant_name(t->options.variant));
-    json_string("entry", t->first.entry);
-    json_string("type", kj_type_name(t->type));
-    json_uint("rows", t->rows);
-    json_uint("cols", t->cols);
-    json_uint("seed", c->seed);
-    json_uint("tile_rows", t->first.tile[0]);
-    json_uint("tile_cols", t->first.tile[1]);
-    json_uint("block_x", t->first.block[0]);
-    json_uint("block_y", t->first.block[1]);
-    json_uint("grid", t->first.grid);
-    json_uint("shared_bytes", t->first.shared_bytes);
-    json_string("origin", run_origin(t->first.origin));
-    json_string("config_from", t->first.config_from);
-    json_uint("wrong", t->wrong);
-    json_bool("ok", t->wrong == 0);
+    const kj_transpose_report *f = &t->first;
+    json_fields("variant=%s entry=%s type=%s rows=%" PRIu64 " cols=%" PRIu64 " seed=%" PRIu64 " tile_rows=%u "
+                "tile_cols=%u block_x=%u block_y=%u grid=%u shared_bytes=%u origin=%s config_from=%s wrong=%zu ok?=%d",
+                kj_transpose_variant_name(t->options.variant), f->entry, kj_type_name(t->type), t->rows, t->cols,
+                c->seed, f->tile[0], f->tile[1], f->block[0], f->block[1], f->grid, f->shared_bytes,
+                run_origin(f->origin), f->config_from, t->wrong, t->wrong == 0);
     run_json_time(c);
 }
 
@@ -135,31 +127,15 @@ static void text(run_ctx *c) {
     run_text_time(c, "read + write");
 }
 
-static const struct option options[] = {{"rows", required_argument, 0, 'R'},
-                                        {"cols", required_argument, 0, 'C'},
-                                        {"variant", required_argument, 0, 'V'},
-                                        {"type", required_argument, 0, 't'},
-                                        {0, 0, 0, 0}};
-
-static const run_macros macros = {{"TILE_DIM", "BLOCK_ROWS"}, 1024, "an integer from 1 to 1024",
-                                  "use --type for the element size"};
-
 static const run_family transpose = {
-    .kernel = "transpose",
-    .help = help,
+    .kernel = "transpose", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
     .optstring = "R:C:V:t:",
-    .options = options,
-    .seeded = 1,
-    .reports_gbps = 1,
-    .max_repeat = 100000,
-    .macros = &macros,
-    .option = option,
-    .prepare = prepare,
-    .setup = setup,
-    .launch = launch,
-    .json = json,
-    .text = text,
-};
+    .options = (const struct option[]){{"rows", required_argument, 0, 'R'}, {"cols", required_argument, 0, 'C'},
+                                       {"variant", required_argument, 0, 'V'}, {"type", required_argument, 0, 't'},
+                                       {0, 0, 0, 0}},
+    .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS"}, 1024, "an integer from 1 to 1024",
+                                  "use --type for the element size"},
+    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
 int run_transpose(int argc, char **argv) {
     transpose_run t = {.run.repeat = 20, .rows = 8192, .cols = 8192, .type = KJ_TYPE_F32};

@@ -1,4 +1,6 @@
 /* kernjit run vector-add: c = a + b on fresh random input, checked against the CPU and timed. */
+#include <inttypes.h>
+
 #include "check_util.h"
 #include "run.h"
 #include "run_harness.h"
@@ -96,18 +98,10 @@ static int setup(run_ctx *c) {
 
 static void json(run_ctx *c) {
     vector_add_run *v = (vector_add_run *)c;
-    json_string("type", kj_type_name(v->type));
-    json_uint("n", v->n);
-    json_uint("offset", v->offset);
-    json_uint("seed", c->seed);
-    json_string("entry", v->first.entry);
-    json_uint("block_size", v->first.block_size);
-    json_uint("unroll", v->first.unroll);
-    json_uint("grid", v->first.grid);
-    json_string("origin", run_origin(v->first.origin));
-    json_string("config_from", v->first.config_from);
-    json_uint("wrong", v->wrong);
-    json_bool("ok", v->wrong == 0);
+    json_fields("type=%s n=%" PRIu64 " offset=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u unroll=%u grid=%u "
+                "origin=%s config_from=%s wrong=%zu ok?=%d",
+                kj_type_name(v->type), v->n, v->offset, c->seed, v->first.entry, v->first.block_size, v->first.unroll,
+                v->first.grid, run_origin(v->first.origin), v->first.config_from, v->wrong, v->wrong == 0);
     run_json_time(c);
 }
 
@@ -122,30 +116,14 @@ static void text(run_ctx *c) {
     run_text_time(c, "2 reads + 1 write");
 }
 
-static const struct option options[] = {{"n", required_argument, 0, 'n'},
-                                        {"type", required_argument, 0, 't'},
-                                        {"offset", required_argument, 0, 'o'},
-                                        {0, 0, 0, 0}};
-
-static const run_macros macros = {{"BLOCK_SIZE", "UNROLL"}, 1024, "an integer from 1 to 1024",
-                                  "use --type for the element type"};
-
 static const run_family vector_add = {
-    .kernel = "vector_add",
-    .help = help,
+    .kernel = "vector_add", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
     .optstring = "n:t:o:",
-    .options = options,
-    .seeded = 1,
-    .reports_gbps = 1,
-    .max_repeat = 100000,
-    .macros = &macros,
-    .option = option,
-    .prepare = prepare,
-    .setup = setup,
-    .launch = launch,
-    .json = json,
-    .text = text,
-};
+    .options = (const struct option[]){{"n", required_argument, 0, 'n'}, {"type", required_argument, 0, 't'},
+                                       {"offset", required_argument, 0, 'o'}, {0, 0, 0, 0}},
+    .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL"}, 1024, "an integer from 1 to 1024",
+                                  "use --type for the element type"},
+    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
 int run_vector_add(int argc, char **argv) {
     vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32};
