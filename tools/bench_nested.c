@@ -76,7 +76,8 @@ static int compare_reductions(nested_bench *b) {
     bench_result flat;
     /* flat: the default reduction, read-only on the input */
     if ((s = kj_mem_alloc(c->rt, bytes, &b->pristine)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &b->work)) != KJ_OK ||
-        (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK || (s = kj_memcpy_htod(c->rt, b->pristine, host, bytes)) != KJ_OK ||
+        (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK ||
+        (s = kj_memcpy_htod(c->rt, b->pristine, host, bytes)) != KJ_OK ||
         (s = kj_reduce(c->rt, KJ_OP_SUM, KJ_TYPE_I32, b->pristine, n, &flat_sum, NULL)) != KJ_OK ||
         (s = bench_time(c->rt, NULL, flat_once, b, 3, (unsigned)c->samples, 0, &flat)) != KJ_OK) {
         free(host);
@@ -117,7 +118,9 @@ static int compare_reductions(nested_bench *b) {
         } else {
             printf("  %-22s %14d %14.1f %16" PRIu64 " %9.1fx%s\n", name, b->sum, med, r.device_launches,
                    flat.median_us > 0 ? med / flat.median_us : 0,
-                   b->sum != want ? "  WRONG SUM" : r.device_launches != r.expected_launches ? "  UNEXPECTED LAUNCHES" : "");
+                   b->sum != want                             ? "  WRONG SUM"
+                   : r.device_launches != r.expected_launches ? "  UNEXPECTED LAUNCHES"
+                                                              : "");
         }
     }
     if (json) {
@@ -155,7 +158,8 @@ static int mandelbrot_part(nested_bench *b) {
                                                         .report = &r[a]};
         kj_mem_free(c->rt, b->image);
         b->image = 0;
-        if ((s = kj_mem_alloc(c->rt, bytes, &b->image)) == KJ_OK && (s = kj_memset_u8(c->rt, b->image, 0xff, bytes)) == KJ_OK &&
+        if ((s = kj_mem_alloc(c->rt, bytes, &b->image)) == KJ_OK &&
+            (s = kj_memset_u8(c->rt, b->image, 0xff, bytes)) == KJ_OK &&
             (s = median_reported(b, mandelbrot_once, &r[a].gpu_ms, 1, &med[a])) == KJ_OK)
             s = kj_memcpy_dtoh(c->rt, host[a], b->image, bytes);
     }
@@ -188,23 +192,14 @@ static int mandelbrot_part(nested_bench *b) {
 static int option(bench_ctx *c, int opt, char *arg) {
     nested_bench *b = (nested_bench *)c;
     switch (opt) {
-    case 'n':
-        if (cli_parse_count(arg, 1ull << 28, &b->n) != 0 || b->n == 0)
-            return cli_usage(c->cmd, "--n '%s' is not a count from 1 to 2^28", arg);
-        break;
-    case 'b':
-        if (cli_parse_uint(arg, 1024, &b->block) != 0 || b->block < 2 || (b->block & (b->block - 1)))
-            return cli_usage(c->cmd, "--block '%s': a power of two from 2 to 1024 is allowed", arg);
-        break;
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 28, "from 1 to 2^28", &b->n);
+    case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &b->block);
+    case 'd': return cli_pow2_arg(c->cmd, "--dwell", arg, 16, 16384, &b->dwell);
+    case 'r': return bench_parse_samples(c, "--repeat", arg);
     case 's':
         if (cli_parse_count(arg, 32768, &b->size) != 0 || b->size == 0)
             return cli_usage(c->cmd, "--size '%s': a size from 1 to 32768 is allowed", arg);
         break;
-    case 'd':
-        if (cli_parse_uint(arg, 16384, &b->dwell) != 0 || b->dwell < 16 || (b->dwell & (b->dwell - 1)))
-            return cli_usage(c->cmd, "--dwell '%s': a power of two from 16 to 16384 is allowed", arg);
-        break;
-    case 'r': return bench_parse_samples(c, "--repeat", arg);
     case 'o':
         if (strcmp(arg, "reduce") == 0) b->mandelbrot = 0;
         else if (strcmp(arg, "mandelbrot") == 0) b->reduce = 0;

@@ -178,7 +178,8 @@ static int prepare(bench_ctx *c) {
             return cli_usage(c->cmd, "--block '%s' is not a block size (0 for the default)", b->blocks.items[i]);
     for (int i = 0; i < b->coarses.count; i++)
         if (cli_parse_uint(b->coarses.items[i], 64, &b->coarse_v[i]) != 0)
-            return cli_usage(c->cmd, "--coarse '%s' is not a coarsening factor (0 for the default)", b->coarses.items[i]);
+            return cli_usage(c->cmd, "--coarse '%s' is not a coarsening factor (0 for the default)",
+                             b->coarses.items[i]);
     for (int i = 0; i < b->ops.count; i++)
         if (kj_op_parse(b->ops.items[i], &b->op_v[i]) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
     for (int i = 0; i < b->types.count; i++) {
@@ -195,7 +196,8 @@ static int prepare(bench_ctx *c) {
 
 /* One entry and configuration at the job's op, type and size: its first run (compiling or loading
  * the kernel) checked against CUB's, then timed interleaved with CUB; a row printed. */
-static int measure_entry(reduce_bench *b, const char *entry, unsigned block, unsigned coarse, const bench_result *copy) {
+static int measure_entry(reduce_bench *b, const char *entry, unsigned block, unsigned coarse,
+                         const bench_result *copy) {
     bench_ctx *c = &b->bench;
     job *j = &b->j;
     j->entry = entry;

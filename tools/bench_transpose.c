@@ -85,20 +85,12 @@ typedef struct transpose_bench {
 
 static int option(bench_ctx *c, int opt, char *arg) {
     transpose_bench *t = (transpose_bench *)c;
-    uint64_t v;
     switch (opt) {
-    case 'R':
-    case 'C':
-        if (cli_parse_count(arg, 2147483647ull, &v) != 0 || v == 0)
-            return cli_usage(c->cmd, "--%s '%s' is not a count from 1 to 2^31-1", opt == 'R' ? "rows" : "cols", arg);
-        *(opt == 'R' ? &t->rows : &t->cols) = v;
-        break;
-    case 't':
-        if (kj_type_parse(arg, &t->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
+    case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &t->type));
     case 'n': return bench_parse_samples(c, "--samples", arg);
     }
-    return EXIT_OK;
+    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, 2147483647ull, "from 1 to 2^31-1",
+                         opt == 'R' ? &t->rows : &t->cols);
 }
 
 static int prepare(bench_ctx *c) {
@@ -225,7 +217,8 @@ static void print_text(const transpose_bench *t, const row **best) {
         const row *w = &t->rows_v[i];
         if (w->rows != last_r || w->cols != last_c) {
             printf("\n%zu x %zu: device copy of the same bytes %.1f GB/s\n", w->rows, w->cols, w->copy_gbps);
-            printf("  %-10s %-28s %10s %9s %8s %s\n", "variant", "configuration", "median us", "GB/s", "% copy", "check");
+            printf("  %-10s %-28s %10s %9s %8s %s\n", "variant", "configuration", "median us", "GB/s", "% copy",
+                   "check");
             last_r = w->rows;
             last_c = w->cols;
         }
@@ -247,7 +240,7 @@ static int run(bench_ctx *c) {
     transpose_bench *t = (transpose_bench *)c;
     if (t->rows) {
         char what[96];
-        snprintf(what, sizeof what, "--rows %llu --cols %llu", (unsigned long long)t->rows, (unsigned long long)t->cols);
+        snprintf(what, sizeof what, "--rows %" PRIu64 " --cols %" PRIu64, t->rows, t->cols);
         int rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * t->rows * t->cols * kj_type_size(t->type));
         if (rc != EXIT_OK) return rc; /* input and output */
     }

@@ -162,10 +162,9 @@ static int family_option(void *user, int opt, char *arg) {
 }
 
 int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
-    if (cli_parse_uint(arg, c->family->max_samples, &c->samples) != 0 || c->samples == 0)
-        return cli_usage(c->cmd, "%s '%s' is not a count from 1 to %llu", option, arg,
-                         (unsigned long long)c->family->max_samples);
-    return EXIT_OK;
+    char rule[32];
+    snprintf(rule, sizeof rule, "from 1 to %llu", (unsigned long long)c->family->max_samples);
+    return cli_uint_arg(c->cmd, option, arg, 1, c->family->max_samples, rule, &c->samples);
 }
 
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {

@@ -74,20 +74,19 @@ typedef struct vector_add_bench {
 static int option(bench_ctx *c, int opt, char *arg) {
     vector_add_bench *v = (vector_add_bench *)c;
     switch (opt) {
-    case 'N':
-        if (cli_parse_count(arg, 1ull << 34, &v->n_given) != 0 || v->n_given == 0)
-            return cli_usage(c->cmd, "--n '%s' is not a count from 1 to 2^34 (examples: 1000003, 64M, 2^24)", arg);
-        v->sizes[0] = (size_t)v->n_given;
+    case 'N': {
+        int rc = cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 34, "from 1 to 2^34 (examples: 1000003, 64M, 2^24)",
+                               &v->n_given);
+        v->sizes[0] = (size_t)v->n_given; /* that size alone */
         v->size_count = 1;
-        break;
-    case 't':
-        if (kj_type_parse(arg, &v->types[0]) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        if (v->types[0] != KJ_TYPE_F32 && v->types[0] != KJ_TYPE_F64)
-            return cli_usage(c->cmd, "--type %s: vector-add takes f32 or f64", arg);
-        v->type_count = 1;
-        break;
+        return rc;
+    }
     case 's': return bench_parse_samples(c, "--samples", arg);
     }
+    if (kj_type_parse(arg, &v->types[0]) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
+    if (v->types[0] != KJ_TYPE_F32 && v->types[0] != KJ_TYPE_F64)
+        return cli_usage(c->cmd, "--type %s: vector-add takes f32 or f64", arg);
+    v->type_count = 1;
     return EXIT_OK;
 }
 

@@ -181,6 +181,38 @@ int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
     return 0;
 }
 
+int cli_parsed(const char *cmd, kj_status parse_status) {
+    return parse_status == KJ_OK ? EXIT_OK : cli_usage(cmd, "%s", kj_last_error());
+}
+
+static int number_arg(const char *cmd, const char *option, const char *arg, int suffixes, uint64_t min, uint64_t max,
+                      const char *rule, uint64_t *out) {
+    uint64_t v;
+    if ((suffixes ? cli_parse_count(arg, max, &v) : cli_parse_uint(arg, max, &v)) != 0 || v < min)
+        return cli_usage(cmd, "%s '%s' is not a count%s%s", option, arg, *rule ? " " : "", rule);
+    *out = v;
+    return EXIT_OK;
+}
+
+int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
+                  uint64_t *out) {
+    return number_arg(cmd, option, arg, 1, min, max, rule, out);
+}
+
+int cli_uint_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
+                 uint64_t *out) {
+    return number_arg(cmd, option, arg, 0, min, max, rule, out);
+}
+
+int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
+    uint64_t v;
+    if (cli_parse_uint(arg, max, &v) != 0 || v < min || (v & (v - 1)))
+        return cli_usage(cmd, "%s '%s': a power of two from %llu to %llu is allowed", option, arg,
+                         (unsigned long long)min, (unsigned long long)max);
+    *out = v;
+    return EXIT_OK;
+}
+
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes) {
     size_t free_b = 0, total_b = 0;
     if (kj_mem_info(rt, &free_b, &total_b) != KJ_OK) return EXIT_OK; /* the allocation will say what is wrong */

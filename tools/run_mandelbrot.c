@@ -132,20 +132,14 @@ static int option(run_ctx *c, int opt, char *arg) {
           : opt == 'D' ? &o->max_depth : &o->min_size) = (unsigned)v;
         break;
     }
-    case 'a':
-        if (kj_mandelbrot_algo_parse(arg, &o->algo) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
+    case 'a': return cli_parsed(c->cmd, kj_mandelbrot_algo_parse(arg, &o->algo));
     case 'o': m->out = arg; break;
     case 'w':
         if (parse_window(arg, o) != 0)
             return cli_usage(c->cmd, "--window '%s' is not X0,X1,Y0,Y1 with X0 < X1 and Y0 < Y1", arg);
         break;
     case 'c': m->compare = 1; break;
-    case 'p':
-        if (cli_parse_uint(arg, 1u << 30, &v) != 0 || v == 0)
-            return cli_usage(c->cmd, "--pending '%s' is not a count from 1 to 2^30", arg);
-        o->pending_launches = v;
-        break;
+    case 'p': return cli_uint_arg(c->cmd, "--pending", arg, 1, 1u << 30, "from 1 to 2^30", &o->pending_launches);
     }
     return EXIT_OK;
 }
@@ -292,9 +286,10 @@ static const run_family mandelbrot = {
                                        {"height", required_argument, 0, 'H'}, {"dwell", required_argument, 0, 'd'},
                                        {"algo", required_argument, 0, 'a'}, {"out", required_argument, 0, 'o'},
                                        {"window", required_argument, 0, 'w'}, {"compare", no_argument, 0, 'c'},
-                                       {"init-subdiv", required_argument, 0, 'I'}, {"subdiv", required_argument, 0, 'S'},
-                                       {"max-depth", required_argument, 0, 'D'}, {"min-size", required_argument, 0, 'M'},
-                                       {"pending", required_argument, 0, 'p'}, {0, 0, 0, 0}},
+                                       {"init-subdiv", required_argument, 0, 'I'},
+                                       {"subdiv", required_argument, 0, 'S'}, {"max-depth", required_argument, 0, 'D'},
+                                       {"min-size", required_argument, 0, 'M'}, {"pending", required_argument, 0, 'p'},
+                                       {0, 0, 0, 0}},
     .option = option, .prepare = prepare, .setup = setup, .timed = timed, .check = check, .json = json, .text = text};
 
 int run_mandelbrot(int argc, char **argv) {

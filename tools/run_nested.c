@@ -7,8 +7,6 @@
 #include "run.h"
 #include "run_harness.h"
 
-static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
-
 /* ---- nested-reduce ---------------------------------------------------------------------------- */
 
 static void reduce_help(void) {
@@ -41,26 +39,14 @@ typedef struct nested_run {
 static int reduce_option(run_ctx *c, int opt, char *arg) {
     nested_run *r = (nested_run *)c;
     switch (opt) {
-    case 'v':
-        if (kj_nested_variant_parse(arg, &r->options.variant) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
+    case 'v': return cli_parsed(c->cmd, kj_nested_variant_parse(arg, &r->options.variant));
     case 'n':
-        if (cli_parse_count(arg, 1ull << 34, &r->n) != 0)
-            return cli_usage(c->cmd, "--n '%s' is not a count up to 2^34 (examples: 1000003, 1M, 2^20)", arg);
-        break;
-    case 'b':
-        if (cli_parse_uint(arg, 1024, &r->block) != 0 || !is_pow2(r->block) || r->block < 2)
-            return cli_usage(c->cmd, "--block '%s': a power of two from 2 to 1024 is allowed", arg);
-        break;
-    case 't':
-        if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        if (r->type == KJ_TYPE_F16) return cli_usage(c->cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
-        break;
-    case 'p':
-        if (cli_parse_uint(arg, 1u << 30, &r->pending) != 0 || r->pending == 0)
-            return cli_usage(c->cmd, "--pending '%s' is not a count from 1 to 2^30", arg);
-        break;
+        return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, "up to 2^34 (examples: 1000003, 1M, 2^20)", &r->n);
+    case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &r->block);
+    case 'p': return cli_uint_arg(c->cmd, "--pending", arg, 1, 1u << 30, "from 1 to 2^30", &r->pending);
     }
+    if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
+    if (r->type == KJ_TYPE_F16) return cli_usage(c->cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
     return EXIT_OK;
 }
 
@@ -181,24 +167,16 @@ typedef struct hello_run {
 
 static int hello_option(run_ctx *c, int opt, char *arg) {
     hello_run *h = (hello_run *)c;
-    switch (opt) {
-    case 'b':
-        if (cli_parse_uint(arg, 1024, &h->block) != 0 || !is_pow2(h->block))
-            return cli_usage(c->cmd, "--block '%s': a power of two from 1 to 1024 is allowed", arg);
-        break;
-    case 'g':
-        if (cli_parse_uint(arg, 8192, &h->grid) != 0 || h->grid == 0)
-            return cli_usage(c->cmd, "--grid '%s' is not a count from 1 to 8192", arg);
-        break;
-    }
-    return EXIT_OK;
+    if (opt == 'b') return cli_pow2_arg(c->cmd, "--block", arg, 1, 1024, &h->block);
+    return cli_uint_arg(c->cmd, "--grid", arg, 1, 8192, "from 1 to 8192", &h->grid);
 }
 
 static int hello_prepare(run_ctx *c) {
     hello_run *h = (hello_run *)c;
     uint64_t lines = h->grid * (2 * h->block - 1);
     if (lines > 8192)
-        return cli_usage(c->cmd, "--grid %llu --block %llu prints %llu lines; at most 8192 fit the device's printf buffer",
+        return cli_usage(c->cmd,
+                         "--grid %llu --block %llu prints %llu lines; at most 8192 fit the device's printf buffer",
                          (unsigned long long)h->grid, (unsigned long long)h->block, (unsigned long long)lines);
     return EXIT_OK;
 }

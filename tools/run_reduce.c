@@ -34,18 +34,11 @@ typedef struct reduce_run {
 static int option(run_ctx *c, int opt, char *arg) {
     reduce_run *r = (reduce_run *)c;
     switch (opt) {
-    case 'o':
-        if (kj_op_parse(arg, &r->op) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
-    case 't':
-        if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
-    case 'n':
-        if (cli_parse_count(arg, 1ull << 40, &r->n) != 0)
-            return cli_usage(c->cmd, "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", arg);
-        break;
-    case 'e': r->options.entry = arg; break;
+    case 'o': return cli_parsed(c->cmd, kj_op_parse(arg, &r->op));
+    case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &r->type));
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 40, "(examples: 1000003, 64M, 1G, 2^28)", &r->n);
     }
+    r->options.entry = arg; /* 'e' */
     return EXIT_OK;
 }
 
@@ -54,7 +47,8 @@ static int prepare(run_ctx *c) {
     r->options.block_size = c->macro[0];
     r->options.coarse_factor = c->macro[1];
     size_t esize = kj_type_size(r->type);
-    if (r->n > SIZE_MAX / esize) return cli_usage(c->cmd, "--n %llu: the byte count overflows", (unsigned long long)r->n);
+    if (r->n > SIZE_MAX / esize)
+        return cli_usage(c->cmd, "--n %llu: the byte count overflows", (unsigned long long)r->n);
     r->bytes = (size_t)r->n * esize;
     c->device_bytes = r->bytes;
     c->bytes = (double)r->bytes; /* read */
@@ -93,8 +87,9 @@ static int check(run_ctx *c) {
     r->ok = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 || (isnan(r->want) && isnan(r->have)) ||
             r->error <= r->tolerance;
     if (!r->ok)
-        snprintf(c->wrong, sizeof c->wrong, "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g",
-                 r->have, r->want, r->tolerance);
+        snprintf(c->wrong, sizeof c->wrong,
+                 "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g", r->have, r->want,
+                 r->tolerance);
     return EXIT_OK;
 }
 

@@ -36,24 +36,12 @@ typedef struct transpose_run {
 
 static int option(run_ctx *c, int opt, char *arg) {
     transpose_run *t = (transpose_run *)c;
-    uint64_t v;
     switch (opt) {
-    case 'R':
-    case 'C':
-        if (cli_parse_count(arg, MAX_SIDE, &v) != 0 || v == 0)
-            return cli_usage(c->cmd, "--%s '%s' is not a count from 1 to 2^31-1 (examples: 4097, 8K, 2^13)",
-                             opt == 'R' ? "rows" : "cols", arg);
-        *(opt == 'R' ? &t->rows : &t->cols) = v;
-        break;
-    case 'V':
-        if (kj_transpose_variant_parse(arg, &t->options.variant) != KJ_OK)
-            return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
-    case 't':
-        if (kj_type_parse(arg, &t->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error());
-        break;
+    case 'V': return cli_parsed(c->cmd, kj_transpose_variant_parse(arg, &t->options.variant));
+    case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &t->type));
     }
-    return EXIT_OK;
+    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, MAX_SIDE,
+                         "from 1 to 2^31-1 (examples: 4097, 8K, 2^13)", opt == 'R' ? &t->rows : &t->cols);
 }
 
 static int prepare(run_ctx *c) {
