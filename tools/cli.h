@@ -27,8 +27,6 @@ int cmd_list(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
 int cmd_launch(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 

@@ -1,10 +1,39 @@
-/* kernjit: the command-line tool. `kernjit COMMAND --help` describes each command. */
+/* kernjit: the command-line tool, and its tree of commands. `kernjit COMMAND --help` describes each
+ * command; the families' runners (run_<family>.c) and benchmarks (bench_<name>.c) are listed here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "dispatch.h"
+#include "run.h"
+
+static const cli_subcommand runners[] = {
+    {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
+    {"transpose", run_transpose, "a matrix transpose, any rows x cols (variants: access orders, tiles, L1, vectors)"},
+    {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
+    {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},
+    {"nested-hello", run_nested_hello, "the nested hello world (dynamic parallelism)"},
+    {"mandelbrot", run_mandelbrot, "a Mandelbrot image: escape time or Mariani-Silver (CDP2)"},
+};
+static const cli_dispatch run = {"kernjit run", "kernel",
+                                 "usage: kernjit run KERNEL [ARGS...]   (kernjit run KERNEL --help for its "
+                                 "arguments)\n\nkernels:\n",
+                                 NULL, CLI_DISPATCH_LIST(runners)};
+
+static const cli_subcommand benches[] = {
+    {"jit", bench_jit, "cold compile next to raw NVRTC, disk hit in a new process, memory hit"},
+    {"reduce", bench_reduce, "op x type x size x entry: median us, GB/s, % of a device copy, ratio to CUB"},
+    {"transpose", bench_transpose, "variants and tile shapes x sizes: median us, GB/s, % of a device copy"},
+    {"vector-add", bench_vector_add, "types x sizes and block/unroll shapes: median us, GB/s, % of a device copy"},
+    {"nested", bench_nested, "nested reductions next to the flat one; Mandelbrot escape time vs Mariani-Silver"},
+};
+static const cli_dispatch bench = {"kernjit bench", "benchmark",
+                                   "usage: kernjit bench NAME [ARGS...]   (kernjit bench NAME --help)\n\nbenchmarks:\n",
+                                   NULL, CLI_DISPATCH_LIST(benches)};
+
+static int cmd_run(int argc, char **argv) { return cli_dispatch_run(&run, argc, argv); }
+static int cmd_bench(int argc, char **argv) { return cli_dispatch_run(&bench, argc, argv); }
 
 static const cli_subcommand commands[] = {
     {"demo", cmd_demo, "JIT-compile the reduction and run it on 64M values (compile-only without a GPU)"},
