@@ -12,6 +12,15 @@ static unsigned value_in(const char *label, const char *name) {
     return p ? (unsigned)strtoul(p + strlen(name) + 1, NULL, 10) : 0;
 }
 
+/* kj_tune on the fixture's runtime; says what won. */
+static kj_tune_result *tune(kj_tune_options o) {
+    kj_tune_result *r;
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
+    printf("%s tuned in %.2f s: %s, %.1f GB/s, again %.1f GB/s\n", o.kernel, r->total_ms / 1e3,
+           r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
+    return r;
+}
+
 /* Sizes: 2^20 elements, or 2^16 in small mode (compute-sanitizer). */
 static size_t problem_n(void) { return kj_test_small() ? 1u << 16 : 1u << 20; }
 static unsigned problem_bucket(void) { return kj_test_small() ? 16 : 20; }
@@ -101,27 +110,11 @@ static void check_vector_add(kj_runtime *r, kj_type type, size_t n, size_t offse
 static void test_transpose_tuned(void **state) {
     (void)state;
     const size_t n = problem_n();
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "transpose";
-    o.n = n;
-    o.seed = kj_test_rng;
-    kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
-    printf("transpose tuned in %.2f s: %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
-           r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
-    assert_string_equal(r->kernel, "transpose");
-    assert_string_equal(r->entry, "transpose_padded");
-    assert_string_equal(r->fixed, "ELEM_BYTES=4");
-    assert_int_equal(r->bucket, problem_bucket());
-    assert_int_equal(r->variant_count, 24);
+    kj_tune_result *r = tune(kj_test_tune_options("transpose", NULL, 0, n));
+    kj_test_assert_tuned(r, "transpose", "transpose_padded", "ELEM_BYTES=4", problem_bucket(), 24);
     assert_int_equal(kj_space_dim_count(r->space), 2);
     assert_string_equal(r->strategy, "exhaustive");
     assert_true(r->bytes_per_run == 2.0 * (double)n * 4);
-    assert_int_equal(r->wrong, 0);
-    assert_int_equal(r->failed, 0);
-    assert_int_equal(r->not_tried, 0);
-    assert_int_equal(r->measured + r->skipped, 24);
     assert_true(r->skipped >= 4);   /* the require lines: 16x32, 64x32, 128x16, 128x32 */
     assert_true(r->measured >= 16); /* only a device limit (shared memory, registers) may skip more */
     assert_true(r->stored);
@@ -187,25 +180,9 @@ static void test_transpose_tuned(void **state) {
 static void test_vector_add_tuned(void **state) {
     (void)state;
     const size_t n = problem_n();
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "vector_add";
-    o.n = n;
-    o.seed = kj_test_rng;
-    kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
-    printf("vector_add tuned in %.2f s: %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
-           r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
-    assert_string_equal(r->kernel, "vector_add");
-    assert_string_equal(r->entry, "vector_add");
-    assert_string_equal(r->fixed, "T=f32");
-    assert_int_equal(r->bucket, problem_bucket());
-    assert_int_equal(r->variant_count, 20);
+    kj_tune_result *r = tune(kj_test_tune_options("vector_add", NULL, 0, n));
+    kj_test_assert_tuned(r, "vector_add", "vector_add", "T=f32", problem_bucket(), 20);
     assert_true(r->bytes_per_run == 3.0 * (double)n * 4);
-    assert_int_equal(r->wrong, 0);
-    assert_int_equal(r->failed, 0);
-    assert_int_equal(r->not_tried, 0);
-    assert_int_equal(r->measured + r->skipped, 20);
     assert_true(r->measured >= 16);
     assert_true(r->stored);
     const kj_tune_variant *best = &r->variants[r->best];
@@ -249,16 +226,9 @@ static void test_vector_add_scalar(void **state) {
     (void)state;
     const size_t n = 100003;
     kj_define f64[] = {{"T", "f64"}};
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "vector_add";
+    kj_tune_options o = kj_test_tune_options("vector_add", f64, 1, n);
     o.entry = "vector_add_scalar";
-    o.fixed = f64;
-    o.fixed_count = 1;
-    o.n = n;
-    o.seed = kj_test_rng;
-    kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
+    kj_tune_result *r = tune(o);
     assert_string_equal(r->entry, "vector_add_scalar");
     assert_string_equal(r->fixed, "T=f64");
     assert_int_equal(r->wrong, 0);
@@ -283,17 +253,10 @@ static void test_vector_add_scalar(void **state) {
 static void test_transpose_budget(void **state) {
     (void)state;
     kj_define two[] = {{"ELEM_BYTES", "2"}};
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "transpose";
-    o.fixed = two;
-    o.fixed_count = 1;
-    o.n = kj_test_small() ? 99 * 101 : 999 * 1001;
+    kj_tune_options o = kj_test_tune_options("transpose", two, 1, kj_test_small() ? 99 * 101 : 999 * 1001);
     o.budget = 6;
     o.dry_run = 1;
-    o.seed = kj_test_rng;
-    kj_tune_result *r;
-    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
+    kj_tune_result *r = tune(o);
     assert_string_equal(r->fixed, "ELEM_BYTES=2");
     assert_non_null(strstr(r->strategy, "greedy"));
     assert_true(r->measured >= 1 && r->measured + r->failed + r->wrong <= 6);
@@ -342,11 +305,7 @@ static void test_wrong_variants_never_win(void **state) {
     ro.search_path = dir;
     kj_runtime *r2 = NULL;
     KJ_ASSERT_OK(kj_runtime_create(&ro, &r2));
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "vector_add";
-    o.n = 4099;
-    o.seed = kj_test_rng;
+    kj_tune_options o = kj_test_tune_options("vector_add", NULL, 0, 4099);
     o.dry_run = 1;
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(r2, &o, &r));

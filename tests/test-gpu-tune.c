@@ -51,30 +51,16 @@ static void test_tune_store_and_use(void **state) {
     const size_t n = 1u << 20;
     progress_check pc = {.caller = pthread_self()};
     kj_define fixed[] = {{"OP", "sum"}, {"T", "f32"}};
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "reduce";
-    o.fixed = fixed;
-    o.fixed_count = 2;
-    o.n = n;
-    o.seed = kj_test_rng;
+    kj_tune_options o = kj_test_tune_options("reduce", fixed, 2, n);
     o.progress = on_progress;
     o.progress_user = &pc;
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("tuned in %.2f s (compile %.2f s, measure %.2f s): %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
            r->compile_ms / 1e3, r->measure_ms / 1e3, r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
-    assert_string_equal(r->kernel, "reduce");
-    assert_string_equal(r->entry, "reduce_fast");
-    assert_string_equal(r->fixed, "OP=sum T=f32");
-    assert_int_equal(r->bucket, 20);
-    assert_int_equal(r->variant_count, 36);
+    kj_test_assert_tuned(r, "reduce", "reduce_fast", "OP=sum T=f32", 20, 36);
     assert_int_equal(kj_space_dim_count(r->space), 2);
     assert_string_equal(r->strategy, "exhaustive");
-    assert_int_equal(r->wrong, 0);
-    assert_int_equal(r->failed, 0);
-    assert_int_equal(r->not_tried, 0);
-    assert_int_equal(r->measured + r->skipped, 36);
     assert_true(r->measured >= 30); /* only a device limit may skip a few */
     assert_int_equal(r->compiled + r->cached, 36);
     const kj_tune_variant *best = &r->variants[r->best];
@@ -152,15 +138,9 @@ static void test_tune_store_and_use(void **state) {
 static void test_budget(void **state) {
     (void)state;
     kj_define fixed[] = {{"OP", "max"}, {"T", "i32"}};
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "reduce";
-    o.fixed = fixed;
-    o.fixed_count = 2;
-    o.n = 3000017;
+    kj_tune_options o = kj_test_tune_options("reduce", fixed, 2, 3000017);
     o.budget = 7;
     o.dry_run = 1;
-    o.seed = kj_test_rng;
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_non_null(strstr(r->strategy, "greedy"));
@@ -183,14 +163,8 @@ static void test_budget(void **state) {
 static void test_other_entries(void **state) {
     (void)state;
     kj_define fixed[] = {{"OP", "min"}, {"T", "f64"}};
-    kj_tune_options o;
-    kj_tune_options_init(&o);
-    o.kernel = "reduce";
+    kj_tune_options o = kj_test_tune_options("reduce", fixed, 2, 100003);
     o.entry = "reduce_segmented";
-    o.fixed = fixed;
-    o.fixed_count = 2;
-    o.n = 100003;
-    o.seed = kj_test_rng;
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_int_equal(r->variant_count, 6);

@@ -131,6 +131,35 @@ static inline int kj_test_teardown(void **state) {
     return 0;
 }
 
+/* kj_tune options for kernel at n with the fixture's seed, the macros in fixed (fixed_count of them)
+ * held. */
+static inline kj_tune_options kj_test_tune_options(const char *kernel, const kj_define *fixed, size_t fixed_count,
+                                                   size_t n) {
+    kj_tune_options o;
+    kj_tune_options_init(&o);
+    o.kernel = kernel;
+    o.fixed = fixed;
+    o.fixed_count = fixed_count;
+    o.n = n;
+    o.seed = kj_test_rng;
+    return o;
+}
+
+/* A tuning that went right: what was tuned, and each of its `variants` measured or skipped (none wrong,
+ * failed or left untried). */
+static inline void kj_test_assert_tuned(const kj_tune_result *r, const char *kernel, const char *entry,
+                                        const char *fixed, unsigned bucket, size_t variants) {
+    assert_string_equal(r->kernel, kernel);
+    assert_string_equal(r->entry, entry);
+    assert_string_equal(r->fixed, fixed);
+    assert_int_equal(r->bucket, bucket);
+    assert_int_equal(r->variant_count, variants);
+    assert_int_equal(r->wrong, 0);
+    assert_int_equal(r->failed, 0);
+    assert_int_equal(r->not_tried, 0);
+    assert_int_equal(r->measured + r->skipped, variants);
+}
+
 /* A runtime on the device with its cache in kj_test_dir (asserted). */
 static inline kj_runtime *kj_test_gpu_runtime(void) {
     kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, NULL);
