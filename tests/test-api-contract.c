@@ -145,14 +145,7 @@ static void test_compile_only_runtime_refuses_device_work(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_destroys_accept_null),
-        cmocka_unit_test(test_null_arguments_are_usage_errors),
-        cmocka_unit_test(test_accessors_accept_null),
-        cmocka_unit_test(test_out_of_range_values),
-        cmocka_unit_test(test_outputs_untouched_on_failure),
-        cmocka_unit_test(test_compile_only_runtime_refuses_device_work),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_destroys_accept_null),
+             cmocka_unit_test(test_null_arguments_are_usage_errors), cmocka_unit_test(test_accessors_accept_null),
+             cmocka_unit_test(test_out_of_range_values), cmocka_unit_test(test_outputs_untouched_on_failure),
+             cmocka_unit_test(test_compile_only_runtime_refuses_device_work))

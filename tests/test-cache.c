@@ -318,17 +318,8 @@ static void test_parse_entry_rejects_short_input(void **state) {
     for (size_t n = 0; n <= sizeof buf; n++) assert_int_equal(kj__cache_parse_entry(buf, n, NULL, &d, &dl, &p, &pl, &f), -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_store_load),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_bit_flips),
-        cmocka_unit_test(test_wrong_length_or_key),
-        cmocka_unit_test(test_symlink_never_followed),
-        cmocka_unit_test(test_unsafe_folders_refused),
-        cmocka_unit_test(test_eviction_lru),
-        cmocka_unit_test(test_list_and_clear),
-        cmocka_unit_test(test_parse_entry_rejects_short_input),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_store_load), cmocka_unit_test(test_truncated),
+             cmocka_unit_test(test_bit_flips), cmocka_unit_test(test_wrong_length_or_key),
+             cmocka_unit_test(test_symlink_never_followed), cmocka_unit_test(test_unsafe_folders_refused),
+             cmocka_unit_test(test_eviction_lru), cmocka_unit_test(test_list_and_clear),
+             cmocka_unit_test(test_parse_entry_rejects_short_input))

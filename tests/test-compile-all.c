@@ -167,11 +167,5 @@ static void test_requirements_and_failures(void **state) {
     kj_test_rmdir(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_all_then_cached),
-        cmocka_unit_test(test_requirements_and_failures),
-        cmocka_unit_test(test_tuned_families_all),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_reduce_all_then_cached),
+             cmocka_unit_test(test_requirements_and_failures), cmocka_unit_test(test_tuned_families_all))

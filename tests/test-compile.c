@@ -358,19 +358,9 @@ static void test_bad_options(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_builtin_every_value),
-        cmocka_unit_test(test_cache_flow),
-        cmocka_unit_test(test_edit_takes_effect),
-        cmocka_unit_test(test_compile_error_log),
-        cmocka_unit_test(test_cpp_entries),
-        cmocka_unit_test(test_entry_resolution),
-        cmocka_unit_test(test_link_device_runtime),
-        cmocka_unit_test(test_cdp1_explained),
-        cmocka_unit_test(test_other_arch),
-        cmocka_unit_test(test_no_device_means_no_launch),
-        cmocka_unit_test(test_bad_options),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), cmocka_unit_test(test_cache_flow),
+             cmocka_unit_test(test_edit_takes_effect), cmocka_unit_test(test_compile_error_log),
+             cmocka_unit_test(test_cpp_entries), cmocka_unit_test(test_entry_resolution),
+             cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
+             cmocka_unit_test(test_other_arch), cmocka_unit_test(test_no_device_means_no_launch),
+             cmocka_unit_test(test_bad_options))

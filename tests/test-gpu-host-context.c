@@ -165,10 +165,5 @@ static void test_float_and_two_runtimes(void **state) {
     free(host);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_in_host_context),
-        cmocka_unit_test(test_float_and_two_runtimes),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu, kj_test_teardown, cmocka_unit_test(test_reduce_in_host_context),
+             cmocka_unit_test(test_float_and_two_runtimes))

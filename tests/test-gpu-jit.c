@@ -101,11 +101,5 @@ static void test_launch_limits(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_origins),
-        cmocka_unit_test(test_launch_and_check),
-        cmocka_unit_test(test_launch_limits),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu, kj_test_teardown, cmocka_unit_test(test_origins),
+             cmocka_unit_test(test_launch_and_check), cmocka_unit_test(test_launch_limits))

@@ -179,12 +179,6 @@ static void test_limits_and_usage(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_configuration_identical),
-        cmocka_unit_test(test_subdividing_configurations),
-        cmocka_unit_test(test_escape_matches_cpu),
-        cmocka_unit_test(test_limits_and_usage),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu, kj_test_teardown, cmocka_unit_test(test_default_configuration_identical),
+             cmocka_unit_test(test_subdividing_configurations), cmocka_unit_test(test_escape_matches_cpu),
+             cmocka_unit_test(test_limits_and_usage))

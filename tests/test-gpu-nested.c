@@ -216,13 +216,6 @@ static void test_pending_overflow_is_an_error(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_book_launch_counts),
-        cmocka_unit_test(test_every_variant_every_size),
-        cmocka_unit_test(test_usage_errors),
-        cmocka_unit_test(test_hello_tree),
-        cmocka_unit_test(test_pending_overflow_is_an_error),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu, kj_test_teardown, cmocka_unit_test(test_book_launch_counts),
+             cmocka_unit_test(test_every_variant_every_size), cmocka_unit_test(test_usage_errors),
+             cmocka_unit_test(test_hello_tree), cmocka_unit_test(test_pending_overflow_is_an_error))

@@ -378,16 +378,8 @@ static void test_early_launch_waits_for_the_producer(void **state) {
     kj_stream_destroy(kj_test_rt, stream);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_entry_op_type_size),
-        cmocka_unit_test(test_empty_gives_identity),
-        cmocka_unit_test(test_nan_propagates),
-        cmocka_unit_test(test_misaligned_input),
-        cmocka_unit_test(test_default_is_deterministic),
-        cmocka_unit_test(test_limits_and_options),
-        cmocka_unit_test(test_streams),
-        cmocka_unit_test(test_early_launch_waits_for_the_producer),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_every_entry_op_type_size),
+             cmocka_unit_test(test_empty_gives_identity), cmocka_unit_test(test_nan_propagates),
+             cmocka_unit_test(test_misaligned_input), cmocka_unit_test(test_default_is_deterministic),
+             cmocka_unit_test(test_limits_and_options), cmocka_unit_test(test_streams),
+             cmocka_unit_test(test_early_launch_waits_for_the_producer))

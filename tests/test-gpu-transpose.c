@@ -325,15 +325,7 @@ static void test_empty_and_streams(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_variant_f32),
-        cmocka_unit_test(test_every_variant_f16_f64),
-        cmocka_unit_test(test_padded_every_tunable),
-        cmocka_unit_test(test_builtin_above_48k),
-        cmocka_unit_test(test_metadata_shared),
-        cmocka_unit_test(test_carveouts),
-        cmocka_unit_test(test_empty_and_streams),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu, kj_test_teardown, cmocka_unit_test(test_every_variant_f32),
+             cmocka_unit_test(test_every_variant_f16_f64), cmocka_unit_test(test_padded_every_tunable),
+             cmocka_unit_test(test_builtin_above_48k), cmocka_unit_test(test_metadata_shared),
+             cmocka_unit_test(test_carveouts), cmocka_unit_test(test_empty_and_streams))

@@ -352,11 +352,7 @@ static void test_errors(void **state) {
     assert_null(r);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transpose_tuned),   cmocka_unit_test(test_vector_add_tuned),
-        cmocka_unit_test(test_vector_add_scalar), cmocka_unit_test(test_transpose_budget),
-        cmocka_unit_test(test_wrong_variants_never_win), cmocka_unit_test(test_errors),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu_runtime, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu_runtime, kj_test_teardown, cmocka_unit_test(test_transpose_tuned),
+             cmocka_unit_test(test_vector_add_tuned), cmocka_unit_test(test_vector_add_scalar),
+             cmocka_unit_test(test_transpose_budget), cmocka_unit_test(test_wrong_variants_never_win),
+             cmocka_unit_test(test_errors))

@@ -242,12 +242,6 @@ static void test_errors_and_forget(void **state) {
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tune_store_and_use),
-        cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_other_entries),
-        cmocka_unit_test(test_errors_and_forget),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu_runtime, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu_runtime, kj_test_teardown, cmocka_unit_test(test_tune_store_and_use),
+             cmocka_unit_test(test_budget), cmocka_unit_test(test_other_entries),
+             cmocka_unit_test(test_errors_and_forget))

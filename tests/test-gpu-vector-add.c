@@ -130,10 +130,5 @@ static void test_tunables(void **state) {
     kj_runtime_destroy(rt);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sizes_and_alignments),
-        cmocka_unit_test(test_tunables),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_gpu, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_gpu, kj_test_teardown, cmocka_unit_test(test_sizes_and_alignments),
+             cmocka_unit_test(test_tunables))

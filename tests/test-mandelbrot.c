@@ -150,11 +150,6 @@ static void test_ms_emulation_exact(void **state) {
     for (unsigned w = 1; w <= 9; w += 2) same_image(w, 10 - w, tiny, &launches);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dwell_known_points),   cmocka_unit_test(test_config_messages),
-        cmocka_unit_test(test_defaults_match_metadata), cmocka_unit_test(test_launch_bound),
-        cmocka_unit_test(test_ms_emulation_exact),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_dwell_known_points), cmocka_unit_test(test_config_messages),
+             cmocka_unit_test(test_defaults_match_metadata), cmocka_unit_test(test_launch_bound),
+             cmocka_unit_test(test_ms_emulation_exact))

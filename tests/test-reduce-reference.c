@@ -132,12 +132,7 @@ static void test_bad_arguments(void **state) {
     assert_int_equal(kj_result_size(t), 4);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_integer_wrap),    cmocka_unit_test(test_identities),
-        cmocka_unit_test(test_nan_propagates),  cmocka_unit_test(test_half_conversion),
-        cmocka_unit_test(test_float_sum_rounds_once), cmocka_unit_test(test_tolerance),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_integer_wrap), cmocka_unit_test(test_identities),
+             cmocka_unit_test(test_nan_propagates), cmocka_unit_test(test_half_conversion),
+             cmocka_unit_test(test_float_sum_rounds_once), cmocka_unit_test(test_tolerance),
+             cmocka_unit_test(test_bad_arguments))

@@ -129,13 +129,6 @@ static void test_bad_sources(void **state) {
     expect_fail(path_in("afile"), "reduce", KJ_ERR_USAGE, "is not a folder");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builtin),
-        cmocka_unit_test(test_search_path_overrides),
-        cmocka_unit_test(test_explicit_path_and_nested_includes),
-        cmocka_unit_test(test_source_text),
-        cmocka_unit_test(test_bad_sources),
-    };
-    return cmocka_run_group_tests(tests, kj_test_setup_dir, kj_test_teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_dir, kj_test_teardown, cmocka_unit_test(test_builtin),
+             cmocka_unit_test(test_search_path_overrides), cmocka_unit_test(test_explicit_path_and_nested_includes),
+             cmocka_unit_test(test_source_text), cmocka_unit_test(test_bad_sources))

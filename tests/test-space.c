@@ -273,12 +273,6 @@ static void test_pool(void **state) {
     assert_true(kj__pool_default_threads() >= 1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reduce_space),      cmocka_unit_test(test_pin_and_restrict),
-        cmocka_unit_test(test_bad_macros),        cmocka_unit_test(test_requirements_filter),
-        cmocka_unit_test(test_too_big),           cmocka_unit_test(test_pool),
-        cmocka_unit_test(test_family_spaces),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_reduce_space), cmocka_unit_test(test_pin_and_restrict),
+             cmocka_unit_test(test_bad_macros), cmocka_unit_test(test_requirements_filter),
+             cmocka_unit_test(test_too_big), cmocka_unit_test(test_pool), cmocka_unit_test(test_family_spaces))

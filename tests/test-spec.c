@@ -363,13 +363,8 @@ static void test_item_limits(void **state) {
     kj__buf_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata), cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions), cmocka_unit_test(test_identifier),
-        cmocka_unit_test(test_launch_attributes), cmocka_unit_test(test_launch_attributes_malformed),
-        cmocka_unit_test(test_pdl),
-        cmocka_unit_test(test_arithmetic_edges), cmocka_unit_test(test_item_limits),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata),
+             cmocka_unit_test(test_malformed), cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions),
+             cmocka_unit_test(test_identifier), cmocka_unit_test(test_launch_attributes),
+             cmocka_unit_test(test_launch_attributes_malformed), cmocka_unit_test(test_pdl),
+             cmocka_unit_test(test_arithmetic_edges), cmocka_unit_test(test_item_limits))

@@ -122,12 +122,5 @@ static void test_carveouts(void **state) {
     assert_int_equal(kj_device_carveouts(NULL, two, 2), 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_variant_names),
-        cmocka_unit_test(test_entries_in_metadata),
-        cmocka_unit_test(test_argument_errors),
-        cmocka_unit_test(test_carveouts),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_variant_names), cmocka_unit_test(test_entries_in_metadata),
+             cmocka_unit_test(test_argument_errors), cmocka_unit_test(test_carveouts))

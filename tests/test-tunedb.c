@@ -383,13 +383,8 @@ static void test_public_api(void **state) {
     kj_test_rmdir(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buckets),           cmocka_unit_test(test_bucket_matching),
-        cmocka_unit_test(test_keys_apart),        cmocka_unit_test(test_format_round_trip),
-        cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
-        cmocka_unit_test(test_binary_junk),       cmocka_unit_test(test_file_update),
-        cmocka_unit_test(test_concurrent_writers), cmocka_unit_test(test_public_api),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_bucket_matching),
+             cmocka_unit_test(test_keys_apart), cmocka_unit_test(test_format_round_trip),
+             cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
+             cmocka_unit_test(test_binary_junk), cmocka_unit_test(test_file_update),
+             cmocka_unit_test(test_concurrent_writers), cmocka_unit_test(test_public_api))

@@ -204,6 +204,14 @@ static inline int kj_test_skip_if_small(const char *what) {
     return 1;
 }
 
+/* main() of a test program: the tests (cmocka_unit_test(...), ...) run as one cmocka group with that
+ * group setup and teardown (NULL, NULL: none). */
+#define KJ_TEST_MAIN(setup, teardown, ...)                                                          \
+    int main(void) {                                                                                \
+        const struct CMUnitTest tests[] = {__VA_ARGS__};                                            \
+        return cmocka_run_group_tests(tests, setup, teardown);                                      \
+    }
+
 #define KJ_ASSERT_OK(expr)                                                                          \
     do {                                                                                            \
         kj_status kj_test_s_ = (expr);                                                              \
