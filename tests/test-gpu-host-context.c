@@ -89,13 +89,10 @@ static void test_reduce_in_host_context(void **state) {
     kj_runtime *rt = runtime_on(ctx);
     assert_true(kj_runtime_has_device(rt));
     uint64_t seed = kj_test_seed();
-    size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-        size_t n = kj_test_cap(sizes[si]);
-        if (si && n == kj_test_cap(sizes[si - 1])) continue;
-        int32_t *host = malloc(n * sizeof *host);
-        assert_non_null(host);
-        for (size_t i = 0; i < n; i++) host[i] = (int32_t)(kj_test_next(&seed) % 2000001) - 1000000;
+    size_t sizes[4], count = kj_test_sizes(sizes);
+    for (size_t si = 0; si < count; si++) {
+        size_t n = sizes[si];
+        int32_t *host = kj_test_random_i32(n, &seed);
         CUdeviceptr in;
         CU_OK(drv.ctx_set_current(ctx)); /* as a host program would, between its own calls */
         CU_OK(drv.mem_alloc(&in, n * sizeof *host));

@@ -7,9 +7,7 @@
 static void test_origins(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
-    assert_non_null(rt);
-    assert_true(kj_runtime_has_device(rt));
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     kj_define d[] = {{"OP", "sum"}, {"T", "i32"}};
     kj_request req = {.kernel = "reduce", .entry = "reduce_coarsened", .defines = d, .define_count = 2};
     kj_kernel *k1, *k2, *k3;
@@ -49,14 +47,12 @@ static void test_origins(void **state) {
 static void test_launch_and_check(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     uint64_t seed = kj_test_seed();
-    size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-        size_t n = kj_test_cap(sizes[si]);
-        if (si && n == kj_test_cap(sizes[si - 1])) continue;
-        int32_t *host = malloc(n * sizeof *host);
-        for (size_t i = 0; i < n; i++) host[i] = (int32_t)(kj_test_next(&seed) % 2000001) - 1000000;
+    size_t sizes[4], count = kj_test_sizes(sizes);
+    for (size_t si = 0; si < count; si++) {
+        size_t n = sizes[si];
+        int32_t *host = kj_test_random_i32(n, &seed);
         kj_devptr in;
         KJ_ASSERT_OK(kj_mem_alloc(rt, n * 4, &in));
         KJ_ASSERT_OK(kj_memcpy_htod(rt, in, host, n * 4));
@@ -74,7 +70,7 @@ static void test_launch_and_check(void **state) {
 static void test_launch_limits(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_request req = {.kernel = "reduce", .entry = "reduce_init"};

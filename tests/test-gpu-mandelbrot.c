@@ -50,7 +50,7 @@ static void spot_check(const uint16_t *img, unsigned w, unsigned h, const kj_man
 static void test_default_configuration_identical(void **state) {
     (void)state;
     if (kj_test_skip_if_small("the 16384^2 image (both algorithms run in the next tests)")) return;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     const unsigned w = 16384, h = 16384;
     kj_mandelbrot_options o = {0};
@@ -105,7 +105,7 @@ static void check_configuration(kj_runtime *rt, unsigned w, unsigned h, kj_mande
 
 static void test_subdividing_configurations(void **state) {
     (void)state;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     /* three levels of squares: 512 -> 128 -> 32 (checked offline: 610 launches, no wrong fill) */
     kj_mandelbrot_options quad = {.max_dwell = 512, .init_subdiv = 8, .subdiv = 4, .max_depth = 4, .min_size = 16};
@@ -119,7 +119,7 @@ static void test_subdividing_configurations(void **state) {
 /* Escape time in full against the CPU, on a zoomed window with long dwells. */
 static void test_escape_matches_cpu(void **state) {
     (void)state;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     const unsigned w = 640, h = 480;
     kj_mandelbrot_options o = {.max_dwell = 1024, .x_min = -0.75, .x_max = -0.73, .y_min = 0.1, .y_max = 0.115};
     kj_dp_report r;
@@ -144,7 +144,7 @@ static void test_escape_matches_cpu(void **state) {
 
 static void test_limits_and_usage(void **state) {
     (void)state;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_devptr img;

@@ -83,7 +83,7 @@ static uint64_t check_sum(kj_runtime *rt, kj_type type, size_t n, kj_nested_vari
 static void test_book_launch_counts(void **state) {
     (void)state;
     if (kj_test_skip_if_small("the launch counts at 2^20 elements (every variant runs in the next test)")) return;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     assert_int_equal(check_sum(rt, KJ_TYPE_I32, 1u << 20, KJ_NESTED_SYNC, 512, &seed), 16384);
     assert_int_equal(check_sum(rt, KJ_TYPE_I32, 1u << 20, KJ_NESTED_NOSYNC, 512, &seed), 16384);
@@ -93,7 +93,7 @@ static void test_book_launch_counts(void **state) {
 
 static void test_every_variant_every_size(void **state) {
     (void)state;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     const size_t sizes[] = {0, 1, 31, 1000003, (1u << 22) + 7};
     for (int v = 0; v < KJ_NESTED_VARIANT_COUNT_; v++) {
@@ -113,7 +113,7 @@ static void test_every_variant_every_size(void **state) {
 
 static void test_usage_errors(void **state) {
     (void)state;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     kj_devptr dev;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 1024, &dev));
     int32_t sum;
@@ -146,7 +146,7 @@ static void test_usage_errors(void **state) {
 
 static void test_hello_tree(void **state) {
     (void)state;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     kj_dp_report r;
     fflush(stdout);
     KJ_ASSERT_OK(kj_nested_hello(rt, 2, 8, &r));
@@ -170,7 +170,7 @@ static void test_pending_overflow_is_an_error(void **state) {
     if (kj_test_skip_if_small("the forced pending-launch overflow (the device runtime then writes the refused "
                               "launches' parameters outside its pool, which memcheck reports)"))
         return;
-    kj_runtime *rt = kj_test_gpu_runtime();
+    kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     /* The context's limit now (the limit is only raised, so asking for 1 keeps it), learnt from a
      * tree of 250 launches, which fits the default limit (2048) and anything above. Blocks of 4: one

@@ -67,8 +67,7 @@ static const size_t odd_sizes[][2] = {{1, 1}, {1, 4097}, {4097, 1}, {3000, 17}, 
 static void test_every_variant_f32(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
-    assert_non_null(rt);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     uint64_t seed = kj_test_seed();
     check_all_variants(rt, KJ_TYPE_F32, 8192, 8192, &seed);
     for (size_t i = 0; i < ODD_COUNT; i++) check_all_variants(rt, KJ_TYPE_F32, odd_sizes[i][0], odd_sizes[i][1], &seed);
@@ -79,7 +78,7 @@ static void test_every_variant_f32(void **state) {
 static void test_every_variant_f16_f64(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     uint64_t seed = kj_test_seed();
     kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_F64};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
@@ -93,7 +92,7 @@ static void test_every_variant_f16_f64(void **state) {
 static void test_padded_every_tunable(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     uint64_t seed = kj_test_seed();
@@ -148,7 +147,7 @@ static int get_attr(kj_kernel *k, CUfunction_attribute attr, int *value) {
 static void test_builtin_above_48k(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_define d[] = {{"ELEM_BYTES", "8"}, {"TILE_DIM", "128"}, {"BLOCK_ROWS", "8"}};
@@ -240,7 +239,7 @@ static void run_fill(kj_runtime *rt, const char *kb, unsigned expect_bytes) {
 static void test_metadata_shared(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     kj_device_info dev;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     run_fill(rt, "1", 1024);
@@ -277,7 +276,7 @@ static void test_metadata_shared(void **state) {
 static void test_carveouts(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     const struct {
         const char *entry;
         int carveout;
@@ -300,7 +299,7 @@ static void test_carveouts(void **state) {
 static void test_empty_and_streams(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     /* nothing to move: no launch, no error (pointers may be 0) */
     KJ_ASSERT_OK(kj_transpose(rt, KJ_TYPE_F32, 0, 0, 0, 5, NULL));
     KJ_ASSERT_OK(kj_transpose(rt, KJ_TYPE_F32, 0, 0, 5, 0, NULL));

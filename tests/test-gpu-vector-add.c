@@ -80,8 +80,7 @@ static const size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
 static void test_sizes_and_alignments(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
-    assert_non_null(rt);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     uint64_t seed = kj_test_seed();
     kj_type types[] = {KJ_TYPE_F32, KJ_TYPE_F64};
     for (size_t t = 0; t < 2; t++) {
@@ -101,7 +100,7 @@ static void test_sizes_and_alignments(void **state) {
 static void test_tunables(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log);
+    kj_runtime *rt = kj_test_gpu_runtime(&log);
     uint64_t seed = kj_test_seed();
     const unsigned blocks[] = {64, 1024}, unrolls[] = {1, 2, 8};
     for (size_t b = 0; b < 2; b++) {

@@ -160,9 +160,9 @@ static inline void kj_test_assert_tuned(const kj_tune_result *r, const char *ker
     assert_int_equal(r->measured + r->skipped, variants);
 }
 
-/* A runtime on the device with its cache in kj_test_dir (asserted). */
-static inline kj_runtime *kj_test_gpu_runtime(void) {
-    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, NULL);
+/* A runtime on the device with its cache in kj_test_dir (asserted), its warnings in log (NULL: none). */
+static inline kj_runtime *kj_test_gpu_runtime(kj_test_log *log) {
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, log);
     assert_non_null(rt);
     assert_true(kj_runtime_has_device(rt));
     return rt;
@@ -173,6 +173,14 @@ static inline uint64_t kj_test_next(uint64_t *s) {
     *s ^= *s << 25;
     *s ^= *s >> 27;
     return *s * 2685821657736338717ull;
+}
+
+/* n random int32 from -1000000 to 1000000, to be freed. */
+static inline int32_t *kj_test_random_i32(size_t n, uint64_t *seed) {
+    int32_t *v = malloc((n ? n : 1) * sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++) v[i] = (int32_t)(kj_test_next(seed) % 2000001) - 1000000;
+    return v;
 }
 
 /* Uniform in [0, 1), from kj_test_next. */
@@ -202,6 +210,16 @@ static inline int kj_test_skip_if_small(const char *what) {
     if (!kj_test_small()) return 0;
     printf("small mode (KERNJIT_TEST_SMALL): skipping %s\n", what);
     return 1;
+}
+
+/* The sizes GPU correctness tests run at: 1, 31, 1000003 and 2^24 + 7, capped in small mode (a size the
+ * cap makes equal to the one before is left out). Returns how many it put in sizes. */
+static inline size_t kj_test_sizes(size_t sizes[4]) {
+    static const size_t all[] = {1, 31, 1000003, (1u << 24) + 7};
+    size_t count = 0;
+    for (size_t i = 0; i < 4; i++)
+        if (!count || kj_test_cap(all[i]) != sizes[count - 1]) sizes[count++] = kj_test_cap(all[i]);
+    return count;
 }
 
 /* main() of a test program: the tests (cmocka_unit_test(...), ...) run as one cmocka group with that
