@@ -136,27 +136,32 @@ int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     return 0;
 }
 
-int cli_parse_uint(const char *text, uint64_t max, uint64_t *out) {
+/* The digits text starts with (no sign, no space) as *v, *end after them; -1 when there are none or
+ * the number is above 2^64 - 1. */
+static int leading_number(const char *text, unsigned long long *v, char **end) {
     if (!text || !isdigit((unsigned char)text[0])) return -1;
     errno = 0;
+    *v = strtoull(text, end, 10);
+    return errno ? -1 : 0;
+}
+
+int cli_parse_uint(const char *text, uint64_t max, uint64_t *out) {
+    unsigned long long v;
     char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || *end || v > max) return -1;
+    if (leading_number(text, &v, &end) != 0 || *end || v > max) return -1;
     *out = v;
     return 0;
 }
 
 int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
-    if (!text || !isdigit((unsigned char)text[0])) return -1;
-    errno = 0;
+    unsigned long long v;
     char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno) return -1;
+    if (leading_number(text, &v, &end) != 0) return -1;
     if (end[0] == '^') {
         /* 2^28 */
+        unsigned long long p;
         char *e2;
-        unsigned long long p = strtoull(end + 1, &e2, 10);
-        if (!isdigit((unsigned char)end[1]) || *e2 || v < 2 || p > 63) return -1;
+        if (leading_number(end + 1, &p, &e2) != 0 || *e2 || v < 2 || p > 63) return -1;
         unsigned long long r = 1;
         for (unsigned long long i = 0; i < p; i++) {
             if (r > UINT64_MAX / v) return -1;
@@ -164,15 +169,11 @@ int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
         }
         v = r;
     } else if (*end) {
-        unsigned shift;
-        switch (*end) {
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        case 'T': case 't': shift = 40; break;
-        default: return -1;
-        }
-        if (end[1] && !(end[1] == 'i' && !end[2])) return -1;
+        /* K, M, G, T (or Ki ...): 2^10, 2^20, 2^30, 2^40 */
+        static const char units[] = "KMGT";
+        const char *unit = strchr(units, toupper((unsigned char)*end));
+        if (!unit || (end[1] && !(end[1] == 'i' && !end[2]))) return -1;
+        unsigned shift = 10 * (unsigned)(unit - units + 1);
         if (v > (UINT64_MAX >> shift)) return -1;
         v <<= shift;
     }

@@ -19,16 +19,12 @@
 
 enum { EXIT_OK = 0, EXIT_FAILURE_ = 1, EXIT_USAGE = 2 };
 
-/* Each subcommand: argv[0] is the subcommand's name. Returns the exit code. */
-typedef int (*cli_command_fn)(int argc, char **argv);
+/* A command: argv[0] names it as typed ("kernjit compile", getopt's messages say it). Returns the exit
+ * code. */
+typedef int cli_command(int argc, char **argv);
 
-int cmd_info(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_compile(int argc, char **argv);
-int cmd_cache(int argc, char **argv);
-int cmd_demo(int argc, char **argv);
-int cmd_launch(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
+/* kernjit's own commands, cmd_<name>.c each (kernjit run and kernjit bench: run.h) */
+cli_command cmd_info, cmd_list, cmd_compile, cmd_cache, cmd_demo, cmd_launch, cmd_tune;
 
 /* Sets argv[0] to "PARENT ARGV0" ("kernjit compile") for a subcommand's getopt messages; returns argv. */
 char **cli_name_argv0(char **argv, const char *parent);

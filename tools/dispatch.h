@@ -9,7 +9,7 @@
 
 typedef struct cli_subcommand {
     const char *name;
-    cli_command_fn fn;
+    cli_command *fn;
     const char *summary; /* one line of the help's list */
 } cli_subcommand;
 

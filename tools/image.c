@@ -23,14 +23,18 @@ static int ends_with(const char *s, const char *suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* path opened for writing; NULL with the reason in err. */
+static FILE *create(const char *path, char *err, size_t err_size) {
+    FILE *f = fopen(path, "wb");
+    if (!f) snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
+    return f;
+}
+
 /* P5 (grayscale) or P6 (RGB) */
 static int write_pnm(const char *path, const uint8_t *pixels, unsigned w, unsigned h, int channels, char *err,
                      size_t err_size) {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = create(path, err, err_size);
+    if (!f) return -1;
     size_t bytes = (size_t)w * h * (size_t)channels;
     int ok = fprintf(f, "P%d\n%u %u\n255\n", channels == 3 ? 6 : 5, w, h) > 0 && fwrite(pixels, 1, bytes, f) == bytes;
     ok &= fclose(f) == 0;
@@ -41,11 +45,8 @@ static int write_pnm(const char *path, const uint8_t *pixels, unsigned w, unsign
 #ifdef KJ_HAVE_PNG
 static int write_png(const char *path, const uint8_t *pixels, unsigned w, unsigned h, int channels, char *err,
                      size_t err_size) {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = create(path, err, err_size);
+    if (!f) return -1;
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {

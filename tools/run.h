@@ -1,17 +1,10 @@
-/* The runners of `kernjit run` and the benchmarks of `kernjit bench`, one file each. */
+/* The runners of `kernjit run` (run_<family>.c) and the benchmarks of `kernjit bench` (bench_<name>.c). */
 #ifndef KJ_RUN_H
 #define KJ_RUN_H
 
-int run_reduce(int argc, char **argv);
-int run_nested_reduce(int argc, char **argv);
-int run_nested_hello(int argc, char **argv);
-int run_mandelbrot(int argc, char **argv);
-int bench_jit(int argc, char **argv);
-int bench_reduce(int argc, char **argv);
-int run_transpose(int argc, char **argv);
-int run_vector_add(int argc, char **argv);
-int bench_transpose(int argc, char **argv);
-int bench_vector_add(int argc, char **argv);
-int bench_nested(int argc, char **argv);
+#include "cli.h"
+
+cli_command run_reduce, run_transpose, run_vector_add, run_nested_reduce, run_nested_hello, run_mandelbrot;
+cli_command bench_jit, bench_reduce, bench_transpose, bench_vector_add, bench_nested;
 
 #endif

@@ -17,6 +17,12 @@ void *run_host(run_ctx *c, size_t bytes) {
     return c->host[c->hosts++] = p;
 }
 
+void *run_random(run_ctx *c, kj_type type, uint64_t n, uint64_t seed) {
+    void *p = run_host(c, (size_t)n * kj_type_size(type));
+    if (p) cli_random_fill(type, p, (size_t)n, seed, 0);
+    return p;
+}
+
 kj_status run_device(run_ctx *c, size_t bytes, kj_devptr *out) {
     assert(c->devices < RUN_MAX_BUFFERS);
     kj_status s = kj_mem_alloc(c->rt, bytes ? bytes : 1, out);
@@ -38,6 +44,12 @@ void run_text_time(const run_ctx *c, const char *note) {
     printf(note ? " (%s)\n" : "\n", note);
 }
 
+void run_text_checked(const run_ctx *c, kj_origin origin, int ok, const char *how, const char *note) {
+    printf("  kernel      %s\n", run_origin(origin));
+    printf("  check       %s (%s)\n", ok ? "ok" : "WRONG", how);
+    run_text_time(c, note);
+}
+
 static int takes_repeat(const run_family *f) { return f->launch || f->timed; }
 
 typedef struct parse_state {
@@ -57,7 +69,7 @@ static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
                          m->instead);
     if (cli_parse_uint(d.value, m->max, &v) != 0 || v == 0)
         return cli_usage(c->cmd, "-D %s=%s: the value must be %s", d.name, d.value, m->allowed);
-    c->macro[which] = (unsigned)v;
+    *(unsigned *)((char *)c + m->at[which]) = (unsigned)v;
     return EXIT_OK;
 }
 

@@ -26,7 +26,6 @@ typedef struct run_ctx {
     uint64_t seed;        /* the inputs' seed: --seed, else fresh each run (and printed: --seed replays it) */
     uint64_t repeat;      /* the timed runs: the family's default, or --repeat */
     int json;             /* --json */
-    unsigned macro[2];    /* -D values of the family's macros (0: not given) */
     uint64_t device_bytes; /* set by prepare: device memory the command line asks for (0: not checked) */
     char what[96];        /* and how it asked, for the message: "--n 1048576", "1000 x 1000" */
     double bytes;         /* set by prepare: bytes one run reads and writes, when the family reports GB/s */
@@ -45,6 +44,7 @@ typedef struct run_ctx {
 /* The two macros a family takes from -D NAME=VALUE (its other macros come from its options). */
 typedef struct run_macros {
     const char *names[2];
+    size_t at[2];        /* where each value goes: an unsigned at that offset in the family's state */
     uint64_t max;        /* values from 1 to max */
     const char *allowed; /* the message's name for that range: "a positive integer" */
     const char *instead; /* where the other macros come from: "use --type for the element size" */
@@ -77,6 +77,8 @@ int run_main(const run_family *f, run_ctx *c, int argc, char **argv);
 
 /* Host memory freed when the run ends: NULL (said) when there is none. */
 void *run_host(run_ctx *c, size_t bytes);
+/* n random values of the type from seed (cli_random_fill) in host memory as run_host gives it. */
+void *run_random(run_ctx *c, kj_type type, uint64_t n, uint64_t seed);
 /* Device memory freed when the run ends. */
 kj_status run_device(run_ctx *c, size_t bytes, kj_devptr *out);
 
@@ -91,6 +93,9 @@ kj_status run_device(run_ctx *c, size_t bytes, kj_devptr *out);
  * "  time        12.50 us median of 20 runs, 3.2 GB/s (NOTE)" (GB/s likewise, NOTE when given). */
 void run_json_time(const run_ctx *c);
 void run_text_time(const run_ctx *c, const char *note);
+/* The text report's last lines for a result checked element by element: where the kernel came from,
+ * "  check       ok (HOW)" (or WRONG), and the time (NOTE as above). */
+void run_text_checked(const run_ctx *c, kj_origin origin, int ok, const char *how, const char *note);
 
 /* Where the first run's kernel came from, in words. */
 const char *run_origin(kj_origin o);

@@ -73,9 +73,8 @@ static kj_status reduce_timed(run_ctx *c, double *gpu_ms) {
 
 static int reduce_setup(run_ctx *c) {
     nested_run *r = (nested_run *)c;
-    void *host = run_host(c, r->bytes);
+    void *host = run_random(c, r->type, r->n, c->seed);
     if (!host) return EXIT_FAILURE_;
-    cli_random_fill(r->type, host, (size_t)r->n, c->seed, 0);
     kj_reduce_reference(KJ_OP_SUM, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
     if (r->n) {
         RUN_TRY(c, run_device(c, r->bytes, &r->pristine));

@@ -1,6 +1,7 @@
 /* kernjit run reduce: one reduction on seeded random input, checked against the CPU and timed. */
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "run.h"
@@ -44,8 +45,6 @@ static int option(run_ctx *c, int opt, char *arg) {
 
 static int prepare(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
-    r->options.block_size = c->macro[0];
-    r->options.coarse_factor = c->macro[1];
     size_t esize = kj_type_size(r->type);
     if (r->n > SIZE_MAX / esize)
         return cli_usage(c->cmd, "--n %llu: the byte count overflows", (unsigned long long)r->n);
@@ -58,9 +57,8 @@ static int prepare(run_ctx *c) {
 
 static int setup(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
-    void *host = run_host(c, r->bytes);
+    void *host = run_random(c, r->type, r->n, c->seed);
     if (!host) return EXIT_FAILURE_;
-    cli_random_fill(r->type, host, (size_t)r->n, c->seed, 0);
     kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
     RUN_TRY(c, run_device(c, r->bytes, &r->input));
     RUN_TRY(c, kj_memcpy_htod(c->rt, r->input, host, r->bytes));
@@ -121,7 +119,10 @@ static const run_family reduce = {
     .options = (const struct option[]){{"op", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
                                        {"n", required_argument, 0, 'n'}, {"entry", required_argument, 0, 'e'},
                                        {0, 0, 0, 0}},
-    .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR"}, 1u << 20, "a positive integer",
+    .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR"},
+                                  {offsetof(reduce_run, options.block_size),
+                                   offsetof(reduce_run, options.coarse_factor)},
+                                  1u << 20, "a positive integer",
                                   "use --op and --type for the operator and type"},
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .check = check, .json = json, .text = text};
 

@@ -1,5 +1,6 @@
 /* kernjit run transpose: one transpose of fresh random input, checked against the CPU and timed. */
 #include <inttypes.h>
+#include <stddef.h>
 
 #include "check_util.h"
 #include "run.h"
@@ -46,8 +47,6 @@ static int option(run_ctx *c, int opt, char *arg) {
 
 static int prepare(run_ctx *c) {
     transpose_run *t = (transpose_run *)c;
-    t->options.tile_dim = c->macro[0];
-    t->options.block_rows = c->macro[1];
     if (t->options.variant != KJ_TRANSPOSE_PADDED && (t->options.tile_dim || t->options.block_rows))
         return cli_usage(c->cmd, "-D TILE_DIM and -D BLOCK_ROWS shape the padded variant; %s has a fixed tile",
                          kj_transpose_variant_name(t->options.variant));
@@ -110,9 +109,7 @@ static void text(run_ctx *c) {
     printf("  entry       %s, %ux%u tile, %ux%u threads (%s), %u blocks, %u bytes of dynamic shared memory\n",
            t->first.entry, t->first.tile[0], t->first.tile[1], t->first.block[0], t->first.block[1],
            t->first.config_from, t->first.grid, t->first.shared_bytes);
-    printf("  kernel      %s\n", run_origin(t->first.origin));
-    printf("  check       %s (every element against the input, on the CPU)\n", t->wrong ? "WRONG" : "ok");
-    run_text_time(c, "read + write");
+    run_text_checked(c, t->first.origin, !t->wrong, "every element against the input, on the CPU", "read + write");
 }
 
 static const run_family transpose = {
@@ -121,7 +118,10 @@ static const run_family transpose = {
     .options = (const struct option[]){{"rows", required_argument, 0, 'R'}, {"cols", required_argument, 0, 'C'},
                                        {"variant", required_argument, 0, 'V'}, {"type", required_argument, 0, 't'},
                                        {0, 0, 0, 0}},
-    .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS"}, 1024, "an integer from 1 to 1024",
+    .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS"},
+                                  {offsetof(transpose_run, options.tile_dim),
+                                   offsetof(transpose_run, options.block_rows)},
+                                  1024, "an integer from 1 to 1024",
                                   "use --type for the element size"},
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 

@@ -1,5 +1,6 @@
 /* kernjit run vector-add: c = a + b on fresh random input, checked against the CPU and timed. */
 #include <inttypes.h>
+#include <stddef.h>
 
 #include "check_util.h"
 #include "run.h"
@@ -43,8 +44,6 @@ static int option(run_ctx *c, int opt, char *arg) {
 
 static int prepare(run_ctx *c) {
     vector_add_run *v = (vector_add_run *)c;
-    v->options.block_size = c->macro[0];
-    v->options.unroll = c->macro[1];
     size_t esize = kj_type_size(v->type);
     v->bytes = (size_t)v->n * esize;
     v->alloc = (size_t)(v->n + v->offset) * esize;
@@ -63,10 +62,9 @@ static kj_status launch(run_ctx *c) {
 static int setup(run_ctx *c) {
     vector_add_run *v = (vector_add_run *)c;
     size_t off = (size_t)v->offset * kj_type_size(v->type);
-    void *a = run_host(c, v->bytes), *b = run_host(c, v->bytes), *got = run_host(c, v->bytes);
+    void *a = run_random(c, v->type, v->n, c->seed), *b = run_random(c, v->type, v->n, c->seed + 1);
+    void *got = run_host(c, v->bytes);
     if (!a || !b || !got) return EXIT_FAILURE_;
-    cli_random_fill(v->type, a, (size_t)v->n, c->seed, 0);
-    cli_random_fill(v->type, b, (size_t)v->n, c->seed + 1, 0);
     RUN_TRY(c, run_device(c, v->alloc, &v->a));
     RUN_TRY(c, run_device(c, v->alloc, &v->b));
     RUN_TRY(c, run_device(c, v->alloc, &v->c));
@@ -104,9 +102,8 @@ static void text(run_ctx *c) {
            (unsigned long long)c->seed, v->offset ? ", offset into the allocations" : "");
     printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u (%s), %u blocks\n", v->first.entry, v->first.block_size,
            v->first.unroll, v->first.config_from, v->first.grid);
-    printf("  kernel      %s\n", run_origin(v->first.origin));
-    printf("  check       %s (every element against the CPU's a + b, bit for bit)\n", v->wrong ? "WRONG" : "ok");
-    run_text_time(c, "2 reads + 1 write");
+    run_text_checked(c, v->first.origin, !v->wrong, "every element against the CPU's a + b, bit for bit",
+                     "2 reads + 1 write");
 }
 
 static const run_family vector_add = {
@@ -114,7 +111,10 @@ static const run_family vector_add = {
     .optstring = "n:t:o:",
     .options = (const struct option[]){{"n", required_argument, 0, 'n'}, {"type", required_argument, 0, 't'},
                                        {"offset", required_argument, 0, 'o'}, {0, 0, 0, 0}},
-    .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL"}, 1024, "an integer from 1 to 1024",
+    .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL"},
+                                  {offsetof(vector_add_run, options.block_size),
+                                   offsetof(vector_add_run, options.unroll)},
+                                  1024, "an integer from 1 to 1024",
                                   "use --type for the element type"},
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
