@@ -239,11 +239,7 @@ static int run(bench_ctx *c) {
 
 static const bench_family nested = {
     .help = help, .max_samples = 1000,
-    .optstring = "n:b:s:d:r:o:",
-    .options = (const struct option[]){{"n", required_argument, 0, 'n'}, {"block", required_argument, 0, 'b'},
-                                       {"size", required_argument, 0, 's'}, {"dwell", required_argument, 0, 'd'},
-                                       {"repeat", required_argument, 0, 'r'}, {"only", required_argument, 0, 'o'},
-                                       {0, 0, 0, 0}},
+    .options = "n=n: block=b: size=s: dwell=d: repeat=r: only=o:",
     .option = option, .run = run};
 
 int bench_nested(int argc, char **argv) {

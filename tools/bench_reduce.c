@@ -368,11 +368,7 @@ static int run(bench_ctx *c) {
 
 static const bench_family reduce = {
     .help = help, .csv = 1, .max_samples = 1000,
-    .optstring = "o:t:e:n:s:b:f:",
-    .options = (const struct option[]){{"op", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
-                                       {"entry", required_argument, 0, 'e'}, {"sizes", required_argument, 0, 'n'},
-                                       {"samples", required_argument, 0, 's'}, {"block", required_argument, 0, 'b'},
-                                       {"coarse", required_argument, 0, 'f'}, {0, 0, 0, 0}},
+    .options = "op=o: type=t: entry=e: sizes=n: samples=s: block=b: coarse=f:",
     .option = option, .prepare = prepare, .run = run};
 
 int bench_reduce(int argc, char **argv) {

@@ -261,10 +261,7 @@ static int run(bench_ctx *c) {
 
 static const bench_family transpose = {
     .help = help, .csv = 1, .max_samples = 10000,
-    .optstring = "R:C:t:n:",
-    .options = (const struct option[]){{"rows", required_argument, 0, 'R'}, {"cols", required_argument, 0, 'C'},
-                                       {"type", required_argument, 0, 't'}, {"samples", required_argument, 0, 'n'},
-                                       {0, 0, 0, 0}},
+    .options = "rows=R: cols=C: type=t: samples=n:",
     .option = option, .prepare = prepare, .run = run};
 
 int bench_transpose(int argc, char **argv) {

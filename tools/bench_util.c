@@ -170,11 +170,8 @@ int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
     c->cmd = argv[0] + strlen("kernjit "); /* argv[0] is "kernjit bench NAME" */
     c->family = f;
-    struct option harness[] = {
-        {"help", no_argument, 0, 'h'}, {"json", no_argument, 0, 'j'}, {"csv", no_argument, 0, 'c'}, {0, 0, 0, 0}};
-    if (!f->csv) harness[2] = harness[3]; /* --csv where the family writes CSV */
-    const cli_option_set sets[] = {{f->optstring, f->options, family_option},
-                                   {f->csv ? "hjc" : "hj", harness, harness_option}};
+    const cli_option_set sets[] = {{f->options, family_option},
+                                   {f->csv ? "help=h json=j csv=c" : "help=h json=j", harness_option}};
     parse_state p = {c, 0, 0};
     int rc = cli_getopt(c->cmd, argc, argv, sets, 2, &p);
     if (rc == CLI_DONE) return EXIT_OK;

@@ -5,7 +5,6 @@
 #ifndef KJ_BENCH_UTIL_H
 #define KJ_BENCH_UTIL_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,8 +80,8 @@ typedef struct bench_ctx {
 /* Callbacks return EXIT_OK, or an exit code after printing why. */
 struct bench_family {
     void (*help)(void);
-    const char *optstring;         /* its own options, besides the harness's h j c */
-    const struct option *options;  /* ends with a zero entry */
+    const char *options;           /* its own, as cli_getopt takes them ("n=N: type=t:"); the harness adds
+                                      help=h, json=j and (csv) csv=c */
     int csv;                       /* takes --csv besides --json */
     uint64_t max_samples;          /* for bench_parse_samples */
     int (*option)(bench_ctx *c, int opt, char *arg);

@@ -223,9 +223,7 @@ static int run(bench_ctx *c) {
 
 static const bench_family vector_add = {
     .help = help, .csv = 1, .max_samples = 10000,
-    .optstring = "N:t:s:",
-    .options = (const struct option[]){{"n", required_argument, 0, 'N'}, {"type", required_argument, 0, 't'},
-                                       {"samples", required_argument, 0, 's'}, {0, 0, 0, 0}},
+    .options = "n=N: type=t: samples=s:",
     .option = option, .run = run};
 
 int bench_vector_add(int argc, char **argv) {

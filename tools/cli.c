@@ -66,24 +66,29 @@ int cli_error(const char *cmd, const char *fmt, ...) {
 
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user) {
     struct option all[CLI_MAX_OPTIONS + 1];
-    char letters[2 * CLI_MAX_OPTIONS + 1] = ""; /* at most "x:" an option */
-    size_t n = 0;
+    char names[1024], letters[2 * CLI_MAX_OPTIONS + 1] = ""; /* at most "L:" an option */
+    unsigned char set_of[256] = {0};                           /* the set each letter belongs to */
+    size_t n = 0, used = 0;
     for (size_t i = 0; i < count; i++) {
-        for (const struct option *o = sets[i].options; o->name; o++) {
-            assert(n < CLI_MAX_OPTIONS);
-            all[n++] = *o;
+        size_t len = strlen(sets[i].options);
+        assert(used + len < sizeof names);
+        char *spec = memcpy(names + used, sets[i].options, len + 1), *save;
+        used += len + 1;
+        for (char *p = strtok_r(spec, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+            char *eq = strchr(p, '=');
+            assert(eq && n < CLI_MAX_OPTIONS);
+            *eq = '\0'; /* the name ends here */
+            all[n++] = (struct option){p, eq[2] == ':' ? required_argument : no_argument, NULL, eq[1]};
+            set_of[(unsigned char)eq[1]] = (unsigned char)i;
+            strncat(letters, eq + 1, 2);
         }
-        strcat(letters, sets[i].letters);
     }
     all[n] = (struct option){0, 0, 0, 0};
     int opt, rc = EXIT_OK;
     optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
     while (rc == EXIT_OK && (opt = getopt_long(argc, argv, letters, all, NULL)) != -1) {
         if (opt == '?') return cli_usage(cmd, "unknown option");
-        size_t i = 0;
-        while (i < count && !strchr(sets[i].letters, opt)) i++;
-        assert(i < count); /* every option's letter is in its set's letters */
-        rc = sets[i].fn(user, opt, optarg);
+        rc = sets[set_of[(unsigned char)opt]].fn(user, opt, optarg);
     }
     if (rc == EXIT_OK && optind < argc) rc = cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
     return rc;

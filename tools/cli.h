@@ -31,11 +31,11 @@ char **cli_name_argv0(char **argv, const char *parent);
 /* Prints "kernjit CMD: message" to stderr ("kernjit: message" when cmd is NULL) and a pointer to
  * --help; returns EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
-/* Options in sets: a command's own, and those a harness adds for all its commands. */
+/* Options in sets: a command's own, and those a harness adds for all its commands. Each option is
+ * "NAME=L" (--NAME or -L) or "NAME=L:" (taking a value), space-separated: "rows=R: cols=C: json=j". */
 typedef struct cli_option_set {
-    const char *letters;          /* getopt's short options ("n:t:") */
-    const struct option *options; /* the long ones, ending with a zero entry */
-    int (*fn)(void *user, int opt, char *arg); /* one option of the set: EXIT_OK, CLI_DONE, or an exit code */
+    const char *options;
+    int (*fn)(void *user, int opt, char *arg); /* one option of the set (L): EXIT_OK, CLI_DONE, or an exit code */
 } cli_option_set;
 
 /* fn has done what the command line asked (printed --help): stop, exit 0. */
@@ -44,7 +44,7 @@ typedef struct cli_option_set {
 
 /* getopt_long over argv with every set's options (a letter belongs to one set); each option goes to
  * its set's fn with user. An unknown option or a left-over argument is a usage error. Returns EXIT_OK,
- * CLI_DONE, or the exit code of the first error. */
+ * CLI_DONE, or the exit code of the first error. At most CLI_MAX_OPTIONS options in all. */
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user);
 
 /* Prints kj_last_error() (after "kernjit CMD: ") and returns the exit code for the status. */

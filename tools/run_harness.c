@@ -101,27 +101,10 @@ static int family_option(void *user, int opt, char *arg) {
 /* The family's options, and those of the harness that it takes. */
 static int parse(parse_state *p, int argc, char **argv) {
     const run_family *f = p->f;
-    const struct {
-        int taken;
-        struct option option;
-        const char *letters;
-    } all[] = {
-        {1, {"help", no_argument, 0, 'h'}, "h"},
-        {f->seeded, {"seed", required_argument, 0, 's'}, "s:"},
-        {takes_repeat(f), {"repeat", required_argument, 0, 'r'}, "r:"},
-        {f->json != NULL, {"json", no_argument, 0, 'j'}, "j"},
-        {f->macros != NULL, {"define", required_argument, 0, 'D'}, "D:"},
-    };
-    struct option options[sizeof all / sizeof all[0] + 1];
-    char letters[2 * sizeof all / sizeof all[0] + 1] = "";
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        if (!all[i].taken) continue;
-        options[n++] = all[i].option;
-        strcat(letters, all[i].letters);
-    }
-    options[n] = (struct option){0, 0, 0, 0};
-    const cli_option_set sets[] = {{f->optstring, f->options, family_option}, {letters, options, harness_option}};
+    char harness[64];
+    snprintf(harness, sizeof harness, "help=h%s%s%s%s", f->seeded ? " seed=s:" : "",
+             takes_repeat(f) ? " repeat=r:" : "", f->json ? " json=j" : "", f->macros ? " define=D:" : "");
+    const cli_option_set sets[] = {{f->options, family_option}, {harness, harness_option}};
     return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);
 }
 

@@ -10,7 +10,6 @@
 #ifndef KJ_RUN_HARNESS_H
 #define KJ_RUN_HARNESS_H
 
-#include <getopt.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -54,8 +53,8 @@ typedef struct run_macros {
 struct run_family {
     const char *kernel;            /* its source: JSON "kernel", `kernjit compile KERNEL` */
     void (*help)(void);
-    const char *optstring;         /* its own options, besides the harness's h s: r: j D: */
-    const struct option *options;  /* ends with a zero entry */
+    const char *options;           /* its own, as cli_getopt takes them ("n=n: type=t:"); the harness adds
+                                      help=h, seed=s:, repeat=r:, json=j and define=D: as the family takes them */
     int seeded;                    /* takes --seed: its inputs are random */
     int reports_gbps;              /* c->bytes / the median time, in the report */
     uint64_t max_repeat;           /* --repeat from 1 to this */

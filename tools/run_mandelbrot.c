@@ -281,15 +281,8 @@ static void text(run_ctx *c) {
 
 static const run_family mandelbrot = {
     .kernel = "mandelbrot", .help = help, .max_repeat = 1000,
-    .optstring = "N:W:H:d:a:o:w:cI:S:D:M:p:",
-    .options = (const struct option[]){{"size", required_argument, 0, 'N'}, {"width", required_argument, 0, 'W'},
-                                       {"height", required_argument, 0, 'H'}, {"dwell", required_argument, 0, 'd'},
-                                       {"algo", required_argument, 0, 'a'}, {"out", required_argument, 0, 'o'},
-                                       {"window", required_argument, 0, 'w'}, {"compare", no_argument, 0, 'c'},
-                                       {"init-subdiv", required_argument, 0, 'I'},
-                                       {"subdiv", required_argument, 0, 'S'}, {"max-depth", required_argument, 0, 'D'},
-                                       {"min-size", required_argument, 0, 'M'}, {"pending", required_argument, 0, 'p'},
-                                       {0, 0, 0, 0}},
+    .options = "size=N: width=W: height=H: dwell=d: algo=a: out=o: window=w: compare=c init-subdiv=I: subdiv=S: "
+               "max-depth=D: min-size=M: pending=p:",
     .option = option, .prepare = prepare, .setup = setup, .timed = timed, .check = check, .json = json, .text = text};
 
 int run_mandelbrot(int argc, char **argv) {

@@ -135,10 +135,7 @@ static void reduce_text(run_ctx *c) {
 
 static const run_family nested_reduce = {
     .kernel = "nested", .help = reduce_help, .seeded = 1, .max_repeat = 100000,
-    .optstring = "v:n:b:t:p:",
-    .options = (const struct option[]){{"variant", required_argument, 0, 'v'}, {"n", required_argument, 0, 'n'},
-                                       {"block", required_argument, 0, 'b'}, {"type", required_argument, 0, 't'},
-                                       {"pending", required_argument, 0, 'p'}, {0, 0, 0, 0}},
+    .options = "variant=v: n=n: block=b: type=t: pending=p:",
     .option = reduce_option, .prepare = reduce_prepare, .setup = reduce_setup, .timed = reduce_timed,
     .check = reduce_check, .json = reduce_json, .text = reduce_text};
 
@@ -203,9 +200,7 @@ static void hello_text(run_ctx *c) {
 
 static const run_family nested_hello = {
     .kernel = "nested", .help = hello_help,
-    .optstring = "b:g:",
-    .options = (const struct option[]){{"block", required_argument, 0, 'b'}, {"grid", required_argument, 0, 'g'},
-                                       {0, 0, 0, 0}},
+    .options = "block=b: grid=g:",
     .option = hello_option, .prepare = hello_prepare, .setup = hello_setup, .text = hello_text};
 
 int run_nested_hello(int argc, char **argv) {

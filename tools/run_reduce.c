@@ -115,10 +115,7 @@ static void text(run_ctx *c) {
 
 static const run_family reduce = {
     .kernel = "reduce", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
-    .optstring = "o:t:n:e:",
-    .options = (const struct option[]){{"op", required_argument, 0, 'o'}, {"type", required_argument, 0, 't'},
-                                       {"n", required_argument, 0, 'n'}, {"entry", required_argument, 0, 'e'},
-                                       {0, 0, 0, 0}},
+    .options = "op=o: type=t: n=n: entry=e:",
     .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR"},
                                   {offsetof(reduce_run, options.block_size),
                                    offsetof(reduce_run, options.coarse_factor)},

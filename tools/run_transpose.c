@@ -114,10 +114,7 @@ static void text(run_ctx *c) {
 
 static const run_family transpose = {
     .kernel = "transpose", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
-    .optstring = "R:C:V:t:",
-    .options = (const struct option[]){{"rows", required_argument, 0, 'R'}, {"cols", required_argument, 0, 'C'},
-                                       {"variant", required_argument, 0, 'V'}, {"type", required_argument, 0, 't'},
-                                       {0, 0, 0, 0}},
+    .options = "rows=R: cols=C: variant=V: type=t:",
     .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS"},
                                   {offsetof(transpose_run, options.tile_dim),
                                    offsetof(transpose_run, options.block_rows)},

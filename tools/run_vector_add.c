@@ -108,9 +108,7 @@ static void text(run_ctx *c) {
 
 static const run_family vector_add = {
     .kernel = "vector_add", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
-    .optstring = "n:t:o:",
-    .options = (const struct option[]){{"n", required_argument, 0, 'n'}, {"type", required_argument, 0, 't'},
-                                       {"offset", required_argument, 0, 'o'}, {0, 0, 0, 0}},
+    .options = "n=n: type=t: offset=o:",
     .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL"},
                                   {offsetof(vector_add_run, options.block_size),
                                    offsetof(vector_add_run, options.unroll)},
