@@ -37,9 +37,8 @@ static size_t count_files(const char *dir, const char *prefix) {
 
 static void test_store_load(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj__cache *c = open_cache(dir, 0, &log);
+    kj__cache *c = open_cache(kj_test_dir, 0, &log);
     assert_non_null(c);
     kj__key k = make_key(1);
     char path[PATH_MAX], *payload;
@@ -58,7 +57,7 @@ static void test_store_load(void **state) {
     free(desc);
     /* one folder per arch, created 0700, and no temporary file left behind */
     char sub[PATH_MAX];
-    snprintf(sub, sizeof sub, "%s/sm_90", dir);
+    snprintf(sub, sizeof sub, "%s/sm_90", kj_test_dir);
     struct stat st;
     assert_int_equal(stat(sub, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
@@ -75,7 +74,6 @@ static void test_store_load(void **state) {
     assert_int_equal(count_files(sub, NULL), 1);
     assert_int_equal(log.warnings, 0);
     kj__cache_close(c);
-    kj_test_rmdir(dir);
 }
 
 /* Damages the entry with fn, then expects a verified miss that removes it, with a warning. */
@@ -144,16 +142,15 @@ static void test_wrong_length_or_key(void **state) { (void)state; expect_bad(app
 
 static void test_symlink_never_followed(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj__cache *c = open_cache(dir, 0, &log);
+    kj__cache *c = open_cache(kj_test_dir, 0, &log);
     kj__key k = make_key(3);
     char path[PATH_MAX], target[PATH_MAX], *payload = NULL;
     size_t len;
     uint32_t flags;
     /* a valid entry elsewhere, linked into the entry's place */
     assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "abc", 3, 0, path), 0);
-    snprintf(target, sizeof target, "%s/elsewhere", dir);
+    snprintf(target, sizeof target, "%s/elsewhere", kj_test_dir);
     assert_int_equal(rename(path, target), 0);
     assert_int_equal(symlink(target, path), 0);
     assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__BAD);
@@ -170,38 +167,36 @@ static void test_symlink_never_followed(void **state) {
     assert_true(S_ISREG(st.st_mode));
     /* an arch folder that is a link is refused */
     char linkdir[PATH_MAX], realdir[PATH_MAX];
-    snprintf(realdir, sizeof realdir, "%s/real", dir);
-    snprintf(linkdir, sizeof linkdir, "%s/sm_80", dir);
+    snprintf(realdir, sizeof realdir, "%s/real", kj_test_dir);
+    snprintf(linkdir, sizeof linkdir, "%s/sm_80", kj_test_dir);
     assert_int_equal(mkdir(realdir, 0700), 0);
     assert_int_equal(symlink(realdir, linkdir), 0);
     assert_int_equal(kj__cache_store(c, "sm_80", &k, "d", "x", 1, 0, path), -1);
     assert_int_equal(count_files(realdir, NULL), 0);
     kj__cache_close(c);
-    kj_test_rmdir(dir);
 }
 
 static void test_unsafe_folders_refused(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    assert_int_equal(chmod(dir, 0777), 0);
-    assert_null(open_cache(dir, 0, &log));
+    assert_int_equal(chmod(kj_test_dir, 0777), 0);
+    assert_null(open_cache(kj_test_dir, 0, &log));
     assert_int_equal(log.warnings, 1);
     assert_non_null(strstr(log.last, "others may write to it"));
-    assert_int_equal(chmod(dir, 0755), 0); /* readable by others is fine; writable is not */
-    kj__cache *c = open_cache(dir, 0, &log);
+    assert_int_equal(chmod(kj_test_dir, 0755), 0); /* readable by others is fine; writable is not */
+    kj__cache *c = open_cache(kj_test_dir, 0, &log);
     assert_non_null(c);
     kj__cache_close(c);
     if (geteuid() == 0) {
-        assert_int_equal(chown(dir, 65534, 65534), 0);
-        assert_null(open_cache(dir, 0, &log));
+        assert_int_equal(chown(kj_test_dir, 65534, 65534), 0);
+        assert_null(open_cache(kj_test_dir, 0, &log));
         assert_non_null(strstr(log.last, "owned by uid 65534"));
-        assert_int_equal(chown(dir, 0, 0), 0);
+        assert_int_equal(chown(kj_test_dir, 0, 0), 0);
     }
     /* a subfolder that others may write to is not used either */
-    c = open_cache(dir, 0, &log);
+    c = open_cache(kj_test_dir, 0, &log);
     char sub[PATH_MAX], path[PATH_MAX];
-    snprintf(sub, sizeof sub, "%s/sm_90", dir);
+    snprintf(sub, sizeof sub, "%s/sm_90", kj_test_dir);
     assert_int_equal(mkdir(sub, 0777), 0);
     assert_int_equal(chmod(sub, 0777), 0);
     kj__key k = make_key(4);
@@ -210,12 +205,11 @@ static void test_unsafe_folders_refused(void **state) {
     kj__cache_close(c);
     /* a folder that cannot be created: a file is in the way */
     char blocked[PATH_MAX];
-    snprintf(blocked, sizeof blocked, "%s/file", dir);
+    snprintf(blocked, sizeof blocked, "%s/file", kj_test_dir);
     kj_test_write(blocked, "x", 1);
-    snprintf(path, sizeof path, "%s/file/cache", dir);
+    snprintf(path, sizeof path, "%s/file/cache", kj_test_dir);
     assert_null(open_cache(path, 0, &log));
     assert_non_null(strstr(log.last, "cannot create"));
-    kj_test_rmdir(dir);
 }
 
 static void age(const char *dir, const kj__key *k, time_t when) {
@@ -227,12 +221,11 @@ static void age(const char *dir, const kj__key *k, time_t when) {
 
 static void test_eviction_lru(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
     char blob[1000];
     memset(blob, 1, sizeof blob);
     /* each entry is 64 + 1 + 1000 bytes; a bound of 3500 holds three */
-    kj__cache *c = open_cache(dir, 3500, &log);
+    kj__cache *c = open_cache(kj_test_dir, 3500, &log);
     char path[PATH_MAX], *payload;
     size_t len;
     uint32_t flags;
@@ -241,7 +234,7 @@ static void test_eviction_lru(void **state) {
     for (int i = 0; i < 3; i++) {
         k[i] = make_key(10 + i);
         assert_int_equal(kj__cache_store(c, "sm_90", &k[i], "d", blob, sizeof blob, 0, path), 0);
-        age(dir, &k[i], now - 100 + i * 10); /* k0 oldest */
+        age(kj_test_dir, &k[i], now - 100 + i * 10); /* k0 oldest */
     }
     /* a hit makes k0 the most recent */
     assert_int_equal(kj__cache_load(c, "sm_90", &k[0], &payload, &len, &flags, NULL, path), KJ__HIT);
@@ -266,14 +259,12 @@ static void test_eviction_lru(void **state) {
     kj__cache_items_free(items, n);
     /* an entry larger than the bound is still stored (it is the one in use) */
     kj__cache_close(c);
-    kj_test_rmdir(dir);
 }
 
 static void test_list_and_clear(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj__cache *c = open_cache(dir, 0, &log);
+    kj__cache *c = open_cache(kj_test_dir, 0, &log);
     char path[PATH_MAX];
     kj__key a = make_key(20), b = make_key(21);
     assert_int_equal(kj__cache_store(c, "sm_90", &a, "kernel: a", "1", 1, 0, path), 0);
@@ -281,11 +272,11 @@ static void test_list_and_clear(void **state) {
     flip_payload_bit(path); /* b is now damaged: listed as invalid */
     /* a stray temporary file from a writer that crashed two hours ago, and one of a write in progress */
     char tmp[PATH_MAX], busy[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s/sm_90/.tmp-stray", dir);
+    snprintf(tmp, sizeof tmp, "%s/sm_90/.tmp-stray", kj_test_dir);
     kj_test_write(tmp, "x", 1);
     struct utimbuf old = {time(NULL) - 7200, time(NULL) - 7200};
     assert_int_equal(utime(tmp, &old), 0);
-    snprintf(busy, sizeof busy, "%s/sm_90/.tmp-busy", dir);
+    snprintf(busy, sizeof busy, "%s/sm_90/.tmp-busy", kj_test_dir);
     kj_test_write(busy, "y", 1);
     kj__cache_item *items;
     size_t n;
@@ -305,7 +296,6 @@ static void test_list_and_clear(void **state) {
     assert_int_not_equal(stat(tmp, &st), 0);
     assert_int_equal(stat(busy, &st), 0); /* let finish */
     kj__cache_close(c);
-    kj_test_rmdir(dir);
 }
 
 static void test_parse_entry_rejects_short_input(void **state) {
@@ -318,8 +308,8 @@ static void test_parse_entry_rejects_short_input(void **state) {
     for (size_t n = 0; n <= sizeof buf; n++) assert_int_equal(kj__cache_parse_entry(buf, n, NULL, &d, &dl, &p, &pl, &f), -1);
 }
 
-KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_store_load), cmocka_unit_test(test_truncated),
+KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_store_load), cmocka_unit_test(test_truncated),
              cmocka_unit_test(test_bit_flips), cmocka_unit_test(test_wrong_length_or_key),
-             cmocka_unit_test(test_symlink_never_followed), cmocka_unit_test(test_unsafe_folders_refused),
-             cmocka_unit_test(test_eviction_lru), cmocka_unit_test(test_list_and_clear),
+             KJ_TEST_IN_DIR(test_symlink_never_followed), KJ_TEST_IN_DIR(test_unsafe_folders_refused),
+             KJ_TEST_IN_DIR(test_eviction_lru), KJ_TEST_IN_DIR(test_list_and_clear),
              cmocka_unit_test(test_parse_entry_rejects_short_input))

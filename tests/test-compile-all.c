@@ -38,9 +38,8 @@ static void on_progress(const kj_progress *p, void *user) {
 
 static void test_reduce_all_then_cached(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
     progress_check pc = {.caller = pthread_self()};
     kj_define fixed[] = {{"OP", "max"}, {"T", "f64"}};
     kj_compile_all_options o = {.kernel = "reduce", .fixed = fixed, .fixed_count = 2, .arch = "sm_90",
@@ -67,7 +66,7 @@ static void test_reduce_all_then_cached(void **state) {
     kj_runtime_destroy(rt);
 
     /* a second run, in a new runtime (as on another machine sharing the cache): all hits */
-    rt = compile_runtime(dir, &log);
+    rt = compile_runtime(kj_test_dir, &log);
     memset(&pc, 0, sizeof pc);
     pc.caller = pthread_self();
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
@@ -84,16 +83,14 @@ static void test_reduce_all_then_cached(void **state) {
     assert_true(cr.cache_hit);
     assert_int_equal(log.warnings, 0);
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
 }
 
 /* What `kernjit tune transpose` and `kernjit tune vector_add` compile: every valid variant builds for
  * sm_90; the 4 transpose variants that break a `require` line are skipped, not failed. */
 static void test_tuned_families_all(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
     kj_define eight[] = {{"ELEM_BYTES", "8"}}; /* the largest tile: 128 x 129 x 8 bytes of shared memory */
     kj_compile_all_options o = {.kernel = "transpose", .fixed = eight, .fixed_count = 1, .arch = "sm_90"};
     kj_compile_all_result r;
@@ -114,7 +111,6 @@ static void test_tuned_families_all(void **state) {
     assert_int_equal(r.failed, 0);
     assert_int_equal(log.warnings, 0);
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
 }
 
 static const char require_src[] = "//@kernjit entry k\n"
@@ -128,12 +124,11 @@ static const char require_src[] = "//@kernjit entry k\n"
 
 static void test_requirements_and_failures(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/req.cu", dir);
+    snprintf(path, sizeof path, "%s/req.cu", kj_test_dir);
     kj_test_write(path, require_src, strlen(require_src));
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
     kj_compile_all_options o = {.kernel = path, .threads = 3};
     kj_compile_all_result r;
     memset(&r, 0, sizeof r);
@@ -164,8 +159,7 @@ static void test_requirements_and_failures(void **state) {
     assert_int_equal(kj_compile_all(rt, &o, &r), KJ_ERR_INVALID_DEFINE);
     assert_non_null(strstr(kj_last_error(), "allowed values are 8 16 32"));
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
 }
 
-KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_reduce_all_then_cached),
-             cmocka_unit_test(test_requirements_and_failures), cmocka_unit_test(test_tuned_families_all))
+KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_reduce_all_then_cached),
+             KJ_TEST_IN_DIR(test_requirements_and_failures), KJ_TEST_IN_DIR(test_tuned_families_all))

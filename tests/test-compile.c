@@ -71,10 +71,9 @@ static void test_every_builtin_every_value(void **state) {
 
 static void test_cache_flow(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(dir, &log);
-    assert_string_equal(kj_cache_dir(rt), dir);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    assert_string_equal(kj_cache_dir(rt), kj_test_dir);
     kj_define d[] = {{"OP", "max"}, {"T", "i32"}};
     kj_request req = {.kernel = "reduce", .defines = d, .define_count = 2};
     kj_compile_result a, b, c;
@@ -85,7 +84,7 @@ static void test_cache_flow(void **state) {
     struct stat st;
     assert_int_equal(stat(a.cache_path, &st), 0);
     char expect_prefix[PATH_MAX];
-    snprintf(expect_prefix, sizeof expect_prefix, "%s/sm_90/%s.cubin", dir, a.key);
+    snprintf(expect_prefix, sizeof expect_prefix, "%s/sm_90/%s.cubin", kj_test_dir, a.key);
     assert_string_equal(a.cache_path, expect_prefix);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_true(b.cache_hit);
@@ -126,33 +125,30 @@ static void test_cache_flow(void **state) {
     KJ_ASSERT_OK(kj_cache_clear(rt, &entries, NULL));
     assert_int_equal(entries, 1);
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
 }
 
 /* Editing a .cu on KERNJIT_PATH takes effect on the next run: a new runtime sees a new key. */
 static void test_edit_takes_effect(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     char src[PATH_MAX];
-    snprintf(src, sizeof src, "%s/mine.cu", dir);
+    snprintf(src, sizeof src, "%s/mine.cu", kj_test_dir);
     const char *v1 = "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V; }\n";
     const char *v2 = "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V + 1; }\n";
     kj_test_write(src, v1, strlen(v1));
-    setenv("KERNJIT_PATH", dir, 1);
+    setenv("KERNJIT_PATH", kj_test_dir, 1);
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
     kj_request req = {.kernel = "mine"};
     kj_compile_result a, b;
     KJ_ASSERT_OK(kj_compile(rt, &req, &a));
     kj_runtime_destroy(rt);
     kj_test_write(src, v2, strlen(v2));
-    rt = compile_runtime(dir, &log);
+    rt = compile_runtime(kj_test_dir, &log);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_false(b.cache_hit);
     assert_string_not_equal(a.key, b.key);
     kj_runtime_destroy(rt);
     unsetenv("KERNJIT_PATH");
-    kj_test_rmdir(dir);
 }
 
 static void test_compile_error_log(void **state) {
@@ -174,8 +170,7 @@ static void test_compile_error_log(void **state) {
 static void test_cpp_entries(void **state) {
     (void)state;
     kj_test_log log;
-    char *dir = kj_test_tmpdir();
-    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
     const char *src = "template <typename T, int N> __global__ void scale(T *x, T a) { x[threadIdx.x % N] *= a; }\n"
                       "template __global__ void scale<float, 256>(float *, float);\n"
                       "__global__ void plain(int *x) { *x = 1; }\n";
@@ -195,7 +190,6 @@ static void test_cpp_entries(void **state) {
     assert_int_equal(kj_compile(rt, &none, NULL), KJ_ERR_UNKNOWN_ENTRY);
     assert_non_null(strstr(kj_last_error(), "scale, plain"));
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
 }
 
 /* Choosing the entry of a source without metadata: a template is no kernel until instantiated, so
@@ -298,8 +292,7 @@ static void test_cdp1_explained(void **state) {
 static void test_other_arch(void **state) {
     (void)state;
     kj_test_log log;
-    char *dir = kj_test_tmpdir();
-    kj_runtime *rt = compile_runtime(dir, &log);
+    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
     kj_request req = {.kernel = "reduce", .arch = "sm_80"};
     kj_compile_result r;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
@@ -313,7 +306,6 @@ static void test_other_arch(void **state) {
     bad.arch = "sm_999";
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
     /* a runtime for an arch NVRTC does not know is refused */
     kj_runtime_options o;
     kj_runtime_options_init(&o);
@@ -358,9 +350,9 @@ static void test_bad_options(void **state) {
     kj_runtime_destroy(rt);
 }
 
-KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), cmocka_unit_test(test_cache_flow),
-             cmocka_unit_test(test_edit_takes_effect), cmocka_unit_test(test_compile_error_log),
-             cmocka_unit_test(test_cpp_entries), cmocka_unit_test(test_entry_resolution),
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TEST_IN_DIR(test_cache_flow),
+             KJ_TEST_IN_DIR(test_edit_takes_effect), cmocka_unit_test(test_compile_error_log),
+             KJ_TEST_IN_DIR(test_cpp_entries), cmocka_unit_test(test_entry_resolution),
              cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
-             cmocka_unit_test(test_other_arch), cmocka_unit_test(test_no_device_means_no_launch),
+             KJ_TEST_IN_DIR(test_other_arch), cmocka_unit_test(test_no_device_means_no_launch),
              cmocka_unit_test(test_bad_options))

@@ -240,26 +240,25 @@ static size_t count_lines(const char *path, const char *needle) {
  * temporary files stay behind; forgetting by filter. */
 static void test_file_update(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/tuning.db", dir);
+    snprintf(path, sizeof path, "%s/tuning.db", kj_test_dir);
     kj_test_log log = {0};
     kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
     kj__tunedb db = {0};
-    KJ_ASSERT_OK(kj__tunedb_read(dir, &lg, &db));
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
     assert_int_equal(db.count, 0);
     assert_int_equal(log.warnings, 0);
 
     const char *damaged = GOOD "garbage\n" GOOD2 "trunc";
     kj_test_write(path, damaged, strlen(damaged));
-    KJ_ASSERT_OK(kj__tunedb_read(dir, &lg, &db));
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
     assert_int_equal(db.count, 2);
     assert_int_equal(log.warnings, 2);
     kj__tunedb_clear(&db);
 
     kj__tuned_rec r = rec(A100, 8, 0, "OP=sum T=f64", 24, "BLOCK_SIZE=512 COARSE_FACTOR=2");
     kj__tunedb merged = {0};
-    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, &r, NULL, NULL, &merged));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &r, NULL, NULL, &merged));
     assert_int_equal(merged.count, 3);
     kj__tunedb_clear(&merged);
     assert_int_equal(count_lines(path, "garbage"), 0);
@@ -269,7 +268,7 @@ static void test_file_update(void **state) {
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
     char cmd[PATH_MAX + 64];
-    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s' | grep tmp)\"", dir);
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s' | grep tmp)\"", kj_test_dir);
     assert_int_equal(system(cmd), 0);
 
     kj_tune_filter f;
@@ -277,35 +276,33 @@ static void test_file_update(void **state) {
     f.device = H100;
     f.fixed = "T=i32";
     size_t removed = 99;
-    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
     assert_int_equal(removed, 1);
     assert_int_equal(count_lines(path, "reduce\t"), 2);
     kj_tune_filter_init(&f);
     f.cc = 80;
-    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
     assert_int_equal(removed, 1);
     kj_tune_filter_init(&f);
     f.bucket = 19;
-    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
     assert_int_equal(removed, 0);
-    KJ_ASSERT_OK(kj__tunedb_update(dir, &lg, NULL, NULL, &removed, NULL)); /* no filter: nothing */
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, NULL, &removed, NULL)); /* no filter: nothing */
     assert_int_equal(count_lines(path, "reduce\t"), 1);
 
     /* not a regular file: ignored with a warning */
     unlink(path);
     mkdir(path, 0700);
     memset(&log, 0, sizeof log);
-    KJ_ASSERT_OK(kj__tunedb_read(dir, &lg, &db));
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
     assert_int_equal(db.count, 0);
     assert_int_equal(log.warnings, 1);
     rmdir(path);
-    kj_test_rmdir(dir);
 }
 
 /* Writers in several processes at once: every line survives (lock + re-read + rename). */
 static void test_concurrent_writers(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     enum { WRITERS = 4, EACH = 12 };
     for (int w = 0; w < WRITERS; w++) {
         pid_t pid = fork();
@@ -316,7 +313,7 @@ static void test_concurrent_writers(void **state) {
                 char fixed[64];
                 snprintf(fixed, sizeof fixed, "OP=sum T=w%di%d", w, i);
                 kj__tuned_rec r = rec(H100, 9, 0, fixed, 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
-                bad |= kj__tunedb_update(dir, NULL, &r, NULL, NULL, NULL) != KJ_OK;
+                bad |= kj__tunedb_update(kj_test_dir, NULL, &r, NULL, NULL, NULL) != KJ_OK;
             }
             _exit(bad);
         }
@@ -327,10 +324,9 @@ static void test_concurrent_writers(void **state) {
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
     kj__tunedb db = {0};
-    KJ_ASSERT_OK(kj__tunedb_read(dir, NULL, &db));
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, NULL, &db));
     assert_int_equal(db.count, WRITERS * EACH);
     kj__tunedb_clear(&db);
-    kj_test_rmdir(dir);
 }
 
 static void visit_count(const kj_tuned *t, void *user) {
@@ -341,12 +337,11 @@ static void visit_count(const kj_tuned *t, void *user) {
 /* The public API without a device: path, list, forget; lookups need a device. */
 static void test_public_api(void **state) {
     (void)state;
-    char *dir = kj_test_tmpdir();
     kj_test_log log;
-    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_NONE, &log);
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_NONE, &log);
     assert_non_null(rt);
     char want[PATH_MAX];
-    snprintf(want, sizeof want, "%s/tuning.db", dir);
+    snprintf(want, sizeof want, "%s/tuning.db", kj_test_dir);
     assert_string_equal(kj_tune_db_path(rt), want);
     size_t n = 0;
     KJ_ASSERT_OK(kj_tune_db_list(rt, visit_count, &n));
@@ -380,11 +375,10 @@ static void test_public_api(void **state) {
     o.kernel = "reduce";
     assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_NO_DEVICE);
     kj_runtime_destroy(rt);
-    kj_test_rmdir(dir);
 }
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_bucket_matching),
              cmocka_unit_test(test_keys_apart), cmocka_unit_test(test_format_round_trip),
              cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
-             cmocka_unit_test(test_binary_junk), cmocka_unit_test(test_file_update),
-             cmocka_unit_test(test_concurrent_writers), cmocka_unit_test(test_public_api))
+             cmocka_unit_test(test_binary_junk), KJ_TEST_IN_DIR(test_file_update),
+             KJ_TEST_IN_DIR(test_concurrent_writers), KJ_TEST_IN_DIR(test_public_api))

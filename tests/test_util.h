@@ -222,6 +222,9 @@ static inline size_t kj_test_sizes(size_t sizes[4]) {
     return count;
 }
 
+/* A test with a fresh kj_test_dir of its own, removed after it whatever its outcome. */
+#define KJ_TEST_IN_DIR(test) cmocka_unit_test_setup_teardown(test, kj_test_setup_dir, kj_test_teardown)
+
 /* main() of a test program: the tests (cmocka_unit_test(...), ...) run as one cmocka group with that
  * group setup and teardown (NULL, NULL: none). */
 #define KJ_TEST_MAIN(setup, teardown, ...)                                                          \
