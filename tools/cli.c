@@ -295,29 +295,21 @@ static void json_escaped(const char *s) {
     fputc('"', stdout);
 }
 
-void json_begin_object(void) {
-    json_key(NULL);
-    fputc('{', stdout);
-    json_need_comma[++json_depth] = 0;
-}
-void json_object_in(const char *key) {
+/* An object or array under key (NULL: at the top or in an array), opened with `bracket`. */
+static void json_open(const char *key, char bracket) {
     json_key(key);
-    fputc('{', stdout);
+    fputc(bracket, stdout);
     json_need_comma[++json_depth] = 0;
 }
-void json_end_object(void) {
-    fputc('}', stdout);
+static void json_close(char bracket) {
+    fputc(bracket, stdout);
     json_depth--;
 }
-void json_begin_array(const char *key) {
-    json_key(key);
-    fputc('[', stdout);
-    json_need_comma[++json_depth] = 0;
-}
-void json_end_array(void) {
-    fputc(']', stdout);
-    json_depth--;
-}
+void json_begin_object(void) { json_open(NULL, '{'); }
+void json_object_in(const char *key) { json_open(key, '{'); }
+void json_end_object(void) { json_close('}'); }
+void json_begin_array(const char *key) { json_open(key, '['); }
+void json_end_array(void) { json_close(']'); }
 void json_string(const char *key, const char *value) {
     json_key(key);
     json_escaped(value);

@@ -1,6 +1,7 @@
 /* kernjit tune: time every variant of a kernel (or a budgeted part of them) on this device, keep the
  * fastest correct one in the tuning database; --show and --forget manage that database. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <math.h>
 #include <stdlib.h>
@@ -161,13 +162,8 @@ static void print_text(const kj_tune_result *r) {
 
 static void print_json(const kj_tune_result *r) {
     json_begin_object();
-    json_string("kernel", r->kernel);
-    json_string("entry", r->entry);
-    json_string("fixed", r->fixed);
-    json_uint("n", r->n);
-    json_uint("bucket", r->bucket);
-    json_string("device", r->device);
-    json_string("strategy", r->strategy);
+    json_fields("kernel=%s entry=%s fixed=%s n=%" PRIu64 " bucket=%u device=%s strategy=%s", r->kernel, r->entry,
+                r->fixed, r->n, r->bucket, r->device, r->strategy);
     json_begin_array("dims");
     for (size_t d = 0; d < kj_space_dim_count(r->space); d++) {
         json_begin_object();
@@ -182,36 +178,22 @@ static void print_json(const kj_tune_result *r) {
     for (size_t i = 0; i < r->variant_count; i++) {
         const kj_tune_variant *v = &r->variants[i];
         json_begin_object();
-        json_string("variant", v->label);
-        json_string("status", status_word(v->status));
-        if (v->status == KJ_VARIANT_MEASURED) {
-            json_double("median_us", v->median_us);
-            json_double("min_us", v->min_us);
-            json_double("max_us", v->max_us);
-            json_double("gbps", v->gbps);
-            json_uint("samples", v->samples);
-            json_uint("batch", v->batch);
-        }
+        json_fields("variant=%s status=%s", v->label, status_word(v->status));
+        if (v->status == KJ_VARIANT_MEASURED)
+            json_fields("median_us=%g min_us=%g max_us=%g gbps=%g samples=%u batch=%u", v->median_us, v->min_us,
+                        v->max_us, v->gbps, v->samples, v->batch);
         if (v->registers) json_int("registers", v->registers);
         if (*v->note) json_string("note", v->note);
         json_end_object();
     }
     json_end_array();
     json_object_in("winner");
-    json_string("variant", r->variants[r->best].label);
-    json_double("sweep_us", r->best_us);
-    json_double("sweep_gbps", r->best_gbps);
-    json_double("remeasured_us", r->remeasured_us);
-    json_double("remeasured_gbps", r->remeasured_gbps);
-    json_uint("remeasured_samples", r->remeasured_samples);
+    json_fields("variant=%s sweep_us=%g sweep_gbps=%g remeasured_us=%g remeasured_gbps=%g remeasured_samples=%u",
+                r->variants[r->best].label, r->best_us, r->best_gbps, r->remeasured_us, r->remeasured_gbps,
+                r->remeasured_samples);
     json_end_object();
-    json_double("compile_ms", r->compile_ms);
-    json_double("measure_ms", r->measure_ms);
-    json_double("total_ms", r->total_ms);
-    json_uint("compiled", r->compiled);
-    json_uint("cached", r->cached);
-    json_uint("threads", r->threads);
-    json_bool("stored", r->stored);
+    json_fields("compile_ms=%g measure_ms=%g total_ms=%g compiled=%zu cached=%zu threads=%u stored?=%d",
+                r->compile_ms, r->measure_ms, r->total_ms, r->compiled, r->cached, r->threads, r->stored);
     if (r->db_path) json_string("db", r->db_path);
     json_end_object();
     json_done();
@@ -323,19 +305,10 @@ static void show_one(const kj_tuned *t, void *user) {
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&tt));
     if (st->format == 'j') {
         json_begin_object();
-        json_string("kernel", t->kernel);
-        json_string("entry", t->entry);
-        json_string("fixed", t->fixed);
-        json_uint("bucket", t->bucket);
-        json_string("device", t->device);
-        json_int("cc_major", t->cc_major);
-        json_int("cc_minor", t->cc_minor);
-        json_string("version", t->version);
-        json_string("values", t->values);
-        json_double("gbps", t->gbps);
-        json_double("us", t->us);
-        json_uint("n", t->n);
-        json_int("time", t->time);
+        json_fields("kernel=%s entry=%s fixed=%s bucket=%u device=%s cc_major=%d cc_minor=%d version=%s values=%s "
+                    "gbps=%g us=%g n=%" PRIu64 " time=%lld",
+                    t->kernel, t->entry, t->fixed, t->bucket, t->device, t->cc_major, t->cc_minor, t->version,
+                    t->values, t->gbps, t->us, t->n, (long long)t->time);
         json_end_object();
     } else if (st->format == 'c') {
         if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time\n");
@@ -401,8 +374,7 @@ static int do_forget(const args *a) {
         rc = cli_fail("tune", s);
     } else if (a->format == 'j') {
         json_begin_object();
-        json_uint("removed", removed);
-        json_string("db", kj_tune_db_path(rt));
+        json_fields("removed=%zu db=%s", removed, kj_tune_db_path(rt));
         json_end_object();
         json_done();
     } else {
@@ -462,34 +434,35 @@ int cmd_tune(int argc, char **argv) {
         }
         case 'o': {
             kj_op op;
-            if (kj_op_parse(optarg, &op) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
-            if ((rc = add_define(&a, "OP", optarg)) != EXIT_OK) return rc;
+            if ((rc = cli_parsed("tune", kj_op_parse(optarg, &op))) != EXIT_OK ||
+                (rc = add_define(&a, "OP", optarg)) != EXIT_OK)
+                return rc;
             break;
         }
         case 't': {
             kj_type type;
-            if (kj_type_parse(optarg, &type) != KJ_OK) return cli_usage("tune", "%s", kj_last_error());
+            if ((rc = cli_parsed("tune", kj_type_parse(optarg, &type))) != EXIT_OK) return rc;
             if (a.type) return cli_usage("tune", "--type is given twice");
             a.type = optarg; /* its macro depends on the kernel, named after the options */
             snprintf(a.elem_bytes, sizeof a.elem_bytes, "%zu", kj_type_size(type));
             break;
         }
         case 'n':
-            if (cli_parse_count(optarg, 1ull << 40, &a.n) != 0 || a.n == 0)
-                return cli_usage("tune", "--n '%s' is not a count from 1 (examples: 1000003, 64M, 2^28)", optarg);
+            if ((rc = cli_count_arg("tune", "--n", optarg, 1, 1ull << 40, "from 1 (examples: 1000003, 64M, 2^28)",
+                                    &a.n)) != EXIT_OK)
+                return rc;
             a.n_given = 1;
             break;
         case 'b':
-            if (cli_parse_uint(optarg, 1u << 20, &a.budget) != 0 || a.budget == 0)
-                return cli_usage("tune", "--budget '%s' is not a count of variants from 1", optarg);
+            if ((rc = cli_uint_arg("tune", "--budget", optarg, 1, 1u << 20, "of variants from 1", &a.budget)) != EXIT_OK)
+                return rc;
             break;
         case 's':
             if (cli_parse_uint(optarg, 100000, &a.samples) != 0 || a.samples < 10)
                 return cli_usage("tune", "--samples '%s': the median is taken over 10 to 100000 samples", optarg);
             break;
         case 'J':
-            if (cli_parse_uint(optarg, 64, &a.threads) != 0 || a.threads == 0)
-                return cli_usage("tune", "--threads '%s' is not a count from 1 to 64", optarg);
+            if ((rc = cli_uint_arg("tune", "--threads", optarg, 1, 64, "from 1 to 64", &a.threads)) != EXIT_OK) return rc;
             break;
         case 'S':
             if (cli_parse_uint(optarg, UINT64_MAX, &a.seed) != 0)
