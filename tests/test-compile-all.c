@@ -6,20 +6,6 @@
 
 #include <pthread.h>
 
-static kj_runtime *compile_runtime(const char *dir, kj_test_log *log) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = KJ_DEVICE_NONE;
-    o.arch = "sm_90";
-    o.cache_dir = dir;
-    o.log = kj_test_log_fn;
-    o.log_user = log;
-    memset(log, 0, sizeof *log);
-    kj_runtime *rt = NULL;
-    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
-    return rt;
-}
-
 typedef struct {
     size_t calls, last_done, total;
     int out_of_order, wrong_thread;
@@ -39,7 +25,7 @@ static void on_progress(const kj_progress *p, void *user) {
 static void test_reduce_all_then_cached(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     progress_check pc = {.caller = pthread_self()};
     kj_define fixed[] = {{"OP", "max"}, {"T", "f64"}};
     kj_compile_all_options o = {.kernel = "reduce", .fixed = fixed, .fixed_count = 2, .arch = "sm_90",
@@ -66,7 +52,7 @@ static void test_reduce_all_then_cached(void **state) {
     kj_runtime_destroy(rt);
 
     /* a second run, in a new runtime (as on another machine sharing the cache): all hits */
-    rt = compile_runtime(kj_test_dir, &log);
+    rt = kj_test_compile_runtime(kj_test_dir, &log);
     memset(&pc, 0, sizeof pc);
     pc.caller = pthread_self();
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
@@ -90,7 +76,7 @@ static void test_reduce_all_then_cached(void **state) {
 static void test_tuned_families_all(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     kj_define eight[] = {{"ELEM_BYTES", "8"}}; /* the largest tile: 128 x 129 x 8 bytes of shared memory */
     kj_compile_all_options o = {.kernel = "transpose", .fixed = eight, .fixed_count = 1, .arch = "sm_90"};
     kj_compile_all_result r;
@@ -128,7 +114,7 @@ static void test_requirements_and_failures(void **state) {
     snprintf(path, sizeof path, "%s/req.cu", kj_test_dir);
     kj_test_write(path, require_src, strlen(require_src));
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     kj_compile_all_options o = {.kernel = path, .threads = 3};
     kj_compile_all_result r;
     memset(&r, 0, sizeof r);

@@ -5,23 +5,6 @@
 
 #include <sys/stat.h>
 
-static kj_runtime *compile_runtime(const char *dir, kj_test_log *log) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = KJ_DEVICE_NONE;
-    o.arch = "sm_90";
-    o.cache_dir = dir;
-    o.cache_mode = dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
-    o.log = kj_test_log_fn;
-    o.log_user = log;
-    memset(log, 0, sizeof *log);
-    kj_runtime *rt = NULL;
-    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
-    assert_false(kj_runtime_has_device(rt));
-    assert_string_equal(kj_runtime_arch(rt), "sm_90");
-    return rt;
-}
-
 static void compile_ok(kj_runtime *rt, const char *kernel, const kj_define *d, size_t nd) {
     kj_request req = {.kernel = kernel, .defines = d, .define_count = nd};
     kj_compile_result r;
@@ -37,7 +20,7 @@ static void compile_ok(kj_runtime *rt, const char *kernel, const kj_define *d, s
 static void test_every_builtin_every_value(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     size_t compiled = 0;
     for (size_t i = 0; kj_builtin_name(i); i++) {
         const char *name = kj_builtin_name(i);
@@ -72,7 +55,7 @@ static void test_every_builtin_every_value(void **state) {
 static void test_cache_flow(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     assert_string_equal(kj_cache_dir(rt), kj_test_dir);
     kj_define d[] = {{"OP", "max"}, {"T", "i32"}};
     kj_request req = {.kernel = "reduce", .defines = d, .define_count = 2};
@@ -137,13 +120,13 @@ static void test_edit_takes_effect(void **state) {
     kj_test_write(src, v1, strlen(v1));
     setenv("KERNJIT_PATH", kj_test_dir, 1);
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     kj_request req = {.kernel = "mine"};
     kj_compile_result a, b;
     KJ_ASSERT_OK(kj_compile(rt, &req, &a));
     kj_runtime_destroy(rt);
     kj_test_write(src, v2, strlen(v2));
-    rt = compile_runtime(kj_test_dir, &log);
+    rt = kj_test_compile_runtime(kj_test_dir, &log);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_false(b.cache_hit);
     assert_string_not_equal(a.key, b.key);
@@ -154,7 +137,7 @@ static void test_edit_takes_effect(void **state) {
 static void test_compile_error_log(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     kj_request req = {.kernel = "broken.cu",
                       .source_text = "extern \"C\" __global__ void k(int *x) {\n  x[0] = not_declared;\n}\n"};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
@@ -170,7 +153,7 @@ static void test_compile_error_log(void **state) {
 static void test_cpp_entries(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     const char *src = "template <typename T, int N> __global__ void scale(T *x, T a) { x[threadIdx.x % N] *= a; }\n"
                       "template __global__ void scale<float, 256>(float *, float);\n"
                       "__global__ void plain(int *x) { *x = 1; }\n";
@@ -197,7 +180,7 @@ static void test_cpp_entries(void **state) {
 static void test_entry_resolution(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     kj_compile_result r;
     const char *tmpl = "template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n";
     kj_request req = {.kernel = "t.cu", .source_text = tmpl};
@@ -252,7 +235,7 @@ static const char *rdc_source =
 static void test_link_device_runtime(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     kj_request req = {.kernel = "dp.cu", .source_text = rdc_source};
     kj_compile_result r;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
@@ -273,7 +256,7 @@ static void test_link_device_runtime(void **state) {
 static void test_cdp1_explained(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     const char *cdp1 = "//@kernjit entry parent\n//@kernjit rdc\n"
                        "extern \"C\" __global__ void child(int *x) { *x = 1; }\n"
                        "extern \"C\" __global__ void parent(int *x) {\n"
@@ -292,7 +275,7 @@ static void test_cdp1_explained(void **state) {
 static void test_other_arch(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(kj_test_dir, &log);
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     kj_request req = {.kernel = "reduce", .arch = "sm_80"};
     kj_compile_result r;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
@@ -319,7 +302,7 @@ static void test_other_arch(void **state) {
 static void test_no_device_means_no_launch(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     kj_request req = {.kernel = "reduce"};
     kj_kernel *k = NULL;
     assert_int_equal(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_NO_DEVICE);
@@ -333,7 +316,7 @@ static void test_no_device_means_no_launch(void **state) {
 static void test_bad_options(void **state) {
     (void)state;
     kj_test_log log;
-    kj_runtime *rt = compile_runtime(NULL, &log);
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     const char *opts[] = {"-arch=sm_80"};
     kj_request req = {.kernel = "reduce", .options = opts, .option_count = 1};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);

@@ -3,12 +3,8 @@
 #include "test_util.h"
 
 static kj_runtime *compile_only(void) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = KJ_DEVICE_NONE;
-    o.cache_mode = KJ_CACHE_MEMORY_ONLY;
-    kj_runtime *rt = NULL;
-    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    kj_runtime *rt = kj_test_runtime(NULL, KJ_DEVICE_NONE, NULL); /* the cache in memory only */
+    assert_non_null(rt);
     return rt;
 }
 

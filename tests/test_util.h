@@ -59,11 +59,13 @@ static inline void kj_test_log_fn(kj_log_level level, const char *message, void 
     snprintf(log->last, sizeof log->last, "%s", message);
 }
 
-/* A runtime with its cache in dir (NULL: memory only), device as given. */
-static inline kj_runtime *kj_test_runtime(const char *dir, int device, kj_test_log *log) {
+/* A runtime with its cache in dir (NULL: memory only), device as given (KJ_DEVICE_NONE: compile-only,
+ * for arch, NULL: the default), warnings into log (NULL: the library's default). */
+static inline kj_runtime *kj_test_runtime_for(const char *dir, int device, const char *arch, kj_test_log *log) {
     kj_runtime_options o;
     kj_runtime_options_init(&o);
     o.device = device;
+    o.arch = arch;
     o.cache_dir = dir;
     o.cache_mode = dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
     if (log) {
@@ -74,6 +76,19 @@ static inline kj_runtime *kj_test_runtime(const char *dir, int device, kj_test_l
     kj_runtime *rt = NULL;
     kj_status s = kj_runtime_create(&o, &rt);
     if (s != KJ_OK) fprintf(stderr, "kj_runtime_create: %s\n", kj_last_error());
+    return rt;
+}
+
+static inline kj_runtime *kj_test_runtime(const char *dir, int device, kj_test_log *log) {
+    return kj_test_runtime_for(dir, device, NULL, log);
+}
+
+/* A compile-only runtime for sm_90 (asserted). */
+static inline kj_runtime *kj_test_compile_runtime(const char *dir, kj_test_log *log) {
+    kj_runtime *rt = kj_test_runtime_for(dir, KJ_DEVICE_NONE, "sm_90", log);
+    assert_non_null(rt);
+    assert_false(kj_runtime_has_device(rt));
+    assert_string_equal(kj_runtime_arch(rt), "sm_90");
     return rt;
 }
 

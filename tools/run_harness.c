@@ -41,7 +41,8 @@ void run_json_time(const run_ctx *c) {
 void run_text_time(const run_ctx *c, const char *note) {
     printf("  time        %.2f us median of %llu runs", c->median_ms * 1e3, (unsigned long long)c->repeat);
     if (c->family->reports_gbps) printf(", %.1f GB/s", gbps(c));
-    printf(note ? " (%s)\n" : "\n", note);
+    if (note) printf(" (%s)", note);
+    putchar('\n');
 }
 
 void run_text_checked(const run_ctx *c, kj_origin origin, int ok, const char *how, const char *note) {
