@@ -253,10 +253,7 @@ static int plot_result(const kj_tune_result *r, const char *path) {
 
 /* ---- tuning ---------------------------------------------------------------------------------- */
 
-static int do_tune(const args *a) {
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 0, NULL, 0);
-    if (s != KJ_OK) return cli_fail("tune", s);
+static int do_tune(kj_runtime *rt, const args *a) {
     kj_tune_options o;
     kj_tune_options_init(&o);
     o.kernel = a->kernel;
@@ -271,7 +268,7 @@ static int do_tune(const args *a) {
     o.dry_run = a->dry_run;
     o.progress = on_progress;
     kj_tune_result *r;
-    s = kj_tune(rt, &o, &r);
+    kj_status s = kj_tune(rt, &o, &r);
     cli_progress_end();
     int rc = EXIT_OK;
     if (s != KJ_OK) {
@@ -284,7 +281,6 @@ static int do_tune(const args *a) {
         if (a->plot) rc = plot_result(r, a->plot);
         kj_tune_result_free(r);
     }
-    kj_runtime_destroy(rt);
     return rc;
 }
 
@@ -326,30 +322,21 @@ static void show_one(const kj_tuned *t, void *user) {
     st->count++;
 }
 
-static int do_show(const args *a) {
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 1, NULL, 0);
-    if (s != KJ_OK) return cli_fail("tune", s);
-    int rc = EXIT_OK;
+static int do_show(kj_runtime *rt, const args *a) {
     show_state st = {a->format, 0};
     filter_kernel = a->kernel;
     if (a->format == 'j') json_begin_array(NULL);
-    s = kj_tune_db_list(rt, show_one, &st);
+    kj_status s = kj_tune_db_list(rt, show_one, &st);
     if (a->format == 'j') {
         json_end_array();
         json_done();
     } else if (s == KJ_OK && a->format == 't') {
         printf("%zu entr%s in %s\n", st.count, st.count == 1 ? "y" : "ies", kj_tune_db_path(rt));
     }
-    if (s != KJ_OK) rc = cli_fail("tune", s);
-    kj_runtime_destroy(rt);
-    return rc;
+    return s == KJ_OK ? EXIT_OK : cli_fail("tune", s);
 }
 
-static int do_forget(const args *a) {
-    kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, 1, NULL, 0);
-    if (s != KJ_OK) return cli_fail("tune", s);
+static int do_forget(kj_runtime *rt, const args *a) {
     kj_tune_filter f;
     kj_tune_filter_init(&f);
     f.kernel = a->kernel;
@@ -368,11 +355,9 @@ static int do_forget(const args *a) {
     }
     if (a->ndef) f.fixed = fixed;
     size_t removed = 0;
-    s = kj_tune_db_forget(rt, &f, &removed);
-    int rc = EXIT_OK;
-    if (s != KJ_OK) {
-        rc = cli_fail("tune", s);
-    } else if (a->format == 'j') {
+    kj_status s = kj_tune_db_forget(rt, &f, &removed);
+    if (s != KJ_OK) return cli_fail("tune", s);
+    if (a->format == 'j') {
         json_begin_object();
         json_fields("removed=%zu db=%s", removed, kj_tune_db_path(rt));
         json_end_object();
@@ -380,8 +365,7 @@ static int do_forget(const args *a) {
     } else {
         printf("removed %zu entr%s from %s\n", removed, removed == 1 ? "y" : "ies", kj_tune_db_path(rt));
     }
-    kj_runtime_destroy(rt);
-    return rc;
+    return EXIT_OK;
 }
 
 /* ---- arguments ------------------------------------------------------------------------------- */
@@ -498,17 +482,19 @@ int cmd_tune(int argc, char **argv) {
                                                                        : add_define(&a, "T", a.type)) != EXIT_OK)
         return rc;
     if (a.show && a.forget) return cli_usage("tune", "--show or --forget, not both");
-    if (a.show) {
-        if (a.entry || a.ndef || a.n_given || a.device || a.cc >= 0)
-            return cli_usage("tune", "--show takes only a kernel name (and --json or --csv)");
-        return do_show(&a);
-    }
-    if (a.forget) {
-        if (a.budget || a.samples || a.threads || a.seed || a.dry_run)
-            return cli_usage("tune", "--forget takes filters only: KERNEL, --entry, -D, --n, --device, --cc");
-        return do_forget(&a);
-    }
-    if (a.device || a.cc >= 0) return cli_usage("tune", "--device and --cc are filters for --forget");
-    if (!a.kernel) return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)");
-    return do_tune(&a);
+    if (a.show && (a.entry || a.ndef || a.n_given || a.device || a.cc >= 0))
+        return cli_usage("tune", "--show takes only a kernel name (and --json or --csv)");
+    if (a.forget && (a.budget || a.samples || a.threads || a.seed || a.dry_run))
+        return cli_usage("tune", "--forget takes filters only: KERNEL, --entry, -D, --n, --device, --cc");
+    if (!a.show && !a.forget && (a.device || a.cc >= 0))
+        return cli_usage("tune", "--device and --cc are filters for --forget");
+    if (!a.show && !a.forget && !a.kernel)
+        return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)");
+    /* the database is in the cache folder: --show and --forget need no device */
+    kj_runtime *rt;
+    kj_status s = cli_runtime(&rt, a.show || a.forget, NULL, 0);
+    if (s != KJ_OK) return cli_fail("tune", s);
+    rc = a.show ? do_show(rt, &a) : a.forget ? do_forget(rt, &a) : do_tune(rt, &a);
+    kj_runtime_destroy(rt);
+    return rc;
 }
