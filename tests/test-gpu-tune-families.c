@@ -59,7 +59,7 @@ static void check_transpose(kj_runtime *r, kj_type type, size_t rows, size_t col
 /* c = a + b over n random elements, the arrays `offset` elements into their allocations; every sum
  * must equal the CPU's bit for bit. */
 static void check_vector_add(kj_runtime *r, kj_type type, size_t n, size_t offset, const kj_vector_add_options *o) {
-    size_t es = kj_type_size(type), bytes = n * es, alloc = (n + offset) * es, off = offset * es;
+    size_t es = kj_type_size(type), bytes = n * es, off = offset * es;
     unsigned char *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
     assert_non_null(a);
     assert_non_null(b);
@@ -75,17 +75,11 @@ static void check_vector_add(kj_runtime *r, kj_type type, size_t n, size_t offse
             ((float *)b)[i] = (float)v;
         }
     }
-    kj_devptr da, db, dc;
-    KJ_ASSERT_OK(kj_mem_alloc(r, alloc, &da));
-    KJ_ASSERT_OK(kj_mem_alloc(r, alloc, &db));
-    KJ_ASSERT_OK(kj_mem_alloc(r, alloc, &dc));
-    KJ_ASSERT_OK(kj_memcpy_htod(r, da + off, a, bytes));
-    KJ_ASSERT_OK(kj_memcpy_htod(r, db + off, b, bytes));
-    KJ_ASSERT_OK(kj_memset_u8(r, dc, 0xA5, alloc));
+    kj_devptr d[3];
+    kj_test_vector_add_buffers(r, a, b, bytes, off, d);
+    KJ_ASSERT_OK(kj_vector_add(r, type, d[0] + off, d[1] + off, d[2] + off, n, o));
     KJ_ASSERT_OK(kj_synchronize(r));
-    KJ_ASSERT_OK(kj_vector_add(r, type, da + off, db + off, dc + off, n, o));
-    KJ_ASSERT_OK(kj_synchronize(r));
-    KJ_ASSERT_OK(kj_memcpy_dtoh(r, c, dc + off, bytes));
+    KJ_ASSERT_OK(kj_memcpy_dtoh(r, c, d[2] + off, bytes));
     size_t wrong = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         int same;
@@ -99,9 +93,7 @@ static void check_vector_add(kj_runtime *r, kj_type type, size_t n, size_t offse
         if (!same && wrong++ == 0) first = i;
     }
     if (wrong) fail_msg("n = %zu %s: %zu sums wrong, the first at %zu", n, kj_type_name(type), wrong, first);
-    KJ_ASSERT_OK(kj_mem_free(r, da));
-    KJ_ASSERT_OK(kj_mem_free(r, db));
-    KJ_ASSERT_OK(kj_mem_free(r, dc));
+    for (int i = 0; i < 3; i++) KJ_ASSERT_OK(kj_mem_free(r, d[i]));
     free(a);
     free(b);
     free(c);

@@ -32,24 +32,19 @@ typedef struct setup_args {
 } setup_args;
 
 static void check_one(kj_runtime *rt, kj_type type, size_t n, const setup_args *s, uint64_t *seed) {
-    size_t es = kj_type_size(type), bytes = n * es, alloc = (n + s->offset) * es, off = s->offset * es;
+    size_t es = kj_type_size(type), bytes = n * es, off = s->offset * es;
     void *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
     assert_non_null(a);
     assert_non_null(b);
     assert_non_null(c);
     fill(type, a, n, seed);
     fill(type, b, n, seed);
-    kj_devptr da, db, dc;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, alloc, &da));
-    KJ_ASSERT_OK(kj_mem_alloc(rt, alloc, &db));
-    KJ_ASSERT_OK(kj_mem_alloc(rt, alloc, &dc));
-    KJ_ASSERT_OK(kj_memcpy_htod(rt, da + off, a, bytes));
-    KJ_ASSERT_OK(kj_memcpy_htod(rt, db + off, b, bytes));
-    KJ_ASSERT_OK(kj_memset_u8(rt, dc, 0xA5, alloc)); /* poisoned: an element never written shows */
-    kj_devptr out = s->in_place ? da + off : dc + off;
+    kj_devptr d[3];
+    kj_test_vector_add_buffers(rt, a, b, bytes, off, d);
+    kj_devptr out = s->in_place ? d[0] + off : d[2] + off;
     kj_vector_add_report rep;
     kj_vector_add_options o = {s->block, s->unroll, NULL, &rep};
-    KJ_ASSERT_OK(kj_vector_add(rt, type, da + off, db + off, out, n, &o));
+    KJ_ASSERT_OK(kj_vector_add(rt, type, d[0] + off, d[1] + off, out, n, &o));
     KJ_ASSERT_OK(kj_synchronize(rt));
     KJ_ASSERT_OK(kj_memcpy_dtoh(rt, c, out, bytes));
     assert_string_equal(rep.entry, s->entry);
@@ -63,12 +58,10 @@ static void check_one(kj_runtime *rt, kj_type type, size_t n, const setup_args *
     /* the elements before the vectors are left alone */
     if (s->offset && !s->in_place) {
         unsigned char before[64];
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, before, dc, off));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, before, d[2], off));
         for (size_t i = 0; i < off; i++) assert_int_equal(before[i], 0xA5);
     }
-    KJ_ASSERT_OK(kj_mem_free(rt, da));
-    KJ_ASSERT_OK(kj_mem_free(rt, db));
-    KJ_ASSERT_OK(kj_mem_free(rt, dc));
+    for (int i = 0; i < 3; i++) KJ_ASSERT_OK(kj_mem_free(rt, d[i]));
     free(a);
     free(b);
     free(c);

@@ -22,6 +22,13 @@
 /* meson treats exit code 77 as "skipped" */
 #define KJ_TEST_SKIP 77
 
+/* A call that must succeed: else the test fails with the status and the library's message. */
+#define KJ_ASSERT_OK(expr)                                                                          \
+    do {                                                                                            \
+        kj_status kj_test_s_ = (expr);                                                              \
+        if (kj_test_s_ != KJ_OK) fail_msg("%s -> %s: %s", #expr, kj_status_name(kj_test_s_), kj_last_error()); \
+    } while (0)
+
 /* A fresh folder under /tmp, removed by kj_test_rmdir. */
 static inline char *kj_test_tmpdir(void) {
     char *dir = strdup("/tmp/kernjit-test-XXXXXX");
@@ -175,6 +182,17 @@ static inline void kj_test_assert_tuned(const kj_tune_result *r, const char *ker
     assert_int_equal(r->measured + r->skipped, variants);
 }
 
+/* The vector add's buffers on the device: d[0] and d[1] hold a and b (bytes each) `offset` bytes into
+ * allocations of offset + bytes, d[2] is all poisoned (0xA5); ready when this returns. */
+static inline void kj_test_vector_add_buffers(kj_runtime *rt, const void *a, const void *b, size_t bytes, size_t offset,
+                                              kj_devptr d[3]) {
+    for (int i = 0; i < 3; i++) KJ_ASSERT_OK(kj_mem_alloc(rt, offset + bytes, &d[i]));
+    KJ_ASSERT_OK(kj_memcpy_htod(rt, d[0] + offset, a, bytes));
+    KJ_ASSERT_OK(kj_memcpy_htod(rt, d[1] + offset, b, bytes));
+    KJ_ASSERT_OK(kj_memset_u8(rt, d[2], 0xA5, offset + bytes)); /* an element never written shows */
+    KJ_ASSERT_OK(kj_synchronize(rt));
+}
+
 /* A runtime on the device with its cache in kj_test_dir (asserted), its warnings in log (NULL: none). */
 static inline kj_runtime *kj_test_gpu_runtime(kj_test_log *log) {
     kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, log);
@@ -247,11 +265,5 @@ static inline size_t kj_test_sizes(size_t sizes[4]) {
         const struct CMUnitTest tests[] = {__VA_ARGS__};                                            \
         return cmocka_run_group_tests(tests, setup, teardown);                                      \
     }
-
-#define KJ_ASSERT_OK(expr)                                                                          \
-    do {                                                                                            \
-        kj_status kj_test_s_ = (expr);                                                              \
-        if (kj_test_s_ != KJ_OK) fail_msg("%s -> %s: %s", #expr, kj_status_name(kj_test_s_), kj_last_error()); \
-    } while (0)
 
 #endif
