@@ -320,10 +320,8 @@ static void test_wrong_variants_never_win(void **state) {
 
 static void test_errors(void **state) {
     (void)state;
-    kj_tune_options o;
-    kj_tune_options_init(&o);
+    kj_tune_options o = kj_test_tune_options("transpose", NULL, 0, 0);
     kj_tune_result *r = NULL;
-    o.kernel = "transpose";
     o.entry = "transpose_vec";
     assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "fixed 32 x 32 tile"));

@@ -201,10 +201,8 @@ static void test_other_entries(void **state) {
 
 static void test_errors_and_forget(void **state) {
     (void)state;
-    kj_tune_options o;
-    kj_tune_options_init(&o);
+    kj_tune_options o = kj_test_tune_options("reduce", NULL, 0, 0);
     kj_tune_result *r = NULL;
-    o.kernel = "reduce";
     o.samples = 5;
     assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_USAGE);
     o.samples = 0;
@@ -224,13 +222,7 @@ static void test_errors_and_forget(void **state) {
     assert_null(r);
 
     /* forgetting the sum entry: kj_reduce is back to the defaults */
-    kj_tune_filter f;
-    kj_tune_filter_init(&f);
-    f.kernel = "reduce";
-    f.fixed = "OP=sum";
-    size_t removed = 0;
-    KJ_ASSERT_OK(kj_tune_db_forget(kj_test_rt, &f, &removed));
-    assert_int_equal(removed, 1);
+    assert_int_equal(kj_test_forget(kj_test_rt, "reduce", "OP=sum"), 1);
     kj_devptr d;
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (1u << 20) * 4, &d));
     KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, d, 0, (1u << 20) * 4));

@@ -352,13 +352,8 @@ static void test_public_api(void **state) {
     assert_int_equal(n, 2);
     assert_int_equal(log.warnings, 1);
     assert_non_null(strstr(log.last, "line 3"));
-    kj_tune_filter f;
-    kj_tune_filter_init(&f);
-    f.kernel = "reduce";
-    f.fixed = "OP=max";
+    assert_int_equal(kj_test_forget(rt, "reduce", "OP=max"), 1);
     size_t removed = 0;
-    KJ_ASSERT_OK(kj_tune_db_forget(rt, &f, &removed));
-    assert_int_equal(removed, 1);
     KJ_ASSERT_OK(kj_tune_db_forget(rt, NULL, &removed));
     assert_int_equal(removed, 1);
     kj_tuned t;

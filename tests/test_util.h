@@ -167,6 +167,18 @@ static inline kj_tune_options kj_test_tune_options(const char *kernel, const kj_
     return o;
 }
 
+/* kj_tune_db_forget of the entries of kernel with those fixed macros: how many it removed (asserted to
+ * succeed). */
+static inline size_t kj_test_forget(kj_runtime *rt, const char *kernel, const char *fixed) {
+    kj_tune_filter f;
+    kj_tune_filter_init(&f);
+    f.kernel = kernel;
+    f.fixed = fixed;
+    size_t removed = 0;
+    KJ_ASSERT_OK(kj_tune_db_forget(rt, &f, &removed));
+    return removed;
+}
+
 /* A tuning that went right: what was tuned, and each of its `variants` measured or skipped (none wrong,
  * failed or left untried). */
 static inline void kj_test_assert_tuned(const kj_tune_result *r, const char *kernel, const char *entry,
