@@ -46,6 +46,7 @@
 #ifndef KERNJIT_H
 #define KERNJIT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,11 @@ extern "C" {
 #define KJ_API __attribute__((visibility("default")))
 #else
 #define KJ_API
+#endif
+#if defined(__GNUC__)
+#define KJ_FORMAT_PRINTF(f, a) __attribute__((format(printf, f, a))) /* the compiler checks the arguments */
+#else
+#define KJ_FORMAT_PRINTF(f, a)
 #endif
 
 /* ------------------------------------------------------------------------------------------------
@@ -110,6 +116,16 @@ KJ_API int kj_status_class(kj_status status);
  * call or its exit. Successful calls leave it as it is. Thread-safe (one message per thread). Never
  * NULL. No errors. */
 KJ_API const char *kj_last_error(void);
+/* Formats a message (printf's format) into dst, size bytes with the NUL, as kernjit formats its own:
+ * a message longer than the buffer is not cut at its end, where the reason is, but its longest words
+ * (paths, names, values) lose their middle, marked with an ellipsis ("/very/long/pre\u2026/the/file.cu",
+ * the mark in UTF-8), so that each keeps its start and its end and every other word stays whole.
+ * kj_last_error() and the log callback's messages are formatted so, in 2048 bytes (the compiler log
+ * after an error is not shortened). Returns the length written (without the NUL); nothing is written
+ * when dst is NULL or size 0. Thread-safe. No errors. */
+KJ_API size_t kj_message_format(char *dst, size_t size, const char *fmt, ...) KJ_FORMAT_PRINTF(3, 4);
+/* kj_message_format with a va_list (ap is consumed, as by vsnprintf). */
+KJ_API size_t kj_message_vformat(char *dst, size_t size, const char *fmt, va_list ap);
 
 /* The loaded library's version, "MAJOR.MINOR.PATCH" (KJ_VERSION_STRING is the header's). Static
  * storage, never NULL. Thread-safe. No errors. */

@@ -116,6 +116,20 @@ def expand(text, values):
     return text
 
 
+def nested(w, length):
+    """A path under w of about length characters, in folders of 200 (none of them exists)."""
+    path = w
+    while len(path) < length - 201:
+        path += '/' + 'd' * 200
+    return path
+
+
+# A message is at most 2047 bytes (src/message.c): a long path loses its middle, never the reason
+# after it. With the command's name or the level before it ("kernjit run mandelbrot: "), no line of
+# a row's output may be longer.
+LONGEST_LINE = 2047 + 40
+
+
 def run_command_rows(rows, args, only):
     w = os.path.realpath(tempfile.mkdtemp(prefix='kernjit-bad-input-'))
     failures = 0
@@ -130,6 +144,9 @@ def run_command_rows(rows, args, only):
             'LONGENTRY': 'e' * 600,                                  # an entry: at most 512
             'LONGMACRO': 'M' * 65,                                   # a macro name: at most 64
             'LONGVALUE': 'v' * 300,                                  # a macro value: at most 256
+            'LONGFILE': 'f' * 300,                                   # a file name: at most 255
+            'DEEPPATH': nested(w, 4000) + '/x.cu',                   # within PATH_MAX, beyond a message
+            'DEEPDIR': nested(w, 5000),                              # beyond PATH_MAX
         }
         base = dict(os.environ)
         for k in ('KJ_STUB_FREE', 'KJ_STUB_PARAMS', 'KERNJIT_CACHE_MAX'):
@@ -171,6 +188,9 @@ def run_command_rows(rows, args, only):
                 problems.append('exited %s, expected %d' % (rc, want_exit))
             if needle not in out:
                 problems.append('the output lacks %r' % needle)
+            longest = max(len(line.encode('utf-8')) for line in out.split('\n'))
+            if longest > LONGEST_LINE:
+                problems.append('a line of %d bytes: messages are at most %d' % (longest, LONGEST_LINE))
             if before != after:
                 changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
                 problems.append('changed: ' + ', '.join(changed[:5]))

@@ -49,7 +49,7 @@ static inline void kj_test_write(const char *path, const void *data, size_t n) {
 /* Collects warnings so that tests can assert on them. */
 typedef struct kj_test_log {
     int warnings;
-    char last[1024];
+    char last[4096]; /* a message is at most 2047 bytes */
 } kj_test_log;
 
 static inline void kj_test_log_fn(kj_log_level level, const char *message, void *user) {

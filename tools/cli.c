@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,10 @@ static void put_message(const char *s) {
         else fputc(*p, stderr);
 }
 
+/* Formatted as the library's messages are: a long path loses its middle, never the reason after it. */
 static void put_formatted(const char *fmt, va_list ap) {
-    char buf[8192];
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char buf[CLI_MESSAGE_MAX];
+    kj_message_vformat(buf, sizeof buf, fmt, ap);
     put_message(buf);
 }
 
@@ -90,15 +92,15 @@ kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int v
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     char *eq = strchr(text, '=');
     if (!eq) {
-        snprintf(err, err_size, "-D '%s' has no value: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has no value: write -D NAME=VALUE", text);
         return -1;
     }
     if (eq == text) {
-        snprintf(err, err_size, "-D '%s' has no macro name: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has no macro name: write -D NAME=VALUE", text);
         return -1;
     }
     if (eq[1] == '\0') {
-        snprintf(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE", text);
         return -1;
     }
     *eq = '\0';
@@ -392,12 +394,19 @@ void cli_progress_end(void) {
 }
 
 int cli_check_output_folder(const char *cmd, const char *what, const char *path) {
+    size_t n = strlen(path);
+    if (n >= PATH_MAX) return cli_usage(cmd, "%s: the path has %zu characters: at most %d", what, n, PATH_MAX - 1);
     const char *slash = strrchr(path, '/');
-    char dir[4096];
+    const char *name = slash ? slash + 1 : path;
+    if (strlen(name) > NAME_MAX)
+        return cli_usage(cmd, "%s: the file name has %zu characters: at most %d", what, strlen(name), NAME_MAX);
+    char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_usage(cmd, "%s: the folder '%s' does not exist", what, dir);
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? cli_usage(cmd, "%s: the folder '%s' does not exist", what, dir)
+                               : cli_usage(cmd, "%s: the folder '%s' cannot be used: %s", what, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return cli_usage(cmd, "%s: '%s' is not a folder", what, dir);
     if (access(dir, W_OK) != 0) return cli_usage(cmd, "%s: the folder '%s' is not writable", what, dir);
     return EXIT_OK;
 }

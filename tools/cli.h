@@ -18,6 +18,9 @@
 
 enum { EXIT_OK = 0, EXIT_FAILURE_ = 1, EXIT_USAGE = 2 };
 
+/* The bound of a message the tool formats itself (kj_message_format: long paths lose their middle). */
+#define CLI_MESSAGE_MAX 2048
+
 /* Each subcommand: argv[0] is the subcommand's name. Returns the exit code. */
 typedef int (*cli_command_fn)(int argc, char **argv);
 
@@ -85,7 +88,8 @@ double cli_median(double *v, size_t n);
 void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints);
 
 /* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
- * does any work: its folder must exist and be writable, else a usage error naming it (EXIT_USAGE). */
+ * does any work: its path must fit PATH_MAX and its name NAME_MAX, and its folder must exist and be
+ * writable, else a usage error naming it (EXIT_USAGE). */
 int cli_check_output_folder(const char *cmd, const char *what, const char *path);
 
 /* Progress of long work (compile --all, tune, the benchmarks) on stderr: on a terminal one line

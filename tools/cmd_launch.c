@@ -495,8 +495,8 @@ static int write_file(const char *path, const void *buf, size_t bytes) {
  * missing or not writable is a usage error, as an unreadable input is. */
 static int check_paths(launch_cmd *c) {
     for (size_t i = 0; i < c->nsaves; i++) {
-        char what[4200];
-        snprintf(what, sizeof what, "--save %u=%s", c->saves[i].arg, c->saves[i].path);
+        char what[CLI_MESSAGE_MAX];
+        kj_message_format(what, sizeof what, "--save %u=%s", c->saves[i].arg, c->saves[i].path);
         int rc = cli_check_output_folder(CMD, what, c->saves[i].path);
         if (rc) return rc;
     }

@@ -161,6 +161,13 @@ int run_mandelbrot(int argc, char **argv) {
         }
     }
     if (optind < argc) return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    if (out) {
+        /* before the work: a picture that cannot be written would be found out only after it */
+        char what[CLI_MESSAGE_MAX];
+        kj_message_format(what, sizeof what, "--out '%s'", out);
+        int rc = cli_check_output_folder(cmd, what, out);
+        if (rc) return rc;
+    }
     unsigned w = (unsigned)width, h = (unsigned)height, max_dwell = o.max_dwell ? o.max_dwell : 512;
     unsigned probe;
     if (kj_mandelbrot_dwell(w, h, 0, 0, &o, &probe) != KJ_OK) return cli_usage(cmd, "%s", kj_last_error());
