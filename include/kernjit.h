@@ -200,7 +200,9 @@ KJ_API void kj_runtime_options_init(kj_runtime_options *options);
  * Errors: KJ_ERR_USAGE (bad arch, device or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
  * explicit device was asked for and is not there), KJ_ERR_UNSUPPORTED (a device older than NVRTC
  * can target), KJ_ERR_CUDA (including a cu_context that is not a valid context), KJ_ERR_HOST_MEMORY.
- * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. */
+ * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. The
+ * runtime holds no file descriptor for its cache (the folder is opened and checked at each use), so a
+ * process may hold any number of runtimes. */
 KJ_API kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out);
 /* Unloads every module, releases the primary context (a cu_context is left alone: still the host's)
  * and frees the runtime; every kj_kernel of it becomes invalid, and the strings it returned. Streams
@@ -306,6 +308,7 @@ typedef enum kj_origin {
  * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
  * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),
  * KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in kj_last_error()),
+ * KJ_ERR_IO (the process has no file descriptor left for NVRTC: EMFILE or ENFILE, named so),
  * KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA / KJ_ERR_DEVICE_MEMORY (loading the module),
  * KJ_ERR_LIMIT (the metadata's shared-dynamic asks for more than the device allows a block: the
  * message names both numbers), KJ_ERR_HOST_MEMORY. A disk cache that cannot be read or written is not an error (a warning). */

@@ -188,7 +188,12 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     r = nvrtcCompileProgram(prog, (int)nopt, opts);
     out->log = readable_log(src, program_log(prog));
     if (r != NVRTC_SUCCESS) {
-        kj_status s = job->name_expression && out->log && only_name_map_errors(out->log)
+        /* out of file descriptors, NVRTC blames its installation (it opens its builtins library in a
+         * process's first compile) or a header: the cause comes first */
+        int no_fd = kj__descriptors_exhausted();
+        kj_status s = no_fd ? KJ_FAIL(KJ_ERR_IO, "compiling %s failed: NVRTC cannot open the files it needs: %s; "
+                                      "NVRTC says:", src->origin, kj__strerror(no_fd))
+                      : job->name_expression && out->log && only_name_map_errors(out->log)
                           ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for a template give the instance, "
                                     "e.g. scale<float,256>); NVRTC says:", job->name_expression, src->origin)
                           : KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,11 +93,38 @@ double kj__now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+const char *kj__strerror(int err) {
+    static _Thread_local char text[256];
+    struct rlimit rl;
+    if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        snprintf(text, sizeof text, "%s: this process has all the %llu file descriptors it may open in use "
+                 "(EMFILE; ulimit -n raises the limit)", strerror(err), (unsigned long long)rl.rlim_cur);
+        return text;
+    }
+    if (err == EMFILE || err == ENFILE) {
+        snprintf(text, sizeof text, "%s: %s (%s)", strerror(err),
+                 err == EMFILE ? "this process has all the file descriptors it may open in use"
+                               : "the system's table of open files is full",
+                 err == EMFILE ? "EMFILE" : "ENFILE");
+        return text;
+    }
+    return strerror(err);
+}
+
+int kj__descriptors_exhausted(void) {
+    int fd = open("/", O_PATH | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    return errno == EMFILE || errno == ENFILE ? errno : 0;
+}
+
 kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
     /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
      * turns away everything but a regular file, for which the flag changes nothing */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, strerror(errno));
+    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, kj__strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;

@@ -26,6 +26,13 @@ int kj__ends_with(const char *s, const char *suffix);
 
 double kj__now_ms(void);                         /* a monotonic clock */
 
+/* strerror(err), and for EMFILE and ENFILE what that means, with the limit: a process out of file
+ * descriptors fails in ways that name something else (NVRTC blames its installation). Thread-safe
+ * (the text lives in thread-local storage until this thread's next call). */
+const char *kj__strerror(int err);
+/* EMFILE or ENFILE when this process cannot open a file now, else 0. */
+int kj__descriptors_exhausted(void);
+
 /* Reads a regular file whole (at most max_bytes). Fails with KJ_ERR_SOURCE-style messages through
  * `status`: a missing file, a folder, an unreadable or oversized file each name the path. */
 kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len);

@@ -6,7 +6,10 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static char *cache_dir;
 
@@ -310,7 +313,58 @@ static void test_damaged_tuning_database(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* The process out of file descriptors, in a new process (NVRTC opens its builtins library in a
+ * process's first compile, and this one has compiled): a compile used to fail with NVRTC's "Make sure
+ * that libnvrtc-builtins.so is installed correctly", after the cache had quietly been given up. */
+static int compile_without_descriptors(const char *dir) {
+    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_NONE, NULL);
+    struct rlimit rl;
+    if (!rt || getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
+    rl.rlim_cur = 32;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
+    int fds[64], n = 0;
+    while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0) n++;
+    kj_request req = {.kernel = "vector_add"};
+    kj_status s = kj_compile(rt, &req, NULL);
+    while (n > 0) close(fds[--n]);
+    printf("%s\n%s", kj_status_name(s), kj_last_error());
+    kj_runtime_destroy(rt);
+    return 0;
+}
+
+static void test_out_of_file_descriptors(void **state) {
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        execl("/proc/self/exe", "test-bad-input-api", "--out-of-descriptors", cache_dir, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    char out[8192];
+    size_t got = 0;
+    for (ssize_t r; got < sizeof out - 1 && (r = read(p[0], out + got, sizeof out - 1 - got)) > 0;) got += (size_t)r;
+    out[got] = '\0';
+    close(p[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *message = strchr(out, '\n');
+    assert_non_null(message);
+    *message++ = '\0';
+    assert_string_equal(out, kj_status_name(KJ_ERR_IO));
+    /* the cause leads; NVRTC's own words follow it */
+    if (!strstr(message, "Too many open files: this process has all the"))
+        fail_msg("the message does not name the cause: %s", message);
+    assert_true(strstr(message, "Too many open files") < strchr(message, '\n'));
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--out-of-descriptors") == 0) return compile_without_descriptors(argv[2]);
     if (argc != 2) {
         fprintf(stderr, "usage: test-bad-input-api path/to/libstub-cuda.so\n");
         return 2;
@@ -335,6 +389,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
         cmocka_unit_test(test_damaged_tuning_database),
+        cmocka_unit_test(test_out_of_file_descriptors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -138,6 +138,13 @@ KJ_FAULT_DIR="$work/F9" KJ_FAULT=mkdir=EACCES LD_PRELOAD="$SHIM" KERNJIT_CACHE_D
     run F9 0 "$RAN" "cannot create the cache folder $c (Permission denied)" "${LAUNCH[@]}"
 [ ! -e "$work/F9" ] && ok "F9: nothing created" || fail "F9: $(find "$work/F9")"
 
+# row F23: a folder deep in the path cannot be made (EACCES) after two above it were: those two are
+# removed again, nothing is left
+c="$work/F23/a/b/c/cache"
+KJ_FAULT_DIR="$work/F23/a/b" KJ_FAULT=mkdir=EACCES LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F23 0 "$RAN" "cannot create the cache folder $c (Permission denied)" "${LAUNCH[@]}"
+[ ! -e "$work/F23" ] && ok "F23: the folders made on the way are gone" || fail "F23: left $(find "$work/F23")"
+
 # row F10: a read-only file system, holding a good entry of another kernel: vadd compiles and runs,
 # the other entry stays as it was and still hits
 RO=create=EROFS,mkdir=EROFS,rename=EROFS,unlink=EROFS,utime=EROFS

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -218,6 +219,112 @@ static void test_unsafe_folders_refused(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* A cache folder path that cannot work is refused before anything is made: once a path of 5000
+ * characters made some 20 nested folders before it failed. */
+static void test_unusable_paths_create_nothing(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    kj_test_log log;
+    char path[6000];
+    int n = snprintf(path, sizeof path, "%s", dir);
+    while (n < 5000) n += snprintf(path + n, sizeof path - (size_t)n, "/%0200d", 0);
+    assert_null(open_cache(path, 0, &log));
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "characters, at most 4031"));
+    assert_int_equal(count_files(dir, NULL), 0);
+    /* one name longer than the file system takes, below folders that do not exist yet */
+    snprintf(path, sizeof path, "%s/a/b/%0300d/cache", dir, 0);
+    assert_null(open_cache(path, 0, &log));
+    assert_non_null(strstr(log.last, "it has a name of 300 characters"));
+    assert_int_equal(count_files(dir, NULL), 0);
+    /* a parent that anyone may write: refused before the folder is made in it */
+    snprintf(path, sizeof path, "%s/open", dir);
+    assert_int_equal(mkdir(path, 0777), 0);
+    assert_int_equal(chmod(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/open/cache", dir);
+    assert_null(open_cache(path, 0, &log));
+    assert_non_null(strstr(log.last, "may be written by anyone without the sticky bit"));
+    snprintf(path, sizeof path, "%s/open", dir);
+    assert_int_equal(count_files(path, NULL), 0);
+    kj_test_rmdir(dir);
+}
+
+/* No descriptor is held between uses, so the folder is checked at each one: a cache folder swapped
+ * for a link after it was opened is not written through, and one removed is made again. */
+static void test_folder_checked_at_each_use(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    char root[PATH_MAX], elsewhere[PATH_MAX], path[PATH_MAX], *payload = NULL, *moved;
+    snprintf(root, sizeof root, "%s/cache", dir);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", dir);
+    kj_test_log log;
+    kj__cache *c = open_cache(root, 0, &log);
+    assert_non_null(c);
+    kj__key k = make_key(7);
+    size_t len;
+    uint32_t flags;
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "abc", 3, 0, path), 0);
+    /* swapped for a link to a folder of the same owner */
+    assert_int_equal(mkdir(elsewhere, 0700), 0);
+    assert_non_null(moved = kj__asprintf("%s/moved", dir));
+    assert_int_equal(rename(root, moved), 0);
+    assert_int_equal(symlink(elsewhere, root), 0);
+    kj__key k2 = make_key(8);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "def", 3, 0, path), -1);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__MISS);
+    assert_int_equal(count_files(elsewhere, NULL), 0);
+    /* removed: the next store makes it again */
+    assert_int_equal(unlink(root), 0);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "def", 3, 0, path), 0);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k2, &payload, &len, &flags, NULL, path), KJ__HIT);
+    assert_memory_equal(payload, "def", 3);
+    free(payload);
+    free(moved);
+    kj__cache_close(c);
+    kj_test_rmdir(dir);
+}
+
+/* Runtimes hold no descriptor for their caches: 1000 of them in a process that may open 64 files
+ * all read and write theirs (each once held its folder open, and most then compiled in memory only). */
+static void test_many_runtimes_keep_their_cache(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    enum { RUNTIMES = 1000 };
+    kj_runtime **rts = calloc(RUNTIMES, sizeof *rts);
+    assert_non_null(rts);
+    kj_test_log log;
+    for (int i = 0; i < RUNTIMES; i++) {
+        rts[i] = kj_test_runtime(dir, KJ_DEVICE_NONE, &log);
+        assert_non_null(rts[i]);
+        assert_non_null(kj_cache_dir(rts[i]));
+        assert_int_equal(log.warnings, 0);
+    }
+    kj_define d = {"N", "5"};
+    kj_request req = {.kernel = "k.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = N; }\n",
+                      .defines = &d, .define_count = 1};
+    kj_compile_result res;
+    KJ_ASSERT_OK(kj_compile(rts[0], &req, &res));
+    assert_true(res.stored && !res.cache_hit);
+    for (int i = 1; i < RUNTIMES; i++) {
+        KJ_ASSERT_OK(kj_compile(rts[i], &req, &res));
+        if (!res.cache_hit) fail_msg("runtime %d missed its disk cache: %s", i, log.last);
+    }
+    d.value = "6"; /* and the last one stores */
+    KJ_ASSERT_OK(kj_compile(rts[RUNTIMES - 1], &req, &res));
+    assert_true(res.stored);
+    assert_int_equal(log.warnings, 0);
+    for (int i = 0; i < RUNTIMES; i++) kj_runtime_destroy(rts[i]);
+    free(rts);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+    kj_test_rmdir(dir);
+}
+
 static void age(const char *dir, const kj__key *k, time_t when) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/sm_90/%s.cubin", dir, k->hex);
@@ -326,6 +433,9 @@ int main(void) {
         cmocka_unit_test(test_wrong_length_or_key),
         cmocka_unit_test(test_symlink_never_followed),
         cmocka_unit_test(test_unsafe_folders_refused),
+        cmocka_unit_test(test_unusable_paths_create_nothing),
+        cmocka_unit_test(test_folder_checked_at_each_use),
+        cmocka_unit_test(test_many_runtimes_keep_their_cache),
         cmocka_unit_test(test_eviction_lru),
         cmocka_unit_test(test_list_and_clear),
         cmocka_unit_test(test_parse_entry_rejects_short_input),
