@@ -13,7 +13,7 @@
 
 static kj__cuda_api api;
 static kj_status load_status = KJ_ERR_NO_DRIVER;
-static char load_message[512];
+static char load_message[KJ__MESSAGE_MAX];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 /* The driver stays loaded for the life of the process, as every CUDA program does: unloading it
@@ -23,15 +23,15 @@ static void load(void) {
     if (!lib || !*lib) lib = "libcuda.so.1";
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        snprintf(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());
+        kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());
         return;
     }
 #define KJ_CUDA_LOOKUP_(name, required)                                                             \
     api.name = (__typeof__(name) *)dlsym(h, KJ_STR(name));                                          \
     if (!api.name && (required)) {                                                                  \
-        snprintf(load_message, sizeof load_message,                                                 \
-                 "the CUDA driver %s lacks %s: a driver for CUDA 12.0 or newer is needed", lib,     \
-                 KJ_STR(name));                                                                     \
+        kj_message_format(load_message, sizeof load_message,                                        \
+                          "the CUDA driver %s lacks %s: a driver for CUDA 12.0 or newer is needed", lib, \
+                          KJ_STR(name));                                                            \
         return;                                                                                     \
     }
     KJ_CUDA_SYMBOLS(KJ_CUDA_LOOKUP_)

@@ -14,7 +14,7 @@ static pthread_once_t devrt_once = PTHREAD_ONCE_INIT;
 static char *devrt_path;
 static uint8_t devrt_hash[16];
 static int devrt_found;
-static char devrt_error[512];
+static char devrt_error[KJ__MESSAGE_MAX];
 
 static void find_devrt(void) {
     devrt_path = kj__asprintf("%s/lib64/libcudadevrt.a", kj__cuda_home());
@@ -22,9 +22,9 @@ static void find_devrt(void) {
     char *data;
     size_t len;
     if (kj__read_file(devrt_path, 64u << 20, KJ_ERR_LINK, &data, &len) != KJ_OK) {
-        snprintf(devrt_error, sizeof devrt_error,
-                 "the device runtime library is missing: looked for %s (set KERNJIT_CUDA_HOME or CUDA_HOME to the "
-                 "CUDA toolkit): %s", devrt_path, kj_last_error());
+        kj_message_format(devrt_error, sizeof devrt_error,
+                          "the device runtime library is missing: looked for %s (set KERNJIT_CUDA_HOME or CUDA_HOME "
+                          "to the CUDA toolkit): %s", devrt_path, kj_last_error());
         return;
     }
     kj__hash128(data, len, devrt_hash);

@@ -84,10 +84,10 @@ typedef struct {
 #define SPEC_FAIL(w, ...) spec_fail((w), __FILE__, __LINE__, __VA_ARGS__)
 static kj_status spec_fail(const where *w, const char *file, int line, const char *fmt, ...) KJ_PRINTF(4, 5);
 static kj_status spec_fail(const where *w, const char *file, int line, const char *fmt, ...) {
-    char msg[1024];
+    char msg[KJ__MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    kj_message_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return kj__fail(KJ_ERR_SPEC, file, line, "%s:%d: malformed kernjit metadata: %s", w->origin, w->line, msg);
 }
