@@ -294,5 +294,16 @@ KJ_FAULT_DIR="$s" KJ_FAULT=write=ENOSPC KJ_FAULT_WRITE_BYTES=100 LD_PRELOAD="$SH
 [ "$(head -c 16 "$s/out.bin")" = "previous results" ] && [ "$(ls -A "$s")" = "out.bin" ] \
     && ok "F22: the previous file is whole, nothing else left" || fail "F22: $(ls -A "$s"): $(head -c 40 "$s/out.bin")"
 
+# row F24: `launch --save` where a killed run left its temporary file, and process ids repeat (a
+# container's process 1): the save goes through, and the previous file is replaced whole
+s="$work/F24"
+mkdir -p "$s"
+printf 'previous results' > "$s/out.bin"
+touch "$s/out.bin.tmp-1"
+KJ_FAULT_PID=1 LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$work/F24-cache" run F24 0 "saved --arg 2 (4000 bytes)" "" \
+    "${LAUNCH[@]}" --save "2=$s/out.bin"
+[ "$(od -An -tf4 -j 3996 -N4 "$s/out.bin" | tr -d ' ')" = 1001 ] && [ "$(ls -A "$s")" = "$(printf 'out.bin\nout.bin.tmp-1')" ] \
+    && ok "F24: saved, and nothing else left" || fail "F24: $(ls -A "$s")"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -391,6 +392,41 @@ void cli_progress(const char *cmd, const char *phase, size_t done, size_t total,
 void cli_progress_end(void) {
     if (progress.tty && progress.printed) fputs("\r\033[K", stderr);
     memset(&progress, 0, sizeof progress);
+}
+
+FILE *cli_open_regular(const char *path, const char **why) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        *why = strerror(errno);
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    FILE *f = S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        *why = S_ISREG(st.st_mode) ? strerror(errno) : S_ISDIR(st.st_mode) ? "a folder, not a regular file"
+                                                                          : "a special file, not a regular file";
+        close(fd);
+    }
+    return f;
+}
+
+int cli_create_beside(const char *path, char *tmp, size_t size) {
+    static unsigned counter;
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if ((size_t)snprintf(tmp, size, "%.*s.kernjit-%ld-%u-%ld.tmp", dir_len, path, (long)getpid(), counter++,
+                             (long)ts.tv_nsec) >= size) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
 }
 
 int cli_check_output_folder(const char *cmd, const char *what, const char *path) {

@@ -87,6 +87,17 @@ double cli_median(double *v, size_t n);
 /* Fills buf with n bytes of the type's random values in a fixed, seeded way (xorshift). */
 void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints);
 
+/* Opens path for reading, a regular file only: with O_NONBLOCK, so that a FIFO (whose open waits for
+ * a writer, forever) is refused by fstat rather than waited on. NULL with *why ("not a regular
+ * file", or strerror) when it cannot. */
+FILE *cli_open_regular(const char *path, const char **why);
+
+/* Creates a temporary file beside path (in its folder, so that a rename puts it in place), under a
+ * name no other process uses: a fixed name (pid) that a killed writer left would block every later
+ * one where process ids repeat, as in containers. Returns the descriptor, its name in tmp; -1 with
+ * errno. */
+int cli_create_beside(const char *path, char *tmp, size_t size);
+
 /* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
  * does any work: its path must fit PATH_MAX and its name NAME_MAX, and its folder must exist and be
  * writable, else a usage error naming it (EXIT_USAGE). */

@@ -252,7 +252,8 @@ static int check_input_files(launch_cmd *c) {
 static void read_source(launch_cmd *c) {
     size_t n = strlen(c->kernel);
     if (!strchr(c->kernel, '/') && !(n > 3 && strcmp(c->kernel + n - 3, ".cu") == 0)) return; /* as kj_request */
-    FILE *f = fopen(c->kernel, "rb");
+    const char *why;
+    FILE *f = cli_open_regular(c->kernel, &why);
     if (!f) return;
     char *buf = malloc(MAX_SOURCE);
     n = buf ? fread(buf, 1, MAX_SOURCE, f) : 0;
@@ -398,8 +399,9 @@ static int check_device(launch_cmd *c) {
 /* ---- 4. buffers and the first launch --------------------------------------------------------- */
 
 static int read_file(const char *path, void *buf, size_t bytes) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return cli_error(CMD, "cannot read '%s': %s", path, strerror(errno));
+    const char *why;
+    FILE *f = cli_open_regular(path, &why);
+    if (!f) return cli_error(CMD, "cannot read '%s': %s", path, why);
     size_t got = fread(buf, 1, bytes, f);
     fclose(f);
     if (got != bytes) return cli_error(CMD, "'%s' ended after %zu of %zu bytes", path, got, bytes);
@@ -470,8 +472,7 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
  * fails (a full disk) leaves the previous file whole and no partial one. */
 static int write_file(const char *path, const void *buf, size_t bytes) {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = cli_create_beside(path, tmp, sizeof tmp);
     if (fd < 0) return cli_error(CMD, "cannot write '%s': %s", path, strerror(errno));
     const char *p = buf;
     size_t left = bytes;
