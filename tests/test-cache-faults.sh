@@ -243,9 +243,28 @@ c="$work/F17b"
 db_with_two "$c"
 head -c $((17 << 20)) /dev/zero | tr '\0' '#' >> "$c/tuning.db"
 before=$(md5sum < "$c/tuning.db")
-KERNJIT_CACHE_DIR="$c" run F17 1 "" "is not a regular file of at most" "$K" tune --forget
+KERNJIT_CACHE_DIR="$c" run F17 1 "" "bytes, more than the 16777216 a database may have" "$K" tune --forget
 [ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the large database was left as it was" \
     || fail "F17: the large database changed"
+# ... a FIFO (reading it would wait for a writer): refused at once, left as it is
+c="$work/F17d"
+mkdir -p -m 700 "$c" && mkfifo "$c/tuning.db"
+KERNJIT_CACHE_DIR="$c" run F17 1 "" "(it is a special file, not a regular file): it is left as it is" \
+    timeout 60 "$K" tune --forget
+[ -p "$c/tuning.db" ] && ok "F17: the FIFO was left as it was" || fail "F17: $(ls -l "$c")"
+# ... and one this user may not read (EACCES): as nobody, the file root's
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    c="$work/F17c"
+    db_with_two "$c"
+    chmod 600 "$c/tuning.db" && chown 65534 "$c" && chmod 711 "$work"
+    before=$(md5sum < "$c/tuning.db")
+    KERNJIT_CACHE_DIR="$c" run F17 1 "" "cannot be read (Permission denied): it is left as it is" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$K" tune --forget
+    [ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the forbidden database was left as it was" \
+        || fail "F17: the forbidden database changed"
+else
+    echo "skip: F17 EACCES (needs root and setpriv)"
+fi
 
 # row F18: a temporary file a killed writer left (its process id reused) blocks nothing: the update
 # goes through and the leftover is removed
@@ -304,6 +323,22 @@ KJ_FAULT_PID=1 LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$work/F24-cache" run F24 0 
     "${LAUNCH[@]}" --save "2=$s/out.bin"
 [ "$(od -An -tf4 -j 3996 -N4 "$s/out.bin" | tr -d ' ')" = 1001 ] && [ "$(ls -A "$s")" = "$(printf 'out.bin\nout.bin.tmp-1')" ] \
     && ok "F24: saved, and nothing else left" || fail "F24: $(ls -A "$s")"
+
+# row F25: `launch` as a user who may not read an @FILE input, or write the --save folder: a usage
+# error before anything compiles or runs (nothing in the cache)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    s="$work/F25"
+    mkdir -p "$s/cache" "$s/ro" && cp "$KD/vadd.cu" "$s/" && head -c 4000 /dev/zero > "$s/in.bin"
+    chmod 600 "$s/in.bin" && chmod 755 "$s/ro" && chown 65534 "$s/cache" && chmod 700 "$s/cache" && chmod 711 "$work"
+    AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups "$K" launch "$s/vadd.cu" --grid 4 --block 256)
+    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "cannot read '$s/in.bin': Permission denied" "${AS_NOBODY[@]}" \
+        --arg "f32[1000]=@$s/in.bin" --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000
+    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "the folder '$s/ro' is not writable" "${AS_NOBODY[@]}" \
+        --arg 'f32[1000]=1' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000 --save "2=$s/ro/out.bin"
+    [ -z "$(find "$s/cache" "$s/ro" -mindepth 1)" ] && ok "F25: nothing compiled, nothing written" || fail "F25: $(find "$s/cache" "$s/ro")"
+else
+    echo "skip: F25 (needs root and setpriv)"
+fi
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"

@@ -189,6 +189,7 @@ static void test_unsafe_folders_refused(void **state) {
     assert_null(open_cache(dir, 0, &log));
     assert_int_equal(log.warnings, 1);
     assert_non_null(strstr(log.last, "others may write to it"));
+    assert_non_null(strstr(log.last, "chmod 700 the folder"));
     assert_int_equal(chmod(dir, 0755), 0); /* readable by others is fine; writable is not */
     kj__cache *c = open_cache(dir, 0, &log);
     assert_non_null(c);
@@ -197,6 +198,9 @@ static void test_unsafe_folders_refused(void **state) {
         assert_int_equal(chown(dir, 65534, 65534), 0);
         assert_null(open_cache(dir, 0, &log));
         assert_non_null(strstr(log.last, "owned by uid 65534"));
+        /* chmod would not do for a folder another user owns */
+        assert_null(strstr(log.last, "chmod"));
+        assert_non_null(strstr(log.last, "set KERNJIT_CACHE_DIR to one of your own"));
         assert_int_equal(chown(dir, 0, 0), 0);
     }
     /* a subfolder that others may write to is not used either */
