@@ -647,6 +647,10 @@ static kj_status check_define_text(const char *kernel, const kj_define *d) {
 
 kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
                            char ***canonical, size_t *canonical_count) {
+    /* as many as a block may declare: more once ran past NVRTC's option list as "out of memory" (and
+     * the duplicate check below is quadratic) */
+    KJ_RETURN_IF(count > KJ_MAX_ITEMS, KJ_ERR_USAGE, "%zu macros for %s: at most %d are allowed", count, kernel,
+                 KJ_MAX_ITEMS);
     /* a block that declares no macro (only `rdc`, say) constrains none: any well-formed -D goes */
     int checked = spec->present && spec->param_count > 0;
     for (size_t i = 0; i < count; i++) {

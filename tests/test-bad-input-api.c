@@ -313,6 +313,60 @@ static void test_damaged_tuning_database(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* A C++ entry whose stored description passes the entry format's 64 KiB (1000 macros of 256
+ * characters): once its lowered name was cut off, and every later process failed with "not a
+ * kernel" until `cache clear`. A new runtime loads it from the disk. */
+static void test_long_description_keeps_the_lowered_name(void **state) {
+    (void)state;
+    enum { MACROS = 1000 };
+    kj_define *d = calloc(MACROS, sizeof *d);
+    char (*names)[16] = calloc(MACROS, sizeof *names), value[257];
+    assert_true(d && names);
+    memset(value, 'v', 256);
+    value[256] = '\0';
+    for (int i = 0; i < MACROS; i++) {
+        snprintf(names[i], sizeof names[i], "LONG_%d", i);
+        d[i] = (kj_define){names[i], value};
+    }
+    kj_request req = {.kernel = "scale.cu", .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
+                      .entry = "scale<3>", .defines = d, .define_count = MACROS};
+    kj_kernel *k = NULL;
+    kj_origin origin;
+    for (int run = 0; run < 2; run++) {
+        kj_runtime *rt = device_runtime();
+        kj_status s = kj_kernel_get(rt, &req, &k, &origin);
+        if (s != KJ_OK) fail_msg("run %d: %s", run, kj_last_error());
+        assert_int_equal(origin, run == 0 ? KJ_ORIGIN_COMPILED : KJ_ORIGIN_DISK);
+        kj_runtime_destroy(rt);
+    }
+    free(d);
+    free(names);
+}
+
+/* More macros than a metadata block may declare: once "out of memory" (NVRTC's option list ran out) */
+static void test_too_many_macros(void **state) {
+    (void)state;
+    enum { MACROS = 1025 };
+    kj_define *d = calloc(MACROS, sizeof *d);
+    char (*names)[16] = calloc(MACROS, sizeof *names);
+    assert_true(d && names);
+    for (int i = 0; i < MACROS; i++) {
+        snprintf(names[i], sizeof names[i], "M%d", i);
+        d[i] = (kj_define){names[i], "1"};
+    }
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    kj_request req = {.kernel = "mine.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
+                      .defines = d, .define_count = MACROS};
+    EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "1025 macros for mine: at most 1024 are allowed");
+    req.define_count = 1024; /* the limit itself compiles */
+    KJ_ASSERT_OK(kj_compile(rt, &req, NULL));
+    assert_true(count_files(cache_dir) > before);
+    kj_runtime_destroy(rt);
+    free(d);
+    free(names);
+}
+
 /* The process out of file descriptors, in a new process (NVRTC opens its builtins library in a
  * process's first compile, and this one has compiled): a compile used to fail with NVRTC's "Make sure
  * that libnvrtc-builtins.so is installed correctly", after the cache had quietly been given up. */
@@ -383,6 +437,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_define_value_with_space),
         cmocka_unit_test(test_request_arch_malformed),
         cmocka_unit_test(test_too_many_options),
+        cmocka_unit_test(test_too_many_macros),
+        cmocka_unit_test(test_long_description_keeps_the_lowered_name),
         cmocka_unit_test(test_source_text_not_a_kernel),
         cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
