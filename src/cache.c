@@ -1,7 +1,6 @@
 #include "cache.h"
 
 #include <dirent.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,16 +27,11 @@ struct kj__cache {
 /* ---- the folder ------------------------------------------------------------------------------ */
 
 char *kj__cache_default_dir(void) {
-    const char *env = getenv("KERNJIT_CACHE_DIR");
-    if (env && *env) {
-        /* a value ending in a newline (from $(cat file)) would name a folder with one in it */
-        size_t n = strlen(env);
-        while (n && isspace((unsigned char)env[n - 1])) n--;
-        return kj__strndup(env, n);
-    }
-    env = getenv("XDG_CACHE_HOME");
+    const char *env = kj__getenv_path("KERNJIT_CACHE_DIR");
+    if (env) return kj__strdup(env);
+    env = kj__getenv_path("XDG_CACHE_HOME");
     if (env && env[0] == '/') return kj__asprintf("%s/kernjit", env);
-    env = getenv("HOME");
+    env = kj__getenv_path("HOME");
     if (env && env[0] == '/') return kj__asprintf("%s/.cache/kernjit", env);
     return NULL;
 }

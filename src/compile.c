@@ -16,10 +16,10 @@
 #endif
 
 const char *kj__cuda_home(void) {
-    const char *env = getenv("KERNJIT_CUDA_HOME");
-    if (env && *env) return env;
-    env = getenv("CUDA_HOME");
-    if (env && *env) return env;
+    const char *env = kj__getenv_path("KERNJIT_CUDA_HOME");
+    if (env) return env;
+    env = kj__getenv_path("CUDA_HOME");
+    if (env) return env;
     return KJ_DEFAULT_CUDA_HOME;
 }
 

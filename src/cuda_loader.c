@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "util.h"
 
 #define KJ_STR_(x) #x
 #define KJ_STR(x) KJ_STR_(x) /* expands the cuda.h macro first: cuMemAlloc -> "cuMemAlloc_v2" */
@@ -19,8 +20,8 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 /* The driver stays loaded for the life of the process, as every CUDA program does: unloading it
  * while contexts exist would be unsafe. */
 static void load(void) {
-    const char *lib = getenv("KERNJIT_LIBCUDA");
-    if (!lib || !*lib) lib = "libcuda.so.1";
+    const char *lib = kj__getenv_path("KERNJIT_LIBCUDA");
+    if (!lib) lib = "libcuda.so.1";
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());

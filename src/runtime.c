@@ -235,11 +235,12 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
     if (!rt) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&rt->lock, NULL);
     rt->log = (kj__logger){o->log, o->log_user, o->log_level};
+    kj__warn_path_variables(&rt->log);
     kj_status s = KJ_OK;
     if (o->device != KJ_DEVICE_NONE) s = open_device(rt, o);
     if (s == KJ_OK) s = choose_arch(rt, o);
     if (s == KJ_OK) {
-        const char *sp = o->search_path ? o->search_path : getenv("KERNJIT_PATH");
+        const char *sp = o->search_path ? o->search_path : kj__getenv_path("KERNJIT_PATH");
         if (sp && *sp && !(rt->search_path = kj__strdup(sp))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
     if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log)) {

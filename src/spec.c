@@ -422,7 +422,11 @@ long kj__spec_broken_requirement(const kj__spec *spec, char **canonical, size_t 
     value_env env = {spec, canonical, count};
     for (size_t i = 0; i < spec->require_count; i++) {
         int64_t v;
-        if (kj__expr_eval(spec->requires[i], lookup_value, &env, &v, err, err_size) != 0) return -2;
+        char why[256];
+        if (kj__expr_eval(spec->requires[i], lookup_value, &env, &v, why, sizeof why) != 0) {
+            kj_message_format(err, err_size, "`%s` cannot be evaluated with these values (%s)", spec->requires[i], why);
+            return -2;
+        }
         if (!v) return (long)i;
     }
     return -1;
@@ -709,8 +713,8 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
         /* a requirement that cannot be evaluated with these values (10 / A with A=0, an overflow) is
          * the values' fault, as a broken one is: a usage error naming both */
         kj_status s = broken == -2
-                          ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: a requirement cannot be evaluated with these "
-                                    "values (%s): give others", b.data ? b.data : "(defaults)", kernel, err)
+                          ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: the requirement %s: give others",
+                                    b.data ? b.data : "(defaults)", kernel, err)
                           : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s breaks the kernel's requirement `%s`",
                                     b.data ? b.data : "(defaults)", kernel, spec->requires[broken]);
         kj__buf_free(&b);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,57 @@ double kj__now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Trimmed values, one copy each, for the life of the process. */
+static pthread_mutex_t trimmed_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **trimmed;
+static size_t trimmed_count;
+
+static size_t leading_space(const char *s) {
+    size_t n = 0;
+    while (s[n] && isspace((unsigned char)s[n])) n++;
+    return n;
+}
+
+static size_t trimmed_length(const char *s) {
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    return n;
+}
+
+const char *kj__getenv_path(const char *name) {
+    const char *env = getenv(name);
+    if (!env) return NULL;
+    size_t from = leading_space(env), len = trimmed_length(env);
+    if (from >= len) return NULL;
+    if (from == 0 && len == strlen(env)) return env;
+    const char *found = NULL;
+    pthread_mutex_lock(&trimmed_lock);
+    for (size_t i = 0; i < trimmed_count && !found; i++)
+        if (strlen(trimmed[i]) == len - from && strncmp(trimmed[i], env + from, len - from) == 0) found = trimmed[i];
+    char **grown = found ? NULL : realloc(trimmed, (trimmed_count + 1) * sizeof *trimmed);
+    if (grown) {
+        trimmed = grown;
+        if ((trimmed[trimmed_count] = kj__strndup(env + from, len - from))) found = trimmed[trimmed_count++];
+    }
+    pthread_mutex_unlock(&trimmed_lock);
+    return found;
+}
+
+void kj__warn_path_variables(const kj__logger *log) {
+    static const char *names[] = KJ__PATH_VARIABLES;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *env = getenv(names[i]);
+        if (!env || !*env || (leading_space(env) == 0 && trimmed_length(env) == strlen(env))) continue;
+        const char *used = kj__getenv_path(names[i]);
+        kj__buf shown = {0};
+        for (const char *p = env; *p; p++) /* the white space made visible */
+            kj__buf_printf(&shown, *p == '\n' ? "\\n" : *p == '\t' ? "\\t" : *p == '\r' ? "\\r" : "%c", *p);
+        kj__log(log, KJ_LOG_WARN, "%s='%s' has white space at an end: kernjit uses %s%s%s", names[i],
+                shown.data ? shown.data : env, used ? "'" : "", used ? used : "nothing (it is empty)", used ? "'" : "");
+        kj__buf_free(&shown);
+    }
 }
 
 const char *kj__strerror(int err) {

@@ -56,9 +56,16 @@ fi
 # a built-in's entry as NAME:ENTRY, as launch takes it
 expect 0 "reduce for sm_90:" "$K" compile reduce:reduce_simple --arch sm_90
 expect 2 "unknown entry 'nope' for reduce" "$K" compile reduce:nope --arch sm_90
-# a cache folder ending in a newline ($(cat file)) names the folder without it
-expect 0 "$(dirname "$KERNJIT_CACHE_DIR")/nl" env KERNJIT_CACHE_DIR="$(dirname "$KERNJIT_CACHE_DIR")/nl
-" "$K" cache path
+# a path variable with white space at an end ($(cat file) ends in a newline; a paste may start with a
+# space) is used without it, with a warning that shows it
+expect 0 "KERNJIT_CACHE_DIR='$W/nl\\n' has white space at an end: kernjit uses '$W/nl'" \
+    env KERNJIT_CACHE_DIR="$W/nl"$'\n' "$K" cache path
+[ -d "$W/nl" ] && [ ! -e "$W/nl"$'\n' ] && echo "ok: the folder is named without the newline" \
+    || { echo "FAIL: $(ls "$W")"; failures=$((failures + 1)); }
+mkdir -p "$W/path" && cp "$W/redefined.cu" "$W/path/onpath.cu"
+expect 0 "onpath for sm_90:" env KERNJIT_PATH=$'\t'"$W/path"$'\n' "$K" compile onpath --arch sm_90
+expect 0 "linked with the device runtime" env KERNJIT_CUDA_HOME=" ${KERNJIT_CUDA_HOME:-${CUDA_HOME:-/usr/local/cuda}} " \
+    "$K" compile nested --arch sm_90 -D T=f64
 # several targets in one run, each its own entry
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
 expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
