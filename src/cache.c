@@ -177,9 +177,15 @@ static int open_root(const char *dir, int create, char *why, size_t size, int *e
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         *err = errno;
-        if (*err == ELOOP || *err == ENOTDIR)
-            kj_message_format(why, size, "not using the cache folder %s: it is a symbolic link (or not a folder) "
-                              "(fix: set KERNJIT_CACHE_DIR to the real folder)", dir);
+        struct stat link;
+        if ((*err == ELOOP || *err == ENOTDIR) && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode))
+            kj_message_format(why, size, "not using the cache folder %s: it is a symbolic link (owned by uid %u%s), "
+                              "and a link planted in a shared folder would send kernjit's writes wherever it points "
+                              "(fix: set KERNJIT_CACHE_DIR to a folder of your own, not a link)", dir,
+                              (unsigned)link.st_uid, link.st_uid == geteuid() ? ", this user" : ", not this user");
+        else if (*err == ELOOP || *err == ENOTDIR)
+            kj_message_format(why, size, "not using the cache folder %s: it is not a folder (fix: set "
+                              "KERNJIT_CACHE_DIR to a folder of your own)", dir);
         else
             kj_message_format(why, size, "cannot open the cache folder %s (%s)", dir, kj__strerror(*err));
     } else {
