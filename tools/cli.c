@@ -436,9 +436,15 @@ int cli_check_output_folder(const char *cmd, const char *what, const char *path)
     const char *name = slash ? slash + 1 : path;
     if (strlen(name) > NAME_MAX)
         return cli_usage(cmd, "%s: the file name has %zu characters: at most %d", what, strlen(name), NAME_MAX);
+    /* the file is replaced by a rename (--save) or opened for writing (pictures): a device would be
+     * replaced for the whole system (--save 2=/dev/null, as root), a FIFO would wait for a reader */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return cli_usage(cmd, "%s: '%s' is %s, not a regular file: the command writes a file there", what, path,
+                         S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                                     : "a special file");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
-    struct stat st;
     if (stat(dir, &st) != 0)
         return errno == ENOENT ? cli_usage(cmd, "%s: the folder '%s' does not exist", what, dir)
                                : cli_usage(cmd, "%s: the folder '%s' cannot be used: %s", what, dir, strerror(errno));

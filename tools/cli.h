@@ -99,8 +99,9 @@ FILE *cli_open_regular(const char *path, const char **why);
 int cli_create_beside(const char *path, char *tmp, size_t size);
 
 /* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
- * does any work: its path must fit PATH_MAX and its name NAME_MAX, and its folder must exist and be
- * writable, else a usage error naming it (EXIT_USAGE). */
+ * does any work: its path must fit PATH_MAX and its name NAME_MAX, it must be a regular file if it
+ * exists (never a device, a FIFO or a folder), and its folder must exist and be writable, else a
+ * usage error naming it (EXIT_USAGE). */
 int cli_check_output_folder(const char *cmd, const char *what, const char *path);
 
 /* Progress of long work (compile --all, tune, the benchmarks) on stderr: on a terminal one line
