@@ -201,8 +201,11 @@ static uint64_t cache_bound(const kj_runtime_options *o, const kj__logger *log) 
     const char *env = getenv("KERNJIT_CACHE_MAX");
     uint64_t v;
     if (env && *env) {
-        if (kj__parse_bytes(env, &v) == 0 && v > 0) return v;
-        kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' is not a size (bytes, or with K/M/G); using 1 GiB", env);
+        int parsed = kj__parse_bytes(env, &v) == 0;
+        if (parsed && v > 0) return v;
+        kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' %s; using 1 GiB", env,
+                parsed ? "is 0: the bound is at least 1 byte (KERNJIT_CACHE_DISABLE=1 turns the cache off)"
+                       : "is not a size (bytes, or with K/M/G/T, below 16 EiB)");
     }
     return KJ_CACHE_DEFAULT_MAX;
 }
