@@ -313,23 +313,38 @@ static void test_damaged_tuning_database(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* count macros M0=value, M1=value, ...; free with free_macros */
+typedef struct macros {
+    kj_define *d;
+    char (*names)[16];
+} macros;
+
+static macros make_macros(int count, const char *value) {
+    macros m = {calloc((size_t)count, sizeof *m.d), calloc((size_t)count, sizeof *m.names)};
+    assert_true(m.d && m.names);
+    for (int i = 0; i < count; i++) {
+        snprintf(m.names[i], sizeof m.names[i], "M%d", i);
+        m.d[i] = (kj_define){m.names[i], value};
+    }
+    return m;
+}
+
+static void free_macros(macros m) {
+    free(m.d);
+    free(m.names);
+}
+
 /* A C++ entry whose stored description passes the entry format's 64 KiB (1000 macros of 256
  * characters): once its lowered name was cut off, and every later process failed with "not a
  * kernel" until `cache clear`. A new runtime loads it from the disk. */
 static void test_long_description_keeps_the_lowered_name(void **state) {
     (void)state;
-    enum { MACROS = 1000 };
-    kj_define *d = calloc(MACROS, sizeof *d);
-    char (*names)[16] = calloc(MACROS, sizeof *names), value[257];
-    assert_true(d && names);
+    char value[257];
     memset(value, 'v', 256);
     value[256] = '\0';
-    for (int i = 0; i < MACROS; i++) {
-        snprintf(names[i], sizeof names[i], "LONG_%d", i);
-        d[i] = (kj_define){names[i], value};
-    }
+    macros m = make_macros(1000, value);
     kj_request req = {.kernel = "scale.cu", .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
-                      .entry = "scale<3>", .defines = d, .define_count = MACROS};
+                      .entry = "scale<3>", .defines = m.d, .define_count = 1000};
     kj_kernel *k = NULL;
     kj_origin origin;
     for (int run = 0; run < 2; run++) {
@@ -339,32 +354,23 @@ static void test_long_description_keeps_the_lowered_name(void **state) {
         assert_int_equal(origin, run == 0 ? KJ_ORIGIN_COMPILED : KJ_ORIGIN_DISK);
         kj_runtime_destroy(rt);
     }
-    free(d);
-    free(names);
+    free_macros(m);
 }
 
 /* More macros than a metadata block may declare: once "out of memory" (NVRTC's option list ran out) */
 static void test_too_many_macros(void **state) {
     (void)state;
-    enum { MACROS = 1025 };
-    kj_define *d = calloc(MACROS, sizeof *d);
-    char (*names)[16] = calloc(MACROS, sizeof *names);
-    assert_true(d && names);
-    for (int i = 0; i < MACROS; i++) {
-        snprintf(names[i], sizeof names[i], "M%d", i);
-        d[i] = (kj_define){names[i], "1"};
-    }
+    macros m = make_macros(1025, "1");
     kj_runtime *rt = compile_runtime();
     size_t before = count_files(cache_dir);
     kj_request req = {.kernel = "mine.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
-                      .defines = d, .define_count = MACROS};
+                      .defines = m.d, .define_count = 1025};
     EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "1025 macros for mine: at most 1024 are allowed");
     req.define_count = 1024; /* the limit itself compiles */
     KJ_ASSERT_OK(kj_compile(rt, &req, NULL));
     assert_true(count_files(cache_dir) > before);
     kj_runtime_destroy(rt);
-    free(d);
-    free(names);
+    free_macros(m);
 }
 
 /* The process out of file descriptors, in a new process (NVRTC opens its builtins library in a
