@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "util.h"
@@ -22,6 +23,13 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static void load(void) {
     const char *lib = kj__getenv_path("KERNJIT_LIBCUDA");
     if (!lib) lib = "libcuda.so.1";
+    /* dlopen reads a FIFO, waiting for a writer forever: a path must be a regular file */
+    struct stat st;
+    if (strchr(lib, '/') && stat(lib, &st) == 0 && !S_ISREG(st.st_mode)) {
+        kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (it is %s, not a "
+                          "library file)", lib, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+        return;
+    }
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());
