@@ -75,9 +75,10 @@ def make_fixtures(w, kernjit, kernels):
     os.mkfifo(os.path.join(w, 'fifo.h'))
     with open(os.path.join(w, 'usesfifo.cu'), 'w') as f:
         f.write('#include "fifo.h"\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
-    # a folder for KERNJIT_PATH holding a looping link where NAME.cu belongs
+    # a folder for KERNJIT_PATH holding a looping link where NAME.cu belongs, and a FIFO
     os.mkdir(os.path.join(w, 'links'))
     os.symlink('loop.cu', os.path.join(w, 'links', 'loop.cu'))
+    os.mkfifo(os.path.join(w, 'links', 'pipe.cu'))
     with open(os.path.join(w, 'requires.cu'), 'w') as f:
         f.write('//@kernjit entry k\n//@kernjit param A 0 1 2 = 1\n//@kernjit require 10 / A > 0\n'
                 'extern "C" __global__ void k(int *o) { o[0] = A; }\n')

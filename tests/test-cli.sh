@@ -48,6 +48,11 @@ if ! python3 -c 'import json,sys; json.loads(sys.stdin.buffer.read().decode("utf
     echo "FAIL: --json with a non-UTF-8 path is not valid UTF-8 JSON: $out"; failures=$((failures + 1))
 fi
 grep -qF 'bad\u00ff' <<<"$out" || { echo "FAIL: the stray byte is not \u00ff: $out"; failures=$((failures + 1)); }
+# ... and so is the whole cache's list, with that entry in it
+out=$(KERNJIT_CACHE_DIR="$W/bad"$'\xff/c' "$K" cache list --json)
+if ! python3 -c 'import json,sys; assert json.loads(sys.stdin.buffer.read().decode("utf-8"))' <<<"$out"; then
+    echo "FAIL: cache list --json with a non-UTF-8 path is not valid UTF-8 JSON: $out"; failures=$((failures + 1))
+fi
 # a terminal escape sequence in a name reaches the terminal as text
 out=$("$K" compile "$W/"$'\e[31mred.cu' --arch sm_90 2>&1)
 if grep -q $'\e' <<<"$out" || ! grep -qF '\x1b[31mred.cu' <<<"$out"; then
