@@ -79,6 +79,7 @@ def make_fixtures(w, kernjit, kernels):
     os.mkdir(os.path.join(w, 'links'))
     os.symlink('loop.cu', os.path.join(w, 'links', 'loop.cu'))
     os.mkfifo(os.path.join(w, 'links', 'pipe.cu'))
+    os.symlink(os.path.join(w, 'nowhere.cu'), os.path.join(w, 'links', 'dangling.cu'))
     with open(os.path.join(w, 'requires.cu'), 'w') as f:
         f.write('//@kernjit entry k\n//@kernjit param A 0 1 2 = 1\n//@kernjit require 10 / A > 0\n'
                 'extern "C" __global__ void k(int *o) { o[0] = A; }\n')

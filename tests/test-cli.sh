@@ -143,6 +143,9 @@ expect 2 "is not a compute capability" "$K" tune --forget --cc 9
 expect 0 "0 entries" "$K" tune --show
 expect 0 "removed 0 entries" "$K" tune --forget
 db="$KERNJIT_CACHE_DIR/tuning.db"
+# forgetting nothing writes nothing: no database is made where there was none
+[ ! -e "$db" ] && echo "ok: --forget of nothing made no database" \
+    || { echo "FAIL: --forget of nothing made $db"; failures=$((failures + 1)); }
 {
     printf '# a comment\n'
     printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n'
