@@ -80,6 +80,7 @@ void kj__compiled_free(kj__compiled *c) {
     free(c->binary);
     free(c->lowered_name);
     free(c->log);
+    kj__resources_free(&c->resources);
     memset(c, 0, sizeof *c);
 }
 
@@ -187,6 +188,11 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     if (job->name_expression) nvrtcAddNameExpression(prog, job->name_expression);
     r = nvrtcCompileProgram(prog, (int)nopt, opts);
     out->log = readable_log(src, program_log(prog));
+    char *warnings = kj__resources_from_ptxas(out->log, &out->resources);
+    if (warnings) {
+        free(out->log);
+        out->log = warnings;
+    }
     if (r != NVRTC_SUCCESS) {
         kj_status s = job->name_expression && out->log && only_name_map_errors(out->log)
                           ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for a template give the instance, "

@@ -3,8 +3,6 @@
  * text and different headers get two keys; the working folder is never searched; and the toolkit's
  * own headers (cooperative groups, CUB, libcu++, fp16/bf16, mma, barriers), dynamic parallelism and
  * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
-#include <sys/stat.h>
-
 #include "test_util.h"
 
 static char *work;    /* the projects' files */
@@ -27,25 +25,9 @@ static int teardown(void **state) {
     return 0;
 }
 
-static const char *at(const char *rel) {
-    static char paths[8][PATH_MAX];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, PATH_MAX, "%s/%s", work, rel);
-    return p;
-}
+static const char *at(const char *rel) { return kj_test_path(work, rel); }
 
-/* Writes text to work/rel, making its folders. */
-static void put(const char *rel, const char *text) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", at(rel));
-    for (char *s = strchr(path + strlen(work) + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        mkdir(path, 0700);
-        *s = '/';
-    }
-    kj_test_write(path, text, strlen(text));
-}
+static void put(const char *rel, const char *text) { kj_test_put(work, rel, text); }
 
 typedef struct result {
     char key[33];

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +45,28 @@ static inline void kj_test_write(const char *path, const void *data, size_t n) {
     assert_non_null(f);
     assert_int_equal(fwrite(data, 1, n, f), n);
     assert_int_equal(fclose(f), 0);
+}
+
+/* dir/rel (rel may name sub-folders, made as needed), in static storage that the next eight calls
+ * reuse. */
+static inline const char *kj_test_path(const char *dir, const char *rel) {
+    static char paths[8][PATH_MAX];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, PATH_MAX, "%s/%s", dir, rel);
+    return p;
+}
+
+/* Writes text to dir/rel, making its folders. */
+static inline void kj_test_put(const char *dir, const char *rel, const char *text) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    for (char *s = strchr(path + strlen(dir) + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        mkdir(path, 0700);
+        *s = '/';
+    }
+    kj_test_write(path, text, strlen(text));
 }
 
 /* Collects warnings so that tests can assert on them. */
