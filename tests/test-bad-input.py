@@ -84,6 +84,13 @@ def make_fixtures(w, kernjit, kernels):
     with open(os.path.join(w, 'macroinc.cu'), 'w') as f:
         f.write('#include CONFIG_HEADER\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
     shutil.copy(os.path.join(kernels, 'vadd.cu'), os.path.join(w, 'vadd.cu'))
+    # a program of two sources, and sources that leave a symbol undefined or define one twice
+    shutil.copy(os.path.join(kernels, 'link_main.cu'), os.path.join(w, 'linkmain.cu'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib.cu'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cuh'), os.path.join(w, 'link_lib.cuh'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib2.cu'))
+    with open(os.path.join(w, 'emptylib.cu'), 'w') as f:
+        f.write('// defines nothing the other source needs\n')
     # a cache holding one valid entry (vadd, as `kernjit launch` on the stub device builds it)
     env = dict(os.environ, KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='')
     subprocess.run([kernjit, 'compile', os.path.join(w, 'vadd.cu'), '--arch', 'sm_90'], env=env, check=True,

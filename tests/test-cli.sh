@@ -40,6 +40,20 @@ expect 0 "warnings when it compiled this kernel (now from the cache)" "$K" compi
 expect 0 '"warnings":"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 --json
 out=$("$K" -q compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 2>&1)
 if grep -q warning <<<"$out"; then echo "FAIL: -q still shows NVRTC's warnings: $out"; failures=$((failures + 1)); fi
+# each kernel's resources, known without a GPU, in text and JSON; ptxas's report is no warning
+KD="$(dirname "$0")/kernels"
+expect 0 "entry  shared_tile: " "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90
+expect 0 "B stack, 256 B static shared, no spills" "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90
+expect 0 '"resources":[{"symbol":"' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 '"spill_store_bytes":0,"spill_load_bytes":0,"stack_bytes":0,"shared_static_bytes":256}' "$K" compile \
+    "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 '"warnings":"",' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 "SPILLS" "$K" compile "$KD/resources.cu:many_live" --arch sm_90 --option=-maxrregcount=24
+# a program of several sources, linked by nvJitLink
+expect 0 "(2 sources linked)" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu:blend" --arch sm_90
+expect 0 '"sources":["' "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --entry tile_sums --arch sm_90 --json
+expect 2 "--all compiles the variants of one kernel file" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --all
+expect 2 "two entries ('blend' and 'tile_sums')" "$K" compile "$KD/link_main.cu:blend" "$KD/link_lib.cu:tile_sums"
 # --json is valid UTF-8 whatever the bytes of a path; numbers at full precision
 mkdir -p "$W/bad"$'\xff'
 cp "$(dirname "$0")/kernels/vadd.cu" "$W/bad"$'\xff/'
