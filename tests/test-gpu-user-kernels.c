@@ -1,7 +1,9 @@
 /* Users' own kernels on the GPU (tests/kernels/jit_*.cu), as a user brings them: no metadata, no
  * options. Through the API: a cooperative grid-wide sum (grid.sync()), CUB block and warp reduce,
  * a libcu++ atomic histogram, fp16/bf16 axpy, dynamic parallelism without metadata (a tail launch),
- * thread-block clusters with distributed shared memory, a struct passed by value. Through `kernjit
+ * thread-block clusters with distributed shared memory, a struct passed by value, two sources linked
+ * by nvJitLink (a kernel calling a __device__ function and reading a __device__ variable of the
+ * other file). Through `kernjit
  * launch`: the same features from the command line. Each result against a CPU computation on fresh
  * random inputs (seed printed), outputs poisoned first, at awkward sizes. Exits 77 without a GPU.
  * Usage: test-gpu-user-kernels path/to/kernjit */
@@ -330,6 +332,62 @@ static void test_struct_by_value(void **state) {
     }
 }
 
+/* ---- two sources linked by nvJitLink -------------------------------------------------------- */
+
+/* link_lib.cu's lib_blend, 3x - y in float: rounded twice, or once when ptxas fuses it */
+static float blend_value(float x, float y, int fused) { return fused ? fmaf(3.0f, x, -y) : 3.0f * x - y; }
+
+static void test_two_sources_linked(void **state) {
+    (void)state;
+    char main_path[PATH_MAX], lib_path[PATH_MAX];
+    snprintf(main_path, sizeof main_path, "%s/link_main.cu", KJ_TEST_KERNELS);
+    snprintf(lib_path, sizeof lib_path, "%s/link_lib.cu", KJ_TEST_KERNELS);
+    const char *more[] = {lib_path};
+    kj_request req = {.kernel = main_path, .entry = "blend", .sources = more, .source_count = 1};
+    kj_kernel *blend, *sums;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &blend, NULL));
+    req.entry = "tile_sums";
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &sums, NULL));
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]), blocks = (n + 63) / 64;
+        float *x = malloc(n * 4), *y = malloc(n * 4), *got = malloc(n * 4), *got_sums = malloc(blocks * 4);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (float)((double)(kj_test_next(&seed) % 20001) / 1000 - 10);
+            y[i] = (float)((double)(kj_test_next(&seed) % 20001) / 1000 - 10);
+        }
+        kj_devptr dx = upload(x, n * 4), dy = upload(y, n * 4), dout = poisoned(n * 4), dsums = poisoned(blocks * 4);
+        int nn = (int)n;
+        void *args[] = {&dx, &dy, &dout, &nn};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(blend, &c, args));
+        void *sum_args[] = {&dx, &dy, &dsums, &nn};
+        kj_launch_config cs = {.grid = {(unsigned)blocks}, .block = {64}};
+        KJ_ASSERT_OK(kj_kernel_launch(sums, &cs, sum_args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got_sums, dsums, blocks * 4));
+        /* one way of rounding for every element (one lib_blend serves them all): told apart by the
+         * first element where the two differ */
+        int fused = 0;
+        for (size_t i = 0; i < n; i++)
+            if (blend_value(x[i], y[i], 1) != blend_value(x[i], y[i], 0)) {
+                fused = got[i] == blend_value(x[i], y[i], 1) * 0.5f;
+                break;
+            }
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != blend_value(x[i], y[i], fused) * 0.5f)
+                fail_msg("blend n=%zu [%zu]: %.9g, expected %.9g", n, i, got[i], blend_value(x[i], y[i], fused) * 0.5f);
+        for (size_t b = 0; b < blocks; b++) {
+            float want[2] = {0.0f, 0.0f};
+            for (int f = 0; f < 2; f++)
+                for (size_t i = b * 64; i < (b + 1) * 64; i++) want[f] += i < n ? blend_value(x[i], y[i], f) : 0.0f;
+            if (got_sums[b] != want[fused])
+                fail_msg("tile_sums n=%zu block %zu: %.9g, expected %.9g", n, b, got_sums[b], want[fused]);
+        }
+        kj_mem_free(rt, dx), kj_mem_free(rt, dy), kj_mem_free(rt, dout), kj_mem_free(rt, dsums);
+        free(x), free(y), free(got), free(got_sums);
+    }
+}
+
 /* ---- the same from the command line --------------------------------------------------------- */
 
 static char out[1 << 16];
@@ -384,6 +442,10 @@ static void test_cli(void **state) {
     expect_out(launch("jit_tail.cu:parent --grid 3 --block 32 --arg 'i32[10000]=iota' --arg i32=10000 --arg i32=4096 "
                       "--arg 'i32[1]=zeros' --pending 64 --print 3 --print 0:9999 --repeat 0"), "[9999] 99980001");
     assert_non_null(strstr(out, "[0] 1"));
+    /* two sources linked: (3 * 7 - 1) * 0.5 */
+    expect_out(launch("link_main.cu link_lib.cu:blend --grid 1 --block 32 --arg 'f32[8]=iota' --arg 'f32[8]=1' "
+                      "--arg 'f32[8]=zeros' --arg i32=8 --print 2 --repeat 0"), "[7] 10");
+    assert_non_null(strstr(out, "[3] 4"));
 }
 
 int main(int argc, char **argv) {
@@ -392,7 +454,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cooperative_grid_sum), cmocka_unit_test(test_cub_block_and_warp),
         cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_half_and_bfloat),
         cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
-        cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
