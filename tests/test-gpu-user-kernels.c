@@ -388,6 +388,40 @@ static void test_two_sources_linked(void **state) {
     }
 }
 
+/* ---- resources known at compile time, against the driver's ------------------------------------ */
+
+/* What kj_compile reports from ptxas and nvJitLink is what the driver says of the loaded function. */
+static void expect_resources_match(const char *file, const char *const *more, size_t nmore, const char *entry) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
+    kj_request req = {.kernel = path, .entry = entry, .sources = more, .source_count = nmore};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    if (!r.entry_resources) fail_msg("%s:%s: no resources", file, entry);
+    kj_resource_usage u = *r.entry_resources;
+    kj_kernel *k;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
+    kj_kernel_info info;
+    KJ_ASSERT_OK(kj_kernel_query(k, &info));
+    printf("%s:%s: compile time %d registers, %d B stack, %d B shared; driver %d, %d, %d\n", file, entry, u.registers,
+           u.stack_bytes, u.shared_static_bytes, info.num_regs, info.local_bytes, info.shared_static_bytes);
+    assert_int_equal(u.registers, info.num_regs);
+    assert_int_equal(u.shared_static_bytes, info.shared_static_bytes);
+    assert_int_equal(u.stack_bytes, info.local_bytes);
+}
+
+static void test_resources_match_driver(void **state) {
+    (void)state;
+    expect_resources_match("resources.cu", NULL, 0, "local_array");
+    expect_resources_match("resources.cu", NULL, 0, "shared_tile");
+    expect_resources_match("resources.cu", NULL, 0, "many_live");
+    char lib[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s/link_lib.cu", KJ_TEST_KERNELS);
+    const char *more[] = {lib};
+    expect_resources_match("link_main.cu", more, 1, "tile_sums");
+    expect_resources_match("link_main.cu", more, 1, "blend");
+}
+
 /* ---- the same from the command line --------------------------------------------------------- */
 
 static char out[1 << 16];
@@ -455,6 +489,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_half_and_bfloat),
         cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
+        cmocka_unit_test(test_resources_match_driver),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
