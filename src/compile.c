@@ -161,7 +161,8 @@ static void explain_failure(const kj__source *src, const char *log) {
             kj__error_append("note: NVRTC ships no C library headers; device printf and assert need none (drop the "
                              "#include)");
     }
-    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code"))
+    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code") ||
+        strstr(log, "host functions are not allowed in JIT mode"))
         kj__error_append("note: a header of host declarations can be compiled for the device with "
                          "--option -default-device (functions without an execution space become __device__)");
     if (strstr(log, "device-side kernel launch could not be processed") || strstr(log, "requires separate compilation"))

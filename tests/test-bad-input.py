@@ -89,6 +89,13 @@ def make_fixtures(w, kernjit, kernels):
     shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib.cu'))
     shutil.copy(os.path.join(kernels, 'link_lib.cuh'), os.path.join(w, 'link_lib.cuh'))
     shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib2.cu'))
+    # the first files of a user: a C library header, a header of host functions
+    with open(os.path.join(w, 'stdio.cu'), 'w') as f:
+        f.write('#include <stdio.h>\nextern "C" __global__ void k(int *x) { printf("%d\\n", *x); }\n')
+    with open(os.path.join(w, 'hostdecl.h'), 'w') as f:
+        f.write('int twice(int x) { return 2 * x; }\n')
+    with open(os.path.join(w, 'hostdecl.cu'), 'w') as f:
+        f.write('#include "hostdecl.h"\nextern "C" __global__ void k(int *x) { *x = twice(*x); }\n')
     with open(os.path.join(w, 'emptylib.cu'), 'w') as f:
         f.write('// defines nothing the other source needs\n')
     # a cache holding one valid entry (vadd, as `kernjit launch` on the stub device builds it)

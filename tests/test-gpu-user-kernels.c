@@ -4,7 +4,8 @@
  * thread-block clusters with distributed shared memory, a struct passed by value, two sources linked
  * by nvJitLink (a kernel calling a __device__ function and reading a __device__ variable of the
  * other file). Through `kernjit
- * launch`: the same features from the command line. Each result against a CPU computation on fresh
+ * launch`: the same features from the command line. Also cooperative groups' memcpy_async and
+ * inclusive_scan, CUB's BlockRadixSort and BlockScan, and cuda::std::atomic_ref. Each result against a CPU computation on fresh
  * random inputs (seed printed), outputs poisoned first, at awkward sizes. Exits 77 without a GPU.
  * Usage: test-gpu-user-kernels path/to/kernjit */
 #include "test_util.h"
@@ -162,6 +163,99 @@ static void test_atomic_histogram(void **state) {
         assert_memory_equal(got, expect, sizeof got);
         kj_mem_free(rt, din), kj_mem_free(rt, bins);
         free(in);
+    }
+}
+
+/* cuda::std::atomic_ref: a count above a threshold and the largest element */
+static void test_std_atomic_ref(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_std_atomic.cu", "count_above");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *in = random_ints(n, 1000000), threshold = 250000, largest = INT32_MIN;
+        uint64_t expect = 0, got;
+        for (size_t i = 0; i < n; i++) {
+            expect += in[i] > threshold;
+            if (in[i] > largest) largest = in[i];
+        }
+        kj_devptr din = upload(in, n * 4), count, top;
+        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &count));
+        KJ_ASSERT_OK(kj_memset_u8(rt, count, 0, 8));
+        int32_t lowest = INT32_MIN, got_top;
+        top = upload(&lowest, 4);
+        int nn = (int)n;
+        void *args[] = {&din, &nn, &threshold, &count, &top};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got, count, 8));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got_top, top, 4));
+        if (got != expect || got_top != largest)
+            fail_msg("n=%zu: %llu above, largest %d; expected %llu, %d", n, (unsigned long long)got, got_top,
+                     (unsigned long long)expect, largest);
+        kj_mem_free(rt, din), kj_mem_free(rt, count), kj_mem_free(rt, top);
+        free(in);
+    }
+}
+
+/* ---- cooperative groups: memcpy_async and inclusive_scan ------------------------------------- */
+
+static void test_cg_memcpy_async_and_scan(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_cg_scan.cu", "warp_scans");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *in = random_ints(n, 1000), *got = malloc(n * 4);
+        kj_devptr din = upload(in, n * 4), dout = poisoned(n * 4);
+        int nn = (int)n;
+        void *args[] = {&din, &dout, &nn};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, n * 4));
+        int32_t sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            sum = i % 32 ? sum + in[i] : in[i]; /* the warps' segments start at multiples of 32 */
+            if (got[i] != sum) fail_msg("n=%zu [%zu]: %d, expected %d", n, i, got[i], sum);
+        }
+        kj_mem_free(rt, din), kj_mem_free(rt, dout);
+        free(in), free(got);
+    }
+}
+
+/* ---- CUB: BlockRadixSort and BlockScan ------------------------------------------------------- */
+
+static int by_value(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_cub_sort_and_scan(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_cub_sort.cu", "sort_and_scan");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        uint32_t *keys = malloc(n * 4), *sorted = malloc(n * 4);
+        int32_t *values = random_ints(n, 1000), *prefix = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) keys[i] = (uint32_t)kj_test_next(&seed);
+        kj_devptr dkeys = upload(keys, n * 4), dvalues = upload(values, n * 4), dsorted = poisoned(n * 4),
+                  dprefix = poisoned(n * 4);
+        int nn = (int)n;
+        void *args[] = {&dkeys, &dsorted, &dvalues, &dprefix, &nn};
+        kj_launch_config c = {.grid = {(unsigned)((n + 511) / 512)}, .block = {128}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, sorted, dsorted, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, prefix, dprefix, n * 4));
+        for (size_t b = 0; b < n; b += 512) {
+            size_t m = n - b < 512 ? n - b : 512;
+            qsort(keys + b, m, 4, by_value);
+            if (memcmp(keys + b, sorted + b, m * 4) != 0) fail_msg("n=%zu: the block at %zu is not sorted right", n, b);
+            int32_t sum = 0;
+            for (size_t i = b; i < b + m; i++) {
+                if (prefix[i] != sum) fail_msg("n=%zu [%zu]: prefix %d, expected %d", n, i, prefix[i], sum);
+                sum += values[i];
+            }
+        }
+        kj_mem_free(rt, dkeys), kj_mem_free(rt, dvalues), kj_mem_free(rt, dsorted), kj_mem_free(rt, dprefix);
+        free(keys), free(sorted), free(values), free(prefix);
     }
 }
 
@@ -486,7 +580,9 @@ int main(int argc, char **argv) {
     kernjit = argc > 1 ? argv[1] : "kernjit";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cooperative_grid_sum), cmocka_unit_test(test_cub_block_and_warp),
-        cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_half_and_bfloat),
+        cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_std_atomic_ref),
+        cmocka_unit_test(test_cg_memcpy_async_and_scan), cmocka_unit_test(test_cub_sort_and_scan),
+        cmocka_unit_test(test_half_and_bfloat),
         cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
         cmocka_unit_test(test_resources_match_driver),
