@@ -295,6 +295,10 @@ typedef enum kj_origin {
 /* Returns the loaded kernel for the request, compiling and caching as needed. The kernel is owned by
  * the runtime and valid until kj_runtime_destroy (there is no per-kernel destroy); asking again
  * returns the same handle (a memory hit: no system call). origin may be NULL.
+ * Edits: a memory hit is keyed by the request as given and reads no file, so once a runtime has
+ * loaded a kernel it keeps it; an edit of its source or of any header it includes is noticed by the
+ * next request that is not a memory hit (a new runtime, another spelling of the request, and every
+ * kj_compile, which re-reads and re-hashes them all). Nothing stale is ever taken from the disk cache.
  * Thread-safe: threads may ask for the same or different kernels at once.
  * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
  * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),

@@ -198,6 +198,8 @@ static void test_refused_options(void **state) {
         {"-I", "names no folder"},
         {"--pre-include", "names no file"},
         {"-rdc=maybe", "-rdc=true"},
+        {"--resource-usage", "reports each kernel's resources itself"},
+        {"-res-usage", "reports each kernel's resources itself"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *o[] = {cases[i].option};
