@@ -5,23 +5,21 @@
  * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
 #include "test_util.h"
 
-static char *work;    /* the projects' files */
-static char *cache;   /* the runtime's cache */
+static kj_test_workspace ws;
+static const char *work; /* ws's, for short */
 static kj_runtime *rt;
 
 static int setup(void **state) {
     (void)state;
-    work = kj_test_tmpdir();
-    cache = kj_test_tmpdir();
-    rt = kj_test_runtime(cache, KJ_DEVICE_NONE, NULL);
-    return work && cache && rt ? 0 : -1;
+    int failed = kj_test_workspace_open(&ws);
+    work = ws.work;
+    rt = ws.rt;
+    return failed;
 }
 
 static int teardown(void **state) {
     (void)state;
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(work);
-    kj_test_rmdir(cache);
+    kj_test_workspace_close(&ws);
     return 0;
 }
 

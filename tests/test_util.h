@@ -99,6 +99,27 @@ static inline kj_runtime *kj_test_runtime(const char *dir, int device, kj_test_l
     return rt;
 }
 
+/* A compile-only runtime on a private cache folder, and a private folder for the files a test
+ * writes (kj_test_put): what the compile-suite groups set up and tear down. */
+typedef struct kj_test_workspace {
+    char *work, *cache;
+    kj_runtime *rt;
+} kj_test_workspace;
+
+static inline int kj_test_workspace_open(kj_test_workspace *w) {
+    w->work = kj_test_tmpdir();
+    w->cache = kj_test_tmpdir();
+    w->rt = w->cache ? kj_test_runtime(w->cache, KJ_DEVICE_NONE, NULL) : NULL;
+    return w->work && w->cache && w->rt ? 0 : -1;
+}
+
+static inline void kj_test_workspace_close(kj_test_workspace *w) {
+    kj_runtime_destroy(w->rt);
+    kj_test_rmdir(w->work);
+    kj_test_rmdir(w->cache);
+    memset(w, 0, sizeof *w);
+}
+
 /* For GPU tests: exits with the skip code when there is no device. */
 static inline void kj_test_require_gpu(void) {
     int n = 0;
