@@ -276,7 +276,8 @@ typedef struct kj_request {
     size_t option_count;
     const char *arch;          /* kj_compile only: target other than the runtime's ("sm_80") */
     const char *const *sources;/* more translation units of the same program: paths to .cu files (a
-                                  '/' or ".cu" in each). Then `kernel` and these, in this order, are
+                                  '/' or ".cu" in each; `kernel` must then be a path too, and
+                                  source_text NULL). `kernel` and these, in this order, are
                                   each compiled as relocatable device code (-rdc=true) with the same
                                   macros and options, and linked by nvJitLink into one binary (with
                                   the device runtime only when the program launches kernels or asks

@@ -306,21 +306,35 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
 }
 
 /* The option list of unit u: the program's, with the unit's own names for the pre-included headers
- * (the same files, in the same order; the key has each unit's names). The strings belong to p and
- * the unit; free the array alone. */
-static const char **unit_options(const prepared *p, size_t u) {
-    const char **o = malloc((p->option_count + 1) * sizeof *o);
-    if (!o) return NULL;
-    size_t pre = 0;
-    static _Thread_local char names[16][PATH_MAX + 16];
+ * (the same files, in the same order; the key has each unit's names). */
+typedef struct unit_option_list {
+    const char **options; /* into p->options, but for the names below */
+    char *owned[16];      /* "--pre-include=NAME" of this unit (kj__source.pre_include_names' bound) */
+    size_t owned_count;
+} unit_option_list;
+
+static void unit_options_free(unit_option_list *l) {
+    for (size_t i = 0; i < l->owned_count; i++) free(l->owned[i]);
+    free(l->options);
+    memset(l, 0, sizeof *l);
+}
+
+static kj_status unit_options(const prepared *p, size_t u, unit_option_list *l) {
+    memset(l, 0, sizeof *l);
+    if (!(l->options = malloc((p->option_count + 1) * sizeof *l->options))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    const kj__source *unit = p->units[u];
     for (size_t i = 0; i < p->option_count; i++) {
-        o[i] = p->options[i];
-        if (u && strncmp(o[i], "--pre-include=", 14) == 0 && pre < p->units[u]->pre_include_count) {
-            snprintf(names[pre], sizeof names[pre], "--pre-include=%s", p->units[u]->pre_include_names[pre]);
-            o[i] = names[pre++];
+        l->options[i] = p->options[i];
+        if (u && strncmp(p->options[i], "--pre-include=", 14) == 0 && l->owned_count < unit->pre_include_count) {
+            char *mine = kj__asprintf("--pre-include=%s", unit->pre_include_names[l->owned_count]);
+            if (!mine) {
+                unit_options_free(l);
+                return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            }
+            l->options[i] = l->owned[l->owned_count++] = mine;
         }
     }
-    return o;
+    return KJ_OK;
 }
 
 /* What the program's text says about how to compile it, outside comments and `#if 0`, in every
@@ -544,11 +558,10 @@ static char *stored_description(const prepared *p, const binary *b) {
 }
 
 /* Moves -minimal to the end of the option list and returns the count without it. */
-static size_t without_minimal(const prepared *p, const char *const *options) {
-    char **o = (char **)options;
+static size_t without_minimal(const prepared *p, const char **o) {
     for (size_t i = 0; i + 1 < p->option_count; i++)
         if (strcmp(o[i], "-minimal") == 0) {
-            char *m = o[i];
+            const char *m = o[i];
             memmove(o + i, o + i + 1, (p->option_count - i - 1) * sizeof *o);
             o[p->option_count - 1] = m;
             break;
@@ -566,15 +579,16 @@ static void count(kj_runtime *rt, uint64_t *counter) {
  * that compile fails (the result is still one function of the key's inputs: the same inputs always
  * take this way, so it is stored under the same key). */
 static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__compiled *c) {
-    const char **options = unit_options(p, u);
-    if (!options) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    kj__compile_job job = {p->units[u], options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL, p->ptx};
+    unit_option_list options;
+    KJ_FORWARD(unit_options(p, u, &options));
+    kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
+                           p->ptx};
     kj_status s = kj__compile(&job, c);
     if (s == KJ_ERR_COMPILE && p->minimal) {
-        job.option_count = without_minimal(p, job.options);
+        job.option_count = without_minimal(p, options.options);
         s = kj__compile(&job, c);
     }
-    free(options);
+    unit_options_free(&options);
     pthread_mutex_lock(&rt->lock);
     if (s == KJ_OK) {
         rt->stats.compiles++;

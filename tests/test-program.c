@@ -140,6 +140,30 @@ static void test_same_macros_everywhere(void **state) {
     assert_non_null(strstr(kj_last_error(), "a.cu was not given SCALE"));
 }
 
+/* A pre-included header reaches every source, each in its own folder (so under its own name for it),
+ * and is in the key. */
+static void test_pre_include_in_every_source(void **state) {
+    (void)state;
+    put("pre/one/a.cu", "__device__ int offset(int x);\n"
+                        "extern \"C\" __global__ void k(int *o) { o[0] = offset(o[0]) + PRE; }\n");
+    put("pre/two/b.cu", "__device__ int offset(int x) { return x + PRE; }\n");
+    put("pre/one/pre.h", "#define PRE 1\n");
+    char option[PATH_MAX + 20], a[PATH_MAX], b[PATH_MAX];
+    snprintf(option, sizeof option, "--pre-include=%s", at("pre/one/pre.h"));
+    snprintf(a, sizeof a, "%s", at("pre/one/a.cu"));
+    snprintf(b, sizeof b, "%s", at("pre/two/b.cu"));
+    const char *o[] = {option}, *more[] = {b};
+    kj_request req = {.kernel = a, .sources = more, .source_count = 1, .options = o, .option_count = 1};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    char key[33];
+    snprintf(key, sizeof key, "%s", r.key);
+    put("pre/one/pre.h", "#define PRE 2\n");
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_not_equal(r.key, key);
+    assert_false(r.cache_hit);
+}
+
 /* A kernel in one source launching a kernel of another: the device runtime is linked too. */
 static void test_launch_across_sources(void **state) {
     (void)state;
@@ -200,7 +224,8 @@ static void test_refusals(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_sources_linked),   cmocka_unit_test(test_stale_keys),
-        cmocka_unit_test(test_same_macros_everywhere), cmocka_unit_test(test_launch_across_sources),
+        cmocka_unit_test(test_same_macros_everywhere), cmocka_unit_test(test_pre_include_in_every_source),
+        cmocka_unit_test(test_launch_across_sources),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
