@@ -49,6 +49,16 @@ expect 0 '"spill_store_bytes":0,"spill_load_bytes":0,"stack_bytes":0,"shared_sta
     "$KD/resources.cu:shared_tile" --arch sm_90 --json
 expect 0 '"warnings":"",' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
 expect 0 "SPILLS" "$K" compile "$KD/resources.cu:many_live" --arch sm_90 --option=-maxrregcount=24
+# the toolkit's headers are keyed by a fingerprint of its folder: a new process sees an edit
+mkdir -p "$W/toolkit/include"
+printf '#define TK 1\n' > "$W/toolkit/include/tk_version.h"
+printf '#include <tk_version.h>\nextern "C" __global__ void k(int *o) { o[0] = TK; }\n' > "$W/usestk.cu"
+tk_key() { KERNJIT_CUDA_HOME="$W/toolkit" "$K" compile "$W/usestk.cu" --arch sm_90 --json | grep -o '"key":"[0-9a-f]*"'; }
+before=$(tk_key)
+printf '#define TK 22\n' > "$W/toolkit/include/tk_version.h"
+if [ -z "$before" ] || [ "$before" = "$(tk_key)" ]; then
+    echo "FAIL: editing a toolkit header left the key as it was ($before)"; failures=$((failures + 1))
+fi
 # a program of several sources, linked by nvJitLink
 expect 0 "(2 sources linked)" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu:blend" --arch sm_90
 expect 0 '"sources":["' "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --entry tile_sums --arch sm_90 --json

@@ -144,9 +144,8 @@ static void test_cub_block_and_warp(void **state) {
 
 /* ---- libcu++: cuda::atomic_ref -------------------------------------------------------------- */
 
-static void test_atomic_histogram(void **state) {
-    (void)state;
-    kj_kernel *k = get("jit_atomic.cu", "histogram");
+static void run_histogram(const char *file) {
+    kj_kernel *k = get(file, "histogram");
     for (size_t s = 0; s < NSIZES; s++) {
         size_t n = kj_test_cap(sizes[s]);
         unsigned char *in = malloc(n);
@@ -164,6 +163,12 @@ static void test_atomic_histogram(void **state) {
         kj_mem_free(rt, din), kj_mem_free(rt, bins);
         free(in);
     }
+}
+
+static void test_atomic_histogram(void **state) {
+    (void)state;
+    run_histogram("jit_atomic.cu");
+    run_histogram("jit_wrapper.cu"); /* a file that only includes jit_atomic.cu and jit_half.cu */
 }
 
 /* cuda::std::atomic_ref: a count above a threshold and the largest element */
