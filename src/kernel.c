@@ -185,8 +185,8 @@ static int declares_kernel(const char *code, const char *name, size_t len) {
         if ((at > code && ident_char(at[-1])) || ident_char(at[len])) continue;
         const char *start = at;
         while (start > code && !strchr(";{}", start[-1])) start--;
-        for (const char *g = strstr(start, "__global__"); g && g < at; g = strstr(g + 1, "__global__"))
-            return 1;
+        const char *global = strstr(start, "__global__");
+        if (global && global < at) return 1;
     }
     return 0;
 }

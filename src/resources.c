@@ -1,6 +1,7 @@
 #include "resources.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,18 +219,36 @@ void kj__resources_describe(const kj__resources *res, kj__buf *d) {
     }
 }
 
+/* "R SS SL ST SH SYMBOL" (one line, no new line in it): 0 with u filled (symbol pointing into line),
+ * -1 when it does not read so (an entry of another version: then no resources). */
+static int read_described(const char *line, size_t len, kj_resource_usage *u, size_t *symbol_len) {
+    int *fields[] = {&u->registers, &u->spill_store_bytes, &u->spill_load_bytes, &u->stack_bytes,
+                     &u->shared_static_bytes};
+    const char *p = line, *end = line + len;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        long v = 0;
+        const char *digits = p;
+        while (p < end && *p >= '0' && *p <= '9' && v <= INT_MAX / 10) v = v * 10 + (*p++ - '0');
+        if (p == digits || p == end || *p != ' ' || v > INT_MAX) return -1;
+        *fields[i] = (int)v;
+        p++;
+    }
+    if (p == end) return -1;
+    u->symbol = p;
+    *symbol_len = (size_t)(end - p);
+    return 0;
+}
+
 int kj__resources_from_description(const char *desc, kj__resources *res) {
     size_t had = res->count;
     for (const char *line = desc; line && *line;) {
         const char *eol = strchr(line, '\n');
         size_t len = eol ? (size_t)(eol - line) : strlen(line);
         kj_resource_usage u = {0};
-        int at = 0;
-        if (strncmp(line, tag, sizeof tag - 1) == 0 &&
-            sscanf(line + sizeof tag - 1, "%d %d %d %d %d %n", &u.registers, &u.spill_store_bytes, &u.spill_load_bytes,
-                   &u.stack_bytes, &u.shared_static_bytes, &at) == 5 &&
-            at > 0 && sizeof tag - 1 + (size_t)at < len) {
-            char *symbol = kj__strndup(line + sizeof tag - 1 + at, len - (sizeof tag - 1) - (size_t)at);
+        size_t symbol_len;
+        if (len > sizeof tag - 1 && strncmp(line, tag, sizeof tag - 1) == 0 &&
+            read_described(line + sizeof tag - 1, len - (sizeof tag - 1), &u, &symbol_len) == 0) {
+            char *symbol = kj__strndup(u.symbol, symbol_len);
             u.symbol = symbol;
             int failed = !symbol || push(res, &u) != 0;
             free(symbol);

@@ -4,6 +4,8 @@
  * tests/kernels/resources.cu have resources known in advance. */
 #include "test_util.h"
 
+#include "resources.h"
+
 static char *cache;
 static kj_runtime *rt;
 
@@ -131,12 +133,75 @@ static void test_linked_programs(void **state) {
     assert_int_equal(find(&r, "blend")->shared_static_bytes, 0);
 }
 
+/* The reports as the tools print them (NVRTC 13's ptxas for sm_80, without a cumulative stack, and
+ * nvJitLink 13's for sm_90 and sm_80), read without compiling. */
+static void test_reading_the_reports(void **state) {
+    (void)state;
+    const char *ptxas = "ptxas info    : Overriding maximum register limit 256 for 'k' with  32 of maxrregcount option\n"
+                        "ptxas info    : 4 bytes gmem\n"
+                        "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+                        "ptxas info    : Function properties for k\n"
+                        "ptxas         .     800 bytes stack frame, 16 bytes spill stores, 24 bytes spill loads\n"
+                        "ptxas info    : Used 32 registers, used 1 barriers, 256 bytes smem, 360 bytes cmem[0]\n"
+                        "ptxas info    : Compile time = 1.680 ms\n"
+                        "ptxas warning : Registers are spilled to local memory in function 'k', 40 bytes spill stores\n"
+                        "ptxas info    : Function properties for _Z6helperf\n"
+                        "ptxas         .     264 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads";
+    kj__resources res = {0};
+    char *kept = kj__resources_from_ptxas(ptxas, &res);
+    assert_non_null(kept);
+    assert_string_equal(kept, "ptxas warning : Registers are spilled to local memory in function 'k', 40 bytes spill stores");
+    free(kept);
+    assert_int_equal(res.count, 1); /* the kernel, not the device function */
+    kj_resource_usage k = res.items[0];
+    assert_string_equal(k.symbol, "k");
+    assert_int_equal(k.registers, 32);
+    assert_int_equal(k.stack_bytes, 800);
+    assert_int_equal(k.spill_store_bytes, 16);
+    assert_int_equal(k.spill_load_bytes, 24);
+    assert_int_equal(k.shared_static_bytes, 256);
+    /* the linker's numbers replace the compiler's but for spills; 1 KiB of sm_90's is not the kernel's */
+    const char *nvlink = "info    : 4 bytes gmem, 128 bytes cmem[3]\n"
+                         "info    : Function properties for 'k':\n"
+                         "info    : used 46 registers, used 1 barriers, 264 stack, 1280 bytes smem, 536 bytes cmem[0], "
+                         "8 bytes lmem\n"
+                         "info    : Function properties for 'devrt_kernel':\n"
+                         "info    : used 16 registers, used 1 barriers, 0 stack, 3080 bytes smem, 656 bytes cmem[0], 0 bytes lmem\n"
+                         "warning : a linker warning";
+    kept = kj__resources_from_linker(nvlink, "sm_90", &res);
+    assert_string_equal(kept, "warning : a linker warning");
+    free(kept);
+    assert_int_equal(res.count, 1);
+    assert_int_equal(res.items[0].registers, 46);
+    assert_int_equal(res.items[0].stack_bytes, 264 + 8);
+    assert_int_equal(res.items[0].shared_static_bytes, 256);
+    assert_int_equal(res.items[0].spill_store_bytes, 16);
+    free(kj__resources_from_linker(nvlink, "sm_80", &res));
+    assert_int_equal(res.items[0].shared_static_bytes, 1280);
+
+    /* stored in a description and read back; lines that do not read so are no resources */
+    kj__buf d = {0};
+    kj__buf_puts(&d, "lowered: k\n");
+    kj__resources_describe(&res, &d);
+    kj__buf_puts(&d, "resources: 99999999999 1 2 3 4 overflow\nresources: 1 2 3 4 5\nresources: 1\n2 3 4 5 split\n"
+                     "resources: 1 2 3 4 5 \nkernel: k (k.cu)\n");
+    kj__resources back = {0};
+    assert_int_equal(kj__resources_from_description(d.data, &back), 0);
+    assert_int_equal(back.count, 1);
+    assert_string_equal(back.items[0].symbol, "k");
+    assert_memory_equal(&back.items[0].registers, &res.items[0].registers, 5 * sizeof(int));
+    kj__buf_free(&d);
+    kj__resources_free(&back);
+    kj__resources_free(&res);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_resources),
         cmocka_unit_test(test_spills),
         cmocka_unit_test(test_from_the_cache),
         cmocka_unit_test(test_linked_programs),
+        cmocka_unit_test(test_reading_the_reports),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
