@@ -156,7 +156,8 @@ static kj_status detect_entry(prepared *p, const char **asked, kernel_names *k) 
     kj_status s = KJ_OK;
     kj__buf b = {0};
     if (k->n == 0 && k->ninst == 0) {
-        s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s no __global__ function to launch", where, p->unit_count > 1 ? "have" : "has");
+        s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s no __global__ function to launch", where,
+                    p->unit_count > 1 ? "have" : "has");
     } else if (k->n > 1) {
         for (size_t i = 0; i < k->n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k->names[i]);
         s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s several kernels (%s%s): name one as FILE.cu:ENTRY", where,
@@ -321,7 +322,8 @@ static void unit_options_free(unit_option_list *l) {
 
 static kj_status unit_options(const prepared *p, size_t u, unit_option_list *l) {
     memset(l, 0, sizeof *l);
-    if (!(l->options = malloc((p->option_count + 1) * sizeof *l->options))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (!(l->options = malloc((p->option_count + 1) * sizeof *l->options)))
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     const kj__source *unit = p->units[u];
     for (size_t i = 0; i < p->option_count; i++) {
         l->options[i] = p->options[i];
@@ -605,7 +607,8 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__c
  * warnings. */
 static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c, binary *out, kj__buf *log) {
     kj__link_unit units[MAX_SOURCES];
-    for (size_t u = 0; u < p->unit_count; u++) units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, c[u].is_ptx};
+    for (size_t u = 0; u < p->unit_count; u++)
+        units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, c[u].is_ptx};
     kj__linked linked;
     KJ_FORWARD(kj__link(p->arch, units, p->unit_count, p->devrt, &linked));
     char *warnings = kj__resources_from_linker(linked.info, p->arch, &out->resources);

@@ -53,9 +53,8 @@ static char *link_log(nvJitLinkHandle h, int info) {
     nvJitLinkResult r = info ? nvJitLinkGetInfoLogSize(h, &n) : nvJitLinkGetErrorLogSize(h, &n);
     char *log = malloc(n + 1);
     if (!log) return NULL;
-    log[0] = '\0';
-    if (r == NVJITLINK_SUCCESS && n && (info ? nvJitLinkGetInfoLog(h, log) : nvJitLinkGetErrorLog(h, log)) == NVJITLINK_SUCCESS)
-        log[n] = '\0';
+    if (r == NVJITLINK_SUCCESS && n) r = info ? nvJitLinkGetInfoLog(h, log) : nvJitLinkGetErrorLog(h, log);
+    log[r == NVJITLINK_SUCCESS ? n : 0] = '\0';
     return log;
 }
 
@@ -79,7 +78,8 @@ typedef struct definition {
 static int add_definitions(const kj__link_unit *unit, size_t index, definition **defs, size_t *n) {
     const unsigned char *d = (const unsigned char *)unit->data;
     size_t size = unit->size;
-    if (unit->is_ptx || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 || d[EI_CLASS] != ELFCLASS64) return 0;
+    if (unit->is_ptx || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 || d[EI_CLASS] != ELFCLASS64)
+        return 0;
     Elf64_Ehdr eh;
     memcpy(&eh, d, sizeof eh);
     if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size || eh.e_shnum > (size - eh.e_shoff) / sizeof(Elf64_Shdr))

@@ -1,12 +1,13 @@
-/* Users' own kernels on the GPU (tests/kernels/jit_*.cu), as a user brings them: no metadata, no
- * options. Through the API: a cooperative grid-wide sum (grid.sync()), CUB block and warp reduce,
- * a libcu++ atomic histogram, fp16/bf16 axpy, dynamic parallelism without metadata (a tail launch),
- * thread-block clusters with distributed shared memory, a struct passed by value, two sources linked
- * by nvJitLink (a kernel calling a __device__ function and reading a __device__ variable of the
- * other file). Through `kernjit
- * launch`: the same features from the command line. Also cooperative groups' memcpy_async and
- * inclusive_scan, CUB's BlockRadixSort and BlockScan, and cuda::std::atomic_ref. Each result against a CPU computation on fresh
- * random inputs (seed printed), outputs poisoned first, at awkward sizes. Exits 77 without a GPU.
+/* Users' own kernels on the GPU (tests/kernels/jit_*.cu, link_*.cu), as a user brings them: no
+ * metadata, no options. Through the API: a cooperative grid-wide sum (grid.sync()), CUB block and
+ * warp reduce, BlockRadixSort and BlockScan, a libcu++ atomic histogram (also through a wrapper
+ * file), cuda::std::atomic_ref, cooperative groups' memcpy_async and inclusive_scan, fp16/bf16 axpy,
+ * dynamic parallelism without metadata (a tail launch), thread-block clusters with distributed
+ * shared memory, a struct passed by value, two sources linked by nvJitLink (a kernel calling a
+ * __device__ function and reading a __device__ variable of the other file), and the resources
+ * kj_compile reports against the driver's. Through `kernjit launch`: the same features from the
+ * command line. Each result against a CPU computation on fresh random inputs (seed printed), outputs
+ * poisoned first, at awkward sizes. Exits 77 without a GPU.
  * Usage: test-gpu-user-kernels path/to/kernjit */
 #include "test_util.h"
 

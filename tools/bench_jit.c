@@ -35,8 +35,8 @@ static void help(void) {
            "kernel file with five headers of its own (read and hashed again: goal <= 0.2 ms); and a memory\n"
            "hit (the same request again, in microseconds: goal <= 0.5 us). Every compile is cold: NVRTC\n"
            "keeps compiled code in the driver's cache where there is a driver (comments do not tell sources\n"
-           "apart there), so the benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without a GPU, the disk hit\n"
-           "stops before loading and the load and the memory hit are skipped.\n");
+           "apart there), so the benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without\n"
+           "a GPU, the disk hit stops before loading and the load and the memory hit are skipped.\n");
 }
 
 static double now_ms(void) {

@@ -228,7 +228,8 @@ int cmd_compile(int argc, char **argv) {
     int rc = cli_parse_program("compile", argv + optind, argc - optind, entry, &prog);
     if (rc != EXIT_OK) return rc;
     const char *kernel = prog.kernel;
-    if (all && prog.source_count) return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
+    if (all && prog.source_count)
+        return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
     if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
 
