@@ -293,6 +293,16 @@ typedef struct kj_request {
     const char *const *options;/* extra NVRTC options ("-lineinfo"); part of the cache key */
     size_t option_count;
     const char *arch;          /* kj_compile only: target other than the runtime's ("sm_80") */
+    const char *const *sources;/* more translation units of the same program: paths to .cu files (a
+                                  '/' or ".cu" in each; `kernel` must then be a path too, and
+                                  source_text NULL). `kernel` and these, in this order, are
+                                  each compiled as relocatable device code (-rdc=true) with the same
+                                  macros and options, and linked by nvJitLink into one binary (with
+                                  the device runtime only when the program launches kernels or asks
+                                  for -rdc=true). The entry may be in any of them. Only `kernel` may
+                                  carry a metadata block; the key covers every source and header, and
+                                  their order. NULL with source_count 0: a program of one source */
+    size_t source_count;       /* at most 63 */
 } kj_request; /* read during the call only: nothing of it is kept */
 
 typedef enum kj_origin {
@@ -304,6 +314,10 @@ typedef enum kj_origin {
 /* Returns the loaded kernel for the request, compiling and caching as needed. The kernel is owned by
  * the runtime and valid until kj_runtime_destroy (there is no per-kernel destroy); asking again
  * returns the same handle (a memory hit: no system call). origin may be NULL.
+ * Edits: a memory hit is keyed by the request as given and reads no file, so once a runtime has
+ * loaded a kernel it keeps it; an edit of its source or of any header it includes is noticed by the
+ * next request that is not a memory hit (a new runtime, another spelling of the request, and every
+ * kj_compile, which re-reads and re-hashes them all). Nothing stale is ever taken from the disk cache.
  * Thread-safe: threads may ask for the same or different kernels at once.
  * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
  * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),
@@ -313,6 +327,21 @@ typedef enum kj_origin {
  * KJ_ERR_LIMIT (the metadata's shared-dynamic asks for more than the device allows a block: the
  * message names both numbers), KJ_ERR_HOST_MEMORY. A disk cache that cannot be read or written is not an error (a warning). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
+
+/* What one kernel of a binary uses, as the compiler (ptxas, inside NVRTC) reports it, or for a
+ * program linked by nvJitLink, the linker: known without a GPU. Sizes in bytes. */
+typedef struct kj_resource_usage {
+    const char *symbol;        /* the kernel's name in the binary (mangled for a C++ kernel) */
+    int registers;             /* per thread */
+    int spill_store_bytes;     /* per thread: stores of values that did not fit the registers */
+    int spill_load_bytes;      /* per thread: their loads back */
+    int stack_bytes;           /* local memory per thread: the kernel's stack frame, with the functions
+                                  it calls where the compiler says (sm_90 and later, and linked
+                                  programs), and local memory besides the stack */
+    int shared_static_bytes;   /* static shared memory per block (__shared__ variables; dynamic shared
+                                  memory is given at launch); without the 1 KiB that compute
+                                  capability 9.0 reserves per block for the system */
+} kj_resource_usage;
 
 typedef struct kj_compile_result {
     int cache_hit;          /* 1: a valid entry was already on disk */
@@ -329,6 +358,13 @@ typedef struct kj_compile_result {
                                as stored with the entry on a hit. Owned by the library; valid until the
                                calling thread's next kj_compile. They also reach the log callback
                                (KJ_LOG_WARN). */
+    const kj_resource_usage *resources; /* each kernel of the binary (in the compiler's order), from
+                               this compile or as stored with the entry on a hit; NULL when not known
+                               (a PTX target: the driver compiles it). Owned by the library; valid
+                               until the calling thread's next kj_compile */
+    size_t resource_count;
+    const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
+    unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
 } kj_compile_result;
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary

@@ -80,6 +80,7 @@ void kj__compiled_free(kj__compiled *c) {
     free(c->binary);
     free(c->lowered_name);
     free(c->log);
+    kj__resources_free(&c->resources);
     memset(c, 0, sizeof *c);
 }
 
@@ -160,7 +161,8 @@ static void explain_failure(const kj__source *src, const char *log) {
             kj__error_append("note: NVRTC ships no C library headers; device printf and assert need none (drop the "
                              "#include)");
     }
-    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code"))
+    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code") ||
+        strstr(log, "host functions are not allowed in JIT mode"))
         kj__error_append("note: a header of host declarations can be compiled for the device with "
                          "--option -default-device (functions without an execution space become __device__)");
     if (strstr(log, "device-side kernel launch could not be processed") || strstr(log, "requires separate compilation"))
@@ -187,6 +189,11 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     if (job->name_expression) nvrtcAddNameExpression(prog, job->name_expression);
     r = nvrtcCompileProgram(prog, (int)nopt, opts);
     out->log = readable_log(src, program_log(prog));
+    char *warnings = kj__resources_from_ptxas(out->log, &out->resources);
+    if (warnings) {
+        free(out->log);
+        out->log = warnings;
+    }
     if (r != NVRTC_SUCCESS) {
         /* out of file descriptors, NVRTC blames its installation (it opens its builtins library in a
          * process's first compile) or a header: the cause comes first */

@@ -221,6 +221,27 @@ static void test_source_text_not_a_kernel(void **state) {
     expect_compile(&req, KJ_ERR_SOURCE, "'mine.cu' is not a kernel file");
 }
 
+static void test_malformed_source_list(void **state) {
+    (void)state;
+    char vadd[PATH_MAX];
+    snprintf(vadd, sizeof vadd, "%s/vadd.cu", KJ_TEST_KERNELS);
+    kj_request req = {.kernel = vadd, .source_count = 1};
+    expect_compile(&req, KJ_ERR_USAGE, "source_count is 1 but sources is NULL");
+    const char *null_source[] = {NULL};
+    req.sources = null_source;
+    expect_compile(&req, KJ_ERR_USAGE, "sources[0] is NULL: give paths to .cu files");
+    const char *name[] = {"reduce"};
+    req.sources = name;
+    expect_compile(&req, KJ_ERR_USAGE, "source 'reduce' is not a path to a .cu file");
+    const char *file[] = {vadd};
+    req.sources = file;
+    req.source_text = "extern \"C\" __global__ void k(int *o) {}";
+    expect_compile(&req, KJ_ERR_USAGE, "source_text with sources: a program of several sources is read from files");
+    req.source_text = NULL;
+    req.source_count = 64;
+    expect_compile(&req, KJ_ERR_USAGE, "64 more sources: a program links at most 64 sources in all");
+}
+
 static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o;
@@ -452,6 +473,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_kernel_names_too_long),
         cmocka_unit_test(test_damaged_tuning_database),
         cmocka_unit_test(test_out_of_file_descriptors),
+        cmocka_unit_test(test_malformed_source_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

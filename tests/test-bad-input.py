@@ -86,6 +86,20 @@ def make_fixtures(w, kernjit, kernels):
     with open(os.path.join(w, 'macroinc.cu'), 'w') as f:
         f.write('#include CONFIG_HEADER\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
     shutil.copy(os.path.join(kernels, 'vadd.cu'), os.path.join(w, 'vadd.cu'))
+    # a program of two sources, and sources that leave a symbol undefined or define one twice
+    shutil.copy(os.path.join(kernels, 'link_main.cu'), os.path.join(w, 'linkmain.cu'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib.cu'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cuh'), os.path.join(w, 'link_lib.cuh'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib2.cu'))
+    # the first files of a user: a C library header, a header of host functions
+    with open(os.path.join(w, 'stdio.cu'), 'w') as f:
+        f.write('#include <stdio.h>\nextern "C" __global__ void k(int *x) { printf("%d\\n", *x); }\n')
+    with open(os.path.join(w, 'hostdecl.h'), 'w') as f:
+        f.write('int twice(int x) { return 2 * x; }\n')
+    with open(os.path.join(w, 'hostdecl.cu'), 'w') as f:
+        f.write('#include "hostdecl.h"\nextern "C" __global__ void k(int *x) { *x = twice(*x); }\n')
+    with open(os.path.join(w, 'emptylib.cu'), 'w') as f:
+        f.write('// defines nothing the other source needs\n')
     # a cache holding one valid entry (vadd, as `kernjit launch` on the stub device builds it)
     env = dict(os.environ, KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='')
     subprocess.run([kernjit, 'compile', os.path.join(w, 'vadd.cu'), '--arch', 'sm_90'], env=env, check=True,

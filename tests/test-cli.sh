@@ -40,6 +40,30 @@ expect 0 "warnings when it compiled this kernel (now from the cache)" "$K" compi
 expect 0 '"warnings":"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 --json
 out=$("$K" -q compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 2>&1)
 if grep -q warning <<<"$out"; then echo "FAIL: -q still shows NVRTC's warnings: $out"; failures=$((failures + 1)); fi
+# each kernel's resources, known without a GPU, in text and JSON; ptxas's report is no warning
+KD="$(dirname "$0")/kernels"
+expect 0 "entry  shared_tile: " "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90
+expect 0 "B stack, 256 B static shared, no spills" "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90
+expect 0 '"resources":[{"symbol":"' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 '"spill_store_bytes":0,"spill_load_bytes":0,"stack_bytes":0,"shared_static_bytes":256}' "$K" compile \
+    "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 '"warnings":"",' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 "SPILLS" "$K" compile "$KD/resources.cu:many_live" --arch sm_90 --option=-maxrregcount=24
+# the toolkit's headers are keyed by a fingerprint of its folder: a new process sees an edit
+mkdir -p "$W/toolkit/include"
+printf '#define TK 1\n' > "$W/toolkit/include/tk_version.h"
+printf '#include <tk_version.h>\nextern "C" __global__ void k(int *o) { o[0] = TK; }\n' > "$W/usestk.cu"
+tk_key() { KERNJIT_CUDA_HOME="$W/toolkit" "$K" compile "$W/usestk.cu" --arch sm_90 --json | grep -o '"key":"[0-9a-f]*"'; }
+before=$(tk_key)
+printf '#define TK 22\n' > "$W/toolkit/include/tk_version.h"
+if [ -z "$before" ] || [ "$before" = "$(tk_key)" ]; then
+    echo "FAIL: editing a toolkit header left the key as it was ($before)"; failures=$((failures + 1))
+fi
+# a program of several sources, linked by nvJitLink
+expect 0 "(2 sources linked)" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu:blend" --arch sm_90
+expect 0 '"sources":["' "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --entry tile_sums --arch sm_90 --json
+expect 2 "--all compiles the variants of one kernel file" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --all
+expect 2 "two entries ('blend' and 'tile_sums')" "$K" compile "$KD/link_main.cu:blend" "$KD/link_lib.cu:tile_sums"
 # --json is valid UTF-8 whatever the bytes of a path; numbers at full precision
 mkdir -p "$W/bad"$'\xff'
 cp "$(dirname "$0")/kernels/vadd.cu" "$W/bad"$'\xff/'

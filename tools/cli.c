@@ -110,6 +110,41 @@ int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     return 0;
 }
 
+static int is_file_name(const char *s) {
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".cu") == 0);
+}
+
+int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out) {
+    memset(out, 0, sizeof *out);
+    out->entry = entry_option;
+    if (count > CLI_MAX_SOURCES)
+        return cli_usage(cmd, "%d sources: a program links at most %d", count, CLI_MAX_SOURCES);
+    for (int i = 0; i < count; i++) {
+        char *source = args[i];
+        /* FILE.cu:ENTRY, or a built-in kernel as NAME:ENTRY */
+        char *colon = strstr(source, ".cu:");
+        if (colon) colon += 3;
+        else if (!strchr(source, '/')) colon = strchr(source, ':');
+        if (colon) {
+            *colon = '\0';
+            if (!colon[1]) return cli_usage(cmd, "'%s:' names no entry after ':'", source);
+            if (entry_option)
+                return cli_usage(cmd, "give the entry either as FILE.cu:ENTRY or with --entry, not both");
+            if (out->entry && out->entry != entry_option)
+                return cli_usage(cmd, "two entries ('%s' and '%s'): a program is launched at one entry", out->entry,
+                                 colon + 1);
+            out->entry = colon + 1;
+        }
+        if (count > 1 && !is_file_name(source))
+            return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
+                             "file (FILE.cu, or a path); a built-in kernel stands alone", source);
+        if (i == 0) out->kernel = source;
+        else out->sources[out->source_count++] = source;
+    }
+    return EXIT_OK;
+}
+
 int cli_parse_uint(const char *text, uint64_t max, uint64_t *out) {
     if (!text || !isdigit((unsigned char)text[0])) return -1;
     errno = 0;

@@ -52,6 +52,20 @@ extern int cli_verbosity;
  * arch may be NULL. Returns the status; prints nothing. */
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose);
 
+/* The program a command line names (compile, launch): SOURCE[:ENTRY]..., one kernel (a built-in
+ * name, NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
+ * program (kj_request.sources); at most one of them names the entry, and not with --entry
+ * (entry_option, NULL when not given). The strings point into args, which is modified. Returns
+ * EXIT_OK, or EXIT_USAGE after printing why. */
+#define CLI_MAX_SOURCES 64
+typedef struct cli_program {
+    const char *kernel;                         /* the first source */
+    const char *sources[CLI_MAX_SOURCES - 1];   /* the others, in order */
+    size_t source_count;
+    const char *entry;                          /* NULL: the program's only kernel */
+} cli_program;
+int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out);
+
 /* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
  * message written to err. */
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);

@@ -12,14 +12,20 @@
 #define MAX_ARCHS 16
 
 static void help(void) {
-    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [--entry E] [-D NAME=VALUE]... [--arch sm_XY[,...]]\n"
-           "                      [--option NVRTC_OPTION]... [--json]\n"
+    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
+           "                      [--arch sm_XY[,...]] [--option NVRTC_OPTION]... [--json]\n"
            "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
            "there is none; --arch sm_80,sm_90 (or --arch again) builds each target in turn. --json gives\n"
            "{\"kernel\": ..., \"targets\": [one object per target]}.\n\n"
+           "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
+           "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
+           "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
+           "Shown for each kernel of the binary (the entry first), as the compiler reports it, no GPU needed:\n"
+           "registers and spilled bytes (stored and loaded) per thread, its stack (local memory) per thread,\n"
+           "and its static shared memory per block.\n\n"
            "--all compiles every combination of the kernel's tunables (`tune` in its metadata), the other\n"
            "macros at their defaults or as given, J at a time (default: the processors online), and counts\n"
            "how many were compiled and how many were already in the cache: to prepare a cache for a fleet\n"
@@ -83,13 +89,50 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     return rc;
 }
 
-static int compile_one(const char *kernel, const char *entry, const kj_define *defines, size_t ndef,
-                       const char *const *options, size_t nopt, const char *arch, int json) {
+static void print_resources(const kj_compile_result *r) {
+    if (!r->resource_count) {
+        printf("  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
+        return;
+    }
+    const kj_resource_usage *e = r->entry_resources;
+    for (size_t i = 0; i < r->resource_count + (e != NULL); i++) {
+        /* the entry first, then the others */
+        const kj_resource_usage *u = i == 0 && e ? e : &r->resources[i - (e != NULL)];
+        if (i && u == e) continue;
+        printf("  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
+               u->registers, u->stack_bytes, u->shared_static_bytes);
+        if (u->spill_store_bytes || u->spill_load_bytes)
+            printf("SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
+        else
+            printf("no spills\n");
+    }
+}
+
+static void json_resources(const kj_compile_result *r) {
+    json_begin_array("resources");
+    for (size_t i = 0; i < r->resource_count; i++) {
+        const kj_resource_usage *u = &r->resources[i];
+        json_object_in(NULL);
+        json_string("symbol", u->symbol);
+        json_bool("entry", u == r->entry_resources);
+        json_int("registers", u->registers);
+        json_int("spill_store_bytes", u->spill_store_bytes);
+        json_int("spill_load_bytes", u->spill_load_bytes);
+        json_int("stack_bytes", u->stack_bytes);
+        json_int("shared_static_bytes", u->shared_static_bytes);
+        json_end_object();
+    }
+    json_end_array();
+}
+
+static int compile_one(const cli_program *prog, const kj_define *defines, size_t ndef, const char *const *options,
+                       size_t nopt, const char *arch, int json) {
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
     if (s != KJ_OK) return cli_fail("compile", s);
-    kj_request req = {.kernel = kernel, .entry = entry, .defines = defines, .define_count = ndef,
-                      .options = options, .option_count = nopt, .arch = arch};
+    kj_request req = {.kernel = prog->kernel, .entry = prog->entry, .defines = defines, .define_count = ndef,
+                      .options = options, .option_count = nopt, .arch = arch, .sources = prog->sources,
+                      .source_count = prog->source_count};
     kj_compile_result r;
     s = kj_compile(rt, &req, &r);
     if (s != KJ_OK) {
@@ -104,18 +147,25 @@ static int compile_one(const char *kernel, const char *entry, const kj_define *d
         json_bool("cache_hit", r.cache_hit);
         json_bool("stored", r.stored);
         json_bool("linked", r.linked);
+        json_uint("source_count", r.source_count);
         json_bool("ptx", r.is_ptx);
         json_string("cache_path", r.cache_path);
         json_double("compile_ms", r.compile_ms);
         json_double("link_ms", r.link_ms);
         json_uint("binary_bytes", r.binary_bytes);
         json_string("warnings", r.log);
+        json_resources(&r);
         json_end_object();
     } else {
-        if (r.cache_hit) printf("%s for %s: cache hit\n", kernel, r.arch);
-        else printf("%s for %s: compiled in %.1f ms%s\n", kernel, r.arch, r.compile_ms + r.link_ms,
-                    r.linked ? " (linked with the device runtime)" : "");
+        char linked[64] = "";
+        if (r.source_count > 1)
+            snprintf(linked, sizeof linked, " (%u sources linked%s)", r.source_count, r.linked ? ", with the device runtime" : "");
+        else if (r.linked)
+            snprintf(linked, sizeof linked, " (linked with the device runtime)");
+        if (r.cache_hit) printf("%s for %s: cache hit%s\n", prog->kernel, r.arch, linked);
+        else printf("%s for %s: compiled in %.1f ms%s\n", prog->kernel, r.arch, r.compile_ms + r.link_ms, linked);
         printf("  key   %s\n  cache %s\n", r.key, r.stored ? r.cache_path : "(not stored: compiled in memory only)");
+        print_resources(&r);
     }
     kj_runtime_destroy(rt);
     return EXIT_OK;
@@ -173,32 +223,30 @@ int cmd_compile(int argc, char **argv) {
         default: return cli_usage("compile", "unknown option");
         }
     }
-    if (optind != argc - 1)
-        return cli_usage("compile", optind >= argc ? "which kernel? give a built-in name or a .cu file"
-                                                   : "one kernel at a time (got '%s' too)", argv[optind + 1 < argc ? optind + 1 : optind]);
-    char *kernel = argv[optind];
-    /* FILE.cu:ENTRY, or a built-in kernel as NAME:ENTRY (as kernjit launch takes them) */
-    char *colon = strstr(kernel, ".cu:");
-    if (colon) colon += 3;
-    else if (!strchr(kernel, '/')) colon = strchr(kernel, ':');
-    if (colon) {
-        if (entry) return cli_usage("compile", "give the entry either as FILE.cu:ENTRY or with --entry, not both");
-        *colon = '\0';
-        entry = colon + 1;
-        if (!*entry) return cli_usage("compile", "'%s:' names no entry after ':'", kernel);
-    }
+    if (optind >= argc) return cli_usage("compile", "which kernel? give a built-in name or a .cu file");
+    cli_program prog;
+    int rc = cli_parse_program("compile", argv + optind, argc - optind, entry, &prog);
+    if (rc != EXIT_OK) return rc;
+    const char *kernel = prog.kernel;
+    if (all && prog.source_count)
+        return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
     if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
 
     if (json) {
         json_begin_object();
         json_string("kernel", kernel);
+        if (prog.source_count) {
+            json_begin_array("sources");
+            json_string(NULL, kernel);
+            for (size_t i = 0; i < prog.source_count; i++) json_string(NULL, prog.sources[i]);
+            json_end_array();
+        }
         json_begin_array("targets");
     }
-    int rc = EXIT_OK;
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
-        rc = all ? compile_all(kernel, entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, json)
-                 : compile_one(kernel, entry, defines, ndef, options, nopt, narch ? archs[i] : NULL, json);
+        rc = all ? compile_all(kernel, prog.entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, json)
+                 : compile_one(&prog, defines, ndef, options, nopt, narch ? archs[i] : NULL, json);
     if (json) { /* after a failure too: the targets done so far, as a whole document (the error is on stderr) */
         json_end_array();
         json_end_object();
