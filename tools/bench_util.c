@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -114,4 +115,16 @@ const char *bench_pow2_label(size_t n, char *buf, size_t size) {
     if (((size_t)1 << k) == n) snprintf(buf, size, "2^%d", k);
     else snprintf(buf, size, "%zu", n);
     return buf;
+}
+
+double bench_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int bench_remove_tree(const char *dir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd);
 }
