@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -246,6 +247,7 @@ static redisContext *connect_one(kj__redis *r, char *why, size_t why_size) {
         return NULL;
     }
     r->api->redisSetTimeout(c, ms_to_tv(cfg->timeout_ms));
+    fcntl(c->fd, F_SETFD, FD_CLOEXEC); /* hiredis does not: the host's children must not inherit it */
     /* credentials and database, in one round trip */
     char db[16];
     snprintf(db, sizeof db, "%d", cfg->db);

@@ -132,6 +132,17 @@ void kj__remote_fault(kj__remote *r, kj__redis_result result, const char *what, 
             r->cfg.url, what, why, consequence);
 }
 
+kj__reply *kj__remote_call(kj__remote *r, int argc, const char *const *argv, const size_t *lens, const char *what,
+                           const char *consequence) {
+    char why[512];
+    kj__redis_cmd cmd = {argc, argv, lens};
+    kj__reply *reply = NULL;
+    kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why);
+    if (res == KJ__REDIS_OK) return reply;
+    kj__remote_fault(r, res, what, why, consequence);
+    return NULL;
+}
+
 /* ---- names and values ------------------------------------------------------------------------- */
 
 void kj__remote_entry_name(const char *arch, const kj__key *key, char *out, size_t size) {
@@ -302,17 +313,12 @@ void kj__remote_close(kj__remote *r) {
 /* ---- the worker: pushes, lease renewals, counters ---------------------------------------------- */
 
 int kj__remote_store_value(kj__remote *r, const char *name, const uint8_t *value, size_t size) {
-    char ex[32], why[512];
+    char ex[32];
     snprintf(ex, sizeof ex, "%d", KJ_REMOTE_TTL_S);
     const char *argv[] = {"SET", name, (const char *)value, "EX", ex};
     size_t lens[] = {3, strlen(name), size, 2, strlen(ex)};
-    kj__redis_cmd cmd = {5, argv, lens};
-    kj__reply *reply = NULL;
-    kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why);
-    if (res != KJ__REDIS_OK) {
-        kj__remote_fault(r, res, "a push", why, "the entry stays in the local cache only");
-        return 0;
-    }
+    kj__reply *reply = kj__remote_call(r, 5, argv, lens, "a push", "the entry stays in the local cache only");
+    if (!reply) return 0;
     int ok = kj__reply_kind(reply) != KJ__REPLY_ERROR;
     if (ok) {
         kj__remote_count(r, KJ__RC_PUSHES, 1);
@@ -334,14 +340,10 @@ int kj__remote_store_value(kj__remote *r, const char *name, const uint8_t *value
 /* Ends a lease this process holds: removed when its entry was pushed (nopush ""), else left saying
  * why for NOPUSH_MS so that the processes waiting for it compile at once instead. */
 static void release(kj__remote *r, const kj__remote_claim *c, const char *nopush) {
-    char px[32], why[512];
+    char px[32];
     snprintf(px, sizeof px, "%d", NOPUSH_MS);
     const char *argv[] = {"EVAL", RELEASE_SCRIPT, "1", c->lease, c->token, nopush, px};
-    kj__redis_cmd cmd = {7, argv, NULL};
-    kj__reply *reply = NULL;
-    kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why);
-    if (res == KJ__REDIS_OK) kj__reply_free(reply);
-    else kj__remote_fault(r, res, "releasing a compile lease", why, "it expires by itself within 2 s");
+    kj__reply_free(kj__remote_call(r, 7, argv, NULL, "releasing a compile lease", "it lapses by itself within 2 s"));
     pthread_mutex_lock(&r->lock);
     for (held **p = &r->leases; *p; p = &(*p)->next)
         if (strcmp((*p)->claim.token, c->token) == 0) {
@@ -368,22 +370,19 @@ static void renew_leases(kj__remote *r) {
     size_t k = 0;
     for (held *h = r->leases; h && claims; h = h->next) claims[k++] = h->claim;
     pthread_mutex_unlock(&r->lock);
-    char px[32], why[512];
+    char px[32];
     snprintf(px, sizeof px, "%d", LEASE_MS);
     for (size_t i = 0; i < k; i++) {
         const char *argv[] = {"EVAL", RENEW_SCRIPT, "1", claims[i].lease, claims[i].token, px};
-        kj__redis_cmd cmd = {6, argv, NULL};
-        kj__reply *reply = NULL;
-        kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why);
-        if (res == KJ__REDIS_OK) kj__reply_free(reply);
-        else kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: cannot renew a compile lease (%s)", r->cfg.url, why);
+        kj__reply_free(kj__remote_call(r, 6, argv, NULL, "renewing a compile lease",
+                                       "it may lapse, and another process compile the kernel too"));
     }
     free(claims);
 }
 
 /* Adds the counters gathered since the last time to the server's. */
 static void flush_counters(kj__remote *r) {
-    char values[KJ__RC_COUNT][24], max[24], why[512];
+    char values[KJ__RC_COUNT][24], max[24];
     const char *argv[4 + 2 * KJ__RC_COUNT + 1] = {"EVAL", FLUSH_SCRIPT, "1", KJ_REMOTE_STATS_KEY};
     int argc = 4;
     pthread_mutex_lock(&r->lock);
@@ -403,11 +402,8 @@ static void flush_counters(kj__remote *r) {
     pthread_mutex_unlock(&r->lock);
     if (!any) return;
     argv[argc++] = max;
-    kj__redis_cmd cmd = {argc, argv, NULL};
-    kj__reply *reply = NULL;
-    kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why);
-    if (res == KJ__REDIS_OK) kj__reply_free(reply);
-    else kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the fleet's counters were not updated (%s)", r->cfg.url, why);
+    kj__reply_free(kj__remote_call(r, argc, argv, NULL, "adding this process's counters to the fleet's",
+                                   "the fleet's counters miss them"));
 }
 
 static int any_unflushed(const kj__remote *r) {
@@ -665,7 +661,6 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
                 hit = 1;
                 kj__remote_count(r, KJ__RC_HITS, 1);
                 kj__remote_count(r, KJ__RC_BYTES_FETCHED, len);
-                kj__remote_count(r, KJ__RC_WAITS, waited);
             } else {
                 kj__remote_count(r, KJ__RC_REFUSALS, 1);
                 kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: refused %s: %s; compiling here%s", r->cfg.url, name,
@@ -702,6 +697,7 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
         sleep_ms(poll);
         poll = poll * 2 > POLL_MOST_MS ? POLL_MOST_MS : poll * 2;
     }
+    kj__remote_count(r, KJ__RC_WAITS, waited);
     pthread_mutex_lock(&r->lock);
     r->lookup_ms += kj__now_ms() - t0;
     pthread_mutex_unlock(&r->lock);

@@ -128,6 +128,10 @@ void kj__remote_count(kj__remote *r, kj__remote_counter which, uint64_t n);
 /* The server's name for each counter in the stats hash ("hits", ...). */
 const char *kj__remote_counter_name(kj__remote_counter which);
 
+/* Runs one command (lens NULL: NUL-terminated arguments) and returns its reply (an error reply is a
+ * reply), or NULL after kj__remote_fault(what, consequence). */
+kj__reply *kj__remote_call(kj__remote *r, int argc, const char *const *argv, const size_t *lens, const char *what,
+                           const char *consequence);
 /* A warning that starts "remote cache URL: ". */
 void kj__remote_warn(kj__remote *r, const char *fmt, ...) KJ_PRINTF(2, 3);
 /* Warns about a failed operation: "remote cache URL: WHAT failed: WHY; CONSEQUENCE" (an operation the

@@ -165,14 +165,8 @@ static int kernel_matches(const char *description, const char *kernel) {
 /* The server's value length for name (STRLEN), or -1 after a warning. */
 static long long remote_length(kj__remote *r, const char *name) {
     const char *argv[] = {"STRLEN", name};
-    kj__redis_cmd cmd = {2, argv, NULL};
-    kj__reply *reply = NULL;
-    char why[512];
-    kj__redis_result res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
-    if (res != KJ__REDIS_OK) {
-        kj__remote_fault(r, res, "a push", why, "not pushed");
-        return -1;
-    }
+    kj__reply *reply = kj__remote_call(r, 2, argv, NULL, "a push", "not pushed");
+    if (!reply) return -1;
     long long n = kj__reply_int(reply);
     kj__reply_free(reply);
     return n;
@@ -251,7 +245,7 @@ static int parse_entry_name(const char *name, size_t n, char arch[16], kj__key *
 
 static void pull_one(kj_runtime *rt, const char *name, size_t n, const char *kernel, kj_remote_transfer *t) {
     kj__remote *r = rt->remote;
-    char arch[16], full[160], path[PATH_MAX], why[512];
+    char arch[16], full[160], path[PATH_MAX], why[512], most[32];
     kj__key key;
     if (parse_entry_name(name, n, arch, &key) != 0) return;
     snprintf(full, sizeof full, "%.*s", (int)n, name);
@@ -264,15 +258,11 @@ static void pull_one(kj_runtime *rt, const char *name, size_t n, const char *ker
         free(desc);
         return;
     }
-    char most[32];
     snprintf(most, sizeof most, "%u", KJ_REMOTE_MAX_VALUE);
     const char *argv[] = {"GETRANGE", full, "0", most}; /* at most one byte past the bound */
-    kj__redis_cmd cmd = {4, argv, NULL};
-    kj__reply *reply = NULL;
-    kj__redis_result res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
-    if (res != KJ__REDIS_OK) {
+    kj__reply *reply = kj__remote_call(r, 4, argv, NULL, "a pull", "not pulled");
+    if (!reply) {
         t->entries++, t->failed++;
-        kj__remote_fault(r, res, "a pull", why, "not pulled");
         return;
     }
     size_t vlen;
@@ -309,17 +299,12 @@ kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer 
         kj__remote_warn(r, "nothing pulled: %s", kj__remote_unavailable(r));
         return KJ_OK;
     }
-    char match[64], cursor[32] = "0", why[512];
+    char match[64], cursor[32] = "0";
     snprintf(match, sizeof match, KJ_REMOTE_ENTRY_PREFIX "%d:*", KJ_CACHE_FORMAT_VERSION);
     do {
         const char *argv[] = {"SCAN", cursor, "MATCH", match, "COUNT", "1000"};
-        kj__redis_cmd cmd = {6, argv, NULL};
-        kj__reply *reply = NULL;
-        kj__redis_result res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
-        if (res != KJ__REDIS_OK) {
-            kj__remote_fault(r, res, "listing the remote entries", why, "the pull stops here");
-            break;
-        }
+        kj__reply *reply = kj__remote_call(r, 6, argv, NULL, "listing the remote entries", "the pull stops here");
+        if (!reply) break;
         size_t n;
         const char *next = kj__reply_str(kj__reply_at(reply, 0), &n);
         snprintf(cursor, sizeof cursor, "%.*s", next && n < sizeof cursor ? (int)n : 1, next ? next : "0");

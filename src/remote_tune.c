@@ -71,15 +71,11 @@ void kj__remote_tune_publish(kj__remote *r, const kj__tuned_rec *rec) {
         free(line), free(signed_name);
         return;
     }
+    static const char *const lost = "it is kept in the local tuning database only";
     for (int attempt = 0; attempt < TRIES; attempt++) {
         const char *get[] = {"HGET", hash, field};
-        kj__redis_cmd cmd = {3, get, NULL};
-        kj__reply *reply = NULL;
-        kj__redis_result res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
-        if (res != KJ__REDIS_OK) {
-            kj__remote_fault(r, res, "publishing a tuning result", why, "it is kept in the local tuning database only");
-            break;
-        }
+        kj__reply *reply = kj__remote_call(r, 3, get, NULL, "publishing a tuning result", lost);
+        if (!reply) break;
         size_t len = 0;
         const char *old = kj__reply_str(reply, &len);
         char *old_copy = kj__strndup(old ? old : "", len);
@@ -94,19 +90,14 @@ void kj__remote_tune_publish(kj__remote *r, const kj__tuned_rec *rec) {
         }
         const char *cas[] = {"EVAL", CAS_SCRIPT, "1", hash, field, old_copy ? old_copy : "", value};
         size_t lens[] = {4, strlen(CAS_SCRIPT), 1, strlen(hash), strlen(field), len, strlen(value)};
-        cmd = (kj__redis_cmd){7, cas, lens};
-        res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
+        reply = kj__remote_call(r, 7, cas, lens, "publishing a tuning result", lost);
         free(old_copy);
-        if (res != KJ__REDIS_OK) {
-            kj__remote_fault(r, res, "publishing a tuning result", why, "it is kept in the local tuning database only");
-            break;
-        }
+        if (!reply) break;
         long long swapped = kj__reply_int(reply);
         int refused = kj__reply_kind(reply) == KJ__REPLY_ERROR;
         kj__reply_free(reply);
         if (refused) {
-            kj__remote_fault(r, KJ__REDIS_FAILED, "publishing a tuning result", "the server refused it",
-                             "it is kept in the local tuning database only");
+            kj__remote_fault(r, KJ__REDIS_FAILED, "publishing a tuning result", "the server refused it", lost);
             break;
         }
         if (swapped) {
@@ -126,24 +117,17 @@ size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, in
     char hash[512], why[512];
     hash_name(device, cc_major, cc_minor, version, hash, sizeof hash);
     /* the count first: a hash filled beyond what kernjit writes is not read */
+    static const char *const what = "reading the shared tuning results", *lost = "only the local tuning database is used";
     const char *len[] = {"HLEN", hash}, *get[] = {"HGETALL", hash};
-    kj__redis_cmd cmd = {2, len, NULL};
-    kj__reply *reply = NULL;
-    kj__redis_result res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
-    long long fields = res == KJ__REDIS_OK ? kj__reply_int(reply) : 0;
+    kj__reply *reply = kj__remote_call(r, 2, len, NULL, what, lost);
+    long long fields = kj__reply_int(reply);
     kj__reply_free(reply);
-    reply = NULL;
-    if (res == KJ__REDIS_OK && fields > MAX_RESULTS) {
+    if (fields > MAX_RESULTS) {
         kj__remote_warn(r, "%s holds %lld tuning results, more than the %d kernjit reads; none is used", hash, fields,
                         MAX_RESULTS);
         return 0;
     }
-    cmd = (kj__redis_cmd){2, get, NULL};
-    if (res == KJ__REDIS_OK && fields) res = kj__redis_exec(kj__remote_redis(r), 1, &cmd, &reply, why, sizeof why);
-    if (res != KJ__REDIS_OK) {
-        kj__remote_fault(r, res, "reading the shared tuning results", why, "only the local tuning database is used");
-        return 0;
-    }
+    if (fields <= 0 || !(reply = kj__remote_call(r, 2, get, NULL, what, lost))) return 0;
     size_t got = 0;
     for (size_t i = 0; i + 1 < kj__reply_count(reply); i += 2) {
         size_t flen, vlen;

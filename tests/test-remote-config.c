@@ -16,13 +16,18 @@ static void clear_env(void) {
     unsetenv("KERNJIT_REMOTE_MODE");
 }
 
-/* Reads the configuration of url (and secret, mode): must succeed. */
-static kj__remote_config read_ok(const char *url, const char *secret, kj_remote_mode mode) {
+static kj_runtime_options options(const char *url, const char *secret, kj_remote_mode mode) {
     kj_runtime_options o;
     kj_runtime_options_init(&o);
     o.remote_cache = url;
     o.remote_secret = secret;
     o.remote_mode = mode;
+    return o;
+}
+
+/* Reads the configuration of url (and secret, mode): must succeed. */
+static kj__remote_config read_ok(const char *url, const char *secret, kj_remote_mode mode) {
+    kj_runtime_options o = options(url, secret, mode);
     kj__remote_config c;
     int configured = 0;
     KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));
@@ -32,11 +37,7 @@ static kj__remote_config read_ok(const char *url, const char *secret, kj_remote_
 
 /* Must be refused as a usage error whose message holds needle. */
 static void read_refused(const char *url, const char *secret, kj_remote_mode mode, const char *needle) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.remote_cache = url;
-    o.remote_secret = secret;
-    o.remote_mode = mode;
+    kj_runtime_options o = options(url, secret, mode);
     kj__remote_config c;
     int configured = 0;
     kj_status s = kj__remote_config_read(&o, &quiet, &c, &configured);
@@ -90,9 +91,7 @@ static void test_credentials(void **state) {
     assert_string_equal(c.url, "redis://:***@h");
     kj__remote_config_free(&c);
     read_refused("redis://user:pw@h:99999", NULL, KJ_REMOTE_DEFAULT, "redis://user:***@h:99999");
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.remote_cache = "redis://user:hunter2@h:0";
+    kj_runtime_options o = options("redis://user:hunter2@h:0", NULL, KJ_REMOTE_DEFAULT);
     kj_runtime *rt = NULL;
     assert_int_equal(kj_runtime_create(&o, &rt), KJ_ERR_USAGE);
     assert_null(strstr(kj_last_error(), "hunter2"));
@@ -184,10 +183,7 @@ static void test_secret(void **state) {
     chmod(path, 0644);
     kj_test_log log = {0};
     kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_DEBUG};
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.remote_cache = "redis://h";
-    o.remote_secret = path;
+    kj_runtime_options o = options("redis://h", path, KJ_REMOTE_DEFAULT);
     int configured;
     KJ_ASSERT_OK(kj__remote_config_read(&o, &lg, &c, &configured));
     assert_int_equal(log.warnings, 1);

@@ -48,10 +48,7 @@ static char *source_for(unsigned long run, int set, int sample) {
         "    float v = x[i];\n"
         "    y[i] = sinf(v) * v + 1.0f;\n"
         "}\n";
-    size_t n = strlen(fmt) + 64;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, run, set, sample);
-    return s;
+    return bench_format(fmt, run, set, sample);
 }
 
 /* One request, timed: to a loaded kernel with a device, else to a stored binary. */

@@ -41,10 +41,7 @@ static char *source_for(unsigned long run, int sample) {
         "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
         "    if (i < n) y[i] = a * x[i] + y[i];\n"
         "}\n";
-    size_t n = strlen(fmt) + 64;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, run, sample);
-    return s;
+    return bench_format(fmt, run, sample);
 }
 
 /* One NVRTC compile to a cubin, timed from creating the program to having the binary. */
@@ -211,10 +208,7 @@ static char *dp_source(unsigned long run, int sample) {
                              "extern \"C\" __global__ void parent(int *v) {\n"
                              "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamFireAndForget>>>(v);\n"
                              "}\n";
-    size_t n = strlen(fmt) + 64;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, run, sample);
-    return s;
+    return bench_format(fmt, run, sample);
 }
 
 /* The rows beyond the small kernel: each a median of samples, or -1 when it could not be measured. */

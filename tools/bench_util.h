@@ -36,6 +36,9 @@ kj_status bench_copy(kj_runtime *rt, size_t bytes, unsigned samples, bench_resul
 
 /* A monotonic clock in milliseconds, for what CUDA events cannot time (compiles, cache hits). */
 double bench_now_ms(void);
+/* A malloc'd string made as printf makes it (a kernel's source for one sample); NULL when out of
+ * memory. */
+char *bench_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rm -rf of a folder the benchmark made; its exit status. */
 int bench_remove_tree(const char *dir);
 
