@@ -1152,7 +1152,9 @@ typedef struct kj_tune_result {
  * device in turn (CUDA events after a warm-up; the median of `samples`; inputs that would fit in
  * L2 rotate through copies spanning more than twice its size) and checks its result against the CPU
  * reference. The fastest correct variant wins; it is timed again with three times the samples, and
- * stored in the tuning database (unless dry_run or the runtime has no disk cache). Free *out with
+ * stored in the tuning database (unless dry_run or the runtime has no disk cache; a faster result
+ * already stored for the same key stays, with a warning) and published to the remote cache when
+ * the runtime has one. Free *out with
  * kj_tune_result_free. Thread-safe, but other work on the device distorts the timings.
  * Errors: KJ_ERR_UNSUPPORTED (no tuning target for the kernel: the message lists those there are),
  * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry, an n
@@ -1168,8 +1170,11 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
  * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
  * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
- * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. Damaged lines are
- * ignored, each with a warning through the log callback. */
+ * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. With a remote
+ * cache, the results other machines published for this device name, compute capability, kernjit
+ * version and NVRTC version are merged into the file then. Of two results for one key, the faster
+ * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere. Damaged
+ * lines are ignored, each with a warning through the log callback. */
 typedef struct kj_tuned {
     const char *kernel;
     const char *entry;

@@ -330,7 +330,7 @@ int bench_cache(int argc, char **argv) {
     free(cold);
     free(hit);
     if (server > 0) {
-        kill(server, SIGTERM);
+        kill(server, SIGKILL); /* it keeps nothing: no clean shutdown to wait for */
         waitpid(server, NULL, 0);
     }
     bench_remove_tree(root);
