@@ -138,6 +138,13 @@ static void succeeded(kj__redis *r) {
     pthread_mutex_unlock(&r->lock);
 }
 
+int kj__redis_failing(kj__redis *r) {
+    pthread_mutex_lock(&r->lock);
+    int failing = r->failures > 0 || r->tripped;
+    pthread_mutex_unlock(&r->lock);
+    return failing;
+}
+
 /* ---- connecting ------------------------------------------------------------------------------- */
 
 static struct timeval ms_to_tv(unsigned ms) {
@@ -403,6 +410,7 @@ kj_status kj__redis_create(const kj__remote_config *cfg, const kj__logger *log, 
     return kj__redis_load(&api);
 }
 void kj__redis_destroy(kj__redis *r) { (void)r; }
+int kj__redis_failing(kj__redis *r) { return (void)r, 1; }
 kj__redis_result kj__redis_exec(kj__redis *r, size_t n, const kj__redis_cmd *cmds, kj__reply **replies, char *why,
                                 size_t why_size) {
     (void)r, (void)n, (void)cmds, (void)replies;

@@ -40,6 +40,9 @@ typedef enum kj__redis_result {
 kj__redis_result kj__redis_exec(kj__redis *r, size_t n, const kj__redis_cmd *cmds, kj__reply **replies, char *why,
                                 size_t why_size);
 
+/* 1 while the last call failed (or the breaker is open): bookkeeping waits for a working server. */
+int kj__redis_failing(kj__redis *r);
+
 /* Reply accessors. A NULL reply reads as nil. */
 typedef enum kj__reply_type {
     KJ__REPLY_NIL,

@@ -297,7 +297,7 @@ void kj__remote_close(kj__remote *r) {
     int running = r->worker_running;
     pthread_mutex_unlock(&r->lock);
     if (running) pthread_join(r->worker, NULL);
-    if (r->redis) flush_counters(r);
+    if (r->redis && !kj__redis_failing(r->redis)) flush_counters(r);
     for (held *h = r->leases, *next; h; h = next) {
         next = h->next;
         free(h);
@@ -402,8 +402,12 @@ static void flush_counters(kj__remote *r) {
     pthread_mutex_unlock(&r->lock);
     if (!any) return;
     argv[argc++] = max;
-    kj__reply_free(kj__remote_call(r, argc, argv, NULL, "adding this process's counters to the fleet's",
-                                   "the fleet's counters miss them"));
+    /* bookkeeping: a failure here follows one already reported, so it is only noted */
+    char why[512];
+    kj__redis_cmd cmd = {argc, argv, NULL};
+    kj__reply *reply = NULL;
+    if (kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why) == KJ__REDIS_OK) kj__reply_free(reply);
+    else kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the fleet's counters miss this process's (%s)", r->cfg.url, why);
 }
 
 static int any_unflushed(const kj__remote *r) {
@@ -469,6 +473,8 @@ static void *worker_main(void *arg) {
             continue;
         }
         if (any_unflushed(r) && now >= r->last_flush + FLUSH_MS) {
+            r->last_flush = now; /* the next try in FLUSH_MS, whatever happens to this one */
+            if (kj__redis_failing(r->redis)) continue;
             pthread_mutex_unlock(&r->lock);
             flush_counters(r);
             pthread_mutex_lock(&r->lock);
@@ -612,7 +618,7 @@ static kj__redis_result look(kj__remote *r, const char *name, const char *lease,
     *value = kj__reply_str(replies[0], value_len);
     if (*value && !*value_len) *value = NULL;
     if (kj__reply_str(replies[1], NULL)) *holder = kj__reply_str(replies[1], NULL);
-    /* one reply to hand back: keep both alive in an array-less way by freeing the unused one last */
+    /* one reply is handed back: the value's, or else the lease's (which holder points into) */
     if (*value) {
         kj__reply_free(replies[1]);
         *holder = "";
@@ -656,6 +662,7 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
             kj__remote_fault(r, res, "a lookup", why, "compiling here");
             break;
         }
+        claim->reached = 1;
         if (value) {
             if (kj__remote_open_value(r, name, key, (const uint8_t *)value, len, entry, why, sizeof why) == 0) {
                 hit = 1;
@@ -706,7 +713,7 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
 
 void kj__remote_publish(kj__remote *r, const char *arch, const kj__key *key, uint8_t *data, size_t size,
                         kj__remote_claim *claim) {
-    if (!r || !r->redis || r->cfg.mode != KJ_REMOTE_READWRITE) {
+    if (!r || !r->redis || r->cfg.mode != KJ_REMOTE_READWRITE || (claim && !claim->reached)) {
         free(data);
         return;
     }

@@ -44,6 +44,7 @@ kj__redis *kj__remote_redis(const kj__remote *r); /* NULL when unavailable */
 /* A key's lease, held by this process while it compiles the key. */
 typedef struct kj__remote_claim {
     int held;
+    int reached;  /* the lookup had an answer: a push may follow (after none, it would fail the same way) */
     char lease[160];
     char token[96];
 } kj__remote_claim;
