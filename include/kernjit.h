@@ -169,6 +169,15 @@ typedef enum kj_cache_mode {
     KJ_CACHE_MEMORY_ONLY = 1, /* never read or write the disk cache */
 } kj_cache_mode;
 
+/* What this process does with the remote cache (a shared Redis): fleet nodes read, builders (and by
+ * default every process) also write. */
+typedef enum kj_remote_mode {
+    KJ_REMOTE_DEFAULT = 0,   /* $KERNJIT_REMOTE_MODE, else KJ_REMOTE_READWRITE */
+    KJ_REMOTE_OFF = 1,       /* no remote tier, whatever the environment says */
+    KJ_REMOTE_READ = 2,      /* fetch entries; never push, never take a compile lease */
+    KJ_REMOTE_READWRITE = 3, /* fetch, push what is compiled here, and compile each key once fleet-wide */
+} kj_remote_mode;
+
 typedef struct kj_runtime_options {
     int device;                    /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
     const char *arch;              /* target when there is no device, "sm_XY" (default "sm_90") */
@@ -184,6 +193,17 @@ typedef struct kj_runtime_options {
     kj_log_fn log;                 /* NULL: warnings are dropped */
     void *log_user;
     kj_log_level log_level;        /* messages above this level are not passed on (default KJ_LOG_WARN) */
+    /* The remote cache tier: a Redis server that machines share (see "Remote cache" below). */
+    const char *remote_cache;      /* NULL or "": $KERNJIT_REMOTE_CACHE; "redis://[[USER]:PASSWORD@]HOST[:PORT]
+                                      [/DB][?OPTIONS]" or "unix:///PATH[?OPTIONS]"; OPTIONS are
+                                      connect_timeout=MS (default 50), timeout=MS (each operation,
+                                      default 200) and, for a socket, db=N; unset everywhere: no remote */
+    const char *remote_secret;     /* NULL or "": $KERNJIT_REMOTE_SECRET; an absolute path ("/...") names
+                                      a file holding the secret (less a final new line), anything else
+                                      is the secret itself; 16 to 4096 bytes. With a secret, what is
+                                      pushed is signed (HMAC-SHA256) and what is fetched must be */
+    kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
+                                      readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
 } kj_runtime_options;
 
 /* Fills *options with the defaults. Call it before setting fields, so that new fields get defaults.
@@ -271,6 +291,14 @@ typedef struct kj_stats {
     uint64_t store_failures;  /* entries that could not be written (the kernel still ran) */
     double compile_ms;        /* total NVRTC time */
     double link_ms;           /* total nvJitLink time */
+    /* the remote tier (0 without one) */
+    uint64_t remote_hits;     /* verified remote entries used (and stored on disk) */
+    uint64_t remote_misses;   /* looked up and not there: compiled here */
+    uint64_t remote_waits;    /* waited for another process that was compiling the same key */
+    uint64_t remote_pushes;   /* entries and tuning results written to the remote */
+    uint64_t remote_refusals; /* remote values refused: damaged, unsigned, wrongly signed, another format */
+    uint64_t remote_errors;   /* operations that failed or timed out, and those skipped by the breaker */
+    double remote_ms;         /* total time of the lookups, waits included */
 } kj_stats;
 
 /* Counters since the runtime was created, copied into *stats (a consistent snapshot). Does nothing
@@ -309,7 +337,12 @@ typedef enum kj_origin {
     KJ_ORIGIN_MEMORY = 0,   /* already loaded in this runtime */
     KJ_ORIGIN_DISK = 1,     /* loaded from the disk cache */
     KJ_ORIGIN_COMPILED = 2, /* compiled now */
+    KJ_ORIGIN_REMOTE = 3,   /* fetched from the remote cache, verified, and stored on disk */
 } kj_origin;
+
+/* "memory", "disk", "compiled" or "remote"; "unknown" for another value. Static storage, never NULL.
+ * Thread-safe. No errors. */
+KJ_API const char *kj_origin_name(kj_origin origin);
 
 /* Returns the loaded kernel for the request, compiling and caching as needed. The kernel is owned by
  * the runtime and valid until kj_runtime_destroy (there is no per-kernel destroy); asking again
@@ -365,6 +398,7 @@ typedef struct kj_compile_result {
     size_t resource_count;
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
     unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
+    kj_origin origin;       /* where the binary came from: KJ_ORIGIN_DISK, _REMOTE or _COMPILED */
 } kj_compile_result;
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
@@ -603,6 +637,74 @@ KJ_API kj_status kj_cache_clear(kj_runtime *rt, uint64_t *removed_entries, uint6
 /* Entries and bytes on disk, and the bound that eviction keeps them under; each pointer may be NULL. */
 KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
+
+/* ------------------------------------------------------------------------------------------------
+ * Remote cache: a Redis server that machines share, behind each one's disk cache
+ *
+ * Lookups go memory, disk, remote, compile. A remote value is an entry as the disk holds it (header,
+ * checksum) and, when a secret is set, its HMAC-SHA256 signature; it is verified, stored on disk,
+ * then used (KJ_ORIGIN_REMOTE). What is compiled here is stored on disk and pushed in the background:
+ * the caller never waits for the server. When processes miss the same key at once, one compiles
+ * (under a lease it renews while it works) and the others wait for its push; a lease whose holder
+ * died expires within 2 s and another process takes over. Faults never fail a call: an unreachable
+ * or slow server, a damaged, unsigned or wrongly signed value, a full server are warnings, and the
+ * local path goes on; after 3 failures in a row the tier is skipped for 30 s (then 60, 120, up to
+ * 300 s) and tried again. Tuning results are shared the same way (kj_tune pushes its winner; a
+ * runtime merges the records for its device, compute capability and toolchain into its tuning
+ * database on first use). Warnings of background pushes reach the log callback from kernjit's push
+ * thread. Configured by kj_runtime_options.remote_* or KERNJIT_REMOTE_CACHE, KERNJIT_REMOTE_SECRET,
+ * KERNJIT_REMOTE_MODE; a malformed value is KJ_ERR_USAGE from kj_runtime_create. A kernjit built
+ * without hiredis's header, or a machine without libhiredis, warns and works without the tier.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct kj_remote_info {
+    int configured;              /* 0: no remote tier (the fields below are 0 or "") */
+    const char *url;             /* as configured, a password shown as "***" */
+    kj_remote_mode mode;         /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
+    int signed_entries;          /* 1: a secret is set */
+    int reachable;               /* 1: the server answered just now */
+    const char *state;           /* "ok", or why not: a library missing, the server unreachable or
+                                    slow, the breaker open */
+    const char *server_version;  /* "7.0.15"; "" when unknown */
+    const char *eviction_policy; /* the server's maxmemory-policy ("allkeys-lru" is the documented
+                                    setup); "" when unknown */
+    uint64_t used_memory;        /* bytes the server uses */
+    uint64_t max_memory;         /* its bound; 0: none */
+    uint64_t keys;               /* keys in the database (all of them, kernjit's and others') */
+    double round_trip_ms;        /* median of a few PINGs */
+    /* The fleet's counters, as the server keeps them: every process adds its own when it ends (and
+     * every 10 s while it runs). */
+    uint64_t hits, misses, waits, pushes, refusals, errors;
+    uint64_t fetches;            /* lookups that reached the server */
+    double fetch_ms_total, fetch_ms_max;
+    uint64_t bytes_fetched, bytes_pushed;
+} kj_remote_info;
+
+/* The remote tier's configuration and state, and the server's counters, into *info (caller's
+ * storage): a few round trips, each bounded by the timeouts. The strings are owned by the runtime and
+ * valid until the next kj_remote_query on it or kj_runtime_destroy. No tier, or a server that does
+ * not answer, is not an error (configured or reachable 0; state says why). Thread-safe.
+ * Errors: KJ_ERR_USAGE (NULL argument). */
+KJ_API kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info);
+
+typedef struct kj_remote_transfer {
+    uint64_t entries;  /* local entries (push) or remote keys (pull) considered */
+    uint64_t moved;    /* pushed, or pulled into the disk cache */
+    uint64_t present;  /* already there, left alone */
+    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format) */
+    uint64_t failed;   /* not moved because of a fault: the warnings say which */
+    uint64_t bytes;    /* bytes moved */
+} kj_remote_transfer;
+
+/* Pushes the disk cache's entries (all, or those of `kernel`, a name as `kj_cache_entry.kernel` has
+ * it; NULL: all) to the remote, skipping those it holds already, after the background pushes queued
+ * so far are done; returns when everything was tried. A read-only mode (KJ_REMOTE_READ) pushes
+ * nothing, with a warning. Faults are warnings and counted in result->failed. result may be NULL.
+ * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+KJ_API kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
+/* Fetches the remote's entries (all, or those of `kernel`) that the disk cache lacks, verifies them
+ * and stores them on disk. Faults are warnings; refused values are counted. result may be NULL.
+ * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+KJ_API kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 
 /* ------------------------------------------------------------------------------------------------
  * Reductions (kernels_src/reduce.cu)
@@ -1009,7 +1111,7 @@ typedef struct kj_compile_all_options {
 typedef struct kj_compile_all_result {
     size_t variants;           /* combinations in the space */
     size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
-    size_t cached;             /* already in the disk cache */
+    size_t cached;             /* already in the disk cache, or fetched from the remote cache */
     size_t skipped;            /* left out by a `require` line */
     size_t failed;             /* did not compile */
     unsigned threads;          /* threads used */
@@ -1105,7 +1207,9 @@ typedef struct kj_tune_result {
  * device in turn (CUDA events after a warm-up; the median of `samples`; inputs that would fit in
  * L2 rotate through copies spanning more than twice its size) and checks its result against the CPU
  * reference. The fastest correct variant wins; it is timed again with three times the samples, and
- * stored in the tuning database (unless dry_run or the runtime has no disk cache). Free *out with
+ * stored in the tuning database (unless dry_run or the runtime has no disk cache; a faster result
+ * already stored for the same key stays, with a warning) and published to the remote cache when
+ * the runtime has one. Free *out with
  * kj_tune_result_free. Thread-safe, but other work on the device distorts the timings.
  * Errors: KJ_ERR_UNSUPPORTED (no tuning target for the kernel: the message lists those there are),
  * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry, an n
@@ -1121,8 +1225,11 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
  * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
  * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
- * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. Damaged lines are
- * ignored, each with a warning through the log callback. */
+ * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. With a remote
+ * cache, the results other machines published for this device name, compute capability, kernjit
+ * version and NVRTC version are merged into the file then. Of two results for one key, the faster
+ * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere. Damaged
+ * lines are ignored, each with a warning through the log callback. */
 typedef struct kj_tuned {
     const char *kernel;
     const char *entry;

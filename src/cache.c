@@ -322,6 +322,33 @@ int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, 
     return 0;
 }
 
+int kj__cache_entry_version(const uint8_t *data, size_t size) {
+    if (size < KJ_CACHE_HEADER_BYTES || memcmp(data, MAGIC, sizeof MAGIC) != 0) return -1;
+    return (int)get32(data + 8);
+}
+
+uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, const void *payload, size_t len,
+                                uint32_t flags, size_t *size) {
+    size_t dlen = description ? strlen(description) : 0;
+    if (dlen > MAX_DESCRIPTION) dlen = MAX_DESCRIPTION;
+    if ((uint64_t)len > MAX_PAYLOAD) return NULL;
+    size_t body = dlen + len;
+    uint8_t *buf = malloc(KJ_CACHE_HEADER_BYTES + body);
+    if (!buf) return NULL;
+    memset(buf, 0, KJ_CACHE_HEADER_BYTES);
+    memcpy(buf, MAGIC, sizeof MAGIC);
+    put32(buf + 8, KJ_CACHE_FORMAT_VERSION);
+    put32(buf + 12, flags);
+    put64(buf + 16, len);
+    put32(buf + 24, (uint32_t)dlen);
+    memcpy(buf + 32, key->bytes, 16);
+    if (dlen) memcpy(buf + KJ_CACHE_HEADER_BYTES, description, dlen);
+    if (len) memcpy(buf + KJ_CACHE_HEADER_BYTES + dlen, payload, len);
+    checksum(buf + KJ_CACHE_HEADER_BYTES, body, buf + 48);
+    *size = KJ_CACHE_HEADER_BYTES + body;
+    return buf;
+}
+
 static void entry_name(const kj__key *key, char *out, size_t size) { snprintf(out, size, "%s.cubin", key->hex); }
 
 /* Reads a whole entry through an open descriptor; NULL when it is not a plain file of ours or too big. */
@@ -441,8 +468,6 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
     char name[64];
     entry_name(key, name, sizeof name);
     snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
-    size_t dlen = description ? strlen(description) : 0;
-    if (dlen > MAX_DESCRIPTION) dlen = MAX_DESCRIPTION;
     if ((uint64_t)len > MAX_PAYLOAD) {
         kj__log(&c->log, KJ_LOG_WARN, "binary of %zu bytes is too large to cache", len);
         return -1;
@@ -450,22 +475,12 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
     int dfd = open_arch_dir(c, arch, 1);
     if (dfd < 0) return -1;
 
-    size_t body = dlen + len;
-    uint8_t *buf = malloc(KJ_CACHE_HEADER_BYTES + body);
+    size_t size;
+    uint8_t *buf = kj__cache_format_entry(key, description, payload, len, flags, &size);
     if (!buf) {
         close(dfd);
         return -1;
     }
-    memset(buf, 0, KJ_CACHE_HEADER_BYTES);
-    memcpy(buf, MAGIC, sizeof MAGIC);
-    put32(buf + 8, KJ_CACHE_FORMAT_VERSION);
-    put32(buf + 12, flags);
-    put64(buf + 16, len);
-    put32(buf + 24, (uint32_t)dlen);
-    memcpy(buf + 32, key->bytes, 16);
-    if (dlen) memcpy(buf + KJ_CACHE_HEADER_BYTES, description, dlen);
-    if (len) memcpy(buf + KJ_CACHE_HEADER_BYTES + dlen, payload, len);
-    checksum(buf + KJ_CACHE_HEADER_BYTES, body, buf + 48);
 
     /* A name no other writer uses: O_EXCL fails rather than open anything already there. */
     static unsigned counter;
@@ -479,7 +494,7 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
         fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) break;
     }
-    int ok = fd >= 0 && write_all(fd, buf, KJ_CACHE_HEADER_BYTES + body) == 0;
+    int ok = fd >= 0 && write_all(fd, buf, size) == 0;
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = 0;

@@ -1,6 +1,6 @@
 /* One request, end to end: find the source, validate the macros against its metadata, compute the
- * cache key, look in memory, then on disk, else compile (and link with the device runtime), store,
- * load the module and find the entry. Also the launch. */
+ * cache key, look in memory, then on disk, then in the remote cache, else compile (and link with the
+ * device runtime), store (and push), load the module and find the entry. Also the launch. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,7 +282,7 @@ static int any_unit_uses_toolkit(const prepared *p) {
 
 /* The option list NVRTC gets, and the key covers: the target, the language, relocatable code when
  * linked, ptxas's report of each kernel's resources (resources.h; not for PTX, which ptxas does not
- * see), the toolkit's include folders when a header resolved there (NVRTC searches no other: see
+ * see), NVRTC's own cache of compiled code off (below), the toolkit's include folders when a header resolved there (NVRTC searches no other: see
  * includes.h), the canonical macros, the pre-included headers, then the user's options. Every unit
  * of a program gets the same list, with its own names for the pre-included headers (unit_options). */
 static kj_status build_options(prepared *p, const kj__user_options *user) {
@@ -292,6 +292,10 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
     if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
     if (!p->ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
+    /* NVRTC 12.9 and later keep compiled code in the driver's compute cache where a driver is
+     * installed; a hit there skips ptxas, and with it the resources and warnings an entry stores, so
+     * the same inputs would give entries that differ. kernjit's cache decides what is compiled. */
+    if (kj__nvrtc_version() >= 12090) oom |= push(&p->options, &p->option_count, kj__strdup("--no-cache"));
     if (any_unit_uses_toolkit(p)) {
         const char *dirs[2];
         size_t n;
@@ -660,6 +664,68 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
     return KJ_OK;
 }
 
+/* Fills out from a stored entry (on disk, or fetched from the remote): the PTX flag, and from its
+ * description (taken) NVRTC's warnings when it compiled it (shown again), the kernels' resources and
+ * the lowered name of a C++ entry. 0 when the entry lacks the lowered name the request needs: it is
+ * compiled again; -1 when out of memory. */
+static int use_stored(kj_runtime *rt, const prepared *p, uint32_t flags, char *desc, binary *out) {
+    out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
+    out->log = from_description(desc, "warnings:\n", 1);
+    if (!out->log) out->log = kj__strdup("");
+    if (p->name_expression) out->lowered_name = from_description(desc, "lowered: ", 0);
+    int oom = !out->log || kj__resources_from_description(desc, &out->resources) != 0;
+    free(desc);
+    if (oom) return -1;
+    if (p->name_expression && !out->lowered_name) return 0;
+    if (out->log && *out->log)
+        kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings when it compiled this kernel (now from the cache):\n%s",
+                p->src->name, out->log);
+    return 1;
+}
+
+/* ---- the remote tier (remote.h) ---------------------------------------------------------------- */
+
+/* After a disk miss: a verified entry from the remote cache, stored on disk (when there is a disk
+ * cache) and used as a disk entry would be. */
+static int remote_hit(kj_runtime *rt, const prepared *p, binary *out, kj__remote_claim *claim) {
+    kj__remote_entry e;
+    if (!kj__remote_lookup(rt->remote, p->cache_arch, &p->key, &e, claim)) return 0;
+    char *desc = kj__strndup(e.description, e.description_len);
+    out->data = malloc(e.len ? e.len : 1);
+    if (desc && out->data) {
+        memcpy(out->data, e.payload, e.len);
+        out->size = e.len;
+        out->origin = KJ_ORIGIN_REMOTE;
+        out->stored = rt->cache && kj__cache_store(rt->cache, p->cache_arch, &p->key, desc, e.payload, e.len, e.flags,
+                                                   out->path) == 0;
+    }
+    free(e.data);
+    if (!desc || !out->data || use_stored(rt, p, e.flags, desc, out) != 1) {
+        if (!out->data) free(desc);
+        binary_free(out);
+        return 0;
+    }
+    if (!out->stored) out->path[0] = '\0';
+    kj__log(&rt->log, KJ_LOG_INFO, "%s: remote hit%s%s", p->src->name, out->stored ? ", stored as " : "", out->path);
+    return 1;
+}
+
+/* After a compile here: the entry is pushed in the background, and the key's lease, when this
+ * process holds it, released once it is there; after a failed compile the lease is let go. */
+static void remote_publish(kj_runtime *rt, const prepared *p, const binary *b, kj__remote_claim *claim, kj_status s) {
+    if (!rt->remote) return;
+    char *desc = s == KJ_OK ? stored_description(p, b) : NULL;
+    size_t size = 0;
+    uint8_t *entry = desc ? kj__cache_format_entry(&p->key, desc, b->data, b->size, b->is_ptx ? KJ_CACHE_FLAG_PTX : 0,
+                                                   &size) : NULL;
+    free(desc);
+    if (entry) kj__remote_publish(rt->remote, p->cache_arch, &p->key, entry, size, claim);
+    else kj__remote_abandon(rt->remote, claim);
+}
+
+static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out);
+static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out);
+
 static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
     memset(out, 0, sizeof *out);
     if (rt->cache) {
@@ -671,30 +737,35 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
         if (r == KJ__HIT) {
             out->data = payload;
             out->size = len;
-            out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
             out->origin = KJ_ORIGIN_DISK;
             out->stored = 1;
-            out->log = from_description(desc, "warnings:\n", 1);
-            if (!out->log) out->log = kj__strdup("");
-            if (p->name_expression) out->lowered_name = from_description(desc, "lowered: ", 0);
-            int oom = kj__resources_from_description(desc, &out->resources) != 0;
-            free(desc);
-            if (oom) {
+            int used = use_stored(rt, p, flags, desc, out);
+            if (used < 0) {
                 binary_free(out);
                 return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
             }
-            if (!p->name_expression || out->lowered_name) {
+            if (used) {
                 count(rt, &rt->stats.disk_hits);
                 kj__log(&rt->log, KJ_LOG_INFO, "%s: disk hit %s", p->src->name, out->path);
-                if (out->log && *out->log)
-                    kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings when it compiled this kernel (now from the "
-                            "cache):\n%s", p->src->name, out->log);
                 return KJ_OK;
             }
             binary_free(out); /* an entry without the lowered name cannot be used: compile again */
         }
         if (r == KJ__BAD) count(rt, &rt->stats.bad_entries);
     }
+    return obtain_elsewhere(rt, p, out);
+}
+
+/* Not in memory, not on disk: the remote tier, else a compile here (pushed to the remote after). */
+static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out) {
+    kj__remote_claim claim;
+    if (remote_hit(rt, p, out, &claim)) return KJ_OK;
+    kj_status s = compile_binary(rt, p, out);
+    remote_publish(rt, p, out, &claim, s);
+    return s;
+}
+
+static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) {
     count(rt, &rt->stats.misses);
 
     KJ_FORWARD(compile_program(rt, p, out));
@@ -969,6 +1040,7 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
     if (s == KJ_OK && result) {
         memset(result, 0, sizeof *result);
         result->cache_hit = bin.origin == KJ_ORIGIN_DISK;
+        result->origin = bin.origin;
         result->stored = bin.stored;
         result->linked = p.devrt;
         result->is_ptx = bin.is_ptx;

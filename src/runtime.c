@@ -246,14 +246,16 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
         const char *sp = o->search_path ? o->search_path : kj__getenv_path("KERNJIT_PATH");
         if (sp && *sp && !(rt->search_path = kj__strdup(sp))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log)) {
+    int disabled = s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log);
+    if (disabled) {
         kj__log(&rt->log, KJ_LOG_INFO, "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
-                "from or written to the disk cache");
+                "from or written to the disk cache or the remote cache");
     } else if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
         char *dir = o->cache_dir && *o->cache_dir ? kj__strdup(o->cache_dir) : kj__cache_default_dir();
         rt->cache = kj__cache_open(dir, cache_bound(o, &rt->log), &rt->log);
         free(dir);
     }
+    if (s == KJ_OK && !disabled) s = kj__remote_open(o, &rt->log, &rt->remote);
     if (s != KJ_OK) {
         kj_runtime_destroy(rt);
         return s;
@@ -269,6 +271,7 @@ void kj_runtime_destroy(kj_runtime *rt) {
         if (rt->slots[i] && rt->slot_destroy[i]) rt->slot_destroy[i](rt, rt->slots[i]);
     kj__kernels_destroy(rt);
     if (rt->owns_primary) rt->cu->cuDevicePrimaryCtxRelease(rt->device);
+    kj__remote_close(rt->remote);
     kj__cache_close(rt->cache);
     free(rt->search_path);
     pthread_mutex_destroy(&rt->lock);
@@ -283,6 +286,7 @@ void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
     pthread_mutex_lock((pthread_mutex_t *)&rt->lock);
     *stats = rt->stats;
     pthread_mutex_unlock((pthread_mutex_t *)&rt->lock);
+    kj__remote_counters(rt->remote, stats);
 }
 
 kj_status kj__enter(kj_runtime *rt) {

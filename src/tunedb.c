@@ -169,12 +169,20 @@ static kj_status copy_rec(kj__tuned_rec *dst, const kj__tuned_rec *src) {
     return KJ_OK;
 }
 
-/* Takes ownership of rec's strings on success. */
+int kj__tunedb_better(const kj__tuned_rec *a, const kj__tuned_rec *b) {
+    return !(b->gbps > a->gbps || (b->gbps == a->gbps && b->us < a->us));
+}
+
+/* Takes ownership of rec's strings on success (also when the record there wins and rec is dropped). */
 static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
     for (size_t i = 0; i < db->count; i++)
         if (same_key(&db->recs[i], rec)) {
-            rec_free(&db->recs[i]);
-            db->recs[i] = *rec;
+            if (kj__tunedb_better(rec, &db->recs[i])) {
+                rec_free(&db->recs[i]);
+                db->recs[i] = *rec;
+            } else {
+                rec_free(rec);
+            }
             return KJ_OK;
         }
     if (db->count == db->cap) {
@@ -419,6 +427,21 @@ void kj__tunedb_sort(kj__tunedb *db) {
     if (db->count) qsort(db->recs, db->count, sizeof *db->recs, rec_order);
 }
 
+static int put_line(kj__buf *b, const kj__tuned_rec *r) {
+    return kj__buf_printf(b, "%s\t%s\t%s\t%u\t%s\t%d.%d\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
+                          *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor, r->version,
+                          *r->values ? r->values : "-", r->gbps, r->us, (unsigned long long)r->n, (long long)r->time);
+}
+
+char *kj__tunedb_format_record(const kj__tuned_rec *r) {
+    kj__buf b = {0};
+    if (put_line(&b, r) != 0) {
+        kj__buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
 char *kj__tunedb_format(const kj__tunedb *db) {
     kj__tuned_rec *sorted = malloc((db->count ? db->count : 1) * sizeof *sorted);
     if (!sorted) return NULL;
@@ -426,12 +449,7 @@ char *kj__tunedb_format(const kj__tunedb *db) {
     qsort(sorted, db->count, sizeof *sorted, rec_order);
     kj__buf b = {0};
     int bad = kj__buf_puts(&b, HEADER);
-    for (size_t i = 0; i < db->count && !bad; i++) {
-        const kj__tuned_rec *r = &sorted[i];
-        bad = kj__buf_printf(&b, "%s\t%s\t%s\t%u\t%s\t%d.%d\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
-                             *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor, r->version,
-                             *r->values ? r->values : "-", r->gbps, r->us, (unsigned long long)r->n, (long long)r->time);
-    }
+    for (size_t i = 0; i < db->count && !bad; i++) bad = put_line(&b, &sorted[i]);
     free(sorted);
     if (bad) {
         kj__buf_free(&b);

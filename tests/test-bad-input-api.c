@@ -259,6 +259,28 @@ static void test_runtime_arch_malformed(void **state) {
     assert_ptr_equal(rt, (kj_runtime *)0x1);
 }
 
+/* A remote cache configured wrongly through the options: a usage error at creation, before anything
+ * is contacted, naming the value; no runtime. */
+static void test_remote_cache_options_malformed(void **state) {
+    (void)state;
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.cache_dir = cache_dir;
+    o.remote_cache = "memcached://cache:11211";
+    kj_runtime *rt = (kj_runtime *)0x1;
+    size_t before = count_files(cache_dir);
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_cache='memcached://cache:11211' is not a Redis URL");
+    o.remote_cache = "redis://cache:6379";
+    o.remote_mode = (kj_remote_mode)9;
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_mode 9 is not KJ_REMOTE_DEFAULT");
+    o.remote_mode = KJ_REMOTE_DEFAULT;
+    o.remote_secret = "too short";
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "the secret is 9 bytes; 16 to 4096 are allowed");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+    assert_int_equal(count_files(cache_dir), before);
+}
+
 static void test_search_path_entry_is_a_file(void **state) {
     (void)state;
     char *dir = kj_test_tmpdir();
@@ -451,6 +473,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     setenv("KERNJIT_LIBCUDA", argv[1], 1); /* before the first kj_ call loads a driver */
+    unsetenv("KERNJIT_REMOTE_CACHE");
     cache_dir = kj_test_tmpdir();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reduce_byte_count_overflows),
@@ -469,6 +492,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_source_text_not_a_kernel),
         cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
+        cmocka_unit_test(test_remote_cache_options_malformed),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
         cmocka_unit_test(test_damaged_tuning_database),

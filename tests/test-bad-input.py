@@ -5,13 +5,15 @@ Command-line rows (C): the command is run (placeholders expanded, leading NAME=V
 environment); its exit code must be the row's, its output must contain the row's message, and the
 work folder (the cache with one valid entry, the fixture files) must be exactly as it was: no file
 added, removed or changed, which is what "Unchanged" promises.
-Library rows (A) and cache-fault rows (F) are tested by tests/test-bad-input-api.c and
-tests/test-cache-faults.sh: here each row must name a test that exists, the test must use the row's
-status or warning, and every test there must be a row, so that the table and the tests cannot drift.
+Library rows (A), cache-fault rows (F) and remote-cache-fault rows (R) are tested by
+tests/test-bad-input-api.c, tests/test-cache-faults.sh and tests/test-remote.sh: here each row must
+name a test that exists, the test must use the row's status or warning, and every test there must be a
+row, so that the table and the tests cannot drift.
 
 usage: test-bad-input.py --doc docs/bad-input.md --kernjit build/tools/kernjit --stub libstub-cuda.so
                          --kernels tests/kernels --api-test tests/test-bad-input-api.c
-                         --faults-test tests/test-cache-faults.sh [--only C12,C40]
+                         --faults-test tests/test-cache-faults.sh --remote-test tests/test-remote.sh
+                         [--only C12,C40]
 (meson test test-bad-input passes all of them; --only runs just those command-line rows)
 """
 import argparse
@@ -24,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-ROW = re.compile(r'^\|\s*([CAF])(\d+)\s*\|')
+ROW = re.compile(r'^\|\s*([CAFR])(\d+)\s*\|')
 ENV_WORD = re.compile(r'^[A-Z_][A-Z0-9_]*=')
 CODE = re.compile(r'`([^`]*)`')
 
@@ -165,7 +167,8 @@ def run_command_rows(rows, args, only):
             'DEEPDIR': nested(w, 5000),                              # beyond PATH_MAX
         }
         base = dict(os.environ)
-        for k in ('KJ_STUB_FREE', 'KJ_STUB_PARAMS', 'KERNJIT_CACHE_MAX'):
+        for k in ('KJ_STUB_FREE', 'KJ_STUB_PARAMS', 'KERNJIT_CACHE_MAX', 'KERNJIT_REMOTE_CACHE', 'KERNJIT_REMOTE_SECRET',
+                  'KERNJIT_REMOTE_MODE'):
             base.pop(k, None)
         # no driver unless a row asks for the stub's device: the same answers on a machine with a GPU
         base.update(KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='',
@@ -258,10 +261,10 @@ def check_library_rows(rows, api_test):
     return failures
 
 
-def check_fault_rows(rows, faults_test):
+def check_fault_rows(rows, faults_test, kind='F'):
     with open(faults_test, encoding='utf-8') as f:
         text = f.read()
-    markers = set(re.findall(r'# row (F\d+)\b', text))
+    markers = set(re.findall(r'# row (%s\d+)\b' % kind, text))
     failures = 0
     for rid, c, line in rows:
         if len(c) != 6:
@@ -285,19 +288,20 @@ def check_fault_rows(rows, faults_test):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ('--doc', '--kernjit', '--stub', '--kernels', '--api-test', '--faults-test'):
+    for a in ('--doc', '--kernjit', '--stub', '--kernels', '--api-test', '--faults-test', '--remote-test'):
         ap.add_argument(a, required=True)
     ap.add_argument('--only', default='')
     args = ap.parse_args()
     only = set(filter(None, args.only.split(',')))
     rows = read_rows(args.doc)
-    by_kind = {k: [r for r in rows if r[0][0] == k] for k in 'CAF'}
+    by_kind = {k: [r for r in rows if r[0][0] == k] for k in 'CAFR'}
     ran, failures = run_command_rows(by_kind['C'], args, only)
     if not only:
         failures += check_library_rows(by_kind['A'], args.api_test)
         failures += check_fault_rows(by_kind['F'], args.faults_test)
-    print('%d rows: %d command-line (%d run), %d library, %d cache faults; %d failure(s)' %
-          (len(rows), len(by_kind['C']), ran, len(by_kind['A']), len(by_kind['F']), failures))
+        failures += check_fault_rows(by_kind['R'], args.remote_test, 'R')
+    print('%d rows: %d command-line (%d run), %d library, %d cache faults, %d remote cache faults; %d failure(s)' %
+          (len(rows), len(by_kind['C']), ran, len(by_kind['A']), len(by_kind['F']), len(by_kind['R']), failures))
     return 1 if failures else 0
 
 

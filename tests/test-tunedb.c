@@ -61,12 +61,60 @@ static void test_bucket_matching(void **state) {
     kj__tuned_rec exact = rec(H100, 9, 0, f, 22, "BLOCK_SIZE=128 COARSE_FACTOR=2");
     KJ_ASSERT_OK(kj__tunedb_put(&db, &exact));
     assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=128 COARSE_FACTOR=2");
-    /* the same key again replaces the entry */
+    /* the same key again, as fast: the newer replaces the entry */
     assert_int_equal(db.count, 4);
     kj__tuned_rec again = rec(H100, 9, 0, f, 22, "BLOCK_SIZE=64 COARSE_FACTOR=1");
     KJ_ASSERT_OK(kj__tunedb_put(&db, &again));
     assert_int_equal(db.count, 4);
     assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=64 COARSE_FACTOR=1");
+    kj__tunedb_clear(&db);
+}
+
+/* The conflict rule (the same in the file, a runtime's copy and the remote cache): of two results for
+ * one key the faster re-measured one stays, with its numbers, whichever comes last; equal GB/s goes to
+ * the shorter time per run, a full tie to the newer. */
+static void test_faster_result_wins(void **state) {
+    (void)state;
+    kj__tunedb db = {0};
+    const char *f = "OP=sum T=f32";
+    kj__tuned_rec fast = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    fast.gbps = 3100.0;
+    fast.us = 21.6;
+    kj__tuned_rec slow = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=128 COARSE_FACTOR=1");
+    slow.gbps = 2500.0;
+    slow.us = 26.8;
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &fast));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &slow));
+    const kj__tuned_rec *r = find(&db, H100, 9, 0, f, 1u << 24);
+    assert_string_equal(r->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_true(r->gbps == 3100.0 && r->us == 21.6);
+    kj__tunedb_clear(&db);
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &slow));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &fast));
+    r = find(&db, H100, 9, 0, f, 1u << 24);
+    assert_string_equal(r->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_int_equal(db.count, 1);
+    /* as many GB/s in less time per run (a larger n in the same bucket) */
+    kj__tuned_rec shorter = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    shorter.gbps = 3100.0;
+    shorter.us = 20.0;
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &shorter));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    assert_true(kj__tunedb_better(&fast, &slow) && !kj__tunedb_better(&slow, &fast));
+    assert_true(kj__tunedb_better(&shorter, &shorter)); /* a tie: the newer */
+    /* a file with both lines keeps the faster, whatever their order */
+    char *text = kj__tunedb_format(&db);
+    char *line = kj__tunedb_format_record(&slow);
+    size_t n = strlen(text) + strlen(line) + 1;
+    char *both = malloc(n);
+    snprintf(both, n, "%s%s", text, line);
+    kj__tunedb_clear(&db);
+    kj__logger quiet = {0};
+    KJ_ASSERT_OK(kj__tunedb_parse(both, strlen(both), "t", &quiet, &db));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    free(text);
+    free(line);
+    free(both);
     kj__tunedb_clear(&db);
 }
 
@@ -428,6 +476,7 @@ static void test_memory_bounded(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buckets),           cmocka_unit_test(test_bucket_matching),
+        cmocka_unit_test(test_faster_result_wins),
         cmocka_unit_test(test_keys_apart),        cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
         cmocka_unit_test(test_binary_junk),       cmocka_unit_test(test_file_update),

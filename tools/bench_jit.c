@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "run.h"
 
@@ -39,12 +40,6 @@ static void help(void) {
            "a GPU, the disk hit stops before loading and the load and the memory hit are skipped.\n");
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Sample i gets its own text, so that every cold compile is really cold. */
 static char *source_for(unsigned long run, int sample) {
     static const char *fmt =
@@ -53,16 +48,13 @@ static char *source_for(unsigned long run, int sample) {
         "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
         "    if (i < n) y[i] = a * x[i] + y[i];\n"
         "}\n";
-    size_t n = strlen(fmt) + 64;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, run, sample);
-    return s;
+    return bench_format(fmt, run, sample);
 }
 
 /* One NVRTC compile to a cubin, timed from creating the program to having the binary. */
 static int nvrtc_timed(const char *src, const char *name, int nheaders, const char *const *texts,
                        const char *const *names, const char *const *opts, int nopts, double *ms) {
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     nvrtcProgram p;
     if (nvrtcCreateProgram(&p, src, name, nheaders, texts, names) != NVRTC_SUCCESS) return -1;
     nvrtcResult r = nvrtcCompileProgram(p, nopts, opts);
@@ -72,7 +64,7 @@ static int nvrtc_timed(const char *src, const char *name, int nheaders, const ch
     if (r == NVRTC_SUCCESS && (bin = malloc(size))) r = nvrtcGetCUBIN(p, bin);
     nvrtcDestroyProgram(&p);
     free(bin);
-    *ms = now_ms() - t0;
+    *ms = bench_now_ms() - t0;
     return r == NVRTC_SUCCESS ? 0 : -1;
 }
 
@@ -116,7 +108,7 @@ static const char *write_header_program(const char *dir, unsigned long run) {
  * load is set, else kj_compile (to a stored entry). */
 static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, int load, double *ms, kj_origin *origin) {
     kj_request req = *request;
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     kj_status s;
     if (load && kj_runtime_has_device(rt)) {
         kj_kernel *k;
@@ -126,7 +118,7 @@ static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, 
         s = kj_compile(rt, &req, &r);
         *origin = r.cache_hit ? KJ_ORIGIN_DISK : KJ_ORIGIN_COMPILED;
     }
-    *ms = now_ms() - t0;
+    *ms = bench_now_ms() - t0;
     return s;
 }
 
@@ -209,12 +201,12 @@ static int spawn_timed(const char *dir, char *const *args, double *ms) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    double t0 = now_ms();
+    double t0 = bench_now_ms();
     pid_t pid;
     int r = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
     int status = 0;
     if (r == 0) waitpid(pid, &status, 0);
-    *ms = now_ms() - t0;
+    *ms = bench_now_ms() - t0;
     posix_spawn_file_actions_destroy(&fa);
     if (saved) setenv("KERNJIT_CACHE_DIR", saved, 1);
     else unsetenv("KERNJIT_CACHE_DIR");
@@ -256,10 +248,7 @@ static char *dp_source(unsigned long run, int sample) {
                              "extern \"C\" __global__ void parent(int *v) {\n"
                              "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamFireAndForget>>>(v);\n"
                              "}\n";
-    size_t n = strlen(fmt) + 64;
-    char *s = malloc(n);
-    if (s) snprintf(s, n, fmt, run, sample);
-    return s;
+    return bench_format(fmt, run, sample);
 }
 
 /* The rows beyond the small kernel: each a median of samples, or -1 when it could not be measured. */
@@ -289,9 +278,9 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     for (uint64_t i = 0; i < repeat && ok; i++) {
         kj_request req = {.kernel = "reduce"};
         kj_compile_result r;
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         ok = kj_compile(mem, &req, &r) == KJ_OK;
-        b[i] = now_ms() - t0;
+        b[i] = bench_now_ms() - t0;
         ok = ok && raw_nvrtc_reduce_ms(src, common, arch, &a[i]) == 0;
     }
     m->reduce_raw_ms = median_or_fail(a, repeat, ok);
@@ -331,12 +320,6 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     return 0;
 }
 
-static int remove_tree(const char *dir) {
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd);
-}
-
 int bench_jit(int argc, char **argv) {
     static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},
                                          {"child", no_argument, 0, 'c'},        {"help", no_argument, 0, 'h'},
@@ -365,7 +348,7 @@ int bench_jit(int argc, char **argv) {
     kj_runtime *rt;
     kj_status s = open_runtime(dir, &rt);
     if (s != KJ_OK) {
-        remove_tree(dir);
+        bench_remove_tree(dir);
         return cli_fail("bench jit", s);
     }
     int device = kj_runtime_has_device(rt);
@@ -438,7 +421,7 @@ int bench_jit(int argc, char **argv) {
         kj_origin first_origin;
         if ((s = kj_kernel_get(rt, &req, &first, &first_origin)) != KJ_OK) rc = cli_fail("bench jit", s);
         for (int b = 0; b < 10 && rc == EXIT_OK; b++) {
-            double t0 = now_ms();
+            double t0 = bench_now_ms();
             for (int i = 0; i < CALLS; i++) {
                 kj_kernel *k;
                 kj_origin o;
@@ -447,7 +430,7 @@ int bench_jit(int argc, char **argv) {
                     break;
                 }
             }
-            mem[b] = (now_ms() - t0) * 1e3 / CALLS;
+            mem[b] = (bench_now_ms() - t0) * 1e3 / CALLS;
         }
         free(src);
         mem_us = cli_median(mem, 10);
@@ -526,6 +509,6 @@ done:
     free(loaded);
     free(disk_headers);
     kj_runtime_destroy(rt);
-    remove_tree(dir);
+    bench_remove_tree(dir);
     return rc;
 }

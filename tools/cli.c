@@ -80,14 +80,84 @@ static void log_to_stderr(kj_log_level level, const char *message, void *user) {
 
 int cli_verbosity = 1;
 
+void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose) {
+    kj_runtime_options_init(o);
+    o->device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
+    o->arch = arch;
+    o->log = log_to_stderr;
+    o->log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;
+}
+
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose) {
     kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
-    o.arch = arch;
-    o.log = log_to_stderr;
-    o.log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;
+    cli_runtime_options(&o, compile_only, arch, verbose);
     return kj_runtime_create(&o, rt);
+}
+
+const char *cli_origin_text(kj_origin o) {
+    switch (o) {
+    case KJ_ORIGIN_COMPILED: return "compiled now";
+    case KJ_ORIGIN_DISK: return "disk cache";
+    case KJ_ORIGIN_REMOTE: return "remote cache";
+    default: return "memory (already loaded)";
+    }
+}
+
+static const char *mode_name(kj_remote_mode m) { return m == KJ_REMOTE_READ ? "read" : "readwrite"; }
+
+void cli_print_remote(const kj_remote_info *r, int json) {
+    double mean = r->fetches ? r->fetch_ms_total / (double)r->fetches : 0;
+    if (json) {
+        json_object_in("remote");
+        json_bool("configured", r->configured);
+        if (r->configured) {
+            json_string("url", r->url);
+            json_string("mode", mode_name(r->mode));
+            json_bool("signed", r->signed_entries);
+            json_bool("reachable", r->reachable);
+        }
+        json_string("state", r->state);
+        if (r->reachable) {
+            json_string("server_version", r->server_version);
+            json_string("eviction_policy", r->eviction_policy);
+            json_uint("used_memory", r->used_memory);
+            json_uint("max_memory", r->max_memory);
+            json_uint("keys", r->keys);
+            json_double("round_trip_ms", r->round_trip_ms);
+            json_object_in("fleet");
+            json_uint("hits", r->hits);
+            json_uint("misses", r->misses);
+            json_uint("waits", r->waits);
+            json_uint("pushes", r->pushes);
+            json_uint("refusals", r->refusals);
+            json_uint("errors", r->errors);
+            json_uint("fetches", r->fetches);
+            json_double("fetch_ms_mean", mean);
+            json_double("fetch_ms_max", r->fetch_ms_max);
+            json_uint("bytes_fetched", r->bytes_fetched);
+            json_uint("bytes_pushed", r->bytes_pushed);
+            json_end_object();
+        }
+        json_end_object();
+        return;
+    }
+    if (!r->configured) {
+        printf("remote cache: %s\n", r->state);
+        return;
+    }
+    printf("remote cache: %s (%s%s): %s\n", r->url, mode_name(r->mode), r->signed_entries ? ", signed" : "", r->state);
+    if (!r->reachable) return;
+    printf("  server     Redis %s, %.1f MiB used of %s, maxmemory-policy %s%s, %llu keys\n", r->server_version,
+           r->used_memory / 1048576.0, r->max_memory ? "a bound" : "no bound", r->eviction_policy,
+           strcmp(r->eviction_policy, "allkeys-lru") == 0 ? "" : " (the documented setup is allkeys-lru)",
+           (unsigned long long)r->keys);
+    printf("  latency    %.3f ms round trip now; lookups %.3f ms mean, %.3f ms at most (%llu lookups)\n",
+           r->round_trip_ms, mean, r->fetch_ms_max, (unsigned long long)r->fetches);
+    printf("  fleet      %llu hits, %llu misses, %llu waits for another's compile, %llu pushes, %llu refusals, %llu "
+           "errors\n", (unsigned long long)r->hits, (unsigned long long)r->misses, (unsigned long long)r->waits,
+           (unsigned long long)r->pushes, (unsigned long long)r->refusals, (unsigned long long)r->errors);
+    printf("  traffic    %.1f MiB fetched, %.1f MiB pushed\n", r->bytes_fetched / 1048576.0,
+           r->bytes_pushed / 1048576.0);
 }
 
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {

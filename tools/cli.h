@@ -51,6 +51,16 @@ extern int cli_verbosity;
 /* A runtime for a command: device when present (or none when compile_only), warnings to stderr.
  * arch may be NULL. Returns the status; prints nothing. */
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose);
+/* The options cli_runtime uses, for a command that changes some before creating the runtime. */
+void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose);
+
+/* How a kernel was obtained, for people: "compiled now", "disk cache", "remote cache", "memory
+ * (already loaded)". */
+const char *cli_origin_text(kj_origin origin);
+
+/* The remote cache's state and the fleet's counters (kj_remote_query), as text lines or as a JSON
+ * object under "remote" (inside the caller's object). */
+void cli_print_remote(const kj_remote_info *info, int json);
 
 /* The program a command line names (compile, launch): SOURCE[:ENTRY]..., one kernel (a built-in
  * name, NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one

@@ -15,6 +15,7 @@ static const struct {
     {"transpose", bench_transpose, "variants and tile shapes x sizes: median us, GB/s, % of a device copy"},
     {"vector-add", bench_vector_add, "types x sizes and block/unroll shapes: median us, GB/s, % of a device copy"},
     {"nested", bench_nested, "nested reductions next to the flat one; Mandelbrot escape time vs Mariani-Silver"},
+    {"cache", bench_cache, "memory, disk and remote (Redis) hits of a 6 KB cubin against a cold compile"},
 };
 #define BENCH_COUNT (sizeof benches / sizeof benches[0])
 

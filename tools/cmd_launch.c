@@ -560,17 +560,13 @@ static int time_repeats(launch_cmd *c) {
 
 /* ---- output ---------------------------------------------------------------------------------- */
 
-static const char *origin_name(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory";
-}
-
 static void report_json(const launch_cmd *c) {
     char num[64];
     json_begin_object();
     json_string("kernel", c->kernel);
     json_string("entry", c->info.entry);
     json_string("symbol", c->info.lowered_name);
-    json_string("origin", origin_name(c->origin));
+    json_string("origin", cli_origin_text(c->origin));
     json_string("arch", c->info.arch);
     json_begin_array("grid");
     for (int i = 0; i < 3; i++) json_uint(NULL, c->grid[i]);
@@ -627,7 +623,7 @@ static void report_json(const launch_cmd *c) {
 
 static void report_text(const launch_cmd *c) {
     char num[64];
-    printf("%s %s (%s), %s\n", c->kernel, c->info.entry, c->info.lowered_name, origin_name(c->origin));
+    printf("%s %s (%s), %s\n", c->kernel, c->info.entry, c->info.lowered_name, cli_origin_text(c->origin));
     printf("  launch      grid %u,%u,%u  block %u,%u,%u  shared %llu bytes\n", c->grid[0], c->grid[1], c->grid[2],
            c->block[0], c->block[1], c->block[2], (unsigned long long)c->shared);
     if (strcmp(c->checked_by, "none") == 0)

@@ -17,7 +17,7 @@ static const struct {
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
     {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
-    {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
+    {"cache", cmd_cache, "the disk cache: path, list, stats, clear; the remote cache: push, pull"},
     {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
@@ -34,7 +34,8 @@ static void usage(FILE *out) {
             "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
             "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
             "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
-            "KERNJIT_CUDA_HOME.\n");
+            "KERNJIT_CUDA_HOME; the remote cache: KERNJIT_REMOTE_CACHE (redis://HOST:PORT[/DB] or\n"
+            "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n");
 }
 
 /* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */

@@ -7,6 +7,7 @@ int run_nested_reduce(int argc, char **argv);
 int run_nested_hello(int argc, char **argv);
 int run_mandelbrot(int argc, char **argv);
 int bench_jit(int argc, char **argv);
+int bench_cache(int argc, char **argv);
 int bench_reduce(int argc, char **argv);
 int run_transpose(int argc, char **argv);
 int run_vector_add(int argc, char **argv);

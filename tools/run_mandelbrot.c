@@ -89,10 +89,6 @@ static void to_pixels(const uint16_t *dwells, size_t n, unsigned max_dwell, int 
         memcpy(out + i * (size_t)channels, lut[dwells[i] <= max_dwell ? dwells[i] : max_dwell], (size_t)channels);
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
-
 int run_mandelbrot(int argc, char **argv) {
     static const struct option opts[] = {
         {"size", required_argument, 0, 'N'},        {"width", required_argument, 0, 'W'},
@@ -278,7 +274,7 @@ int run_mandelbrot(int argc, char **argv) {
         json_uint("height", h);
         json_uint("max_dwell", max_dwell);
         json_uint("levels", first.levels);
-        json_string("origin", origin_text(first.origin));
+        json_string("origin", cli_origin_text(first.origin));
         json_uint("repeat", repeat);
         json_double("median_ms", med);
         json_uint("device_launches", report.device_launches);
@@ -298,7 +294,7 @@ int run_mandelbrot(int argc, char **argv) {
         printf("mandelbrot %s, %u x %u, dwell %u\n", kj_mandelbrot_algo_name(o.algo), w, h, max_dwell);
         printf("  kernel      %s, %u x %u blocks of %u x %u, %u level%s of grids (%s)\n", first.entry, first.grid[0],
                first.grid[1], first.block[0], first.block[1], first.levels, first.levels == 1 ? "" : "s",
-               origin_text(first.origin));
+               cli_origin_text(first.origin));
         printf("  time        %.3f ms median of %llu runs (GPU)\n", med, (unsigned long long)repeat);
         if (o.algo == KJ_MANDELBROT_MS)
             printf("  launches    %llu device-side (at most %llu), pending-launch limit %llu\n",

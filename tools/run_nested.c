@@ -9,10 +9,6 @@
 #include "cli.h"
 #include "run.h"
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
-
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 /* ---- nested-reduce ---------------------------------------------------------------------------- */
@@ -146,7 +142,7 @@ int run_nested_reduce(int argc, char **argv) {
         json_uint("block_size", block);
         json_uint("grid", first.grid[0]);
         json_uint("levels", first.levels);
-        json_string("origin", origin_text(first.origin));
+        json_string("origin", cli_origin_text(first.origin));
         json_double("sum", have);
         json_double("reference", want);
         json_double("error", error);
@@ -163,7 +159,7 @@ int run_nested_reduce(int argc, char **argv) {
         printf("nested-reduce %s, sum of %llu %s (seed %llu)\n", kj_nested_variant_name(variant),
                (unsigned long long)n, kj_type_name(type), (unsigned long long)seed);
         printf("  kernel      %s, %u blocks of %u threads, %u levels of grids (%s)\n", first.entry, first.grid[0],
-               first.block[0], first.levels, origin_text(first.origin));
+               first.block[0], first.levels, cli_origin_text(first.origin));
         printf("  sum         %.17g\n  reference   %.17g (CPU)\n", have, want);
         if (exact) printf("  error       0 ok\n");
         else printf("  error       %.3g (tolerance %.3g) %s\n", error, tol, ok ? "ok" : "WRONG");

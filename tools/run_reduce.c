@@ -19,10 +19,6 @@ static void help(void) {
            "--seed S replays it. Exit 1 when the result is wrong.\n");
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
-
 int run_reduce(int argc, char **argv) {
     /* "kernjit run reduce", or "kernjit demo" when the demo runs it: messages name what was typed */
     const char *cmd = strncmp(argv[0], "kernjit ", 8) == 0 ? argv[0] + 8 : "run reduce";
@@ -159,7 +155,7 @@ int run_reduce(int argc, char **argv) {
         json_uint("coarse_factor", first.coarse_factor);
         json_uint("grid", first.grid);
         json_string("config_from", first.config_from);
-        json_string("origin", origin_text(first.origin));
+        json_string("origin", cli_origin_text(first.origin));
         json_double("result", have);
         json_double("reference", want);
         json_double("error", error);
@@ -175,7 +171,7 @@ int run_reduce(int argc, char **argv) {
                (unsigned long long)seed);
         printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", first.entry,
                first.block_size, first.coarse_factor, first.grid, first.config_from);
-        printf("  kernel      %s\n", origin_text(first.origin));
+        printf("  kernel      %s\n", cli_origin_text(first.origin));
         printf("  result      %.17g\n  reference   %.17g (CPU)\n", have, want);
         printf("  error       %.3g (tolerance %.3g) %s\n", error, tol, ok ? "ok" : "WRONG");
         printf("  time        %.2f us median of %llu runs, %.1f GB/s\n", med_ms * 1e3, (unsigned long long)repeat, gbs);

@@ -26,10 +26,6 @@ static void help(void) {
            "R and C take suffixes: 4097, 8K, 2^13. Exit 1 when the result is wrong.\n");
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
-
 int run_transpose(int argc, char **argv) {
     static const struct option opts[] = {
         {"rows", required_argument, 0, 'R'},   {"cols", required_argument, 0, 'C'},
@@ -163,7 +159,7 @@ int run_transpose(int argc, char **argv) {
         json_uint("block_y", first.block[1]);
         json_uint("grid", first.grid);
         json_uint("shared_bytes", first.shared_bytes);
-        json_string("origin", origin_text(first.origin));
+        json_string("origin", cli_origin_text(first.origin));
         json_string("config_from", first.config_from);
         json_uint("wrong", wrong);
         json_bool("ok", wrong == 0);
@@ -179,7 +175,7 @@ int run_transpose(int argc, char **argv) {
         printf("  entry       %s, %ux%u tile, %ux%u threads (%s), %u blocks, %u bytes of dynamic shared memory\n",
                first.entry, first.tile[0], first.tile[1], first.block[0], first.block[1], first.config_from,
                first.grid, first.shared_bytes);
-        printf("  kernel      %s\n", origin_text(first.origin));
+        printf("  kernel      %s\n", cli_origin_text(first.origin));
         printf("  check       %s (every element against the input, on the CPU)\n", wrong ? "WRONG" : "ok");
         printf("  time        %.2f us median of %llu runs, %.1f GB/s (read + write)\n", med_ms * 1e3,
                (unsigned long long)repeat, gbs);

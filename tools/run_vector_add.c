@@ -21,10 +21,6 @@ static void help(void) {
            "N takes suffixes: 1000003, 64M, 2^24. Exit 1 when the result is wrong.\n");
 }
 
-static const char *origin_text(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
-
 int run_vector_add(int argc, char **argv) {
     static const struct option opts[] = {
         {"n", required_argument, 0, 'n'},      {"type", required_argument, 0, 't'},
@@ -151,7 +147,7 @@ int run_vector_add(int argc, char **argv) {
         json_uint("block_size", first.block_size);
         json_uint("unroll", first.unroll);
         json_uint("grid", first.grid);
-        json_string("origin", origin_text(first.origin));
+        json_string("origin", cli_origin_text(first.origin));
         json_string("config_from", first.config_from);
         json_uint("wrong", wrong);
         json_bool("ok", wrong == 0);
@@ -165,7 +161,7 @@ int run_vector_add(int argc, char **argv) {
                (unsigned long long)seed, offset ? ", offset into the allocations" : "");
         printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u (%s), %u blocks\n", first.entry, first.block_size,
                first.unroll, first.config_from, first.grid);
-        printf("  kernel      %s\n", origin_text(first.origin));
+        printf("  kernel      %s\n", cli_origin_text(first.origin));
         printf("  check       %s (every element against the CPU's a + b, bit for bit)\n", wrong ? "WRONG" : "ok");
         printf("  time        %.2f us median of %llu runs, %.1f GB/s (2 reads + 1 write)\n", med_ms * 1e3,
                (unsigned long long)repeat, gbs);
