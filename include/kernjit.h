@@ -46,6 +46,7 @@
 #ifndef KERNJIT_H
 #define KERNJIT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,11 @@ extern "C" {
 #define KJ_API __attribute__((visibility("default")))
 #else
 #define KJ_API
+#endif
+#if defined(__GNUC__)
+#define KJ_FORMAT_PRINTF(f, a) __attribute__((format(printf, f, a))) /* the compiler checks the arguments */
+#else
+#define KJ_FORMAT_PRINTF(f, a)
 #endif
 
 /* ------------------------------------------------------------------------------------------------
@@ -110,6 +116,16 @@ KJ_API int kj_status_class(kj_status status);
  * call or its exit. Successful calls leave it as it is. Thread-safe (one message per thread). Never
  * NULL. No errors. */
 KJ_API const char *kj_last_error(void);
+/* Formats a message (printf's format) into dst, size bytes with the NUL, as kernjit formats its own:
+ * a message longer than the buffer is not cut at its end, where the reason is, but its longest words
+ * (paths, names, values) lose their middle, marked with an ellipsis ("/very/long/pre\u2026/the/file.cu",
+ * the mark in UTF-8), so that each keeps its start and its end and every other word stays whole.
+ * kj_last_error() and the log callback's messages are formatted so, in 2048 bytes (the compiler log
+ * after an error is not shortened). Returns the length written (without the NUL); nothing is written
+ * when dst is NULL or size 0. Thread-safe. No errors. */
+KJ_API size_t kj_message_format(char *dst, size_t size, const char *fmt, ...) KJ_FORMAT_PRINTF(3, 4);
+/* kj_message_format with a va_list (ap is consumed, as by vsnprintf). */
+KJ_API size_t kj_message_vformat(char *dst, size_t size, const char *fmt, va_list ap);
 
 /* The loaded library's version, "MAJOR.MINOR.PATCH" (KJ_VERSION_STRING is the header's). Static
  * storage, never NULL. Thread-safe. No errors. */
@@ -153,6 +169,15 @@ typedef enum kj_cache_mode {
     KJ_CACHE_MEMORY_ONLY = 1, /* never read or write the disk cache */
 } kj_cache_mode;
 
+/* What this process does with the remote cache (a shared Redis): fleet nodes read, builders (and by
+ * default every process) also write. */
+typedef enum kj_remote_mode {
+    KJ_REMOTE_DEFAULT = 0,   /* $KERNJIT_REMOTE_MODE, else KJ_REMOTE_READWRITE */
+    KJ_REMOTE_OFF = 1,       /* no remote tier, whatever the environment says */
+    KJ_REMOTE_READ = 2,      /* fetch entries; never push, never take a compile lease */
+    KJ_REMOTE_READWRITE = 3, /* fetch, push what is compiled here, and compile each key once fleet-wide */
+} kj_remote_mode;
+
 typedef struct kj_runtime_options {
     int device;                    /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
     const char *arch;              /* target when there is no device, "sm_XY" (default "sm_90") */
@@ -168,6 +193,17 @@ typedef struct kj_runtime_options {
     kj_log_fn log;                 /* NULL: warnings are dropped */
     void *log_user;
     kj_log_level log_level;        /* messages above this level are not passed on (default KJ_LOG_WARN) */
+    /* The remote cache tier: a Redis server that machines share (see "Remote cache" below). */
+    const char *remote_cache;      /* NULL or "": $KERNJIT_REMOTE_CACHE; "redis://[[USER]:PASSWORD@]HOST[:PORT]
+                                      [/DB][?OPTIONS]" or "unix:///PATH[?OPTIONS]"; OPTIONS are
+                                      connect_timeout=MS (default 50), timeout=MS (each operation,
+                                      default 200) and, for a socket, db=N; unset everywhere: no remote */
+    const char *remote_secret;     /* NULL or "": $KERNJIT_REMOTE_SECRET; an absolute path ("/...") names
+                                      a file holding the secret (less a final new line), anything else
+                                      is the secret itself; 16 to 4096 bytes. With a secret, what is
+                                      pushed is signed (HMAC-SHA256) and what is fetched must be */
+    kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
+                                      readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
 } kj_runtime_options;
 
 /* Fills *options with the defaults. Call it before setting fields, so that new fields get defaults.
@@ -184,7 +220,9 @@ KJ_API void kj_runtime_options_init(kj_runtime_options *options);
  * Errors: KJ_ERR_USAGE (bad arch, device or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
  * explicit device was asked for and is not there), KJ_ERR_UNSUPPORTED (a device older than NVRTC
  * can target), KJ_ERR_CUDA (including a cu_context that is not a valid context), KJ_ERR_HOST_MEMORY.
- * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. */
+ * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. The
+ * runtime holds no file descriptor for its cache (the folder is opened and checked at each use), so a
+ * process may hold any number of runtimes. */
 KJ_API kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out);
 /* Unloads every module, releases the primary context (a cu_context is left alone: still the host's)
  * and frees the runtime; every kj_kernel of it becomes invalid, and the strings it returned. Streams
@@ -253,6 +291,14 @@ typedef struct kj_stats {
     uint64_t store_failures;  /* entries that could not be written (the kernel still ran) */
     double compile_ms;        /* total NVRTC time */
     double link_ms;           /* total nvJitLink time */
+    /* the remote tier (0 without one) */
+    uint64_t remote_hits;     /* verified remote entries used (and stored on disk) */
+    uint64_t remote_misses;   /* looked up and not there: compiled here */
+    uint64_t remote_waits;    /* waited for another process that was compiling the same key */
+    uint64_t remote_pushes;   /* entries and tuning results written to the remote */
+    uint64_t remote_refusals; /* remote values refused: damaged, unsigned, wrongly signed, another format */
+    uint64_t remote_errors;   /* operations that failed or timed out, and those skipped by the breaker */
+    double remote_ms;         /* total time of the lookups, waits included */
 } kj_stats;
 
 /* Counters since the runtime was created, copied into *stats (a consistent snapshot). Does nothing
@@ -275,25 +321,60 @@ typedef struct kj_request {
     const char *const *options;/* extra NVRTC options ("-lineinfo"); part of the cache key */
     size_t option_count;
     const char *arch;          /* kj_compile only: target other than the runtime's ("sm_80") */
+    const char *const *sources;/* more translation units of the same program: paths to .cu files (a
+                                  '/' or ".cu" in each; `kernel` must then be a path too, and
+                                  source_text NULL). `kernel` and these, in this order, are
+                                  each compiled as relocatable device code (-rdc=true) with the same
+                                  macros and options, and linked by nvJitLink into one binary (with
+                                  the device runtime only when the program launches kernels or asks
+                                  for -rdc=true). The entry may be in any of them. Only `kernel` may
+                                  carry a metadata block; the key covers every source and header, and
+                                  their order. NULL with source_count 0: a program of one source */
+    size_t source_count;       /* at most 63 */
 } kj_request; /* read during the call only: nothing of it is kept */
 
 typedef enum kj_origin {
     KJ_ORIGIN_MEMORY = 0,   /* already loaded in this runtime */
     KJ_ORIGIN_DISK = 1,     /* loaded from the disk cache */
     KJ_ORIGIN_COMPILED = 2, /* compiled now */
+    KJ_ORIGIN_REMOTE = 3,   /* fetched from the remote cache, verified, and stored on disk */
 } kj_origin;
+
+/* "memory", "disk", "compiled" or "remote"; "unknown" for another value. Static storage, never NULL.
+ * Thread-safe. No errors. */
+KJ_API const char *kj_origin_name(kj_origin origin);
 
 /* Returns the loaded kernel for the request, compiling and caching as needed. The kernel is owned by
  * the runtime and valid until kj_runtime_destroy (there is no per-kernel destroy); asking again
  * returns the same handle (a memory hit: no system call). origin may be NULL.
+ * Edits: a memory hit is keyed by the request as given and reads no file, so once a runtime has
+ * loaded a kernel it keeps it; an edit of its source or of any header it includes is noticed by the
+ * next request that is not a memory hit (a new runtime, another spelling of the request, and every
+ * kj_compile, which re-reads and re-hashes them all). Nothing stale is ever taken from the disk cache.
  * Thread-safe: threads may ask for the same or different kernels at once.
  * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
  * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),
  * KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in kj_last_error()),
+ * KJ_ERR_IO (the process has no file descriptor left for NVRTC: EMFILE or ENFILE, named so),
  * KJ_ERR_NO_DEVICE (compile-only runtime), KJ_ERR_CUDA / KJ_ERR_DEVICE_MEMORY (loading the module),
  * KJ_ERR_LIMIT (the metadata's shared-dynamic asks for more than the device allows a block: the
  * message names both numbers), KJ_ERR_HOST_MEMORY. A disk cache that cannot be read or written is not an error (a warning). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
+
+/* What one kernel of a binary uses, as the compiler (ptxas, inside NVRTC) reports it, or for a
+ * program linked by nvJitLink, the linker: known without a GPU. Sizes in bytes. */
+typedef struct kj_resource_usage {
+    const char *symbol;        /* the kernel's name in the binary (mangled for a C++ kernel) */
+    int registers;             /* per thread */
+    int spill_store_bytes;     /* per thread: stores of values that did not fit the registers */
+    int spill_load_bytes;      /* per thread: their loads back */
+    int stack_bytes;           /* local memory per thread: the kernel's stack frame, with the functions
+                                  it calls where the compiler says (sm_90 and later, and linked
+                                  programs), and local memory besides the stack */
+    int shared_static_bytes;   /* static shared memory per block (__shared__ variables; dynamic shared
+                                  memory is given at launch); without the 1 KiB that compute
+                                  capability 9.0 reserves per block for the system */
+} kj_resource_usage;
 
 typedef struct kj_compile_result {
     int cache_hit;          /* 1: a valid entry was already on disk */
@@ -310,6 +391,14 @@ typedef struct kj_compile_result {
                                as stored with the entry on a hit. Owned by the library; valid until the
                                calling thread's next kj_compile. They also reach the log callback
                                (KJ_LOG_WARN). */
+    const kj_resource_usage *resources; /* each kernel of the binary (in the compiler's order), from
+                               this compile or as stored with the entry on a hit; NULL when not known
+                               (a PTX target: the driver compiles it). Owned by the library; valid
+                               until the calling thread's next kj_compile */
+    size_t resource_count;
+    const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
+    unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
+    kj_origin origin;       /* where the binary came from: KJ_ORIGIN_DISK, _REMOTE or _COMPILED */
 } kj_compile_result;
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
@@ -548,6 +637,74 @@ KJ_API kj_status kj_cache_clear(kj_runtime *rt, uint64_t *removed_entries, uint6
 /* Entries and bytes on disk, and the bound that eviction keeps them under; each pointer may be NULL. */
 KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
+
+/* ------------------------------------------------------------------------------------------------
+ * Remote cache: a Redis server that machines share, behind each one's disk cache
+ *
+ * Lookups go memory, disk, remote, compile. A remote value is an entry as the disk holds it (header,
+ * checksum) and, when a secret is set, its HMAC-SHA256 signature; it is verified, stored on disk,
+ * then used (KJ_ORIGIN_REMOTE). What is compiled here is stored on disk and pushed in the background:
+ * the caller never waits for the server. When processes miss the same key at once, one compiles
+ * (under a lease it renews while it works) and the others wait for its push; a lease whose holder
+ * died expires within 2 s and another process takes over. Faults never fail a call: an unreachable
+ * or slow server, a damaged, unsigned or wrongly signed value, a full server are warnings, and the
+ * local path goes on; after 3 failures in a row the tier is skipped for 30 s (then 60, 120, up to
+ * 300 s) and tried again. Tuning results are shared the same way (kj_tune pushes its winner; a
+ * runtime merges the records for its device, compute capability and toolchain into its tuning
+ * database on first use). Warnings of background pushes reach the log callback from kernjit's push
+ * thread. Configured by kj_runtime_options.remote_* or KERNJIT_REMOTE_CACHE, KERNJIT_REMOTE_SECRET,
+ * KERNJIT_REMOTE_MODE; a malformed value is KJ_ERR_USAGE from kj_runtime_create. A kernjit built
+ * without hiredis's header, or a machine without libhiredis, warns and works without the tier.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct kj_remote_info {
+    int configured;              /* 0: no remote tier (the fields below are 0 or "") */
+    const char *url;             /* as configured, a password shown as "***" */
+    kj_remote_mode mode;         /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
+    int signed_entries;          /* 1: a secret is set */
+    int reachable;               /* 1: the server answered just now */
+    const char *state;           /* "ok", or why not: a library missing, the server unreachable or
+                                    slow, the breaker open */
+    const char *server_version;  /* "7.0.15"; "" when unknown */
+    const char *eviction_policy; /* the server's maxmemory-policy ("allkeys-lru" is the documented
+                                    setup); "" when unknown */
+    uint64_t used_memory;        /* bytes the server uses */
+    uint64_t max_memory;         /* its bound; 0: none */
+    uint64_t keys;               /* keys in the database (all of them, kernjit's and others') */
+    double round_trip_ms;        /* median of a few PINGs */
+    /* The fleet's counters, as the server keeps them: every process adds its own when it ends (and
+     * every 10 s while it runs). */
+    uint64_t hits, misses, waits, pushes, refusals, errors;
+    uint64_t fetches;            /* lookups that reached the server */
+    double fetch_ms_total, fetch_ms_max;
+    uint64_t bytes_fetched, bytes_pushed;
+} kj_remote_info;
+
+/* The remote tier's configuration and state, and the server's counters, into *info (caller's
+ * storage): a few round trips, each bounded by the timeouts. The strings are owned by the runtime and
+ * valid until the next kj_remote_query on it or kj_runtime_destroy. No tier, or a server that does
+ * not answer, is not an error (configured or reachable 0; state says why). Thread-safe.
+ * Errors: KJ_ERR_USAGE (NULL argument). */
+KJ_API kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info);
+
+typedef struct kj_remote_transfer {
+    uint64_t entries;  /* local entries (push) or remote keys (pull) considered */
+    uint64_t moved;    /* pushed, or pulled into the disk cache */
+    uint64_t present;  /* already there, left alone */
+    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format) */
+    uint64_t failed;   /* not moved because of a fault: the warnings say which */
+    uint64_t bytes;    /* bytes moved */
+} kj_remote_transfer;
+
+/* Pushes the disk cache's entries (all, or those of `kernel`, a name as `kj_cache_entry.kernel` has
+ * it; NULL: all) to the remote, skipping those it holds already, after the background pushes queued
+ * so far are done; returns when everything was tried. A read-only mode (KJ_REMOTE_READ) pushes
+ * nothing, with a warning. Faults are warnings and counted in result->failed. result may be NULL.
+ * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+KJ_API kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
+/* Fetches the remote's entries (all, or those of `kernel`) that the disk cache lacks, verifies them
+ * and stores them on disk. Faults are warnings; refused values are counted. result may be NULL.
+ * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+KJ_API kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 
 /* ------------------------------------------------------------------------------------------------
  * Reductions (kernels_src/reduce.cu)
@@ -954,7 +1111,7 @@ typedef struct kj_compile_all_options {
 typedef struct kj_compile_all_result {
     size_t variants;           /* combinations in the space */
     size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
-    size_t cached;             /* already in the disk cache */
+    size_t cached;             /* already in the disk cache, or fetched from the remote cache */
     size_t skipped;            /* left out by a `require` line */
     size_t failed;             /* did not compile */
     unsigned threads;          /* threads used */
@@ -1050,7 +1207,9 @@ typedef struct kj_tune_result {
  * device in turn (CUDA events after a warm-up; the median of `samples`; inputs that would fit in
  * L2 rotate through copies spanning more than twice its size) and checks its result against the CPU
  * reference. The fastest correct variant wins; it is timed again with three times the samples, and
- * stored in the tuning database (unless dry_run or the runtime has no disk cache). Free *out with
+ * stored in the tuning database (unless dry_run or the runtime has no disk cache; a faster result
+ * already stored for the same key stays, with a warning) and published to the remote cache when
+ * the runtime has one. Free *out with
  * kj_tune_result_free. Thread-safe, but other work on the device distorts the timings.
  * Errors: KJ_ERR_UNSUPPORTED (no tuning target for the kernel: the message lists those there are),
  * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry, an n
@@ -1066,8 +1225,11 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
  * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
  * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
- * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. Damaged lines are
- * ignored, each with a warning through the log callback. */
+ * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. With a remote
+ * cache, the results other machines published for this device name, compute capability, kernjit
+ * version and NVRTC version are merged into the file then. Of two results for one key, the faster
+ * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere. Damaged
+ * lines are ignored, each with a warning through the log callback. */
 typedef struct kj_tuned {
     const char *kernel;
     const char *entry;

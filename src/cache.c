@@ -1,7 +1,6 @@
 #include "cache.h"
 
 #include <dirent.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,8 +19,7 @@ static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
 #define STALE_TMP_SECONDS 3600
 
 struct kj__cache {
-    char *root;
-    int root_fd;
+    char *root; /* checked and opened at each use: no descriptor is held */
     uint64_t max_bytes;
     kj__logger log;
 };
@@ -29,24 +27,45 @@ struct kj__cache {
 /* ---- the folder ------------------------------------------------------------------------------ */
 
 char *kj__cache_default_dir(void) {
-    const char *env = getenv("KERNJIT_CACHE_DIR");
-    if (env && *env) {
-        /* a value ending in a newline (from $(cat file)) would name a folder with one in it */
-        size_t n = strlen(env);
-        while (n && isspace((unsigned char)env[n - 1])) n--;
-        return kj__strndup(env, n);
-    }
-    env = getenv("XDG_CACHE_HOME");
+    const char *env = kj__getenv_path("KERNJIT_CACHE_DIR");
+    if (env) return kj__strdup(env);
+    env = kj__getenv_path("XDG_CACHE_HOME");
     if (env && env[0] == '/') return kj__asprintf("%s/kernjit", env);
-    env = getenv("HOME");
+    env = kj__getenv_path("HOME");
     if (env && env[0] == '/') return kj__asprintf("%s/.cache/kernjit", env);
     return NULL;
 }
 
+/* Entries live at <root>/sm_XY/<32 hex>.cubin: the root's path leaves room for that in PATH_MAX. */
+#define ROOT_MAX (PATH_MAX - 1 - 64)
+
+/* A cache folder path that can be used whole: checked before anything is created, so that a path
+ * that cannot work (too long, a name the file system refuses) leaves no folders behind. */
+static int check_root_path(const char *dir, char *why, size_t size) {
+    size_t n = strlen(dir);
+    if (n > ROOT_MAX) {
+        kj_message_format(why, size, "not using the cache folder %s: its path has %zu characters, at most %d (the "
+                          "entries are stored below it, and a path has at most %d)", dir, n, ROOT_MAX, PATH_MAX - 1);
+        return -1;
+    }
+    for (const char *p = dir; *p;) {
+        size_t len = strcspn(p, "/");
+        if (len > NAME_MAX) {
+            kj_message_format(why, size, "not using the cache folder %s: it has a name of %zu characters ('%.24s...'), "
+                              "at most %d", dir, len, p, NAME_MAX);
+            return -1;
+        }
+        p += len + (p[len] == '/');
+    }
+    return 0;
+}
+
 /* mkdir, where a folder that already exists is success. A read-only or foreign file system may
- * report EROFS or EACCES for an existing folder rather than EEXIST: then the folder is looked at. */
-static int make_dir(const char *path) {
-    if (mkdir(path, 0700) == 0 || errno == EEXIST) return 0;
+ * report EROFS or EACCES for an existing folder rather than EEXIST: then the folder is looked at.
+ * *made: whether this call created it. */
+static int make_dir(const char *path, int *made) {
+    *made = mkdir(path, 0700) == 0;
+    if (*made || errno == EEXIST) return 0;
     int err = errno;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
@@ -54,26 +73,46 @@ static int make_dir(const char *path) {
     return -1;
 }
 
-/* mkdir -p, creating missing components 0700. Existing components are left as they are. */
-static int make_dirs(const char *path) {
+/* Removes the folders of path from its end back to the one that ends at offset `from` (those a
+ * make_dirs call created), each only if empty. */
+static void unmake_dirs(const char *path, size_t from) {
+    char *p = kj__strdup(path);
+    if (!p) return;
+    for (size_t n = strlen(p); n >= from && n > 0;) {
+        p[n] = '\0';
+        rmdir(p);
+        while (n > 0 && p[n - 1] == '/') n--;
+        while (n > 0 && p[n - 1] != '/') n--;
+        while (n > 1 && p[n - 1] == '/') n--;
+    }
+    free(p);
+}
+
+/* mkdir -p, creating missing components 0700; existing components are left as they are. Returns the
+ * offset where the first folder it created ends (0 when it created none), or -1 with errno after
+ * removing again what it created. */
+static long make_dirs(const char *path) {
     char *p = kj__strdup(path);
     if (!p) return -1;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
+    size_t first = 0;
+    int made = 0, failed = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s && *s != '/') continue;
+        char c = *s;
         *s = '\0';
-        if (make_dir(p) != 0) {
-            int err = errno;
-            free(p);
-            errno = err;
-            return -1;
-        }
-        *s = '/';
+        failed = make_dir(p, &made) != 0;
+        if (made && !first) first = (size_t)(s - p);
+        *s = c;
+        if (failed || !c) break;
     }
-    int r = make_dir(p);
     int err = errno;
     free(p);
-    errno = err;
-    return r;
+    if (failed) {
+        if (first) unmake_dirs(path, first);
+        errno = err;
+        return -1;
+    }
+    return (long)first;
 }
 
 /* A folder is safe when it is ours and nobody else may write to it. */
@@ -92,23 +131,76 @@ static const char *unsafe_reason(const struct stat *st, char *buf, size_t size) 
 }
 
 /* The folder holding the cache folder: one that others may write to without the sticky bit lets
- * them replace the cache folder itself (by a link, between one run and the next). */
-static const char *unsafe_parent(const char *dir, char *buf, size_t size) {
+ * them replace the cache folder itself (by a link, between one run and the next). A parent that does
+ * not exist yet will be created 0700. */
+static int unsafe_parent(const char *dir, char *why, size_t size) {
     char *parent = kj__strdup(dir);
-    if (!parent) return NULL;
+    if (!parent) return 0;
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0';
     char *slash = strrchr(parent, '/');
     if (slash == parent) slash[1] = '\0';
     else if (slash) *slash = '\0';
     else snprintf(parent, strlen(parent) + 1, ".");
     struct stat st;
-    const char *reason = NULL;
-    if (stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-        snprintf(buf, size, "its parent %s may be written by anyone without the sticky bit (mode %04o)", parent,
-                 (unsigned)(st.st_mode & 07777));
-        reason = buf;
-    }
+    int unsafe = stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX);
+    if (unsafe)
+        kj_message_format(why, size, "not using the cache folder %s: its parent %s may be written by anyone without "
+                          "the sticky bit (mode %04o), so the folder could be replaced by a link; cached binaries are "
+                          "code that will run (fix: set KERNJIT_CACHE_DIR to a folder in a parent of your own)", dir,
+                          parent, (unsigned)(st.st_mode & 07777));
     free(parent);
-    return reason;
+    return unsafe;
+}
+
+/* Opens the cache folder for one use, creating it (and its missing parents, 0700) when asked. No
+ * descriptor is held between uses, so a process may have any number of runtimes: the folder is
+ * checked each time instead. It is refused when it is a symbolic link (opened with O_NOFOLLOW: a
+ * link planted in a shared folder would redirect the writes, and `cache clear`, to wherever it
+ * points), not ours, writable by others, or in a parent anyone may write without the sticky bit.
+ * The path is checked whole before anything is made, and what was made is removed again when the
+ * folder then cannot be used. Returns the descriptor, or -1 with why (a sentence naming the folder)
+ * and *err (the errno of a failed call, 0 for a refusal). */
+static int open_root(const char *dir, int create, char *why, size_t size, int *err) {
+    *err = 0;
+    if (check_root_path(dir, why, size) != 0 || unsafe_parent(dir, why, size)) return -1;
+    long made = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR) && create) {
+        if ((made = make_dirs(dir)) < 0) {
+            *err = errno;
+            kj_message_format(why, size, "cannot create the cache folder %s (%s)", dir, kj__strerror(*err));
+            return -1;
+        }
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        *err = errno;
+        struct stat link;
+        if ((*err == ELOOP || *err == ENOTDIR) && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode))
+            kj_message_format(why, size, "not using the cache folder %s: it is a symbolic link (owned by uid %u%s), "
+                              "and a link planted in a shared folder would send kernjit's writes wherever it points "
+                              "(fix: set KERNJIT_CACHE_DIR to a folder of your own, not a link)", dir,
+                              (unsigned)link.st_uid, link.st_uid == geteuid() ? ", this user" : ", not this user");
+        else if (*err == ELOOP || *err == ENOTDIR)
+            kj_message_format(why, size, "not using the cache folder %s: it is not a folder (fix: set "
+                              "KERNJIT_CACHE_DIR to a folder of your own)", dir);
+        else
+            kj_message_format(why, size, "cannot open the cache folder %s (%s)", dir, kj__strerror(*err));
+    } else {
+        char detail[160];
+        const char *reason = unsafe_reason(&st, detail, sizeof detail);
+        if (!reason) return fd;
+        kj_message_format(why, size, "not using the cache folder %s: %s; cached binaries are code that will run "
+                          "(fix: %s)", dir, reason,
+                          st.st_uid != geteuid() ? "it is another user's folder: set KERNJIT_CACHE_DIR to one of "
+                                                   "your own"
+                                                 : "chmod 700 the folder, or set KERNJIT_CACHE_DIR");
+    }
+    if (fd >= 0) close(fd);
+    if (made > 0) unmake_dirs(dir, (size_t)made);
+    return -1;
 }
 
 kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log) {
@@ -116,45 +208,23 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
         kj__log(log, KJ_LOG_WARN, "no cache folder (set KERNJIT_CACHE_DIR or HOME); compiling in memory only");
         return NULL;
     }
-    if (make_dirs(dir) != 0) {
-        kj__log(log, KJ_LOG_WARN, "cannot create the cache folder %s (%s); compiling in memory only", dir,
-                strerror(errno));
-        return NULL;
-    }
-    /* O_NOFOLLOW: a link planted as the cache folder (in a shared /tmp, say) would redirect the
-     * writes, and `cache clear`, to wherever it points */
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        int err = errno;
-        if (err == ELOOP || err == ENOTDIR)
-            kj__log(log, KJ_LOG_WARN, "not using the cache folder %s: it is a symbolic link (or not a folder); kernjit "
-                    "compiles in memory only (fix: set KERNJIT_CACHE_DIR to the real folder)", dir);
-        else
-            kj__log(log, KJ_LOG_WARN, "cannot open the cache folder %s (%s); compiling in memory only", dir,
-                    strerror(err));
-        if (fd >= 0) close(fd);
-        return NULL;
-    }
-    char why[160];
-    const char *reason = unsafe_reason(&st, why, sizeof why);
-    if (!reason) reason = unsafe_parent(dir, why, sizeof why);
-    if (reason) {
-        kj__log(log, KJ_LOG_WARN,
-                "not using the cache folder %s: %s; cached binaries are code that will run, so kernjit compiles "
-                "in memory only (fix: %s)", dir, reason,
-                st.st_uid != geteuid() ? "use a folder of your own: set KERNJIT_CACHE_DIR"
-                                       : "chmod 700 the folder and its parent, or set KERNJIT_CACHE_DIR");
+    char why[KJ__MESSAGE_MAX];
+    int err;
+    int fd = open_root(dir, 1, why, sizeof why, &err);
+    if (fd >= 0) {
         close(fd);
+    } else if (err == EMFILE || err == ENFILE) {
+        /* the process's state, not the folder's: the folder is checked again at each use */
+        kj__log(log, KJ_LOG_WARN, "%s; it is checked again at each use of the cache", why);
+    } else {
+        kj__log(log, KJ_LOG_WARN, "%s; compiling in memory only", why);
         return NULL;
     }
     kj__cache *c = calloc(1, sizeof *c);
     if (!c || !(c->root = kj__strdup(dir))) {
         free(c);
-        close(fd);
         return NULL;
     }
-    c->root_fd = fd;
     c->max_bytes = max_bytes ? max_bytes : KJ_CACHE_DEFAULT_MAX;
     if (log) c->log = *log;
     return c;
@@ -162,7 +232,6 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
 
 void kj__cache_close(kj__cache *c) {
     if (!c) return;
-    close(c->root_fd);
     free(c->root);
     free(c);
 }
@@ -170,20 +239,34 @@ void kj__cache_close(kj__cache *c) {
 const char *kj__cache_root(const kj__cache *c) { return c ? c->root : NULL; }
 uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; }
 
+/* The root for one operation; -1 after a warning (none when it is simply gone and create is 0:
+ * nothing is cached then). */
+static int use_root(kj__cache *c, int create, const char *then) {
+    char why[KJ__MESSAGE_MAX];
+    int err;
+    int fd = open_root(c->root, create, why, sizeof why, &err);
+    if (fd < 0 && (create || err != ENOENT)) kj__log(&c->log, KJ_LOG_WARN, "%s; %s", why, then);
+    return fd;
+}
+
 /* Opens <root>/<arch> (creating it when asked), refusing a link or an unsafe folder. */
 static int open_arch_dir(kj__cache *c, const char *arch, int create) {
+    int rfd = use_root(c, create, create ? "the kernel is kept in memory only" : "compiling again");
+    if (rfd < 0) return -1;
     /* As for make_dir: a failed mkdirat matters only if the folder is not there after all. */
-    int mkdir_err = create && mkdirat(c->root_fd, arch, 0700) != 0 && errno != EEXIST ? errno : 0;
-    int fd = openat(c->root_fd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT && mkdir_err) {
+    int mkdir_err = create && mkdirat(rfd, arch, 0700) != 0 && errno != EEXIST ? errno : 0;
+    int fd = openat(rfd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    close(rfd);
+    if (fd < 0 && err == ENOENT && mkdir_err) {
         kj__log(&c->log, KJ_LOG_WARN, "cannot create %s/%s (%s); the kernel is kept in memory only", c->root, arch,
-                strerror(mkdir_err));
+                kj__strerror(mkdir_err));
         return -1;
     }
     if (fd < 0) {
-        if (errno != ENOENT)
-            kj__log(&c->log, KJ_LOG_WARN, "cannot open %s/%s (%s%s); not using it", c->root, arch, strerror(errno),
-                    errno == ELOOP || errno == ENOTDIR ? ": a symbolic link or not a folder" : "");
+        if (err != ENOENT)
+            kj__log(&c->log, KJ_LOG_WARN, "cannot open %s/%s (%s%s); not using it", c->root, arch, kj__strerror(err),
+                    err == ELOOP || err == ENOTDIR ? ": a symbolic link or not a folder" : "");
         return -1;
     }
     struct stat st;
@@ -239,6 +322,33 @@ int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, 
     return 0;
 }
 
+int kj__cache_entry_version(const uint8_t *data, size_t size) {
+    if (size < KJ_CACHE_HEADER_BYTES || memcmp(data, MAGIC, sizeof MAGIC) != 0) return -1;
+    return (int)get32(data + 8);
+}
+
+uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, const void *payload, size_t len,
+                                uint32_t flags, size_t *size) {
+    size_t dlen = description ? strlen(description) : 0;
+    if (dlen > MAX_DESCRIPTION) dlen = MAX_DESCRIPTION;
+    if ((uint64_t)len > MAX_PAYLOAD) return NULL;
+    size_t body = dlen + len;
+    uint8_t *buf = malloc(KJ_CACHE_HEADER_BYTES + body);
+    if (!buf) return NULL;
+    memset(buf, 0, KJ_CACHE_HEADER_BYTES);
+    memcpy(buf, MAGIC, sizeof MAGIC);
+    put32(buf + 8, KJ_CACHE_FORMAT_VERSION);
+    put32(buf + 12, flags);
+    put64(buf + 16, len);
+    put32(buf + 24, (uint32_t)dlen);
+    memcpy(buf + 32, key->bytes, 16);
+    if (dlen) memcpy(buf + KJ_CACHE_HEADER_BYTES, description, dlen);
+    if (len) memcpy(buf + KJ_CACHE_HEADER_BYTES + dlen, payload, len);
+    checksum(buf + KJ_CACHE_HEADER_BYTES, body, buf + 48);
+    *size = KJ_CACHE_HEADER_BYTES + body;
+    return buf;
+}
+
 static void entry_name(const kj__key *key, char *out, size_t size) { snprintf(out, size, "%s.cubin", key->hex); }
 
 /* Reads a whole entry through an open descriptor; NULL when it is not a plain file of ours or too big. */
@@ -287,10 +397,10 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
             /* A link where an entry belongs: remove the link itself (unlinkat never follows it). */
             int failed = remove_bad(dfd, name, &link);
             kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is a symbolic link; %s%s%s and compiling again", path,
-                    failed ? "cannot remove it (" : "removed it", failed ? strerror(failed) : "", failed ? ")" : "");
+                    failed ? "cannot remove it (" : "removed it", failed ? kj__strerror(failed) : "", failed ? ")" : "");
             r = KJ__BAD;
         } else if (err != ENOENT) {
-            kj__log(&c->log, KJ_LOG_WARN, "cannot open cache entry %s (%s); compiling again", path, strerror(err));
+            kj__log(&c->log, KJ_LOG_WARN, "cannot open cache entry %s (%s); compiling again", path, kj__strerror(err));
         }
         close(dfd);
         return r;
@@ -308,7 +418,7 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
         int failed = fstat(fd, &seen) == 0 ? remove_bad(dfd, name, &seen) : 0;
         close(fd);
         kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is damaged or not ours; %s%s%s and compiling again", path,
-                failed ? "cannot remove it (" : "removed it", failed ? strerror(failed) : "", failed ? ")" : "");
+                failed ? "cannot remove it (" : "removed it", failed ? kj__strerror(failed) : "", failed ? ")" : "");
         close(dfd);
         return KJ__BAD;
     }
@@ -358,8 +468,6 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
     char name[64];
     entry_name(key, name, sizeof name);
     snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
-    size_t dlen = description ? strlen(description) : 0;
-    if (dlen > MAX_DESCRIPTION) dlen = MAX_DESCRIPTION;
     if ((uint64_t)len > MAX_PAYLOAD) {
         kj__log(&c->log, KJ_LOG_WARN, "binary of %zu bytes is too large to cache", len);
         return -1;
@@ -367,22 +475,12 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
     int dfd = open_arch_dir(c, arch, 1);
     if (dfd < 0) return -1;
 
-    size_t body = dlen + len;
-    uint8_t *buf = malloc(KJ_CACHE_HEADER_BYTES + body);
+    size_t size;
+    uint8_t *buf = kj__cache_format_entry(key, description, payload, len, flags, &size);
     if (!buf) {
         close(dfd);
         return -1;
     }
-    memset(buf, 0, KJ_CACHE_HEADER_BYTES);
-    memcpy(buf, MAGIC, sizeof MAGIC);
-    put32(buf + 8, KJ_CACHE_FORMAT_VERSION);
-    put32(buf + 12, flags);
-    put64(buf + 16, len);
-    put32(buf + 24, (uint32_t)dlen);
-    memcpy(buf + 32, key->bytes, 16);
-    if (dlen) memcpy(buf + KJ_CACHE_HEADER_BYTES, description, dlen);
-    if (len) memcpy(buf + KJ_CACHE_HEADER_BYTES + dlen, payload, len);
-    checksum(buf + KJ_CACHE_HEADER_BYTES, body, buf + 48);
 
     /* A name no other writer uses: O_EXCL fails rather than open anything already there. */
     static unsigned counter;
@@ -396,7 +494,7 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
         fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) break;
     }
-    int ok = fd >= 0 && write_all(fd, buf, KJ_CACHE_HEADER_BYTES + body) == 0;
+    int ok = fd >= 0 && write_all(fd, buf, size) == 0;
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = 0;
@@ -409,7 +507,7 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
     if (!ok) {
         if (fd >= 0) unlinkat(dfd, tmp, 0);
         kj__log(&c->log, KJ_LOG_WARN, "cannot write cache entry %s (%s); the kernel is kept in memory only", path,
-                strerror(err));
+                kj__strerror(err));
     }
     free(buf);
     close(dfd);
@@ -437,22 +535,23 @@ static int is_arch_name(const char *s) {
 
 static int is_entry_name(const char *s) { return strlen(s) == 32 + 6 && kj__ends_with(s, ".cubin"); }
 
-static int scan(kj__cache *c, file_info **out, size_t *count) {
+/* The files below the root (rfd, which stays open). */
+static int scan(int rfd, file_info **out, size_t *count) {
     *out = NULL;
     *count = 0;
     size_t cap = 0;
-    int rfd = dup(c->root_fd);
-    if (rfd < 0) return -1;
-    DIR *root = fdopendir(rfd);
+    int dfd = dup(rfd);
+    if (dfd < 0) return -1;
+    DIR *root = fdopendir(dfd);
     if (!root) {
-        close(rfd);
+        close(dfd);
         return -1;
     }
     rewinddir(root);
     struct dirent *d;
     while ((d = readdir(root))) {
         if (!is_arch_name(d->d_name)) continue;
-        int afd = openat(c->root_fd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int afd = openat(rfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (afd < 0) continue;
         DIR *ad = fdopendir(afd);
         if (!ad) {
@@ -491,8 +590,8 @@ static int by_mtime_oldest_first(const void *a, const void *b) {
 
 /* Whether the file starts as every kernjit entry does (its magic), read without following a link:
  * `clear` removes nothing else, whatever its name. */
-static int is_ours(kj__cache *c, const file_info *f) {
-    int afd = openat(c->root_fd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+static int is_ours(int rfd, const file_info *f) {
+    int afd = openat(rfd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (afd < 0) return 0;
     int fd = openat(afd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     close(afd);
@@ -505,8 +604,8 @@ static int is_ours(kj__cache *c, const file_info *f) {
     return ours;
 }
 
-static int remove_file(kj__cache *c, const file_info *f) {
-    int afd = openat(c->root_fd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+static int remove_file(int rfd, const file_info *f) {
+    int afd = openat(rfd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (afd < 0) return -1;
     int r = unlinkat(afd, f->name, 0);
     close(afd);
@@ -517,14 +616,21 @@ static int remove_file(kj__cache *c, const file_info *f) {
  * 90% of the bound is left, so that eviction does not run again at the very next store. Temporary
  * files left by crashed writers are removed once they are an hour old. */
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
+    char why[KJ__MESSAGE_MAX];
+    int err;
+    int rfd = open_root(c->root, 0, why, sizeof why, &err);
     file_info *files;
     size_t n;
-    if (scan(c, &files, &n) != 0) return;
+    if (rfd < 0) return;
+    if (scan(rfd, &files, &n) != 0) {
+        close(rfd);
+        return;
+    }
     uint64_t total = 0;
     time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
         if (files[i].is_tmp && now - files[i].mtime > STALE_TMP_SECONDS) {
-            remove_file(c, &files[i]);
+            remove_file(rfd, &files[i]);
             files[i].bytes = 0;
         }
         total += files[i].bytes;
@@ -535,16 +641,32 @@ static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
         for (size_t i = 0; i < n && total > target; i++) {
             if (files[i].is_tmp || (strcmp(files[i].arch, keep_arch) == 0 && strcmp(files[i].name, keep_name) == 0))
                 continue;
-            remove_file(c, &files[i]);
+            remove_file(rfd, &files[i]);
             total -= files[i].bytes;
             kj__log(&c->log, KJ_LOG_INFO, "cache over %llu bytes: evicted %s/%s",
                     (unsigned long long)c->max_bytes, files[i].arch, files[i].name);
         }
     }
     free(files);
+    close(rfd);
 }
 
 /* ---- listing and clearing -------------------------------------------------------------------- */
+
+/* The root and the files below it, for listing and clearing: a root that is gone holds nothing
+ * (*rfd -1, no files); one that cannot be used is an error naming why. */
+static kj_status scan_root(kj__cache *c, int *rfd, file_info **files, size_t *n) {
+    char why[KJ__MESSAGE_MAX];
+    int err;
+    *files = NULL;
+    *n = 0;
+    *rfd = open_root(c->root, 0, why, sizeof why, &err);
+    if (*rfd < 0) return err == ENOENT ? KJ_OK : KJ_FAIL(KJ_ERR_IO, "%s", why);
+    if (scan(*rfd, files, n) == 0) return KJ_OK;
+    err = errno;
+    close(*rfd);
+    return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s: %s", c->root, kj__strerror(err));
+}
 
 static int by_mtime_newest_first(const void *a, const void *b) {
     const kj__cache_item *x = a, *y = b;
@@ -554,10 +676,12 @@ static int by_mtime_newest_first(const void *a, const void *b) {
 kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size_t *count) {
     file_info *files;
     size_t n;
-    if (scan(c, &files, &n) != 0) return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s", c->root);
+    int rfd;
+    KJ_FORWARD(scan_root(c, &rfd, &files, &n));
     kj__cache_item *out = calloc(n ? n : 1, sizeof *out);
     if (!out) {
         free(files);
+        if (rfd >= 0) close(rfd);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
     size_t m = 0;
@@ -571,7 +695,7 @@ kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size
         it->mtime = files[i].mtime;
         it->description = NULL;
         if (verify) {
-            int afd = openat(c->root_fd, files[i].arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int afd = openat(rfd, files[i].arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             int fd = afd < 0 ? -1 : openat(afd, files[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             size_t size = 0;
             uint8_t *data = fd < 0 ? NULL : read_entry(fd, &size);
@@ -593,6 +717,7 @@ kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size
         if (!it->description) it->description = kj__strdup("");
     }
     free(files);
+    if (rfd >= 0) close(rfd);
     qsort(out, m, sizeof *out, by_mtime_newest_first);
     *items = out;
     *count = m;
@@ -608,14 +733,15 @@ void kj__cache_items_free(kj__cache_item *items, size_t count) {
 kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
     file_info *files;
     size_t n;
-    if (scan(c, &files, &n) != 0) return KJ_FAIL(KJ_ERR_IO, "cannot read the cache folder %s", c->root);
+    int rfd;
+    KJ_FORWARD(scan_root(c, &rfd, &files, &n));
     uint64_t e = 0, b = 0;
     int failed = 0;
     time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
         if (files[i].is_tmp && now - files[i].mtime <= STALE_TMP_SECONDS) continue; /* a write in progress */
-        if (!files[i].is_tmp && !is_ours(c, &files[i])) continue; /* named like an entry, but not one */
-        if (remove_file(c, &files[i]) != 0) {
+        if (!files[i].is_tmp && !is_ours(rfd, &files[i])) continue; /* named like an entry, but not one */
+        if (remove_file(rfd, &files[i]) != 0) {
             failed = errno;
             continue;
         }
@@ -623,8 +749,9 @@ kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
         b += files[i].bytes;
     }
     free(files);
+    if (rfd >= 0) close(rfd);
     if (entries) *entries = e;
     if (bytes) *bytes = b;
-    KJ_RETURN_IF(failed, KJ_ERR_IO, "cannot remove some entries of %s: %s", c->root, strerror(failed));
+    KJ_RETURN_IF(failed, KJ_ERR_IO, "cannot remove some entries of %s: %s", c->root, kj__strerror(failed));
     return KJ_OK;
 }

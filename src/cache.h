@@ -69,4 +69,14 @@ kj_status kj__cache_clear(kj__cache *cache, uint64_t *entries, uint64_t *bytes);
 int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, const char **description,
                           size_t *description_len, const uint8_t **payload, size_t *payload_len, uint32_t *flags);
 
+/* The entry's bytes, as a store writes them (and the remote cache holds them): malloc'd, *size set.
+ * NULL when out of memory or the payload is too large. */
+uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, const void *payload, size_t len,
+                                uint32_t flags, size_t *size);
+/* The kernel's name in an entry's description (its "kernel: NAME (...)" line), into out; "" when it
+ * has none. */
+void kj__cache_description_kernel(const char *description, char *out, size_t size);
+/* The format version an entry's header declares; -1 when the data does not start as an entry does. */
+int kj__cache_entry_version(const uint8_t *data, size_t size);
+
 #endif

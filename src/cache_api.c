@@ -1,10 +1,22 @@
-/* The public face of the disk cache: kj_cache_dir, kj_cache_list, kj_cache_clear, kj_cache_usage. */
+/* The public face of the disk cache: kj_cache_dir, kj_cache_list, kj_cache_clear, kj_cache_usage; and the
+ * names of the tiers a binary comes from (kj_origin_name). */
+#include <stdio.h>
 #include <string.h>
 
 #include "cache.h"
 #include "error.h"
 #include "runtime.h"
 #include "util.h"
+
+const char *kj_origin_name(kj_origin origin) {
+    switch (origin) {
+    case KJ_ORIGIN_MEMORY: return "memory";
+    case KJ_ORIGIN_DISK: return "disk";
+    case KJ_ORIGIN_COMPILED: return "compiled";
+    case KJ_ORIGIN_REMOTE: return "remote";
+    }
+    return "unknown";
+}
 
 const char *kj_cache_dir(const kj_runtime *rt) { return rt ? kj__cache_root(rt->cache) : NULL; }
 
@@ -21,13 +33,23 @@ typedef struct parts {
     kj__buf kernel, macros, options;
 } parts;
 
+void kj__cache_description_kernel(const char *desc, char *out, size_t size) {
+    out[0] = '\0';
+    for (const char *line = desc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, "kernel: ", 8) == 0) {
+            snprintf(out, size, "%.*s", (int)strcspn(line + 8, " \n"), line + 8);
+            return;
+        }
+}
+
 static void take_apart(const char *desc, parts *out) {
     memset(out, 0, sizeof *out);
+    char kernel[4096];
+    kj__cache_description_kernel(desc, kernel, sizeof kernel);
+    kj__buf_puts(&out->kernel, kernel);
     for (const char *line = desc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         size_t len = strcspn(line, "\n");
-        if (strncmp(line, "kernel: ", 8) == 0 && len > 8) {
-            kj__buf_append(&out->kernel, line + 8, strcspn(line + 8, " \n"));
-        } else if (strncmp(line, "options:", 8) == 0) {
+        if (strncmp(line, "options:", 8) == 0) {
             for (const char *o = line + 8; o < line + len;) {
                 o += strspn(o, " ");
                 size_t n = strcspn(o, " \n");

@@ -16,10 +16,10 @@
 #endif
 
 const char *kj__cuda_home(void) {
-    const char *env = getenv("KERNJIT_CUDA_HOME");
-    if (env && *env) return env;
-    env = getenv("CUDA_HOME");
-    if (env && *env) return env;
+    const char *env = kj__getenv_path("KERNJIT_CUDA_HOME");
+    if (env) return env;
+    env = kj__getenv_path("CUDA_HOME");
+    if (env) return env;
     return KJ_DEFAULT_CUDA_HOME;
 }
 
@@ -80,6 +80,7 @@ void kj__compiled_free(kj__compiled *c) {
     free(c->binary);
     free(c->lowered_name);
     free(c->log);
+    kj__resources_free(&c->resources);
     memset(c, 0, sizeof *c);
 }
 
@@ -160,7 +161,8 @@ static void explain_failure(const kj__source *src, const char *log) {
             kj__error_append("note: NVRTC ships no C library headers; device printf and assert need none (drop the "
                              "#include)");
     }
-    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code"))
+    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code") ||
+        strstr(log, "host functions are not allowed in JIT mode"))
         kj__error_append("note: a header of host declarations can be compiled for the device with "
                          "--option -default-device (functions without an execution space become __device__)");
     if (strstr(log, "device-side kernel launch could not be processed") || strstr(log, "requires separate compilation"))
@@ -187,8 +189,18 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     if (job->name_expression) nvrtcAddNameExpression(prog, job->name_expression);
     r = nvrtcCompileProgram(prog, (int)nopt, opts);
     out->log = readable_log(src, program_log(prog));
+    char *warnings = kj__resources_from_ptxas(out->log, &out->resources);
+    if (warnings) {
+        free(out->log);
+        out->log = warnings;
+    }
     if (r != NVRTC_SUCCESS) {
-        kj_status s = job->name_expression && out->log && only_name_map_errors(out->log)
+        /* out of file descriptors, NVRTC blames its installation (it opens its builtins library in a
+         * process's first compile) or a header: the cause comes first */
+        int no_fd = kj__descriptors_exhausted();
+        kj_status s = no_fd ? KJ_FAIL(KJ_ERR_IO, "compiling %s failed: NVRTC cannot open the files it needs: %s; "
+                                      "NVRTC says:", src->origin, kj__strerror(no_fd))
+                      : job->name_expression && out->log && only_name_map_errors(out->log)
                           ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for a template give the instance, "
                                     "e.g. scale<float,256>); NVRTC says:", job->name_expression, src->origin)
                           : KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));

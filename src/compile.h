@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "resources.h"
 #include "source.h"
 
 typedef struct kj__compiled {
@@ -11,7 +12,8 @@ typedef struct kj__compiled {
     size_t size;
     int is_ptx;
     char *lowered_name; /* the mangled name of the name expression, when one was given */
-    char *log;          /* warnings; "" when none */
+    char *log;          /* warnings; "" when none (ptxas's resource lines are taken out into resources) */
+    kj__resources resources; /* the kernels ptxas reports (resources.h); none for PTX */
     double ms;
 } kj__compiled;
 

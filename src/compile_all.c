@@ -34,7 +34,7 @@ static void compile_one(size_t i, void *user) {
     kj_compile_result res;
     j->status[i] = kj_compile(j->rt, &req, &res);
     if (j->status[i] == KJ_OK) {
-        j->cache_hit[i] = res.cache_hit;
+        j->cache_hit[i] = res.origin != KJ_ORIGIN_COMPILED; /* on disk, or fetched from the remote */
         if (i == 0) snprintf(j->arch, sizeof j->arch, "%s", res.arch);
     } else {
         j->error[i] = kj__asprintf("%s: %s", v.label, kj_last_error());

@@ -5,33 +5,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
+#include "util.h"
 
 #define KJ_STR_(x) #x
 #define KJ_STR(x) KJ_STR_(x) /* expands the cuda.h macro first: cuMemAlloc -> "cuMemAlloc_v2" */
 
 static kj__cuda_api api;
 static kj_status load_status = KJ_ERR_NO_DRIVER;
-static char load_message[512];
+static char load_message[KJ__MESSAGE_MAX];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 /* The driver stays loaded for the life of the process, as every CUDA program does: unloading it
  * while contexts exist would be unsafe. */
 static void load(void) {
-    const char *lib = getenv("KERNJIT_LIBCUDA");
-    if (!lib || !*lib) lib = "libcuda.so.1";
+    const char *lib = kj__getenv_path("KERNJIT_LIBCUDA");
+    if (!lib) lib = "libcuda.so.1";
+    /* dlopen reads a FIFO, waiting for a writer forever: a path must be a regular file */
+    struct stat st;
+    if (strchr(lib, '/') && stat(lib, &st) == 0 && !S_ISREG(st.st_mode)) {
+        kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (it is %s, not a "
+                          "library file)", lib, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+        return;
+    }
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        snprintf(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());
+        kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());
         return;
     }
 #define KJ_CUDA_LOOKUP_(name, required)                                                             \
     api.name = (__typeof__(name) *)dlsym(h, KJ_STR(name));                                          \
     if (!api.name && (required)) {                                                                  \
-        snprintf(load_message, sizeof load_message,                                                 \
-                 "the CUDA driver %s lacks %s: a driver for CUDA 12.0 or newer is needed", lib,     \
-                 KJ_STR(name));                                                                     \
+        kj_message_format(load_message, sizeof load_message,                                        \
+                          "the CUDA driver %s lacks %s: a driver for CUDA 12.0 or newer is needed", lib, \
+                          KJ_STR(name));                                                            \
         return;                                                                                     \
     }
     KJ_CUDA_SYMBOLS(KJ_CUDA_LOOKUP_)

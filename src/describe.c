@@ -15,7 +15,7 @@ struct kj_kernel_desc {
 
 kj_status kj_describe(kj_runtime *rt, const char *kernel, kj_kernel_desc **out) {
     KJ_RETURN_IF(!kernel || !out, KJ_ERR_USAGE, "kj_describe: kernel and out are required");
-    const char *search = rt ? rt->search_path : getenv("KERNJIT_PATH");
+    const char *search = rt ? rt->search_path : kj__getenv_path("KERNJIT_PATH");
     kj_kernel_desc *d = calloc(1, sizeof *d);
     if (!d) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     kj_status s = kj__source_find(search && *search ? search : NULL, kernel, NULL, &d->src);

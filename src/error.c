@@ -72,15 +72,13 @@ static void append(thread_error *e, const char *text, size_t n) {
 kj_status kj__fail(kj_status status, const char *file, int line, const char *fmt, ...) {
     thread_error *e = this_thread_error();
     if (!e) return status;
-    char buf[2048];
+    char buf[KJ__MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = kj_message_vformat(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n < 0) n = 0;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
     e->len = 0;
-    append(e, buf, (size_t)n);
+    append(e, buf, n);
     const char *base = strstr(file, "src/");
     snprintf(e->where, sizeof e->where, "%s:%d", base ? base : file, line);
     return status;

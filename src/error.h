@@ -11,6 +11,10 @@
 #define KJ_PRINTF(f, a)
 #endif
 
+/* The bound of a message (kj_last_error's before the compiler log, a log line), NUL included: longer
+ * ones are shortened in their longest words (kj_message_vformat), so the reason stays. */
+#define KJ__MESSAGE_MAX 2048
+
 /* Records the message (printf format) as this thread's last error and returns status. */
 kj_status kj__fail(kj_status status, const char *file, int line, const char *fmt, ...) KJ_PRINTF(4, 5);
 /* Appends text (a compiler log) to this thread's last error, on a new line. */

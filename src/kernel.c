@@ -1,6 +1,6 @@
 /* One request, end to end: find the source, validate the macros against its metadata, compute the
- * cache key, look in memory, then on disk, else compile (and link with the device runtime), store,
- * load the module and find the entry. Also the launch. */
+ * cache key, look in memory, then on disk, then in the remote cache, else compile (and link with the
+ * device runtime), store (and push), load the module and find the entry. Also the launch. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "lex.h"
 #include "link.h"
 #include "options.h"
+#include "resources.h"
 #include "runtime.h"
 #include "source.h"
 #include "spec.h"
@@ -23,10 +24,14 @@
 
 #define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
 #define MAX_ENTRY_LEN 512
+#define MAX_SOURCES 64 /* translation units of one program: kj_request.sources and the kernel */
 
 /* Everything known about a request before any binary exists. */
 typedef struct prepared {
-    kj__source *src;
+    kj__source *src;        /* the program's first source; units[0] */
+    kj__source *units[MAX_SOURCES]; /* every translation unit, in order */
+    size_t unit_count;
+    int lowers_here[MAX_SOURCES]; /* the units that get the name expression (see place_entry) */
     kj__spec *spec;
     char **defines; /* canonical NAME=VALUE, sorted */
     size_t define_count;
@@ -42,12 +47,13 @@ typedef struct prepared {
     uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
     int carveout;
     int pdl;
-    int rdc;                 /* linked with the device runtime (see scan_program) */
+    int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
+    int devrt;               /* linked with the device runtime: the program launches kernels */
     int minimal;             /* compiled with -minimal (see scan_program) */
 } prepared;
 
 static void prepared_free(prepared *p) {
-    kj__source_free(p->src);
+    for (size_t i = 0; i < p->unit_count; i++) kj__source_free(p->units[i]);
     kj__spec_free(p->spec);
     kj__strings_free(p->defines, p->define_count);
     kj__strings_free(p->options, p->option_count);
@@ -93,8 +99,8 @@ static const char *ident_before(const char *floor, const char **end) {
     return start;
 }
 
+/* Adds the __global__ functions of text to k. */
 static void global_functions(const char *text, kernel_names *k) {
-    k->n = k->ninst = 0;
     for (const char *p = strstr(text, "__global__"); p; p = strstr(p + 10, "__global__")) {
         const char *before = p;
         while (before > text && isspace((unsigned char)before[-1])) before--;
@@ -126,6 +132,103 @@ static void global_functions(const char *text, kernel_names *k) {
     }
 }
 
+/* The program's sources for messages: "a.cu", or "a.cu, b.cu" (malloc'd). */
+static char *program_origins(const prepared *p) {
+    kj__buf b = {0};
+    for (size_t i = 0; i < p->unit_count; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", p->units[i]->origin);
+    return b.data;
+}
+
+/* The kernels of a unit's text, outside comments and #if 0, added to k. */
+static kj_status scan_kernels(const kj__source *unit, kernel_names *k) {
+    char *code = kj__lex_blank(unit->text, unit->len, 1);
+    if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    global_functions(code, k);
+    free(code);
+    return KJ_OK;
+}
+
+/* The one kernel of a program without metadata when the request names none. */
+static kj_status detect_entry(prepared *p, const char **asked, kernel_names *k) {
+    for (size_t i = 0; i < p->unit_count; i++) KJ_FORWARD(scan_kernels(p->units[i], k));
+    char *where = program_origins(p);
+    if (!where) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    kj_status s = KJ_OK;
+    kj__buf b = {0};
+    if (k->n == 0 && k->ninst == 0) {
+        s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s no __global__ function to launch", where,
+                    p->unit_count > 1 ? "have" : "has");
+    } else if (k->n > 1) {
+        for (size_t i = 0; i < k->n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k->names[i]);
+        s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s several kernels (%s%s): name one as FILE.cu:ENTRY", where,
+                    p->unit_count > 1 ? "have" : "has", b.data ? b.data : "", k->n == 8 ? ", ..." : "");
+    } else if (k->n == 1 && !k->is_template[0]) {
+        *asked = k->names[0];
+    } else if (k->ninst == 1) {
+        *asked = k->instances[0]; /* a template kernel with one instance in the file: that one */
+    } else {
+        const char *name = k->n ? k->names[0] : "?";
+        for (size_t i = 0; i < k->ninst; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k->instances[i]);
+        s = k->ninst ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template with several instances (%s): name "
+                               "one as FILE.cu:ENTRY", where, name, b.data ? b.data : "")
+                     : KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template: name an instance as FILE.cu:%s<...> "
+                               "(for example %s<float>)", where, name, name, name);
+    }
+    kj__buf_free(&b);
+    free(where);
+    return s;
+}
+
+/* Whether code (blanked) declares a __global__ function called name: the word, with "__global__"
+ * between it and the declaration's start (the last ';', '{' or '}' before it). */
+static int declares_kernel(const char *code, const char *name, size_t len) {
+    for (const char *at = strstr(code, name); at; at = strstr(at + 1, name)) {
+        if ((at > code && ident_char(at[-1])) || ident_char(at[len])) continue;
+        const char *start = at;
+        while (start > code && !strchr(";{}", start[-1])) start--;
+        const char *global = strstr(start, "__global__");
+        if (global && global < at) return 1;
+    }
+    return 0;
+}
+
+/* Which units get the name expression: in a program of several sources, those that declare a
+ * __global__ function of the entry's name (in their text or their own headers); NVRTC then lowers
+ * it there. One source always gets it (NVRTC has the final word, for kernels kernjit cannot see
+ * lexically). */
+static kj_status place_entry(prepared *p) {
+    if (p->unit_count == 1) {
+        p->lowers_here[0] = 1;
+        return KJ_OK;
+    }
+    /* the function's own name: past a scope (ns::k) and before template arguments (k<float>) */
+    size_t len = strcspn(p->entry, "<( ");
+    const char *base = p->entry;
+    for (const char *c = p->entry; c + 1 < p->entry + len; c++)
+        if (c[0] == ':' && c[1] == ':') base = c + 2;
+    char name[MAX_ENTRY_LEN + 1];
+    snprintf(name, sizeof name, "%.*s", (int)(len - (size_t)(base - p->entry)), base);
+    int found = 0;
+    for (size_t u = 0; u < p->unit_count; u++) {
+        const kj__source *unit = p->units[u];
+        for (size_t i = 0; i <= unit->header_count && !p->lowers_here[u]; i++) {
+            if (i && !unit->headers[i - 1].path) continue; /* the embedded headers declare no user kernel */
+            const char *text = i ? unit->headers[i - 1].text : unit->text;
+            char *code = kj__lex_blank(text, i ? unit->headers[i - 1].len : unit->len, 1);
+            if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            p->lowers_here[u] = *name && declares_kernel(code, name, strlen(name));
+            free(code);
+        }
+        found |= p->lowers_here[u];
+    }
+    if (found) return KJ_OK;
+    char *where = program_origins(p);
+    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no __global__ function '%.200s' in any source of the program (%s)",
+                          p->entry, where ? where : "");
+    free(where);
+    return s;
+}
+
 static kj_status choose_entry(prepared *p, const char *asked) {
     const kj__spec *spec = p->spec;
     if (asked) {
@@ -147,45 +250,13 @@ static kj_status choose_entry(prepared *p, const char *asked) {
         p->entry = kj__strdup(asked);
         return p->entry ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    if (!asked) {
-        kernel_names k;
-        /* what is commented out or under `#if 0` declares no kernel */
-        char *code = kj__lex_blank(p->src->text, p->src->len, 1);
-        if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        global_functions(code, &k);
-        free(code);
-        KJ_RETURN_IF(k.n == 0 && k.ninst == 0, KJ_ERR_UNKNOWN_ENTRY, "%s has no __global__ function to launch",
-                     p->src->origin);
-        if (k.n > 1) {
-            kj__buf b = {0};
-            for (size_t i = 0; i < k.n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k.names[i]);
-            kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s has several kernels (%s%s): name one as FILE.cu:ENTRY",
-                                  p->src->origin, b.data ? b.data : "", k.n == 8 ? ", ..." : "");
-            kj__buf_free(&b);
-            return s;
-        }
-        if (k.n == 1 && !k.is_template[0]) {
-            asked = k.names[0];
-        } else if (k.ninst == 1) {
-            asked = k.instances[0]; /* a template kernel with one instance in the file: that one */
-        } else {
-            const char *name = k.n ? k.names[0] : "?";
-            kj__buf b = {0};
-            for (size_t i = 0; i < k.ninst; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k.instances[i]);
-            kj_status s = k.ninst ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template with several instances "
-                                            "(%s): name one as FILE.cu:ENTRY", p->src->origin, name, b.data ? b.data : "")
-                                  : KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template: name an instance as "
-                                            "FILE.cu:%s<...> (for example %s<float>)", p->src->origin, name, name, name);
-            kj__buf_free(&b);
-            return s;
-        }
-        p->entry = kj__strdup(asked);
-    } else {
-        p->entry = kj__strdup(asked);
-    }
+    kernel_names k = {0};
+    if (!asked) KJ_FORWARD(detect_entry(p, &asked, &k));
+    p->entry = kj__strdup(asked);
     /* Sources without metadata may be C++ (no extern "C", templates): NVRTC lowers the name. */
     p->name_expression = kj__strdup(p->entry);
-    return p->entry && p->name_expression ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (!p->entry || !p->name_expression) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    return place_entry(p);
 }
 
 static int push(char ***list, size_t *n, char *s) {
@@ -203,16 +274,29 @@ static int push(char ***list, size_t *n, char *s) {
     return 0;
 }
 
-/* The option list NVRTC gets, and the key covers: the target, the language, the device runtime when
- * linked, the toolkit's include folders when a header resolved there (NVRTC searches no other: see
- * includes.h), the canonical macros, the pre-included headers, then the user's options. */
+static int any_unit_uses_toolkit(const prepared *p) {
+    for (size_t i = 0; i < p->unit_count; i++)
+        if (p->units[i]->toolkit) return 1;
+    return 0;
+}
+
+/* The option list NVRTC gets, and the key covers: the target, the language, relocatable code when
+ * linked, ptxas's report of each kernel's resources (resources.h; not for PTX, which ptxas does not
+ * see), NVRTC's own cache of compiled code off (below), the toolkit's include folders when a header resolved there (NVRTC searches no other: see
+ * includes.h), the canonical macros, the pre-included headers, then the user's options. Every unit
+ * of a program gets the same list, with its own names for the pre-included headers (unit_options). */
 static kj_status build_options(prepared *p, const kj__user_options *user) {
     int oom = 0;
     oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->arch));
     oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
     if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
-    if (p->src->toolkit) {
+    if (!p->ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
+    /* NVRTC 12.9 and later keep compiled code in the driver's compute cache where a driver is
+     * installed; a hit there skips ptxas, and with it the resources and warnings an entry stores, so
+     * the same inputs would give entries that differ. kernjit's cache decides what is compiled. */
+    if (kj__nvrtc_version() >= 12090) oom |= push(&p->options, &p->option_count, kj__strdup("--no-cache"));
+    if (any_unit_uses_toolkit(p)) {
         const char *dirs[2];
         size_t n;
         kj__toolkit_include_dirs(dirs, &n);
@@ -226,26 +310,64 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
     return oom ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
 }
 
-/* What the program's text says about how to compile it, outside comments and `#if 0`, in the source
- * and every header it reaches:
+/* The option list of unit u: the program's, with the unit's own names for the pre-included headers
+ * (the same files, in the same order; the key has each unit's names). */
+typedef struct unit_option_list {
+    const char **options; /* into p->options, but for the names below */
+    char *owned[16];      /* "--pre-include=NAME" of this unit (kj__source.pre_include_names' bound) */
+    size_t owned_count;
+} unit_option_list;
+
+static void unit_options_free(unit_option_list *l) {
+    for (size_t i = 0; i < l->owned_count; i++) free(l->owned[i]);
+    free(l->options);
+    memset(l, 0, sizeof *l);
+}
+
+static kj_status unit_options(const prepared *p, size_t u, unit_option_list *l) {
+    memset(l, 0, sizeof *l);
+    if (!(l->options = malloc((p->option_count + 1) * sizeof *l->options)))
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    const kj__source *unit = p->units[u];
+    for (size_t i = 0; i < p->option_count; i++) {
+        l->options[i] = p->options[i];
+        if (u && strncmp(p->options[i], "--pre-include=", 14) == 0 && l->owned_count < unit->pre_include_count) {
+            char *mine = kj__asprintf("--pre-include=%s", unit->pre_include_names[l->owned_count]);
+            if (!mine) {
+                unit_options_free(l);
+                return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            }
+            l->options[i] = l->owned[l->owned_count++] = mine;
+        }
+    }
+    return KJ_OK;
+}
+
+/* What the program's text says about how to compile it, outside comments and `#if 0`, in every
+ * source and every header it reaches:
  * - whether it launches kernels from the device (it then needs the device runtime): its metadata
  *   says so, the request asks for -rdc=true, or a launch shows;
+ * - whether it is compiled as relocatable code and linked: when it needs the device runtime, and
+ *   always for a program of several sources;
  * - whether NVRTC's -minimal can leave features out (lex.h): a faster compile, and when the guess is
  *   wrong, compiled again without it (obtain_binary). Never with the toolkit's headers, which may
- *   use any of it. */
-static kj_status scan_program(const kj__source *src, const kj__spec *spec, int asked_rdc, const kj__user_options *user,
-                              int *rdc, int *minimal) {
-    *rdc = spec->rdc || asked_rdc;
-    *minimal = !*rdc && !src->toolkit && !user->no_minimal;
-    for (size_t i = 0; i <= src->header_count && (!*rdc || *minimal); i++) {
-        const char *text = i ? src->headers[i - 1].text : src->text;
-        size_t len = i ? src->headers[i - 1].len : src->len;
-        char *blanked = kj__lex_blank(text, len, 1);
-        if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        if (kj__lex_launches_kernels(blanked)) *rdc = 1, *minimal = 0;
-        if (!kj__lex_minimal_ok(blanked)) *minimal = 0;
-        free(blanked);
+ *   use any of it, nor for relocatable code. */
+static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options *user) {
+    p->devrt = p->spec->rdc || asked_rdc;
+    p->minimal = p->unit_count == 1 && !p->devrt && !any_unit_uses_toolkit(p) && !user->no_minimal;
+    for (size_t u = 0; u < p->unit_count; u++) {
+        const kj__source *src = p->units[u];
+        for (size_t i = 0; i <= src->header_count && (!p->devrt || p->minimal); i++) {
+            const char *text = i ? src->headers[i - 1].text : src->text;
+            size_t len = i ? src->headers[i - 1].len : src->len;
+            char *blanked = kj__lex_blank(text, len, 1);
+            if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            if (kj__lex_launches_kernels(blanked)) p->devrt = 1, p->minimal = 0;
+            if (!kj__lex_minimal_ok(blanked)) p->minimal = 0;
+            free(blanked);
+        }
     }
+    p->rdc = p->devrt || p->unit_count > 1;
     return KJ_OK;
 }
 
@@ -267,6 +389,11 @@ static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, in
 static kj_status describe(prepared *p) {
     kj__buf b = {0};
     kj__buf_printf(&b, "kernel: %s (%s)\n", p->src->name, p->src->embedded ? "built-in" : p->src->origin);
+    if (p->unit_count > 1) {
+        kj__buf_puts(&b, "linked with:");
+        for (size_t i = 1; i < p->unit_count; i++) kj__buf_printf(&b, " %s", p->units[i]->origin);
+        kj__buf_puts(&b, "\n");
+    }
     kj__buf_puts(&b, "options:");
     for (size_t i = 0; i < p->option_count; i++) kj__buf_printf(&b, " %s", p->options[i]);
     kj__buf_puts(&b, "\n");
@@ -292,7 +419,39 @@ static kj_status check_request(const kj_request *req) {
                  req->define_count);
     KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
                  req->option_count);
+    KJ_RETURN_IF(req->source_count && !req->sources, KJ_ERR_USAGE, "source_count is %zu but sources is NULL",
+                 req->source_count);
+    KJ_RETURN_IF(req->source_count >= MAX_SOURCES, KJ_ERR_USAGE,
+                 "%zu more sources: a program links at most %d sources in all", req->source_count, MAX_SOURCES);
+    KJ_RETURN_IF(req->source_count && req->source_text, KJ_ERR_USAGE,
+                 "source_text with sources: a program of several sources is read from files");
+    for (size_t i = 0; i < req->source_count; i++)
+        KJ_RETURN_IF(!req->sources[i], KJ_ERR_USAGE, "sources[%zu] is NULL: give paths to .cu files", i);
     return KJ_OK;
+}
+
+/* The sources after the first, found and read as the first is, with the same include folders and
+ * pre-includes. Only the first may carry a metadata block: it declares the program's macros and
+ * entries, and a second block could contradict it. */
+static kj_status find_more_sources(const kj_request *req, const kj__include_config *cfg, prepared *p) {
+    for (size_t i = 0; i < req->source_count; i++) {
+        kj__source *unit;
+        KJ_FORWARD(kj__source_find_unit(cfg, req->sources[i], &unit));
+        p->units[p->unit_count++] = unit;
+        kj__spec *spec;
+        KJ_FORWARD(kj__spec_parse(unit->origin, unit->text, unit->len, &spec));
+        int present = spec->present;
+        kj__spec_free(spec);
+        KJ_RETURN_IF(present, KJ_ERR_USAGE, "%s has a //@kernjit block: in a program of several sources only the first "
+                     "(%s) may have one, and it speaks for the whole program", unit->origin, p->src->origin);
+    }
+    for (size_t i = 0; i < p->unit_count; i++)
+        if (kj__source_has_kernel(p->units[i])) return KJ_OK;
+    char *where = program_origins(p);
+    kj_status s = KJ_FAIL(KJ_ERR_SOURCE, "none of the sources (%s) has a __global__ function, nor do the files they "
+                          "include", where ? where : "");
+    free(where);
+    return s;
 }
 
 static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
@@ -302,18 +461,24 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
     KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
     kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
                               req->define_count, user.pre_includes, user.pre_include_count};
-    kj_status s = kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
+    kj_status s = req->source_count
+                      ? kj__source_find_unit(&cfg, req->kernel, &p->src)
+                      : kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
+    if (s == KJ_OK) {
+        p->units[p->unit_count++] = p->src;
+        if (req->source_count) s = find_more_sources(req, &cfg, p);
+    }
     if (s == KJ_OK) s = prepare_source(rt, req, for_launch, &user, p);
     kj__user_options_free(&user);
     return s;
 }
 
-/* The rest of prepare, once the source and its headers are read. */
+/* The rest of prepare, once the sources and their headers are read. */
 static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
                                 prepared *p) {
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
     KJ_FORWARD(choose_entry(p, req->entry));
-    KJ_FORWARD(scan_program(p->src, p->spec, user->rdc, user, &p->rdc, &p->minimal));
+    KJ_FORWARD(scan_program(p, user->rdc, user));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
@@ -326,18 +491,19 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
 
     kj__key_input in = {0};
     in.nvrtc_version = kj__nvrtc_version();
-    if (p->src->toolkit) KJ_FORWARD(kj__toolkit_fingerprint(&in.toolkit));
+    if (any_unit_uses_toolkit(p)) KJ_FORWARD(kj__toolkit_fingerprint(&in.toolkit));
     in.linked = p->rdc;
-    if (in.linked) {
+    if (in.linked) in.nvjitlink_version = kj__nvjitlink_version();
+    if (p->devrt) {
         const char *path;
         KJ_FORWARD(kj__devrt(&path, &in.devrt_hash));
-        in.nvjitlink_version = kj__nvjitlink_version();
     }
     in.arch = p->arch;
     in.options = (const char *const *)p->options;
     in.option_count = p->option_count;
     in.name_expression = p->name_expression;
-    in.source = p->src;
+    in.sources = (const kj__source *const *)p->units;
+    in.source_count = p->unit_count;
     kj__key_compute(&in, &p->key);
     return describe(p);
 }
@@ -350,6 +516,7 @@ typedef struct binary {
     int is_ptx;
     char *lowered_name;
     char *log;
+    kj__resources resources; /* each kernel's, from the compiler and linker or from the entry */
     kj_origin origin;
     int stored;
     double compile_ms, link_ms;
@@ -360,12 +527,14 @@ static void binary_free(binary *b) {
     free(b->data);
     free(b->lowered_name);
     free(b->log);
+    kj__resources_free(&b->resources);
     memset(b, 0, sizeof *b);
 }
 
 /* The entry's description keeps what a disk hit needs besides the binary: the lowered name of a C++
- * entry (first, so that no long option list can push it past the description's bound) and NVRTC's
- * warnings (last, capped), which a hit shows again as ccache replays a compiler's output. */
+ * entry (first, so that no long option list can push it past the description's bound), the kernels'
+ * resources (bounded, next) and the compiler's warnings (last, capped), which a hit shows again as
+ * ccache replays a compiler's output. */
 #define MAX_STORED_WARNINGS (16u << 10)
 
 /* The rest of the line after "tag" at a line's start in desc; "" when the tag is last; NULL when
@@ -384,6 +553,7 @@ static char *stored_description(const prepared *p, const binary *b) {
     kj__buf d = {0};
     kj__buf_puts(&d, ""); /* "" rather than NULL when there is nothing else */
     if (b->lowered_name) kj__buf_printf(&d, "lowered: %s\n", b->lowered_name);
+    kj__resources_describe(&b->resources, &d);
     kj__buf_puts(&d, p->description);
     if (b->log && *b->log) {
         size_t n = strlen(b->log);
@@ -394,11 +564,10 @@ static char *stored_description(const prepared *p, const binary *b) {
 }
 
 /* Moves -minimal to the end of the option list and returns the count without it. */
-static size_t without_minimal(const prepared *p, const char *const *options) {
-    char **o = (char **)options;
+static size_t without_minimal(const prepared *p, const char **o) {
     for (size_t i = 0; i + 1 < p->option_count; i++)
         if (strcmp(o[i], "-minimal") == 0) {
-            char *m = o[i];
+            const char *m = o[i];
             memmove(o + i, o + i + 1, (p->option_count - i - 1) * sizeof *o);
             o[p->option_count - 1] = m;
             break;
@@ -412,6 +581,151 @@ static void count(kj_runtime *rt, uint64_t *counter) {
     pthread_mutex_unlock(&rt->lock);
 }
 
+/* NVRTC on unit u of the program, with -minimal when the program allows it, and without it when
+ * that compile fails (the result is still one function of the key's inputs: the same inputs always
+ * take this way, so it is stored under the same key). */
+static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__compiled *c) {
+    unit_option_list options;
+    KJ_FORWARD(unit_options(p, u, &options));
+    kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
+                           p->ptx};
+    kj_status s = kj__compile(&job, c);
+    if (s == KJ_ERR_COMPILE && p->minimal) {
+        job.option_count = without_minimal(p, options.options);
+        s = kj__compile(&job, c);
+    }
+    unit_options_free(&options);
+    pthread_mutex_lock(&rt->lock);
+    if (s == KJ_OK) {
+        rt->stats.compiles++;
+        rt->stats.compile_ms += c->ms;
+    } else {
+        rt->stats.compile_errors++;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return s;
+}
+
+/* nvJitLink over the units' relocatable code (and the device runtime when the program launches
+ * kernels): out gets the linked binary, the kernels' resources after linking and the linker's
+ * warnings. */
+static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c, binary *out, kj__buf *log) {
+    kj__link_unit units[MAX_SOURCES];
+    for (size_t u = 0; u < p->unit_count; u++)
+        units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, c[u].is_ptx};
+    kj__linked linked;
+    KJ_FORWARD(kj__link(p->arch, units, p->unit_count, p->devrt, &linked));
+    char *warnings = kj__resources_from_linker(linked.info, p->arch, &out->resources);
+    if (warnings && *warnings) kj__buf_printf(log, "%s%s", log->len ? "\n" : "", warnings);
+    free(warnings);
+    out->data = linked.binary;
+    out->size = linked.size;
+    out->is_ptx = p->ptx;
+    out->link_ms = linked.ms;
+    linked.binary = NULL;
+    kj__linked_free(&linked);
+    pthread_mutex_lock(&rt->lock);
+    rt->stats.links++;
+    rt->stats.link_ms += out->link_ms;
+    pthread_mutex_unlock(&rt->lock);
+    return KJ_OK;
+}
+
+/* The program's binary, built now: each unit compiled by NVRTC (one source alone is the binary),
+ * then linked when the program is relocatable. out also gets the lowered name of the entry, the
+ * warnings of both tools and each kernel's resources. */
+static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out) {
+    kj__compiled c[MAX_SOURCES];
+    memset(c, 0, sizeof c);
+    kj__buf log = {0};
+    kj_status s = kj__buf_puts(&log, "") ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+    for (size_t u = 0; u < p->unit_count && s == KJ_OK; u++) {
+        if ((s = compile_unit(rt, p, u, &c[u])) != KJ_OK) break;
+        out->compile_ms += c[u].ms;
+        if (*c[u].log) kj__buf_printf(&log, "%s%s", log.len ? "\n" : "", c[u].log);
+        if (!out->lowered_name && c[u].lowered_name) out->lowered_name = kj__strdup(c[u].lowered_name);
+        if (kj__resources_add(&out->resources, &c[u].resources) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (s == KJ_OK && p->rdc) {
+        s = link_program(rt, p, c, out, &log);
+    } else if (s == KJ_OK) {
+        out->data = c[0].binary;
+        out->size = c[0].size;
+        out->is_ptx = c[0].is_ptx;
+        c[0].binary = NULL;
+    }
+    for (size_t u = 0; u < p->unit_count; u++) kj__compiled_free(&c[u]);
+    if (s != KJ_OK || !log.data) {
+        kj__buf_free(&log);
+        binary_free(out);
+        return s != KJ_OK ? s : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    out->log = log.data;
+    return KJ_OK;
+}
+
+/* Fills out from a stored entry (on disk, or fetched from the remote): the PTX flag, and from its
+ * description (taken) NVRTC's warnings when it compiled it (shown again), the kernels' resources and
+ * the lowered name of a C++ entry. 0 when the entry lacks the lowered name the request needs: it is
+ * compiled again; -1 when out of memory. */
+static int use_stored(kj_runtime *rt, const prepared *p, uint32_t flags, char *desc, binary *out) {
+    out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
+    out->log = from_description(desc, "warnings:\n", 1);
+    if (!out->log) out->log = kj__strdup("");
+    if (p->name_expression) out->lowered_name = from_description(desc, "lowered: ", 0);
+    int oom = !out->log || kj__resources_from_description(desc, &out->resources) != 0;
+    free(desc);
+    if (oom) return -1;
+    if (p->name_expression && !out->lowered_name) return 0;
+    if (out->log && *out->log)
+        kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings when it compiled this kernel (now from the cache):\n%s",
+                p->src->name, out->log);
+    return 1;
+}
+
+/* ---- the remote tier (remote.h) ---------------------------------------------------------------- */
+
+/* After a disk miss: a verified entry from the remote cache, stored on disk (when there is a disk
+ * cache) and used as a disk entry would be. */
+static int remote_hit(kj_runtime *rt, const prepared *p, binary *out, kj__remote_claim *claim) {
+    kj__remote_entry e;
+    if (!kj__remote_lookup(rt->remote, p->cache_arch, &p->key, &e, claim)) return 0;
+    char *desc = kj__strndup(e.description, e.description_len);
+    out->data = malloc(e.len ? e.len : 1);
+    if (desc && out->data) {
+        memcpy(out->data, e.payload, e.len);
+        out->size = e.len;
+        out->origin = KJ_ORIGIN_REMOTE;
+        out->stored = rt->cache && kj__cache_store(rt->cache, p->cache_arch, &p->key, desc, e.payload, e.len, e.flags,
+                                                   out->path) == 0;
+    }
+    free(e.data);
+    if (!desc || !out->data || use_stored(rt, p, e.flags, desc, out) != 1) {
+        if (!out->data) free(desc);
+        binary_free(out);
+        return 0;
+    }
+    if (!out->stored) out->path[0] = '\0';
+    kj__log(&rt->log, KJ_LOG_INFO, "%s: remote hit%s%s", p->src->name, out->stored ? ", stored as " : "", out->path);
+    return 1;
+}
+
+/* After a compile here: the entry is pushed in the background, and the key's lease, when this
+ * process holds it, released once it is there; after a failed compile the lease is let go. */
+static void remote_publish(kj_runtime *rt, const prepared *p, const binary *b, kj__remote_claim *claim, kj_status s) {
+    if (!rt->remote) return;
+    char *desc = s == KJ_OK ? stored_description(p, b) : NULL;
+    size_t size = 0;
+    uint8_t *entry = desc ? kj__cache_format_entry(&p->key, desc, b->data, b->size, b->is_ptx ? KJ_CACHE_FLAG_PTX : 0,
+                                                   &size) : NULL;
+    free(desc);
+    if (entry) kj__remote_publish(rt->remote, p->cache_arch, &p->key, entry, size, claim);
+    else kj__remote_abandon(rt->remote, claim);
+}
+
+static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out);
+static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out);
+
 static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
     memset(out, 0, sizeof *out);
     if (rt->cache) {
@@ -423,64 +737,38 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
         if (r == KJ__HIT) {
             out->data = payload;
             out->size = len;
-            out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
             out->origin = KJ_ORIGIN_DISK;
             out->stored = 1;
-            out->log = from_description(desc, "warnings:\n", 1);
-            if (!out->log) out->log = kj__strdup("");
-            if (p->name_expression) out->lowered_name = from_description(desc, "lowered: ", 0);
-            free(desc);
-            if (!p->name_expression || out->lowered_name) {
+            int used = use_stored(rt, p, flags, desc, out);
+            if (used < 0) {
+                binary_free(out);
+                return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            }
+            if (used) {
                 count(rt, &rt->stats.disk_hits);
                 kj__log(&rt->log, KJ_LOG_INFO, "%s: disk hit %s", p->src->name, out->path);
-                if (out->log && *out->log)
-                    kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings when it compiled this kernel (now from the "
-                            "cache):\n%s", p->src->name, out->log);
                 return KJ_OK;
             }
             binary_free(out); /* an entry without the lowered name cannot be used: compile again */
         }
         if (r == KJ__BAD) count(rt, &rt->stats.bad_entries);
     }
+    return obtain_elsewhere(rt, p, out);
+}
+
+/* Not in memory, not on disk: the remote tier, else a compile here (pushed to the remote after). */
+static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out) {
+    kj__remote_claim claim;
+    if (remote_hit(rt, p, out, &claim)) return KJ_OK;
+    kj_status s = compile_binary(rt, p, out);
+    remote_publish(rt, p, out, &claim, s);
+    return s;
+}
+
+static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) {
     count(rt, &rt->stats.misses);
 
-    kj__compiled c;
-    kj__compile_job job = {p->src, (const char *const *)p->options, p->option_count, p->name_expression, p->ptx};
-    kj_status s = kj__compile(&job, &c);
-    if (s == KJ_ERR_COMPILE && p->minimal) {
-        /* the guess that -minimal leaves nothing out was wrong: compile again without it. The result
-         * is still one function of the key's inputs (the same inputs always take this way), so it is
-         * stored under the same key */
-        job.option_count = without_minimal(p, job.options);
-        s = kj__compile(&job, &c);
-    }
-    pthread_mutex_lock(&rt->lock);
-    if (s == KJ_OK) {
-        rt->stats.compiles++;
-        rt->stats.compile_ms += c.ms;
-    } else {
-        rt->stats.compile_errors++;
-    }
-    pthread_mutex_unlock(&rt->lock);
-    KJ_FORWARD(s);
-    out->compile_ms = c.ms;
-    if (p->rdc) {
-        s = kj__link_devrt(p->arch, &c, &out->link_ms);
-        if (s != KJ_OK) {
-            kj__compiled_free(&c);
-            return s;
-        }
-        c.is_ptx = p->ptx;
-        pthread_mutex_lock(&rt->lock);
-        rt->stats.links++;
-        rt->stats.link_ms += out->link_ms;
-        pthread_mutex_unlock(&rt->lock);
-    }
-    out->data = c.binary;
-    out->size = c.size;
-    out->is_ptx = c.is_ptx;
-    out->lowered_name = c.lowered_name;
-    out->log = c.log;
+    KJ_FORWARD(compile_program(rt, p, out));
     out->origin = KJ_ORIGIN_COMPILED;
     if (p->name_expression && !out->lowered_name) {
         binary_free(out);
@@ -529,6 +817,9 @@ static void request_hash(const kj_request *req, uint8_t out[16]) {
     n = req->options ? req->option_count : 0;
     XXH3_128bits_update(&st, &n, sizeof n);
     for (size_t i = 0; i < n; i++) hash_str(&st, req->options[i]);
+    n = req->sources ? req->source_count : 0;
+    XXH3_128bits_update(&st, &n, sizeof n);
+    for (size_t i = 0; i < n; i++) hash_str(&st, req->sources[i]);
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
     memcpy(out, c.digest, 16);
@@ -628,7 +919,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->log = kj__strdup(bin->log ? bin->log : "");
     k->arch = rt->arch;
     k->origin = bin->origin;
-    k->linked = p->rdc;
+    k->linked = p->devrt;
     k->pending_launches = p->spec->pending_launches;
     k->shared_dynamic = p->shared_dynamic;
     k->carveout = p->carveout;
@@ -699,18 +990,42 @@ kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, 
     return KJ_OK;
 }
 
-/* kj_compile_result.log: the calling thread's until its next kj_compile, freed with the thread (a
- * pthread key, so that a pool's threads leave nothing behind). */
-static pthread_key_t log_key;
-static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-static void make_log_key(void) { (void)pthread_key_create(&log_key, free); }
+/* What kj_compile_result points to (the log, the resources): the calling thread's until its next
+ * kj_compile, freed with the thread (a pthread key, so that a pool's threads leave nothing behind). */
+typedef struct result_storage {
+    char *log;
+    kj__resources resources;
+} result_storage;
 
-static const char *keep_log(const char *log) {
-    pthread_once(&log_once, make_log_key);
-    free(pthread_getspecific(log_key));
-    char *copy = kj__strdup(log ? log : "");
-    (void)pthread_setspecific(log_key, copy);
-    return copy ? copy : "";
+static pthread_key_t result_key;
+static pthread_once_t result_once = PTHREAD_ONCE_INIT;
+
+static void free_result_storage(void *v) {
+    result_storage *r = v;
+    if (!r) return;
+    free(r->log);
+    kj__resources_free(&r->resources);
+    free(r);
+}
+
+static void make_result_key(void) { (void)pthread_key_create(&result_key, free_result_storage); }
+
+/* Moves the binary's log and resources into the thread's storage and points result at them. */
+static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_result *result) {
+    pthread_once(&result_once, make_result_key);
+    free_result_storage(pthread_getspecific(result_key));
+    result_storage *r = calloc(1, sizeof *r);
+    (void)pthread_setspecific(result_key, r);
+    result->log = "";
+    if (!r) return;
+    r->log = bin->log ? bin->log : kj__strdup("");
+    r->resources = bin->resources;
+    bin->log = NULL;
+    memset(&bin->resources, 0, sizeof bin->resources);
+    if (r->log) result->log = r->log;
+    result->resources = r->resources.count ? r->resources.items : NULL;
+    result->resource_count = r->resources.count;
+    result->entry_resources = kj__resources_find(&r->resources, entry_symbol);
 }
 
 kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
@@ -725,8 +1040,9 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
     if (s == KJ_OK && result) {
         memset(result, 0, sizeof *result);
         result->cache_hit = bin.origin == KJ_ORIGIN_DISK;
+        result->origin = bin.origin;
         result->stored = bin.stored;
-        result->linked = p.rdc;
+        result->linked = p.devrt;
         result->is_ptx = bin.is_ptx;
         snprintf(result->arch, sizeof result->arch, "%s", p.arch);
         snprintf(result->key, sizeof result->key, "%s", p.key.hex);
@@ -734,7 +1050,8 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
         result->compile_ms = bin.compile_ms;
         result->link_ms = bin.link_ms;
         result->binary_bytes = bin.size;
-        result->log = keep_log(bin.log);
+        result->source_count = (unsigned)p.unit_count;
+        keep_for_result(&bin, bin.lowered_name ? bin.lowered_name : p.entry, result);
     }
     if (s == KJ_OK) binary_free(&bin);
     prepared_free(&p);

@@ -24,6 +24,25 @@ static int cmp_header(const void *a, const void *b) {
     return strcmp((*(const kj__header *const *)a)->name, (*(const kj__header *const *)b)->name);
 }
 
+/* One translation unit: its file name (NVRTC writes it into line info), its text, the names of its
+ * pre-included headers (canonical names are the unit's own) and every header in name order: the
+ * order they were found in must not matter. */
+static void hash_source(XXH3_state_t *st, const kj__source *src) {
+    field_str(st, 'f', src->file);
+    field(st, 'S', src->text, src->len);
+    field_int(st, 'p', (int64_t)src->pre_include_count);
+    for (size_t i = 0; i < src->pre_include_count; i++) field_str(st, 'P', src->pre_include_names[i]);
+    static _Thread_local const kj__header *sorted[KJ_MAX_HEADERS];
+    size_t n = src->header_count;
+    for (size_t i = 0; i < n; i++) sorted[i] = &src->headers[i];
+    qsort(sorted, n, sizeof sorted[0], cmp_header);
+    field_int(st, 'h', (int64_t)n);
+    for (size_t i = 0; i < n; i++) {
+        field_str(st, 'H', sorted[i]->name);
+        field(st, 'T', sorted[i]->text, sorted[i]->len);
+    }
+}
+
 void kj__key_compute(const kj__key_input *in, kj__key *out) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
@@ -31,30 +50,19 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     field_int(&st, 'V', KJ_KEY_VERSION);
     field_int(&st, 'N', in->nvrtc_version);
     field_int(&st, 'L', in->linked);
-    if (in->linked) {
-        field_int(&st, 'J', in->nvjitlink_version);
-        field(&st, 'D', in->devrt_hash, 16);
-    }
+    if (in->linked) field_int(&st, 'J', in->nvjitlink_version);
+    field_int(&st, 'd', in->devrt_hash != NULL);
+    if (in->devrt_hash) field(&st, 'D', in->devrt_hash, 16);
     field_str(&st, 'A', in->arch);
     field_int(&st, 'o', (int64_t)in->option_count);
     for (size_t i = 0; i < in->option_count; i++) field_str(&st, 'O', in->options[i]);
     field_str(&st, 'E', in->name_expression);
-    field_str(&st, 'f', in->source->file); /* NVRTC writes it into line info */
-    field(&st, 'S', in->source->text, in->source->len);
-
     field_int(&st, 'k', in->toolkit != NULL);
     if (in->toolkit) field(&st, 'K', in->toolkit, 16);
-
-    /* Headers in name order: the order they were found in must not matter. */
-    static _Thread_local const kj__header *sorted[KJ_MAX_HEADERS];
-    size_t n = in->source->header_count;
-    for (size_t i = 0; i < n; i++) sorted[i] = &in->source->headers[i];
-    qsort(sorted, n, sizeof sorted[0], cmp_header);
-    field_int(&st, 'h', (int64_t)n);
-    for (size_t i = 0; i < n; i++) {
-        field_str(&st, 'H', sorted[i]->name);
-        field(&st, 'T', sorted[i]->text, sorted[i]->len);
-    }
+    /* the units in their order: the order is the program's (it decides which definitions the linker
+     * meets first in its messages), and a set in another order is another request */
+    field_int(&st, 'u', (int64_t)in->source_count);
+    for (size_t i = 0; i < in->source_count; i++) hash_source(&st, in->sources[i]);
 
     XXH128_hash_t h = XXH3_128bits_digest(&st);
     XXH128_canonical_t c;

@@ -11,8 +11,8 @@
 #define KJ_CACHE_FORMAT_VERSION 1
 /* Hashed first into every key: bump when the meaning of any key input changes, so that no key made
  * the old way can name a binary made the new way. 2: include lines rewritten to canonical names, and
- * the toolkit's fingerprint. */
-#define KJ_KEY_VERSION 2
+ * the toolkit's fingerprint. 3: programs of several sources, linking apart from the device runtime. */
+#define KJ_KEY_VERSION 3
 
 typedef struct kj__key {
     uint8_t bytes[16];
@@ -21,14 +21,15 @@ typedef struct kj__key {
 
 typedef struct kj__key_input {
     int nvrtc_version;             /* major * 1000 + minor * 10 */
-    int linked;                    /* linked with the device runtime: the next two count */
+    int linked;                    /* linked by nvJitLink: its version counts */
     int nvjitlink_version;
-    const uint8_t *devrt_hash;     /* 16 bytes: XXH3-128 of libcudadevrt.a */
+    const uint8_t *devrt_hash;     /* 16 bytes: XXH3-128 of libcudadevrt.a when it is linked, else NULL */
     const char *arch;              /* "sm_90", or "compute_90" when PTX is kept */
     const char *const *options;    /* the full NVRTC option list in its canonical order */
     size_t option_count;
     const char *name_expression;   /* the C++ entry asked for when it must be lowered, else NULL */
-    const kj__source *source;      /* the text and every resolved header */
+    const kj__source *const *sources; /* each translation unit in order: text, headers, pre-includes */
+    size_t source_count;
     const uint8_t *toolkit;        /* 16 bytes (toolkit.h) when NVRTC searches the toolkit's headers, else NULL */
 } kj__key_input;
 

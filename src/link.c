@@ -1,5 +1,6 @@
 #include "link.h"
 
+#include <elf.h>
 #include <nvJitLink.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@ static pthread_once_t devrt_once = PTHREAD_ONCE_INIT;
 static char *devrt_path;
 static uint8_t devrt_hash[16];
 static int devrt_found;
-static char devrt_error[512];
+static char devrt_error[KJ__MESSAGE_MAX];
 
 static void find_devrt(void) {
     devrt_path = kj__asprintf("%s/lib64/libcudadevrt.a", kj__cuda_home());
@@ -22,9 +23,9 @@ static void find_devrt(void) {
     char *data;
     size_t len;
     if (kj__read_file(devrt_path, 64u << 20, KJ_ERR_LINK, &data, &len) != KJ_OK) {
-        snprintf(devrt_error, sizeof devrt_error,
-                 "the device runtime library is missing: looked for %s (set KERNJIT_CUDA_HOME or CUDA_HOME to the "
-                 "CUDA toolkit): %s", devrt_path, kj_last_error());
+        kj_message_format(devrt_error, sizeof devrt_error,
+                          "the device runtime library is missing: looked for %s (set KERNJIT_CUDA_HOME or CUDA_HOME "
+                          "to the CUDA toolkit): %s", devrt_path, kj_last_error());
         return;
     }
     kj__hash128(data, len, devrt_hash);
@@ -47,49 +48,163 @@ int kj__nvjitlink_version(void) {
     return (int)(major * 1000 + minor * 10);
 }
 
-static char *link_log(nvJitLinkHandle h) {
+static char *link_log(nvJitLinkHandle h, int info) {
     size_t n = 0;
-    if (nvJitLinkGetErrorLogSize(h, &n) != NVJITLINK_SUCCESS || n == 0) return NULL;
+    nvJitLinkResult r = info ? nvJitLinkGetInfoLogSize(h, &n) : nvJitLinkGetErrorLogSize(h, &n);
     char *log = malloc(n + 1);
-    if (log && nvJitLinkGetErrorLog(h, log) == NVJITLINK_SUCCESS) log[n] = '\0';
-    else if (log) log[0] = '\0';
+    if (!log) return NULL;
+    if (r == NVJITLINK_SUCCESS && n) r = info ? nvJitLinkGetInfoLog(h, log) : nvJitLinkGetErrorLog(h, log);
+    log[r == NVJITLINK_SUCCESS ? n : 0] = '\0';
     return log;
 }
 
-kj_status kj__link_devrt(const char *arch, kj__compiled *c, double *ms) {
-    const char *lib;
+/* nvJitLink reports some failures (a symbol defined twice) in its error log while nvJitLinkComplete
+ * succeeds: an error line fails the link all the same. */
+static int has_error_line(const char *log) {
+    for (const char *line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, "error", 5) == 0) return 1;
+    return 0;
+}
+
+/* A global symbol a unit defines. */
+typedef struct definition {
+    const char *name; /* into the unit's bytes */
+    size_t unit;
+} definition;
+
+/* Appends the global symbols that a relocatable cubin (ELF64) defines; weak ones (templates, inline
+ * functions) may be defined in every unit. An ELF that does not read as expected adds nothing (the
+ * linker then judges alone). 0, or -1 out of memory. */
+static int add_definitions(const kj__link_unit *unit, size_t index, definition **defs, size_t *n) {
+    const unsigned char *d = (const unsigned char *)unit->data;
+    size_t size = unit->size;
+    if (unit->is_ptx || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 || d[EI_CLASS] != ELFCLASS64)
+        return 0;
+    Elf64_Ehdr eh;
+    memcpy(&eh, d, sizeof eh);
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size || eh.e_shnum > (size - eh.e_shoff) / sizeof(Elf64_Shdr))
+        return 0;
+    for (size_t i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh, strings;
+        memcpy(&sh, d + eh.e_shoff + i * sizeof sh, sizeof sh);
+        if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum || sh.sh_offset > size ||
+            sh.sh_size > size - sh.sh_offset)
+            continue;
+        memcpy(&strings, d + eh.e_shoff + sh.sh_link * sizeof strings, sizeof strings);
+        if (strings.sh_offset > size || strings.sh_size > size - strings.sh_offset || strings.sh_size == 0 ||
+            d[strings.sh_offset + strings.sh_size - 1] != '\0')
+            continue;
+        for (size_t k = 0; k < sh.sh_size / sizeof(Elf64_Sym); k++) {
+            Elf64_Sym sym;
+            memcpy(&sym, d + sh.sh_offset + k * sizeof sym, sizeof sym);
+            if (ELF64_ST_BIND(sym.st_info) != STB_GLOBAL || sym.st_shndx == SHN_UNDEF || sym.st_name >= strings.sh_size)
+                continue;
+            definition *grown = realloc(*defs, (*n + 1) * sizeof *grown);
+            if (!grown) return -1;
+            *defs = grown;
+            (*defs)[(*n)++] = (definition){(const char *)d + strings.sh_offset + sym.st_name, index};
+        }
+    }
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) {
+    const definition *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+/* A symbol that two units define is an error nvJitLink 13 prints to stderr and then links anyway
+ * (it keeps one definition): found here first, naming both sources. */
+static kj_status check_definitions(const kj__link_unit *units, size_t count) {
+    definition *defs = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++)
+        if (add_definitions(&units[i], i, &defs, &n) != 0) {
+            free(defs);
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        }
+    qsort(defs, n, sizeof *defs, by_name);
+    kj__buf twice = {0};
+    size_t found = 0;
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(defs[i].name, defs[i - 1].name) == 0 && defs[i].unit != defs[i - 1].unit && found++ < 16)
+            kj__buf_printf(&twice, "  '%s' in %s and in %s\n", defs[i].name, units[defs[i - 1].unit].name,
+                           units[defs[i].unit].name);
+    free(defs);
+    kj_status s = KJ_OK;
+    if (found) {
+        s = KJ_FAIL(KJ_ERR_LINK, "the sources define %zu symbol%s twice (a C++ name is shown mangled):", found,
+                    found == 1 ? "" : "s");
+        kj__error_append(twice.data);
+        kj__error_append("note: every source of a program is linked with the others; a __device__ function or "
+                         "variable must be defined in exactly one of them (declared extern in the rest)");
+    }
+    kj__buf_free(&twice);
+    return s;
+}
+
+static kj_status link_failed(nvJitLinkHandle h, const char *arch, const kj__link_unit *units, size_t count,
+                             int with_devrt, const char *lib, int code) {
+    kj__buf names = {0};
+    for (size_t i = 0; i < count; i++) kj__buf_printf(&names, "%s%s", i ? ", " : "", units[i].name);
+    if (with_devrt) kj__buf_printf(&names, "%sthe device runtime (%s)", count ? ", " : "", lib);
+    kj_status s = code ? KJ_FAIL(KJ_ERR_LINK, "linking %s for %s failed (nvJitLink error %d):",
+                                 names.data ? names.data : "", arch, code)
+                       : KJ_FAIL(KJ_ERR_LINK, "linking %s for %s failed:", names.data ? names.data : "", arch);
+    kj__buf_free(&names);
+    char *log = link_log(h, 0);
+    kj__error_append(log);
+    if (log && strstr(log, "Undefined reference"))
+        kj__error_append("note: a __device__ function or variable that a source uses must be defined in one of the "
+                         "program's sources (a C++ name is shown mangled)");
+    free(log);
+    return s;
+}
+
+kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, int with_devrt, kj__linked *out) {
+    memset(out, 0, sizeof *out);
+    const char *lib = NULL;
     const uint8_t *hash;
-    KJ_FORWARD(kj__devrt(&lib, &hash));
+    if (with_devrt) KJ_FORWARD(kj__devrt(&lib, &hash));
+    if (count > 1) KJ_FORWARD(check_definitions(units, count));
     char opt_arch[32];
     snprintf(opt_arch, sizeof opt_arch, "-arch=%s", arch);
     int want_ptx = strncmp(arch, "compute_", 8) == 0;
-    const char *opts[] = {opt_arch, want_ptx ? "-ptx" : NULL};
+    /* -verbose: the resources of each kernel after linking (resources.h) */
+    const char *opts[] = {opt_arch, "-verbose", want_ptx ? "-ptx" : NULL};
     double t0 = kj__now_ms();
     nvJitLinkHandle h;
-    nvJitLinkResult r = nvJitLinkCreate(&h, want_ptx ? 2 : 1, opts);
+    nvJitLinkResult r = nvJitLinkCreate(&h, want_ptx ? 3 : 2, opts);
     KJ_RETURN_IF(r != NVJITLINK_SUCCESS, KJ_ERR_LINK, "nvJitLink cannot start a link for %s (error %d)", arch, (int)r);
-    r = nvJitLinkAddData(h, c->is_ptx ? NVJITLINK_INPUT_PTX : NVJITLINK_INPUT_CUBIN, c->binary, c->size, "kernel");
-    if (r == NVJITLINK_SUCCESS) r = nvJitLinkAddFile(h, NVJITLINK_INPUT_LIBRARY, lib);
+    for (size_t i = 0; i < count && r == NVJITLINK_SUCCESS; i++)
+        r = nvJitLinkAddData(h, units[i].is_ptx ? NVJITLINK_INPUT_PTX : NVJITLINK_INPUT_CUBIN, units[i].data,
+                             units[i].size, units[i].name);
+    if (r == NVJITLINK_SUCCESS && with_devrt) r = nvJitLinkAddFile(h, NVJITLINK_INPUT_LIBRARY, lib);
     if (r == NVJITLINK_SUCCESS) r = nvJitLinkComplete(h);
+    char *errors = r == NVJITLINK_SUCCESS ? link_log(h, 0) : NULL;
+    int failed = r != NVJITLINK_SUCCESS || !errors || has_error_line(errors);
+    free(errors);
     size_t size = 0;
-    char *out = NULL;
-    if (r == NVJITLINK_SUCCESS) r = want_ptx ? nvJitLinkGetLinkedPtxSize(h, &size) : nvJitLinkGetLinkedCubinSize(h, &size);
-    if (r == NVJITLINK_SUCCESS && !(out = malloc(size ? size : 1))) r = NVJITLINK_ERROR_INTERNAL;
-    if (r == NVJITLINK_SUCCESS) r = want_ptx ? nvJitLinkGetLinkedPtx(h, out) : nvJitLinkGetLinkedCubin(h, out);
-    if (r != NVJITLINK_SUCCESS) {
-        char *log = link_log(h);
-        kj_status s = KJ_FAIL(KJ_ERR_LINK, "linking with the device runtime (%s) for %s failed (nvJitLink error %d)",
-                              lib, arch, (int)r);
-        kj__error_append(log);
-        free(log);
-        free(out);
+    if (!failed) r = want_ptx ? nvJitLinkGetLinkedPtxSize(h, &size) : nvJitLinkGetLinkedCubinSize(h, &size);
+    if (!failed && r == NVJITLINK_SUCCESS && !(out->binary = malloc(size ? size : 1))) r = NVJITLINK_ERROR_INTERNAL;
+    if (!failed && r == NVJITLINK_SUCCESS)
+        r = want_ptx ? nvJitLinkGetLinkedPtx(h, out->binary) : nvJitLinkGetLinkedCubin(h, out->binary);
+    if (!failed && r == NVJITLINK_SUCCESS && !(out->info = link_log(h, 1))) r = NVJITLINK_ERROR_INTERNAL;
+    if (failed || r != NVJITLINK_SUCCESS) {
+        kj_status s = link_failed(h, arch, units, count, with_devrt, lib, (int)r);
+        kj__linked_free(out);
         nvJitLinkDestroy(&h);
         return s;
     }
     nvJitLinkDestroy(&h);
-    free(c->binary);
-    c->binary = out;
-    c->size = size;
-    *ms = kj__now_ms() - t0;
+    out->size = size;
+    out->ms = kj__now_ms() - t0;
     return KJ_OK;
+}
+
+void kj__linked_free(kj__linked *l) {
+    free(l->binary);
+    free(l->info);
+    memset(l, 0, sizeof *l);
 }

@@ -1,6 +1,6 @@
-/* nvJitLink: a relocatable object compiled with -rdc=true, linked with the device runtime
- * (libcudadevrt.a from the toolkit) into a loadable cubin. Only kernels whose metadata says `rdc`
- * come here: plain kernels are never linked with it. */
+/* nvJitLink: relocatable objects compiled with -rdc=true (one per source of the program) linked into
+ * a loadable cubin, with the device runtime (libcudadevrt.a from the toolkit) when the program
+ * launches kernels. A program of one source that launches none is never linked. */
 #ifndef KJ_LINK_H
 #define KJ_LINK_H
 
@@ -16,9 +16,25 @@ kj_status kj__devrt(const char **path, const uint8_t **hash);
 /* nvJitLink's version, major * 1000 + minor * 10. */
 int kj__nvjitlink_version(void);
 
-/* Links c->binary (a relocatable cubin, or PTX when c->is_ptx) with the device runtime for arch
- * ("sm_90"), replacing c->binary with the linked cubin (or PTX for compute_XY targets). *ms gets the
- * link time. KJ_ERR_LINK with nvJitLink's log on failure. */
-kj_status kj__link_devrt(const char *arch, kj__compiled *c, double *ms);
+/* One input of a link: a relocatable cubin, or PTX for a compute_XY target; name is what messages
+ * call it (the source's path). */
+typedef struct kj__link_unit {
+    const char *name;
+    const char *data;
+    size_t size;
+    int is_ptx;
+} kj__link_unit;
+
+typedef struct kj__linked {
+    char *binary;   /* the linked cubin (PTX for a compute_XY target) */
+    size_t size;
+    char *info;     /* nvJitLink's -verbose report and warnings (resources.h reads it); "" when none */
+    double ms;
+} kj__linked;
+
+/* Links the units, and the device runtime when with_devrt, for arch ("sm_90"). KJ_ERR_LINK with
+ * nvJitLink's log on failure (an undefined or duplicate symbol names the sources involved). */
+kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, int with_devrt, kj__linked *out);
+void kj__linked_free(kj__linked *l);
 
 #endif

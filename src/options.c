@@ -33,6 +33,9 @@ static const struct refusal {
      "makes an object to link, not a program: not supported by kernjit (it links what it needs itself)"},
     {{"--optix-ir", "-optix-ir", "--split-compile", "-split-compile*"}, "is not supported by kernjit"},
     {{"-M*", "--dependency*"}, "writes a dependency file: not supported by kernjit"},
+    {{"--resource-usage", "-res-usage", "-resource-usage"},
+     "is not an NVRTC option: kernjit reports each kernel's resources itself (kernjit compile, "
+     "kj_compile_result.resources)"},
 };
 
 static int push(char ***list, size_t *n, const char *s) {

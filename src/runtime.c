@@ -201,8 +201,11 @@ static uint64_t cache_bound(const kj_runtime_options *o, const kj__logger *log) 
     const char *env = getenv("KERNJIT_CACHE_MAX");
     uint64_t v;
     if (env && *env) {
-        if (kj__parse_bytes(env, &v) == 0 && v > 0) return v;
-        kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' is not a size (bytes, or with K/M/G); using 1 GiB", env);
+        int parsed = kj__parse_bytes(env, &v) == 0;
+        if (parsed && v > 0) return v;
+        kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' %s; using 1 GiB", env,
+                parsed ? "is 0: the bound is at least 1 byte (KERNJIT_CACHE_DISABLE=1 turns the cache off)"
+                       : "is not a size (bytes, or with K/M/G/T, below 16 EiB)");
     }
     return KJ_CACHE_DEFAULT_MAX;
 }
@@ -235,21 +238,24 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
     if (!rt) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&rt->lock, NULL);
     rt->log = (kj__logger){o->log, o->log_user, o->log_level};
+    kj__warn_path_variables(&rt->log);
     kj_status s = KJ_OK;
     if (o->device != KJ_DEVICE_NONE) s = open_device(rt, o);
     if (s == KJ_OK) s = choose_arch(rt, o);
     if (s == KJ_OK) {
-        const char *sp = o->search_path ? o->search_path : getenv("KERNJIT_PATH");
+        const char *sp = o->search_path ? o->search_path : kj__getenv_path("KERNJIT_PATH");
         if (sp && *sp && !(rt->search_path = kj__strdup(sp))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log)) {
+    int disabled = s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log);
+    if (disabled) {
         kj__log(&rt->log, KJ_LOG_INFO, "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
-                "from or written to the disk cache");
+                "from or written to the disk cache or the remote cache");
     } else if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
         char *dir = o->cache_dir && *o->cache_dir ? kj__strdup(o->cache_dir) : kj__cache_default_dir();
         rt->cache = kj__cache_open(dir, cache_bound(o, &rt->log), &rt->log);
         free(dir);
     }
+    if (s == KJ_OK && !disabled) s = kj__remote_open(o, &rt->log, &rt->remote);
     if (s != KJ_OK) {
         kj_runtime_destroy(rt);
         return s;
@@ -265,6 +271,7 @@ void kj_runtime_destroy(kj_runtime *rt) {
         if (rt->slots[i] && rt->slot_destroy[i]) rt->slot_destroy[i](rt, rt->slots[i]);
     kj__kernels_destroy(rt);
     if (rt->owns_primary) rt->cu->cuDevicePrimaryCtxRelease(rt->device);
+    kj__remote_close(rt->remote);
     kj__cache_close(rt->cache);
     free(rt->search_path);
     pthread_mutex_destroy(&rt->lock);
@@ -279,6 +286,7 @@ void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
     pthread_mutex_lock((pthread_mutex_t *)&rt->lock);
     *stats = rt->stats;
     pthread_mutex_unlock((pthread_mutex_t *)&rt->lock);
+    kj__remote_counters(rt->remote, stats);
 }
 
 kj_status kj__enter(kj_runtime *rt) {

@@ -10,6 +10,7 @@
 #include "cuda_loader.h"
 #include "kernel_map.h"
 #include "log.h"
+#include "remote.h"
 
 /* Per-runtime state that a kernel family keeps (work buffers, chosen configurations). */
 typedef enum kj__op_slot { KJ__SLOT_REDUCE = 0, KJ__SLOT_CDP, KJ__SLOT_TUNEDB, KJ__SLOT_COUNT } kj__op_slot;
@@ -51,6 +52,7 @@ struct kj_runtime {
     char cache_arch[16];        /* the cache folder: "sm_XY" of the device (or of arch) */
     char *search_path;
     kj__cache *cache;           /* NULL: memory only */
+    kj__remote *remote;         /* NULL: no remote tier (remote.h) */
 
     pthread_mutex_t lock;       /* guards everything below */
     kj__map requests;           /* request hash -> kj_kernel */

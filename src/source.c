@@ -51,10 +51,15 @@ static kj_status check_text(const char *origin, const char *text, size_t len) {
 
 /* ...and must reach a kernel: a __global__ function in it or in a header it includes (a file that
  * only includes kernel files is a program too). Checked once the includes are resolved. */
-static kj_status check_has_kernel(const kj__source *src) {
-    if (strstr(src->text, "__global__")) return KJ_OK;
+int kj__source_has_kernel(const kj__source *src) {
+    if (strstr(src->text, "__global__")) return 1;
     for (size_t i = 0; i < src->header_count; i++)
-        if (src->headers[i].path && strstr(src->headers[i].text, "__global__")) return KJ_OK;
+        if (src->headers[i].path && strstr(src->headers[i].text, "__global__")) return 1;
+    return 0;
+}
+
+static kj_status check_has_kernel(const kj__source *src) {
+    if (kj__source_has_kernel(src)) return KJ_OK;
     return KJ_FAIL(KJ_ERR_SOURCE, "'%s' is not a kernel file: it has no __global__ function, nor do the files it "
                    "includes", src->origin);
 }
@@ -136,8 +141,24 @@ kj_status kj__source_find(const char *search_path, const char *kernel, const cha
     return kj__source_find_with(&cfg, kernel, source_text, out);
 }
 
+static kj_status find(const kj__include_config *cfg, const char *kernel, const char *source_text, int need_kernel,
+                     kj__source **out);
+
 kj_status kj__source_find_with(const kj__include_config *cfg, const char *kernel, const char *source_text,
                                kj__source **out) {
+    return find(cfg, kernel, source_text, 1, out);
+}
+
+kj_status kj__source_find_unit(const kj__include_config *cfg, const char *path, kj__source **out) {
+    KJ_RETURN_IF(!path, KJ_ERR_USAGE, "a source of the program is NULL: give paths to .cu files");
+    KJ_RETURN_IF(!is_path(path), KJ_ERR_USAGE,
+                 "source '%.100s' is not a path to a .cu file: the sources linked into a program are files (a "
+                 "'/' or \".cu\" in the name)", path);
+    return find(cfg, path, NULL, 0, out);
+}
+
+static kj_status find(const kj__include_config *cfg, const char *kernel, const char *source_text, int need_kernel,
+                     kj__source **out) {
     const char *search_path = cfg ? cfg->search_path : NULL;
     KJ_RETURN_IF(!kernel && !source_text, KJ_ERR_USAGE, "no kernel given: name a built-in kernel or a .cu file");
     if (kernel) KJ_RETURN_IF(strlen(kernel) >= PATH_MAX, KJ_ERR_USAGE,
@@ -215,7 +236,7 @@ kj_status kj__source_find_with(const kj__include_config *cfg, const char *kernel
     }
     if (s != KJ_OK) goto done;
     if ((s = kj__includes_resolve(src, cfg)) != KJ_OK) goto done;
-    s = check_has_kernel(src);
+    if (need_kernel) s = check_has_kernel(src);
 done:
     free(path);
     if (s != KJ_OK) {

@@ -234,7 +234,7 @@ static kj_status enumerate(kj_space *s) {
             free(canonical[i]);
             canonical[i] = NULL;
         }
-        if (broken == -2) st = KJ_FAIL(KJ_ERR_SPEC, "%s: a requirement cannot be evaluated: %s", s->src->name, err);
+        if (broken == -2) st = KJ_FAIL(KJ_ERR_SPEC, "%s: the requirement %s", s->src->name, err);
         else if (broken >= 0 && !(s->skipped[v] = kj__asprintf("breaks the requirement `%s`", s->spec->requires[broken])))
             st = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         else if (broken < 0) s->valid++;
@@ -249,7 +249,7 @@ kj_status kj__space_create(kj_runtime *rt, const char *kernel, const kj_define *
     KJ_RETURN_IF(fixed_count && !fixed, KJ_ERR_USAGE, "fixed_count is %zu but fixed is NULL", fixed_count);
     kj_space *s = calloc(1, sizeof *s);
     if (!s) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    const char *search = rt ? rt->search_path : getenv("KERNJIT_PATH");
+    const char *search = rt ? rt->search_path : kj__getenv_path("KERNJIT_PATH");
     kj_status st = kj__source_find(search && *search ? search : NULL, kernel, NULL, &s->src);
     if (st == KJ_OK) st = kj__spec_parse(s->src->file, s->src->text, s->src->len, &s->spec);
     if (st == KJ_OK) st = collect(s, s->src->name, fixed, fixed_count, pin, single_params);

@@ -84,10 +84,10 @@ typedef struct {
 #define SPEC_FAIL(w, ...) spec_fail((w), __FILE__, __LINE__, __VA_ARGS__)
 static kj_status spec_fail(const where *w, const char *file, int line, const char *fmt, ...) KJ_PRINTF(4, 5);
 static kj_status spec_fail(const where *w, const char *file, int line, const char *fmt, ...) {
-    char msg[1024];
+    char msg[KJ__MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    kj_message_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
     return kj__fail(KJ_ERR_SPEC, file, line, "%s:%d: malformed kernjit metadata: %s", w->origin, w->line, msg);
 }
@@ -422,7 +422,11 @@ long kj__spec_broken_requirement(const kj__spec *spec, char **canonical, size_t 
     value_env env = {spec, canonical, count};
     for (size_t i = 0; i < spec->require_count; i++) {
         int64_t v;
-        if (kj__expr_eval(spec->requires[i], lookup_value, &env, &v, err, err_size) != 0) return -2;
+        char why[256];
+        if (kj__expr_eval(spec->requires[i], lookup_value, &env, &v, why, sizeof why) != 0) {
+            kj_message_format(err, err_size, "`%s` cannot be evaluated with these values (%s)", spec->requires[i], why);
+            return -2;
+        }
         if (!v) return (long)i;
     }
     return -1;
@@ -647,6 +651,10 @@ static kj_status check_define_text(const char *kernel, const kj_define *d) {
 
 kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
                            char ***canonical, size_t *canonical_count) {
+    /* as many as a block may declare: more once ran past NVRTC's option list as "out of memory" (and
+     * the duplicate check below is quadratic) */
+    KJ_RETURN_IF(count > KJ_MAX_ITEMS, KJ_ERR_USAGE, "%zu macros for %s: at most %d are allowed", count, kernel,
+                 KJ_MAX_ITEMS);
     /* a block that declares no macro (only `rdc`, say) constrains none: any well-formed -D goes */
     int checked = spec->present && spec->param_count > 0;
     for (size_t i = 0; i < count; i++) {
@@ -705,8 +713,8 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
         /* a requirement that cannot be evaluated with these values (10 / A with A=0, an overflow) is
          * the values' fault, as a broken one is: a usage error naming both */
         kj_status s = broken == -2
-                          ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: a requirement cannot be evaluated with these "
-                                    "values (%s): give others", b.data ? b.data : "(defaults)", kernel, err)
+                          ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: the requirement %s: give others",
+                                    b.data ? b.data : "(defaults)", kernel, err)
                           : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s breaks the kernel's requirement `%s`",
                                     b.data ? b.data : "(defaults)", kernel, spec->requires[broken]);
         kj__buf_free(&b);

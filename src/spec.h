@@ -122,8 +122,8 @@ int kj__spec_carveout(const kj__spec *spec, const char *entry);
 /* Whether `entry` is marked `pdl`: it waits for the grids before it (griddepcontrol.wait). */
 int kj__spec_pdl(const kj__spec *spec, const char *entry);
 /* Finds the first `require` that the canonical NAME=VALUE list breaks, without recording an error:
- * returns its index, -1 when all hold, or -2 with a message in err when an expression cannot be
- * evaluated. The tuner uses it to leave such variants out of a search space. */
+ * returns its index, -1 when all hold, or -2 when an expression cannot be evaluated, with err
+ * naming it and why ("`10 / A > 0` cannot be evaluated with these values (division by zero ...)"). The tuner uses it to leave such variants out of a search space. */
 long kj__spec_broken_requirement(const kj__spec *spec, char **canonical, size_t count, char *err, size_t err_size);
 
 /* Checks a name as a C identifier of at most 64 characters. */

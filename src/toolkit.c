@@ -59,7 +59,7 @@ static int walk(XXH3_state_t *st, const char *path, const char *rel, int depth) 
 
 static uint8_t fingerprint[16];
 static kj_status outcome;
-static char failure[512];
+static char failure[KJ__MESSAGE_MAX];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void compute(void) {
@@ -70,7 +70,8 @@ static void compute(void) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
     if (!real || (XXH3_128bits_update(&st, real, strlen(real) + 1), walk(&st, real, "", 0) != 0)) {
-        snprintf(failure, sizeof failure, "cannot read the CUDA toolkit's headers at %s: %s", dirs[0], strerror(errno));
+        kj_message_format(failure, sizeof failure, "cannot read the CUDA toolkit's headers at %s: %s", dirs[0],
+                          strerror(errno));
         outcome = KJ_ERR_SOURCE;
     }
     free(real);

@@ -157,7 +157,7 @@ static void set_note(tuner *t, size_t i, kj_variant_status status, const char *f
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    kj_message_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char *copy = kj__strdup(msg);
     if (copy) {

@@ -169,12 +169,20 @@ static kj_status copy_rec(kj__tuned_rec *dst, const kj__tuned_rec *src) {
     return KJ_OK;
 }
 
-/* Takes ownership of rec's strings on success. */
+int kj__tunedb_better(const kj__tuned_rec *a, const kj__tuned_rec *b) {
+    return !(b->gbps > a->gbps || (b->gbps == a->gbps && b->us < a->us));
+}
+
+/* Takes ownership of rec's strings on success (also when the record there wins and rec is dropped). */
 static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
     for (size_t i = 0; i < db->count; i++)
         if (same_key(&db->recs[i], rec)) {
-            rec_free(&db->recs[i]);
-            db->recs[i] = *rec;
+            if (kj__tunedb_better(rec, &db->recs[i])) {
+                rec_free(&db->recs[i]);
+                db->recs[i] = *rec;
+            } else {
+                rec_free(rec);
+            }
             return KJ_OK;
         }
     if (db->count == db->cap) {
@@ -419,6 +427,21 @@ void kj__tunedb_sort(kj__tunedb *db) {
     if (db->count) qsort(db->recs, db->count, sizeof *db->recs, rec_order);
 }
 
+static int put_line(kj__buf *b, const kj__tuned_rec *r) {
+    return kj__buf_printf(b, "%s\t%s\t%s\t%u\t%s\t%d.%d\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
+                          *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor, r->version,
+                          *r->values ? r->values : "-", r->gbps, r->us, (unsigned long long)r->n, (long long)r->time);
+}
+
+char *kj__tunedb_format_record(const kj__tuned_rec *r) {
+    kj__buf b = {0};
+    if (put_line(&b, r) != 0) {
+        kj__buf_free(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
 char *kj__tunedb_format(const kj__tunedb *db) {
     kj__tuned_rec *sorted = malloc((db->count ? db->count : 1) * sizeof *sorted);
     if (!sorted) return NULL;
@@ -426,12 +449,7 @@ char *kj__tunedb_format(const kj__tunedb *db) {
     qsort(sorted, db->count, sizeof *sorted, rec_order);
     kj__buf b = {0};
     int bad = kj__buf_puts(&b, HEADER);
-    for (size_t i = 0; i < db->count && !bad; i++) {
-        const kj__tuned_rec *r = &sorted[i];
-        bad = kj__buf_printf(&b, "%s\t%s\t%s\t%u\t%s\t%d.%d\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
-                             *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor, r->version,
-                             *r->values ? r->values : "-", r->gbps, r->us, (unsigned long long)r->n, (long long)r->time);
-    }
+    for (size_t i = 0; i < db->count && !bad; i++) bad = put_line(&b, &sorted[i]);
     free(sorted);
     if (bad) {
         kj__buf_free(&b);
@@ -450,23 +468,22 @@ static kj_status read_db_file(const char *path, const kj__logger *log, int stric
     *text = NULL;
     *len = 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT) return KJ_OK;
-        int err = errno;
-        KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s cannot be read (%s): it is left as it is, and nothing "
-                     "is stored until it can be read, or is moved away", path,
-                     err == ELOOP ? "it is a symbolic link" : strerror(err));
-        kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used",
-                path, strerror(err));
-        return KJ_OK;
-    }
+    if (fd < 0 && errno == ENOENT) return KJ_OK;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > KJ_TUNEDB_MAX_BYTES) {
-        close(fd);
-        KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s is not a regular file of at most %u bytes: it is left "
-                     "as it is, and nothing is stored until it is moved away", path, KJ_TUNEDB_MAX_BYTES);
-        kj__log(log, KJ_LOG_WARN, "the tuning database %s is not a regular file of at most %u bytes; ignored", path,
-                KJ_TUNEDB_MAX_BYTES);
+    char why[96] = "";
+    if (fd < 0 || fstat(fd, &st) != 0)
+        snprintf(why, sizeof why, "%s", errno == ELOOP ? "it is a symbolic link" : kj__strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, sizeof why, "it is %s, not a regular file", S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+    else if ((uint64_t)st.st_size > KJ_TUNEDB_MAX_BYTES)
+        snprintf(why, sizeof why, "it is %lld bytes, more than the %u a database may have", (long long)st.st_size,
+                 KJ_TUNEDB_MAX_BYTES);
+    if (why[0]) {
+        if (fd >= 0) close(fd);
+        KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s cannot be read (%s): it is left as it is, and nothing "
+                     "is stored until it can be read, or is moved away", path, why);
+        kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used", path,
+                why);
         return KJ_OK;
     }
     size_t size = (size_t)st.st_size;
@@ -619,8 +636,10 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
     if (s == KJ_OK && forget) gone = kj__tunedb_remove(&db, forget);
     if (s == KJ_OK && add) s = kj__tunedb_put(&db, add);
     char *text = NULL;
-    if (s == KJ_OK && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    if (s == KJ_OK && replace_file(dir, text, &why) != 0) {
+    /* nothing to forget and nothing to add: the file stays as it is (or absent) */
+    int change = add || gone;
+    if (s == KJ_OK && change && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK && change && replace_file(dir, text, &why) != 0) {
         s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         free(why);
     }

@@ -9,7 +9,8 @@
  *
  * FIXED and VALUES are space-separated NAME=VALUE lists sorted by name ("-" when empty); BUCKET is
  * floor(log2 n) of the size tuned for; CC is "major.minor"; TIME is when it was stored (seconds since
- * the epoch). The first seven fields are the key: a line replaces an earlier one with the same key.
+ * the epoch). The first seven fields are the key. Of two records with the same key, the faster one
+ * is kept (kj__tunedb_better): in the file, in a runtime's copy, and in the remote cache's copy.
  * Lines are strictly checked (field count, characters, numbers, the final new line), so a damaged
  * file (garbage, a truncated last line, binary junk) loses only its damaged lines, each reported
  * once through the log; the next store rewrites the file without them.
@@ -60,9 +61,15 @@ void kj__tunedb_device_name(const char *name, char out[256]);
 kj_status kj__tunedb_parse(const char *text, size_t len, const char *origin, const kj__logger *log, kj__tunedb *db);
 /* The file's text: a header comment, then the records sorted by key. NULL when out of memory. */
 char *kj__tunedb_format(const kj__tunedb *db);
+/* One record's line, with its new line. NULL when out of memory. */
+char *kj__tunedb_format_record(const kj__tuned_rec *rec);
 
-/* Adds a copy of rec, replacing a record with the same key. Checks every field as the parser does:
- * KJ_ERR_USAGE naming the bad field. */
+/* The conflict rule, the same everywhere: of two results for one key, a replaces b unless b is
+ * faster: more GB/s re-measured, or as many in less time per run. A tie goes to a (the newer). */
+int kj__tunedb_better(const kj__tuned_rec *a, const kj__tuned_rec *b);
+
+/* Adds a copy of rec; of it and a record with the same key, the better one stays (kj__tunedb_better).
+ * Checks every field as the parser does: KJ_ERR_USAGE naming the bad field. */
 kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec);
 /* Removes the records that match filter (NULL matches all); returns how many. */
 size_t kj__tunedb_remove(kj__tunedb *db, const kj_tune_filter *filter);

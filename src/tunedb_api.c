@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "remote_tune.h"
 #include "runtime.h"
 #include "tunedb.h"
 #include "util.h"
@@ -88,7 +89,35 @@ static const char *intern(db_state *st, const char *s) {
     return st->interned[st->interned_count++] = copy;
 }
 
-/* Loads the file on first use; called with st->lock held. */
+/* The remote cache's results for this device that beat (or are missing from) the file: merged into
+ * it, by the conflict rule, so that this machine and its next processes use them. db is the file's
+ * copy, replaced by the merged one. */
+static void merge_remote(kj_runtime *rt, db_state *st, kj__tunedb **db) {
+    kj__tunedb fetched = {0};
+    if (!kj__remote_tune_fetch(rt->remote, st->device, rt->info.cc_major, rt->info.cc_minor, kj_version_string(),
+                               &fetched))
+        return;
+    for (size_t i = 0; i < fetched.count; i++) {
+        const kj__tuned_rec *r = &fetched.recs[i];
+        const kj__tuned_rec *mine = kj__tunedb_find(*db, r->kernel, r->entry, r->fixed, r->n, r->device, r->cc_major,
+                                                    r->cc_minor, r->version);
+        int same_key = mine && mine->bucket == r->bucket;
+        if (same_key && (!kj__tunedb_better(r, mine) || (strcmp(mine->values, r->values) == 0 && mine->gbps == r->gbps)))
+            continue; /* the file's is as good */
+        kj__tunedb *merged = calloc(1, sizeof *merged);
+        if (merged && kj__tunedb_update(st->dir, &rt->log, r, NULL, NULL, merged) == KJ_OK) {
+            db_free(*db);
+            *db = merged;
+            kj__log(&rt->log, KJ_LOG_INFO, "tuning result of %s %s %s (bucket %u) from the remote cache: %s, %.1f GB/s",
+                    r->kernel, r->entry, r->fixed, r->bucket, r->values, r->gbps);
+        } else {
+            free(merged);
+        }
+    }
+    kj__tunedb_clear(&fetched);
+}
+
+/* Loads the file (and the remote's results) on first use; called with st->lock held. */
 static void ensure_loaded(kj_runtime *rt, db_state *st) {
     if (st->loaded || !st->dir) return;
     kj__tunedb *db = calloc(1, sizeof *db);
@@ -97,6 +126,7 @@ static void ensure_loaded(kj_runtime *rt, db_state *st) {
         db_free(db);
         return;
     }
+    if (rt->remote && rt->has_device) merge_remote(rt, st, &db);
     install(st, db);
 }
 
@@ -132,9 +162,17 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec) {
         free(merged);
         return s;
     }
+    const kj__tuned_rec *kept = kj__tunedb_find(merged, rec->kernel, rec->entry, rec->fixed, rec->n, rec->device,
+                                                rec->cc_major, rec->cc_minor, rec->version);
+    if (kept && kept->bucket == rec->bucket && strcmp(kept->values, rec->values) != 0 && !kj__tunedb_better(rec, kept))
+        kj__log(&rt->log, KJ_LOG_WARN, "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
+                "%.1f GB/s, against %s at %.1f GB/s now (the faster re-measured result wins; `kernjit tune --forget` "
+                "starts over)", rec->kernel, rec->entry, rec->fixed, rec->bucket, kept->values, kept->gbps, rec->values,
+                rec->gbps);
     pthread_mutex_lock(&st->lock);
     install(st, merged);
     pthread_mutex_unlock(&st->lock);
+    kj__remote_tune_publish(rt->remote, rec);
     return KJ_OK;
 }
 

@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,11 +94,89 @@ double kj__now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* Trimmed values, one copy each, for the life of the process. */
+static pthread_mutex_t trimmed_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **trimmed;
+static size_t trimmed_count;
+
+static size_t leading_space(const char *s) {
+    size_t n = 0;
+    while (s[n] && isspace((unsigned char)s[n])) n++;
+    return n;
+}
+
+static size_t trimmed_length(const char *s) {
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    return n;
+}
+
+const char *kj__getenv_path(const char *name) {
+    const char *env = getenv(name);
+    if (!env) return NULL;
+    size_t from = leading_space(env), len = trimmed_length(env);
+    if (from >= len) return NULL;
+    if (from == 0 && len == strlen(env)) return env;
+    const char *found = NULL;
+    pthread_mutex_lock(&trimmed_lock);
+    for (size_t i = 0; i < trimmed_count && !found; i++)
+        if (strlen(trimmed[i]) == len - from && strncmp(trimmed[i], env + from, len - from) == 0) found = trimmed[i];
+    char **grown = found ? NULL : realloc(trimmed, (trimmed_count + 1) * sizeof *trimmed);
+    if (grown) {
+        trimmed = grown;
+        if ((trimmed[trimmed_count] = kj__strndup(env + from, len - from))) found = trimmed[trimmed_count++];
+    }
+    pthread_mutex_unlock(&trimmed_lock);
+    return found;
+}
+
+void kj__warn_path_variables(const kj__logger *log) {
+    static const char *names[] = KJ__PATH_VARIABLES;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *env = getenv(names[i]);
+        if (!env || !*env || (leading_space(env) == 0 && trimmed_length(env) == strlen(env))) continue;
+        const char *used = kj__getenv_path(names[i]);
+        kj__buf shown = {0};
+        for (const char *p = env; *p; p++) /* the white space made visible */
+            kj__buf_printf(&shown, *p == '\n' ? "\\n" : *p == '\t' ? "\\t" : *p == '\r' ? "\\r" : "%c", *p);
+        kj__log(log, KJ_LOG_WARN, "%s='%s' has white space at an end: kernjit uses %s%s%s", names[i],
+                shown.data ? shown.data : env, used ? "'" : "", used ? used : "nothing (it is empty)", used ? "'" : "");
+        kj__buf_free(&shown);
+    }
+}
+
+const char *kj__strerror(int err) {
+    static _Thread_local char text[256];
+    struct rlimit rl;
+    if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        snprintf(text, sizeof text, "%s: this process has all the %llu file descriptors it may open in use "
+                 "(EMFILE; ulimit -n raises the limit)", strerror(err), (unsigned long long)rl.rlim_cur);
+        return text;
+    }
+    if (err == EMFILE || err == ENFILE) {
+        snprintf(text, sizeof text, "%s: %s (%s)", strerror(err),
+                 err == EMFILE ? "this process has all the file descriptors it may open in use"
+                               : "the system's table of open files is full",
+                 err == EMFILE ? "EMFILE" : "ENFILE");
+        return text;
+    }
+    return strerror(err);
+}
+
+int kj__descriptors_exhausted(void) {
+    int fd = open("/", O_PATH | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    return errno == EMFILE || errno == ENFILE ? errno : 0;
+}
+
 kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
     /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
      * turns away everything but a regular file, for which the flag changes nothing */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, strerror(errno));
+    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, kj__strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = errno;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "log.h"
 
 typedef struct kj__buf {
     char *data;
@@ -25,6 +26,24 @@ char *kj__asprintf(const char *fmt, ...) KJ_PRINTF(1, 2);
 int kj__ends_with(const char *s, const char *suffix);
 
 double kj__now_ms(void);                         /* a monotonic clock */
+
+/* An environment variable that names paths (KJ__PATH_VARIABLES), without white space at either end:
+ * a value read with $(cat file) ends in a new line, and one pasted may start with a space; either
+ * would name a folder nobody meant. NULL when unset or empty. The result lives as long as the
+ * process (a trimmed value is kept once per distinct value), as getenv's does. Thread-safe. */
+const char *kj__getenv_path(const char *name);
+#define KJ__PATH_VARIABLES                                                                          \
+    { "KERNJIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "KERNJIT_PATH", "KERNJIT_CUDA_HOME", "CUDA_HOME", \
+      "KERNJIT_LIBCUDA" }
+/* Warns (log) for each of KJ__PATH_VARIABLES with white space at an end, naming what is used. */
+void kj__warn_path_variables(const kj__logger *log);
+
+/* strerror(err), and for EMFILE and ENFILE what that means, with the limit: a process out of file
+ * descriptors fails in ways that name something else (NVRTC blames its installation). Thread-safe
+ * (the text lives in thread-local storage until this thread's next call). */
+const char *kj__strerror(int err);
+/* EMFILE or ENFILE when this process cannot open a file now, else 0. */
+int kj__descriptors_exhausted(void);
 
 /* Reads a regular file whole (at most max_bytes). Fails with KJ_ERR_SOURCE-style messages through
  * `status`: a missing file, a folder, an unreadable or oversized file each name the path. */

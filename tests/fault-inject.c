@@ -14,7 +14,8 @@
  *                   utime   futimens, utimensat
  *   KJ_FAULT_WRITE_BYTES   bytes each process may write under the folder before `write` fails (default
  *                   4096: a partial file is left for the caller to clean up, as on a disk that fills)
- *   KJ_FAULT_LOG    when set, each injected failure is reported on stderr */
+ *   KJ_FAULT_LOG    when set, each injected failure is reported on stderr
+ *   KJ_FAULT_PID    the process id getpid() returns (a container's 1), wherever the call is made */
 /* Both the plain and the 64-bit names are defined below (the library, built with 64-bit file offsets,
  * calls open64 and openat64), so the headers must not rename one into the other. */
 #undef _FILE_OFFSET_BITS
@@ -243,4 +244,12 @@ API int utimensat(int dirfd, const char *path, const struct timespec times[2], i
     REAL(utimensat);
     if (inject("utime", dirfd, path)) return -1;
     return real_utimensat(dirfd, path, times, flags);
+}
+
+/* KJ_FAULT_PID: the process id every getpid() returns, as in a container where each run is process
+ * 1: a file named after the process id that a killed run left is then in the way of the next. */
+API pid_t getpid(void) {
+    REAL(getpid);
+    const char *pid = getenv("KJ_FAULT_PID");
+    return pid && *pid ? (pid_t)atol(pid) : real_getpid();
 }

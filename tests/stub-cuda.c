@@ -204,7 +204,8 @@ static const char *known_params(const char *name) {
         const char *part, *sizes;
     } known[] = {{"vadd", "8,8,8,4"},      {"scaleIf", "8,4,4"},    {"scaleId", "8,8,4"},
                  {"axpyId", "8,8,8,4"},    {"transpose", "8,8,4,4"}, {"accumulate", "8,8,4"},
-                 {"scalars", "1,2,8,8"},  {"coop_sum", "8,4,8,8"}, {"affine", "16,8,8"}};
+                 {"scalars", "1,2,8,8"},  {"coop_sum", "8,4,8,8"}, {"affine", "16,8,8"},
+                 {"blend", "8,8,8,4"}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strstr(name, known[i].part)) return known[i].sizes;
     return "";
@@ -366,6 +367,11 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         float *c = ptr_at(params, 2);
         int n = int_at(params, 3);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) c[i] = a[i] + b[i];
+    } else if (strstr(name, "blend")) { /* link_main.cu with link_lib.cu: out = (3x - y) * 0.5 */
+        const float *x = ptr_at(params, 0), *y = ptr_at(params, 1);
+        float *out = ptr_at(params, 2);
+        int n = int_at(params, 3);
+        for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) out[i] = (3.0f * x[i] - y[i]) * 0.5f;
     } else if (strstr(name, "accumulate")) { /* (float *y, const float *x, int n) */
         float *y = ptr_at(params, 0);
         const float *x = ptr_at(params, 1);

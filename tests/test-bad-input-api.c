@@ -6,7 +6,10 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static char *cache_dir;
 
@@ -218,6 +221,27 @@ static void test_source_text_not_a_kernel(void **state) {
     expect_compile(&req, KJ_ERR_SOURCE, "'mine.cu' is not a kernel file");
 }
 
+static void test_malformed_source_list(void **state) {
+    (void)state;
+    char vadd[PATH_MAX];
+    snprintf(vadd, sizeof vadd, "%s/vadd.cu", KJ_TEST_KERNELS);
+    kj_request req = {.kernel = vadd, .source_count = 1};
+    expect_compile(&req, KJ_ERR_USAGE, "source_count is 1 but sources is NULL");
+    const char *null_source[] = {NULL};
+    req.sources = null_source;
+    expect_compile(&req, KJ_ERR_USAGE, "sources[0] is NULL: give paths to .cu files");
+    const char *name[] = {"reduce"};
+    req.sources = name;
+    expect_compile(&req, KJ_ERR_USAGE, "source 'reduce' is not a path to a .cu file");
+    const char *file[] = {vadd};
+    req.sources = file;
+    req.source_text = "extern \"C\" __global__ void k(int *o) {}";
+    expect_compile(&req, KJ_ERR_USAGE, "source_text with sources: a program of several sources is read from files");
+    req.source_text = NULL;
+    req.source_count = 64;
+    expect_compile(&req, KJ_ERR_USAGE, "64 more sources: a program links at most 64 sources in all");
+}
+
 static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o;
@@ -233,6 +257,28 @@ static void test_runtime_arch_malformed(void **state) {
     o.device = -5;
     EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "device -5");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
+}
+
+/* A remote cache configured wrongly through the options: a usage error at creation, before anything
+ * is contacted, naming the value; no runtime. */
+static void test_remote_cache_options_malformed(void **state) {
+    (void)state;
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.cache_dir = cache_dir;
+    o.remote_cache = "memcached://cache:11211";
+    kj_runtime *rt = (kj_runtime *)0x1;
+    size_t before = count_files(cache_dir);
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_cache='memcached://cache:11211' is not a Redis URL");
+    o.remote_cache = "redis://cache:6379";
+    o.remote_mode = (kj_remote_mode)9;
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_mode 9 is not KJ_REMOTE_DEFAULT");
+    o.remote_mode = KJ_REMOTE_DEFAULT;
+    o.remote_secret = "too short";
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "the secret is 9 bytes; 16 to 4096 are allowed");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+    assert_int_equal(count_files(cache_dir), before);
 }
 
 static void test_search_path_entry_is_a_file(void **state) {
@@ -310,12 +356,124 @@ static void test_damaged_tuning_database(void **state) {
     kj_test_rmdir(dir);
 }
 
+/* count macros M0=value, M1=value, ...; free with free_macros */
+typedef struct macros {
+    kj_define *d;
+    char (*names)[16];
+} macros;
+
+static macros make_macros(int count, const char *value) {
+    macros m = {calloc((size_t)count, sizeof *m.d), calloc((size_t)count, sizeof *m.names)};
+    assert_true(m.d && m.names);
+    for (int i = 0; i < count; i++) {
+        snprintf(m.names[i], sizeof m.names[i], "M%d", i);
+        m.d[i] = (kj_define){m.names[i], value};
+    }
+    return m;
+}
+
+static void free_macros(macros m) {
+    free(m.d);
+    free(m.names);
+}
+
+/* A C++ entry whose stored description passes the entry format's 64 KiB (1000 macros of 256
+ * characters): once its lowered name was cut off, and every later process failed with "not a
+ * kernel" until `cache clear`. A new runtime loads it from the disk. */
+static void test_long_description_keeps_the_lowered_name(void **state) {
+    (void)state;
+    char value[257];
+    memset(value, 'v', 256);
+    value[256] = '\0';
+    macros m = make_macros(1000, value);
+    kj_request req = {.kernel = "scale.cu", .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
+                      .entry = "scale<3>", .defines = m.d, .define_count = 1000};
+    kj_kernel *k = NULL;
+    kj_origin origin;
+    for (int run = 0; run < 2; run++) {
+        kj_runtime *rt = device_runtime();
+        kj_status s = kj_kernel_get(rt, &req, &k, &origin);
+        if (s != KJ_OK) fail_msg("run %d: %s", run, kj_last_error());
+        assert_int_equal(origin, run == 0 ? KJ_ORIGIN_COMPILED : KJ_ORIGIN_DISK);
+        kj_runtime_destroy(rt);
+    }
+    free_macros(m);
+}
+
+/* More macros than a metadata block may declare: once "out of memory" (NVRTC's option list ran out) */
+static void test_too_many_macros(void **state) {
+    (void)state;
+    macros m = make_macros(1025, "1");
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    kj_request req = {.kernel = "mine.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
+                      .defines = m.d, .define_count = 1025};
+    EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "1025 macros for mine: at most 1024 are allowed");
+    req.define_count = 1024; /* the limit itself compiles */
+    KJ_ASSERT_OK(kj_compile(rt, &req, NULL));
+    assert_true(count_files(cache_dir) > before);
+    kj_runtime_destroy(rt);
+    free_macros(m);
+}
+
+/* The process out of file descriptors, in a new process (NVRTC opens its builtins library in a
+ * process's first compile, and this one has compiled): a compile used to fail with NVRTC's "Make sure
+ * that libnvrtc-builtins.so is installed correctly", after the cache had quietly been given up. */
+static int compile_without_descriptors(const char *dir) {
+    kj_runtime *rt = kj_test_runtime(dir, KJ_DEVICE_NONE, NULL);
+    struct rlimit rl;
+    if (!rt || getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
+    rl.rlim_cur = 32;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
+    int fds[64], n = 0;
+    while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0) n++;
+    kj_request req = {.kernel = "vector_add"};
+    kj_status s = kj_compile(rt, &req, NULL);
+    while (n > 0) close(fds[--n]);
+    printf("%s\n%s", kj_status_name(s), kj_last_error());
+    kj_runtime_destroy(rt);
+    return 0;
+}
+
+static void test_out_of_file_descriptors(void **state) {
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        execl("/proc/self/exe", "test-bad-input-api", "--out-of-descriptors", cache_dir, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    char out[8192];
+    size_t got = 0;
+    for (ssize_t r; got < sizeof out - 1 && (r = read(p[0], out + got, sizeof out - 1 - got)) > 0;) got += (size_t)r;
+    out[got] = '\0';
+    close(p[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *message = strchr(out, '\n');
+    assert_non_null(message);
+    *message++ = '\0';
+    assert_string_equal(out, kj_status_name(KJ_ERR_IO));
+    /* the cause leads; NVRTC's own words follow it */
+    if (!strstr(message, "Too many open files: this process has all the"))
+        fail_msg("the message does not name the cause: %s", message);
+    assert_true(strstr(message, "Too many open files") < strchr(message, '\n'));
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--out-of-descriptors") == 0) return compile_without_descriptors(argv[2]);
     if (argc != 2) {
         fprintf(stderr, "usage: test-bad-input-api path/to/libstub-cuda.so\n");
         return 2;
     }
     setenv("KERNJIT_LIBCUDA", argv[1], 1); /* before the first kj_ call loads a driver */
+    unsetenv("KERNJIT_REMOTE_CACHE");
     cache_dir = kj_test_tmpdir();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reduce_byte_count_overflows),
@@ -329,12 +487,17 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_define_value_with_space),
         cmocka_unit_test(test_request_arch_malformed),
         cmocka_unit_test(test_too_many_options),
+        cmocka_unit_test(test_too_many_macros),
+        cmocka_unit_test(test_long_description_keeps_the_lowered_name),
         cmocka_unit_test(test_source_text_not_a_kernel),
         cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
+        cmocka_unit_test(test_remote_cache_options_malformed),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
         cmocka_unit_test(test_damaged_tuning_database),
+        cmocka_unit_test(test_out_of_file_descriptors),
+        cmocka_unit_test(test_malformed_source_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

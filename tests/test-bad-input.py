@@ -5,13 +5,15 @@ Command-line rows (C): the command is run (placeholders expanded, leading NAME=V
 environment); its exit code must be the row's, its output must contain the row's message, and the
 work folder (the cache with one valid entry, the fixture files) must be exactly as it was: no file
 added, removed or changed, which is what "Unchanged" promises.
-Library rows (A) and cache-fault rows (F) are tested by tests/test-bad-input-api.c and
-tests/test-cache-faults.sh: here each row must name a test that exists, the test must use the row's
-status or warning, and every test there must be a row, so that the table and the tests cannot drift.
+Library rows (A), cache-fault rows (F) and remote-cache-fault rows (R) are tested by
+tests/test-bad-input-api.c, tests/test-cache-faults.sh and tests/test-remote.sh: here each row must
+name a test that exists, the test must use the row's status or warning, and every test there must be a
+row, so that the table and the tests cannot drift.
 
 usage: test-bad-input.py --doc docs/bad-input.md --kernjit build/tools/kernjit --stub libstub-cuda.so
                          --kernels tests/kernels --api-test tests/test-bad-input-api.c
-                         --faults-test tests/test-cache-faults.sh [--only C12,C40]
+                         --faults-test tests/test-cache-faults.sh --remote-test tests/test-remote.sh
+                         [--only C12,C40]
 (meson test test-bad-input passes all of them; --only runs just those command-line rows)
 """
 import argparse
@@ -24,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-ROW = re.compile(r'^\|\s*([CAF])(\d+)\s*\|')
+ROW = re.compile(r'^\|\s*([CAFR])(\d+)\s*\|')
 ENV_WORD = re.compile(r'^[A-Z_][A-Z0-9_]*=')
 CODE = re.compile(r'`([^`]*)`')
 
@@ -75,15 +77,31 @@ def make_fixtures(w, kernjit, kernels):
     os.mkfifo(os.path.join(w, 'fifo.h'))
     with open(os.path.join(w, 'usesfifo.cu'), 'w') as f:
         f.write('#include "fifo.h"\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
-    # a folder for KERNJIT_PATH holding a looping link where NAME.cu belongs
+    # a folder for KERNJIT_PATH holding a looping link where NAME.cu belongs, and a FIFO
     os.mkdir(os.path.join(w, 'links'))
     os.symlink('loop.cu', os.path.join(w, 'links', 'loop.cu'))
+    os.mkfifo(os.path.join(w, 'links', 'pipe.cu'))
+    os.symlink(os.path.join(w, 'nowhere.cu'), os.path.join(w, 'links', 'dangling.cu'))
     with open(os.path.join(w, 'requires.cu'), 'w') as f:
         f.write('//@kernjit entry k\n//@kernjit param A 0 1 2 = 1\n//@kernjit require 10 / A > 0\n'
                 'extern "C" __global__ void k(int *o) { o[0] = A; }\n')
     with open(os.path.join(w, 'macroinc.cu'), 'w') as f:
         f.write('#include CONFIG_HEADER\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
     shutil.copy(os.path.join(kernels, 'vadd.cu'), os.path.join(w, 'vadd.cu'))
+    # a program of two sources, and sources that leave a symbol undefined or define one twice
+    shutil.copy(os.path.join(kernels, 'link_main.cu'), os.path.join(w, 'linkmain.cu'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib.cu'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cuh'), os.path.join(w, 'link_lib.cuh'))
+    shutil.copy(os.path.join(kernels, 'link_lib.cu'), os.path.join(w, 'linklib2.cu'))
+    # the first files of a user: a C library header, a header of host functions
+    with open(os.path.join(w, 'stdio.cu'), 'w') as f:
+        f.write('#include <stdio.h>\nextern "C" __global__ void k(int *x) { printf("%d\\n", *x); }\n')
+    with open(os.path.join(w, 'hostdecl.h'), 'w') as f:
+        f.write('int twice(int x) { return 2 * x; }\n')
+    with open(os.path.join(w, 'hostdecl.cu'), 'w') as f:
+        f.write('#include "hostdecl.h"\nextern "C" __global__ void k(int *x) { *x = twice(*x); }\n')
+    with open(os.path.join(w, 'emptylib.cu'), 'w') as f:
+        f.write('// defines nothing the other source needs\n')
     # a cache holding one valid entry (vadd, as `kernjit launch` on the stub device builds it)
     env = dict(os.environ, KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='')
     subprocess.run([kernjit, 'compile', os.path.join(w, 'vadd.cu'), '--arch', 'sm_90'], env=env, check=True,
@@ -116,6 +134,20 @@ def expand(text, values):
     return text
 
 
+def nested(w, length):
+    """A path under w of about length characters, in folders of 200 (none of them exists)."""
+    path = w
+    while len(path) < length - 201:
+        path += '/' + 'd' * 200
+    return path
+
+
+# A message is at most 2047 bytes (src/message.c): a long path loses its middle, never the reason
+# after it. With the command's name or the level before it ("kernjit run mandelbrot: "), no line of
+# a row's output may be longer.
+LONGEST_LINE = 2047 + 40
+
+
 def run_command_rows(rows, args, only):
     w = os.path.realpath(tempfile.mkdtemp(prefix='kernjit-bad-input-'))
     failures = 0
@@ -130,9 +162,13 @@ def run_command_rows(rows, args, only):
             'LONGENTRY': 'e' * 600,                                  # an entry: at most 512
             'LONGMACRO': 'M' * 65,                                   # a macro name: at most 64
             'LONGVALUE': 'v' * 300,                                  # a macro value: at most 256
+            'LONGFILE': 'f' * 300,                                   # a file name: at most 255
+            'DEEPPATH': nested(w, 4000) + '/x.cu',                   # within PATH_MAX, beyond a message
+            'DEEPDIR': nested(w, 5000),                              # beyond PATH_MAX
         }
         base = dict(os.environ)
-        for k in ('KJ_STUB_FREE', 'KJ_STUB_PARAMS', 'KERNJIT_CACHE_MAX'):
+        for k in ('KJ_STUB_FREE', 'KJ_STUB_PARAMS', 'KERNJIT_CACHE_MAX', 'KERNJIT_REMOTE_CACHE', 'KERNJIT_REMOTE_SECRET',
+                  'KERNJIT_REMOTE_MODE'):
             base.pop(k, None)
         # no driver unless a row asks for the stub's device: the same answers on a machine with a GPU
         base.update(KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='',
@@ -171,6 +207,9 @@ def run_command_rows(rows, args, only):
                 problems.append('exited %s, expected %d' % (rc, want_exit))
             if needle not in out:
                 problems.append('the output lacks %r' % needle)
+            longest = max(len(line.encode('utf-8')) for line in out.split('\n'))
+            if longest > LONGEST_LINE:
+                problems.append('a line of %d bytes: messages are at most %d' % (longest, LONGEST_LINE))
             if before != after:
                 changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
                 problems.append('changed: ' + ', '.join(changed[:5]))
@@ -222,10 +261,10 @@ def check_library_rows(rows, api_test):
     return failures
 
 
-def check_fault_rows(rows, faults_test):
+def check_fault_rows(rows, faults_test, kind='F'):
     with open(faults_test, encoding='utf-8') as f:
         text = f.read()
-    markers = set(re.findall(r'# row (F\d+)\b', text))
+    markers = set(re.findall(r'# row (%s\d+)\b' % kind, text))
     failures = 0
     for rid, c, line in rows:
         if len(c) != 6:
@@ -249,19 +288,20 @@ def check_fault_rows(rows, faults_test):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ('--doc', '--kernjit', '--stub', '--kernels', '--api-test', '--faults-test'):
+    for a in ('--doc', '--kernjit', '--stub', '--kernels', '--api-test', '--faults-test', '--remote-test'):
         ap.add_argument(a, required=True)
     ap.add_argument('--only', default='')
     args = ap.parse_args()
     only = set(filter(None, args.only.split(',')))
     rows = read_rows(args.doc)
-    by_kind = {k: [r for r in rows if r[0][0] == k] for k in 'CAF'}
+    by_kind = {k: [r for r in rows if r[0][0] == k] for k in 'CAFR'}
     ran, failures = run_command_rows(by_kind['C'], args, only)
     if not only:
         failures += check_library_rows(by_kind['A'], args.api_test)
         failures += check_fault_rows(by_kind['F'], args.faults_test)
-    print('%d rows: %d command-line (%d run), %d library, %d cache faults; %d failure(s)' %
-          (len(rows), len(by_kind['C']), ran, len(by_kind['A']), len(by_kind['F']), failures))
+        failures += check_fault_rows(by_kind['R'], args.remote_test, 'R')
+    print('%d rows: %d command-line (%d run), %d library, %d cache faults, %d remote cache faults; %d failure(s)' %
+          (len(rows), len(by_kind['C']), ran, len(by_kind['A']), len(by_kind['F']), len(by_kind['R']), failures))
     return 1 if failures else 0
 
 

@@ -138,6 +138,13 @@ KJ_FAULT_DIR="$work/F9" KJ_FAULT=mkdir=EACCES LD_PRELOAD="$SHIM" KERNJIT_CACHE_D
     run F9 0 "$RAN" "cannot create the cache folder $c (Permission denied)" "${LAUNCH[@]}"
 [ ! -e "$work/F9" ] && ok "F9: nothing created" || fail "F9: $(find "$work/F9")"
 
+# row F23: a folder deep in the path cannot be made (EACCES) after two above it were: those two are
+# removed again, nothing is left
+c="$work/F23/a/b/c/cache"
+KJ_FAULT_DIR="$work/F23/a/b" KJ_FAULT=mkdir=EACCES LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F23 0 "$RAN" "cannot create the cache folder $c (Permission denied)" "${LAUNCH[@]}"
+[ ! -e "$work/F23" ] && ok "F23: the folders made on the way are gone" || fail "F23: left $(find "$work/F23")"
+
 # row F10: a read-only file system, holding a good entry of another kernel: vadd compiles and runs,
 # the other entry stays as it was and still hits
 RO=create=EROFS,mkdir=EROFS,rename=EROFS,unlink=EROFS,utime=EROFS
@@ -236,9 +243,28 @@ c="$work/F17b"
 db_with_two "$c"
 head -c $((17 << 20)) /dev/zero | tr '\0' '#' >> "$c/tuning.db"
 before=$(md5sum < "$c/tuning.db")
-KERNJIT_CACHE_DIR="$c" run F17 1 "" "is not a regular file of at most" "$K" tune --forget
+KERNJIT_CACHE_DIR="$c" run F17 1 "" "bytes, more than the 16777216 a database may have" "$K" tune --forget
 [ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the large database was left as it was" \
     || fail "F17: the large database changed"
+# ... a FIFO (reading it would wait for a writer): refused at once, left as it is
+c="$work/F17d"
+mkdir -p -m 700 "$c" && mkfifo "$c/tuning.db"
+KERNJIT_CACHE_DIR="$c" run F17 1 "" "(it is a special file, not a regular file): it is left as it is" \
+    timeout 60 "$K" tune --forget
+[ -p "$c/tuning.db" ] && ok "F17: the FIFO was left as it was" || fail "F17: $(ls -l "$c")"
+# ... and one this user may not read (EACCES): as nobody, the file root's
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    c="$work/F17c"
+    db_with_two "$c"
+    chmod 600 "$c/tuning.db" && chown 65534 "$c" && chmod 711 "$work"
+    before=$(md5sum < "$c/tuning.db")
+    KERNJIT_CACHE_DIR="$c" run F17 1 "" "cannot be read (Permission denied): it is left as it is" \
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$K" tune --forget
+    [ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the forbidden database was left as it was" \
+        || fail "F17: the forbidden database changed"
+else
+    echo "skip: F17 EACCES (needs root and setpriv)"
+fi
 
 # row F18: a temporary file a killed writer left (its process id reused) blocks nothing: the update
 # goes through and the leftover is removed
@@ -286,6 +312,33 @@ KJ_FAULT_DIR="$s" KJ_FAULT=write=ENOSPC KJ_FAULT_WRITE_BYTES=100 LD_PRELOAD="$SH
     run F22 1 "" "No space left on device (the file is as it was)" "${LAUNCH[@]}" --save "2=$s/out.bin"
 [ "$(head -c 16 "$s/out.bin")" = "previous results" ] && [ "$(ls -A "$s")" = "out.bin" ] \
     && ok "F22: the previous file is whole, nothing else left" || fail "F22: $(ls -A "$s"): $(head -c 40 "$s/out.bin")"
+
+# row F24: `launch --save` where a killed run left its temporary file, and process ids repeat (a
+# container's process 1): the save goes through, and the previous file is replaced whole
+s="$work/F24"
+mkdir -p "$s"
+printf 'previous results' > "$s/out.bin"
+touch "$s/out.bin.tmp-1"
+KJ_FAULT_PID=1 LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$work/F24-cache" run F24 0 "saved --arg 2 (4000 bytes)" "" \
+    "${LAUNCH[@]}" --save "2=$s/out.bin"
+[ "$(od -An -tf4 -j 3996 -N4 "$s/out.bin" | tr -d ' ')" = 1001 ] && [ "$(ls -A "$s")" = "$(printf 'out.bin\nout.bin.tmp-1')" ] \
+    && ok "F24: saved, and nothing else left" || fail "F24: $(ls -A "$s")"
+
+# row F25: `launch` as a user who may not read an @FILE input, or write the --save folder: a usage
+# error before anything compiles or runs (nothing in the cache)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    s="$work/F25"
+    mkdir -p "$s/cache" "$s/ro" && cp "$KD/vadd.cu" "$s/" && head -c 4000 /dev/zero > "$s/in.bin"
+    chmod 600 "$s/in.bin" && chmod 755 "$s/ro" && chown 65534 "$s/cache" && chmod 700 "$s/cache" && chmod 711 "$work"
+    AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups "$K" launch "$s/vadd.cu" --grid 4 --block 256)
+    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "cannot read '$s/in.bin': Permission denied" "${AS_NOBODY[@]}" \
+        --arg "f32[1000]=@$s/in.bin" --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000
+    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "the folder '$s/ro' is not writable" "${AS_NOBODY[@]}" \
+        --arg 'f32[1000]=1' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000 --save "2=$s/ro/out.bin"
+    [ -z "$(find "$s/cache" "$s/ro" -mindepth 1)" ] && ok "F25: nothing compiled, nothing written" || fail "F25: $(find "$s/cache" "$s/ro")"
+else
+    echo "skip: F25 (needs root and setpriv)"
+fi
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"

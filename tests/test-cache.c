@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -183,6 +184,7 @@ static void test_unsafe_folders_refused(void **state) {
     assert_null(open_cache(kj_test_dir, 0, &log));
     assert_int_equal(log.warnings, 1);
     assert_non_null(strstr(log.last, "others may write to it"));
+    assert_non_null(strstr(log.last, "chmod 700 the folder"));
     assert_int_equal(chmod(kj_test_dir, 0755), 0); /* readable by others is fine; writable is not */
     kj__cache *c = open_cache(kj_test_dir, 0, &log);
     assert_non_null(c);
@@ -191,6 +193,9 @@ static void test_unsafe_folders_refused(void **state) {
         assert_int_equal(chown(kj_test_dir, 65534, 65534), 0);
         assert_null(open_cache(kj_test_dir, 0, &log));
         assert_non_null(strstr(log.last, "owned by uid 65534"));
+        /* chmod would not do for a folder another user owns */
+        assert_null(strstr(log.last, "chmod"));
+        assert_non_null(strstr(log.last, "set KERNJIT_CACHE_DIR to one of your own"));
         assert_int_equal(chown(kj_test_dir, 0, 0), 0);
     }
     /* a subfolder that others may write to is not used either */
@@ -210,6 +215,106 @@ static void test_unsafe_folders_refused(void **state) {
     snprintf(path, sizeof path, "%s/file/cache", kj_test_dir);
     assert_null(open_cache(path, 0, &log));
     assert_non_null(strstr(log.last, "cannot create"));
+}
+
+/* A cache folder path that cannot work is refused before anything is made: once a path of 5000
+ * characters made some 20 nested folders before it failed. */
+static void test_unusable_paths_create_nothing(void **state) {
+    (void)state;
+    kj_test_log log;
+    char path[6000];
+    int n = snprintf(path, sizeof path, "%s", kj_test_dir);
+    while (n < 5000) n += snprintf(path + n, sizeof path - (size_t)n, "/%0200d", 0);
+    assert_null(open_cache(path, 0, &log));
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "characters, at most 4031"));
+    assert_int_equal(count_files(kj_test_dir, NULL), 0);
+    /* one name longer than the file system takes, below folders that do not exist yet */
+    snprintf(path, sizeof path, "%s/a/b/%0300d/cache", kj_test_dir, 0);
+    assert_null(open_cache(path, 0, &log));
+    assert_non_null(strstr(log.last, "it has a name of 300 characters"));
+    assert_int_equal(count_files(kj_test_dir, NULL), 0);
+    /* a parent that anyone may write: refused before the folder is made in it */
+    snprintf(path, sizeof path, "%s/open", kj_test_dir);
+    assert_int_equal(mkdir(path, 0777), 0);
+    assert_int_equal(chmod(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/open/cache", kj_test_dir);
+    assert_null(open_cache(path, 0, &log));
+    assert_non_null(strstr(log.last, "may be written by anyone without the sticky bit"));
+    snprintf(path, sizeof path, "%s/open", kj_test_dir);
+    assert_int_equal(count_files(path, NULL), 0);
+}
+
+/* No descriptor is held between uses, so the folder is checked at each one: a cache folder swapped
+ * for a link after it was opened is not written through, and one removed is made again. */
+static void test_folder_checked_at_each_use(void **state) {
+    (void)state;
+    char root[PATH_MAX], elsewhere[PATH_MAX], path[PATH_MAX], *payload = NULL, *moved;
+    snprintf(root, sizeof root, "%s/cache", kj_test_dir);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", kj_test_dir);
+    kj_test_log log;
+    kj__cache *c = open_cache(root, 0, &log);
+    assert_non_null(c);
+    kj__key k = make_key(7);
+    size_t len;
+    uint32_t flags;
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "abc", 3, 0, path), 0);
+    /* swapped for a link to a folder of the same owner */
+    assert_int_equal(mkdir(elsewhere, 0700), 0);
+    assert_non_null(moved = kj__asprintf("%s/moved", kj_test_dir));
+    assert_int_equal(rename(root, moved), 0);
+    assert_int_equal(symlink(elsewhere, root), 0);
+    kj__key k2 = make_key(8);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "def", 3, 0, path), -1);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__MISS);
+    assert_int_equal(count_files(elsewhere, NULL), 0);
+    /* removed: the next store makes it again */
+    assert_int_equal(unlink(root), 0);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "def", 3, 0, path), 0);
+    assert_int_equal(kj__cache_load(c, "sm_90", &k2, &payload, &len, &flags, NULL, path), KJ__HIT);
+    assert_memory_equal(payload, "def", 3);
+    free(payload);
+    free(moved);
+    kj__cache_close(c);
+}
+
+/* Runtimes hold no descriptor for their caches: 1000 of them in a process that may open 64 files
+ * all read and write theirs (each once held its folder open, and most then compiled in memory only). */
+static void test_many_runtimes_keep_their_cache(void **state) {
+    (void)state;
+    struct rlimit old, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 64;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    enum { RUNTIMES = 1000 };
+    kj_runtime **rts = calloc(RUNTIMES, sizeof *rts);
+    assert_non_null(rts);
+    kj_test_log log;
+    for (int i = 0; i < RUNTIMES; i++) {
+        rts[i] = kj_test_runtime(kj_test_dir, KJ_DEVICE_NONE, &log);
+        assert_non_null(rts[i]);
+        assert_non_null(kj_cache_dir(rts[i]));
+        assert_int_equal(log.warnings, 0);
+    }
+    kj_define d = {"N", "5"};
+    kj_request req = {.kernel = "k.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = N; }\n",
+                      .defines = &d, .define_count = 1};
+    kj_compile_result res;
+    KJ_ASSERT_OK(kj_compile(rts[0], &req, &res));
+    assert_true(res.stored && !res.cache_hit);
+    for (int i = 1; i < RUNTIMES; i++) {
+        KJ_ASSERT_OK(kj_compile(rts[i], &req, &res));
+        if (!res.cache_hit) fail_msg("runtime %d missed its disk cache: %s", i, log.last);
+    }
+    d.value = "6"; /* and the last one stores */
+    KJ_ASSERT_OK(kj_compile(rts[RUNTIMES - 1], &req, &res));
+    assert_true(res.stored);
+    assert_int_equal(log.warnings, 0);
+    for (int i = 0; i < RUNTIMES; i++) kj_runtime_destroy(rts[i]);
+    free(rts);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 
 static void age(const char *dir, const kj__key *k, time_t when) {
@@ -311,5 +416,6 @@ static void test_parse_entry_rejects_short_input(void **state) {
 KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_store_load), cmocka_unit_test(test_truncated),
              cmocka_unit_test(test_bit_flips), cmocka_unit_test(test_wrong_length_or_key),
              KJ_TEST_IN_DIR(test_symlink_never_followed), KJ_TEST_IN_DIR(test_unsafe_folders_refused),
-             KJ_TEST_IN_DIR(test_eviction_lru), KJ_TEST_IN_DIR(test_list_and_clear),
-             cmocka_unit_test(test_parse_entry_rejects_short_input))
+             KJ_TEST_IN_DIR(test_unusable_paths_create_nothing), KJ_TEST_IN_DIR(test_folder_checked_at_each_use),
+             KJ_TEST_IN_DIR(test_many_runtimes_keep_their_cache), KJ_TEST_IN_DIR(test_eviction_lru),
+             KJ_TEST_IN_DIR(test_list_and_clear), cmocka_unit_test(test_parse_entry_rejects_short_input))

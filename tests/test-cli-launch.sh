@@ -24,7 +24,8 @@ L="$K launch $KD/vadd.cu --grid 1 --block 32"
 expect 0 "usage: kernjit launch" "$K" launch --help
 expect 0 "launch" "$K" --help
 expect 2 "which kernel" "$K" launch --grid 1 --block 1
-expect 2 "one kernel at a time (got 'b.cu' too)" "$K" launch a.cu b.cu --grid 1 --block 1
+expect 2 "'reduce' is not a .cu file: several sources are linked into one program" "$K" launch a.cu reduce --grid 1 --block 1
+expect 2 "two entries ('x' and 'y')" "$K" launch a.cu:x b.cu:y --grid 1 --block 1
 expect 2 "--grid is required" "$K" launch "$KD/vadd.cu" --block 1
 expect 2 "--block is required" "$K" launch "$KD/vadd.cu" --grid 1
 expect 2 "names no entry after ':'" "$K" launch "$KD/vadd.cu:" --grid 1 --block 1
@@ -182,6 +183,13 @@ KJ_STUB_CC=80 expect 1 "thread-block clusters need compute capability 9.0 or lat
     --arg i32=8 --repeat 0
 expect 2 "--pending '0' is not a count" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 --pending 0 \
     --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8
+# a program of two sources, the entry named on either
+expect 0 "[3] 4" "$K" launch "$KD/link_main.cu" "$KD/link_lib.cu:blend" --grid 1 --block 32 --arg 'f32[4]=iota' \
+    --arg 'f32[4]=1' --arg 'f32[4]=zeros' --arg i32=4 --print 2 --repeat 0
+expect 0 "[1] 1" "$K" launch "$KD/link_lib.cu" "$KD/link_main.cu:blend" --grid 1 --block 32 --arg 'f32[4]=iota' \
+    --arg 'f32[4]=1' --arg 'f32[4]=zeros' --arg i32=4 --print 2 --repeat 0
+expect 2 "have several kernels (blend, tile_sums)" "$K" launch "$KD/link_main.cu" "$KD/link_lib.cu" --grid 1 \
+    --block 32 --arg 'f32[4]=iota'
 
 # a driver without cuFuncGetParamInfo: the count comes from the source, sizes are not checked
 export KERNJIT_LIBCUDA="$STUB_OLD"

@@ -40,6 +40,30 @@ expect 0 "warnings when it compiled this kernel (now from the cache)" "$K" compi
 expect 0 '"warnings":"' "$K" compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 --json
 out=$("$K" -q compile "$W/redefined.cu" -D BLOCK_ROWS=8 --arch sm_90 2>&1)
 if grep -q warning <<<"$out"; then echo "FAIL: -q still shows NVRTC's warnings: $out"; failures=$((failures + 1)); fi
+# each kernel's resources, known without a GPU, in text and JSON; ptxas's report is no warning
+KD="$(dirname "$0")/kernels"
+expect 0 "entry  shared_tile: " "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90
+expect 0 "B stack, 256 B static shared, no spills" "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90
+expect 0 '"resources":[{"symbol":"' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 '"spill_store_bytes":0,"spill_load_bytes":0,"stack_bytes":0,"shared_static_bytes":256}' "$K" compile \
+    "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 '"warnings":"",' "$K" compile "$KD/resources.cu:shared_tile" --arch sm_90 --json
+expect 0 "SPILLS" "$K" compile "$KD/resources.cu:many_live" --arch sm_90 --option=-maxrregcount=24
+# the toolkit's headers are keyed by a fingerprint of its folder: a new process sees an edit
+mkdir -p "$W/toolkit/include"
+printf '#define TK 1\n' > "$W/toolkit/include/tk_version.h"
+printf '#include <tk_version.h>\nextern "C" __global__ void k(int *o) { o[0] = TK; }\n' > "$W/usestk.cu"
+tk_key() { KERNJIT_CUDA_HOME="$W/toolkit" "$K" compile "$W/usestk.cu" --arch sm_90 --json | grep -o '"key":"[0-9a-f]*"'; }
+before=$(tk_key)
+printf '#define TK 22\n' > "$W/toolkit/include/tk_version.h"
+if [ -z "$before" ] || [ "$before" = "$(tk_key)" ]; then
+    echo "FAIL: editing a toolkit header left the key as it was ($before)"; failures=$((failures + 1))
+fi
+# a program of several sources, linked by nvJitLink
+expect 0 "(2 sources linked)" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu:blend" --arch sm_90
+expect 0 '"sources":["' "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --entry tile_sums --arch sm_90 --json
+expect 2 "--all compiles the variants of one kernel file" "$K" compile "$KD/link_main.cu" "$KD/link_lib.cu" --all
+expect 2 "two entries ('blend' and 'tile_sums')" "$K" compile "$KD/link_main.cu:blend" "$KD/link_lib.cu:tile_sums"
 # --json is valid UTF-8 whatever the bytes of a path; numbers at full precision
 mkdir -p "$W/bad"$'\xff'
 cp "$(dirname "$0")/kernels/vadd.cu" "$W/bad"$'\xff/'
@@ -48,6 +72,11 @@ if ! python3 -c 'import json,sys; json.loads(sys.stdin.buffer.read().decode("utf
     echo "FAIL: --json with a non-UTF-8 path is not valid UTF-8 JSON: $out"; failures=$((failures + 1))
 fi
 grep -qF 'bad\u00ff' <<<"$out" || { echo "FAIL: the stray byte is not \u00ff: $out"; failures=$((failures + 1)); }
+# ... and so is the whole cache's list, with that entry in it
+out=$(KERNJIT_CACHE_DIR="$W/bad"$'\xff/c' "$K" cache list --json)
+if ! python3 -c 'import json,sys; assert json.loads(sys.stdin.buffer.read().decode("utf-8"))' <<<"$out"; then
+    echo "FAIL: cache list --json with a non-UTF-8 path is not valid UTF-8 JSON: $out"; failures=$((failures + 1))
+fi
 # a terminal escape sequence in a name reaches the terminal as text
 out=$("$K" compile "$W/"$'\e[31mred.cu' --arch sm_90 2>&1)
 if grep -q $'\e' <<<"$out" || ! grep -qF '\x1b[31mred.cu' <<<"$out"; then
@@ -56,9 +85,16 @@ fi
 # a built-in's entry as NAME:ENTRY, as launch takes it
 expect 0 "reduce for sm_90:" "$K" compile reduce:reduce_simple --arch sm_90
 expect 2 "unknown entry 'nope' for reduce" "$K" compile reduce:nope --arch sm_90
-# a cache folder ending in a newline ($(cat file)) names the folder without it
-expect 0 "$(dirname "$KERNJIT_CACHE_DIR")/nl" env KERNJIT_CACHE_DIR="$(dirname "$KERNJIT_CACHE_DIR")/nl
-" "$K" cache path
+# a path variable with white space at an end ($(cat file) ends in a newline; a paste may start with a
+# space) is used without it, with a warning that shows it
+expect 0 "KERNJIT_CACHE_DIR='$W/nl\\n' has white space at an end: kernjit uses '$W/nl'" \
+    env KERNJIT_CACHE_DIR="$W/nl"$'\n' "$K" cache path
+[ -d "$W/nl" ] && [ ! -e "$W/nl"$'\n' ] && echo "ok: the folder is named without the newline" \
+    || { echo "FAIL: $(ls "$W")"; failures=$((failures + 1)); }
+mkdir -p "$W/path" && cp "$W/redefined.cu" "$W/path/onpath.cu"
+expect 0 "onpath for sm_90:" env KERNJIT_PATH=$'\t'"$W/path"$'\n' "$K" compile onpath --arch sm_90
+expect 0 "linked with the device runtime" env KERNJIT_CUDA_HOME=" ${KERNJIT_CUDA_HOME:-${CUDA_HOME:-/usr/local/cuda}} " \
+    "$K" compile nested --arch sm_90 -D T=f64
 # several targets in one run, each its own entry
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
 expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
@@ -131,6 +167,9 @@ expect 2 "is not a compute capability" "$K" tune --forget --cc 9
 expect 0 "0 entries" "$K" tune --show
 expect 0 "removed 0 entries" "$K" tune --forget
 db="$KERNJIT_CACHE_DIR/tuning.db"
+# forgetting nothing writes nothing: no database is made where there was none
+[ ! -e "$db" ] && echo "ok: --forget of nothing made no database" \
+    || { echo "FAIL: --forget of nothing made $db"; failures=$((failures + 1)); }
 {
     printf '# a comment\n'
     printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n'

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "kernel_map.h"
+#include "log.h"
 
 static void test_status_table(void **state) {
     (void)state;
@@ -42,6 +43,104 @@ static void test_last_error_per_thread(void **state) {
     assert_string_equal(kj_last_error(), "bad value 7\nlog line 1\nlog line 2"); /* untouched by the other thread */
 }
 
+/* Whether s is valid UTF-8: a shortened message must not split a character. */
+static int valid_utf8(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        if (!n) return 0;
+        for (int i = 1; i < n; i++)
+            if ((p[i] & 0xc0) != 0x80) return 0;
+        p += n;
+    }
+    return 1;
+}
+
+static int ends_with(const char *s, const char *tail) {
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* A path of n bytes: /work/<folders of 200 x>/the/file.cu */
+static char *long_path(size_t n, const char *letter) {
+    char *p = malloc(n + 8);
+    strcpy(p, "/work");
+    while (strlen(p) + 201 + strlen("/the/file.cu") < n) {
+        strcat(p, "/");
+        for (int i = 0; i < 200; i += (int)strlen(letter)) strcat(p, letter);
+    }
+    strcat(p, "/the/file.cu");
+    return p;
+}
+
+static void test_message_keeps_the_reason(void **state) {
+    (void)state;
+    char out[KJ__MESSAGE_MAX];
+    /* a message that fits is as printf makes it */
+    assert_int_equal(kj_message_format(out, sizeof out, "cannot open '%s': %s", "/a/b.cu", "No such file"), 35);
+    assert_string_equal(out, "cannot open '/a/b.cu': No such file");
+    /* a path of 5000 bytes: its middle goes, its start, its end and the reason stay */
+    char *path = long_path(5000, "x");
+    size_t n = kj_message_format(out, sizeof out, "cannot open '%s': %s", path, "File name too long");
+    assert_int_equal(n, strlen(out));
+    assert_true(n < sizeof out && n > sizeof out - 40); /* the room is used, not wasted */
+    assert_true(ends_with(out, "/the/file.cu': File name too long"));
+    assert_memory_equal(out, "cannot open '/work/xxx", 22);
+    assert_non_null(strstr(out, "\xe2\x80\xa6"));
+    /* two paths share the room alike, and both keep their ends */
+    n = kj_message_format(out, sizeof out, "cannot rename %s to %s.new: %s", path, path, "No space left on device");
+    assert_true(n < sizeof out);
+    assert_true(ends_with(out, "/the/file.cu.new: No space left on device"));
+    assert_non_null(strstr(out, "/the/file.cu to /work/xxx"));
+    const char *mark = strstr(out, "\xe2\x80\xa6"), *second = mark ? strstr(mark + 3, "\xe2\x80\xa6") : NULL;
+    assert_non_null(second);
+    free(path);
+    /* characters of several bytes are never split */
+    path = long_path(5000, "\xc3\xa9\xe2\x82\xac"); /* é€ */
+    for (size_t size = 2; size < 300; size += 7) {
+        char small[300];
+        kj_message_format(small, size, "'%s': %s", path, "Permission denied");
+        assert_true(strlen(small) < size);
+        assert_true(valid_utf8(small));
+    }
+    kj_message_format(out, sizeof out, "'%s': %s", path, "Permission denied");
+    assert_true(valid_utf8(out));
+    assert_true(ends_with(out, "/the/file.cu': Permission denied"));
+    free(path);
+    /* one word that is the whole message: its start and its end */
+    char blob[5000];
+    memset(blob, 'b', sizeof blob - 4);
+    memcpy(blob + sizeof blob - 4, "END", 4);
+    kj_message_format(out, 100, "%s", blob);
+    assert_int_equal(strlen(out), 99);
+    assert_true(ends_with(out, "bEND"));
+    /* a buffer of 1 byte holds the NUL; of none, nothing is written */
+    assert_int_equal(kj_message_format(out, 1, "%s", blob), 0);
+    assert_string_equal(out, "");
+    out[0] = 'z';
+    assert_int_equal(kj_message_format(out, 0, "%s", blob), 0);
+    assert_int_equal(out[0], 'z');
+}
+
+static void remember(kj_log_level level, const char *message, void *user) {
+    (void)level;
+    snprintf(user, KJ__MESSAGE_MAX, "%s", message);
+}
+
+/* kj_last_error() and the log callback go through the same formatting */
+static void test_errors_and_logs_keep_the_reason(void **state) {
+    (void)state;
+    char *path = long_path(5000, "y");
+    assert_int_equal(KJ_FAIL(KJ_ERR_SOURCE, "cannot open '%s': %s", path, "File name too long"), KJ_ERR_SOURCE);
+    assert_true(strlen(kj_last_error()) < KJ__MESSAGE_MAX);
+    assert_true(ends_with(kj_last_error(), "/the/file.cu': File name too long"));
+    char seen[KJ__MESSAGE_MAX] = "";
+    kj__logger log = {remember, seen, KJ_LOG_INFO};
+    kj__log(&log, KJ_LOG_WARN, "cannot create the cache folder %s (%s); compiling in memory only", path,
+            "File name too long");
+    assert_true(ends_with(seen, "/the/file.cu (File name too long); compiling in memory only"));
+    free(path);
+}
+
 static void test_map(void **state) {
     (void)state;
     kj__map m = {0};
@@ -76,6 +175,7 @@ static void test_map(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_status_table), cmocka_unit_test(test_last_error_per_thread),
-                                       cmocka_unit_test(test_map)};
+                                       cmocka_unit_test(test_message_keeps_the_reason),
+                                       cmocka_unit_test(test_errors_and_logs_keep_the_reason), cmocka_unit_test(test_map)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

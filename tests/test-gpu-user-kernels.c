@@ -1,9 +1,13 @@
-/* Users' own kernels on the GPU (tests/kernels/jit_*.cu), as a user brings them: no metadata, no
- * options. Through the API: a cooperative grid-wide sum (grid.sync()), CUB block and warp reduce,
- * a libcu++ atomic histogram, fp16/bf16 axpy, dynamic parallelism without metadata (a tail launch),
- * thread-block clusters with distributed shared memory, a struct passed by value. Through `kernjit
- * launch`: the same features from the command line. Each result against a CPU computation on fresh
- * random inputs (seed printed), outputs poisoned first, at awkward sizes. Exits 77 without a GPU.
+/* Users' own kernels on the GPU (tests/kernels/jit_*.cu, link_*.cu), as a user brings them: no
+ * metadata, no options. Through the API: a cooperative grid-wide sum (grid.sync()), CUB block and
+ * warp reduce, BlockRadixSort and BlockScan, a libcu++ atomic histogram (also through a wrapper
+ * file), cuda::std::atomic_ref, cooperative groups' memcpy_async and inclusive_scan, fp16/bf16 axpy,
+ * dynamic parallelism without metadata (a tail launch), thread-block clusters with distributed
+ * shared memory, a struct passed by value, two sources linked by nvJitLink (a kernel calling a
+ * __device__ function and reading a __device__ variable of the other file), and the resources
+ * kj_compile reports against the driver's. Through `kernjit launch`: the same features from the
+ * command line. Each result against a CPU computation on fresh random inputs (seed printed), outputs
+ * poisoned first, at awkward sizes. Exits 77 without a GPU.
  * Usage: test-gpu-user-kernels path/to/kernjit */
 #include "test_util.h"
 
@@ -141,9 +145,8 @@ static void test_cub_block_and_warp(void **state) {
 
 /* ---- libcu++: cuda::atomic_ref -------------------------------------------------------------- */
 
-static void test_atomic_histogram(void **state) {
-    (void)state;
-    kj_kernel *k = get("jit_atomic.cu", "histogram");
+static void run_histogram(const char *file) {
+    kj_kernel *k = get(file, "histogram");
     for (size_t s = 0; s < NSIZES; s++) {
         size_t n = kj_test_cap(sizes[s]);
         unsigned char *in = malloc(n);
@@ -160,6 +163,105 @@ static void test_atomic_histogram(void **state) {
         assert_memory_equal(got, expect, sizeof got);
         kj_mem_free(rt, din), kj_mem_free(rt, bins);
         free(in);
+    }
+}
+
+static void test_atomic_histogram(void **state) {
+    (void)state;
+    run_histogram("jit_atomic.cu");
+    run_histogram("jit_wrapper.cu"); /* a file that only includes jit_atomic.cu and jit_half.cu */
+}
+
+/* cuda::std::atomic_ref: a count above a threshold and the largest element */
+static void test_std_atomic_ref(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_std_atomic.cu", "count_above");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *in = random_ints(n, 1000000), threshold = 250000, largest = INT32_MIN;
+        uint64_t expect = 0, got;
+        for (size_t i = 0; i < n; i++) {
+            expect += in[i] > threshold;
+            if (in[i] > largest) largest = in[i];
+        }
+        kj_devptr din = upload(in, n * 4), count, top;
+        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &count));
+        KJ_ASSERT_OK(kj_memset_u8(rt, count, 0, 8));
+        int32_t lowest = INT32_MIN, got_top;
+        top = upload(&lowest, 4);
+        int nn = (int)n;
+        void *args[] = {&din, &nn, &threshold, &count, &top};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got, count, 8));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got_top, top, 4));
+        if (got != expect || got_top != largest)
+            fail_msg("n=%zu: %llu above, largest %d; expected %llu, %d", n, (unsigned long long)got, got_top,
+                     (unsigned long long)expect, largest);
+        kj_mem_free(rt, din), kj_mem_free(rt, count), kj_mem_free(rt, top);
+        free(in);
+    }
+}
+
+/* ---- cooperative groups: memcpy_async and inclusive_scan ------------------------------------- */
+
+static void test_cg_memcpy_async_and_scan(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_cg_scan.cu", "warp_scans");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        int32_t *in = random_ints(n, 1000), *got = malloc(n * 4);
+        kj_devptr din = upload(in, n * 4), dout = poisoned(n * 4);
+        int nn = (int)n;
+        void *args[] = {&din, &dout, &nn};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, n * 4));
+        int32_t sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            sum = i % 32 ? sum + in[i] : in[i]; /* the warps' segments start at multiples of 32 */
+            if (got[i] != sum) fail_msg("n=%zu [%zu]: %d, expected %d", n, i, got[i], sum);
+        }
+        kj_mem_free(rt, din), kj_mem_free(rt, dout);
+        free(in), free(got);
+    }
+}
+
+/* ---- CUB: BlockRadixSort and BlockScan ------------------------------------------------------- */
+
+static int by_value(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_cub_sort_and_scan(void **state) {
+    (void)state;
+    kj_kernel *k = get("jit_cub_sort.cu", "sort_and_scan");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        uint32_t *keys = malloc(n * 4), *sorted = malloc(n * 4);
+        int32_t *values = random_ints(n, 1000), *prefix = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) keys[i] = (uint32_t)kj_test_next(&seed);
+        kj_devptr dkeys = upload(keys, n * 4), dvalues = upload(values, n * 4), dsorted = poisoned(n * 4),
+                  dprefix = poisoned(n * 4);
+        int nn = (int)n;
+        void *args[] = {&dkeys, &dsorted, &dvalues, &dprefix, &nn};
+        kj_launch_config c = {.grid = {(unsigned)((n + 511) / 512)}, .block = {128}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, sorted, dsorted, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, prefix, dprefix, n * 4));
+        for (size_t b = 0; b < n; b += 512) {
+            size_t m = n - b < 512 ? n - b : 512;
+            qsort(keys + b, m, 4, by_value);
+            if (memcmp(keys + b, sorted + b, m * 4) != 0) fail_msg("n=%zu: the block at %zu is not sorted right", n, b);
+            int32_t sum = 0;
+            for (size_t i = b; i < b + m; i++) {
+                if (prefix[i] != sum) fail_msg("n=%zu [%zu]: prefix %d, expected %d", n, i, prefix[i], sum);
+                sum += values[i];
+            }
+        }
+        kj_mem_free(rt, dkeys), kj_mem_free(rt, dvalues), kj_mem_free(rt, dsorted), kj_mem_free(rt, dprefix);
+        free(keys), free(sorted), free(values), free(prefix);
     }
 }
 
@@ -330,6 +432,96 @@ static void test_struct_by_value(void **state) {
     }
 }
 
+/* ---- two sources linked by nvJitLink -------------------------------------------------------- */
+
+/* link_lib.cu's lib_blend, 3x - y in float: rounded twice, or once when ptxas fuses it */
+static float blend_value(float x, float y, int fused) { return fused ? fmaf(3.0f, x, -y) : 3.0f * x - y; }
+
+static void test_two_sources_linked(void **state) {
+    (void)state;
+    char main_path[PATH_MAX], lib_path[PATH_MAX];
+    snprintf(main_path, sizeof main_path, "%s/link_main.cu", KJ_TEST_KERNELS);
+    snprintf(lib_path, sizeof lib_path, "%s/link_lib.cu", KJ_TEST_KERNELS);
+    const char *more[] = {lib_path};
+    kj_request req = {.kernel = main_path, .entry = "blend", .sources = more, .source_count = 1};
+    kj_kernel *blend, *sums;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &blend, NULL));
+    req.entry = "tile_sums";
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &sums, NULL));
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]), blocks = (n + 63) / 64;
+        float *x = malloc(n * 4), *y = malloc(n * 4), *got = malloc(n * 4), *got_sums = malloc(blocks * 4);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (float)((double)(kj_test_next(&seed) % 20001) / 1000 - 10);
+            y[i] = (float)((double)(kj_test_next(&seed) % 20001) / 1000 - 10);
+        }
+        kj_devptr dx = upload(x, n * 4), dy = upload(y, n * 4), dout = poisoned(n * 4), dsums = poisoned(blocks * 4);
+        int nn = (int)n;
+        void *args[] = {&dx, &dy, &dout, &nn};
+        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(blend, &c, args));
+        void *sum_args[] = {&dx, &dy, &dsums, &nn};
+        kj_launch_config cs = {.grid = {(unsigned)blocks}, .block = {64}};
+        KJ_ASSERT_OK(kj_kernel_launch(sums, &cs, sum_args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got_sums, dsums, blocks * 4));
+        /* one way of rounding for every element (one lib_blend serves them all): told apart by the
+         * first element where the two differ */
+        int fused = 0;
+        for (size_t i = 0; i < n; i++)
+            if (blend_value(x[i], y[i], 1) != blend_value(x[i], y[i], 0)) {
+                fused = got[i] == blend_value(x[i], y[i], 1) * 0.5f;
+                break;
+            }
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != blend_value(x[i], y[i], fused) * 0.5f)
+                fail_msg("blend n=%zu [%zu]: %.9g, expected %.9g", n, i, got[i], blend_value(x[i], y[i], fused) * 0.5f);
+        for (size_t b = 0; b < blocks; b++) {
+            float want[2] = {0.0f, 0.0f};
+            for (int f = 0; f < 2; f++)
+                for (size_t i = b * 64; i < (b + 1) * 64; i++) want[f] += i < n ? blend_value(x[i], y[i], f) : 0.0f;
+            if (got_sums[b] != want[fused])
+                fail_msg("tile_sums n=%zu block %zu: %.9g, expected %.9g", n, b, got_sums[b], want[fused]);
+        }
+        kj_mem_free(rt, dx), kj_mem_free(rt, dy), kj_mem_free(rt, dout), kj_mem_free(rt, dsums);
+        free(x), free(y), free(got), free(got_sums);
+    }
+}
+
+/* ---- resources known at compile time, against the driver's ------------------------------------ */
+
+/* What kj_compile reports from ptxas and nvJitLink is what the driver says of the loaded function. */
+static void expect_resources_match(const char *file, const char *const *more, size_t nmore, const char *entry) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
+    kj_request req = {.kernel = path, .entry = entry, .sources = more, .source_count = nmore};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    if (!r.entry_resources) fail_msg("%s:%s: no resources", file, entry);
+    kj_resource_usage u = *r.entry_resources;
+    kj_kernel *k;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
+    kj_kernel_info info;
+    KJ_ASSERT_OK(kj_kernel_query(k, &info));
+    printf("%s:%s: compile time %d registers, %d B stack, %d B shared; driver %d, %d, %d\n", file, entry, u.registers,
+           u.stack_bytes, u.shared_static_bytes, info.num_regs, info.local_bytes, info.shared_static_bytes);
+    assert_int_equal(u.registers, info.num_regs);
+    assert_int_equal(u.shared_static_bytes, info.shared_static_bytes);
+    assert_int_equal(u.stack_bytes, info.local_bytes);
+}
+
+static void test_resources_match_driver(void **state) {
+    (void)state;
+    expect_resources_match("resources.cu", NULL, 0, "local_array");
+    expect_resources_match("resources.cu", NULL, 0, "shared_tile");
+    expect_resources_match("resources.cu", NULL, 0, "many_live");
+    char lib[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s/link_lib.cu", KJ_TEST_KERNELS);
+    const char *more[] = {lib};
+    expect_resources_match("link_main.cu", more, 1, "tile_sums");
+    expect_resources_match("link_main.cu", more, 1, "blend");
+}
+
 /* ---- the same from the command line --------------------------------------------------------- */
 
 static char out[1 << 16];
@@ -384,15 +576,23 @@ static void test_cli(void **state) {
     expect_out(launch("jit_tail.cu:parent --grid 3 --block 32 --arg 'i32[10000]=iota' --arg i32=10000 --arg i32=4096 "
                       "--arg 'i32[1]=zeros' --pending 64 --print 3 --print 0:9999 --repeat 0"), "[9999] 99980001");
     assert_non_null(strstr(out, "[0] 1"));
+    /* two sources linked: (3 * 7 - 1) * 0.5 */
+    expect_out(launch("link_main.cu link_lib.cu:blend --grid 1 --block 32 --arg 'f32[8]=iota' --arg 'f32[8]=1' "
+                      "--arg 'f32[8]=zeros' --arg i32=8 --print 2 --repeat 0"), "[7] 10");
+    assert_non_null(strstr(out, "[3] 4"));
 }
 
 int main(int argc, char **argv) {
     kernjit = argc > 1 ? argv[1] : "kernjit";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cooperative_grid_sum), cmocka_unit_test(test_cub_block_and_warp),
-        cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_half_and_bfloat),
+        cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_std_atomic_ref),
+        cmocka_unit_test(test_cg_memcpy_async_and_scan), cmocka_unit_test(test_cub_sort_and_scan),
+        cmocka_unit_test(test_half_and_bfloat),
         cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
-        cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
+        cmocka_unit_test(test_resources_match_driver),
+        cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

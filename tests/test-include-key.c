@@ -3,49 +3,29 @@
  * text and different headers get two keys; the working folder is never searched; and the toolkit's
  * own headers (cooperative groups, CUB, libcu++, fp16/bf16, mma, barriers), dynamic parallelism and
  * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
-#include <sys/stat.h>
-
 #include "test_util.h"
 
-static char *work;    /* the projects' files */
-static char *cache;   /* the runtime's cache */
+static kj_test_workspace ws;
+static const char *work; /* ws's, for short */
 static kj_runtime *rt;
 
 static int setup(void **state) {
     (void)state;
-    work = kj_test_tmpdir();
-    cache = kj_test_tmpdir();
-    rt = kj_test_runtime(cache, KJ_DEVICE_NONE, NULL);
-    return work && cache && rt ? 0 : -1;
+    int failed = kj_test_workspace_open(&ws);
+    work = ws.work;
+    rt = ws.rt;
+    return failed;
 }
 
 static int teardown(void **state) {
     (void)state;
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(work);
-    kj_test_rmdir(cache);
+    kj_test_workspace_close(&ws);
     return 0;
 }
 
-static const char *at(const char *rel) {
-    static char paths[8][PATH_MAX];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, PATH_MAX, "%s/%s", work, rel);
-    return p;
-}
+static const char *at(const char *rel) { return kj_test_path(work, rel); }
 
-/* Writes text to work/rel, making its folders. */
-static void put(const char *rel, const char *text) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s", at(rel));
-    for (char *s = strchr(path + strlen(work) + 1, '/'); s; s = strchr(s + 1, '/')) {
-        *s = '\0';
-        mkdir(path, 0700);
-        *s = '/';
-    }
-    kj_test_write(path, text, strlen(text));
-}
+static void put(const char *rel, const char *text) { kj_test_put(work, rel, text); }
 
 typedef struct result {
     char key[33];
@@ -216,6 +196,8 @@ static void test_refused_options(void **state) {
         {"-I", "names no folder"},
         {"--pre-include", "names no file"},
         {"-rdc=maybe", "-rdc=true"},
+        {"--resource-usage", "reports each kernel's resources itself"},
+        {"-res-usage", "reports each kernel's resources itself"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *o[] = {cases[i].option};
@@ -241,6 +223,9 @@ static void test_user_kernels_compile(void **state) {
         {"jit_coop.cu", "coop_sum", 0},      {"jit_cub.cu", "cub_sums<256>", 0}, {"jit_atomic.cu", "histogram", 0},
         {"jit_half.cu", "axpy_half", 0},     {"jit_half.cu", "axpy_bf16", 0},     {"jit_tail.cu", "parent", 1},
         {"jit_wrapper.cu", "histogram", 0}, {"jit_wrapper.cu", "axpy_bf16", 0}, {"jit_mma.cu", "mma_tile", 0},
+        {"jit_cg_scan.cu", "warp_scans", 0}, {"jit_cub_sort.cu", "sort_and_scan", 0},
+        {"jit_std_atomic.cu", "count_above", 0}, {"jit_cluster.cu", "cluster_sums", 0},
+        {"jit_struct.cu", "affine", 0},
     };
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
         char path[PATH_MAX];
@@ -308,6 +293,29 @@ static void test_entry_detection_ignores_dead_code(void **state) {
     assert_non_null(strstr(kj_last_error(), "several kernels (a, b)"));
 }
 
+/* Failed compiles that a user's first file meets say the way out: NVRTC has no C library headers
+ * (device printf needs none); a header of host declarations compiles with -default-device. */
+static void test_failure_hints(void **state) {
+    (void)state;
+    put("hint/stdio.cu", "#include <stdio.h>\nextern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
+    kj_request req = {.kernel = at("hint/stdio.cu")};
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "NVRTC ships no C library headers; device printf and assert need none"));
+    put("hint/host.h", "int twice(int x) { return 2 * x; }\n");
+    put("hint/host.cu", "#include \"host.h\"\nextern \"C\" __global__ void k(int *o) { o[0] = twice(o[0]); }\n");
+    req.kernel = at("hint/host.cu");
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "can be compiled for the device with --option -default-device"));
+    const char *o[] = {"-default-device"};
+    req.options = o;
+    req.option_count = 1;
+    KJ_ASSERT_OK(kj_compile(rt, &req, NULL));
+    /* without the #include, device printf compiles */
+    put("hint/printf.cu", "extern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
+    kj_request plain = {.kernel = at("hint/printf.cu")};
+    KJ_ASSERT_OK(kj_compile(rt, &plain, NULL));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_beside),
@@ -324,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_metadata_without_params_and_rdc_option),
         cmocka_unit_test(test_warnings_kept),
         cmocka_unit_test(test_entry_detection_ignores_dead_code),
+        cmocka_unit_test(test_failure_hints),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -4,7 +4,8 @@
 #include "key.h"
 
 typedef struct {
-    kj__source src;
+    kj__source src, second;
+    const kj__source *units[2];
     const char *options[4];
     uint8_t devrt[16];
     kj__key_input in;
@@ -18,16 +19,23 @@ static void setup_fixture(fixture *f) {
     f->src.header_count = 2;
     f->src.headers[0] = (kj__header){strdup("a.cuh"), strdup("A"), 1};
     f->src.headers[1] = (kj__header){strdup("b.cuh"), strdup("B"), 1};
+    f->second.text = strdup("__device__ int g;");
+    f->second.len = strlen(f->second.text);
+    f->second.file = strdup("g.cu");
+    f->units[0] = &f->src;
+    f->units[1] = &f->second;
     f->options[0] = "-arch=sm_90";
     f->options[1] = "-DX=1";
     f->options[2] = "-DY=2";
     memset(f->devrt, 7, 16);
-    f->in = (kj__key_input){13000, 0, 13000, f->devrt, "sm_90", f->options, 3, NULL, &f->src};
+    f->in = (kj__key_input){13000, 0, 13000, NULL, "sm_90", f->options, 3, NULL, f->units, 1, NULL};
 }
 
 static void teardown_fixture(fixture *f) {
     free(f->src.text);
     free(f->src.file);
+    free(f->second.text);
+    free(f->second.file);
     for (size_t i = 0; i < f->src.header_count; i++) {
         free(f->src.headers[i].name);
         free(f->src.headers[i].text);
@@ -58,9 +66,8 @@ static void test_stable(void **state) {
     f.src.headers[1] = h;
     kj__key c = key_of(&f);
     assert_memory_equal(a.bytes, c.bytes, 16);
-    /* nvJitLink's version and the devrt bytes do not count when nothing is linked */
+    /* nvJitLink's version does not count when nothing is linked */
     f.in.nvjitlink_version = 12050;
-    f.devrt[0] = 99;
     kj__key d = key_of(&f);
     assert_memory_equal(a.bytes, d.bytes, 16);
     teardown_fixture(&f);
@@ -113,15 +120,35 @@ static void test_each_input_counts(void **state) {
     f.in.name_expression = NULL;
 
     f.in.linked = 1;
-    expect_differs(&base, &f, "linking with the device runtime");
+    expect_differs(&base, &f, "linking with nvJitLink");
     kj__key linked = key_of(&f);
     f.in.nvjitlink_version = 13010;
     expect_differs(&linked, &f, "the nvJitLink version");
     f.in.nvjitlink_version = 13000;
+    f.in.devrt_hash = f.devrt;
+    expect_differs(&linked, &f, "linking the device runtime");
+    kj__key with_devrt = key_of(&f);
     f.devrt[5] ^= 1;
-    expect_differs(&linked, &f, "the device runtime's bytes");
+    expect_differs(&with_devrt, &f, "the device runtime's bytes");
     f.devrt[5] ^= 1;
+    f.in.devrt_hash = NULL;
     f.in.linked = 0;
+
+    /* a program of two sources: the second's bytes, the set, the order, its pre-includes */
+    f.in.source_count = 2;
+    expect_differs(&base, &f, "a second source");
+    kj__key two = key_of(&f);
+    f.second.text[0] = '#';
+    expect_differs(&two, &f, "the second source's bytes");
+    f.second.text[0] = '_';
+    f.units[0] = &f.second, f.units[1] = &f.src;
+    expect_differs(&two, &f, "the order of the sources");
+    f.units[0] = &f.src, f.units[1] = &f.second;
+    f.second.pre_include_names[0] = "b.cuh";
+    f.second.pre_include_count = 1;
+    expect_differs(&two, &f, "a source's pre-included headers");
+    f.second.pre_include_count = 0;
+    f.in.source_count = 1;
 
     /* moving bytes between fields must not collide: "ab"+"c" vs "a"+"bc" */
     const char *split_a[] = {"-arch=sm_90", "-DXY", "=1"};

@@ -4,7 +4,7 @@
 # - every command line of "## The CLI" must run as written (from a copy of the checkout's root): the
 #   lines that need no GPU must succeed, with the stub driver standing in for one where they launch
 #   (tests/stub-cuda.c runs tests/kernels' vadd and scale on the CPU); the lines that time or check
-#   the built-in kernels on a real GPU (run, bench but bench jit, tune, demo) must get as far as asking for one:
+#   the built-in kernels on a real GPU (run, bench but bench jit and cache, tune, demo) must get as far as asking for one:
 #   exit 1 naming the missing device, never a usage error.
 # Usage: test-readme.sh README.md include-dir lib-dir generated-include-dir KERNJIT STUB_CUDA
 set -euo pipefail
@@ -31,7 +31,7 @@ while IFS= read -r line; do
     needs_gpu=0
     case "${words[1]}" in
     run | demo) needs_gpu=1 ;;
-    bench) [ "${words[2]}" = jit ] || needs_gpu=1 ;; # bench jit times compiles: no GPU needed
+    bench) [ "${words[2]}" = jit ] || [ "${words[2]}" = cache ] || needs_gpu=1 ;; # compiles and hits: no GPU needed
     tune) [[ " $line " == *" --show "* || " $line " == *" --forget "* ]] || needs_gpu=1 ;;
     esac
     if [ $needs_gpu = 1 ]; then

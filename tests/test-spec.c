@@ -172,6 +172,24 @@ static void test_expressions(void **state) {
     }
 }
 
+/* A requirement the values make impossible to evaluate (10 / A with A=0, an overflow) is a bad define
+ * naming the values and the requirement, as a broken one is. */
+static void test_requirement_not_evaluable(void **state) {
+    (void)state;
+    kj__spec *s = parse_ok("//@kernjit entry k\n//@kernjit param A 0 1 2 = 1\n//@kernjit param B 1 4611686018427387904 = 1\n"
+                           "//@kernjit require 10 / A > 0\n//@kernjit require B * 4 > 0\n");
+    kj_define d[] = {{"A", "0"}, {"B", "4611686018427387904"}};
+    char **list;
+    size_t n;
+    assert_int_equal(kj__spec_resolve(s, "k", d, 1, &list, &n), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "A=0 B=1 for k: the requirement `10 / A > 0` cannot be evaluated with these "
+                                            "values (division by zero"));
+    assert_int_equal(kj__spec_resolve(s, "k", d + 1, 1, &list, &n), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "the requirement `B * 4 > 0` cannot be evaluated"));
+    assert_non_null(strstr(kj_last_error(), "overflow"));
+    kj__spec_free(s);
+}
+
 /* shared-dynamic and carveout: scoped and unscoped lines, evaluation over the request's macros. */
 static const char *launch_block = "//@kernjit entry tile plain other\n"
                                   "//@kernjit param E 2 4 8 = 4\n"
@@ -365,6 +383,6 @@ static void test_item_limits(void **state) {
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_full_block), cmocka_unit_test(test_no_metadata),
              cmocka_unit_test(test_malformed), cmocka_unit_test(test_validation), cmocka_unit_test(test_expressions),
-             cmocka_unit_test(test_identifier), cmocka_unit_test(test_launch_attributes),
-             cmocka_unit_test(test_launch_attributes_malformed), cmocka_unit_test(test_pdl),
-             cmocka_unit_test(test_arithmetic_edges), cmocka_unit_test(test_item_limits))
+             cmocka_unit_test(test_identifier), cmocka_unit_test(test_requirement_not_evaluable),
+             cmocka_unit_test(test_launch_attributes), cmocka_unit_test(test_launch_attributes_malformed),
+             cmocka_unit_test(test_pdl), cmocka_unit_test(test_arithmetic_edges), cmocka_unit_test(test_item_limits))

@@ -4,6 +4,7 @@
  * compile-only runtime. No GPU. */
 #include "test_util.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -60,12 +61,60 @@ static void test_bucket_matching(void **state) {
     kj__tuned_rec exact = rec(H100, 9, 0, f, 22, "BLOCK_SIZE=128 COARSE_FACTOR=2");
     KJ_ASSERT_OK(kj__tunedb_put(&db, &exact));
     assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=128 COARSE_FACTOR=2");
-    /* the same key again replaces the entry */
+    /* the same key again, as fast: the newer replaces the entry */
     assert_int_equal(db.count, 4);
     kj__tuned_rec again = rec(H100, 9, 0, f, 22, "BLOCK_SIZE=64 COARSE_FACTOR=1");
     KJ_ASSERT_OK(kj__tunedb_put(&db, &again));
     assert_int_equal(db.count, 4);
     assert_string_equal(find(&db, H100, 9, 0, f, 1u << 22)->values, "BLOCK_SIZE=64 COARSE_FACTOR=1");
+    kj__tunedb_clear(&db);
+}
+
+/* The conflict rule (the same in the file, a runtime's copy and the remote cache): of two results for
+ * one key the faster re-measured one stays, with its numbers, whichever comes last; equal GB/s goes to
+ * the shorter time per run, a full tie to the newer. */
+static void test_faster_result_wins(void **state) {
+    (void)state;
+    kj__tunedb db = {0};
+    const char *f = "OP=sum T=f32";
+    kj__tuned_rec fast = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    fast.gbps = 3100.0;
+    fast.us = 21.6;
+    kj__tuned_rec slow = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=128 COARSE_FACTOR=1");
+    slow.gbps = 2500.0;
+    slow.us = 26.8;
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &fast));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &slow));
+    const kj__tuned_rec *r = find(&db, H100, 9, 0, f, 1u << 24);
+    assert_string_equal(r->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_true(r->gbps == 3100.0 && r->us == 21.6);
+    kj__tunedb_clear(&db);
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &slow));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &fast));
+    r = find(&db, H100, 9, 0, f, 1u << 24);
+    assert_string_equal(r->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_int_equal(db.count, 1);
+    /* as many GB/s in less time per run (a larger n in the same bucket) */
+    kj__tuned_rec shorter = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    shorter.gbps = 3100.0;
+    shorter.us = 20.0;
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &shorter));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    assert_true(kj__tunedb_better(&fast, &slow) && !kj__tunedb_better(&slow, &fast));
+    assert_true(kj__tunedb_better(&shorter, &shorter)); /* a tie: the newer */
+    /* a file with both lines keeps the faster, whatever their order */
+    char *text = kj__tunedb_format(&db);
+    char *line = kj__tunedb_format_record(&slow);
+    size_t n = strlen(text) + strlen(line) + 1;
+    char *both = malloc(n);
+    snprintf(both, n, "%s%s", text, line);
+    kj__tunedb_clear(&db);
+    kj__logger quiet = {0};
+    KJ_ASSERT_OK(kj__tunedb_parse(both, strlen(both), "t", &quiet, &db));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    free(text);
+    free(line);
+    free(both);
     kj__tunedb_clear(&db);
 }
 
@@ -372,8 +421,48 @@ static void test_public_api(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A long-running host that forgets (or stores) again and again keeps one copy of the database, not
+ * every earlier one: once +73 MB after 2000 calls. glibc's allocator counts the bytes in use (a
+ * sanitizer's allocator does not: there the count stays flat and this checks nothing). */
+static void test_memory_bounded(void **state) {
+    (void)state;
+    kj_runtime *rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_NONE, NULL);
+    assert_non_null(rt);
+    /* 200 entries: 5 devices (name, compute capability) x 40 size buckets */
+    kj__tunedb db = {0};
+    for (unsigned i = 0; i < 200; i++) {
+        kj__tuned_rec r = rec(H100, 9, 0, "OP=sum T=f32", i % 40, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+        r.device = i < 40 ? (char *)H100 : (char *)A100;
+        r.cc_major = 7 + (int)(i / 40);
+        KJ_ASSERT_OK(kj__tunedb_put(&db, &r));
+    }
+    char *text = kj__tunedb_format(&db);
+    assert_non_null(text);
+    size_t bytes = strlen(text), used_after_warmup = 0;
+    kj__tunedb_clear(&db);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tuning.db", kj_test_dir);
+    kj_tune_filter f;
+    kj_tune_filter_init(&f);
+    f.bucket = 3;
+    f.cc = 70;
+    for (int i = 0; i < 500; i++) {
+        kj_test_write(path, text, bytes);
+        size_t removed = 0;
+        KJ_ASSERT_OK(kj_tune_db_forget(rt, &f, &removed));
+        assert_int_equal(removed, 1);
+        if (i == 10) used_after_warmup = mallinfo2().uordblks;
+    }
+    size_t used = mallinfo2().uordblks;
+    if (used > used_after_warmup + (1u << 20))
+        fail_msg("500 updates grew the heap from %zu to %zu bytes", used_after_warmup, used);
+    free(text);
+    kj_runtime_destroy(rt);
+}
+
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_bucket_matching),
-             cmocka_unit_test(test_keys_apart), cmocka_unit_test(test_format_round_trip),
-             cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
-             cmocka_unit_test(test_binary_junk), KJ_TEST_IN_DIR(test_file_update),
-             KJ_TEST_IN_DIR(test_concurrent_writers), KJ_TEST_IN_DIR(test_public_api))
+             cmocka_unit_test(test_faster_result_wins), cmocka_unit_test(test_keys_apart),
+             cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_put_checks_fields),
+             cmocka_unit_test(test_damaged_lines), cmocka_unit_test(test_binary_junk),
+             KJ_TEST_IN_DIR(test_file_update), KJ_TEST_IN_DIR(test_concurrent_writers),
+             KJ_TEST_IN_DIR(test_public_api), KJ_TEST_IN_DIR(test_memory_bounded))

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,10 +55,32 @@ static inline void kj_test_write(const char *path, const void *data, size_t n) {
     assert_int_equal(fclose(f), 0);
 }
 
+/* dir/rel (rel may name sub-folders, made as needed), in static storage that the next eight calls
+ * reuse. */
+static inline const char *kj_test_path(const char *dir, const char *rel) {
+    static char paths[8][PATH_MAX];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, PATH_MAX, "%s/%s", dir, rel);
+    return p;
+}
+
+/* Writes text to dir/rel, making its folders. */
+static inline void kj_test_put(const char *dir, const char *rel, const char *text) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    for (char *s = strchr(path + strlen(dir) + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        mkdir(path, 0700);
+        *s = '/';
+    }
+    kj_test_write(path, text, strlen(text));
+}
+
 /* Collects warnings so that tests can assert on them. */
 typedef struct kj_test_log {
     int warnings;
-    char last[1024];
+    char last[4096]; /* a message is at most 2047 bytes */
 } kj_test_log;
 
 static inline void kj_test_log_fn(kj_log_level level, const char *message, void *user) {
@@ -97,6 +120,27 @@ static inline kj_runtime *kj_test_compile_runtime(const char *dir, kj_test_log *
     assert_false(kj_runtime_has_device(rt));
     assert_string_equal(kj_runtime_arch(rt), "sm_90");
     return rt;
+}
+
+/* A compile-only runtime on a private cache folder, and a private folder for the files a test
+ * writes (kj_test_put): what the compile-suite groups set up and tear down. */
+typedef struct kj_test_workspace {
+    char *work, *cache;
+    kj_runtime *rt;
+} kj_test_workspace;
+
+static inline int kj_test_workspace_open(kj_test_workspace *w) {
+    w->work = kj_test_tmpdir();
+    w->cache = kj_test_tmpdir();
+    w->rt = w->cache ? kj_test_runtime(w->cache, KJ_DEVICE_NONE, NULL) : NULL;
+    return w->work && w->cache && w->rt ? 0 : -1;
+}
+
+static inline void kj_test_workspace_close(kj_test_workspace *w) {
+    kj_runtime_destroy(w->rt);
+    kj_test_rmdir(w->work);
+    kj_test_rmdir(w->cache);
+    memset(w, 0, sizeof *w);
 }
 
 /* For GPU tests: exits with the skip code when there is no device. */

@@ -3,6 +3,8 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -31,9 +33,10 @@ static void put_message(const char *s) {
         else fputc(*p, stderr);
 }
 
+/* Formatted as the library's messages are: a long path loses its middle, never the reason after it. */
 static void put_formatted(const char *fmt, va_list ap) {
-    char buf[8192];
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    char buf[CLI_MESSAGE_MAX];
+    kj_message_vformat(buf, sizeof buf, fmt, ap);
     put_message(buf);
 }
 
@@ -111,34 +114,139 @@ static void log_to_stderr(kj_log_level level, const char *message, void *user) {
 
 int cli_verbosity = 1;
 
+void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose) {
+    kj_runtime_options_init(o);
+    o->device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
+    o->arch = arch;
+    o->log = log_to_stderr;
+    o->log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;
+}
+
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose) {
     kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
-    o.arch = arch;
-    o.log = log_to_stderr;
-    o.log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;
+    cli_runtime_options(&o, compile_only, arch, verbose);
     return kj_runtime_create(&o, rt);
+}
+
+const char *cli_origin_text(kj_origin o) {
+    switch (o) {
+    case KJ_ORIGIN_COMPILED: return "compiled now";
+    case KJ_ORIGIN_DISK: return "disk cache";
+    case KJ_ORIGIN_REMOTE: return "remote cache";
+    default: return "memory (already loaded)";
+    }
+}
+
+static const char *mode_name(kj_remote_mode m) { return m == KJ_REMOTE_READ ? "read" : "readwrite"; }
+
+void cli_print_remote(const kj_remote_info *r, int json) {
+    double mean = r->fetches ? r->fetch_ms_total / (double)r->fetches : 0;
+    if (json) {
+        json_object_in("remote");
+        json_bool("configured", r->configured);
+        if (r->configured) {
+            json_string("url", r->url);
+            json_string("mode", mode_name(r->mode));
+            json_bool("signed", r->signed_entries);
+            json_bool("reachable", r->reachable);
+        }
+        json_string("state", r->state);
+        if (r->reachable) {
+            json_string("server_version", r->server_version);
+            json_string("eviction_policy", r->eviction_policy);
+            json_uint("used_memory", r->used_memory);
+            json_uint("max_memory", r->max_memory);
+            json_uint("keys", r->keys);
+            json_double("round_trip_ms", r->round_trip_ms);
+            json_object_in("fleet");
+            json_uint("hits", r->hits);
+            json_uint("misses", r->misses);
+            json_uint("waits", r->waits);
+            json_uint("pushes", r->pushes);
+            json_uint("refusals", r->refusals);
+            json_uint("errors", r->errors);
+            json_uint("fetches", r->fetches);
+            json_double("fetch_ms_mean", mean);
+            json_double("fetch_ms_max", r->fetch_ms_max);
+            json_uint("bytes_fetched", r->bytes_fetched);
+            json_uint("bytes_pushed", r->bytes_pushed);
+            json_end_object();
+        }
+        json_end_object();
+        return;
+    }
+    if (!r->configured) {
+        printf("remote cache: %s\n", r->state);
+        return;
+    }
+    printf("remote cache: %s (%s%s): %s\n", r->url, mode_name(r->mode), r->signed_entries ? ", signed" : "", r->state);
+    if (!r->reachable) return;
+    printf("  server     Redis %s, %.1f MiB used of %s, maxmemory-policy %s%s, %llu keys\n", r->server_version,
+           r->used_memory / 1048576.0, r->max_memory ? "a bound" : "no bound", r->eviction_policy,
+           strcmp(r->eviction_policy, "allkeys-lru") == 0 ? "" : " (the documented setup is allkeys-lru)",
+           (unsigned long long)r->keys);
+    printf("  latency    %.3f ms round trip now; lookups %.3f ms mean, %.3f ms at most (%llu lookups)\n",
+           r->round_trip_ms, mean, r->fetch_ms_max, (unsigned long long)r->fetches);
+    printf("  fleet      %llu hits, %llu misses, %llu waits for another's compile, %llu pushes, %llu refusals, %llu "
+           "errors\n", (unsigned long long)r->hits, (unsigned long long)r->misses, (unsigned long long)r->waits,
+           (unsigned long long)r->pushes, (unsigned long long)r->refusals, (unsigned long long)r->errors);
+    printf("  traffic    %.1f MiB fetched, %.1f MiB pushed\n", r->bytes_fetched / 1048576.0,
+           r->bytes_pushed / 1048576.0);
 }
 
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     char *eq = strchr(text, '=');
     if (!eq) {
-        snprintf(err, err_size, "-D '%s' has no value: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has no value: write -D NAME=VALUE", text);
         return -1;
     }
     if (eq == text) {
-        snprintf(err, err_size, "-D '%s' has no macro name: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has no macro name: write -D NAME=VALUE", text);
         return -1;
     }
     if (eq[1] == '\0') {
-        snprintf(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE", text);
         return -1;
     }
     *eq = '\0';
     out->name = text;
     out->value = eq + 1;
     return 0;
+}
+
+static int is_file_name(const char *s) {
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".cu") == 0);
+}
+
+int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out) {
+    memset(out, 0, sizeof *out);
+    out->entry = entry_option;
+    if (count > CLI_MAX_SOURCES)
+        return cli_usage(cmd, "%d sources: a program links at most %d", count, CLI_MAX_SOURCES);
+    for (int i = 0; i < count; i++) {
+        char *source = args[i];
+        /* FILE.cu:ENTRY, or a built-in kernel as NAME:ENTRY */
+        char *colon = strstr(source, ".cu:");
+        if (colon) colon += 3;
+        else if (!strchr(source, '/')) colon = strchr(source, ':');
+        if (colon) {
+            *colon = '\0';
+            if (!colon[1]) return cli_usage(cmd, "'%s:' names no entry after ':'", source);
+            if (entry_option)
+                return cli_usage(cmd, "give the entry either as FILE.cu:ENTRY or with --entry, not both");
+            if (out->entry && out->entry != entry_option)
+                return cli_usage(cmd, "two entries ('%s' and '%s'): a program is launched at one entry", out->entry,
+                                 colon + 1);
+            out->entry = colon + 1;
+        }
+        if (count > 1 && !is_file_name(source))
+            return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
+                             "file (FILE.cu, or a path); a built-in kernel stands alone", source);
+        if (i == 0) out->kernel = source;
+        else out->sources[out->source_count++] = source;
+    }
+    return EXIT_OK;
 }
 
 /* The digits text starts with (no sign, no space) as *v, *end after them; -1 when there are none or
@@ -489,13 +597,61 @@ void cli_progress_end(void) {
     memset(&progress, 0, sizeof progress);
 }
 
-int cli_check_output_folder(const char *cmd, const char *what, const char *path) {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+FILE *cli_open_regular(const char *path, const char **why) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_usage(cmd, "%s: the folder '%s' does not exist", what, dir);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        *why = strerror(errno);
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    FILE *f = S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        *why = S_ISREG(st.st_mode) ? strerror(errno) : S_ISDIR(st.st_mode) ? "a folder, not a regular file"
+                                                                          : "a special file, not a regular file";
+        close(fd);
+    }
+    return f;
+}
+
+int cli_create_beside(const char *path, char *tmp, size_t size) {
+    static unsigned counter;
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path + 1) : 0;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if ((size_t)snprintf(tmp, size, "%.*s.kernjit-%ld-%u-%ld.tmp", dir_len, path, (long)getpid(), counter++,
+                             (long)ts.tv_nsec) >= size) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+int cli_check_output_folder(const char *cmd, const char *what, const char *path) {
+    size_t n = strlen(path);
+    if (n >= PATH_MAX) return cli_usage(cmd, "%s: the path has %zu characters: at most %d", what, n, PATH_MAX - 1);
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (strlen(name) > NAME_MAX)
+        return cli_usage(cmd, "%s: the file name has %zu characters: at most %d", what, strlen(name), NAME_MAX);
+    /* the file is replaced by a rename (--save) or opened for writing (pictures): a device would be
+     * replaced for the whole system (--save 2=/dev/null, as root), a FIFO would wait for a reader */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return cli_usage(cmd, "%s: '%s' is %s, not a regular file: the command writes a file there", what, path,
+                         S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                                     : "a special file");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? cli_usage(cmd, "%s: the folder '%s' does not exist", what, dir)
+                               : cli_usage(cmd, "%s: the folder '%s' cannot be used: %s", what, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return cli_usage(cmd, "%s: '%s' is not a folder", what, dir);
     if (access(dir, W_OK) != 0) return cli_usage(cmd, "%s: the folder '%s' is not writable", what, dir);
     return EXIT_OK;
 }

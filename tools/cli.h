@@ -19,6 +19,9 @@
 
 enum { EXIT_OK = 0, EXIT_FAILURE_ = 1, EXIT_USAGE = 2 };
 
+/* The bound of a message the tool formats itself (kj_message_format: long paths lose their middle). */
+#define CLI_MESSAGE_MAX 2048
+
 /* A command: argv[0] names it as typed ("kernjit compile", getopt's messages say it). Returns the exit
  * code. */
 typedef int cli_command(int argc, char **argv);
@@ -60,6 +63,30 @@ extern int cli_verbosity;
 /* A runtime for a command: device when present (or none when compile_only), warnings to stderr.
  * arch may be NULL. Returns the status; prints nothing. */
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose);
+/* The options cli_runtime uses, for a command that changes some before creating the runtime. */
+void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose);
+
+/* How a kernel was obtained, for people: "compiled now", "disk cache", "remote cache", "memory
+ * (already loaded)". */
+const char *cli_origin_text(kj_origin origin);
+
+/* The remote cache's state and the fleet's counters (kj_remote_query), as text lines or as a JSON
+ * object under "remote" (inside the caller's object). */
+void cli_print_remote(const kj_remote_info *info, int json);
+
+/* The program a command line names (compile, launch): SOURCE[:ENTRY]..., one kernel (a built-in
+ * name, NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
+ * program (kj_request.sources); at most one of them names the entry, and not with --entry
+ * (entry_option, NULL when not given). The strings point into args, which is modified. Returns
+ * EXIT_OK, or EXIT_USAGE after printing why. */
+#define CLI_MAX_SOURCES 64
+typedef struct cli_program {
+    const char *kernel;                         /* the first source */
+    const char *sources[CLI_MAX_SOURCES - 1];   /* the others, in order */
+    size_t source_count;
+    const char *entry;                          /* NULL: the program's only kernel */
+} cli_program;
+int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out);
 
 /* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
  * message written to err. */
@@ -115,8 +142,21 @@ double cli_median(double *v, size_t n);
 /* Fills buf with n bytes of the type's random values in a fixed, seeded way (xorshift). */
 void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints);
 
+/* Opens path for reading, a regular file only: with O_NONBLOCK, so that a FIFO (whose open waits for
+ * a writer, forever) is refused by fstat rather than waited on. NULL with *why ("not a regular
+ * file", or strerror) when it cannot. */
+FILE *cli_open_regular(const char *path, const char **why);
+
+/* Creates a temporary file beside path (in its folder, so that a rename puts it in place), under a
+ * name no other process uses: a fixed name (pid) that a killed writer left would block every later
+ * one where process ids repeat, as in containers. Returns the descriptor, its name in tmp; -1 with
+ * errno. */
+int cli_create_beside(const char *path, char *tmp, size_t size);
+
 /* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
- * does any work: its folder must exist and be writable, else a usage error naming it (EXIT_USAGE). */
+ * does any work: its path must fit PATH_MAX and its name NAME_MAX, it must be a regular file if it
+ * exists (never a device, a FIFO or a folder), and its folder must exist and be writable, else a
+ * usage error naming it (EXIT_USAGE). */
 int cli_check_output_folder(const char *cmd, const char *what, const char *path);
 
 /* Progress of long work (compile --all, tune, the benchmarks) on stderr: on a terminal one line

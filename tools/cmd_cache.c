@@ -1,4 +1,4 @@
-/* kernjit cache: path, list, stats, clear. */
+/* kernjit cache: path, list, stats, clear, push, pull. */
 #include <getopt.h>
 #include <string.h>
 #include <time.h>
@@ -6,11 +6,16 @@
 #include "cli.h"
 
 static void help(void) {
-    printf("usage: kernjit cache path|list|stats|clear [--json]\n\n"
+    printf("usage: kernjit cache path|list|stats|clear [--json]\n"
+           "       kernjit cache push|pull [KERNEL] [--json]\n\n"
            "  path   the cache folder ($KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit or ~/.cache/kernjit)\n"
            "  list   every entry, most recently used first, verified (header and checksum)\n"
-           "  stats  entries, bytes, and the bound that least-recently-used eviction keeps ($KERNJIT_CACHE_MAX)\n"
-           "  clear  remove every entry\n");
+           "  stats  entries, bytes, and the bound that least-recently-used eviction keeps ($KERNJIT_CACHE_MAX);\n"
+           "         with a remote cache ($KERNJIT_REMOTE_CACHE), its state, the server, the round trip, and the\n"
+           "         fleet's counters: hits, misses, waits, pushes, refusals, errors, lookup latency, traffic\n"
+           "  clear  remove every entry (of the disk cache; the remote's entries expire or are evicted)\n"
+           "  push   send the disk cache's entries (all, or KERNEL's) to the remote cache, skipping those it has\n"
+           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache lacks, verified\n");
 }
 
 typedef struct {
@@ -52,6 +57,58 @@ static void visit(const kj_cache_entry *e, void *user) {
     }
 }
 
+static int transfer(kj_runtime *rt, const char *action, const char *kernel, int json) {
+    kj_remote_transfer t;
+    int push = strcmp(action, "push") == 0;
+    kj_status s = push ? kj_remote_push(rt, kernel, &t) : kj_remote_pull(rt, kernel, &t);
+    if (s != KJ_OK) return cli_fail("cache", s);
+    if (json) {
+        json_begin_object();
+        json_string("action", action);
+        json_string("kernel", kernel ? kernel : "");
+        json_uint("entries", t.entries);
+        json_uint(push ? "pushed" : "pulled", t.moved);
+        json_uint("present", t.present);
+        json_uint("refused", t.refused);
+        json_uint("failed", t.failed);
+        json_uint("bytes", t.bytes);
+        json_end_object();
+        json_done();
+    } else {
+        printf("%s %llu of %llu entr%s%s%s (%llu bytes); %llu already there", push ? "pushed" : "pulled",
+               (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies",
+               kernel ? " of " : "", kernel ? kernel : "", (unsigned long long)t.bytes, (unsigned long long)t.present);
+        if (t.refused) printf(", %llu refused", (unsigned long long)t.refused);
+        if (t.failed) printf(", %llu failed (see the warnings)", (unsigned long long)t.failed);
+        printf("\n");
+    }
+    return EXIT_OK;
+}
+
+static int stats(kj_runtime *rt, const char *dir, int json) {
+    uint64_t entries, bytes, max;
+    kj_status s = kj_cache_usage(rt, &entries, &bytes, &max);
+    if (s != KJ_OK) return cli_fail("cache", s);
+    kj_remote_info remote;
+    kj_remote_query(rt, &remote);
+    if (json) {
+        json_begin_object();
+        json_string("path", dir);
+        json_uint("entries", entries);
+        json_uint("bytes", bytes);
+        json_uint("max_bytes", max);
+        cli_print_remote(&remote, 1);
+        json_end_object();
+        json_done();
+    } else {
+        printf("%s\n  entries %llu\n  bytes   %llu (%.1f MiB)\n  bound   %llu (%.1f MiB; least recently used "
+               "entries are evicted beyond it)\n", dir, (unsigned long long)entries, (unsigned long long)bytes,
+               bytes / 1048576.0, (unsigned long long)max, max / 1048576.0);
+        cli_print_remote(&remote, 0);
+    }
+    return EXIT_OK;
+}
+
 int cmd_cache(int argc, char **argv) {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int json = 0, c;
@@ -60,10 +117,16 @@ int cmd_cache(int argc, char **argv) {
         else if (c == 'h') return help(), EXIT_OK;
         else return cli_usage("cache", "unknown option");
     }
-    if (optind != argc - 1) return cli_usage("cache", "give one action: path, list, stats or clear");
+    if (optind >= argc) return cli_usage("cache", "give one action: path, list, stats, clear, push or pull");
     const char *action = argv[optind];
-    if (strcmp(action, "path") && strcmp(action, "list") && strcmp(action, "stats") && strcmp(action, "clear"))
-        return cli_usage("cache", "unknown action '%s': the actions are path, list, stats, clear", action);
+    static const char *actions[] = {"path", "list", "stats", "clear", "push", "pull"};
+    int known = 0, moves = strcmp(action, "push") == 0 || strcmp(action, "pull") == 0;
+    for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) known |= strcmp(action, actions[i]) == 0;
+    if (!known) return cli_usage("cache", "unknown action '%s': the actions are path, list, stats, clear, push, pull", action);
+    if (argc - optind > (moves ? 2 : 1))
+        return cli_usage("cache", moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
+                         action, argv[optind + (moves ? 2 : 1)]);
+    const char *kernel = moves && optind + 1 < argc ? argv[optind + 1] : NULL;
 
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, 1, NULL, 0); /* the cache needs no device */
@@ -72,6 +135,8 @@ int cmd_cache(int argc, char **argv) {
     int rc = EXIT_OK;
     if (!dir) {
         rc = cli_error("cache", "no usable cache folder (see the warning above)");
+    } else if (moves) {
+        rc = transfer(rt, action, kernel, json);
     } else if (strcmp(action, "path") == 0) {
         if (json) {
             json_begin_object();
@@ -93,23 +158,7 @@ int cmd_cache(int argc, char **argv) {
         }
         if (s != KJ_OK) rc = cli_fail("cache", s);
     } else if (strcmp(action, "stats") == 0) {
-        uint64_t entries, bytes, max;
-        s = kj_cache_usage(rt, &entries, &bytes, &max);
-        if (s != KJ_OK) {
-            rc = cli_fail("cache", s);
-        } else if (json) {
-            json_begin_object();
-            json_string("path", dir);
-            json_uint("entries", entries);
-            json_uint("bytes", bytes);
-            json_uint("max_bytes", max);
-            json_end_object();
-            json_done();
-        } else {
-            printf("%s\n  entries %llu\n  bytes   %llu (%.1f MiB)\n  bound   %llu (%.1f MiB; least recently used "
-                   "entries are evicted beyond it)\n", dir, (unsigned long long)entries, (unsigned long long)bytes,
-                   bytes / 1048576.0, (unsigned long long)max, max / 1048576.0);
-        }
+        rc = stats(rt, dir, json);
     } else {
         uint64_t entries, bytes;
         s = kj_cache_clear(rt, &entries, &bytes);

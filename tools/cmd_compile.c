@@ -12,19 +12,54 @@
 #define MAX_ARCHS 16
 
 static void help(void) {
-    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [--entry E] [-D NAME=VALUE]... [--arch sm_XY[,...]]\n"
-           "                      [--option NVRTC_OPTION]... [--json]\n"
-           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--json]\n\n"
+    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
+           "                      [--arch sm_XY[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
+           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--push] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
            "there is none; --arch sm_80,sm_90 (or --arch again) builds each target in turn. --json gives\n"
            "{\"kernel\": ..., \"targets\": [one object per target]}.\n\n"
+           "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
+           "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
+           "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
+           "Shown for each kernel of the binary (the entry first), as the compiler reports it, no GPU needed:\n"
+           "registers and spilled bytes (stored and loaded) per thread, its stack (local memory) per thread,\n"
+           "and its static shared memory per block.\n\n"
            "--all compiles every combination of the kernel's tunables (`tune` in its metadata), the other\n"
            "macros at their defaults or as given, J at a time (default: the processors online), and counts\n"
            "how many were compiled and how many were already in the cache: to prepare a cache for a fleet\n"
            "of machines without a GPU. -D NAME=V1,V2 restricts a tunable, or builds a param for each value.\n"
-           "Combinations that break a `require` line of the metadata are skipped.\n");
+           "Combinations that break a `require` line of the metadata are skipped.\n\n"
+           "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from it when the disk\n"
+           "cache lacks them (\"from\": \"remote\" in --json), and what is compiled is pushed in the\n"
+           "background. --push (a builder) then sends every entry of the kernel in the disk cache that the\n"
+           "remote lacks, and waits until they are there.\n");
+}
+
+/* --push: the kernel's entries in the disk cache to the remote (a builder), waiting for each, and the
+ * counts in the target's report. Faults are warnings (the compile itself succeeded). */
+static void push_entries(kj_runtime *rt, const char *kernel, int json) {
+    char name[256];
+    const char *base = strrchr(kernel, '/') ? strrchr(kernel, '/') + 1 : kernel;
+    size_t n = strlen(base);
+    if (n > 3 && strcmp(base + n - 3, ".cu") == 0) n -= 3;
+    snprintf(name, sizeof name, "%.*s", (int)n, base);
+    kj_remote_transfer t;
+    memset(&t, 0, sizeof t);
+    if (kj_remote_push(rt, name, &t) != KJ_OK) fprintf(stderr, "kernjit: warning: %s\n", kj_last_error());
+    if (json) {
+        json_object_in("push");
+        json_uint("entries", t.entries);
+        json_uint("pushed", t.moved);
+        json_uint("present", t.present);
+        json_uint("failed", t.failed);
+        json_end_object();
+    } else {
+        printf("  push  %llu of %llu entr%s of %s pushed to the remote cache, %llu already there%s\n",
+               (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies", name,
+               (unsigned long long)t.present, t.failed ? ", some FAILED (see the warnings)" : "");
+    }
 }
 
 static void all_progress(const kj_progress *p, void *user) {
@@ -35,7 +70,7 @@ static void all_progress(const kj_progress *p, void *user) {
 }
 
 static int compile_all(const char *kernel, const char *entry, const kj_define *defines, size_t ndef, const char *arch,
-                       unsigned threads, int json) {
+                       unsigned threads, int push, int json) {
     kj_space *space;
     kj_status s = kj_space_create(NULL, kernel, defines, ndef, &space);
     if (s != KJ_OK) return cli_fail("compile", s);
@@ -66,6 +101,7 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         json_uint("threads", r.threads);
         json_double("wall_ms", r.wall_ms);
         json_string("cache", kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
+        if (push) push_entries(rt, kernel, 1);
         json_end_object();
     } else if (r.variants) {
         printf("%s for %s: %zu variant%s", kernel, r.arch, r.variants, r.variants == 1 ? "" : "s");
@@ -76,6 +112,7 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         if (r.failed) printf(", %zu FAILED", r.failed);
         printf("; %.2f s on %u thread%s\n", r.wall_ms / 1e3, r.threads, r.threads == 1 ? "" : "s");
         printf("  cache %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiled in memory only)");
+        if (push) push_entries(rt, kernel, 0);
     }
     if (s != KJ_OK) rc = cli_fail("compile", s);
     kj_space_free(space);
@@ -83,13 +120,50 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     return rc;
 }
 
-static int compile_one(const char *kernel, const char *entry, const kj_define *defines, size_t ndef,
-                       const char *const *options, size_t nopt, const char *arch, int json) {
+static void print_resources(const kj_compile_result *r) {
+    if (!r->resource_count) {
+        printf("  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
+        return;
+    }
+    const kj_resource_usage *e = r->entry_resources;
+    for (size_t i = 0; i < r->resource_count + (e != NULL); i++) {
+        /* the entry first, then the others */
+        const kj_resource_usage *u = i == 0 && e ? e : &r->resources[i - (e != NULL)];
+        if (i && u == e) continue;
+        printf("  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
+               u->registers, u->stack_bytes, u->shared_static_bytes);
+        if (u->spill_store_bytes || u->spill_load_bytes)
+            printf("SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
+        else
+            printf("no spills\n");
+    }
+}
+
+static void json_resources(const kj_compile_result *r) {
+    json_begin_array("resources");
+    for (size_t i = 0; i < r->resource_count; i++) {
+        const kj_resource_usage *u = &r->resources[i];
+        json_object_in(NULL);
+        json_string("symbol", u->symbol);
+        json_bool("entry", u == r->entry_resources);
+        json_int("registers", u->registers);
+        json_int("spill_store_bytes", u->spill_store_bytes);
+        json_int("spill_load_bytes", u->spill_load_bytes);
+        json_int("stack_bytes", u->stack_bytes);
+        json_int("shared_static_bytes", u->shared_static_bytes);
+        json_end_object();
+    }
+    json_end_array();
+}
+
+static int compile_one(const cli_program *prog, const kj_define *defines, size_t ndef, const char *const *options,
+                       size_t nopt, const char *arch, int push, int json) {
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
     if (s != KJ_OK) return cli_fail("compile", s);
-    kj_request req = {.kernel = kernel, .entry = entry, .defines = defines, .define_count = ndef,
-                      .options = options, .option_count = nopt, .arch = arch};
+    kj_request req = {.kernel = prog->kernel, .entry = prog->entry, .defines = defines, .define_count = ndef,
+                      .options = options, .option_count = nopt, .arch = arch, .sources = prog->sources,
+                      .source_count = prog->source_count};
     kj_compile_result r;
     s = kj_compile(rt, &req, &r);
     if (s != KJ_OK) {
@@ -102,20 +176,32 @@ static int compile_one(const char *kernel, const char *entry, const kj_define *d
         json_string("arch", r.arch);
         json_string("key", r.key);
         json_bool("cache_hit", r.cache_hit);
+        json_string("from", kj_origin_name(r.origin));
         json_bool("stored", r.stored);
         json_bool("linked", r.linked);
+        json_uint("source_count", r.source_count);
         json_bool("ptx", r.is_ptx);
         json_string("cache_path", r.cache_path);
         json_double("compile_ms", r.compile_ms);
         json_double("link_ms", r.link_ms);
         json_uint("binary_bytes", r.binary_bytes);
         json_string("warnings", r.log);
+        json_resources(&r);
+        if (push) push_entries(rt, prog->kernel, 1);
         json_end_object();
     } else {
-        if (r.cache_hit) printf("%s for %s: cache hit\n", kernel, r.arch);
-        else printf("%s for %s: compiled in %.1f ms%s\n", kernel, r.arch, r.compile_ms + r.link_ms,
-                    r.linked ? " (linked with the device runtime)" : "");
+        char linked[64] = "";
+        if (r.source_count > 1)
+            snprintf(linked, sizeof linked, " (%u sources linked%s)", r.source_count, r.linked ? ", with the device runtime" : "");
+        else if (r.linked)
+            snprintf(linked, sizeof linked, " (linked with the device runtime)");
+        if (r.cache_hit) printf("%s for %s: cache hit%s\n", prog->kernel, r.arch, linked);
+        else if (r.origin == KJ_ORIGIN_REMOTE)
+            printf("%s for %s: remote cache hit (verified, stored here)%s\n", prog->kernel, r.arch, linked);
+        else printf("%s for %s: compiled in %.1f ms%s\n", prog->kernel, r.arch, r.compile_ms + r.link_ms, linked);
         printf("  key   %s\n  cache %s\n", r.key, r.stored ? r.cache_path : "(not stored: compiled in memory only)");
+        print_resources(&r);
+        if (push) push_entries(rt, prog->kernel, 0);
     }
     kj_runtime_destroy(rt);
     return EXIT_OK;
@@ -126,18 +212,19 @@ int cmd_compile(int argc, char **argv) {
                                          {"arch", required_argument, 0, 'a'},  {"option", required_argument, 0, 'o'},
                                          {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
                                          {"all", no_argument, 0, 'A'},         {"threads", required_argument, 0, 'T'},
-                                         {0, 0, 0, 0}};
+                                         {"push", no_argument, 0, 'P'},        {0, 0, 0, 0}};
     kj_define defines[MAX_DEFINES];
     const char *options[MAX_OPTIONS];
     size_t ndef = 0, nopt = 0;
     const char *entry = NULL, *archs[MAX_ARCHS];
     size_t narch = 0;
-    int json = 0, all = 0, c;
+    int json = 0, all = 0, push = 0, c;
     uint64_t threads = 0;
     char err[256];
     while ((c = getopt_long(argc, argv, "hje:D:a:o:", opts, NULL)) != -1) {
         switch (c) {
         case 'A': all = 1; break;
+        case 'P': push = 1; break;
         case 'T':
             if (cli_parse_uint(optarg, 64, &threads) != 0 || threads == 0)
                 return cli_usage("compile", "--threads '%s' is not a count from 1 to 64", optarg);
@@ -173,32 +260,34 @@ int cmd_compile(int argc, char **argv) {
         default: return cli_usage("compile", "unknown option");
         }
     }
-    if (optind != argc - 1)
-        return cli_usage("compile", optind >= argc ? "which kernel? give a built-in name or a .cu file"
-                                                   : "one kernel at a time (got '%s' too)", argv[optind + 1 < argc ? optind + 1 : optind]);
-    char *kernel = argv[optind];
-    /* FILE.cu:ENTRY, or a built-in kernel as NAME:ENTRY (as kernjit launch takes them) */
-    char *colon = strstr(kernel, ".cu:");
-    if (colon) colon += 3;
-    else if (!strchr(kernel, '/')) colon = strchr(kernel, ':');
-    if (colon) {
-        if (entry) return cli_usage("compile", "give the entry either as FILE.cu:ENTRY or with --entry, not both");
-        *colon = '\0';
-        entry = colon + 1;
-        if (!*entry) return cli_usage("compile", "'%s:' names no entry after ':'", kernel);
-    }
+    if (optind >= argc) return cli_usage("compile", "which kernel? give a built-in name or a .cu file");
+    cli_program prog;
+    int rc = cli_parse_program("compile", argv + optind, argc - optind, entry, &prog);
+    if (rc != EXIT_OK) return rc;
+    const char *kernel = prog.kernel;
+    if (all && prog.source_count)
+        return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
     if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
+    const char *remote = getenv("KERNJIT_REMOTE_CACHE");
+    if (push && (!remote || !*remote))
+        return cli_usage("compile", "--push needs a remote cache: set KERNJIT_REMOTE_CACHE=redis://HOST:PORT[/DB] (or "
+                         "unix:///PATH)");
 
     if (json) {
         json_begin_object();
         json_string("kernel", kernel);
+        if (prog.source_count) {
+            json_begin_array("sources");
+            json_string(NULL, kernel);
+            for (size_t i = 0; i < prog.source_count; i++) json_string(NULL, prog.sources[i]);
+            json_end_array();
+        }
         json_begin_array("targets");
     }
-    int rc = EXIT_OK;
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
-        rc = all ? compile_all(kernel, entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, json)
-                 : compile_one(kernel, entry, defines, ndef, options, nopt, narch ? archs[i] : NULL, json);
+        rc = all ? compile_all(kernel, prog.entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, push, json)
+                 : compile_one(&prog, defines, ndef, options, nopt, narch ? archs[i] : NULL, push, json);
     if (json) { /* after a failure too: the targets done so far, as a whole document (the error is on stderr) */
         json_end_array();
         json_end_object();

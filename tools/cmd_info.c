@@ -10,8 +10,9 @@ static void help(void) {
            "its theoretical bandwidth, L2, warp size, threads, blocks and registers per block and per\n"
            "multiprocessor, shared memory per multiprocessor and per block with and without opt-in, the\n"
            "shared-memory carveouts the architecture offers) and the toolchain (NVRTC, nvJitLink, the\n"
-           "device runtime, the architectures NVRTC can target). With no GPU it says \"no CUDA device\"\n"
-           "and exits 0.\n");
+           "device runtime, the architectures NVRTC can target), and the remote cache's state when one is\n"
+           "configured (KERNJIT_REMOTE_CACHE: the server, its version, the round trip). With no GPU it says\n"
+           "\"no CUDA device\" and exits 0.\n");
 }
 
 #define MAX_CARVEOUTS 16
@@ -91,6 +92,17 @@ int cmd_info(int argc, char **argv) {
     char why_copy[512];
     snprintf(why_copy, sizeof why_copy, "%s", why);
 
+    /* the remote tier through a runtime that touches nothing else: no device, no disk cache */
+    kj_runtime_options o;
+    cli_runtime_options(&o, 1, NULL, 0);
+    o.cache_mode = KJ_CACHE_MEMORY_ONLY;
+    kj_runtime *rt = NULL;
+    kj_status rs = kj_runtime_create(&o, &rt);
+    char remote_error[1024];
+    snprintf(remote_error, sizeof remote_error, "%s", rs == KJ_OK ? "" : kj_last_error());
+    kj_remote_info remote;
+    if (rs == KJ_OK) kj_remote_query(rt, &remote);
+
     if (json) {
         json_begin_object();
         json_string("version", kj_version_string());
@@ -104,6 +116,8 @@ int cmd_info(int argc, char **argv) {
         for (int i = 0; i < tc.arch_count; i++) json_int(NULL, tc.archs[i]);
         json_end_array();
         json_end_object();
+        if (rs == KJ_OK) cli_print_remote(&remote, 1);
+        else json_string("remote_error", remote_error);
         json_begin_array("devices");
     } else {
         printf("kernjit %s\n", kj_version_string());
@@ -112,7 +126,10 @@ int cmd_info(int argc, char **argv) {
         printf("device runtime: %s\n", tc.devrt_path ? tc.devrt_path : "missing (dynamic-parallelism kernels cannot link)");
         printf("NVRTC targets:");
         for (int i = 0; i < tc.arch_count; i++) printf(" sm_%d", tc.archs[i]);
-        printf("\n\n");
+        printf("\n");
+        if (rs == KJ_OK) cli_print_remote(&remote, 0);
+        else printf("remote cache: %s\n", remote_error);
+        printf("\n");
     }
     int failed = 0;
     for (int i = 0; i < count; i++) {
@@ -133,5 +150,7 @@ int cmd_info(int argc, char **argv) {
     } else if (count == 0) {
         printf("no CUDA device%s%s\n", *why_copy ? ": " : "", why_copy);
     }
+    kj_runtime_destroy(rt); /* after printing: the strings of remote are the runtime's */
+    if (rs != KJ_OK) return cli_fail("info", rs);
     return failed ? EXIT_FAILURE_ : EXIT_OK;
 }

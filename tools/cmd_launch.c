@@ -37,8 +37,9 @@ typedef struct printed {
 } printed;
 
 typedef struct launch_cmd {
-    char *kernel;
+    const char *kernel;
     const char *entry;
+    cli_program program; /* kernel, and the other sources linked with it */
     kj_define defines[MAX_DEFINES];
     size_t ndef;
     const char *options[MAX_OPTIONS];
@@ -77,7 +78,7 @@ typedef struct launch_cmd {
 } launch_cmd;
 
 static void help(void) {
-    printf("usage: kernjit launch FILE.cu[:ENTRY] --grid X[,Y[,Z]] --block X[,Y[,Z]] --arg SPEC...\n"
+    printf("usage: kernjit launch FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... --grid X[,Y[,Z]] --block X[,Y[,Z]] --arg SPEC...\n"
            "                      [-D NAME=VALUE]... [--shared BYTES] [--repeat R] [--seed S]\n"
            "                      [--print I[:A..B]]... [--save I=FILE]... [--option NVRTC_OPTION]...\n"
            "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--json]\n\n"
@@ -86,6 +87,8 @@ static void help(void) {
            "ENTRY      the kernel: a plain or extern \"C\" name, or a C++ name expression such as 'scale<float,256>'\n"
            "           (quote it for the shell). Without it, the file's only __global__ function (for a template,\n"
            "           its only explicit instance).\n"
+           "MORE.cu    more sources of the same program: each is compiled apart with the same -D and --option\n"
+           "           values and nvJitLink links them all; the entry may be in any of them.\n"
            "--arg SPEC one per kernel parameter, in order (indices from 0):\n"
            "             scalar  TYPE=VALUE     i32=5  u64=1M  u32=0xff  f32=0.5  f64=-1e-3\n"
            "             buffer  TYPE[N]=FILL   f32[1M]=random  i32[2^20]=iota  u8[64]=zeros  f64[100]=0.25\n"
@@ -193,17 +196,10 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         }
     }
     if (optind >= argc) return cli_usage(CMD, "which kernel? give a .cu file (FILE.cu or FILE.cu:ENTRY)");
-    if (optind + 1 < argc) return cli_usage(CMD, "one kernel at a time (got '%s' too)", argv[optind + 1]);
-    c->kernel = argv[optind];
-    /* FILE.cu:ENTRY; a built-in kernel as NAME:ENTRY */
-    char *colon = strstr(c->kernel, ".cu:");
-    if (colon) colon += 3;
-    else if (!strchr(c->kernel, '/')) colon = strchr(c->kernel, ':');
-    if (colon) {
-        *colon = '\0';
-        c->entry = colon + 1;
-        if (!*c->entry) return cli_usage(CMD, "'%s:' names no entry after ':'", c->kernel);
-    }
+    int rc = cli_parse_program(CMD, argv + optind, argc - optind, NULL, &c->program);
+    if (rc != EXIT_OK) return rc;
+    c->kernel = c->program.kernel;
+    c->entry = c->program.entry;
     for (size_t i = 0; i < c->nargs; i++) {
         const launch_arg *a = &c->args[i];
         if (a->is_ref && (a->ref >= c->nargs || !c->args[a->ref].is_buffer))
@@ -247,22 +243,32 @@ static int check_input_files(launch_cmd *c) {
     return 0;
 }
 
-/* The kernel file's text, for naming parameters; NULL when it is not a readable file (a built-in
- * name: the library reports real problems when it looks the kernel up). */
+/* The text of the kernel's files (several sources one after the other), for naming parameters;
+ * NULL when none is a readable file (a built-in name: the library reports real problems when it
+ * looks the kernel up). */
 static void read_source(launch_cmd *c) {
-    size_t n = strlen(c->kernel);
-    if (!strchr(c->kernel, '/') && !(n > 3 && strcmp(c->kernel + n - 3, ".cu") == 0)) return; /* as kj_request */
-    FILE *f = fopen(c->kernel, "rb");
-    if (!f) return;
-    char *buf = malloc(MAX_SOURCE);
-    n = buf ? fread(buf, 1, MAX_SOURCE, f) : 0;
-    fclose(f);
-    if (!buf || n == MAX_SOURCE) {
-        free(buf);
-        return;
+    for (size_t i = 0; i <= c->program.source_count; i++) {
+        const char *file = i ? c->program.sources[i - 1] : c->kernel;
+        size_t n = strlen(file);
+        if (!strchr(file, '/') && !(n > 3 && strcmp(file + n - 3, ".cu") == 0)) continue; /* as kj_request */
+        const char *why;
+        FILE *f = cli_open_regular(file, &why);
+        if (!f) continue;
+        if (!c->source && !(c->source = malloc(MAX_SOURCE + 1))) {
+            fclose(f);
+            return;
+        }
+        n = fread(c->source + c->source_len, 1, MAX_SOURCE - c->source_len, f);
+        fclose(f);
+        c->source_len += n;
+        if (c->source_len < MAX_SOURCE) c->source[c->source_len++] = '\n';
+        c->source[c->source_len] = '\0';
     }
-    c->source = buf;
-    c->source_len = n;
+    if (c->source_len >= MAX_SOURCE) { /* too long to scan whole: name no parameter rather than a wrong one */
+        free(c->source);
+        c->source = NULL;
+        c->source_len = 0;
+    }
 }
 
 /* ---- 2. the kernel's parameters -------------------------------------------------------------- */
@@ -398,8 +404,9 @@ static int check_device(launch_cmd *c) {
 /* ---- 4. buffers and the first launch --------------------------------------------------------- */
 
 static int read_file(const char *path, void *buf, size_t bytes) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return cli_error(CMD, "cannot read '%s': %s", path, strerror(errno));
+    const char *why;
+    FILE *f = cli_open_regular(path, &why);
+    if (!f) return cli_error(CMD, "cannot read '%s': %s", path, why);
     size_t got = fread(buf, 1, bytes, f);
     fclose(f);
     if (got != bytes) return cli_error(CMD, "'%s' ended after %zu of %zu bytes", path, got, bytes);
@@ -470,8 +477,7 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
  * fails (a full disk) leaves the previous file whole and no partial one. */
 static int write_file(const char *path, const void *buf, size_t bytes) {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = cli_create_beside(path, tmp, sizeof tmp);
     if (fd < 0) return cli_error(CMD, "cannot write '%s': %s", path, strerror(errno));
     const char *p = buf;
     size_t left = bytes;
@@ -495,8 +501,8 @@ static int write_file(const char *path, const void *buf, size_t bytes) {
  * missing or not writable is a usage error, as an unreadable input is. */
 static int check_paths(launch_cmd *c) {
     for (size_t i = 0; i < c->nsaves; i++) {
-        char what[4200];
-        snprintf(what, sizeof what, "--save %u=%s", c->saves[i].arg, c->saves[i].path);
+        char what[CLI_MESSAGE_MAX];
+        kj_message_format(what, sizeof what, "--save %u=%s", c->saves[i].arg, c->saves[i].path);
         int rc = cli_check_output_folder(CMD, what, c->saves[i].path);
         if (rc) return rc;
     }
@@ -554,17 +560,13 @@ static int time_repeats(launch_cmd *c) {
 
 /* ---- output ---------------------------------------------------------------------------------- */
 
-static const char *origin_name(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory";
-}
-
 static void report_json(const launch_cmd *c) {
     char num[64];
     json_begin_object();
     json_string("kernel", c->kernel);
     json_string("entry", c->info.entry);
     json_string("symbol", c->info.lowered_name);
-    json_string("origin", origin_name(c->origin));
+    json_string("origin", cli_origin_text(c->origin));
     json_string("arch", c->info.arch);
     json_begin_array("grid");
     for (int i = 0; i < 3; i++) json_uint(NULL, c->grid[i]);
@@ -621,7 +623,7 @@ static void report_json(const launch_cmd *c) {
 
 static void report_text(const launch_cmd *c) {
     char num[64];
-    printf("%s %s (%s), %s\n", c->kernel, c->info.entry, c->info.lowered_name, origin_name(c->origin));
+    printf("%s %s (%s), %s\n", c->kernel, c->info.entry, c->info.lowered_name, cli_origin_text(c->origin));
     printf("  launch      grid %u,%u,%u  block %u,%u,%u  shared %llu bytes\n", c->grid[0], c->grid[1], c->grid[2],
            c->block[0], c->block[1], c->block[2], (unsigned long long)c->shared);
     if (strcmp(c->checked_by, "none") == 0)
@@ -666,7 +668,8 @@ static int run(launch_cmd *c) {
         return cli_error(CMD, "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
                          d.cc_major, d.cc_minor);
     kj_request req = {.kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
-                      .options = c->options, .option_count = c->nopt};
+                      .options = c->options, .option_count = c->nopt, .sources = c->program.sources,
+                      .source_count = c->program.source_count};
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
     if ((s = kj_kernel_query(c->k, &c->info)) != KJ_OK) return cli_fail(CMD, s);
     int rc;

@@ -386,8 +386,8 @@ static int check_plot_path(const char *path) {
     size_t n = strlen(path);
     if (n < 5 || (strcmp(path + n - 4, ".png") != 0 && strcmp(path + n - 4, ".ppm") != 0))
         return cli_usage("tune", "--plot '%s': give a FILE.png (or FILE.ppm)", path);
-    char what[4200];
-    snprintf(what, sizeof what, "--plot '%s'", path);
+    char what[CLI_MESSAGE_MAX];
+    kj_message_format(what, sizeof what, "--plot '%s'", path);
     return cli_check_output_folder("tune", what, path);
 }
 

@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "kernjit.h"
 
 #ifndef KJ_CUB_PLUGIN_INSTALLED
 #define KJ_CUB_PLUGIN_INSTALLED ""
@@ -29,8 +32,15 @@ int cub_plugin_load(cub_plugin *p, char *why, size_t why_size) {
     memset(p, 0, sizeof *p);
     const char *env = getenv("KERNJIT_CUB_PLUGIN");
     if (env && *env) {
+        /* dlopen reads a FIFO, waiting for a writer forever: a path must be a regular file */
+        struct stat st;
+        if (stat(env, &st) == 0 && !S_ISREG(st.st_mode)) {
+            kj_message_format(why, why_size, "KERNJIT_CUB_PLUGIN=%s cannot be loaded (it is %s, not a library file)",
+                              env, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+            return -1;
+        }
         if (try_load(p, env) == 0) return 0;
-        snprintf(why, why_size, "KERNJIT_CUB_PLUGIN=%s cannot be loaded (%s)", env, dlerror());
+        kj_message_format(why, why_size, "KERNJIT_CUB_PLUGIN=%s cannot be loaded (%s)", env, dlerror());
         return -1;
     }
     char exe[4096];

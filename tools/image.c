@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernjit.h" /* kj_message_format */
+
 #ifdef KJ_HAVE_PNG
 #include <setjmp.h>
 
@@ -26,7 +28,7 @@ static int ends_with(const char *s, const char *suffix) {
 /* path opened for writing; NULL with the reason in err. */
 static FILE *create(const char *path, char *err, size_t err_size) {
     FILE *f = fopen(path, "wb");
-    if (!f) snprintf(err, err_size, "cannot create %s: %s", path, strerror(errno));
+    if (!f) kj_message_format(err, err_size, "cannot create %s: %s", path, strerror(errno));
     return f;
 }
 
@@ -38,7 +40,7 @@ static int write_pnm(const char *path, const uint8_t *pixels, unsigned w, unsign
     size_t bytes = (size_t)w * h * (size_t)channels;
     int ok = fprintf(f, "P%d\n%u %u\n255\n", channels == 3 ? 6 : 5, w, h) > 0 && fwrite(pixels, 1, bytes, f) == bytes;
     ok &= fclose(f) == 0;
-    if (!ok) snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+    if (!ok) kj_message_format(err, err_size, "cannot write %s: %s", path, strerror(errno));
     return ok ? 0 : -1;
 }
 
@@ -52,13 +54,13 @@ static int write_png(const char *path, const uint8_t *pixels, unsigned w, unsign
     if (!png || !info) {
         png_destroy_write_struct(&png, NULL);
         fclose(f);
-        snprintf(err, err_size, "cannot write %s: libpng is out of memory", path);
+        kj_message_format(err, err_size, "cannot write %s: libpng is out of memory", path);
         return -1;
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         fclose(f);
-        snprintf(err, err_size, "cannot write %s (libpng failed)", path);
+        kj_message_format(err, err_size, "cannot write %s (libpng failed)", path);
         return -1;
     }
     png_init_io(png, f);
@@ -71,7 +73,7 @@ static int write_png(const char *path, const uint8_t *pixels, unsigned w, unsign
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     if (fclose(f) != 0) {
-        snprintf(err, err_size, "cannot write %s: %s", path, strerror(errno));
+        kj_message_format(err, err_size, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
     return 0;

@@ -26,7 +26,7 @@ static const cli_subcommand benches[] = {
     {"reduce", bench_reduce, "op x type x size x entry: median us, GB/s, % of a device copy, ratio to CUB"},
     {"transpose", bench_transpose, "variants and tile shapes x sizes: median us, GB/s, % of a device copy"},
     {"vector-add", bench_vector_add, "types x sizes and block/unroll shapes: median us, GB/s, % of a device copy"},
-    {"nested", bench_nested, "nested reductions next to the flat one; Mandelbrot escape time vs Mariani-Silver"},
+    {"nested", bench_nested, "nested reductions next to the flat one; Mandelbrot escape time vs Mariani-Silver"},    {"cache", bench_cache, "memory, disk and remote (Redis) hits of a 6 KB cubin against a cold compile"},
 };
 static const cli_dispatch bench = {"kernjit bench", "benchmark",
                                    "usage: kernjit bench NAME [ARGS...]   (kernjit bench NAME --help)\n\nbenchmarks:\n",
@@ -43,7 +43,7 @@ static const cli_subcommand commands[] = {
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
     {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
-    {"cache", cmd_cache, "the disk cache: path, list, stats, clear"},
+    {"cache", cmd_cache, "the disk cache: path, list, stats, clear; the remote cache: push, pull"},
     {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
 };
 
@@ -57,7 +57,8 @@ static const cli_dispatch kernjit = {
     "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
     "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
     "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
-    "KERNJIT_CUDA_HOME.\n",
+    "KERNJIT_CUDA_HOME; the remote cache: KERNJIT_REMOTE_CACHE (redis://HOST:PORT[/DB] or\n"
+    "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n",
     CLI_DISPATCH_LIST(commands)};
 
 /* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */

@@ -388,7 +388,7 @@ static int parse_index(const char *s, const char *end, unsigned *out) {
 int launch_parse_print(const char *text, launch_print *out, char *err, size_t size) {
     if (!text || !*text) return fail(err, size, "empty --print: write I or I:A..B (the --arg index, from 0)");
     size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
-    if (n > LAUNCH_MAX_TEXT) return fail(err, size, "--print value longer than %d characters", LAUNCH_MAX_TEXT);
+    if (n > LAUNCH_MAX_TEXT) return fail(err, size, "the value is longer than %d characters", LAUNCH_MAX_TEXT);
     launch_print pr = {0, 0, 0, 0, 1}; /* the whole buffer, until a range says otherwise */
     const char *colon = strchr(text, ':');
     const char *iend = colon ? colon : text + n;
@@ -426,7 +426,7 @@ int launch_parse_print(const char *text, launch_print *out, char *err, size_t si
 int launch_parse_save(const char *text, launch_save *out, char *err, size_t size) {
     if (!text || !*text) return fail(err, size, "empty --save: write I=FILE (the --arg index, from 0)");
     size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
-    if (n > LAUNCH_MAX_TEXT) return fail(err, size, "--save value longer than %d characters", LAUNCH_MAX_TEXT);
+    if (n > LAUNCH_MAX_TEXT) return fail(err, size, "the value is longer than %d characters", LAUNCH_MAX_TEXT);
     const char *eq = strchr(text, '=');
     if (!eq) return fail(err, size, "'%.*s' has no '=': write I=FILE", QUOTE, text);
     launch_save s;

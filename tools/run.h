@@ -5,6 +5,6 @@
 #include "cli.h"
 
 cli_command run_reduce, run_transpose, run_vector_add, run_nested_reduce, run_nested_hello, run_mandelbrot;
-cli_command bench_jit, bench_reduce, bench_transpose, bench_vector_add, bench_nested;
+cli_command bench_jit, bench_cache, bench_reduce, bench_transpose, bench_vector_add, bench_nested;
 
 #endif

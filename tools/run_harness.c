@@ -6,10 +6,6 @@
 
 #include "check_util.h"
 
-const char *run_origin(kj_origin o) {
-    return o == KJ_ORIGIN_COMPILED ? "compiled now" : o == KJ_ORIGIN_DISK ? "disk cache" : "memory (already loaded)";
-}
-
 void *run_host(run_ctx *c, size_t bytes) {
     assert(c->hosts < RUN_MAX_BUFFERS);
     void *p = malloc(bytes ? bytes : 1);
@@ -46,7 +42,7 @@ void run_text_time(const run_ctx *c, const char *note) {
 }
 
 void run_text_checked(const run_ctx *c, kj_origin origin, int ok, const char *how, const char *note) {
-    printf("  kernel      %s\n", run_origin(origin));
+    printf("  kernel      %s\n", cli_origin_text(origin));
     printf("  check       %s (%s)\n", ok ? "ok" : "WRONG", how);
     run_text_time(c, note);
 }

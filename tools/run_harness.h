@@ -96,7 +96,4 @@ void run_text_time(const run_ctx *c, const char *note);
  * "  check       ok (HOW)" (or WRONG), and the time (NOTE as above). */
 void run_text_checked(const run_ctx *c, kj_origin origin, int ok, const char *how, const char *note);
 
-/* Where the first run's kernel came from, in words. */
-const char *run_origin(kj_origin o);
-
 #endif

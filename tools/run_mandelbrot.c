@@ -146,6 +146,13 @@ static int option(run_ctx *c, int opt, char *arg) {
 
 static int prepare(run_ctx *c) {
     mandelbrot_run *m = (mandelbrot_run *)c;
+    if (m->out) {
+        /* before the work: a picture that cannot be written would be found out only after it */
+        char what[CLI_MESSAGE_MAX];
+        kj_message_format(what, sizeof what, "--out '%s'", m->out);
+        int rc = cli_check_output_folder(c->cmd, what, m->out);
+        if (rc) return rc;
+    }
     m->w = (unsigned)m->width;
     m->h = (unsigned)m->height;
     m->max_dwell = m->options.max_dwell ? m->options.max_dwell : 512;
@@ -253,7 +260,7 @@ static void json(run_ctx *c) {
                 " median_ms=%g device_launches=%" PRIu64 " launch_bound=%" PRIu64 " pending_limit=%" PRIu64
                 " spot_checked=%u spot_wrong=%u",
                 kj_mandelbrot_algo_name(m->options.algo), m->first.entry, m->w, m->h, m->max_dwell, m->first.levels,
-                run_origin(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
+                cli_origin_text(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
                 m->report.expected_launches, m->report.pending_limit, m->checked, m->bad);
     if (m->compare)
         json_fields("compared_with=%s other_ms=%g pixels_differ=%zu", kj_mandelbrot_algo_name(m->other_algo),
@@ -266,7 +273,7 @@ static void text(run_ctx *c) {
     printf("mandelbrot %s, %u x %u, dwell %u\n", kj_mandelbrot_algo_name(m->options.algo), m->w, m->h, m->max_dwell);
     printf("  kernel      %s, %u x %u blocks of %u x %u, %u level%s of grids (%s)\n", m->first.entry,
            m->first.grid[0], m->first.grid[1], m->first.block[0], m->first.block[1], m->first.levels,
-           m->first.levels == 1 ? "" : "s", run_origin(m->first.origin));
+           m->first.levels == 1 ? "" : "s", cli_origin_text(m->first.origin));
     printf("  time        %.3f ms median of %llu runs (GPU)\n", c->median_ms, (unsigned long long)c->repeat);
     if (m->options.algo == KJ_MANDELBROT_MS)
         printf("  launches    %llu device-side (at most %llu), pending-launch limit %llu\n",

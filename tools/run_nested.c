@@ -109,7 +109,7 @@ static void reduce_json(run_ctx *c) {
     json_fields("variant=%s entry=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " block_size=%" PRIu64 " grid=%u levels=%u "
                 "origin=%s sum=%g reference=%g error=%g ok?=%d",
                 kj_nested_variant_name(r->options.variant), r->first.entry, kj_type_name(r->type), r->n, c->seed,
-                r->block, r->first.grid[0], r->first.levels, run_origin(r->first.origin), r->have, r->want, r->error,
+                r->block, r->first.grid[0], r->first.levels, cli_origin_text(r->first.origin), r->have, r->want, r->error,
                 r->ok);
     run_json_time(c);
     json_fields("device_launches=%" PRIu64 " expected_launches=%" PRIu64 " pending_launches=%" PRIu64
@@ -123,7 +123,7 @@ static void reduce_text(run_ctx *c) {
     printf("nested-reduce %s, sum of %llu %s (seed %llu)\n", kj_nested_variant_name(r->options.variant),
            (unsigned long long)r->n, kj_type_name(r->type), (unsigned long long)c->seed);
     printf("  kernel      %s, %u blocks of %u threads, %u levels of grids (%s)\n", r->first.entry, r->first.grid[0],
-           r->first.block[0], r->first.levels, run_origin(r->first.origin));
+           r->first.block[0], r->first.levels, cli_origin_text(r->first.origin));
     printf("  sum         %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
     if (r->exact) printf("  error       0 ok\n");
     else printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");

@@ -96,7 +96,7 @@ static void json(run_ctx *c) {
     json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
                 "config_from=%s origin=%s result=%g reference=%g error=%g tolerance=%g ok?=%d",
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
-                r->first.coarse_factor, r->first.grid, r->first.config_from, run_origin(r->first.origin), r->have,
+                r->first.coarse_factor, r->first.grid, r->first.config_from, cli_origin_text(r->first.origin), r->have,
                 r->want, r->error, r->tolerance, r->ok);
     run_json_time(c);
 }
@@ -107,7 +107,7 @@ static void text(run_ctx *c) {
            (unsigned long long)c->seed);
     printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", r->first.entry,
            r->first.block_size, r->first.coarse_factor, r->first.grid, r->first.config_from);
-    printf("  kernel      %s\n", run_origin(r->first.origin));
+    printf("  kernel      %s\n", cli_origin_text(r->first.origin));
     printf("  result      %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
     printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
     run_text_time(c, NULL);

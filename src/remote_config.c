@@ -1,0 +1,284 @@
+#include "remote_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "util.h"
+
+#define URL_FORMS "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS] or unix:///PATH[?OPTIONS]"
+#define OPTION_NAMES "connect_timeout=MS, timeout=MS, db=N (unix sockets)"
+
+void kj__remote_config_free(kj__remote_config *c) {
+    if (!c) return;
+    free(c->url);
+    free(c->host);
+    free(c->socket_path);
+    free(c->user);
+    free(c->password);
+    if (c->secret) memset(c->secret, 0, c->secret_len);
+    free(c->secret);
+    memset(c, 0, sizeof *c);
+}
+
+/* A decimal number from min to max, the whole of [s, s + n). */
+static int number(const char *s, size_t n, long min, long max, long *out) {
+    if (n == 0 || n > 9) return -1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i])) return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+static int hex_digit(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* [s, s + n) with %XX decoded (user names and passwords may hold any byte); NULL when malformed. */
+static char *percent_decoded(const char *s, size_t n) {
+    char *out = malloc(n + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            *o++ = s[i];
+            continue;
+        }
+        int hi = i + 2 < n ? hex_digit(s[i + 1]) : -1;
+        int lo = i + 2 < n ? hex_digit(s[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            free(out);
+            return NULL;
+        }
+        *o++ = (char)(hi * 16 + lo);
+        i += 2;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The query string "a=1&b=2" after '?'. */
+static kj_status parse_options(const char *what, const char *url, const char *q, int unix_socket, kj__remote_config *c) {
+    int db_given = 0;
+    while (*q) {
+        size_t n = strcspn(q, "&");
+        const char *eq = memchr(q, '=', n);
+        KJ_RETURN_IF(!eq, KJ_ERR_USAGE, "%s='%s': option '%.*s' has no value; the options are %s", what, url, (int)n, q,
+                     OPTION_NAMES);
+        size_t name_len = (size_t)(eq - q), value_len = n - name_len - 1;
+        long v;
+        if (name_len == 15 && strncmp(q, "connect_timeout", 15) == 0) {
+            KJ_RETURN_IF(number(eq + 1, value_len, 1, 60000, &v) != 0, KJ_ERR_USAGE,
+                         "%s='%s': connect_timeout is milliseconds from 1 to 60000", what, url);
+            c->connect_timeout_ms = (unsigned)v;
+        } else if (name_len == 7 && strncmp(q, "timeout", 7) == 0) {
+            KJ_RETURN_IF(number(eq + 1, value_len, 1, 600000, &v) != 0, KJ_ERR_USAGE,
+                         "%s='%s': timeout is milliseconds from 1 to 600000", what, url);
+            c->timeout_ms = (unsigned)v;
+        } else if (name_len == 2 && strncmp(q, "db", 2) == 0 && unix_socket) {
+            KJ_RETURN_IF(number(eq + 1, value_len, 0, 999999999, &v) != 0, KJ_ERR_USAGE,
+                         "%s='%s': db is a database number", what, url);
+            c->db = (int)v;
+            db_given++;
+        } else if (name_len == 2 && strncmp(q, "db", 2) == 0) {
+            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': give the database in the path, redis://HOST:PORT/DB", what, url);
+        } else {
+            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': unknown option '%.*s'; the options are %s", what, url,
+                           (int)name_len, q, OPTION_NAMES);
+        }
+        q += n;
+        if (*q == '&') q++;
+    }
+    KJ_RETURN_IF(db_given > 1, KJ_ERR_USAGE, "%s='%s': db is given twice", what, url);
+    return KJ_OK;
+}
+
+/* "[USER]:PASSWORD" before '@' */
+static kj_status parse_userinfo(const char *what, const char *url, const char *s, size_t n, kj__remote_config *c) {
+    const char *colon = memchr(s, ':', n);
+    KJ_RETURN_IF(!colon, KJ_ERR_USAGE, "%s='%s': write the credentials as USER:PASSWORD@ or :PASSWORD@", what, url);
+    size_t ulen = (size_t)(colon - s), plen = n - ulen - 1;
+    KJ_RETURN_IF(plen == 0, KJ_ERR_USAGE, "%s='%s': the password before '@' is empty", what, url);
+    if (ulen && !(c->user = percent_decoded(s, ulen)))
+        return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': the user name has a malformed %%XX escape", what, url);
+    if (!(c->password = percent_decoded(colon + 1, plen)))
+        return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': the password has a malformed %%XX escape", what, url);
+    return KJ_OK;
+}
+
+/* HOST[:PORT][/DB] of a redis:// URL, [s, s + n). */
+static kj_status parse_host(const char *what, const char *url, const char *s, size_t n, kj__remote_config *c) {
+    const char *end = s + n, *host = s, *host_end, *p;
+    if (*s == '[') {
+        host = s + 1;
+        host_end = memchr(host, ']', n - 1);
+        KJ_RETURN_IF(!host_end || host_end == host, KJ_ERR_USAGE, "%s='%s': an IPv6 address is written [ADDRESS]", what, url);
+        for (const char *h = host; h < host_end; h++)
+            KJ_RETURN_IF(!isxdigit((unsigned char)*h) && *h != ':' && *h != '.', KJ_ERR_USAGE,
+                         "%s='%s': '%.*s' is not an IPv6 address", what, url, (int)(host_end - host), host);
+        p = host_end + 1;
+    } else {
+        host_end = host;
+        while (host_end < end && (isalnum((unsigned char)*host_end) || *host_end == '.' || *host_end == '-' ||
+                                  *host_end == '_'))
+            host_end++;
+        KJ_RETURN_IF(host_end == host, KJ_ERR_USAGE, "%s='%s': no host: the forms are %s", what, url, URL_FORMS);
+        p = host_end;
+    }
+    KJ_RETURN_IF(host_end - host > 253, KJ_ERR_USAGE, "%s='%s': the host name is longer than 253 characters", what, url);
+    c->host = kj__strndup(host, (size_t)(host_end - host));
+    c->port = KJ_REMOTE_DEFAULT_PORT;
+    if (p < end && *p == ':') {
+        const char *q = ++p;
+        while (p < end && *p != '/') p++;
+        long v;
+        KJ_RETURN_IF(number(q, (size_t)(p - q), 1, 65535, &v) != 0, KJ_ERR_USAGE,
+                     "%s='%s': port '%.*s' is not a number from 1 to 65535", what, url, (int)(p - q), q);
+        c->port = (int)v;
+    }
+    if (p < end && *p == '/') {
+        const char *q = ++p;
+        long v;
+        if (p < end) {
+            KJ_RETURN_IF(number(q, (size_t)(end - q), 0, 999999999, &v) != 0, KJ_ERR_USAGE,
+                         "%s='%s': database '%.*s' is not a number", what, url, (int)(end - q), q);
+            c->db = (int)v;
+        }
+        p = end;
+    }
+    KJ_RETURN_IF(p != end, KJ_ERR_USAGE, "%s='%s': unexpected '%.*s' after the host: the forms are %s", what, url,
+                 (int)(end - p), p, URL_FORMS);
+    return c->host ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+}
+
+/* The URL for messages: the password (between ':' and '@' after the scheme) replaced by "***". */
+static char *shown_url(const char *url, const char *creds, size_t creds_len) {
+    const char *colon = creds ? memchr(creds, ':', creds_len) : NULL;
+    if (!colon) return kj__strdup(url);
+    return kj__asprintf("%.*s:***%s", (int)(colon - url), url, creds + creds_len);
+}
+
+static kj_status parse_url(const char *what, const char *url, kj__remote_config *c) {
+    for (const char *p = url; *p; p++)
+        KJ_RETURN_IF((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f, KJ_ERR_USAGE,
+                     "%s has a space, control or non-ASCII character: the forms are %s", what, URL_FORMS);
+    c->connect_timeout_ms = KJ_REMOTE_CONNECT_TIMEOUT_MS;
+    c->timeout_ms = KJ_REMOTE_TIMEOUT_MS;
+    const char *query = strchr(url, '?');
+    size_t main_len = query ? (size_t)(query - url) : strlen(url);
+    if (strncmp(url, "unix://", 7) == 0) {
+        const char *path = url + 7;
+        size_t n = main_len - 7;
+        KJ_RETURN_IF(n < 2 || path[0] != '/', KJ_ERR_USAGE, "%s='%s': a socket is unix:///PATH (an absolute path)",
+                     what, url);
+        KJ_RETURN_IF(n > 107, KJ_ERR_USAGE, "%s='%s': the socket path is %zu characters; at most 107 are allowed",
+                     what, url, n);
+        if (!(c->socket_path = kj__strndup(path, n)) || !(c->url = kj__strdup(url)))
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        return query ? parse_options(what, url, query + 1, 1, c) : KJ_OK;
+    }
+    KJ_RETURN_IF(strncmp(url, "rediss://", 9) == 0, KJ_ERR_USAGE,
+                 "%s='%s': TLS (rediss://) is not supported: reach the server through a TLS tunnel (stunnel, spiped) "
+                 "or a unix socket, and give redis:// or unix:// here", what, url);
+    KJ_RETURN_IF(strncmp(url, "redis://", 8) != 0, KJ_ERR_USAGE, "%s='%s' is not a Redis URL: the forms are %s", what,
+                 url, URL_FORMS);
+    const char *rest = url + 8, *end = url + main_len;
+    const char *at = memchr(rest, '@', (size_t)(end - rest));
+    const char *creds = at ? rest : NULL;
+    size_t creds_len = at ? (size_t)(at - rest) : 0;
+    if (at) {
+        KJ_FORWARD(parse_userinfo(what, url, rest, creds_len, c));
+        rest = at + 1;
+    }
+    if (!(c->url = shown_url(url, creds, creds_len))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    /* the messages below show the URL without its password */
+    const char *shown = c->url;
+    KJ_FORWARD(parse_host(what, shown, rest, (size_t)(end - rest), c));
+    return query ? parse_options(what, shown, query + 1, 0, c) : KJ_OK;
+}
+
+static kj_status parse_mode(const kj_runtime_options *o, kj_remote_mode *mode) {
+    if (o->remote_mode != KJ_REMOTE_DEFAULT) {
+        KJ_RETURN_IF(o->remote_mode != KJ_REMOTE_READ && o->remote_mode != KJ_REMOTE_READWRITE, KJ_ERR_USAGE,
+                     "remote_mode %d is not KJ_REMOTE_DEFAULT, KJ_REMOTE_OFF, KJ_REMOTE_READ or KJ_REMOTE_READWRITE",
+                     (int)o->remote_mode);
+        *mode = o->remote_mode;
+        return KJ_OK;
+    }
+    const char *env = getenv("KERNJIT_REMOTE_MODE");
+    *mode = KJ_REMOTE_READWRITE;
+    if (!env || !*env) return KJ_OK;
+    if (strcasecmp(env, "read") == 0) *mode = KJ_REMOTE_READ;
+    else if (strcasecmp(env, "readwrite") != 0)
+        return KJ_FAIL(KJ_ERR_USAGE, "KERNJIT_REMOTE_MODE='%.40s' is not a mode: read (fetch only) or readwrite (fetch "
+                       "and push)", env);
+    return KJ_OK;
+}
+
+/* The secret: an absolute path names a file holding it; anything else is the secret itself. A final
+ * new line (LF or CR LF) is not part of it, so that `echo ... > file` and $(cat file) both work. */
+static kj_status read_secret(const char *what, const char *value, const kj__logger *log, kj__remote_config *c) {
+    char *data = NULL;
+    size_t len = strlen(value);
+    if (value[0] == '/') {
+        if (kj__read_file(value, KJ_REMOTE_SECRET_MAX + 2, KJ_ERR_USAGE, &data, &len) != KJ_OK) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", kj_last_error());
+            return KJ_FAIL(KJ_ERR_USAGE, "%s names the file %s (a value starting with '/' is a file holding the "
+                           "secret): %s", what, value, why);
+        }
+        struct stat st;
+        if (stat(value, &st) == 0 && (st.st_mode & 077))
+            kj__log(log, KJ_LOG_WARN, "the remote cache's secret file %s may be read by others (mode %04o): chmod 600 "
+                    "it", value, (unsigned)(st.st_mode & 07777));
+    } else if (!(data = kj__strdup(value))) {
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    if (len && data[len - 1] == '\n') len--;
+    if (len && data[len - 1] == '\r') len--;
+    if (len < KJ_REMOTE_SECRET_MIN || len > KJ_REMOTE_SECRET_MAX) {
+        memset(data, 0, len);
+        free(data);
+        return KJ_FAIL(KJ_ERR_USAGE, "%s: the secret%s is %zu bytes; %d to %d are allowed (for example the output of "
+                       "`openssl rand -hex 32`)", what, value[0] == '/' ? " in the file" : "", len,
+                       KJ_REMOTE_SECRET_MIN, KJ_REMOTE_SECRET_MAX);
+    }
+    c->secret = (uint8_t *)data;
+    c->secret_len = len;
+    return KJ_OK;
+}
+
+kj_status kj__remote_config_read(const kj_runtime_options *o, const kj__logger *log, kj__remote_config *c,
+                                 int *configured) {
+    memset(c, 0, sizeof *c);
+    *configured = 0;
+    if (o->remote_mode == KJ_REMOTE_OFF) return KJ_OK;
+    const char *what = "remote_cache", *url = o->remote_cache;
+    if (!url || !*url) {
+        what = "KERNJIT_REMOTE_CACHE";
+        url = getenv(what);
+    }
+    if (!url || !*url) return KJ_OK;
+    kj_status s = parse_url(what, url, c);
+    if (s == KJ_OK) s = parse_mode(o, &c->mode);
+    const char *secret_what = "remote_secret", *secret = o->remote_secret;
+    if (!secret || !*secret) {
+        secret_what = "KERNJIT_REMOTE_SECRET";
+        secret = getenv(secret_what);
+    }
+    if (s == KJ_OK && secret && *secret) s = read_secret(secret_what, secret, log, c);
+    if (s != KJ_OK) {
+        kj__remote_config_free(c);
+        return s;
+    }
+    *configured = 1;
+    return KJ_OK;
+}

@@ -1,0 +1,40 @@
+/* The remote cache's configuration (kj_runtime_options.remote_*, else KERNJIT_REMOTE_CACHE,
+ * KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE), read and checked once when a runtime is created: a
+ * value that is not allowed is a usage error naming it and what is allowed; nothing is contacted. */
+#ifndef KJ_REMOTE_CONFIG_H
+#define KJ_REMOTE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernjit.h"
+#include "log.h"
+
+#define KJ_REMOTE_DEFAULT_PORT 6379
+#define KJ_REMOTE_CONNECT_TIMEOUT_MS 50
+#define KJ_REMOTE_TIMEOUT_MS 200
+#define KJ_REMOTE_SECRET_MIN 16
+#define KJ_REMOTE_SECRET_MAX 4096
+
+typedef struct kj__remote_config {
+    char *url;                 /* for messages: as given, a password replaced by "***" */
+    char *host;                /* TCP: a name, or an IPv4 or IPv6 address (without brackets) */
+    int port;
+    char *socket_path;         /* a unix socket instead of host and port */
+    char *user, *password;     /* NULL when not given */
+    int db;
+    unsigned connect_timeout_ms, timeout_ms;
+    kj_remote_mode mode;       /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
+    uint8_t *secret;           /* NULL: values are neither signed nor required to be */
+    size_t secret_len;
+} kj__remote_config;
+
+/* Reads the configuration into *cfg. *configured = 0 when no remote cache is asked for (no URL, or
+ * KJ_REMOTE_OFF): then the secret and the mode are not read either. KJ_ERR_USAGE names the bad value
+ * (a malformed URL, an unknown mode, a secret too short, a secret file that cannot be read) and what
+ * is allowed. A secret file that others may read is a warning. */
+kj_status kj__remote_config_read(const kj_runtime_options *options, const kj__logger *log, kj__remote_config *cfg,
+                                 int *configured);
+void kj__remote_config_free(kj__remote_config *cfg);
+
+#endif

@@ -1,0 +1,212 @@
+/* The remote cache's configuration (src/remote_config.c): the URL forms and their defaults, the
+ * options, credentials (and that messages hide the password), the mode, the secret's rule (a path is
+ * a file, anything else the secret itself), and every malformed value refused as a usage error that
+ * names it. Nothing is contacted. */
+#include "test_util.h"
+
+#include <sys/stat.h>
+
+#include "remote_config.h"
+
+static kj__logger quiet = {0};
+
+static void clear_env(void) {
+    unsetenv("KERNJIT_REMOTE_CACHE");
+    unsetenv("KERNJIT_REMOTE_SECRET");
+    unsetenv("KERNJIT_REMOTE_MODE");
+}
+
+static kj_runtime_options options(const char *url, const char *secret, kj_remote_mode mode) {
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.remote_cache = url;
+    o.remote_secret = secret;
+    o.remote_mode = mode;
+    return o;
+}
+
+/* Reads the configuration of url (and secret, mode): must succeed. */
+static kj__remote_config read_ok(const char *url, const char *secret, kj_remote_mode mode) {
+    kj_runtime_options o = options(url, secret, mode);
+    kj__remote_config c;
+    int configured = 0;
+    KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));
+    assert_true(configured);
+    return c;
+}
+
+/* Must be refused as a usage error whose message holds needle. */
+static void read_refused(const char *url, const char *secret, kj_remote_mode mode, const char *needle) {
+    kj_runtime_options o = options(url, secret, mode);
+    kj__remote_config c;
+    int configured = 0;
+    kj_status s = kj__remote_config_read(&o, &quiet, &c, &configured);
+    if (s != KJ_ERR_USAGE || !strstr(kj_last_error(), needle))
+        fail_msg("'%s': %s, '%s' (wanted KJ_ERR_USAGE with '%s')", url, kj_status_name(s), kj_last_error(), needle);
+    assert_false(configured);
+}
+
+static void test_tcp_forms(void **state) {
+    (void)state;
+    clear_env();
+    kj__remote_config c = read_ok("redis://cache.example", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.host, "cache.example");
+    assert_int_equal(c.port, 6379);
+    assert_int_equal(c.db, 0);
+    assert_null(c.socket_path);
+    assert_null(c.password);
+    assert_int_equal(c.connect_timeout_ms, 50);
+    assert_int_equal(c.timeout_ms, 200);
+    assert_int_equal(c.mode, KJ_REMOTE_READWRITE);
+    assert_null(c.secret);
+    kj__remote_config_free(&c);
+
+    c = read_ok("redis://10.1.2.3:7001/5?connect_timeout=20&timeout=1000", NULL, KJ_REMOTE_READ);
+    assert_string_equal(c.host, "10.1.2.3");
+    assert_int_equal(c.port, 7001);
+    assert_int_equal(c.db, 5);
+    assert_int_equal(c.connect_timeout_ms, 20);
+    assert_int_equal(c.timeout_ms, 1000);
+    assert_int_equal(c.mode, KJ_REMOTE_READ);
+    kj__remote_config_free(&c);
+
+    c = read_ok("redis://[::1]:6390/", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.host, "::1");
+    assert_int_equal(c.port, 6390);
+    kj__remote_config_free(&c);
+}
+
+/* Credentials are taken apart and %-decoded, and never shown in messages. */
+static void test_credentials(void **state) {
+    (void)state;
+    clear_env();
+    kj__remote_config c = read_ok("redis://builder:s3cr%40t@h:1/2", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.user, "builder");
+    assert_string_equal(c.password, "s3cr@t");
+    assert_string_equal(c.url, "redis://builder:***@h:1/2");
+    kj__remote_config_free(&c);
+    c = read_ok("redis://:only-a-password@h", NULL, KJ_REMOTE_DEFAULT);
+    assert_null(c.user);
+    assert_string_equal(c.password, "only-a-password");
+    assert_string_equal(c.url, "redis://:***@h");
+    kj__remote_config_free(&c);
+    read_refused("redis://user:pw@h:99999", NULL, KJ_REMOTE_DEFAULT, "redis://user:***@h:99999");
+    kj_runtime_options o = options("redis://user:hunter2@h:0", NULL, KJ_REMOTE_DEFAULT);
+    kj_runtime *rt = NULL;
+    assert_int_equal(kj_runtime_create(&o, &rt), KJ_ERR_USAGE);
+    assert_null(strstr(kj_last_error(), "hunter2"));
+    assert_null(rt);
+}
+
+static void test_unix_socket(void **state) {
+    (void)state;
+    clear_env();
+    kj__remote_config c = read_ok("unix:///run/redis/redis.sock?db=3", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.socket_path, "/run/redis/redis.sock");
+    assert_null(c.host);
+    assert_int_equal(c.db, 3);
+    kj__remote_config_free(&c);
+}
+
+static void test_malformed_urls(void **state) {
+    (void)state;
+    clear_env();
+    read_refused("http://h:6379", NULL, KJ_REMOTE_DEFAULT, "'http://h:6379' is not a Redis URL: the forms are");
+    read_refused("rediss://h:6379", NULL, KJ_REMOTE_DEFAULT, "TLS (rediss://) is not supported");
+    read_refused("redis://", NULL, KJ_REMOTE_DEFAULT, "no host");
+    read_refused("redis://h:", NULL, KJ_REMOTE_DEFAULT, "port '' is not a number from 1 to 65535");
+    read_refused("redis://h:65536", NULL, KJ_REMOTE_DEFAULT, "port '65536' is not a number from 1 to 65535");
+    read_refused("redis://h:12ab", NULL, KJ_REMOTE_DEFAULT, "port '12ab'");
+    read_refused("redis://h/x", NULL, KJ_REMOTE_DEFAULT, "database 'x' is not a number");
+    read_refused("redis://h?db=2", NULL, KJ_REMOTE_DEFAULT, "give the database in the path");
+    read_refused("redis://h?colour=blue", NULL, KJ_REMOTE_DEFAULT, "unknown option 'colour'");
+    read_refused("redis://h?timeout", NULL, KJ_REMOTE_DEFAULT, "option 'timeout' has no value");
+    read_refused("redis://h?timeout=0", NULL, KJ_REMOTE_DEFAULT, "timeout is milliseconds from 1 to 600000");
+    read_refused("redis://h?connect_timeout=99999999", NULL, KJ_REMOTE_DEFAULT, "connect_timeout is milliseconds");
+    read_refused("redis://h h", NULL, KJ_REMOTE_DEFAULT, "a space, control or non-ASCII character");
+    read_refused("redis://user@h", NULL, KJ_REMOTE_DEFAULT, "USER:PASSWORD@ or :PASSWORD@");
+    read_refused("redis://:%zz@h", NULL, KJ_REMOTE_DEFAULT, "the password has a malformed %XX escape");
+    read_refused("redis://[fe80::1", NULL, KJ_REMOTE_DEFAULT, "an IPv6 address is written [ADDRESS]");
+    read_refused("unix://relative.sock", NULL, KJ_REMOTE_DEFAULT, "a socket is unix:///PATH");
+    read_refused("unix:///s?db=1&db=2", NULL, KJ_REMOTE_DEFAULT, "db is given twice");
+}
+
+/* The environment is read when the options say nothing; KJ_REMOTE_OFF reads nothing at all. */
+static void test_environment_and_off(void **state) {
+    (void)state;
+    clear_env();
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    kj__remote_config c;
+    int configured = 1;
+    KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));
+    assert_false(configured);
+    setenv("KERNJIT_REMOTE_CACHE", "redis://envhost:7000", 1);
+    setenv("KERNJIT_REMOTE_MODE", "READ", 1);
+    KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));
+    assert_true(configured);
+    assert_string_equal(c.host, "envhost");
+    assert_int_equal(c.mode, KJ_REMOTE_READ);
+    kj__remote_config_free(&c);
+    setenv("KERNJIT_REMOTE_MODE", "write", 1);
+    kj_status s = kj__remote_config_read(&o, &quiet, &c, &configured);
+    assert_int_equal(s, KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "KERNJIT_REMOTE_MODE='write' is not a mode: read (fetch only) or readwrite"));
+    o.remote_mode = KJ_REMOTE_OFF;
+    setenv("KERNJIT_REMOTE_CACHE", "http://not-even-a-url", 1);
+    KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));
+    assert_false(configured);
+    o.remote_mode = (kj_remote_mode)42;
+    read_refused("redis://h", NULL, (kj_remote_mode)42, "remote_mode 42 is not KJ_REMOTE_DEFAULT");
+    clear_env();
+}
+
+/* An absolute path names a file holding the secret (less a final new line); anything else is the
+ * secret. Both must be 16 to 4096 bytes; a file that cannot be read is a usage error. */
+static void test_secret(void **state) {
+    (void)state;
+    clear_env();
+    kj__remote_config c = read_ok("redis://h", "a secret value of 32 bytes......", KJ_REMOTE_DEFAULT);
+    assert_int_equal(c.secret_len, 32);
+    assert_memory_equal(c.secret, "a secret value of 32 bytes......", 32);
+    kj__remote_config_free(&c);
+    char *dir = kj_test_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/secret", dir);
+    kj_test_write(path, "0123456789abcdef0123\r\n", 22);
+    chmod(path, 0600);
+    c = read_ok("redis://h", path, KJ_REMOTE_DEFAULT);
+    assert_int_equal(c.secret_len, 20);
+    assert_memory_equal(c.secret, "0123456789abcdef0123", 20);
+    kj__remote_config_free(&c);
+    /* a file others may read still works, with a warning */
+    chmod(path, 0644);
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_DEBUG};
+    kj_runtime_options o = options("redis://h", path, KJ_REMOTE_DEFAULT);
+    int configured;
+    KJ_ASSERT_OK(kj__remote_config_read(&o, &lg, &c, &configured));
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "may be read by others (mode 0644): chmod 600"));
+    kj__remote_config_free(&c);
+    read_refused("redis://h", "short", KJ_REMOTE_DEFAULT, "remote_secret: the secret is 5 bytes; 16 to 4096 are allowed");
+    kj_test_write(path, "tiny\n", 5);
+    read_refused("redis://h", path, KJ_REMOTE_DEFAULT, "the secret in the file is 4 bytes");
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/nothere", dir);
+    read_refused("redis://h", missing, KJ_REMOTE_DEFAULT, "No such file or directory");
+    read_refused("redis://h", dir, KJ_REMOTE_DEFAULT, "is a folder, not a regular file");
+    setenv("KERNJIT_REMOTE_SECRET", missing, 1);
+    read_refused("redis://h", NULL, KJ_REMOTE_DEFAULT, "KERNJIT_REMOTE_SECRET names the file");
+    clear_env();
+    kj_test_rmdir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tcp_forms),    cmocka_unit_test(test_credentials),
+        cmocka_unit_test(test_unix_socket),  cmocka_unit_test(test_malformed_urls),
+        cmocka_unit_test(test_environment_and_off), cmocka_unit_test(test_secret),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

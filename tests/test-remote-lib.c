@@ -1,0 +1,285 @@
+/* The library's remote tier against a real Redis (tests/with-redis.sh starts it: KJ_TEST_REDIS_URL).
+ * Machines are cache folders with the stub driver's device (the tuning database belongs to a device).
+ * Tuning results (src/remote_tune.c, src/tunedb_api.c): a result stored on one machine is what another
+ * machine's lookup returns, with no tuning there, and is merged into its database; the conflict rule
+ * (the faster re-measured result wins, with its numbers) holds on the server and in every file; other
+ * devices, compute capabilities and secrets keep apart. Threads: many threads of one runtime push and
+ * fetch at once, and each kernel is compiled once.
+ * Usage: with-redis.sh test-remote-lib path/to/libstub-cuda.so */
+#include "test_util.h"
+
+#include <pthread.h>
+
+#include "remote_tune.h"
+#include "runtime.h"
+#include "tunedb.h"
+
+/* Every warning of a machine, one after the other: several may come in one call. */
+typedef struct all_log {
+    kj_test_log counted;
+    char all[8192];
+} all_log;
+
+static void all_log_fn(kj_log_level level, const char *message, void *user) {
+    all_log *l = user;
+    kj_test_log_fn(level, message, &l->counted);
+    size_t n = strlen(l->all);
+    if (level <= KJ_LOG_WARN) snprintf(l->all + n, sizeof l->all - n, "%s\n", message);
+}
+
+static const char *url;
+static char *root;
+static char device[256];
+
+static const char *FIXED = "OP=sum T=f32";
+#define N (1u << 24)
+
+/* A machine: a runtime on the stub device with its own cache folder (name) and the remote. */
+static kj_runtime *machine(const char *name, const char *secret, kj_test_log *log) {
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/%s", root, name);
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.cache_dir = dir;
+    o.remote_cache = url;
+    o.remote_secret = secret;
+    memset(log, 0, sizeof *log);
+    o.log = kj_test_log_fn;
+    o.log_user = log;
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    assert_true(kj_runtime_has_device(rt));
+    return rt;
+}
+
+static kj__tuned_rec result(const char *dev, const char *values, double gbps, double us) {
+    kj__tuned_rec r = {.kernel = (char *)"reduce", .entry = (char *)"reduce_fast", .fixed = (char *)FIXED,
+                       .bucket = kj__tunedb_bucket(N), .device = (char *)dev, .cc_major = 9, .cc_minor = 0,
+                       .version = (char *)kj_version_string(), .values = (char *)values, .gbps = gbps, .us = us,
+                       .n = N, .time = 1700000000};
+    return r;
+}
+
+/* The result a machine's lookup gives: its values, or NULL. */
+static const char *lookup(kj_runtime *rt, kj_tuned *t) {
+    return kj_tune_db_lookup(rt, "reduce", "reduce_fast", FIXED, N, t) == KJ_OK ? t->values : NULL;
+}
+
+static int file_has(const char *name, const char *needle) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s/tuning.db", root, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strstr(buf, needle) != NULL;
+}
+
+/* One machine's result is another's, which never tuned: the lookup finds it, and its database keeps
+ * it for the next process. */
+static void test_shared_result(void **state) {
+    (void)state;
+    kj_test_log la, lb;
+    kj_runtime *a = machine("shared-a", NULL, &la), *b = machine("shared-b", NULL, &lb);
+    kj_device_info d;
+    KJ_ASSERT_OK(kj_runtime_device(a, &d));
+    kj__tunedb_device_name(d.name, device);
+    kj__tuned_rec r = result(device, "BLOCK_SIZE=512 COARSE_FACTOR=4", 1000.0, 67.1);
+    KJ_ASSERT_OK(kj__tuned_store(a, &r));
+    kj_tuned t;
+    assert_non_null(lookup(b, &t));
+    assert_string_equal(t.values, "BLOCK_SIZE=512 COARSE_FACTOR=4");
+    assert_true(t.gbps == 1000.0 && t.us > 67.0 && t.us < 67.2);
+    assert_true(file_has("shared-b", "BLOCK_SIZE=512 COARSE_FACTOR=4\t1000.0"));
+    assert_int_equal(lb.warnings, 0);
+    kj_stats s;
+    kj_runtime_stats(a, &s);
+    assert_int_equal(s.remote_pushes, 1);
+    kj_runtime_destroy(a);
+    kj_runtime_destroy(b);
+}
+
+/* The faster re-measured result wins, with its numbers, whoever stores last and wherever: on the
+ * server, in the files, in the lookups. */
+static void test_conflict_rule(void **state) {
+    (void)state;
+    kj_test_log l1, l2, l3, l4, l5;
+    kj_runtime *first = machine("rule-1", NULL, &l1);
+    kj__tuned_rec mid = result(device, "BLOCK_SIZE=256 COARSE_FACTOR=8", 2000.0, 33.5);
+    KJ_ASSERT_OK(kj__tuned_store(first, &mid));
+    kj_tuned t;
+    /* a slower result on a machine that has the faster one: kept out, with a warning */
+    kj_runtime *second = machine("rule-2", NULL, &l2);
+    assert_string_equal(lookup(second, &t), "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    kj__tuned_rec slow = result(device, "BLOCK_SIZE=64 COARSE_FACTOR=1", 1500.0, 44.7);
+    KJ_ASSERT_OK(kj__tuned_store(second, &slow));
+    assert_non_null(strstr(l2.last, "keeps its faster result"));
+    assert_string_equal(lookup(second, &t), "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    /* a slower result from a machine that never saw the faster one: the server keeps the faster */
+    kj__tuned_rec slower = result(device, "BLOCK_SIZE=32 COARSE_FACTOR=1", 900.0, 74.5);
+    kj__remote_tune_publish(second->remote, &slower);
+    kj_runtime *third = machine("rule-3", NULL, &l3);
+    assert_string_equal(lookup(third, &t), "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    /* a faster one replaces it everywhere it is looked up next, numbers and all */
+    kj__tuned_rec fast = result(device, "BLOCK_SIZE=1024 COARSE_FACTOR=2", 2500.0, 26.8);
+    KJ_ASSERT_OK(kj__tuned_store(third, &fast));
+    kj_runtime *fourth = machine("rule-4", NULL, &l4);
+    assert_string_equal(lookup(fourth, &t), "BLOCK_SIZE=1024 COARSE_FACTOR=2");
+    assert_true(t.gbps == 2500.0 && t.us > 26.7 && t.us < 26.9);
+    /* the first machine's file had the slower one: a new process there merges the faster */
+    kj_runtime_destroy(first);
+    first = machine("rule-1", NULL, &l5);
+    assert_string_equal(lookup(first, &t), "BLOCK_SIZE=1024 COARSE_FACTOR=2");
+    assert_true(file_has("rule-1", "BLOCK_SIZE=1024 COARSE_FACTOR=2\t2500.0"));
+    assert_false(file_has("rule-1", "COARSE_FACTOR=8\t2000.0"));
+    kj_runtime_destroy(first);
+    kj_runtime_destroy(second);
+    kj_runtime_destroy(third);
+    kj_runtime_destroy(fourth);
+}
+
+/* Results of another device or compute capability are not this device's. */
+static void test_other_devices_apart(void **state) {
+    (void)state;
+    kj_test_log la, lb;
+    kj_runtime *a = machine("apart-a", NULL, &la);
+    kj__tuned_rec other = result("NVIDIA A100-SXM4-80GB", "BLOCK_SIZE=128 COARSE_FACTOR=16", 9999.0, 1.0);
+    other.fixed = (char *)"OP=max T=f32";
+    kj__remote_tune_publish(a->remote, &other);
+    kj__tuned_rec cc = result(device, "BLOCK_SIZE=128 COARSE_FACTOR=16", 9999.0, 1.0);
+    cc.fixed = (char *)"OP=max T=f32";
+    cc.cc_major = 8;
+    kj__remote_tune_publish(a->remote, &cc);
+    kj_runtime *b = machine("apart-b", NULL, &lb);
+    kj_tuned t;
+    assert_int_equal(kj_tune_db_lookup(b, "reduce", "reduce_fast", "OP=max T=f32", N, &t), KJ_ERR_NOT_FOUND);
+    kj_runtime_destroy(a);
+    kj_runtime_destroy(b);
+}
+
+/* With a secret, results are signed; another secret refuses them with a warning and tunes nothing in;
+ * a process without a secret takes them. */
+static void test_signed_results(void **state) {
+    (void)state;
+    kj_test_log la, lc;
+    kj_runtime *a = machine("signed-a", "the fleet's tuning secret, 1", &la);
+    kj__tuned_rec r = result(device, "BLOCK_SIZE=256 COARSE_FACTOR=2", 3000.0, 22.4);
+    r.fixed = (char *)"OP=min T=f32";
+    KJ_ASSERT_OK(kj__tuned_store(a, &r));
+    /* b's log keeps every warning: the results of the tests before, unsigned, are refused too */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/signed-b", root);
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.cache_dir = dir;
+    o.remote_cache = url;
+    o.remote_secret = "another secret, not the fleet's";
+    all_log lb = {0};
+    o.log = all_log_fn;
+    o.log_user = &lb;
+    kj_runtime *b = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &b));
+    kj_tuned t;
+    assert_int_equal(kj_tune_db_lookup(b, "reduce", "reduce_fast", "OP=min T=f32", N, &t), KJ_ERR_NOT_FOUND);
+    assert_non_null(strstr(lb.all, "OP=min T=f32\t24 of kernjit:tune:v1:kernjit stub device|9.0|"));
+    assert_non_null(strstr(lb.all, "signed with another secret"));
+    assert_non_null(strstr(lb.all, "not signed, and this process requires signatures"));
+    kj_runtime *c = machine("signed-c", NULL, &lc);
+    KJ_ASSERT_OK(kj_tune_db_lookup(c, "reduce", "reduce_fast", "OP=min T=f32", N, &t));
+    assert_string_equal(t.values, "BLOCK_SIZE=256 COARSE_FACTOR=2");
+    kj_runtime_destroy(a);
+    kj_runtime_destroy(b);
+    kj_runtime_destroy(c);
+}
+
+/* ---- threads ---------------------------------------------------------------------------------- */
+
+#define THREADS 8
+#define PER_THREAD 4
+
+typedef struct worker {
+    kj_runtime *rt;
+    int index;
+    unsigned long run;
+    int ok;
+    kj_origin origins[PER_THREAD];
+} worker;
+
+static void *compile_some(void *arg) {
+    worker *w = arg;
+    w->ok = 1;
+    for (int i = 0; i < PER_THREAD; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += %d.0f; } // %lu thread %d kernel %d\n",
+                 w->index * PER_THREAD + i, w->run, w->index, i);
+        kj_request req = {.kernel = "threads.cu", .source_text = src};
+        kj_compile_result r;
+        if (kj_compile(w->rt, &req, &r) != KJ_OK) w->ok = 0;
+        else w->origins[i] = r.origin;
+    }
+    return NULL;
+}
+
+/* Runs THREADS threads on rt, each compiling PER_THREAD kernels of its own; every kernel's origin
+ * must be want. */
+static void all_threads(kj_runtime *rt, unsigned long run, kj_origin want) {
+    pthread_t ids[THREADS];
+    worker w[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        w[t] = (worker){.rt = rt, .index = t, .run = run};
+        assert_int_equal(pthread_create(&ids[t], NULL, compile_some, &w[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) pthread_join(ids[t], NULL);
+    for (int t = 0; t < THREADS; t++) {
+        assert_true(w[t].ok);
+        for (int i = 0; i < PER_THREAD; i++) assert_int_equal(w[t].origins[i], want);
+    }
+}
+
+/* Threads of one machine compile and push at once; threads of another fetch every kernel. */
+static void test_threads_share_the_tier(void **state) {
+    (void)state;
+    unsigned long run = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
+    kj_test_log la, lb;
+    kj_runtime *a = machine("threads-a", NULL, &la);
+    all_threads(a, run, KJ_ORIGIN_COMPILED);
+    kj_remote_transfer t;
+    KJ_ASSERT_OK(kj_remote_push(a, NULL, &t)); /* waits for the background pushes */
+    assert_int_equal(t.moved, 0);
+    assert_int_equal(t.failed, 0);
+    kj_stats s;
+    kj_runtime_stats(a, &s);
+    assert_int_equal(s.remote_pushes, THREADS * PER_THREAD);
+    assert_int_equal(s.remote_misses, THREADS * PER_THREAD);
+    kj_runtime *b = machine("threads-b", NULL, &lb);
+    all_threads(b, run, KJ_ORIGIN_REMOTE);
+    kj_runtime_stats(b, &s);
+    assert_int_equal(s.remote_hits, THREADS * PER_THREAD);
+    assert_int_equal(s.compiles, 0);
+    assert_int_equal(la.warnings + lb.warnings, 0);
+    kj_runtime_destroy(a);
+    kj_runtime_destroy(b);
+}
+
+int main(int argc, char **argv) {
+    url = getenv("KJ_TEST_REDIS_URL");
+    if (!url || argc < 2) {
+        fprintf(stderr, "usage: with-redis.sh test-remote-lib path/to/libstub-cuda.so\n");
+        return 1;
+    }
+    setenv("KERNJIT_LIBCUDA", argv[1], 1);
+    unsetenv("KERNJIT_REMOTE_SECRET");
+    unsetenv("KERNJIT_REMOTE_MODE");
+    root = kj_test_tmpdir();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_result), cmocka_unit_test(test_conflict_rule),
+        cmocka_unit_test(test_other_devices_apart), cmocka_unit_test(test_signed_results),
+        cmocka_unit_test(test_threads_share_the_tier),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    kj_test_rmdir(root);
+    return rc;
+}

@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# The remote cache tier against a real Redis (tests/redis-lib.sh: started here on a free loopback
+# port, stopped at the end, also on failure; skipped with 77 where redis-server is missing).
+# "Machines" are cache folders, each command a process:
+#   - A compiles, B gets a remote hit with no compile; a launch on a third machine (the stub driver);
+#   - 16 processes over 4 folders miss one key at once: exactly one compile fleet-wide, one entry;
+#   - a unix socket; cache push and pull; compile --all --push; stats and info;
+#   - the faults of docs/bad-input.md, "Remote cache faults" (blocks marked "# row R<n>"): in every
+#     case the command succeeds and the warning says why.
+# Usage: test-remote.sh path/to/kernjit path/to/libstub-cuda.so tests/kernels
+set -u
+K="$1"
+STUB="$2"
+KD="$3"
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/redis-lib.sh"
+redis_require
+work="$(cd "$(mktemp -d)" && pwd -P)"
+trap 'redis_stop; rm -rf "$work"' EXIT
+trap 'exit 1' TERM INT
+cd "$work"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+export KERNJIT_PATH=
+unset KERNJIT_REMOTE_SECRET KERNJIT_REMOTE_MODE KERNJIT_LIBHIREDIS
+redis_start "$work/redis" || { cat "$work/redis/redis.log"; exit 1; }
+export KERNJIT_REMOTE_CACHE="$REDIS_URL"
+
+# A kernel no cache has seen: its text carries this run and the tag.
+kernel() {
+    printf 'extern "C" __global__ void k(float *x, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] = x[i] * 3.0f + 1.0f; // %s %s\n}\n' "$$" "$1" > "$work/$1.cu"
+    echo "$work/$1.cu"
+}
+
+# compile DIR FILE [ARGS...]: kernjit compile into the cache folder DIR, JSON to out, warnings to err;
+# the exit code in rc
+compile() {
+    local dir="$1"
+    shift
+    KERNJIT_CACHE_DIR="$work/$dir" "$K" compile "$@" --arch sm_90 --json > "$work/out" 2> "$work/err"
+    rc=$?
+}
+from() { grep -o '"from":"[a-z]*"' "$1" | cut -d'"' -f4 | sort | uniq -c | tr -s ' ' | sed 's/^ //' | tr '\n' ';'; }
+key_of() { grep -o '"key":"[0-9a-f]*"' "$1" | head -1 | cut -d'"' -f4; }
+entries() { find "$work/$1" -name '*.cubin' -type f 2>/dev/null | wc -l; }
+
+# expect ROW CODE FROM WARNING: the last command's exit code, origin ("from"; "" not checked) and a
+# warning it must print ("": it must print none)
+expect() {
+    local row="$1" code="$2" want_from="$3" warning="$4"
+    local got
+    got=$(grep -o '"from":"[a-z]*"' "$work/out" | head -1 | cut -d'"' -f4)
+    if [ "$rc" != "$code" ]; then fail "$row: exit $rc, expected $code"; sed 's/^/    /' "$work/out" "$work/err"
+    elif [ -n "$want_from" ] && [ "$got" != "$want_from" ]; then fail "$row: from '$got', expected '$want_from'"; sed 's/^/    /' "$work/err"
+    elif [ -n "$warning" ] && ! grep -qF -- "$warning" "$work/err"; then fail "$row: no warning '$warning'"; sed 's/^/    /' "$work/err"
+    elif [ -z "$warning" ] && grep -q "warning" "$work/err"; then fail "$row: unexpected warning"; sed 's/^/    /' "$work/err"
+    else ok "$row: exit $rc${want_from:+, from $want_from}${warning:+, warned '$warning'}"; fi
+}
+
+# ---- two machines: A compiles, B fetches ------------------------------------------------------------
+src=$(kernel two)
+compile A "$src"
+expect "A compiles" 0 compiled ""
+key=$(key_of "$work/out")
+compile B "$src"
+expect "B fetches" 0 remote ""
+[ "$(entries B)" = 1 ] && ok "B's disk cache holds the entry" || fail "B holds $(entries B) entries"
+cmp -s "$(find "$work/A" -name "$key.cubin")" "$(find "$work/B" -name "$key.cubin")" \
+    && ok "B's entry is A's, byte for byte" || fail "B's entry differs from A's"
+compile B "$src"
+expect "B again: its disk" 0 disk ""
+hits=$(rcli HGET kernjit:stats hits)
+[ "${hits:-0}" -ge 1 ] && ok "the fleet's counters: $hits hit(s)" || fail "the fleet's counters show no hit: $(rcli HGETALL kernjit:stats | tr '\n' ' ')"
+KERNJIT_CACHE_DIR="$work/B" "$K" cache stats > "$work/stats" 2>&1
+grep -q "remote cache: $REDIS_URL (readwrite): ok" "$work/stats" && grep -qE "fleet +[1-9][0-9]* hits" "$work/stats" \
+    && ok "cache stats shows the remote and the fleet's hits" || { fail "cache stats"; cat "$work/stats"; }
+KERNJIT_CACHE_DIR="$work/B" "$K" cache stats --json | grep -q '"reachable":true' && ok "cache stats --json" || fail "cache stats --json"
+"$K" info | grep -q "remote cache: $REDIS_URL (readwrite): ok" && ok "info shows the remote's state" || fail "info: $("$K" info | grep remote)"
+
+# a third machine launches it (the stub driver's device): loaded from the remote, no compile
+KERNJIT_CACHE_DIR="$work/C" KERNJIT_LIBCUDA="$STUB" KJ_STUB_PARAMS=8,4 "$K" launch "$src" --grid 4 --block 256 --arg 'f32[1000]=iota' \
+    --arg i32=1000 --print 0:999 --repeat 0 > "$work/out" 2> "$work/err"
+rc=$?
+[ $rc = 0 ] && grep -q "remote cache" "$work/out" && ! grep -q warning "$work/err" \
+    && ok "a launch on machine C: the kernel from the remote cache" || { fail "launch on C (exit $rc)"; cat "$work/out" "$work/err"; }
+
+# ---- 16 processes over 4 folders, one key ----------------------------------------------------------
+src=$(kernel fleet)
+rm -f go
+pids=()
+for i in $(seq 16); do
+    (while [ ! -e go ]; do sleep 0.005; done
+     KERNJIT_CACHE_DIR="$work/f$((i % 4))" "$K" compile "$src" --arch sm_90 --json > "fleet.$i" 2> "fleet-err.$i"
+     echo $? > "fleet-rc.$i") &
+    pids+=($!)
+done
+touch go
+wait "${pids[@]}"
+codes=$(cat fleet-rc.* | sort -u | tr '\n' ' ')
+[ "$codes" = "0 " ] && ok "16 processes all succeeded" || { fail "16 processes: exit codes $codes"; head -5 fleet-err.*; }
+compiled=$(cat fleet.* | grep -c '"from":"compiled"')
+[ "$compiled" = 1 ] && ok "exactly one compile fleet-wide ($(cat fleet.* | from /dev/stdin))" \
+    || fail "$compiled compiles fleet-wide ($(cat fleet.* | from /dev/stdin))"
+key=$(key_of fleet.1)
+[ "$(rcli --scan --pattern "kernjit:entry:*$key" | wc -l)" = 1 ] && ok "one remote entry" || fail "remote entries: $(rcli --scan --pattern "kernjit:entry:*$key")"
+for d in f0 f1 f2 f3; do [ "$(entries $d)" = 1 ] || fail "$d holds $(entries $d) entries"; done
+grep -q warning fleet-err.* && fail "warnings: $(grep -h warning fleet-err.* | head -3)" || ok "no warnings"
+
+# ---- a unix socket ------------------------------------------------------------------------------------
+src=$(kernel socket)
+KERNJIT_REMOTE_CACHE="unix://$REDIS_SOCK" compile S1 "$src"
+expect "unix socket: compiles" 0 compiled ""
+KERNJIT_REMOTE_CACHE="unix://$REDIS_SOCK?db=0&timeout=500" compile S2 "$src"
+expect "unix socket: fetches" 0 remote ""
+
+# ---- cache pull and push -----------------------------------------------------------------------------
+KERNJIT_CACHE_DIR="$work/P" "$K" cache pull --json > "$work/out" 2> "$work/err"
+pulled=$(grep -o '"pulled":[0-9]*' "$work/out" | cut -d: -f2)
+remote_entries=$(rcli --scan --pattern 'kernjit:entry:*' | wc -l)
+[ "${pulled:-0}" = "$remote_entries" ] && [ "$(entries P)" = "$remote_entries" ] \
+    && ok "cache pull: $pulled entries into an empty folder" || { fail "cache pull: $(cat "$work/out" "$work/err")"; }
+bad=$(KERNJIT_CACHE_DIR="$work/P" "$K" cache list --json | grep -o '"valid":false' | wc -l)
+[ "$bad" = 0 ] && ok "every pulled entry verifies" || fail "$bad pulled entries do not verify"
+KERNJIT_CACHE_DIR="$work/P" "$K" cache pull > "$work/out" 2>&1
+grep -q "^pulled 0 of $remote_entries entries.*$remote_entries already there" "$work/out" && ok "cache pull again: nothing to do" \
+    || fail "cache pull again: $(cat "$work/out")"
+KERNJIT_CACHE_DIR="$work/P" "$K" cache push > "$work/out" 2>&1
+grep -q "^pushed 0 of $remote_entries entries.*$remote_entries already there" "$work/out" \
+    && ok "cache push of what the remote has: nothing sent" || fail "cache push: $(cat "$work/out")"
+rcli DEL "$(rcli --scan --pattern 'kernjit:entry:*' | head -1)" > /dev/null
+KERNJIT_CACHE_DIR="$work/P" "$K" cache push > "$work/out" 2>&1
+grep -q "^pushed 1 of $remote_entries entries" "$work/out" && ok "cache push: the missing one sent" || fail "cache push: $(cat "$work/out")"
+
+# ---- compile --all --push (a builder) ----------------------------------------------------------------
+printf '//@kernjit entry k\n//@kernjit tune V 1..4 = 1\nextern "C" __global__ void k(float *x) { x[threadIdx.x] += V; } // %s builder\n' "$$" > builder.cu
+KERNJIT_CACHE_DIR="$work/builder" "$K" compile builder.cu --all --push --arch sm_90 > "$work/out" 2> "$work/err"
+rc=$?
+[ $rc = 0 ] && grep -q "push  .* of 4 entries of builder pushed to the remote cache" "$work/out" \
+    && [ "$(rcli --scan --pattern 'kernjit:entry:*' | wc -l)" = $((remote_entries + 4)) ] \
+    && ok "compile --all --push: 4 variants on the remote" || { fail "compile --all --push"; cat "$work/out" "$work/err"; }
+KERNJIT_CACHE_DIR="$work/builder2" "$K" compile builder.cu --all --arch sm_90 --json > "$work/out" 2> "$work/err"
+grep -q '"compiled":0,"cached":4' "$work/out" && ok "another machine's --all: 4 from the remote, none compiled" \
+    || fail "--all on a second machine: $(cat "$work/out")"
+
+# ---- faults: every command succeeds and the warning says why ------------------------------------------
+
+# row R1: nothing listens at the address
+src=$(kernel refused)
+KERNJIT_REMOTE_CACHE="redis://127.0.0.1:$(redis_free_port)" compile R1 "$src"
+expect R1 0 compiled "Connection refused; compiling here"
+
+# row R2: the server is killed (kill -9) in the middle of a build of 12 variants
+printf '//@kernjit entry k\n//@kernjit tune V 1..12 = 1\nextern "C" __global__ void k(float *x) { x[threadIdx.x] *= V; } // %s killed\n' "$$" > killed.cu
+KERNJIT_CACHE_DIR="$work/R2" "$K" compile killed.cu --all --threads 1 --arch sm_90 > "$work/out" 2> "$work/err" &
+build=$!
+for _ in $(seq 200); do [ "$(rcli --scan --pattern 'kernjit:entry:*' | wc -l)" -gt $((remote_entries + 4)) ] && break; sleep 0.01; done
+redis_kill
+wait $build
+rc=$?
+grep -q "12 compiled" "$work/out" && [ "$(entries R2)" = 12 ] && ok "R2: all 12 variants compiled and stored" \
+    || fail "R2: $(cat "$work/out")"
+out_from=""
+expect R2 0 "" "failures in a row"
+grep -qE "the server closed the connection|Connection refused|Connection reset" "$work/err" && ok "R2: the warnings say the server went away" \
+    || fail "R2: $(cat "$work/err")"
+redis_start "$work/redis" "$REDIS_PORT" || fail "redis did not start again"
+
+# row R3: the server is slow (DEBUG SLEEP): the operation timeout answers
+src=$(kernel slow)
+rcli DEBUG SLEEP 2 > /dev/null &
+sleeper=$!
+sleep 0.2
+start=$(date +%s%N)
+KERNJIT_REMOTE_CACHE="$REDIS_URL?timeout=100" compile R3 "$src"
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+expect R3 0 compiled "no answer within 100 ms (the operation timeout)"
+[ "$took" -lt 1700 ] && ok "R3: done in $took ms, before the server woke" || fail "R3: took $took ms"
+wait $sleeper
+
+# rows R4 to R8: values that must be refused
+src=$(kernel values)
+compile V0 "$src"
+key=$(key_of "$work/out")
+name="kernjit:entry:v1:sm_90:$key"
+[ "$(rcli EXISTS "$name")" = 1 ] || fail "the entry $name was not pushed"
+# row R4: a byte of the payload changed
+rcli SETRANGE "$name" 300 "XYZ" > /dev/null
+compile V4 "$src"
+expect R4 0 compiled "damaged: its length, key or checksum does not verify"
+compile V4b "$src"
+expect "R4: pushed over by the recompile" 0 remote ""
+# row R5: torn (the first 100 bytes)
+rcli EVAL "redis.call('SET', KEYS[1], string.sub(redis.call('GET', KEYS[1]), 1, 100)) return 1" 1 "$name" > /dev/null
+compile V5 "$src"
+expect R5 0 compiled "damaged: its length, key or checksum does not verify (100 bytes)"
+# row R6: another format version in the header
+rcli EVAL "local v = redis.call('GET', KEYS[1]) redis.call('SET', KEYS[1], string.sub(v, 1, 8) .. string.char(7) .. string.sub(v, 10)) return 1" 1 "$name" > /dev/null
+compile V6 "$src"
+expect R6 0 compiled "an entry of format version 7; this kernjit reads version 1"
+# row R7: a value without a signature, where one is required
+echo "kernjit test secret one: 32 bytes long" > "$work/secret1"
+chmod 600 "$work/secret1"
+KERNJIT_REMOTE_SECRET="$work/secret1" compile V7 "$src"
+expect R7 0 compiled "not signed, and this process requires signatures"
+KERNJIT_REMOTE_SECRET="$work/secret1" compile V7b "$src"
+expect "R7: the signed push is used with the same secret" 0 remote ""
+# row R8: signed with another secret
+KERNJIT_REMOTE_SECRET="kernjit test secret two, a value" compile V8 "$src"
+expect R8 0 compiled "signed with another secret, or changed after it was signed"
+compile V8b "$src"
+expect "R8: a process without a secret takes a signed value" 0 remote ""
+
+# row R9: a read-only node: nothing is pushed, and cache push says why
+src=$(kernel readonly)
+KERNJIT_REMOTE_MODE=read compile RO "$src"
+expect "R9: a read-only node compiles" 0 compiled ""
+key=$(key_of "$work/out")
+sleep 0.1
+[ "$(rcli EXISTS "kernjit:entry:v1:sm_90:$key")" = 0 ] && ok "R9: and pushes nothing" || fail "R9: a read-only node pushed"
+KERNJIT_REMOTE_MODE=read KERNJIT_CACHE_DIR="$work/RO" "$K" cache push > "$work/out" 2> "$work/err"
+rc=$?
+expect R9 0 "" "this process only reads the remote cache (KERNJIT_REMOTE_MODE=read)"
+[ "$(rcli EXISTS "kernjit:entry:v1:sm_90:$key")" = 0 ] && ok "R9: cache push pushed nothing" || fail "R9: cache push pushed"
+
+# row R10: the server is full (maxmemory with noeviction)
+src=$(kernel full)
+rcli CONFIG SET maxmemory-policy noeviction > /dev/null
+rcli CONFIG SET maxmemory 1 > /dev/null
+compile FULL "$src"
+expect R10 0 compiled "refused the push of"
+grep -q "the server refused the lookup script (OOM" "$work/err" && ok "R10: the lookup went on without a lease" \
+    || fail "R10: $(cat "$work/err")"
+rcli CONFIG SET maxmemory 0 > /dev/null
+rcli CONFIG SET maxmemory-policy allkeys-lru > /dev/null
+
+# row R11: the process holding the key's lease died: its lease lapses and this one compiles
+src=$(kernel lease)
+KERNJIT_REMOTE_CACHE= compile L0 "$src"
+key=$(key_of "$work/out")
+rcli SET "kernjit:lease:sm_90:$key" "deadhost:4242:1" PX 1200 > /dev/null
+start=$(date +%s%N)
+KERNJIT_CACHE_DIR="$work/L1" "$K" -v compile "$src" --arch sm_90 --json > "$work/out" 2> "$work/err"
+rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+grep -q "is being compiled by deadhost:4242:1; waiting for its push" "$work/err" && ok "R11: waited for the holder" \
+    || fail "R11: did not wait: $(cat "$work/err")"
+sed -i '/note:/d' "$work/err"
+expect R11 0 compiled ""
+[ "$took" -ge 900 ] && [ "$took" -lt 5000 ] && ok "R11: took over after $took ms" || fail "R11: took $took ms"
+# a holder that gave up ("nopush") is not waited for
+src=$(kernel nopush)
+KERNJIT_REMOTE_CACHE= compile N0 "$src"
+key=$(key_of "$work/out")
+rcli SET "kernjit:lease:sm_90:$key" "nopush: the compile failed" PX 10000 > /dev/null
+start=$(date +%s%N)
+compile N1 "$src"
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+expect "R11: a holder that pushed nothing" 0 compiled ""
+[ "$took" -lt 900 ] && ok "R11: not waited for ($took ms)" || fail "R11: waited $took ms for nothing"
+
+# row R12: no Redis client library here
+src=$(kernel nolib)
+KERNJIT_LIBHIREDIS=/nonexistent/libhiredis.so.0.14 compile NL "$src"
+expect R12 0 compiled "is not used: cannot load /nonexistent/libhiredis.so.0.14"
+
+echo "$failures failure(s)"
+[ "$failures" = 0 ]
