@@ -5,27 +5,9 @@
  * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
 #include "test_util.h"
 
-static kj_test_workspace ws;
-static const char *work; /* ws's, for short */
-static kj_runtime *rt;
+static const char *at(const char *rel) { return kj_test_path(kj_test_dir, rel); }
 
-static int setup(void **state) {
-    (void)state;
-    int failed = kj_test_workspace_open(&ws);
-    work = ws.work;
-    rt = ws.rt;
-    return failed;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_workspace_close(&ws);
-    return 0;
-}
-
-static const char *at(const char *rel) { return kj_test_path(work, rel); }
-
-static void put(const char *rel, const char *text) { kj_test_put(work, rel, text); }
+static void put(const char *rel, const char *text) { kj_test_put(kj_test_dir, rel, text); }
 
 typedef struct result {
     char key[33];
@@ -35,7 +17,7 @@ typedef struct result {
 static result compile_with(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd) {
     kj_request req = {.kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
     kj_compile_result r;
-    kj_status s = kj_compile(rt, &req, &r);
+    kj_status s = kj_compile(kj_test_rt, &req, &r);
     if (s != KJ_OK) fail_msg("compiling %s: %s", kernel, kj_last_error());
     result out;
     snprintf(out.key, sizeof out.key, "%s", r.key);
@@ -164,7 +146,7 @@ static void test_working_folder_never_searched(void **state) {
     assert_non_null(getcwd(here, sizeof here));
     assert_int_equal(chdir(at("cwd")), 0);
     kj_request req = {.kernel = at("src/needs.cu")};
-    kj_status s = kj_compile(rt, &req, NULL);
+    kj_status s = kj_compile(kj_test_rt, &req, NULL);
     assert_int_equal(s, KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "\"planted.h\" in "));
     /* ...and the one beside the source wins over the working folder's: the same key from anywhere */
@@ -175,7 +157,7 @@ static void test_working_folder_never_searched(void **state) {
     assert_true(from_here.hit);
     /* nothing was stored for the failed compile */
     uint64_t entries = 0;
-    KJ_ASSERT_OK(kj_cache_usage(rt, &entries, NULL, NULL));
+    KJ_ASSERT_OK(kj_cache_usage(kj_test_rt, &entries, NULL, NULL));
     assert_true(entries > 0);
 }
 
@@ -202,14 +184,14 @@ static void test_refused_options(void **state) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *o[] = {cases[i].option};
         kj_request req = {.kernel = at("ref/k.cu"), .options = o, .option_count = 1};
-        kj_status s = kj_compile(rt, &req, NULL);
+        kj_status s = kj_compile(kj_test_rt, &req, NULL);
         if (s != KJ_ERR_USAGE || !strstr(kj_last_error(), cases[i].message))
             fail_msg("%s: %s, '%s'", cases[i].option, kj_status_name(s), kj_last_error());
     }
     /* a pre-include that is not there is the caller's mistake */
     const char *o[] = {"--pre-include=/nonexistent/x.h"};
     kj_request req = {.kernel = at("ref/k.cu"), .options = o, .option_count = 1};
-    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
 }
 
 /* The user kernels of tests/kernels: the toolkit's headers, dynamic parallelism without metadata, a
@@ -232,7 +214,7 @@ static void test_user_kernels_compile(void **state) {
         snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, kernels[i].file);
         kj_request req = {.kernel = path, .entry = kernels[i].entry};
         kj_compile_result r;
-        kj_status s = kj_compile(rt, &req, &r);
+        kj_status s = kj_compile(kj_test_rt, &req, &r);
         if (s != KJ_OK) fail_msg("%s:%s: %s", kernels[i].file, kernels[i].entry, kj_last_error());
         assert_int_equal(r.linked, kernels[i].linked);
     }
@@ -245,15 +227,15 @@ static void test_metadata_without_params_and_rdc_option(void **state) {
     kj_define d = {"N", "3"};
     kj_request req = {.kernel = at("meta/k.cu"), .defines = &d, .define_count = 1};
     kj_compile_result r;
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_true(r.linked);
     put("meta/plain.cu", KERNEL_USING("1"));
     const char *o[] = {"-rdc=true"};
     kj_request plain = {.kernel = at("meta/plain.cu"), .options = o, .option_count = 1};
-    KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, &r));
     assert_true(r.linked);
     plain.option_count = 0;
-    KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, &r));
     assert_false(r.linked);
 }
 
@@ -264,16 +246,16 @@ static void test_warnings_kept(void **state) {
     kj_define d = {"ROWS", "8"};
     kj_request req = {.kernel = at("warn/k.cu"), .defines = &d, .define_count = 1};
     kj_compile_result r;
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_false(r.cache_hit);
     assert_non_null(strstr(r.log, "incompatible redefinition of macro \"ROWS\""));
     assert_non_null(strstr(r.log, at("warn/k.cu"))); /* the real path, not NVRTC's name for it */
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_true(r.cache_hit);
     assert_non_null(strstr(r.log, "incompatible redefinition of macro \"ROWS\""));
     put("warn/clean.cu", KERNEL_USING("1"));
     kj_request clean = {.kernel = at("warn/clean.cu")};
-    KJ_ASSERT_OK(kj_compile(rt, &clean, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &clean, &r));
     assert_string_equal(r.log, "");
 }
 
@@ -286,10 +268,10 @@ static void test_entry_detection_ignores_dead_code(void **state) {
                      "__global__ void live(int *o) { o[0] = 1; }\n#endif\n");
     kj_request req = {.kernel = at("dead/k.cu")};
     kj_compile_result r;
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     put("dead/two.cu", "__global__ void a(int *o) { }\n__global__ void b(int *o) { }\n");
     kj_request two = {.kernel = at("dead/two.cu")};
-    assert_int_equal(kj_compile(rt, &two, &r), KJ_ERR_UNKNOWN_ENTRY);
+    assert_int_equal(kj_compile(kj_test_rt, &two, &r), KJ_ERR_UNKNOWN_ENTRY);
     assert_non_null(strstr(kj_last_error(), "several kernels (a, b)"));
 }
 
@@ -299,40 +281,28 @@ static void test_failure_hints(void **state) {
     (void)state;
     put("hint/stdio.cu", "#include <stdio.h>\nextern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
     kj_request req = {.kernel = at("hint/stdio.cu")};
-    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "NVRTC ships no C library headers; device printf and assert need none"));
     put("hint/host.h", "int twice(int x) { return 2 * x; }\n");
     put("hint/host.cu", "#include \"host.h\"\nextern \"C\" __global__ void k(int *o) { o[0] = twice(o[0]); }\n");
     req.kernel = at("hint/host.cu");
-    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "can be compiled for the device with --option -default-device"));
     const char *o[] = {"-default-device"};
     req.options = o;
     req.option_count = 1;
-    KJ_ASSERT_OK(kj_compile(rt, &req, NULL));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, NULL));
     /* without the #include, device printf compiles */
     put("hint/printf.cu", "extern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
     kj_request plain = {.kernel = at("hint/printf.cu")};
-    KJ_ASSERT_OK(kj_compile(rt, &plain, NULL));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, NULL));
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_header_beside),
-        cmocka_unit_test(test_sibling_in_subfolder),
-        cmocka_unit_test(test_parent_folder_and_two_projects),
-        cmocka_unit_test(test_absolute_path),
-        cmocka_unit_test(test_include_folder_option),
-        cmocka_unit_test(test_pre_include),
-        cmocka_unit_test(test_conditional_include),
-        cmocka_unit_test(test_macro_include),
-        cmocka_unit_test(test_working_folder_never_searched),
-        cmocka_unit_test(test_refused_options),
-        cmocka_unit_test(test_user_kernels_compile),
-        cmocka_unit_test(test_metadata_without_params_and_rdc_option),
-        cmocka_unit_test(test_warnings_kept),
-        cmocka_unit_test(test_entry_detection_ignores_dead_code),
-        cmocka_unit_test(test_failure_hints),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_header_beside),
+             cmocka_unit_test(test_sibling_in_subfolder), cmocka_unit_test(test_parent_folder_and_two_projects),
+             cmocka_unit_test(test_absolute_path), cmocka_unit_test(test_include_folder_option),
+             cmocka_unit_test(test_pre_include), cmocka_unit_test(test_conditional_include),
+             cmocka_unit_test(test_macro_include), cmocka_unit_test(test_working_folder_never_searched),
+             cmocka_unit_test(test_refused_options), cmocka_unit_test(test_user_kernels_compile),
+             cmocka_unit_test(test_metadata_without_params_and_rdc_option), cmocka_unit_test(test_warnings_kept),
+             cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints))

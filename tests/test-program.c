@@ -4,27 +4,9 @@
  * an entry in none, a symbol undefined or defined twice, a second metadata block. */
 #include "test_util.h"
 
-static kj_test_workspace ws;
-static const char *work; /* ws's, for short */
-static kj_runtime *rt;
+static const char *at(const char *rel) { return kj_test_path(kj_test_dir, rel); }
 
-static int setup(void **state) {
-    (void)state;
-    int failed = kj_test_workspace_open(&ws);
-    work = ws.work;
-    rt = ws.rt;
-    return failed;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_test_workspace_close(&ws);
-    return 0;
-}
-
-static const char *at(const char *rel) { return kj_test_path(work, rel); }
-
-static void put(const char *rel, const char *text) { kj_test_put(work, rel, text); }
+static void put(const char *rel, const char *text) { kj_test_put(kj_test_dir, rel, text); }
 
 /* Copies tests/kernels/<file> into the work folder, under the same name. */
 static void copy_kernel(const char *file) {
@@ -49,7 +31,7 @@ static kj_status compile_files(const char *entry, const char *const *files, size
     for (size_t i = 1; i < count; i++) more[i - 1] = paths[i];
     kj_request req = {.kernel = paths[0], .entry = entry, .sources = more, .source_count = count - 1, .defines = d,
                       .define_count = nd};
-    return kj_compile(rt, &req, r);
+    return kj_compile(kj_test_rt, &req, r);
 }
 
 static void compile_ok(const char *entry, const char *const *files, size_t count, kj_compile_result *r) {
@@ -155,11 +137,11 @@ static void test_pre_include_in_every_source(void **state) {
     const char *o[] = {option}, *more[] = {b};
     kj_request req = {.kernel = a, .sources = more, .source_count = 1, .options = o, .option_count = 1};
     kj_compile_result r;
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     char key[33];
     snprintf(key, sizeof key, "%s", r.key);
     put("pre/one/pre.h", "#define PRE 2\n");
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_string_not_equal(r.key, key);
     assert_false(r.cache_hit);
 }
@@ -181,11 +163,11 @@ static void expect_failure(kj_status want, const char *message, const char *entr
                            size_t count) {
     kj_compile_result r;
     uint64_t before = 0, after = 0;
-    KJ_ASSERT_OK(kj_cache_usage(rt, &before, NULL, NULL));
+    KJ_ASSERT_OK(kj_cache_usage(kj_test_rt, &before, NULL, NULL));
     kj_status s = compile_files(entry, files, count, NULL, 0, &r);
     if (s != want || !strstr(kj_last_error(), message))
         fail_msg("expected %s with '%s'; got %s: %s", kj_status_name(want), message, kj_status_name(s), kj_last_error());
-    KJ_ASSERT_OK(kj_cache_usage(rt, &after, NULL, NULL));
+    KJ_ASSERT_OK(kj_cache_usage(kj_test_rt, &after, NULL, NULL));
     assert_int_equal(before, after); /* nothing stored */
 }
 
@@ -211,22 +193,17 @@ static void test_refusals(void **state) {
     /* malformed requests */
     const char *name[] = {"reduce"};
     kj_request req = {.kernel = at("link_main.cu"), .sources = name, .source_count = 1};
-    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "source 'reduce' is not a path to a .cu file"));
     req.sources = NULL;
-    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
     const char *lib[] = {at("link_lib.cu")};
     req.sources = lib;
     req.source_text = "extern \"C\" __global__ void k() {}";
-    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_sources_linked),   cmocka_unit_test(test_stale_keys),
-        cmocka_unit_test(test_same_macros_everywhere), cmocka_unit_test(test_pre_include_in_every_source),
-        cmocka_unit_test(test_launch_across_sources),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_two_sources_linked),
+             cmocka_unit_test(test_stale_keys), cmocka_unit_test(test_same_macros_everywhere),
+             cmocka_unit_test(test_pre_include_in_every_source), cmocka_unit_test(test_launch_across_sources),
+             cmocka_unit_test(test_refusals))

@@ -170,9 +170,8 @@ static void test_secret(void **state) {
     assert_int_equal(c.secret_len, 32);
     assert_memory_equal(c.secret, "a secret value of 32 bytes......", 32);
     kj__remote_config_free(&c);
-    char *dir = kj_test_tmpdir();
     char path[512];
-    snprintf(path, sizeof path, "%s/secret", dir);
+    snprintf(path, sizeof path, "%s/secret", kj_test_dir);
     kj_test_write(path, "0123456789abcdef0123\r\n", 22);
     chmod(path, 0600);
     c = read_ok("redis://h", path, KJ_REMOTE_DEFAULT);
@@ -193,20 +192,14 @@ static void test_secret(void **state) {
     kj_test_write(path, "tiny\n", 5);
     read_refused("redis://h", path, KJ_REMOTE_DEFAULT, "the secret in the file is 4 bytes");
     char missing[600];
-    snprintf(missing, sizeof missing, "%s/nothere", dir);
+    snprintf(missing, sizeof missing, "%s/nothere", kj_test_dir);
     read_refused("redis://h", missing, KJ_REMOTE_DEFAULT, "No such file or directory");
-    read_refused("redis://h", dir, KJ_REMOTE_DEFAULT, "is a folder, not a regular file");
+    read_refused("redis://h", kj_test_dir, KJ_REMOTE_DEFAULT, "is a folder, not a regular file");
     setenv("KERNJIT_REMOTE_SECRET", missing, 1);
     read_refused("redis://h", NULL, KJ_REMOTE_DEFAULT, "KERNJIT_REMOTE_SECRET names the file");
     clear_env();
-    kj_test_rmdir(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tcp_forms),    cmocka_unit_test(test_credentials),
-        cmocka_unit_test(test_unix_socket),  cmocka_unit_test(test_malformed_urls),
-        cmocka_unit_test(test_environment_and_off), cmocka_unit_test(test_secret),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_tcp_forms), cmocka_unit_test(test_credentials),
+             cmocka_unit_test(test_unix_socket), cmocka_unit_test(test_malformed_urls),
+             cmocka_unit_test(test_environment_and_off), KJ_TEST_IN_DIR(test_secret))

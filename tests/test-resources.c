@@ -6,23 +6,6 @@
 
 #include "resources.h"
 
-static char *cache;
-static kj_runtime *rt;
-
-static int setup(void **state) {
-    (void)state;
-    cache = kj_test_tmpdir();
-    rt = kj_test_runtime(cache, KJ_DEVICE_NONE, NULL);
-    return cache && rt ? 0 : -1;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(cache);
-    return 0;
-}
-
 static const char *kernel_path(const char *file) {
     static char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
@@ -41,7 +24,7 @@ static void compile(const char *file, const char *entry, const char *const *opti
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s", kernel_path(file));
     kj_request req = {.kernel = path, .entry = entry, .options = options, .option_count = nopt};
-    if (kj_compile(rt, &req, r) != KJ_OK) fail_msg("%s:%s: %s", file, entry, kj_last_error());
+    if (kj_compile(kj_test_rt, &req, r) != KJ_OK) fail_msg("%s:%s: %s", file, entry, kj_last_error());
 }
 
 static void test_known_resources(void **state) {
@@ -125,7 +108,7 @@ static void test_linked_programs(void **state) {
     char main_path[PATH_MAX];
     snprintf(main_path, sizeof main_path, "%s", kernel_path("link_main.cu"));
     kj_request req = {.kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_int_equal(r.source_count, 2);
     assert_int_equal(r.resource_count, 2);
     assert_string_equal(r.entry_resources->symbol, "tile_sums");
@@ -195,13 +178,6 @@ static void test_reading_the_reports(void **state) {
     kj__resources_free(&res);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_resources),
-        cmocka_unit_test(test_spills),
-        cmocka_unit_test(test_from_the_cache),
-        cmocka_unit_test(test_linked_programs),
-        cmocka_unit_test(test_reading_the_reports),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_known_resources),
+             cmocka_unit_test(test_spills), cmocka_unit_test(test_from_the_cache),
+             cmocka_unit_test(test_linked_programs), cmocka_unit_test(test_reading_the_reports))

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,27 +122,6 @@ static inline kj_runtime *kj_test_compile_runtime(const char *dir, kj_test_log *
     return rt;
 }
 
-/* A compile-only runtime on a private cache folder, and a private folder for the files a test
- * writes (kj_test_put): what the compile-suite groups set up and tear down. */
-typedef struct kj_test_workspace {
-    char *work, *cache;
-    kj_runtime *rt;
-} kj_test_workspace;
-
-static inline int kj_test_workspace_open(kj_test_workspace *w) {
-    w->work = kj_test_tmpdir();
-    w->cache = kj_test_tmpdir();
-    w->rt = w->cache ? kj_test_runtime(w->cache, KJ_DEVICE_NONE, NULL) : NULL;
-    return w->work && w->cache && w->rt ? 0 : -1;
-}
-
-static inline void kj_test_workspace_close(kj_test_workspace *w) {
-    kj_runtime_destroy(w->rt);
-    kj_test_rmdir(w->work);
-    kj_test_rmdir(w->cache);
-    memset(w, 0, sizeof *w);
-}
-
 /* For GPU tests: exits with the skip code when there is no device. */
 static inline void kj_test_require_gpu(void) {
     int n = 0;
@@ -164,7 +143,9 @@ static inline uint64_t kj_test_seed(void) {
 /* ---- the fixture a test program's tests share: cmocka group setups and teardown -------------- */
 
 static char *kj_test_dir;            /* a private folder, for caches and files */
-static kj_runtime *kj_test_rt;       /* kj_test_setup_gpu_runtime: on the device, its cache in kj_test_dir */
+static char *kj_test_cache_dir;      /* kj_test_setup_workspace: kj_test_rt's cache, apart from the files */
+static kj_runtime *kj_test_rt;       /* kj_test_setup_gpu_runtime: on the device, its cache in kj_test_dir;
+                                        kj_test_setup_workspace: compile-only, its cache in kj_test_cache_dir */
 static kj_test_log kj_test_rt_log;   /* that runtime's warnings */
 static uint64_t kj_test_rng;         /* a generator for kj_test_next, freshly seeded (printed) */
 
@@ -187,6 +168,14 @@ static inline int kj_test_setup_gpu_runtime(void **state) {
     return kj_test_rt ? 0 : -1;
 }
 
+/* The compile suites' fixture: kj_test_dir for the files a test writes (kj_test_put), and kj_test_rt,
+ * compile-only for the default arch, with its cache in a folder of its own (kj_test_cache_dir). */
+static inline int kj_test_setup_workspace(void **state) {
+    if (kj_test_setup_dir(state) != 0 || !(kj_test_cache_dir = kj_test_tmpdir())) return -1;
+    kj_test_rt = kj_test_runtime(kj_test_cache_dir, KJ_DEVICE_NONE, NULL);
+    return kj_test_rt ? 0 : -1;
+}
+
 /* Ends what any of the setups began. */
 static inline int kj_test_teardown(void **state) {
     (void)state;
@@ -194,6 +183,8 @@ static inline int kj_test_teardown(void **state) {
     kj_test_rt = NULL;
     kj_test_rmdir(kj_test_dir);
     kj_test_dir = NULL;
+    kj_test_rmdir(kj_test_cache_dir);
+    kj_test_cache_dir = NULL;
     return 0;
 }
 
