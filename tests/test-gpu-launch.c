@@ -5,7 +5,6 @@
 #include "test_util.h"
 
 #include <math.h>
-#include <sys/wait.h>
 
 static const char *kernjit, *kernels;
 static uint64_t seed;
@@ -13,28 +12,10 @@ static int have_param_info; /* the driver has cuFuncGetParamInfo: sizes are chec
 
 #define OUT_MAX (256 * 1024)
 static char out[OUT_MAX];
+static char cache[PATH_MAX]; /* kj_test_dir/cache */
 
-/* Runs `kernjit launch ARGS` in the test folder with a private cache; returns the exit code, the
- * output (stdout and stderr) in out. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int launch(const char *fmt, ...) {
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && KERNJIT_CACHE_DIR='%s/cache' '%s' launch %s 2>&1", kj_test_dir, kj_test_dir,
-             kernjit, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, OUT_MAX - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    printf("$ kernjit launch %s\n%s", args, out);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+/* `kernjit launch ARGS` in the test folder with a private cache: its exit code, its output in out. */
+#define launch(...) kj_test_launch(kernjit, kj_test_dir, cache, out, sizeof out, __VA_ARGS__)
 
 #define EXPECT(code, needle)                                                                        \
     do {                                                                                            \
@@ -68,6 +49,7 @@ static float *random_floats(size_t n) {
 
 static int setup(void **state) {
     if (kj_test_setup_gpu(state) != 0) return -1;
+    snprintf(cache, sizeof cache, "%s/cache", kj_test_dir);
     seed = kj_test_seed();
     /* does this driver tell parameter sizes? (cuFuncGetParamInfo, CUDA 12.4+) */
     kj_runtime *rt = kj_test_runtime(NULL, KJ_DEVICE_AUTO, NULL);

@@ -12,32 +12,16 @@
 #include "test_util.h"
 
 #include <math.h>
-#include <sys/wait.h>
 
 static const char *kernjit;
-static char *cache;
-static kj_runtime *rt;
-static uint64_t seed;
 static kj_device_info dev;
 
 static const size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 static int setup(void **state) {
-    (void)state;
-    kj_test_require_gpu();
-    seed = kj_test_seed();
-    cache = kj_test_tmpdir();
-    rt = kj_test_runtime(cache, KJ_DEVICE_AUTO, NULL);
-    if (!rt || kj_runtime_device(rt, &dev) != KJ_OK) return -1;
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    kj_runtime_destroy(rt);
-    kj_test_rmdir(cache);
-    return 0;
+    if (kj_test_setup_gpu_runtime(state) != 0) return -1;
+    return kj_runtime_device(kj_test_rt, &dev) == KJ_OK ? 0 : -1;
 }
 
 static kj_kernel *get(const char *file, const char *entry) {
@@ -45,27 +29,27 @@ static kj_kernel *get(const char *file, const char *entry) {
     snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
     kj_request req = {.kernel = path, .entry = entry};
     kj_kernel *k = NULL;
-    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &k, NULL));
     return k;
 }
 
 static kj_devptr upload(const void *host, size_t bytes) {
     kj_devptr d;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, bytes ? bytes : 1, &d));
-    if (bytes) KJ_ASSERT_OK(kj_memcpy_htod(rt, d, host, bytes));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, bytes ? bytes : 1, &d));
+    if (bytes) KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d, host, bytes));
     return d;
 }
 
 static kj_devptr poisoned(size_t bytes) {
     kj_devptr d;
-    KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &d));
-    KJ_ASSERT_OK(kj_memset_u8(rt, d, 0xff, bytes));
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, bytes, &d));
+    KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, d, 0xff, bytes));
     return d;
 }
 
 static int32_t *random_ints(size_t n, int range) {
     int32_t *v = malloc(n * sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = (int32_t)(kj_test_next(&seed) % (2u * range + 1)) - range;
+    for (size_t i = 0; i < n; i++) v[i] = (int32_t)(kj_test_next(&kj_test_rng) % (2u * range + 1)) - range;
     return v;
 }
 
@@ -83,17 +67,17 @@ static void test_cooperative_grid_sum(void **state) {
         uint64_t expect = 0;
         for (size_t i = 0; i < n; i++) expect += (uint32_t)in[i];
         kj_devptr din = upload(in, n * 4), scratch, out = poisoned(8);
-        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &scratch));
-        KJ_ASSERT_OK(kj_memset_u8(rt, scratch, 0, 8));
+        KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 8, &scratch));
+        KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, scratch, 0, 8));
         int nn = (int)n;
         void *args[] = {&din, &nn, &scratch, &out};
         kj_launch_config c = {.grid = {grid}, .block = {256}, .cooperative = 1};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_synchronize(rt));
+        KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
         uint64_t got;
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got, out, 8));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &got, out, 8));
         if (got != expect) fail_msg("coop_sum n=%zu: %llu, expected %llu", n, (unsigned long long)got, (unsigned long long)expect);
-        kj_mem_free(rt, din), kj_mem_free(rt, scratch), kj_mem_free(rt, out);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, scratch), kj_mem_free(kj_test_rt, out);
         free(in);
     }
     /* one block more than fits at once is refused, naming the largest grid */
@@ -115,15 +99,15 @@ static void test_cub_block_and_warp(void **state) {
     for (size_t s = 0; s < 3; s++) {
         size_t n = kj_test_cap(sizes[s]), blocks = (n + 4095) / 4096;
         float *in = malloc(n * sizeof *in);
-        for (size_t i = 0; i < n; i++) in[i] = (float)((double)(kj_test_next(&seed) % 2000001) / 1e6 - 1.0);
+        for (size_t i = 0; i < n; i++) in[i] = (float)((double)(kj_test_next(&kj_test_rng) % 2000001) / 1e6 - 1.0);
         kj_devptr din = upload(in, n * 4), sums = poisoned(blocks * 4), maxes = poisoned(blocks * 8 * 4);
         int nn = (int)n;
         void *args[] = {&din, &nn, &sums, &maxes};
         kj_launch_config c = {.grid = {(unsigned)blocks}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         float *gs = malloc(blocks * 4), *gm = malloc(blocks * 32);
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, gs, sums, blocks * 4));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, gm, maxes, blocks * 32));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, gs, sums, blocks * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, gm, maxes, blocks * 32));
         for (size_t b = 0; b < blocks; b++) {
             double sum = 0, mag = 0;
             for (size_t i = b * 4096; i < n && i < (b + 1) * 4096; i++) sum += in[i], mag += fabs(in[i]);
@@ -138,7 +122,7 @@ static void test_cub_block_and_warp(void **state) {
                                                            gm[b * 8 + (size_t)w], top);
             }
         }
-        kj_mem_free(rt, din), kj_mem_free(rt, sums), kj_mem_free(rt, maxes);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, sums), kj_mem_free(kj_test_rt, maxes);
         free(in), free(gs), free(gm);
     }
 }
@@ -151,17 +135,17 @@ static void run_histogram(const char *file) {
         size_t n = kj_test_cap(sizes[s]);
         unsigned char *in = malloc(n);
         unsigned expect[256] = {0}, got[256];
-        for (size_t i = 0; i < n; i++) expect[in[i] = (unsigned char)kj_test_next(&seed)]++;
+        for (size_t i = 0; i < n; i++) expect[in[i] = (unsigned char)kj_test_next(&kj_test_rng)]++;
         kj_devptr din = upload(in, n), bins;
-        KJ_ASSERT_OK(kj_mem_alloc(rt, sizeof got, &bins));
-        KJ_ASSERT_OK(kj_memset_u8(rt, bins, 0, sizeof got));
+        KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, sizeof got, &bins));
+        KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, bins, 0, sizeof got));
         int nn = (int)n;
         void *args[] = {&din, &nn, &bins};
         kj_launch_config c = {.grid = {(unsigned)dev.sm_count * 4}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, bins, sizeof got));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, bins, sizeof got));
         assert_memory_equal(got, expect, sizeof got);
-        kj_mem_free(rt, din), kj_mem_free(rt, bins);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, bins);
         free(in);
     }
 }
@@ -185,20 +169,20 @@ static void test_std_atomic_ref(void **state) {
             if (in[i] > largest) largest = in[i];
         }
         kj_devptr din = upload(in, n * 4), count, top;
-        KJ_ASSERT_OK(kj_mem_alloc(rt, 8, &count));
-        KJ_ASSERT_OK(kj_memset_u8(rt, count, 0, 8));
+        KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 8, &count));
+        KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, count, 0, 8));
         int32_t lowest = INT32_MIN, got_top;
         top = upload(&lowest, 4);
         int nn = (int)n;
         void *args[] = {&din, &nn, &threshold, &count, &top};
         kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got, count, 8));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &got_top, top, 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &got, count, 8));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &got_top, top, 4));
         if (got != expect || got_top != largest)
             fail_msg("n=%zu: %llu above, largest %d; expected %llu, %d", n, (unsigned long long)got, got_top,
                      (unsigned long long)expect, largest);
-        kj_mem_free(rt, din), kj_mem_free(rt, count), kj_mem_free(rt, top);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, count), kj_mem_free(kj_test_rt, top);
         free(in);
     }
 }
@@ -216,13 +200,13 @@ static void test_cg_memcpy_async_and_scan(void **state) {
         void *args[] = {&din, &dout, &nn};
         kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dout, n * 4));
         int32_t sum = 0;
         for (size_t i = 0; i < n; i++) {
             sum = i % 32 ? sum + in[i] : in[i]; /* the warps' segments start at multiples of 32 */
             if (got[i] != sum) fail_msg("n=%zu [%zu]: %d, expected %d", n, i, got[i], sum);
         }
-        kj_mem_free(rt, din), kj_mem_free(rt, dout);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, dout);
         free(in), free(got);
     }
 }
@@ -241,15 +225,15 @@ static void test_cub_sort_and_scan(void **state) {
         size_t n = kj_test_cap(sizes[s]);
         uint32_t *keys = malloc(n * 4), *sorted = malloc(n * 4);
         int32_t *values = random_ints(n, 1000), *prefix = malloc(n * 4);
-        for (size_t i = 0; i < n; i++) keys[i] = (uint32_t)kj_test_next(&seed);
+        for (size_t i = 0; i < n; i++) keys[i] = (uint32_t)kj_test_next(&kj_test_rng);
         kj_devptr dkeys = upload(keys, n * 4), dvalues = upload(values, n * 4), dsorted = poisoned(n * 4),
                   dprefix = poisoned(n * 4);
         int nn = (int)n;
         void *args[] = {&dkeys, &dsorted, &dvalues, &dprefix, &nn};
         kj_launch_config c = {.grid = {(unsigned)((n + 511) / 512)}, .block = {128}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, sorted, dsorted, n * 4));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, prefix, dprefix, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, sorted, dsorted, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, prefix, dprefix, n * 4));
         for (size_t b = 0; b < n; b += 512) {
             size_t m = n - b < 512 ? n - b : 512;
             qsort(keys + b, m, 4, by_value);
@@ -260,7 +244,7 @@ static void test_cub_sort_and_scan(void **state) {
                 sum += values[i];
             }
         }
-        kj_mem_free(rt, dkeys), kj_mem_free(rt, dvalues), kj_mem_free(rt, dsorted), kj_mem_free(rt, dprefix);
+        kj_mem_free(kj_test_rt, dkeys), kj_mem_free(kj_test_rt, dvalues), kj_mem_free(kj_test_rt, dsorted), kj_mem_free(kj_test_rt, dprefix);
         free(keys), free(sorted), free(values), free(prefix);
     }
 }
@@ -311,8 +295,8 @@ static void test_half_and_bfloat(void **state) {
             size_t n = kj_test_cap(sizes[s]);
             uint16_t *x = malloc(n * 2), *y = malloc(n * 2), *got = malloc(n * 2);
             for (size_t i = 0; i < n; i++) {
-                double a = round_to((double)(kj_test_next(&seed) % 20001) / 1000 - 10, digits, emin);
-                double b = round_to((double)(kj_test_next(&seed) % 20001) / 1000 - 10, digits, emin);
+                double a = round_to((double)(kj_test_next(&kj_test_rng) % 20001) / 1000 - 10, digits, emin);
+                double b = round_to((double)(kj_test_next(&kj_test_rng) % 20001) / 1000 - 10, digits, emin);
                 x[i] = bf ? to_bf16(a) : to_half(a);
                 y[i] = bf ? to_bf16(b) : to_half(b);
             }
@@ -322,7 +306,7 @@ static void test_half_and_bfloat(void **state) {
             void *args[] = {&nn, &alpha, &dx, &dy};
             kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
             KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-            KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dy, n * 2));
+            KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dy, n * 2));
             double ah = round_to(alpha, digits, emin);
             for (size_t i = 0; i < n; i++) {
                 double xv = bf ? bf16_value(x[i]) : half_value(x[i]), yv = bf ? bf16_value(y[i]) : half_value(y[i]);
@@ -335,7 +319,7 @@ static void test_half_and_bfloat(void **state) {
                     fail_msg("%s n=%zu [%zu]: %.9g, expected %.9g (or %.9g fused)", bf ? "bf16" : "half", n, i, have,
                              want, fused);
             }
-            kj_mem_free(rt, dx), kj_mem_free(rt, dy);
+            kj_mem_free(kj_test_rt, dx), kj_mem_free(kj_test_rt, dy);
             free(x), free(y), free(got);
         }
     }
@@ -355,17 +339,17 @@ static void test_tail_launch_without_metadata(void **state) {
         int slice = 4096, nn = (int)n, flag_host = 0;
         unsigned grid = (unsigned)((n + (size_t)slice - 1) / (size_t)slice);
         kj_devptr dv = upload(v, n * 4), flag = poisoned(4);
-        KJ_ASSERT_OK(kj_memset_u8(rt, flag, 0, 4));
+        KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, flag, 0, 4));
         void *args[] = {&dv, &nn, &slice, &flag};
         kj_launch_config c = {.grid = {grid}, .block = {32}, .pending_launches = grid + 16};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_synchronize(rt));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dv, n * 4));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, &flag_host, flag, 4));
+        KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dv, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &flag_host, flag, 4));
         assert_int_equal(flag_host, 1);
         for (size_t i = 0; i < n; i++)
             if (got[i] != v[i] * v[i]) fail_msg("n=%zu [%zu]: %d, expected %d", n, i, got[i], v[i] * v[i]);
-        kj_mem_free(rt, dv), kj_mem_free(rt, flag);
+        kj_mem_free(kj_test_rt, dv), kj_mem_free(kj_test_rt, flag);
         free(v), free(got);
     }
 }
@@ -390,9 +374,9 @@ static void test_clusters(void **state) {
         void *args[] = {&din, &nn, &out};
         kj_launch_config c = {.grid = {grid}, .block = {block}, .cluster = {cl, 1, 1}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, out, sizeof got));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, out, sizeof got));
         assert_memory_equal(got, expect, sizeof got);
-        kj_mem_free(rt, din), kj_mem_free(rt, out);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, out);
         free(in);
     }
     kj_launch_config odd = {.grid = {grid + 1}, .block = {block}, .cluster = {cl, 1, 1}};
@@ -417,17 +401,17 @@ static void test_struct_by_value(void **state) {
     for (size_t s = 0; s < NSIZES; s++) {
         size_t n = kj_test_cap(sizes[s]);
         float *x = malloc(n * 4), *y = malloc(n * 4);
-        for (size_t i = 0; i < n; i++) x[i] = (float)((double)(kj_test_next(&seed) % 2000001) / 1e3 - 1000);
+        for (size_t i = 0; i < n; i++) x[i] = (float)((double)(kj_test_next(&kj_test_rng) % 2000001) / 1e3 - 1000);
         struct affine_params p = {1.25f, -3.5f, (int)n, 0};
         kj_devptr dx = upload(x, n * 4), dy = poisoned(n * 4);
         void *args[] = {&p, &dx, &dy};
         kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, y, dy, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, y, dy, n * 4));
         for (size_t i = 0; i < n; i++) /* NVRTC contracts to a fused multiply-add by default */
             if (y[i] != fmaf(p.scale, x[i], p.offset) && y[i] != p.scale * x[i] + p.offset)
                 fail_msg("n=%zu [%zu]: %.9g, expected %.9g", n, i, y[i], fmaf(p.scale, x[i], p.offset));
-        kj_mem_free(rt, dx), kj_mem_free(rt, dy);
+        kj_mem_free(kj_test_rt, dx), kj_mem_free(kj_test_rt, dy);
         free(x), free(y);
     }
 }
@@ -445,15 +429,15 @@ static void test_two_sources_linked(void **state) {
     const char *more[] = {lib_path};
     kj_request req = {.kernel = main_path, .entry = "blend", .sources = more, .source_count = 1};
     kj_kernel *blend, *sums;
-    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &blend, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &blend, NULL));
     req.entry = "tile_sums";
-    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &sums, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &sums, NULL));
     for (size_t s = 0; s < NSIZES; s++) {
         size_t n = kj_test_cap(sizes[s]), blocks = (n + 63) / 64;
         float *x = malloc(n * 4), *y = malloc(n * 4), *got = malloc(n * 4), *got_sums = malloc(blocks * 4);
         for (size_t i = 0; i < n; i++) {
-            x[i] = (float)((double)(kj_test_next(&seed) % 20001) / 1000 - 10);
-            y[i] = (float)((double)(kj_test_next(&seed) % 20001) / 1000 - 10);
+            x[i] = (float)((double)(kj_test_next(&kj_test_rng) % 20001) / 1000 - 10);
+            y[i] = (float)((double)(kj_test_next(&kj_test_rng) % 20001) / 1000 - 10);
         }
         kj_devptr dx = upload(x, n * 4), dy = upload(y, n * 4), dout = poisoned(n * 4), dsums = poisoned(blocks * 4);
         int nn = (int)n;
@@ -463,8 +447,8 @@ static void test_two_sources_linked(void **state) {
         void *sum_args[] = {&dx, &dy, &dsums, &nn};
         kj_launch_config cs = {.grid = {(unsigned)blocks}, .block = {64}};
         KJ_ASSERT_OK(kj_kernel_launch(sums, &cs, sum_args));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, n * 4));
-        KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got_sums, dsums, blocks * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dout, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got_sums, dsums, blocks * 4));
         /* one way of rounding for every element (one lib_blend serves them all): told apart by the
          * first element where the two differ */
         int fused = 0;
@@ -483,7 +467,7 @@ static void test_two_sources_linked(void **state) {
             if (got_sums[b] != want[fused])
                 fail_msg("tile_sums n=%zu block %zu: %.9g, expected %.9g", n, b, got_sums[b], want[fused]);
         }
-        kj_mem_free(rt, dx), kj_mem_free(rt, dy), kj_mem_free(rt, dout), kj_mem_free(rt, dsums);
+        kj_mem_free(kj_test_rt, dx), kj_mem_free(kj_test_rt, dy), kj_mem_free(kj_test_rt, dout), kj_mem_free(kj_test_rt, dsums);
         free(x), free(y), free(got), free(got_sums);
     }
 }
@@ -496,11 +480,11 @@ static void expect_resources_match(const char *file, const char *const *more, si
     snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
     kj_request req = {.kernel = path, .entry = entry, .sources = more, .source_count = nmore};
     kj_compile_result r;
-    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     if (!r.entry_resources) fail_msg("%s:%s: no resources", file, entry);
     kj_resource_usage u = *r.entry_resources;
     kj_kernel *k;
-    KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &k, NULL));
     kj_kernel_info info;
     KJ_ASSERT_OK(kj_kernel_query(k, &info));
     printf("%s:%s: compile time %d registers, %d B stack, %d B shared; driver %d, %d, %d\n", file, entry, u.registers,
@@ -524,27 +508,10 @@ static void test_resources_match_driver(void **state) {
 
 /* ---- the same from the command line --------------------------------------------------------- */
 
-static char out[1 << 16];
+static char out[1 << 16], cli_cache[PATH_MAX];
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int launch(const char *fmt, ...) {
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && KERNJIT_CACHE_DIR='%s/cli' '%s' launch %s 2>&1", KJ_TEST_KERNELS, cache,
-             kernjit, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    printf("$ kernjit launch %s\n%s", args, out);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+/* `kernjit launch ARGS` in tests/kernels, with a cache of its own: its exit code, its output in out. */
+#define launch(...) kj_test_launch(kernjit, KJ_TEST_KERNELS, cli_cache, out, sizeof out, __VA_ARGS__)
 
 static void expect_out(int rc, const char *needle) {
     if (rc != 0) fail_msg("exit %d", rc);
@@ -553,6 +520,7 @@ static void expect_out(int rc, const char *needle) {
 
 static void test_cli(void **state) {
     (void)state;
+    snprintf(cli_cache, sizeof cli_cache, "%s/cli", kj_test_dir);
     /* cooperative: the sum of 0..999999 */
     int per_sm = 0;
     kj_kernel *k = get("jit_coop.cu", "coop_sum");
@@ -594,5 +562,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_resources_match_driver),
         cmocka_unit_test(test_cli),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, kj_test_teardown);
 }

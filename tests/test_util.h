@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,6 +228,29 @@ static inline void kj_test_assert_tuned(const kj_tune_result *r, const char *ker
     assert_int_equal(r->failed, 0);
     assert_int_equal(r->not_tried, 0);
     assert_int_equal(r->measured + r->skipped, variants);
+}
+
+/* Runs `KERNJIT launch ARGS` (ARGS made as printf makes them) as a user would, in folder with its cache
+ * in cache; its stdout and stderr in out (size bytes, printed after the command line). Returns its exit
+ * code (-1: it did not exit). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 6, 7)))
+#endif
+static inline int kj_test_launch(const char *kernjit, const char *folder, const char *cache, char *out, size_t size,
+                                 const char *fmt, ...) {
+    char args[4096], cmd[4096 + 3 * PATH_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && KERNJIT_CACHE_DIR='%s' '%s' launch %s 2>&1", folder, cache, kernjit, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    printf("$ kernjit launch %s\n%s", args, out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* The vector add's buffers on the device: d[0] and d[1] hold a and b (bytes each) `offset` bytes into
