@@ -5,6 +5,8 @@
  * on a free loopback port. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -201,23 +203,14 @@ static void print_table(const rows *r, uint64_t repeat, const char *device, cons
     double ratio = r->remote_ok ? r->cold_ms / r->remote_ms : 0;
     if (json) {
         json_begin_object();
-        json_string("device", device);
-        json_uint("samples", repeat);
-        json_uint("binary_bytes", r->bytes);
-        json_string("remote", remote_note);
-        if (r->memory_ok) json_double("memory_hit_us", r->memory_us);
-        else json_null("memory_hit_us");
-        json_double("disk_hit_ms", r->disk_ms);
-        if (r->remote_ok) json_double("remote_hit_ms", r->remote_ms);
-        else json_null("remote_hit_ms");
-        if (r->signed_ok) json_double("remote_hit_signed_ms", r->signed_ms);
-        else json_null("remote_hit_signed_ms");
-        json_double("cold_compile_ms", r->cold_ms);
-        if (r->remote_ok) {
-            json_double("cold_over_remote", ratio);
-            json_bool("goal_remote_met", r->remote_ms <= 0.5);
-            json_bool("goal_ratio_met", ratio >= 50);
-        }
+        /* a row that was not measured is null (NAN) */
+        json_fields("device=%s samples=%" PRIu64 " binary_bytes=%zu remote=%s memory_hit_us=%g disk_hit_ms=%g "
+                    "remote_hit_ms=%g remote_hit_signed_ms=%g cold_compile_ms=%g",
+                    device, repeat, r->bytes, remote_note, r->memory_ok ? r->memory_us : NAN, r->disk_ms,
+                    r->remote_ok ? r->remote_ms : NAN, r->signed_ok ? r->signed_ms : NAN, r->cold_ms);
+        if (r->remote_ok)
+            json_fields("cold_over_remote=%g goal_remote_met?=%d goal_ratio_met?=%d", ratio, r->remote_ms <= 0.5,
+                        ratio >= 50);
         json_end_object();
         json_done();
         return;

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
 #include <nvrtc.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -446,27 +448,16 @@ int bench_jit(int argc, char **argv) {
     double loaded_ms = device ? cli_median(loaded, repeat) : 0;
     if (json) {
         json_begin_object();
-        json_string("arch", arch);
-        json_bool("device", device);
-        json_uint("samples", repeat);
-        json_double("raw_nvrtc_ms", raw_ms);
-        json_double("cold_ms", cold_ms);
-        json_double("cold_over_raw", cold_ms / raw_ms);
-        if (device) json_double("cold_loaded_ms", loaded_ms);
-        else json_null("cold_loaded_ms");
-        json_double("disk_hit_ms", disk_ms);
-        json_double("disk_hit_5_headers_ms", disk_headers_ms);
-        json_double("disk_hit_5_headers_goal_ms", DISK_HIT_GOAL_MS);
-        if (device) json_double("memory_hit_us", mem_us);
-        else json_null("memory_hit_us");
-        json_double("memory_hit_goal_us", MEMORY_HIT_GOAL_US);
-        json_bool("driver_cache_disabled", 1);
-        json_double("reduce_raw_nvrtc_ms", more.reduce_raw_ms);
-        json_double("reduce_cold_ms", more.reduce_ms);
-        json_double("dp_compile_ms", more.dp_compile_ms);
-        json_double("dp_link_ms", more.dp_link_ms);
-        json_double("first_process_ms", more.first_process_ms);
-        json_double("compile_all_reduce_ms", more.all_ms);
+        /* what was not measured without a device is null (NAN) */
+        json_fields("arch=%s device?=%d samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
+                    "disk_hit_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g memory_hit_us=%g "
+                    "memory_hit_goal_us=%g driver_cache_disabled?=%d",
+                    arch, device, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
+                    disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN, MEMORY_HIT_GOAL_US, 1);
+        json_fields("reduce_raw_nvrtc_ms=%g reduce_cold_ms=%g dp_compile_ms=%g dp_link_ms=%g first_process_ms=%g "
+                    "compile_all_reduce_ms=%g",
+                    more.reduce_raw_ms, more.reduce_ms, more.dp_compile_ms, more.dp_link_ms, more.first_process_ms,
+                    more.all_ms);
         json_end_object();
         json_done();
     } else {

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -143,33 +144,22 @@ void cli_print_remote(const kj_remote_info *r, int json) {
     double mean = r->fetches ? r->fetch_ms_total / (double)r->fetches : 0;
     if (json) {
         json_object_in("remote");
-        json_bool("configured", r->configured);
-        if (r->configured) {
-            json_string("url", r->url);
-            json_string("mode", mode_name(r->mode));
-            json_bool("signed", r->signed_entries);
-            json_bool("reachable", r->reachable);
-        }
+        json_fields("configured?=%d", r->configured);
+        if (r->configured)
+            json_fields("url=%s mode=%s signed?=%d reachable?=%d", r->url, mode_name(r->mode), r->signed_entries,
+                        r->reachable);
         json_string("state", r->state);
         if (r->reachable) {
-            json_string("server_version", r->server_version);
-            json_string("eviction_policy", r->eviction_policy);
-            json_uint("used_memory", r->used_memory);
-            json_uint("max_memory", r->max_memory);
-            json_uint("keys", r->keys);
-            json_double("round_trip_ms", r->round_trip_ms);
+            json_fields("server_version=%s eviction_policy=%s used_memory=%" PRIu64 " max_memory=%" PRIu64
+                        " keys=%" PRIu64 " round_trip_ms=%g",
+                        r->server_version, r->eviction_policy, r->used_memory, r->max_memory, r->keys,
+                        r->round_trip_ms);
             json_object_in("fleet");
-            json_uint("hits", r->hits);
-            json_uint("misses", r->misses);
-            json_uint("waits", r->waits);
-            json_uint("pushes", r->pushes);
-            json_uint("refusals", r->refusals);
-            json_uint("errors", r->errors);
-            json_uint("fetches", r->fetches);
-            json_double("fetch_ms_mean", mean);
-            json_double("fetch_ms_max", r->fetch_ms_max);
-            json_uint("bytes_fetched", r->bytes_fetched);
-            json_uint("bytes_pushed", r->bytes_pushed);
+            json_fields("hits=%" PRIu64 " misses=%" PRIu64 " waits=%" PRIu64 " pushes=%" PRIu64 " refusals=%" PRIu64
+                        " errors=%" PRIu64 " fetches=%" PRIu64 " fetch_ms_mean=%g fetch_ms_max=%g bytes_fetched=%" PRIu64
+                        " bytes_pushed=%" PRIu64,
+                        r->hits, r->misses, r->waits, r->pushes, r->refusals, r->errors, r->fetches, mean,
+                        r->fetch_ms_max, r->bytes_fetched, r->bytes_pushed);
             json_end_object();
         }
         json_end_object();

@@ -1,5 +1,6 @@
 /* kernjit cache: path, list, stats, clear, push, pull. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,14 +29,8 @@ static void visit(const kj_cache_entry *e, void *user) {
     st->count++;
     if (st->json) {
         json_begin_object();
-        json_string("path", e->path);
-        json_string("arch", e->arch);
-        json_string("key", e->key);
-        json_uint("bytes", e->bytes);
-        json_int("mtime", e->mtime);
-        json_bool("valid", e->valid);
-        json_string("description", e->description);
-        json_string("kernel", e->kernel);
+        json_fields("path=%s arch=%s key=%s bytes=%" PRIu64 " mtime=%" PRId64 " valid?=%d description=%s kernel=%s",
+                    e->path, e->arch, e->key, e->bytes, e->mtime, e->valid, e->description, e->kernel);
         json_macros("macros", e->macros);
         json_begin_array("options");
         for (const char *o = e->options; *o;) {
@@ -64,14 +59,10 @@ static int transfer(kj_runtime *rt, const char *action, const char *kernel, int 
     if (s != KJ_OK) return cli_fail("cache", s);
     if (json) {
         json_begin_object();
-        json_string("action", action);
-        json_string("kernel", kernel ? kernel : "");
-        json_uint("entries", t.entries);
+        json_fields("action=%s kernel=%s entries=%" PRIu64, action, kernel ? kernel : "", t.entries);
         json_uint(push ? "pushed" : "pulled", t.moved);
-        json_uint("present", t.present);
-        json_uint("refused", t.refused);
-        json_uint("failed", t.failed);
-        json_uint("bytes", t.bytes);
+        json_fields("present=%" PRIu64 " refused=%" PRIu64 " failed=%" PRIu64 " bytes=%" PRIu64, t.present, t.refused,
+                    t.failed, t.bytes);
         json_end_object();
         json_done();
     } else {
@@ -93,10 +84,7 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
     kj_remote_query(rt, &remote);
     if (json) {
         json_begin_object();
-        json_string("path", dir);
-        json_uint("entries", entries);
-        json_uint("bytes", bytes);
-        json_uint("max_bytes", max);
+        json_fields("path=%s entries=%" PRIu64 " bytes=%" PRIu64 " max_bytes=%" PRIu64, dir, entries, bytes, max);
         cli_print_remote(&remote, 1);
         json_end_object();
         json_done();

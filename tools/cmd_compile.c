@@ -1,6 +1,7 @@
 /* kernjit compile: compile a kernel (or, with --all, every variant of it) into the cache; no GPU
  * needed. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,10 +51,8 @@ static void push_entries(kj_runtime *rt, const char *kernel, int json) {
     if (kj_remote_push(rt, name, &t) != KJ_OK) fprintf(stderr, "kernjit: warning: %s\n", kj_last_error());
     if (json) {
         json_object_in("push");
-        json_uint("entries", t.entries);
-        json_uint("pushed", t.moved);
-        json_uint("present", t.present);
-        json_uint("failed", t.failed);
+        json_fields("entries=%" PRIu64 " pushed=%" PRIu64 " present=%" PRIu64 " failed=%" PRIu64, t.entries, t.moved,
+                    t.present, t.failed);
         json_end_object();
     } else {
         printf("  push  %llu of %llu entr%s of %s pushed to the remote cache, %llu already there%s\n",
@@ -93,14 +92,9 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         json_begin_array("dims");
         for (size_t d = 0; d < kj_space_dim_count(space); d++) json_string(NULL, kj_space_dim_name(space, d));
         json_end_array();
-        json_uint("variants", r.variants);
-        json_uint("compiled", r.compiled);
-        json_uint("cached", r.cached);
-        json_uint("skipped", r.skipped);
-        json_uint("failed", r.failed);
-        json_uint("threads", r.threads);
-        json_double("wall_ms", r.wall_ms);
-        json_string("cache", kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
+        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u wall_ms=%g cache=%s",
+                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, r.wall_ms,
+                    kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
         if (push) push_entries(rt, kernel, 1);
         json_end_object();
     } else if (r.variants) {
@@ -144,13 +138,10 @@ static void json_resources(const kj_compile_result *r) {
     for (size_t i = 0; i < r->resource_count; i++) {
         const kj_resource_usage *u = &r->resources[i];
         json_object_in(NULL);
-        json_string("symbol", u->symbol);
-        json_bool("entry", u == r->entry_resources);
-        json_int("registers", u->registers);
-        json_int("spill_store_bytes", u->spill_store_bytes);
-        json_int("spill_load_bytes", u->spill_load_bytes);
-        json_int("stack_bytes", u->stack_bytes);
-        json_int("shared_static_bytes", u->shared_static_bytes);
+        json_fields("symbol=%s entry?=%d registers=%d spill_store_bytes=%d spill_load_bytes=%d stack_bytes=%d "
+                    "shared_static_bytes=%d",
+                    u->symbol, u == r->entry_resources, u->registers, u->spill_store_bytes, u->spill_load_bytes,
+                    u->stack_bytes, u->shared_static_bytes);
         json_end_object();
     }
     json_end_array();
@@ -173,19 +164,10 @@ static int compile_one(const cli_program *prog, const kj_define *defines, size_t
     }
     if (json) {
         json_begin_object();
-        json_string("arch", r.arch);
-        json_string("key", r.key);
-        json_bool("cache_hit", r.cache_hit);
-        json_string("from", kj_origin_name(r.origin));
-        json_bool("stored", r.stored);
-        json_bool("linked", r.linked);
-        json_uint("source_count", r.source_count);
-        json_bool("ptx", r.is_ptx);
-        json_string("cache_path", r.cache_path);
-        json_double("compile_ms", r.compile_ms);
-        json_double("link_ms", r.link_ms);
-        json_uint("binary_bytes", r.binary_bytes);
-        json_string("warnings", r.log);
+        json_fields("arch=%s key=%s cache_hit?=%d from=%s stored?=%d linked?=%d source_count=%u ptx?=%d cache_path=%s "
+                    "compile_ms=%g link_ms=%g binary_bytes=%zu warnings=%s",
+                    r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count,
+                    r.is_ptx, r.cache_path, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
         json_resources(&r);
         if (push) push_entries(rt, prog->kernel, 1);
         json_end_object();
