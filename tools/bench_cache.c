@@ -4,7 +4,6 @@
  * The remote is a Redis server: --remote URL, else one started for the run from redis-server on PATH
  * on a free loopback port. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -236,23 +235,31 @@ static void print_table(const rows *r, uint64_t repeat, const char *device, cons
                ratio >= 50 ? "met" : "MISSED");
 }
 
-int bench_cache(int argc, char **argv) {
-    static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"remote", required_argument, 0, 'R'},
-                                         {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    uint64_t repeat = 15;
-    const char *remote = NULL;
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, "hjr:", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 'R') remote = optarg;
-        else if (c == 'r') {
-            if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
-                return cli_usage("bench cache", "--repeat '%s' is not a count from 1 to 1000", optarg);
-        } else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("bench cache", "unknown option");
+typedef struct options {
+    uint64_t repeat;
+    const char *remote; /* NULL: a redis-server started for the run */
+    int json;
+} options;
+
+static int option(void *user, int opt, char *arg) {
+    options *o = user;
+    switch (opt) {
+    case 'h': help(); return CLI_DONE;
+    case 'j': o->json = 1; break;
+    case 'R': o->remote = arg; break;
+    case 'r': return cli_uint_arg("bench cache", "--repeat", arg, 1, 1000, "from 1 to 1000", &o->repeat);
     }
-    if (optind < argc) return cli_usage("bench cache", "unexpected argument '%s'", argv[optind]);
+    return EXIT_OK;
+}
+
+int bench_cache(int argc, char **argv) {
+    options o = {.repeat = 15};
+    const cli_option_set set = {"repeat=r: remote=R: json=j help=h", option};
+    int rc = cli_getopt("bench cache", argc, argv, &set, 1, &o);
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
+    uint64_t repeat = o.repeat;
+    const char *remote = o.remote;
+    int json = o.json;
 
     /* every compile cold: NVRTC keeps compiled code in the driver's cache where there is a driver */
     setenv("CUDA_CACHE_DISABLE", "1", 1);
@@ -293,7 +300,7 @@ int bench_cache(int argc, char **argv) {
     unsigned long run = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
     double *cold = calloc(2 * repeat, sizeof *cold), *hit = calloc(repeat, sizeof *hit);
     rows r = {0};
-    int rc = cold && hit ? EXIT_OK : cli_error("bench cache", "out of memory");
+    rc = cold && hit ? EXIT_OK : cli_error("bench cache", "out of memory");
     int have_remote = url[0] != '\0';
     /* set 0: compiled by a writer (pushed when there is a remote), then fetched by a reader with an
      * empty disk cache, then read from that disk cache */
