@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <utime.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 
 static kj__key make_key(int i) {
     kj__key k;

@@ -3,9 +3,9 @@
 
 #include <pthread.h>
 
-#include "error.h"
-#include "kernel_map.h"
-#include "log.h"
+#include "base/error.h"
+#include "base/map.h"
+#include "base/log.h"
 
 static void test_status_table(void **state) {
     (void)state;

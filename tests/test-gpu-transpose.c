@@ -4,7 +4,7 @@
  * both numbers); the carveout. Exits 77 (skipped) without a GPU. */
 #include "test_util.h"
 
-#include "runtime.h" /* the kj_kernel's CUfunction, to read back the attributes kernjit set */
+#include "runtime/runtime.h" /* the kj_kernel's CUfunction, to read back the attributes kernjit set */
 
 static void fill_bits(void *buf, size_t bytes, uint64_t *seed) {
     unsigned char *p = buf;

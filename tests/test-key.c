@@ -1,7 +1,7 @@
 /* The cache key: the same inputs give the same key; changing any input gives another. */
 #include "test_util.h"
 
-#include "key.h"
+#include "jit/key.h"
 
 typedef struct {
     kj__source src, second;

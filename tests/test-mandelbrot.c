@@ -4,7 +4,7 @@
  * host's defaults agree with the kernel's metadata. */
 #include "test_util.h"
 
-#include "ops/mandelbrot.h"
+#include "ops/mandelbrot/mandelbrot.h"
 
 static void test_dwell_known_points(void **state) {
     (void)state;

@@ -6,7 +6,7 @@
 
 #include <sys/stat.h>
 
-#include "remote_config.h"
+#include "cache/remote_config.h"
 
 static kj__logger quiet = {0};
 

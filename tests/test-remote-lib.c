@@ -10,9 +10,9 @@
 
 #include <pthread.h>
 
-#include "remote_tune.h"
-#include "runtime.h"
-#include "tunedb.h"
+#include "tunedb/remote_tune.h"
+#include "runtime/runtime.h"
+#include "tunedb/tunedb.h"
 
 /* Every warning of a machine, one after the other: several may come in one call. */
 typedef struct all_log {

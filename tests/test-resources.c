@@ -4,7 +4,7 @@
  * tests/kernels/resources.cu have resources known in advance. */
 #include "test_util.h"
 
-#include "resources.h"
+#include "jit/resources.h"
 
 static const char *kernel_path(const char *file) {
     static char path[PATH_MAX];

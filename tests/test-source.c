@@ -4,7 +4,7 @@
 
 #include <sys/stat.h>
 
-#include "source.h"
+#include "jit/source.h"
 
 static char *path_in(const char *name) {
     static char p[PATH_MAX];

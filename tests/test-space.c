@@ -4,8 +4,8 @@
 
 #include <pthread.h>
 
-#include "pool.h"
-#include "space.h"
+#include "base/pool.h"
+#include "tune/space.h"
 
 static const char require_src[] = "//@kernjit entry k\n"
                                   "//@kernjit param T f32 f64 = f32\n"

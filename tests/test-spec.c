@@ -1,10 +1,10 @@
 /* Metadata parsing and macro validation (src/spec.c, src/expr.c). */
 #include "test_util.h"
 
-#include "error.h"
-#include "expr.h"
-#include "spec.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/expr.h"
+#include "jit/spec.h"
+#include "base/util.h"
 
 static kj__spec *parse_ok(const char *text) {
     kj__spec *s = NULL;

@@ -11,14 +11,14 @@
  *   - separate runtimes, one a thread, on one cache folder;
  *   - one kernel launched by threads that raise its shared-memory limit (the locked path) while
  *     others launch it without asking for any (the unlocked fast path).
- * Run under ThreadSanitizer by tools/test (build-tsan) and under helgrind by the valgrind setup. */
+ * Run under ThreadSanitizer by scripts/test (build-tsan) and under helgrind by the valgrind setup. */
 #include "test_util.h"
 
 #include <dirent.h>
 #include <pthread.h>
 #include <sys/stat.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 
 #define THREADS 8
 #define KINDS 2

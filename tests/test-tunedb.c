@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "tunedb.h"
+#include "tunedb/tunedb.h"
 
 #define H100 "NVIDIA H100 80GB HBM3"
 #define A100 "NVIDIA A100-SXM4-80GB"

@@ -1,5 +1,5 @@
 /* The status list (generated from KJ_STATUS_MAP) and the per-thread last-error message. */
-#include "error.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-#include "expr.h"
+#include "base/expr.h"
 
 #include <ctype.h>
 #include <stdio.h>

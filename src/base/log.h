@@ -2,7 +2,7 @@
 #ifndef KJ_LOG_H
 #define KJ_LOG_H
 
-#include "error.h"
+#include "base/error.h"
 #include "kernjit.h"
 
 typedef struct kj__logger {

@@ -1,4 +1,4 @@
-#include "kernel_map.h"
+#include "base/map.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* An open-addressing hash map from 128-bit keys to pointers: the in-memory cache. Lookups make no
  * system call and no allocation, which keeps a memory hit under a microsecond. Not synchronized:
  * the runtime holds its lock around every call. */
-#ifndef KJ_KERNEL_MAP_H
-#define KJ_KERNEL_MAP_H
+#ifndef KJ_MAP_H
+#define KJ_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "pool.h"
+#include "base/pool.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 typedef struct kj__buf {
     char *data;

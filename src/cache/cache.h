@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "key.h"
-#include "log.h"
+#include "jit/key.h"
+#include "base/log.h"
 
 #define KJ_CACHE_HEADER_BYTES 64
 #define KJ_CACHE_FLAG_PTX 1u

@@ -1,4 +1,4 @@
-#include "redis.h"
+#include "cache/redis.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,9 +12,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "error.h"
-#include "redis_loader.h"
-#include "util.h"
+#include "base/error.h"
+#include "cache/redis_loader.h"
+#include "base/util.h"
 
 #ifdef KJ_HAVE_HIREDIS
 

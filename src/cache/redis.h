@@ -10,8 +10,8 @@
 #include <stddef.h>
 
 #include "kernjit.h"
-#include "log.h"
-#include "remote_config.h"
+#include "base/log.h"
+#include "cache/remote_config.h"
 
 typedef struct kj__redis kj__redis;
 typedef struct kj__reply kj__reply; /* one reply (a hiredis redisReply) */

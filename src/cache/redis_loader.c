@@ -1,4 +1,4 @@
-#include "redis_loader.h"
+#include "cache/redis_loader.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "base/error.h"
 
 #ifdef KJ_HAVE_HIREDIS
 

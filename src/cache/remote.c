@@ -1,4 +1,4 @@
-#include "remote.h"
+#include "cache/remote.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "error.h"
-#include "sign.h"
-#include "util.h"
+#include "cache/cache.h"
+#include "base/error.h"
+#include "cache/sign.h"
+#include "base/util.h"
 
 #define LEASE_MS 2000        /* a lease's life: what a dead holder costs the others at most */
 #define RENEW_MS 500         /* how often a live holder renews it */

@@ -21,10 +21,10 @@
 #include <stdint.h>
 
 #include "kernjit.h"
-#include "key.h"
-#include "log.h"
-#include "redis.h"
-#include "remote_config.h"
+#include "jit/key.h"
+#include "base/log.h"
+#include "cache/redis.h"
+#include "cache/remote_config.h"
 
 typedef struct kj__remote kj__remote;
 

@@ -1,4 +1,4 @@
-#include "remote_config.h"
+#include "cache/remote_config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,8 +8,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 #define URL_FORMS "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS] or unix:///PATH[?OPTIONS]"
 #define OPTION_NAMES "connect_timeout=MS, timeout=MS, db=N (unix sockets)"

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "kernjit.h"
-#include "log.h"
+#include "base/log.h"
 
 #define KJ_REMOTE_DEFAULT_PORT 6379
 #define KJ_REMOTE_CONNECT_TIMEOUT_MS 50

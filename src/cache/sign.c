@@ -1,4 +1,4 @@
-#include "sign.h"
+#include "cache/sign.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /* libcrypto's C interface, declared here so that no OpenSSL header is needed to build: these three
  * functions have had these signatures since OpenSSL 1.1 (EVP_MD is opaque). */

@@ -1,4 +1,4 @@
-#include "compile.h"
+#include "jit/compile.h"
 
 #include <nvrtc.h>
 #include <pthread.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "includes.h"
-#include "util.h"
+#include "base/error.h"
+#include "jit/includes.h"
+#include "base/util.h"
 
 #ifndef KJ_DEFAULT_CUDA_HOME
 #define KJ_DEFAULT_CUDA_HOME "/usr/local/cuda"

@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 
-#include "resources.h"
-#include "source.h"
+#include "jit/resources.h"
+#include "jit/source.h"
 
 typedef struct kj__compiled {
     char *binary;

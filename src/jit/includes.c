@@ -1,4 +1,4 @@
-#include "includes.h"
+#include "jit/includes.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compile.h"
-#include "error.h"
-#include "lex.h"
-#include "source.h"
-#include "util.h"
+#include "jit/compile.h"
+#include "base/error.h"
+#include "jit/lex.h"
+#include "jit/source.h"
+#include "base/util.h"
 
 void kj__toolkit_include_dirs(const char *dirs[2], size_t *count) {
     static char include[PATH_MAX], cccl[PATH_MAX];

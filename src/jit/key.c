@@ -1,4 +1,4 @@
-#include "key.h"
+#include "jit/key.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Every field is written as a tag byte, a 64-bit length and the bytes, so that no two different
  * inputs can produce the same byte stream ("ab"+"c" versus "a"+"bc"). */

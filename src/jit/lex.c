@@ -1,11 +1,11 @@
-#include "lex.h"
+#include "jit/lex.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Blanks comments in place, keeping literals and newlines. */
 static void blank_comments(char *s, size_t len) {

@@ -1,4 +1,4 @@
-#include "link.h"
+#include "jit/link.h"
 
 #include <elf.h>
 #include <nvJitLink.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "key.h"
-#include "util.h"
+#include "base/error.h"
+#include "jit/key.h"
+#include "base/util.h"
 
 static pthread_once_t devrt_once = PTHREAD_ONCE_INIT;
 static char *devrt_path;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compile.h"
+#include "jit/compile.h"
 
 /* The device runtime library: path and XXH3-128 of its bytes, found and hashed once per process.
  * KJ_ERR_LINK names the path looked at when it is missing. */

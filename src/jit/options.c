@@ -1,11 +1,11 @@
-#include "options.h"
+#include "jit/options.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 #define MAX_USER_OPTIONS 128
 

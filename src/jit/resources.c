@@ -1,4 +1,4 @@
-#include "resources.h"
+#include "jit/resources.h"
 
 #include <ctype.h>
 #include <limits.h>

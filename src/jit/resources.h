@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "kernjit.h"
-#include "util.h"
+#include "base/util.h"
 
 typedef struct kj__resources {
     kj_resource_usage *items; /* symbols malloc'd */

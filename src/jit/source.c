@@ -1,4 +1,4 @@
-#include "source.h"
+#include "jit/source.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 /* ---- built-in kernels ---------------------------------------------------------------------- */
 

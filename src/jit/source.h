@@ -8,8 +8,8 @@
 
 #include "kernjit.h"
 
-#include "includes.h"
-#include "util.h"
+#include "jit/includes.h"
+#include "base/util.h"
 
 #define KJ_MAX_SOURCE_BYTES (16u << 20)
 #define KJ_MAX_NAME_LEN 64

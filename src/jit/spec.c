@@ -1,4 +1,4 @@
-#include "spec.h"
+#include "jit/spec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "expr.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/expr.h"
+#include "base/util.h"
 
 #define DIRECTIVE "//@kernjit"
 

@@ -2,8 +2,8 @@
 #include <nvrtc.h>
 #include <string.h>
 
-#include "compile.h"
-#include "link.h"
+#include "jit/compile.h"
+#include "jit/link.h"
 
 void kj_toolchain_query(kj_toolchain *t) {
     if (!t) return;

@@ -1,4 +1,4 @@
-#include "toolkit.h"
+#include "jit/toolkit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,9 +12,9 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-#include "error.h"
-#include "includes.h"
-#include "util.h"
+#include "base/error.h"
+#include "jit/includes.h"
+#include "base/util.h"
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 

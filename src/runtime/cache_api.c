@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache.h"
-#include "error.h"
-#include "runtime.h"
-#include "util.h"
+#include "cache/cache.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "base/util.h"
 
 const char *kj_origin_name(kj_origin origin) {
     switch (origin) {

@@ -1,4 +1,4 @@
-#include "cuda_loader.h"
+#include "runtime/cuda_loader.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 #define KJ_STR_(x) #x
 #define KJ_STR(x) KJ_STR_(x) /* expands the cuda.h macro first: cuMemAlloc -> "cuMemAlloc_v2" */

@@ -2,11 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "runtime.h"
-#include "source.h"
-#include "spec.h"
-#include "util.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "jit/source.h"
+#include "jit/spec.h"
+#include "base/util.h"
 
 struct kj_kernel_desc {
     kj__source *src;

@@ -9,18 +9,18 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-#include "compile.h"
-#include "error.h"
-#include "key.h"
-#include "lex.h"
-#include "link.h"
-#include "options.h"
-#include "resources.h"
-#include "runtime.h"
-#include "source.h"
-#include "spec.h"
-#include "toolkit.h"
-#include "util.h"
+#include "jit/compile.h"
+#include "base/error.h"
+#include "jit/key.h"
+#include "jit/lex.h"
+#include "jit/link.h"
+#include "jit/options.h"
+#include "jit/resources.h"
+#include "runtime/runtime.h"
+#include "jit/source.h"
+#include "jit/spec.h"
+#include "jit/toolkit.h"
+#include "base/util.h"
 
 #define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
 #define MAX_ENTRY_LEN 512

@@ -3,8 +3,8 @@
  * the loader's table). The driver has no call for the count in the drivers kernjit supports
  * (cuFuncGetParamCount came with 13.2), but cuFuncGetParamInfo accepts exactly the indices below the
  * count and answers CUDA_ERROR_INVALID_VALUE above: the count is the first index it refuses. */
-#include "error.h"
-#include "runtime.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
 
 /* The parameter buffer holds at most 32764 bytes and a parameter takes at least one. */
 #define MAX_PARAMS 32768

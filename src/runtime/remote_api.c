@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "error.h"
-#include "remote.h"
-#include "runtime.h"
-#include "util.h"
+#include "cache/cache.h"
+#include "base/error.h"
+#include "cache/remote.h"
+#include "runtime/runtime.h"
+#include "base/util.h"
 
 #define PINGS 5
 #define DRAIN_BEFORE_PUSH_MS 10000

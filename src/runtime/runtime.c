@@ -1,15 +1,15 @@
 /* kj_runtime: the device and its context, the cache, counters, and thin wrappers over device memory,
  * streams and events so that host programs need no CUDA header. */
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "compile.h"
-#include "error.h"
-#include "util.h"
+#include "jit/compile.h"
+#include "base/error.h"
+#include "base/util.h"
 
 /* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
  * header the program was compiled with. */

@@ -6,11 +6,11 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "cache.h"
-#include "cuda_loader.h"
-#include "kernel_map.h"
-#include "log.h"
-#include "remote.h"
+#include "cache/cache.h"
+#include "runtime/cuda_loader.h"
+#include "base/map.h"
+#include "base/log.h"
+#include "cache/remote.h"
 
 /* Per-runtime state that a kernel family keeps (work buffers, chosen configurations). */
 typedef enum kj__op_slot { KJ__SLOT_REDUCE = 0, KJ__SLOT_CDP, KJ__SLOT_TUNEDB, KJ__SLOT_COUNT } kj__op_slot;

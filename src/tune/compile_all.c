@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
-#include "error.h"
-#include "pool.h"
-#include "runtime.h"
-#include "space.h"
-#include "util.h"
+#include "jit/compile.h"
+#include "base/error.h"
+#include "base/pool.h"
+#include "runtime/runtime.h"
+#include "tune/space.h"
+#include "base/util.h"
 
 typedef struct job {
     kj_runtime *rt;

@@ -1,13 +1,13 @@
-#include "space.h"
+#include "tune/space.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "runtime.h"
-#include "source.h"
-#include "util.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "jit/source.h"
+#include "base/util.h"
 
 /* One macro of the kernel as the space sees it: its values (one when fixed). */
 typedef struct macro {

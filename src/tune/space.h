@@ -5,7 +5,7 @@
 #define KJ_SPACE_H
 
 #include "kernjit.h"
-#include "spec.h"
+#include "jit/spec.h"
 
 /* kj_space_create with two knobs for the tuner:
  * - pin: NULL-terminated names of tunables held at their defaults unless the caller gives them (a

@@ -10,13 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
-#include "pool.h"
-#include "runtime.h"
-#include "space.h"
-#include "tune_target.h"
-#include "tunedb.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/pool.h"
+#include "runtime/runtime.h"
+#include "tune/space.h"
+#include "tune/tune_target.h"
+#include "tunedb/tunedb.h"
+#include "base/util.h"
 
 #define DEFAULT_SAMPLES 10u
 #define MIN_SAMPLES 10u

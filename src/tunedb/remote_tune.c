@@ -1,11 +1,11 @@
-#include "remote_tune.h"
+#include "tunedb/remote_tune.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
-#include "util.h"
+#include "jit/compile.h"
+#include "base/util.h"
 
 #define TRIES 5
 #define MAX_RESULTS 4096 /* per device: kernels x entries x fixed macros x size buckets */

@@ -7,8 +7,8 @@
 #ifndef KJ_REMOTE_TUNE_H
 #define KJ_REMOTE_TUNE_H
 
-#include "remote.h"
-#include "tunedb.h"
+#include "cache/remote.h"
+#include "tunedb/tunedb.h"
 
 /* Publishes rec (a result kj_tune stored here) unless the server holds a faster one. Faults are
  * warnings. */

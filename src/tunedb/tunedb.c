@@ -1,4 +1,4 @@
-#include "tunedb.h"
+#include "tunedb/tunedb.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 #define FIELDS 12
 #define MAX_WARNINGS 5   /* damaged lines reported one by one; the rest are counted */

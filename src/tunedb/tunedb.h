@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "kernjit.h"
-#include "log.h"
+#include "base/log.h"
 
 #define KJ_TUNEDB_FILE "tuning.db"
 #define KJ_TUNEDB_MAX_BYTES (16u << 20)

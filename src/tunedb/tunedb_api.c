@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "remote_tune.h"
-#include "runtime.h"
-#include "tunedb.h"
-#include "util.h"
+#include "base/error.h"
+#include "tunedb/remote_tune.h"
+#include "runtime/runtime.h"
+#include "tunedb/tunedb.h"
+#include "base/util.h"
 
 typedef struct db_state {
     pthread_mutex_t lock;

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "cache/cache.h"
 #include "fuzz.h"
-#include "util.h"
+#include "base/util.h"
 
 static char cache_dir[64];
 static kj__cache *cache;

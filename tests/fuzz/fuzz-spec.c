@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "spec.h"
+#include "jit/spec.h"
 
 #define MAX_DEFINES 16
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "tunedb.h"
+#include "tunedb/tunedb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     kj__tunedb db = {0};

@@ -1,11 +1,11 @@
-#include "cdp.h"
+#include "ops/cdp/cdp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../util.h"
+#include "base/error.h"
+#include "base/util.h"
 
 #define MAX_LANES 64
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime.h"
+#include "runtime/runtime.h"
 
 /* kernels_src/cdp.cuh's kj_cdp_status, word for word. */
 typedef struct kj__cdp_status {

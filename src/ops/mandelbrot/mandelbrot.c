@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../runtime.h"
-#include "cdp.h"
-#include "mandelbrot.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "ops/cdp/cdp.h"
+#include "ops/mandelbrot/mandelbrot.h"
 
 #define MB_BX 32 /* the kernels' block: MB_BX x MB_BY */
 #define MB_BY 8

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../runtime.h"
-#include "cdp.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "ops/cdp/cdp.h"
 
 static const char *const variant_names[KJ_NESTED_VARIANT_COUNT_] = {"sync", "nosync", "reduce2"};
 static const char *const variant_entries[KJ_NESTED_VARIANT_COUNT_] = {"nested_reduce", "nested_reduce_nosync",

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reduce.h"
+#include "ops/reduce/reduce.h"
 
-#include "../error.h"
-#include "../runtime.h"
-#include "../tunedb.h"
-#include "../util.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "tunedb/tunedb.h"
+#include "base/util.h"
 
 static const char *const op_names[KJ_OP_COUNT_] = {"sum", "max", "min", "prod"};
 static const char *const type_names[KJ_TYPE_COUNT_] = {"i32", "u32", "i64", "f16", "f32", "f64"};

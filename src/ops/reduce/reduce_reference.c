@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../error.h"
+#include "base/error.h"
 #include "kernjit.h"
 
 static float f16_to_f32(uint16_t h) {

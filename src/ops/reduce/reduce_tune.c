@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reduce.h"
+#include "ops/reduce/reduce.h"
 
-#include "../error.h"
-#include "../runtime.h"
-#include "../tune_target.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "tune/tune_target.h"
 
 #define TILE 1048573u /* the largest prime below 2^20 */
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../runtime.h"
-#include "../tunedb.h"
-#include "../util.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "tunedb/tunedb.h"
+#include "base/util.h"
 
 #define DEFAULT_TILE 32
 #define DEFAULT_ROWS 8

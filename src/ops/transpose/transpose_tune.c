@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../runtime.h"
-#include "../tune_target.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "tune/tune_target.h"
 
 #define MAX_SIDE 2147483647ull /* kj_transpose's limit on rows and cols */
 #define BLOCK 64               /* the CPU reference's tile: both sides stay in cache */

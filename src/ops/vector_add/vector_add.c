@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../runtime.h"
-#include "../tunedb.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "tunedb/tunedb.h"
 
 #define DEFAULT_BLOCK 256
 #define DEFAULT_UNROLL 4

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../error.h"
-#include "../runtime.h"
-#include "../tune_target.h"
+#include "base/error.h"
+#include "runtime/runtime.h"
+#include "tune/tune_target.h"
 
 typedef struct state {
     kj_runtime *rt;
