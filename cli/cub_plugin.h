@@ -1,4 +1,4 @@
-/* The CUB reference (tools/cub/cub_reference.cu, built by nvcc when it is there), loaded at run time
+/* The CUB reference (cli/cub/cub_reference.cu, built by nvcc when it is there), loaded at run time
  * so that the CLI needs neither nvcc nor the CUDA runtime. */
 #ifndef KJ_CUB_PLUGIN_H
 #define KJ_CUB_PLUGIN_H

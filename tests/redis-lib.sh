@@ -10,7 +10,7 @@
 
 redis_require() {
     if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
-        echo "SKIP: redis-server or redis-cli is not installed (tools/setup --test installs them)"
+        echo "SKIP: redis-server or redis-cli is not installed (scripts/setup --test installs them)"
         exit 77
     fi
 }

@@ -10,7 +10,7 @@ tests/test-bad-input-api.c, tests/test-cache-faults.sh and tests/test-remote.sh:
 name a test that exists, the test must use the row's status or warning, and every test there must be a
 row, so that the table and the tests cannot drift.
 
-usage: test-bad-input.py --doc docs/bad-input.md --kernjit build/tools/kernjit --stub libstub-cuda.so
+usage: test-bad-input.py --doc docs/bad-input.md --kernjit build/cli/kernjit --stub libstub-cuda.so
                          --kernels tests/kernels --api-test tests/test-bad-input-api.c
                          --faults-test tests/test-cache-faults.sh --remote-test tests/test-remote.sh
                          [--only C12,C40]

@@ -1,4 +1,4 @@
-/* The CLI's image writer (tools/image.c): a colour PNG read back pixel for pixel, the PPM/PGM forms,
+/* The CLI's image writer (cli/image.c): a colour PNG read back pixel for pixel, the PPM/PGM forms,
  * and the colour map (its lightness rises with t, so pictures read the same in grey). */
 #include <math.h>
 #include <setjmp.h>

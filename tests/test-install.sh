@@ -135,7 +135,7 @@ if command -v cmake >/dev/null; then
             || fail "find_package(kernjit $next) failed without naming $v: $(tail -5 "$stage/cmake-next.log")"
     fi
 else
-    echo "skip: cmake is not installed (tools/setup installs it)"
+    echo "skip: cmake is not installed (scripts/setup installs it)"
 fi
 
 # ---- the man page and bash completion ----
@@ -148,7 +148,7 @@ if [ -n "$man_page" ]; then
 elif command -v help2man >/dev/null; then
     fail "no man page installed, though help2man is there"
 else
-    echo "skip: no help2man here, so no man page (tools/setup installs it)"
+    echo "skip: no help2man here, so no man page (scripts/setup installs it)"
 fi
 completion=$(find "$stage" -path '*bash-completion/completions/kernjit')
 if [ -n "$completion" ]; then

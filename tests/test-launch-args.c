@@ -1,4 +1,4 @@
-/* The argument language of `kernjit launch` (tools/launch_args.c), its host data (launch_data.c) and
+/* The argument language of `kernjit launch` (cli/launch_args.c), its host data (launch_data.c) and
  * the source-signature scan (launch_signature.c): pure units, linked here without the library. Each
  * error case checks that the message names the offending text. */
 #include <math.h>

@@ -9,7 +9,7 @@ py=""
 for p in /usr/bin/python3 python3; do
     if "$p" -c 'import numpy' 2>/dev/null; then py="$p"; break; fi
 done
-[ -n "$py" ] || { echo "skip: no python3 with numpy (tools/setup installs python3-numpy)"; exit 77; }
+[ -n "$py" ] || { echo "skip: no python3 with numpy (scripts/setup installs python3-numpy)"; exit 77; }
 cache=$(mktemp -d /tmp/kernjit-py-XXXXXX)
 trap 'rm -rf "$cache"' EXIT
 failures=0

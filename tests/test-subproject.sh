@@ -42,7 +42,7 @@ if readelf -d "$d/build/parent" | grep -q libkernjit; then
 else
     echo "ok: the parent chose the static library"
 fi
-[ ! -e "$d/build/subprojects/kernjit/tools/kernjit" ] && echo "ok: kernjit's program is not built for a parent project" \
+[ ! -e "$d/build/subprojects/kernjit/cli/kernjit" ] && echo "ok: kernjit's program is not built for a parent project" \
     || { echo "FAIL: the kernjit program was built inside the parent project (-Dkernjit:cli=enabled asks for it)"; failures=1; }
 out=$("$d/build/parent" 2>&1) && echo "ok: $out" || { echo "FAIL: the parent's program: $out"; failures=1; }
 exit $failures

@@ -290,7 +290,7 @@ static inline int32_t *kj_test_random_i32(size_t n, uint64_t *seed) {
 /* Uniform in [0, 1), from kj_test_next. */
 static inline double kj_test_uniform(uint64_t *s) { return (double)(kj_test_next(s) >> 11) / 9007199254740992.0; }
 
-/* The gpu tests' small mode, KERNJIT_TEST_SMALL=1: for runs under compute-sanitizer (tools/gpu-check
+/* The gpu tests' small mode, KERNJIT_TEST_SMALL=1: for runs under compute-sanitizer (scripts/gpu-check
  * sanitize), which slows kernels down tens to hundreds of times. Element counts are capped at
  * KJ_TEST_SMALL_ELEMENTS (still several blocks of every entry, so that the cross-block paths run) and
  * matrix and image sides at KJ_TEST_SMALL_SIDE; lists of sizes that the caps make equal run once; a

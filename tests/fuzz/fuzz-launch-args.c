@@ -1,4 +1,4 @@
-/* Fuzz target: the argument language of `kernjit launch` (tools/launch_args.c): --arg specs, grid
+/* Fuzz target: the argument language of `kernjit launch` (cli/launch_args.c): --arg specs, grid
  * and block dimensions, --print and --save, and their cross-checks.
  *
  * Input: one selector byte, one type byte, then text. The text is split on '\n' into fields (at most

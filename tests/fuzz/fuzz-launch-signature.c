@@ -1,5 +1,5 @@
 /* Fuzz target: the source scanner `kernjit launch` uses to name and count a kernel's parameters
- * (tools/launch_signature.c) when the driver cannot tell.
+ * (cli/launch_signature.c) when the driver cannot tell.
  *
  * Input: one byte for the count wanted (255: any, else 0..254), then the entry's name up to the first
  * '\n', then the source text. Every signature found must lie within the text, and every parameter's
