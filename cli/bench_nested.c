@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "kjtest.h"
 #include "run.h"
 
 static void help(void) {

@@ -9,6 +9,7 @@
 
 #include "bench_util.h"
 #include "cub_plugin.h"
+#include "kjtest.h"
 #include "run.h"
 
 static void help(void) {

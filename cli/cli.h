@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 #include "kernjit.h"
+#include "kernjit/ops.h"
+#include "kernjit/tune.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))

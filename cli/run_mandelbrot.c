@@ -9,6 +9,7 @@
 #include "image.h"
 #include "run.h"
 #include "run_harness.h"
+#include "kjtest.h"
 
 static void help(void) {
     printf("usage: kernjit run mandelbrot [--size N] [--width W --height H] [--dwell D] [--algo escape|ms]\n"

@@ -6,6 +6,7 @@
 
 #include "run.h"
 #include "run_harness.h"
+#include "kjtest.h"
 
 /* ---- nested-reduce ---------------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 
 #include "run.h"
 #include "run_harness.h"
+#include "kjtest.h"
 
 static void help(void) {
     printf("usage: kernjit run reduce [--op sum|max|min|prod] [--type i32|u32|i64|f16|f32|f64] [--n N]\n"

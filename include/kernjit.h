@@ -7,8 +7,11 @@
  * and loads and launches it through the CUDA Driver API.
  *
  * Using it: `pkg-config --cflags --libs kernjit` (add --static to link libkernjit.a), or
- * dependency('kernjit') in Meson, where kernjit may also be a subproject. This header and the
- * kernjit-version.h beside it are all a program includes.
+ * dependency('kernjit') in Meson, where kernjit may also be a subproject. This header (the service:
+ * runtime, kernels, launch, memory, metadata, caches), the kernjit-version.h beside it, and in the
+ * kernjit/ folder ops.h (the built-in kernel families: reductions, vector add, transpose, dynamic
+ * parallelism, Mandelbrot) and tune.h (variants, offline builds, tuning and its database), which
+ * include this one, are all a program includes.
  *
  * The host program's own CUDA objects: this header needs no CUDA header, and kernjit works with the
  * memory and streams the program made itself, through the Driver API or the Runtime API:
@@ -39,9 +42,10 @@
  *   folder that cannot be used) go to the log callback of kj_runtime_options.
  * - Thread safety is stated per function. A kj_runtime may be shared by threads; calls that use the
  *   device make the runtime's context current on the calling thread and leave it current.
- * - Compatibility: the symbols carry the version KERNJIT_0 (a version script exports exactly the
- *   KJ_API functions below). Before 1.0 a minor release may change the API and ABI: rebuild the
- *   program with the new headers. kj_version_number() tells the library that was loaded.
+ * - Compatibility: the symbols carry the version KERNJIT_0 (a version script exports the KJ_API
+ *   functions of these headers; nothing else the library exports is API). Before 1.0 a minor
+ *   release may change the API and ABI: rebuild the program with the new headers.
+ *   kj_version_number() tells the library that was loaded.
  */
 #ifndef KERNJIT_H
 #define KERNJIT_H
@@ -278,6 +282,12 @@ KJ_API kj_status kj_device_query(int ordinal, kj_device_info *info);
 /* The runtime's device, copied into *info. Thread-safe.
  * Errors: KJ_ERR_USAGE, KJ_ERR_NO_DEVICE (a compile-only runtime). */
 KJ_API kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info);
+/* The shared-memory capacities (KiB per multiprocessor) the device's architecture can split off its
+ * unified L1/shared memory, smallest first: what a carveout (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_
+ * CARVEOUT, `//@kernjit carveout`, a percentage of the largest) chooses among. Writes up to max values
+ * to kib and returns how many there are; for an architecture kernjit does not know, the usual steps up
+ * to device->shared_per_sm. Thread-safe. */
+KJ_API size_t kj_device_carveouts(const kj_device_info *device, unsigned *kib, size_t max);
 
 typedef struct kj_stats {
     uint64_t requests;        /* kj_kernel_get and kj_compile calls */
@@ -477,6 +487,19 @@ typedef struct kj_launch_config {
 KJ_API kj_status kj_kernel_launch(kj_kernel *kernel, const kj_launch_config *config, void **args);
 
 /* ------------------------------------------------------------------------------------------------
+ * Kernel parameters: what the compiled function takes, as the driver reads it from the binary
+ * ---------------------------------------------------------------------------------------------- */
+/* The number of parameters of the kernel's function. Read with cuFuncGetParamInfo (CUDA 12.4 or
+ * newer): KJ_ERR_UNSUPPORTED when the driver lacks it, so that a caller can fall back (count the
+ * parameters another way, or skip its check). Thread-safe. */
+KJ_API kj_status kj_kernel_param_count(const kj_kernel *kernel, size_t *count);
+/* Parameter `index` (from 0): its offset in the kernel's parameter buffer and its size in bytes (a
+ * pointer 8, an int 4, a struct passed by value its sizeof). offset and size may be NULL.
+ * KJ_ERR_USAGE when index is not below the count (the message gives the count); KJ_ERR_UNSUPPORTED
+ * as above. Thread-safe. */
+KJ_API kj_status kj_kernel_param_info(const kj_kernel *kernel, size_t index, size_t *offset, size_t *size);
+
+/* ------------------------------------------------------------------------------------------------
  * Device memory, streams, events: thin wrappers so that a program needs no CUDA header. A program
  * that uses the Driver or Runtime API itself may use its own calls instead: these are conveniences,
  * never required (kj_reduce and kj_kernel_launch take any memory and stream of the context).
@@ -637,7 +660,6 @@ KJ_API kj_status kj_cache_clear(kj_runtime *rt, uint64_t *removed_entries, uint6
 /* Entries and bytes on disk, and the bound that eviction keeps them under; each pointer may be NULL. */
 KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
-
 /* ------------------------------------------------------------------------------------------------
  * Remote cache: a Redis server that machines share, behind each one's disk cache
  *
@@ -705,575 +727,6 @@ KJ_API kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_tr
  * and stores them on disk. Faults are warnings; refused values are counted. result may be NULL.
  * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
 KJ_API kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
-
-/* ------------------------------------------------------------------------------------------------
- * Reductions (kernels_src/reduce.cu)
- * ---------------------------------------------------------------------------------------------- */
-typedef enum kj_op { KJ_OP_SUM = 0, KJ_OP_MAX, KJ_OP_MIN, KJ_OP_PROD, KJ_OP_COUNT_ } kj_op;
-/* Element types. The result of a reduction has the accumulator type: the element type itself,
- * except f16, which is accumulated and returned as f32 (a float). Integer sums and products wrap
- * as C's unsigned arithmetic does (two's complement for i32/i64). max and min return NaN when any
- * element is NaN. n = 0 gives the operator's identity. */
-typedef enum kj_type { KJ_TYPE_I32 = 0, KJ_TYPE_U32, KJ_TYPE_I64, KJ_TYPE_F16, KJ_TYPE_F32, KJ_TYPE_F64, KJ_TYPE_COUNT_ } kj_type;
-
-/* Names and sizes: static strings, thread-safe, no errors. */
-KJ_API const char *kj_op_name(kj_op op);       /* "sum"; "?" when out of range */
-KJ_API const char *kj_type_name(kj_type type); /* "f32"; "?" when out of range */
-/* Parse "sum"/"max"/... and "i32"/"f16"/... into *op / *type (not NULL). Thread-safe.
- * Errors: KJ_ERR_USAGE naming the allowed values (text NULL or not one of them). */
-KJ_API kj_status kj_op_parse(const char *text, kj_op *op);
-KJ_API kj_status kj_type_parse(const char *text, kj_type *type);
-KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16); 0 out of range */
-KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16: a float); 0 out of range */
-
-typedef struct kj_reduce_report {
-    char entry[64];          /* the entry that ran */
-    unsigned block_size;
-    unsigned coarse_factor;
-    unsigned grid;           /* blocks launched (first pass) */
-    kj_origin origin;        /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" */
-} kj_reduce_report;
-
-typedef struct kj_reduce_options {
-    const char *entry;        /* NULL: the fast default entry */
-    unsigned block_size;      /* 0: chosen (tuning database, else a default for the device and size) */
-    unsigned coarse_factor;   /* 0: chosen likewise */
-    kj_stream stream;         /* NULL: the default stream; the host's own stream is fine */
-    kj_reduce_report *report; /* optional: filled on success (caller's storage) */
-} kj_reduce_options;
-
-/* The CPU reference: reduces n host elements with the same semantics as the GPU (wrapping integers,
- * NaN-propagating max/min), floating-point sums and products in long double, and writes the result
- * (kj_result_size bytes, rounded to the result type) to result. abs_sum, when not NULL, gets the sum
- * of the magnitudes |x_i| (for error bounds). Needs no device. Thread-safe.
- * Errors: KJ_ERR_USAGE (bad op or type, NULL result, NULL data with n > 0). */
-KJ_API kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result,
-                                     double *abs_sum);
-/* How far a GPU result may lie from the reference and still be right: 0 for integers and for
- * max/min; for float sums, the first-order bound depth * u * abs_sum, where u is the unit roundoff of
- * the accumulator and depth the longest chain of additions of the configuration in report (per-thread
- * elements plus the tree levels), or of any configuration when report is NULL; for float products,
- * depth * u * |expected| (plus the smallest normal, so that 0 compares). Thread-safe. No errors. */
-KJ_API double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
-                                  const kj_reduce_report *report);
-/* Result bytes (kj_result_size) as a double, for printing and comparing. Thread-safe. No errors. */
-KJ_API double kj_result_as_double(kj_type type, const void *result);
-
-/* Reduces n elements at `input` (device memory of the runtime's context: kj_mem_alloc'd, or the
- * host's own cuMemAlloc/cudaMalloc memory) with op, writes the result (kj_result_size bytes) to
- * host_result and waits for it. The work is ordered on options->stream after what the host queued
- * there before. input is only read, and may be reused once the call returns. options may be NULL.
- * The runtime keeps a workspace of about 150 KiB of device memory per stream it has reduced on
- * (the result, the default entry's ticket and per-block slots), until kj_runtime_destroy; a stream
- * is known by its handle value.
- * Thread-safe; calls on different streams may run at once.
- * Errors: KJ_ERR_USAGE (bad op/type/entry or options, input 0 with n > 0 or not aligned to its
- * elements, n beyond a single-block entry, NULL host_result), KJ_ERR_LIMIT (n needs more blocks
- * than the device allows), KJ_ERR_NO_DEVICE, KJ_ERR_DEVICE_MEMORY, KJ_ERR_CUDA (also a kernel
- * failure, e.g. input not valid in the context), and those of kj_kernel_get. */
-KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
-                           void *host_result, const kj_reduce_options *options);
-/* As kj_reduce, but writes the result (kj_result_size bytes) to device memory at `result` on
- * options->stream and returns without waiting: result is written once the stream reaches it, and
- * input must stay valid until then. On compute capability 9.0 and later the default entry is
- * launched with programmatic dependent launch: it may start while the kernel before it is finishing,
- * and waits on the device before it reads anything, so stream order holds as usual. A kernel of
- * yours launched after it with programmatic dependent launch itself must wait in turn
- * (cudaGridDependencySynchronize) before it reads the result. Thread-safe. Errors as kj_reduce, with
- * KJ_ERR_USAGE for a result that is 0 or not aligned to kj_result_size. */
-KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
-                                 kj_devptr result, const kj_reduce_options *options);
-
-/* ------------------------------------------------------------------------------------------------
- * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu), and the
- * shared-memory carveouts of a device
- * ---------------------------------------------------------------------------------------------- */
-typedef struct kj_vector_add_report {
-    char entry[32];         /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
-                               aligned to 16 bytes) */
-    unsigned block_size;
-    unsigned unroll;        /* vectors (or elements) each thread has in flight */
-    unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
-    kj_origin origin;       /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" (static string) */
-} kj_vector_add_report;
-
-typedef struct kj_vector_add_options {
-    unsigned block_size;    /* BLOCK_SIZE; with unroll 0 too: the tuning database's entry for the entry,
-                               type and n (see kj_tune_db_lookup), else 256 */
-    unsigned unroll;        /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
-    kj_stream stream;       /* NULL: the default stream */
-    kj_vector_add_report *report; /* optional: filled on success */
-} kj_vector_add_options;
-
-/* c[i] = a[i] + b[i] for i < n (device memory), elements of type KJ_TYPE_F32 or KJ_TYPE_F64: one IEEE
- * addition rounded to nearest, so the bits equal a CPU's. c may be a or b (in place); other overlaps
- * are not allowed. Asynchronous on options->stream; n = 0 launches nothing. options may be NULL.
- * Thread-safe. Errors: KJ_ERR_USAGE (another type, a 0 pointer with n > 0), KJ_ERR_INVALID_DEFINE (a
- * block_size or unroll the kernel does not offer), KJ_ERR_NO_DEVICE, and those of kj_kernel_get and
- * kj_kernel_launch. */
-KJ_API kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, kj_devptr c, size_t n,
-                               const kj_vector_add_options *options);
-
-typedef enum kj_transpose_variant {
-    KJ_TRANSPOSE_PADDED = 0,  /* shared-memory tile padded to TILE_DIM + 1 columns (no bank conflicts),
-                                 TILE_DIM x BLOCK_ROWS threads: tunable, default 32 x 8. The default. */
-    KJ_TRANSPOSE_READ_ROWS,   /* read rows, write columns: coalesced reads, scattered writes */
-    KJ_TRANSPOSE_READ_COLS,   /* read columns, write rows: scattered reads, coalesced writes */
-    KJ_TRANSPOSE_SHARED,      /* 32x32 tile, 32x8 threads, written transposed into shared memory (32-way
-                                 bank conflicts), then stored in order */
-    KJ_TRANSPOSE_L1_8X32,     /* no shared memory: 8x32 threads a 32x32 tile, the caches regroup sectors */
-    KJ_TRANSPOSE_L1_4X32,     /* the same with 4x32 threads */
-    KJ_TRANSPOSE_VEC,         /* no shared memory: each thread transposes a 4x4 block (2x2 for 8-byte
-                                 elements) in registers, with 16-byte loads and stores; 8x32 threads */
-    KJ_TRANSPOSE_VARIANT_COUNT_
-} kj_transpose_variant;
-
-/* "padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32", "vec"; "?" when out of range. */
-KJ_API const char *kj_transpose_variant_name(kj_transpose_variant variant);
-/* The entry point of the variant in kernels_src/transpose.cu ("transpose_padded"); "?" when out of range. */
-KJ_API const char *kj_transpose_variant_entry(kj_transpose_variant variant);
-/* Parses a variant name; KJ_ERR_USAGE naming the allowed names otherwise. */
-KJ_API kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *variant);
-
-typedef struct kj_transpose_report {
-    char entry[32];          /* the entry that ran */
-    unsigned tile[2];        /* the input rows and columns each block moves */
-    unsigned block[2];       /* threads per block, x and y */
-    unsigned grid;           /* blocks launched: one per tile */
-    unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
-    kj_origin origin;        /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" (static string; the fixed variants:
-                                "default") */
-} kj_transpose_report;
-
-typedef struct kj_transpose_options {
-    kj_transpose_variant variant; /* KJ_TRANSPOSE_PADDED when zeroed */
-    unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM; with block_rows 0 too: the tuning
-                                database's entry for ELEM_BYTES and rows x cols elements (see
-                                kj_tune_db_lookup), else 32 */
-    unsigned block_rows;     /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS; 0: likewise, else 8 (one of them
-                                given: the other's default) */
-    kj_stream stream;        /* NULL: the default stream */
-    kj_transpose_report *report; /* optional: filled on success */
-} kj_transpose_options;
-
-/* Writes the transpose of `in` (rows x cols, row-major) to `out` (cols x rows, row-major):
- * out[c * rows + r] = in[r * cols + c]. Elements are kj_type_size(type) bytes, moved as they are
- * (any kj_type). in and out must not overlap. rows or cols 0 launches nothing; each may be up to
- * 2^31 - 1. Asynchronous on options->stream. options may be NULL. Thread-safe.
- * Errors: KJ_ERR_USAGE (bad type or variant, tile_dim or block_rows with another variant, a size too
- * large, a 0 pointer), KJ_ERR_INVALID_DEFINE (a TILE_DIM/BLOCK_ROWS pair the kernel does not allow),
- * KJ_ERR_LIMIT (the tile needs more shared memory than the device gives a block, or more blocks than
- * a grid holds), KJ_ERR_NO_DEVICE, and those of kj_kernel_get and kj_kernel_launch. */
-KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out, size_t rows, size_t cols,
-                              const kj_transpose_options *options);
-
-/* The shared-memory capacities (KiB per multiprocessor) the device's architecture can split off its
- * unified L1/shared memory, smallest first: what a carveout (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_
- * CARVEOUT, `//@kernjit carveout`, a percentage of the largest) chooses among. Writes up to max values
- * to kib and returns how many there are; for an architecture kernjit does not know, the usual steps up
- * to device->shared_per_sm. Thread-safe. */
-KJ_API size_t kj_device_carveouts(const kj_device_info *device, unsigned *kib, size_t max);
-
-/* ------------------------------------------------------------------------------------------------
- * Kernel parameters: what the compiled function takes, as the driver reads it from the binary
- * ---------------------------------------------------------------------------------------------- */
-/* The number of parameters of the kernel's function. Read with cuFuncGetParamInfo (CUDA 12.4 or
- * newer): KJ_ERR_UNSUPPORTED when the driver lacks it, so that a caller can fall back (count the
- * parameters another way, or skip its check). Thread-safe. */
-KJ_API kj_status kj_kernel_param_count(const kj_kernel *kernel, size_t *count);
-/* Parameter `index` (from 0): its offset in the kernel's parameter buffer and its size in bytes (a
- * pointer 8, an int 4, a struct passed by value its sizeof). offset and size may be NULL.
- * KJ_ERR_USAGE when index is not below the count (the message gives the count); KJ_ERR_UNSUPPORTED
- * as above. Thread-safe. */
-KJ_API kj_status kj_kernel_param_info(const kj_kernel *kernel, size_t index, size_t *offset, size_t *size);
-
-/* ------------------------------------------------------------------------------------------------
- * Dynamic parallelism (kernels_src/nested.cu, kernels_src/mandelbrot.cu)
- *
- * Kernels that launch kernels, for CDP2 (compute capability 9.0 has no device-side
- * cudaDeviceSynchronize(): children go to the fire-and-forget or the tail-launch stream; each kernel's
- * comments say why its choice is correct). Every call below:
- * - refuses (KJ_ERR_LIMIT) a launch tree deeper than the device's nesting limit
- *   (kj_device_info.max_nesting_depth, counting the host's grid), before compiling or launching;
- * - raises the context's pending-launch limit (CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) to the most
- *   launches the tree can have outstanding at once (a launch counts from the moment it is made until
- *   its grid completes): the number of device-side launches the tree makes, or for Mariani-Silver the
- *   most it can make, computed from the configuration before launching; or to the options'
- *   pending_launches (the limit is only ever raised, never lowered);
- * - has the kernels record every device-side launch that fails (a full pending-launch buffer is an
- *   error that only the launching GPU thread sees) and then fails with
- *   KJ_ERR_DEVICE_LAUNCH, naming how many launches failed and the first device error, without
- *   writing a result: an incomplete tree never passes for a result;
- * - waits for the whole tree.
- * Thread-safe; calls on different streams may run at once (at most 64 streams per runtime).
- * ---------------------------------------------------------------------------------------------- */
-
-/* What a launch tree did. */
-typedef struct kj_dp_report {
-    char entry[32];             /* the kernel the host launched */
-    unsigned grid[2];           /* its grid (x, y) and block (x, y) */
-    unsigned block[2];
-    unsigned levels;            /* grids from the host's to the deepest the configuration allows */
-    int counted;                /* 1: device_launches was counted on the device (count_launches) */
-    uint64_t device_launches;   /* device-side launches made (0 when not counted) */
-    uint64_t expected_launches; /* the reductions and the hello tree: the launches the algorithm makes;
-                                   Mariani-Silver: the most it can make (the count depends on the image) */
-    uint64_t pending_launches;  /* the pending-launch limit the launch asked for */
-    uint64_t pending_limit;     /* the context's limit after the run (it may have been higher already) */
-    double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
-    kj_origin origin;           /* how the kernel was obtained on this call */
-} kj_dp_report;
-
-/* The recursive reductions of "Professional CUDA C Programming", ch. 3, for CDP2. */
-typedef enum kj_nested_variant {
-    KJ_NESTED_SYNC = 0,    /* "sync": per-block recursion, block barrier before thread 0 launches the next
-                              level, fire-and-forget children (the book's nestedReduce) */
-    KJ_NESTED_NOSYNC = 1,  /* "nosync": the same without the barrier; children tail-launched, so that
-                              they see the whole grid's writes (nestedReduceNosync). Tail launches of
-                              one grid run one after another: the blocks' chains are serialized */
-    KJ_NESTED_REDUCE2 = 2, /* "reduce2": block 0 alone launches the next level for all blocks, tail-
-                              launched (gpuRecursiveReduce2) */
-    KJ_NESTED_VARIANT_COUNT_
-} kj_nested_variant;
-
-KJ_API const char *kj_nested_variant_name(kj_nested_variant variant); /* "sync"; "?" when out of range */
-/* Parses "sync", "nosync", "reduce2"; KJ_ERR_USAGE naming the allowed values otherwise. */
-KJ_API kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant);
-
-typedef struct kj_nested_options {
-    kj_nested_variant variant;
-    unsigned block_size;       /* threads of a top-level block: a power of two from 2 to 1024; 0: 512 */
-    int count_launches;        /* 1: count the device-side launches (kernels built with COUNT_LAUNCHES=1) */
-    uint64_t pending_launches; /* pending-launch limit to ask for; 0: what the tree can need (above) */
-    kj_stream stream;          /* NULL: the default stream */
-    kj_dp_report *report;      /* optional: filled on success */
-} kj_nested_options;
-
-/* Sums n elements at `data` (device memory) with the chosen recursive reduction and writes the sum
- * (kj_result_size bytes) to host_result. Types: i32 u32 i64 f32 f64, with kj_reduce's semantics
- * (integers wrap; n = 0 gives 0). Like the book's kernels the reduction works in place: the n
- * elements are overwritten. Device-side launches, with grid = ceil(n / block_size) top-level blocks:
- * grid x (log2(block_size) - 1) for sync and nosync, log2(block_size) - 1 for reduce2; n = 2^20 and
- * blocks of 512: 16384, 16384 and 8. options may be NULL.
- * Errors: KJ_ERR_USAGE (type, variant, block size), KJ_ERR_LIMIT, KJ_ERR_DEVICE_LAUNCH, KJ_ERR_CUDA,
- * KJ_ERR_DEVICE_MEMORY, and those of kj_kernel_get. */
-KJ_API kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t n, void *host_result,
-                                  const kj_nested_options *options);
-
-/* The nested hello world: `grid` blocks of `block` threads (a power of two from 1 to 1024) each print
- * "Recursion=0: Hello World from thread T block B"; thread 0 of every block launches one block with
- * half the threads one level deeper, down to one thread. grid x (2 block - 1) lines, at most 8192,
- * written by the device's printf to the process's standard output (the one output of the library,
- * by design) before the call returns. Device-side launches: grid x log2(block), counted.
- * report may be NULL. Errors as kj_nested_reduce. */
-KJ_API kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_report *report);
-
-/* Mandelbrot images of dwells: escape time, one thread per pixel, or Mariani-Silver with dynamic
- * parallelism (a square whose border has one dwell is filled with it; otherwise it is split into
- * subdiv x subdiv squares launched as a child grid, down to min_size or max_depth, below which the
- * pixels are computed one by one). */
-typedef enum kj_mandelbrot_algo {
-    KJ_MANDELBROT_ESCAPE = 0, /* "escape" */
-    KJ_MANDELBROT_MS = 1,     /* "ms": Mariani-Silver */
-    KJ_MANDELBROT_ALGO_COUNT_
-} kj_mandelbrot_algo;
-
-KJ_API const char *kj_mandelbrot_algo_name(kj_mandelbrot_algo algo); /* "escape", "ms"; "?" otherwise */
-KJ_API kj_status kj_mandelbrot_algo_parse(const char *text, kj_mandelbrot_algo *algo);
-
-typedef struct kj_mandelbrot_options {
-    kj_mandelbrot_algo algo;
-    unsigned max_dwell;        /* MAX_DWELL: a power of two from 16 to 16384; 0: 512 */
-    double x_min, x_max;       /* the window; all four 0: [-1.5, 0.5] x [-1, 1]. Pixel (x, y) is */
-    double y_min, y_max;       /* c = (x_min + x dx, y_max - y dy), dx = (x_max - x_min) / width,
-                                  dy = (y_max - y_min) / height, computed in float */
-    /* Mariani-Silver (0: the default; the escape-time algorithm ignores them): */
-    unsigned init_subdiv;      /* INIT_SUBDIV: the host's grid is init_subdiv^2 squares (4 8 16 32 64; 32) */
-    unsigned subdiv;           /* SUBDIV: a square splits into subdiv^2 (2 4 8; 4) */
-    unsigned max_depth;        /* MAX_DEPTH: levels of grids, the host's included (1 to 8; 4) */
-    unsigned min_size;         /* MIN_SIZE: squares are not split below this side (4 8 16 32 64; 32) */
-    int count_launches;        /* 1: count the device-side launches */
-    uint64_t pending_launches; /* pending-launch limit to ask for; 0: what the tree can need (above) */
-    kj_stream stream;          /* NULL: the default stream */
-    kj_dp_report *report;      /* optional: filled on success */
-} kj_mandelbrot_options;
-
-/* Renders the width x height image of dwells (one uint16_t per pixel, row-major, row 0 at y_max; a
- * pixel in the set has max_dwell) into device memory at `dwells` and waits. width and height: 1 to
- * 32768. Both algorithms compute every dwell with the same IEEE single-precision operations, so they
- * agree wherever Mariani-Silver computes; it fills a square whose border has one dwell (a border in
- * the set only when it also lies inside the main cardioid or the period-2 disk, checked in closed
- * form), which is exact unless a feature thinner than a pixel slips between two border pixels. With
- * the default parameters the two images are identical at 16384 x 16384, dwell 512, on the default
- * window (checked with the CPU emulation); kj_mandelbrot_reference compares other settings.
- * options may be NULL.
- * Errors: KJ_ERR_USAGE (a value not allowed: the message names it), KJ_ERR_LIMIT (max_depth deeper
- * than the device allows), KJ_ERR_DEVICE_LAUNCH, KJ_ERR_CUDA, and those of kj_kernel_get. */
-KJ_API kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsigned height,
-                               const kj_mandelbrot_options *options);
-
-/* The CPU reference: the same image with options->algo, every dwell bit for bit the GPU's;
- * Mariani-Silver is emulated square by square as the GPU runs it, and device_launches (when not NULL)
- * gets the launches the GPU makes. dwells: width x height host values. Needs no device. Thread-safe.
- * Slow: about a second per million pixels inside the set at dwell 512. */
-KJ_API kj_status kj_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *options,
-                                         uint16_t *dwells, uint64_t *device_launches);
-/* One pixel's dwell as the GPU computes it. */
-KJ_API kj_status kj_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y,
-                                     const kj_mandelbrot_options *options, unsigned *dwell);
-
-/* ------------------------------------------------------------------------------------------------
- * Variants, offline builds and tuning
- *
- * A kernel's metadata declares `tune` parameters (performance knobs such as BLOCK_SIZE and
- * COARSE_FACTOR) beside the `param`s that change the result (OP, T). Its variants are the
- * combinations of the tunables' allowed values with the params held fixed; the metadata's `require`
- * lines leave some out. kj_compile_all builds every variant into the cache without a GPU (to prepare a
- * cache for a fleet); kj_tune times them on the device, keeps the fastest that computes the right
- * result, and records it in the tuning database, which kj_reduce, kj_transpose (its padded tile) and
- * kj_vector_add (and so `kernjit run` and `kernjit bench`) consult when the caller gives no
- * configuration.
- * ---------------------------------------------------------------------------------------------- */
-typedef struct kj_space kj_space; /* the variants of a kernel; see kj_space_create */
-
-/* Progress of a long call (kj_compile_all, kj_tune). */
-typedef enum kj_phase {
-    KJ_PHASE_COMPILE = 0,   /* variants compiled (or found in the cache) and loaded, in parallel */
-    KJ_PHASE_MEASURE = 1,   /* variants timed on the device, one after the other */
-    KJ_PHASE_REMEASURE = 2, /* the winner timed again with more samples */
-} kj_phase;
-
-typedef struct kj_progress {
-    kj_phase phase;
-    size_t done, total;      /* variants finished in this phase, of total (a budgeted search may
-                                raise total as it goes) */
-    const char *variant;     /* the one that just finished: "BLOCK_SIZE=256 COARSE_FACTOR=8" */
-    const char *outcome;     /* "compiled", "cached", "2981.3 GB/s", "skipped: ...", "wrong result" */
-    double best_gbps;        /* the best verified speed so far (measure phases); 0 before any */
-} kj_progress;
-/* Called on the thread that made the call, never twice at once, while the call runs; the strings
- * are valid during the call only. Must not call back into the same runtime. */
-typedef void (*kj_progress_fn)(const kj_progress *progress, void *user);
-
-/* The most combinations a space may have: pin or restrict some macros below it. */
-#define KJ_SPACE_MAX 65536u
-
-/* Builds the variants of `kernel` (found as kj_kernel_get finds it; rt may be NULL for the
- * defaults). `fixed` holds macros: NAME=VALUE pins a param or a tunable to one value;
- * NAME=V1,V2,... restricts it to those values (a param given so varies too: for offline builds of
- * several operators). Tunables not given vary over all their values; params not given take their
- * default. Every value is checked against the metadata. Combinations that break a `require` line
- * stay in the space, marked skipped with the requirement as the reason.
- * Errors: those of kj_describe; KJ_ERR_INVALID_DEFINE (unknown macro, value not allowed, macro
- * given twice); KJ_ERR_USAGE (more than KJ_SPACE_MAX combinations); KJ_ERR_SPEC (a requirement
- * cannot be evaluated). Free with kj_space_free. Thread-safe; a space is read-only once made and
- * may be shared by threads. */
-KJ_API kj_status kj_space_create(kj_runtime *rt, const char *kernel, const kj_define *fixed, size_t fixed_count,
-                                 kj_space **out);
-KJ_API void kj_space_free(kj_space *space);
-/* The macros that vary (the dimensions), in the metadata's order, and their values in the order the
- * metadata (or the restricting list) gives them. NULL past the end. */
-KJ_API size_t kj_space_dim_count(const kj_space *space);
-KJ_API const char *kj_space_dim_name(const kj_space *space, size_t dim);
-KJ_API size_t kj_space_dim_size(const kj_space *space, size_t dim);
-KJ_API const char *kj_space_dim_value(const kj_space *space, size_t dim, size_t value);
-/* Every combination, skipped ones included (the product of the dimensions' sizes), and those kept. */
-KJ_API size_t kj_space_count(const kj_space *space);
-KJ_API size_t kj_space_valid_count(const kj_space *space);
-
-typedef struct kj_variant {
-    const kj_define *defines; /* every macro of the kernel, sorted by name: a kj_request's defines */
-    size_t define_count;
-    const size_t *coords;     /* per dimension, the index of its value; the variant's index is these
-                                 digits in mixed radix, the last dimension fastest */
-    const char *label;        /* the varied macros, "BLOCK_SIZE=256 COARSE_FACTOR=8" ("" if none) */
-    const char *skipped;      /* NULL when the variant is in the space, else why not */
-} kj_variant;
-
-/* Variant `index` (below kj_space_count). The pointers live as long as the space. */
-KJ_API kj_status kj_space_variant(const kj_space *space, size_t index, kj_variant *out);
-
-typedef struct kj_compile_all_options {
-    const char *kernel;        /* required */
-    const char *entry;         /* NULL: the first entry (one module holds every entry of a source with
-                                  metadata, so the entry rarely matters) */
-    const kj_define *fixed;    /* as for kj_space_create */
-    size_t fixed_count;
-    const char *arch;          /* target "sm_XY"; NULL: the runtime's */
-    unsigned threads;          /* compiling threads; 0: the processors online */
-    kj_progress_fn progress;   /* optional */
-    void *progress_user;
-} kj_compile_all_options;
-
-typedef struct kj_compile_all_result {
-    size_t variants;           /* combinations in the space */
-    size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
-    size_t cached;             /* already in the disk cache, or fetched from the remote cache */
-    size_t skipped;            /* left out by a `require` line */
-    size_t failed;             /* did not compile */
-    unsigned threads;          /* threads used */
-    double wall_ms;
-    char arch[24];             /* the target */
-} kj_compile_all_result;
-
-/* Compiles every variant of the space (kj_space_create with options->fixed) into the cache, on
- * `threads` threads at once; needs no device and no driver. result may be NULL; unlike other
- * outputs it is written when some variants fail, so that the counts can be shown, and the call
- * then returns the first failure's status (its message names the variant). Thread-safe.
- * Errors: those of kj_space_create and kj_compile. */
-KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
-
-typedef struct kj_tune_options {
-    const char *kernel;        /* required: a family with a tuning target: "reduce", "transpose",
-                                  "vector_add" */
-    const char *entry;         /* NULL: the family's default entry (reduce_fast, transpose_padded,
-                                  vector_add); transpose tunes transpose_padded only (the other entries
-                                  have a fixed tile); vector_add_scalar is tuned on arrays one element
-                                  into their allocations (the pointers kj_vector_add runs it for) */
-    const kj_define *fixed;    /* params at one value each (OP=sum, T=f32; defaults otherwise), and
-                                  tunables pinned (BLOCK_SIZE=256) or restricted (BLOCK_SIZE=256,512) */
-    size_t fixed_count;
-    uint64_t n;                /* problem size in elements; 0: the family's default (reduce 2^24,
-                                  transpose 2^26 = 8192 x 8192, vector_add 2^26). transpose: a rows x
-                                  cols = n matrix, rows the largest divisor of n not above sqrt(n)
-                                  (square for a square n; 2^25 is 4096 x 8192; a prime n is one row) */
-    size_t budget;             /* 0: exhaustive; else at most this many variants are compiled and timed
-                                  (greedy coordinate descent from the defaults, then from random
-                                  starting points while the budget lasts) */
-    unsigned samples;          /* timed samples per variant, whose median counts; 0: 10; at least 10 */
-    unsigned threads;          /* compiling threads; 0: the processors online */
-    uint64_t seed;             /* input data and random starting points; 0: a fixed seed */
-    int dry_run;               /* 1: do not write the tuning database */
-    kj_progress_fn progress;   /* optional */
-    void *progress_user;
-} kj_tune_options;
-
-/* Fills *options with the defaults (every field 0 or NULL today); call it before setting fields. */
-KJ_API void kj_tune_options_init(kj_tune_options *options);
-
-typedef enum kj_variant_status {
-    KJ_VARIANT_MEASURED = 0, /* timed, and its result matched the CPU reference */
-    KJ_VARIANT_NOT_TRIED,    /* left out by the budget */
-    KJ_VARIANT_SKIPPED,      /* breaks a requirement, does not fit the device (threads per block for
-                                its registers, shared memory) or cannot take the problem; see note */
-    KJ_VARIANT_FAILED,       /* did not compile, load or launch; note has the message */
-    KJ_VARIANT_WRONG,        /* ran, but its result differs from the CPU reference: never wins */
-} kj_variant_status;
-
-typedef struct kj_tune_variant {
-    const char *label;         /* "BLOCK_SIZE=256 COARSE_FACTOR=8" */
-    kj_variant_status status;
-    const char *note;          /* why it was not measured, or "" */
-    kj_origin origin;          /* how its kernel was obtained: compiled now, disk or memory */
-    int registers;             /* per thread, from the compiled function (0 when not loaded) */
-    int max_threads;           /* the function's threads-per-block limit given its registers */
-    double median_us, min_us, max_us; /* per run */
-    double gbps;               /* bytes moved per run / median */
-    unsigned samples, batch;   /* samples, and runs per sample (short runs are timed in batches) */
-} kj_tune_variant;
-
-typedef struct kj_tune_result {
-    const char *kernel;
-    const char *entry;
-    const char *fixed;          /* the macros held fixed, canonical: "OP=sum T=f32" */
-    uint64_t n;
-    unsigned bucket;            /* the size bucket it is stored under: floor(log2 n) */
-    double bytes_per_run;       /* what GB/s counts */
-    const kj_space *space;      /* the variants searched (owned by the result): names and values of
-                                   the dimensions through kj_space_dim_* */
-    size_t variant_count;       /* kj_space_count(space) */
-    const kj_tune_variant *variants; /* indexed as the space is */
-    size_t best;                /* the winner's index */
-    double best_us, best_gbps;  /* its median in the sweep */
-    double remeasured_us, remeasured_gbps; /* timed again afterwards, with more samples */
-    unsigned remeasured_samples;
-    const char *strategy;       /* "exhaustive", or "greedy + random restarts, budget K" */
-    size_t measured, compiled, cached, skipped, failed, wrong, not_tried;
-    unsigned threads;           /* compiling threads */
-    double compile_ms, measure_ms, total_ms; /* wall-clock times of the phases and of the call */
-    int stored;                 /* 1: written to the tuning database */
-    const char *db_path;        /* the database's path; NULL when the runtime has no disk cache */
-    char device[256];
-    int cc_major, cc_minor;
-} kj_tune_result;
-
-/* Tunes kernel `options->kernel` for this runtime's device and the problem size: enumerates the
- * space (as kj_space_create; a target may pin tunables its entry ignores), compiles and loads the
- * variants in parallel through the cache, leaves out those the device cannot run (threads per block
- * above the function's limit for its registers, too much shared memory), then times each on the
- * device in turn (CUDA events after a warm-up; the median of `samples`; inputs that would fit in
- * L2 rotate through copies spanning more than twice its size) and checks its result against the CPU
- * reference. The fastest correct variant wins; it is timed again with three times the samples, and
- * stored in the tuning database (unless dry_run or the runtime has no disk cache; a faster result
- * already stored for the same key stays, with a warning) and published to the remote cache when
- * the runtime has one. Free *out with
- * kj_tune_result_free. Thread-safe, but other work on the device distorts the timings.
- * Errors: KJ_ERR_UNSUPPORTED (no tuning target for the kernel: the message lists those there are),
- * KJ_ERR_NO_DEVICE, KJ_ERR_USAGE (samples below 10, a param given several values, bad entry, an n
- * the family cannot take: a transpose matrix wider than 2^31 - 1), KJ_ERR_DEVICE_MEMORY,
- * KJ_ERR_NOT_FOUND (no variant ran correctly; the message counts why), and
- * those of kj_space_create. A failure to write the database is not an error: a warning goes to the
- * log and stored stays 0. */
-KJ_API kj_status kj_tune(kj_runtime *rt, const kj_tune_options *options, kj_tune_result **out);
-KJ_API void kj_tune_result_free(kj_tune_result *result);
-
-/* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
- * macros, size bucket, device name, compute capability, kernjit version) -> the winning values and
- * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
- * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
- * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
- * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. With a remote
- * cache, the results other machines published for this device name, compute capability, kernjit
- * version and NVRTC version are merged into the file then. Of two results for one key, the faster
- * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere. Damaged
- * lines are ignored, each with a warning through the log callback. */
-typedef struct kj_tuned {
-    const char *kernel;
-    const char *entry;
-    const char *fixed;          /* "OP=sum T=f32"; "" when none */
-    unsigned bucket;
-    const char *device;         /* the device's name (printable ASCII) */
-    int cc_major, cc_minor;
-    const char *version;        /* kernjit's version that tuned it */
-    const char *values;         /* the winner: "BLOCK_SIZE=1024 COARSE_FACTOR=4" */
-    double gbps;
-    double us;                  /* median time per run */
-    uint64_t n;                 /* the size tuned for */
-    int64_t time;               /* when it was stored, seconds since the epoch */
-} kj_tuned;
-typedef void (*kj_tuned_visit_fn)(const kj_tuned *entry, void *user);
-
-/* The database file's path, or NULL when the runtime has no disk cache. Valid for the runtime's
- * lifetime. */
-KJ_API const char *kj_tune_db_path(const kj_runtime *rt);
-/* Reads the file now and calls visit for each valid line, in key order. The strings are valid
- * during the call only. KJ_ERR_NOT_FOUND when the runtime has no disk cache. Thread-safe. */
-KJ_API kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *user);
-
-/* Which entries kj_tune_db_forget removes: NULL strings and -1 numbers match anything. */
-typedef struct kj_tune_filter {
-    const char *kernel;
-    const char *entry;
-    const char *fixed;   /* every NAME=VALUE in it (space-separated) must be among the entry's */
-    const char *device;  /* the device name, exactly */
-    int cc;              /* compute capability as major * 10 + minor */
-    int bucket;
-} kj_tune_filter;
-/* Sets every field to "anything". */
-KJ_API void kj_tune_filter_init(kj_tune_filter *filter);
-/* Removes matching entries from the file (atomically, under the lock) and from the runtime's copy.
- * filter NULL removes all. removed may be NULL. KJ_ERR_NOT_FOUND when the runtime has no disk
- * cache; KJ_ERR_IO when the file cannot be written. Thread-safe. */
-KJ_API kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t *removed);
-/* The entry that a kernel family would use on this runtime's device: kernel, entry and fixed
- * ("OP=sum T=f32", canonical) for size n, by the bucket rule above. KJ_ERR_NOT_FOUND when there is
- * none (or no disk cache); KJ_ERR_NO_DEVICE when compile-only. The strings live as long as the
- * runtime. Thread-safe. */
-KJ_API kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed,
-                                   uint64_t n, kj_tuned *out);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernjit.h"
+#include "kernjit/ops.h"
 
 /* A seed that differs every run (time and process id), for fresh inputs; print it for replay. */
 uint64_t check_fresh_seed(void);

@@ -1,7 +1,10 @@
 /* Built by tests/test-install.sh against an installed kernjit, with nothing but what pkg-config gives
  * (the installed headers, and the shared or the static library): the header's version must be the
- * library's, the built-in kernels must be inside the library, and the library must compile one. */
+ * library's, the built-in kernels must be inside the library, and the library must compile one. The
+ * headers in kernjit/ find kernjit.h beside their folder whatever the include path. */
 #include <kernjit.h>
+#include <kernjit/ops.h>
+#include <kernjit/tune.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +12,10 @@
 int main(void) {
     if (strcmp(kj_version_string(), KJ_VERSION_STRING) != 0 || kj_version_number() != KJ_VERSION_HEX) {
         printf("header %s, library %s\n", KJ_VERSION_STRING, kj_version_string());
+        return 1;
+    }
+    if (kj_type_size(KJ_TYPE_F64) != 8 || kj_space_count(NULL) != 0) {
+        printf("kernjit/ops.h or kernjit/tune.h does not agree with the library\n");
         return 1;
     }
     if (kj_builtin_count() == 0) {

@@ -1,7 +1,9 @@
-/* The public header as a C99 program sees it: built with -std=c99 -Wall -Wextra -Wpedantic -Werror
- * (tests/meson.build), so that any construct newer than C99 or any warning in kernjit.h fails the
+/* The public headers (kernjit.h, kernjit/ops.h, kernjit/tune.h) as a C99 program sees them: built with -std=c99 -Wall -Wextra -Wpedantic -Werror
+ * (tests/meson.build), so that any construct newer than C99 or any warning in them fails the
  * build. Running it checks that the header's version macros and the library agree. */
 #include "kernjit.h"
+#include "kernjit/ops.h"
+#include "kernjit/tune.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +11,8 @@
 int main(void) {
     kj_runtime_options o;
     kj_runtime_options_init(&o);
+    kj_tune_options t;
+    kj_tune_options_init(&t);
     if (strcmp(kj_version_string(), KJ_VERSION_STRING) != 0 || kj_version_number() != KJ_VERSION_HEX) {
         printf("header %s (0x%06x), library %s (0x%06x)\n", KJ_VERSION_STRING, (unsigned)KJ_VERSION_HEX,
                kj_version_string(), kj_version_number());
@@ -19,6 +23,6 @@ int main(void) {
                KJ_VERSION_MINOR, KJ_VERSION_PATCH);
         return 1;
     }
-    printf("kernjit %s from C99: %s\n", kj_version_string(), kj_strerror(KJ_ERR_UNKNOWN_KERNEL));
-    return o.device == KJ_DEVICE_AUTO ? 0 : 1;
+    printf("kernjit %s from C99: %s, %s\n", kj_version_string(), kj_strerror(KJ_ERR_UNKNOWN_KERNEL), kj_op_name(KJ_OP_SUM));
+    return o.device == KJ_DEVICE_AUTO && t.kernel == NULL ? 0 : 1;
 }

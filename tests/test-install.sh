@@ -38,6 +38,8 @@ echo "installed under $prefix"
 expect_file() { if [ -e "$1" ]; then ok "installed ${1#"$stage"}"; else fail "missing ${1#"$stage"}"; fi; }
 expect_file "$includedir/kernjit.h"
 expect_file "$includedir/kernjit-version.h"
+expect_file "$includedir/kernjit/ops.h"
+expect_file "$includedir/kernjit/tune.h"
 expect_file "$prefix/bin/kernjit"
 case "$default_library" in
 shared | both)
@@ -52,7 +54,8 @@ for k in "$src"/kernels_src/*.cu "$src"/kernels_src/*.cuh; do
     expect_file "$kernelsdir/$(basename "$k")"
 done
 # nothing internal leaks into the include folder
-extra=$(ls "$includedir" | grep -vx -e kernjit.h -e kernjit-version.h)
+extra=$(ls "$includedir" | grep -vx -e kernjit.h -e kernjit-version.h -e kernjit;
+        ls "$includedir/kernjit" | grep -vx -e ops.h -e tune.h | sed 's|^|kernjit/|')
 [ -z "$extra" ] && ok "include/ holds only the public headers" || fail "include/ holds more: $extra"
 
 # ---- pkg-config ----

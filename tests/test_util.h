@@ -20,6 +20,9 @@
 #include <cmocka.h>
 
 #include "kernjit.h"
+#include "kernjit/ops.h"
+#include "kernjit/tune.h"
+#include "kjtest.h"
 
 /* meson treats exit code 77 as "skipped" */
 #define KJ_TEST_SKIP 77

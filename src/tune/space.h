@@ -4,7 +4,7 @@
 #ifndef KJ_SPACE_H
 #define KJ_SPACE_H
 
-#include "kernjit.h"
+#include "kernjit/tune.h"
 #include "jit/spec.h"
 
 /* kj_space_create with two knobs for the tuner:

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernjit.h"
+#include "kernjit/tune.h"
 #include "base/log.h"
 
 #define KJ_TUNEDB_FILE "tuning.db"

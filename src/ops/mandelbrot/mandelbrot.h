@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "kernjit.h"
+#include "kernjit/ops.h"
 
 /* The kernel's struct kj_view, field for field (passed by value to the kernels). */
 typedef struct kj__mb_view {

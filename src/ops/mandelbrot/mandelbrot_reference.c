@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "ops/mandelbrot/mandelbrot.h"
+#include "testing/kjtest.h"
 
 /* Every dwell must be the GPU's bit for bit. The kernel rounds each operation on its own (__fmul_rn,
  * __fadd_rn); here each operation is its own statement and contraction into fused multiply-adds is

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernjit/ops.h"
 #include "base/error.h"
 #include "runtime/runtime.h"
 #include "ops/cdp/cdp.h"

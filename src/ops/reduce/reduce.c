@@ -6,6 +6,7 @@
 
 #include "ops/reduce/reduce.h"
 
+#include "kernjit/ops.h"
 #include "base/error.h"
 #include "runtime/runtime.h"
 #include "tunedb/tunedb.h"

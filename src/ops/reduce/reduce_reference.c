@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "kernjit.h"
+#include "testing/kjtest.h"
 
 static float f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "runtime/runtime.h"
 #include "tune/tune_target.h"
+#include "testing/kjtest.h"
 
 #define TILE 1048573u /* the largest prime below 2^20 */
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernjit/ops.h"
 #include "base/error.h"
 #include "runtime/runtime.h"
 #include "tunedb/tunedb.h"

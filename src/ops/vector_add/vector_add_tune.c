@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernjit/ops.h"
 #include "base/error.h"
 #include "runtime/runtime.h"
 #include "tune/tune_target.h"
