@@ -15,7 +15,7 @@
 #define COUNT_LAUNCHES 0
 #endif
 
-// The host's view is src/ops/cdp.h (kj__cdp_status): the same four 32-bit words.
+// The host's view is src/ops/cdp/cdp.h (kj__cdp_status): the same four 32-bit words.
 struct kj_cdp_status {
     unsigned int launches; // successful device-side launches (only counted with COUNT_LAUNCHES=1)
     unsigned int failures; // device-side launches that failed

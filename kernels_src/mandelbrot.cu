@@ -15,7 +15,7 @@
 //
 // Every floating-point operation of the dwell is rounded on its own (__fmul_rn, __fadd_rn: the
 // compiler may not fuse them into multiply-adds), so a CPU doing the same operations in IEEE single
-// precision gets every dwell bit for bit (src/ops/mandelbrot_reference.c). That is what lets the
+// precision gets every dwell bit for bit (src/ops/mandelbrot/mandelbrot_reference.c). That is what lets the
 // tests compare images byte for byte.
 //
 // Mariani-Silver (mandelbrot_ms): the host launches INIT_SUBDIV x INIT_SUBDIV blocks over the image,
@@ -31,7 +31,7 @@
 // that dwell (the set and its escape-time bands are connected and have no holes), but the border is
 // only sampled at pixels, and a filament thinner than a pixel can slip between two samples. So the
 // two algorithms give the same image exactly when no filled square hides such a filament. The CPU
-// emulation of both (src/ops/mandelbrot_reference.c) found such squares at 16384 x 16384, dwell 512,
+// emulation of both (src/ops/mandelbrot/mandelbrot_reference.c) found such squares at 16384 x 16384, dwell 512,
 // only among borders wholly in the set (29 escaping pixels under 16 squares); with those squares
 // required to lie inside the cardioid or the period-2 disk, which is checked in closed form, the
 // default configuration gives the escape-time image exactly there, on the default window, and so do
@@ -42,7 +42,7 @@
 #define MB_BY 8
 #define MB_THREADS (MB_BX * MB_BY)
 
-// The window and the image size; the host fills the same structure (src/ops/mandelbrot.h).
+// The window and the image size; the host fills the same structure (src/ops/mandelbrot/mandelbrot.h).
 struct kj_view {
     float x0, y1, dx, dy;
     unsigned w, h;

@@ -142,7 +142,7 @@ def nested(w, length):
     return path
 
 
-# A message is at most 2047 bytes (src/message.c): a long path loses its middle, never the reason
+# A message is at most 2047 bytes (src/base/message.c): a long path loses its middle, never the reason
 # after it. With the command's name or the level before it ("kernjit run mandelbrot: "), no line of
 # a row's output may be longer.
 LONGEST_LINE = 2047 + 40

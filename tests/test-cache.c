@@ -1,4 +1,4 @@
-/* The disk cache (src/cache.c): store and load, damage, atomic replacement, unsafe folders,
+/* The disk cache (src/cache/cache.c): store and load, damage, atomic replacement, unsafe folders,
  * symbolic links and eviction. */
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* The status list and the per-thread last error (src/error.c), and the in-memory map. */
+/* The status list and the per-thread last error (src/base/error.c), and the in-memory map. */
 #include "test_util.h"
 
 #include <pthread.h>

@@ -1,4 +1,4 @@
-/* The CPU reference for reductions and the tolerance rules (src/ops/reduce_reference.c): the
+/* The CPU reference for reductions and the tolerance rules (src/ops/reduce/reduce_reference.c): the
  * semantics every GPU entry is checked against, so they are pinned down here on known values. */
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* The remote cache's configuration (src/remote_config.c): the URL forms and their defaults, the
+/* The remote cache's configuration (src/cache/remote_config.c): the URL forms and their defaults, the
  * options, credentials (and that messages hide the password), the mode, the secret's rule (a path is
  * a file, anything else the secret itself), and every malformed value refused as a usage error that
  * names it. Nothing is contacted. */

@@ -1,6 +1,6 @@
 /* The library's remote tier against a real Redis (tests/with-redis.sh starts it: KJ_TEST_REDIS_URL).
  * Machines are cache folders with the stub driver's device (the tuning database belongs to a device).
- * Tuning results (src/remote_tune.c, src/tunedb_api.c): a result stored on one machine is what another
+ * Tuning results (src/tunedb/remote_tune.c, src/tunedb/tunedb_api.c): a result stored on one machine is what another
  * machine's lookup returns, with no tuning there, and is merged into its database; the conflict rule
  * (the faster re-measured result wins, with its numbers) holds on the server and in every file; other
  * devices, compute capabilities and secrets keep apart. Threads: many threads of one runtime push and

@@ -1,5 +1,5 @@
-/* Variant spaces (src/space.c): enumeration of the tunables, pinned and restricted macros,
- * requirements leaving variants out, the limits; and the thread pool (src/pool.c). No NVRTC. */
+/* Variant spaces (src/tune/space.c): enumeration of the tunables, pinned and restricted macros,
+ * requirements leaving variants out, the limits; and the thread pool (src/base/pool.c). No NVRTC. */
 #include "test_util.h"
 
 #include <pthread.h>

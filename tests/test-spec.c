@@ -1,4 +1,4 @@
-/* Metadata parsing and macro validation (src/spec.c, src/expr.c). */
+/* Metadata parsing and macro validation (src/jit/spec.c, src/base/expr.c). */
 #include "test_util.h"
 
 #include "base/error.h"

@@ -1,4 +1,4 @@
-/* The tuning database (src/tunedb.c, src/tunedb_api.c): size buckets and their neighbours, keys kept
+/* The tuning database (src/tunedb/tunedb.c, src/tunedb/tunedb_api.c): size buckets and their neighbours, keys kept
  * apart by device, compute capability, version and macros, the text format, damaged files (garbage,
  * truncated, binary), atomic updates, writers in several processes, and the public API on a
  * compile-only runtime. No GPU. */

@@ -19,7 +19,7 @@
 kj_status kj__fail(kj_status status, const char *file, int line, const char *fmt, ...) KJ_PRINTF(4, 5);
 /* Appends text (a compiler log) to this thread's last error, on a new line. */
 void kj__error_append(const char *text);
-/* Where the last error was raised ("src/cache.c:120"), for debug logs. */
+/* Where the last error was raised ("src/cache/cache.c:120"), for debug logs. */
 const char *kj__error_where(void);
 
 #define KJ_FAIL(status, ...) kj__fail((status), __FILE__, __LINE__, __VA_ARGS__)

@@ -1,8 +1,8 @@
-/* kj_tune: the autotuner. The search space comes from the kernel's metadata (src/space.c); variants
- * are compiled and loaded in parallel (src/pool.c, through the cache), checked against the device's
+/* kj_tune: the autotuner. The search space comes from the kernel's metadata (src/tune/space.c); variants
+ * are compiled and loaded in parallel (src/base/pool.c, through the cache), checked against the device's
  * limits, then timed one after the other on a stream of their own and verified against the family's
- * CPU reference (a tuning target, src/tune_target.h). The fastest correct variant is timed again and
- * stored in the tuning database (src/tunedb.c). */
+ * CPU reference (a tuning target, src/tune/tune_target.h). The fastest correct variant is timed again and
+ * stored in the tuning database (src/tunedb/tunedb.c). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

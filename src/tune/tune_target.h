@@ -1,6 +1,6 @@
 /* A tuning target: what the tuner needs from a kernel family to time its variants on a problem and
- * to check their results. One file per family (src/ops/<family>_tune.c) defines a kj__tune_target
- * and adds one line to KJ__TUNE_TARGETS below; the tuner (src/tune.c) does the rest: the search
+ * to check their results. One file per family (src/ops/<family>/<family>_tune.c) defines a kj__tune_target
+ * and adds one line to KJ__TUNE_TARGETS below; the tuner (src/tune/tune.c) does the rest: the search
  * space, parallel compilation, device limits, timing, the winner and the database. */
 #ifndef KJ_TUNE_TARGET_H
 #define KJ_TUNE_TARGET_H

@@ -94,7 +94,7 @@ kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db
 kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
                             const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged);
 
-/* The runtime's copy, for kernel families (src/tunedb_api.c): the values ("NAME=VALUE ...") tuned
+/* The runtime's copy, for kernel families (src/tunedb/tunedb_api.c): the values ("NAME=VALUE ...") tuned
  * for kernel/entry/fixed at size n on this runtime's device, copied to values; 1 when found, 0 when
  * none (no device, no disk cache, no entry). The file is read on the first call only. */
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,

@@ -1,4 +1,4 @@
-/* Fuzz target: the cache-entry reader (src/cache.c). Entries are files that other processes (or a
+/* Fuzz target: the cache-entry reader (src/cache/cache.c). Entries are files that other processes (or a
  * disk fault) may have left in any state; reading one must never crash, read out of bounds or take
  * a wrong entry for a good one.
  *

@@ -1,5 +1,5 @@
 /* Fuzz target: the metadata parser and the validation of a request's macros against it
- * (src/spec.c, and the expressions of src/expr.c that `require` and `shared-dynamic` use).
+ * (src/jit/spec.c, and the expressions of src/base/expr.c that `require` and `shared-dynamic` use).
  *
  * Input: kernel source text; after the first NUL byte, if any, the request's macros, one NAME=VALUE
  * a line (at most 16). Every successfully parsed spec is also resolved with those macros, and its

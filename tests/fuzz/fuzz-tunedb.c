@@ -1,4 +1,4 @@
-/* Fuzz target: the tuning-database reader (src/tunedb.c). The file lives in the cache folder where
+/* Fuzz target: the tuning-database reader (src/tunedb/tunedb.c). The file lives in the cache folder where
  * other processes write it and a crash or a full disk can leave it in any state; reading it must
  * never crash, and what it keeps must be exactly what it can write back.
  *

@@ -1,5 +1,5 @@
-/* What the host does around a launch tree of the dynamic-parallelism families (ops/nested.c,
- * ops/mandelbrot.c): a per-stream work buffer with the status word that kernels_src/cdp.cuh writes,
+/* What the host does around a launch tree of the dynamic-parallelism families (ops/nested/nested.c,
+ * ops/mandelbrot/mandelbrot.c): a per-stream work buffer with the status word that kernels_src/cdp.cuh writes,
  * the nesting-depth check before launching, and the check of the status after the tree. */
 #ifndef KJ_OPS_CDP_H
 #define KJ_OPS_CDP_H

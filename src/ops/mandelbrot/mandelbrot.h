@@ -1,5 +1,5 @@
-/* Shared by the host side of kernels_src/mandelbrot.cu (ops/mandelbrot.c) and its CPU reference
- * (ops/mandelbrot_reference.c): the resolved configuration and the CPU versions of the kernels'
+/* Shared by the host side of kernels_src/mandelbrot.cu (ops/mandelbrot/mandelbrot.c) and its CPU reference
+ * (ops/mandelbrot/mandelbrot_reference.c): the resolved configuration and the CPU versions of the kernels'
  * arithmetic and decisions. */
 #ifndef KJ_OPS_MANDELBROT_H
 #define KJ_OPS_MANDELBROT_H

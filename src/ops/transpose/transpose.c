@@ -55,7 +55,7 @@ kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *v) 
 }
 
 /* The tuning database's TILE_DIM and BLOCK_ROWS for the padded tile at this element size and
- * rows x cols elements (the in-memory copy only; src/ops/transpose_tune.c tunes by element count).
+ * rows x cols elements (the in-memory copy only; src/ops/transpose/transpose_tune.c tunes by element count).
  * A tuned pair is used whole: values that are not plain numbers mean the defaults apply. */
 static int tuned(kj_runtime *rt, size_t elem_bytes, uint64_t n, unsigned *tile, unsigned *block_rows) {
     char fixed[32], values[256];
