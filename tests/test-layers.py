@@ -3,8 +3,8 @@
 
 usage: test-layers.py --source SOURCE_DIR --archive libkernjit_internal.a
 
-Bottom to top: base, jit, cache, runtime, tunedb, ops, tune. A file may use its own folder and the
-folders below it (ALLOWED), checked three ways:
+Bottom to top: base, jit, cache, runtime, tunedb, ops, tune; every file of src/ lies in one of them.
+A file may use its own folder and the folders below it (allowed()), checked three ways:
   includes  every #include "..." in src/ names a public header (kernjit.h, kernjit/...) or a path
             from src/ in an allowed folder; cli/, testing/ and examples/ include only the public
             headers and their own folder (cli/ also testing/'s headers);
@@ -108,6 +108,8 @@ def allowed(src_file, target_folder, include):
     folder = folder_of(src_file)
     if target_folder == folder:
         return True
+    if folder not in LAYERS and layer_of(folder) != 'ops':
+        return False  # a file outside the layers (reported as such) may use nothing
     if target_folder not in LAYERS and layer_of(target_folder) != 'ops':
         return False  # testing/, cli/: never from the library
     if target_folder.startswith('ops/'):  # a family: its helpers for families, else only the registry
@@ -143,6 +145,8 @@ def check_includes(root, edges):
     """Violations of the include rule in src/; adds module edges for the cycle check."""
     found = {}
     for rel in library_files(root):
+        if folder_of(rel) not in LAYERS and layer_of(folder_of(rel)) != 'ops':
+            found['file %s' % rel] = 'not in a layer folder: it goes into the lowest layer that has what it uses'
         for name in includes_of(os.path.join(root, 'src', rel)):
             if is_public(name):
                 continue
@@ -265,7 +269,7 @@ def check_cycles(edges):
 
 def self_test():
     """The checks find what they must on a small tree made for it: a lower layer including an upper
-    one, a family reaching into another, and a cycle."""
+    one, a family reaching into another and below ops/, a cycle, a file outside the layers."""
     with tempfile.TemporaryDirectory() as d:
         files = {
             'src/base/a.c': '#include "runtime/r.h"\n',
@@ -277,6 +281,7 @@ def self_test():
             'src/jit/q.c': '#include "jit/p.h"\n',
             'src/jit/p.h': '',
             'src/jit/q.h': '',
+            'src/loose.c': '',
         }
         for rel, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
@@ -285,7 +290,7 @@ def self_test():
         edges = {}
         found = set(check_includes(d, edges)) | set(check_cycles(edges))
     want = {'include base/a.c -> runtime/r.h', 'include ops/x/x.c -> ops/y/y.h',
-            'include ops/x/x.c -> runtime/r.h', 'cycle jit/p jit/q'}
+            'include ops/x/x.c -> runtime/r.h', 'cycle jit/p jit/q', 'file loose.c'}
     if found != want:
         sys.exit('test-layers: the self-test found %s, expected %s' % (sorted(found), sorted(want)))
 
