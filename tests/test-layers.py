@@ -81,8 +81,6 @@ ALLOWLIST = {
     'symbols tune/tune.c -> ops/reduce/reduce_tune.c': 'the targets are listed in tune/targets.c, one line a family',
     'symbols tune/tune.c -> ops/transpose/transpose_tune.c': 'the targets are listed in tune/targets.c, one line a family',
     'symbols tune/tune.c -> ops/vector_add/vector_add_tune.c': 'the targets are listed in tune/targets.c, one line a family',
-    'cycle jit/compile jit/includes jit/source':
-        'includes.c takes kj__cuda_home from compile.c and kj__embedded_find from source.c, which include it',
     'cycle ops/mandelbrot/mandelbrot ops/mandelbrot/mandelbrot_reference':
         'the host side\'s kj__mb_config_make, kj__mb_top and kj__mb_launch_bound leave the oracle\'s file',
     'cycle runtime/kernel runtime/runtime':

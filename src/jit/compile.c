@@ -11,18 +11,6 @@
 #include "jit/includes.h"
 #include "base/util.h"
 
-#ifndef KJ_DEFAULT_CUDA_HOME
-#define KJ_DEFAULT_CUDA_HOME "/usr/local/cuda"
-#endif
-
-const char *kj__cuda_home(void) {
-    const char *env = kj__getenv_path("KERNJIT_CUDA_HOME");
-    if (env) return env;
-    env = kj__getenv_path("CUDA_HOME");
-    if (env) return env;
-    return KJ_DEFAULT_CUDA_HOME;
-}
-
 int kj__nvrtc_version(void) {
     int major = 0, minor = 0;
     nvrtcVersion(&major, &minor);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "jit/resources.h"
-#include "jit/source.h"
+#include "jit/unit.h"
 
 typedef struct kj__compiled {
     char *binary;
@@ -41,8 +41,5 @@ kj_status kj__nvrtc_target(int cc, char *arch, size_t size, int *ptx);
 /* Checks an arch the user gave ("sm_80"): sm_<digits> that this NVRTC can target. KJ_ERR_USAGE
  * naming the allowed form or the supported targets otherwise. */
 kj_status kj__check_user_arch(const char *arch);
-
-/* The CUDA toolkit folder: $KERNJIT_CUDA_HOME, $CUDA_HOME, else the one kernjit was built with. */
-const char *kj__cuda_home(void);
 
 #endif

@@ -8,27 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jit/compile.h"
 #include "base/error.h"
 #include "jit/lex.h"
-#include "jit/source.h"
 #include "base/util.h"
-
-void kj__toolkit_include_dirs(const char *dirs[2], size_t *count) {
-    static char include[PATH_MAX], cccl[PATH_MAX];
-    static const char *home;
-    /* the toolkit folder can change only through the environment, read each time */
-    const char *now = kj__cuda_home();
-    if (!home || strcmp(home, now) != 0) {
-        snprintf(include, sizeof include, "%s/include", now);
-        snprintf(cccl, sizeof cccl, "%s/include/cccl", now);
-        home = now;
-    }
-    struct stat st;
-    dirs[0] = include;
-    dirs[1] = cccl;
-    *count = stat(cccl, &st) == 0 && S_ISDIR(st.st_mode) ? 2 : 1;
-}
+#include "jit/embedded.h"
+#include "jit/toolkit.h"
+#include "jit/unit.h"
 
 /* ---- looking a file up ------------------------------------------------------------------------ */
 

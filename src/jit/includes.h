@@ -51,8 +51,4 @@ kj_status kj__includes_resolve(struct kj__source *src, const kj__include_config 
  * which then scans it too. Errors: KJ_ERR_USAGE (no such file), KJ_ERR_SOURCE, KJ_ERR_HOST_MEMORY. */
 kj_status kj__includes_add_file(struct kj__source *src, const char *path, const char **name);
 
-/* The CUDA toolkit's include folders NVRTC is given when src->toolkit is set: "<cuda>/include" and,
- * where it exists, "<cuda>/include/cccl" (CCCL: cuda/std, cub, thrust). count is 1 or 2. */
-void kj__toolkit_include_dirs(const char *dirs[2], size_t *count);
-
 #endif

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jit/source.h"
+#include "jit/unit.h"
 
 /* Bump when the entry format changes (cache.c writes it in every entry's header). */
 #define KJ_CACHE_FORMAT_VERSION 1

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "jit/key.h"
+#include "jit/toolkit.h"
 #include "base/util.h"
 
 static pthread_once_t devrt_once = PTHREAD_ONCE_INIT;

@@ -4,6 +4,7 @@
 
 #include "jit/compile.h"
 #include "jit/link.h"
+#include "jit/toolkit.h"
 
 void kj_toolchain_query(kj_toolchain *t) {
     if (!t) return;

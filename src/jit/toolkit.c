@@ -13,8 +13,35 @@
 #include <xxhash.h>
 
 #include "base/error.h"
-#include "jit/includes.h"
 #include "base/util.h"
+
+#ifndef KJ_DEFAULT_CUDA_HOME
+#define KJ_DEFAULT_CUDA_HOME "/usr/local/cuda"
+#endif
+
+const char *kj__cuda_home(void) {
+    const char *env = kj__getenv_path("KERNJIT_CUDA_HOME");
+    if (env) return env;
+    env = kj__getenv_path("CUDA_HOME");
+    if (env) return env;
+    return KJ_DEFAULT_CUDA_HOME;
+}
+
+void kj__toolkit_include_dirs(const char *dirs[2], size_t *count) {
+    static char include[PATH_MAX], cccl[PATH_MAX];
+    static const char *home;
+    /* the toolkit folder can change only through the environment, read each time */
+    const char *now = kj__cuda_home();
+    if (!home || strcmp(home, now) != 0) {
+        snprintf(include, sizeof include, "%s/include", now);
+        snprintf(cccl, sizeof cccl, "%s/include/cccl", now);
+        home = now;
+    }
+    struct stat st;
+    dirs[0] = include;
+    dirs[1] = cccl;
+    *count = stat(cccl, &st) == 0 && S_ISDIR(st.st_mode) ? 2 : 1;
+}
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 

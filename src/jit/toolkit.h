@@ -1,4 +1,5 @@
-/* The CUDA toolkit's headers as a cache-key input. When NVRTC may read them (a source includes
+/* The CUDA toolkit kernjit compiles with: its folder, the include folders NVRTC searches, and its
+ * headers as a cache-key input. When NVRTC may read them (a source includes
  * <cooperative_groups.h>, <cub/cub.cuh>, ...), the key holds this fingerprint: XXH3-128 over the
  * toolkit's include folder's real path and, for every file and folder under it in name order, its
  * relative path, type, size and modification time (ns). Editing, adding, removing or replacing any
@@ -14,5 +15,12 @@
 /* The fingerprint (16 bytes, valid for the process's life), computed on first call; thread-safe.
  * Errors: KJ_ERR_SOURCE (the include folder cannot be read), KJ_ERR_HOST_MEMORY. */
 kj_status kj__toolkit_fingerprint(const uint8_t **fingerprint);
+
+/* The CUDA toolkit's include folders NVRTC is given when src->toolkit is set: "<cuda>/include" and,
+ * where it exists, "<cuda>/include/cccl" (CCCL: cuda/std, cub, thrust). count is 1 or 2. */
+void kj__toolkit_include_dirs(const char *dirs[2], size_t *count);
+
+/* The CUDA toolkit folder: $KERNJIT_CUDA_HOME, $CUDA_HOME, else the one kernjit was built with. */
+const char *kj__cuda_home(void);
 
 #endif

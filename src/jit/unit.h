@@ -1,0 +1,40 @@
+/* A translation unit as the pipeline holds it: the source's text and every user header it reaches,
+ * as source.c finds them and includes.c resolves them, and what they ask of the compile. */
+#ifndef KJ_UNIT_H
+#define KJ_UNIT_H
+
+#include <stddef.h>
+
+#include "base/util.h"
+
+#define KJ_MAX_SOURCE_BYTES (16u << 20)
+#define KJ_MAX_NAME_LEN 64
+#define KJ_MAX_HEADERS 1024
+
+typedef struct kj__header {
+    char *name;  /* the name NVRTC knows it by: KJ__VROOT and its canonical name (includes.h) */
+    char *text;  /* with its include lines rewritten to canonical names */
+    size_t len;
+    char *path;  /* the real path read; NULL for an embedded header */
+    char *dir;   /* its folder, for the quoted includes in it; NULL for an embedded header */
+} kj__header;
+
+typedef struct kj__source {
+    char *name;     /* the kernel's name: "reduce", or the file name without folder and ".cu" */
+    char *file;     /* the file's name: "reduce.cu" */
+    char *vfile;    /* the name NVRTC knows it by: KJ__VROOT "/reduce.cu" (includes.h) */
+    char *origin;   /* "built-in", or the path read */
+    char *dir;      /* folder of the file, for quoted includes; NULL when embedded or in memory */
+    char *root;     /* its real path: canonical names are relative to it; NULL likewise */
+    char *text;     /* with its include lines rewritten to canonical names */
+    size_t len;
+    int embedded;
+    int toolkit;    /* NVRTC searches the toolkit's folders: their state is part of the key */
+    kj__buf unresolved; /* the includes found nowhere, one line each, for messages */
+    const char *pre_include_names[16]; /* the canonical names of the config's pre-includes, in order */
+    size_t pre_include_count;
+    kj__header headers[KJ_MAX_HEADERS];
+    size_t header_count;
+} kj__source;
+
+#endif
