@@ -17,52 +17,6 @@ int kj__nvrtc_version(void) {
     return major * 1000 + minor * 10;
 }
 
-kj_status kj__nvrtc_target(int cc, char *arch, size_t size, int *ptx) {
-    int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
-        return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot list the architectures it supports");
-    int archs[256];
-    nvrtcGetSupportedArchs(archs);
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-        if (archs[i] == cc) {
-            snprintf(arch, size, "sm_%d", cc);
-            *ptx = 0;
-            return KJ_OK;
-        }
-        if (archs[i] < cc && archs[i] > best) best = archs[i];
-    }
-    KJ_RETURN_IF(best < 0, KJ_ERR_UNSUPPORTED,
-                 "compute capability %d.%d is older than any architecture this NVRTC supports (oldest: sm_%d)",
-                 cc / 10, cc % 10, archs[0]);
-    snprintf(arch, size, "compute_%d", best);
-    *ptx = 1;
-    return KJ_OK;
-}
-
-kj_status kj__check_user_arch(const char *arch) {
-    int cc = -1;
-    if (arch && strncmp(arch, "sm_", 3) == 0) {
-        const char *p = arch + 3;
-        int digits = 0;
-        for (cc = 0; *p >= '0' && *p <= '9' && digits < 4; p++, digits++) cc = cc * 10 + (*p - '0');
-        if (digits < 2 || *p || arch[3] == '0') cc = -1; /* sm_090 would pass here and fail in NVRTC */
-    }
-    KJ_RETURN_IF(cc < 0, KJ_ERR_USAGE, "arch '%.40s' is not sm_<digits> (for example sm_90)", arch ? arch : "(null)");
-    int n = 0, archs[256];
-    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
-        return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot list the architectures it supports");
-    nvrtcGetSupportedArchs(archs);
-    char list[512] = "";
-    for (int i = 0; i < n; i++) {
-        if (archs[i] == cc) return KJ_OK;
-        size_t len = strlen(list);
-        snprintf(list + len, sizeof list - len, "%ssm_%d", i ? " " : "", archs[i]);
-    }
-    return KJ_FAIL(KJ_ERR_USAGE, "arch %s is not a target of this NVRTC (%d.%d); it targets %s", arch,
-                   kj__nvrtc_version() / 1000, kj__nvrtc_version() % 1000 / 10, list);
-}
-
 void kj__compiled_free(kj__compiled *c) {
     if (!c) return;
     free(c->binary);

@@ -34,12 +34,4 @@ void kj__compiled_free(kj__compiled *c);
 /* NVRTC's version as major * 1000 + minor * 10. */
 int kj__nvrtc_version(void);
 
-/* The target for a device of compute capability cc (90 for 9.0): "sm_90" when NVRTC knows it; else
- * "compute_XY" for the newest arch NVRTC supports, with *ptx = 1 (the driver finishes the PTX). */
-kj_status kj__nvrtc_target(int cc, char *arch, size_t size, int *ptx);
-
-/* Checks an arch the user gave ("sm_80"): sm_<digits> that this NVRTC can target. KJ_ERR_USAGE
- * naming the allowed form or the supported targets otherwise. */
-kj_status kj__check_user_arch(const char *arch);
-
 #endif

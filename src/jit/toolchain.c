@@ -1,7 +1,7 @@
 /* kj_toolchain_query: what compiles kernels here (for `kernjit info`). */
-#include <nvrtc.h>
 #include <string.h>
 
+#include "jit/arch.h"
 #include "jit/compile.h"
 #include "jit/link.h"
 #include "jit/toolkit.h"
@@ -15,9 +15,5 @@ void kj_toolchain_query(kj_toolchain *t) {
     const char *path;
     const uint8_t *hash;
     if (kj__devrt(&path, &hash) == KJ_OK) t->devrt_path = path;
-    int n = 0;
-    if (nvrtcGetNumSupportedArchs(&n) == NVRTC_SUCCESS && n > 0 && n <= 64) {
-        nvrtcGetSupportedArchs(t->archs);
-        t->arch_count = n;
-    }
+    t->arch_count = kj__arch_supported(t->archs, (int)(sizeof t->archs / sizeof t->archs[0]));
 }

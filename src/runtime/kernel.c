@@ -39,9 +39,7 @@ typedef struct prepared {
     size_t option_count;
     char *entry;
     char *name_expression; /* set for sources without metadata: the entry is lowered by NVRTC */
-    char arch[24];         /* compile target: sm_XY or compute_XY */
-    char cache_arch[16];   /* cache folder: sm_XY */
-    int ptx;
+    kj__target target;
     kj__key key;
     char *description;
     uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
@@ -287,11 +285,11 @@ static int any_unit_uses_toolkit(const prepared *p) {
  * of a program gets the same list, with its own names for the pre-included headers (unit_options). */
 static kj_status build_options(prepared *p, const kj__user_options *user) {
     int oom = 0;
-    oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->arch));
+    oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->target.arch));
     oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
     if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
-    if (!p->ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
+    if (!p->target.ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
     /* NVRTC 12.9 and later keep compiled code in the driver's compute cache where a driver is
      * installed; a hit there skips ptxas, and with it the resources and warnings an entry stores, so
      * the same inputs would give entries that differ. kernjit's cache decides what is compiled. */
@@ -372,17 +370,14 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
 }
 
 static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
-    if (!arch || !*arch || (rt->has_device && strcmp(arch, rt->cache_arch) == 0) || strcmp(arch, rt->arch) == 0) {
-        snprintf(p->arch, sizeof p->arch, "%s", rt->arch);
-        snprintf(p->cache_arch, sizeof p->cache_arch, "%s", rt->cache_arch);
-        p->ptx = rt->arch_is_ptx;
+    const kj__target *own = &rt->target;
+    if (!arch || !*arch || (rt->has_device && strcmp(arch, own->cache_arch) == 0) || strcmp(arch, own->arch) == 0) {
+        p->target = *own;
         return KJ_OK;
     }
-    KJ_FORWARD(kj__check_user_arch(arch));
+    KJ_FORWARD(kj__arch_for_user(arch, &p->target));
     KJ_RETURN_IF(for_launch, KJ_ERR_USAGE, "arch %s differs from the device's %s: kernels to launch are built for the device",
-                 arch, rt->cache_arch);
-    snprintf(p->arch, sizeof p->arch, "%s", arch);
-    snprintf(p->cache_arch, sizeof p->cache_arch, "%s", arch);
+                 arch, own->cache_arch);
     return KJ_OK;
 }
 
@@ -401,12 +396,6 @@ static kj_status describe(prepared *p) {
     if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     p->description = b.data;
     return KJ_OK;
-}
-
-/* 90 for "sm_90", "sm_90a" or "compute_90"; 0 when there is no number. */
-static int arch_number(const char *arch) {
-    const char *u = strchr(arch, '_');
-    return u ? atoi(u + 1) : 0;
 }
 
 static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
@@ -486,7 +475,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
                                        &p->shared_dynamic));
     p->carveout = kj__spec_carveout(p->spec, p->entry);
     KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
-    p->pdl = kj__spec_pdl(p->spec, p->entry) && arch_number(p->arch) >= 90;
+    p->pdl = kj__spec_pdl(p->spec, p->entry) && kj__arch_number(p->target.arch) >= 90;
     KJ_FORWARD(build_options(p, user));
 
     kj__key_input in = {0};
@@ -498,7 +487,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
         const char *path;
         KJ_FORWARD(kj__devrt(&path, &in.devrt_hash));
     }
-    in.arch = p->arch;
+    in.arch = p->target.arch;
     in.options = (const char *const *)p->options;
     in.option_count = p->option_count;
     in.name_expression = p->name_expression;
@@ -588,7 +577,7 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__c
     unit_option_list options;
     KJ_FORWARD(unit_options(p, u, &options));
     kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
-                           p->ptx};
+                           p->target.ptx};
     kj_status s = kj__compile(&job, c);
     if (s == KJ_ERR_COMPILE && p->minimal) {
         job.option_count = without_minimal(p, options.options);
@@ -614,13 +603,13 @@ static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c
     for (size_t u = 0; u < p->unit_count; u++)
         units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, c[u].is_ptx};
     kj__linked linked;
-    KJ_FORWARD(kj__link(p->arch, units, p->unit_count, p->devrt, &linked));
-    char *warnings = kj__resources_from_linker(linked.info, p->arch, &out->resources);
+    KJ_FORWARD(kj__link(p->target.arch, units, p->unit_count, p->devrt, &linked));
+    char *warnings = kj__resources_from_linker(linked.info, p->target.arch, &out->resources);
     if (warnings && *warnings) kj__buf_printf(log, "%s%s", log->len ? "\n" : "", warnings);
     free(warnings);
     out->data = linked.binary;
     out->size = linked.size;
-    out->is_ptx = p->ptx;
+    out->is_ptx = p->target.ptx;
     out->link_ms = linked.ms;
     linked.binary = NULL;
     kj__linked_free(&linked);
@@ -689,14 +678,14 @@ static int use_stored(kj_runtime *rt, const prepared *p, uint32_t flags, char *d
  * cache) and used as a disk entry would be. */
 static int remote_hit(kj_runtime *rt, const prepared *p, binary *out, kj__remote_claim *claim) {
     kj__remote_entry e;
-    if (!kj__remote_lookup(rt->remote, p->cache_arch, &p->key, &e, claim)) return 0;
+    if (!kj__remote_lookup(rt->remote, p->target.cache_arch, &p->key, &e, claim)) return 0;
     char *desc = kj__strndup(e.description, e.description_len);
     out->data = malloc(e.len ? e.len : 1);
     if (desc && out->data) {
         memcpy(out->data, e.payload, e.len);
         out->size = e.len;
         out->origin = KJ_ORIGIN_REMOTE;
-        out->stored = rt->cache && kj__cache_store(rt->cache, p->cache_arch, &p->key, desc, e.payload, e.len, e.flags,
+        out->stored = rt->cache && kj__cache_store(rt->cache, p->target.cache_arch, &p->key, desc, e.payload, e.len, e.flags,
                                                    out->path) == 0;
     }
     free(e.data);
@@ -719,7 +708,7 @@ static void remote_publish(kj_runtime *rt, const prepared *p, const binary *b, k
     uint8_t *entry = desc ? kj__cache_format_entry(&p->key, desc, b->data, b->size, b->is_ptx ? KJ_CACHE_FLAG_PTX : 0,
                                                    &size) : NULL;
     free(desc);
-    if (entry) kj__remote_publish(rt->remote, p->cache_arch, &p->key, entry, size, claim);
+    if (entry) kj__remote_publish(rt->remote, p->target.cache_arch, &p->key, entry, size, claim);
     else kj__remote_abandon(rt->remote, claim);
 }
 
@@ -733,7 +722,7 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
         size_t len;
         uint32_t flags;
         char *desc = NULL;
-        kj__lookup r = kj__cache_load(rt->cache, p->cache_arch, &p->key, &payload, &len, &flags, &desc, out->path);
+        kj__lookup r = kj__cache_load(rt->cache, p->target.cache_arch, &p->key, &payload, &len, &flags, &desc, out->path);
         if (r == KJ__HIT) {
             out->data = payload;
             out->size = len;
@@ -778,7 +767,7 @@ static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) 
     if (out->log && *out->log) kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings:\n%s", p->src->name, out->log);
     if (rt->cache) {
         char *desc = stored_description(p, out);
-        if (desc && kj__cache_store(rt->cache, p->cache_arch, &p->key, desc, out->data, out->size,
+        if (desc && kj__cache_store(rt->cache, p->target.cache_arch, &p->key, desc, out->data, out->size,
                                     out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, out->path) == 0)
             out->stored = 1;
         else
@@ -786,7 +775,7 @@ static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) 
         free(desc);
     }
     if (!out->stored) out->path[0] = '\0';
-    kj__log(&rt->log, KJ_LOG_INFO, "%s: compiled for %s in %.1f ms%s%s", p->src->name, p->arch, out->compile_ms,
+    kj__log(&rt->log, KJ_LOG_INFO, "%s: compiled for %s in %.1f ms%s%s", p->src->name, p->target.arch, out->compile_ms,
             out->stored ? ", stored as " : (rt->cache ? ", not stored" : ", no disk cache"), out->path);
     return KJ_OK;
 }
@@ -917,7 +906,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->key = kj__strdup(p->key.hex);
     k->defines = joined_defines(p);
     k->log = kj__strdup(bin->log ? bin->log : "");
-    k->arch = rt->arch;
+    k->arch = rt->target.arch;
     k->origin = bin->origin;
     k->linked = p->devrt;
     k->pending_launches = p->spec->pending_launches;
@@ -962,7 +951,7 @@ kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, 
         return KJ_OK;
     }
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
-                 "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->arch);
+                 "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->target.arch);
 
     prepared p;
     binary bin = {0};
@@ -1044,7 +1033,7 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
         result->stored = bin.stored;
         result->linked = p.devrt;
         result->is_ptx = bin.is_ptx;
-        snprintf(result->arch, sizeof result->arch, "%s", p.arch);
+        snprintf(result->arch, sizeof result->arch, "%s", p.target.arch);
         snprintf(result->key, sizeof result->key, "%s", p.key.hex);
         snprintf(result->cache_path, sizeof result->cache_path, "%s", bin.path);
         result->compile_ms = bin.compile_ms;

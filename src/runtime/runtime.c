@@ -23,14 +23,6 @@ void kj_runtime_options_init(kj_runtime_options *o) {
     o->log_level = KJ_LOG_WARN;
 }
 
-int kj__arch_cc(const char *arch) {
-    if (!arch || strncmp(arch, "sm_", 3) != 0) return -1;
-    const char *p = arch + 3;
-    int cc = 0, digits = 0;
-    for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++) cc = cc * 10 + (*p - '0');
-    return digits >= 2 && *p == '\0' ? cc : -1;
-}
-
 /* ---- devices --------------------------------------------------------------------------------- */
 
 static const char *arch_name(int major, int minor) {
@@ -125,7 +117,7 @@ kj_status kj_device_query(int ordinal, kj_device_info *info) {
 
 kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info) {
     KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_runtime_device: NULL argument");
-    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)", rt->arch);
+    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)", rt->target.arch);
     *info = rt->info;
     return KJ_OK;
 }
@@ -180,19 +172,11 @@ static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
 }
 
 static kj_status choose_arch(kj_runtime *rt, const kj_runtime_options *o) {
-    if (rt->has_device) {
-        int cc = rt->info.cc_major * 10 + rt->info.cc_minor;
-        snprintf(rt->cache_arch, sizeof rt->cache_arch, "sm_%d", cc);
-        KJ_FORWARD(kj__nvrtc_target(cc, rt->arch, sizeof rt->arch, &rt->arch_is_ptx));
-        if (rt->arch_is_ptx)
-            kj__log(&rt->log, KJ_LOG_INFO, "device %s is newer than NVRTC knows: compiling PTX for %s", rt->cache_arch,
-                    rt->arch);
-        return KJ_OK;
-    }
-    const char *arch = o->arch && *o->arch ? o->arch : "sm_90";
-    KJ_FORWARD(kj__check_user_arch(arch));
-    snprintf(rt->arch, sizeof rt->arch, "%s", arch);
-    snprintf(rt->cache_arch, sizeof rt->cache_arch, "%s", arch);
+    if (!rt->has_device) return kj__arch_for_user(o->arch && *o->arch ? o->arch : "sm_90", &rt->target);
+    KJ_FORWARD(kj__arch_for_device(rt->info.cc_major * 10 + rt->info.cc_minor, &rt->target));
+    if (rt->target.ptx)
+        kj__log(&rt->log, KJ_LOG_INFO, "device %s is newer than NVRTC knows: compiling PTX for %s",
+                rt->target.cache_arch, rt->target.arch);
     return KJ_OK;
 }
 
@@ -279,7 +263,7 @@ void kj_runtime_destroy(kj_runtime *rt) {
 }
 
 int kj_runtime_has_device(const kj_runtime *rt) { return rt && rt->has_device; }
-const char *kj_runtime_arch(const kj_runtime *rt) { return rt ? rt->arch : ""; }
+const char *kj_runtime_arch(const kj_runtime *rt) { return rt ? rt->target.arch : ""; }
 
 void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
     if (!rt || !stats) return;
@@ -292,7 +276,7 @@ void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
 kj_status kj__enter(kj_runtime *rt) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "runtime is NULL");
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
-                 "no CUDA device: this runtime can compile (for %s) but not run kernels", rt->arch);
+                 "no CUDA device: this runtime can compile (for %s) but not run kernels", rt->target.arch);
     CUcontext cur = NULL;
     if (rt->cu->cuCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != rt->context)
         KJ_CU(rt->cu->cuCtxSetCurrent(rt->context), "cuCtxSetCurrent");

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cache/cache.h"
+#include "jit/arch.h"
 #include "runtime/cuda_loader.h"
 #include "base/map.h"
 #include "base/log.h"
@@ -47,9 +48,7 @@ struct kj_runtime {
     CUcontext context;
     int owns_primary;           /* we retained the primary context and must release it */
     kj_device_info info;
-    char arch[24];              /* the compile target: "sm_90", or "compute_XY" (PTX) */
-    int arch_is_ptx;
-    char cache_arch[16];        /* the cache folder: "sm_XY" of the device (or of arch) */
+    kj__target target;          /* of the device, or the options' arch when compile-only */
     char *search_path;
     kj__cache *cache;           /* NULL: memory only */
     kj__remote *remote;         /* NULL: no remote tier (remote.h) */
@@ -73,8 +72,5 @@ kj_status kj__slot(kj_runtime *rt, kj__op_slot slot, kj_status (*create)(kj_runt
 
 /* The kernel pipeline's teardown, called by kj_runtime_destroy. */
 void kj__kernels_destroy(kj_runtime *rt);
-
-/* Parses "sm_90" into 90; -1 when malformed. */
-int kj__arch_cc(const char *arch);
 
 #endif

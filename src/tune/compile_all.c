@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit/compile.h"
 #include "base/error.h"
 #include "base/pool.h"
+#include "jit/arch.h"
 #include "runtime/runtime.h"
 #include "tune/space.h"
 #include "base/util.h"
@@ -62,7 +62,8 @@ static void compiled(size_t i, void *user) {
 kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_compile_all_result *result) {
     KJ_RETURN_IF(!rt || !o || !o->kernel, KJ_ERR_USAGE, "kj_compile_all: runtime, options and options->kernel are required");
     double t0 = kj__now_ms();
-    if (o->arch) KJ_FORWARD(kj__check_user_arch(o->arch)); /* once, rather than once per variant */
+    kj__target target;
+    if (o->arch) KJ_FORWARD(kj__arch_for_user(o->arch, &target)); /* once, rather than once per variant */
     kj_space *space;
     KJ_FORWARD(kj_space_create(rt, o->kernel, o->fixed, o->fixed_count, &space));
     kj_compile_all_result r;
