@@ -47,6 +47,7 @@ ALLOWLIST = {
     'include ops/mandelbrot/mandelbrot_reference.c -> base/error.h': OPS_H,
     'include ops/mandelbrot/mandelbrot_reference.c -> testing/kjtest.h': ORACLES,
     'include ops/nested/nested.c -> base/error.h': OPS_H,
+    'include ops/nested/nested.c -> base/util.h': OPS_H,
     'include ops/nested/nested.c -> runtime/runtime.h': RT_FIELDS,
     'include ops/reduce/reduce.c -> base/error.h': OPS_H,
     'include ops/reduce/reduce.c -> base/util.h': OPS_H,

@@ -251,3 +251,27 @@ int kj__parse_bytes(const char *text, uint64_t *out) {
     *out = (uint64_t)v << shift;
     return 0;
 }
+
+void kj__strings_free(char **strings, size_t count) {
+    if (!strings) return;
+    for (size_t i = 0; i < count; i++) free(strings[i]);
+    free(strings);
+}
+
+int kj__is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int kj__write_all(int fd, const void *data, size_t n) {
+    const char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        if (w == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}

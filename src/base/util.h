@@ -21,6 +21,8 @@ int kj__buf_printf(kj__buf *b, const char *fmt, ...) KJ_PRINTF(2, 3);
 void kj__buf_free(kj__buf *b);
 
 char *kj__strdup(const char *s);                 /* NULL for NULL or out of memory */
+/* Frees each of the count strings, then the array; NULL frees nothing. */
+void kj__strings_free(char **strings, size_t count);
 char *kj__strndup(const char *s, size_t n);
 char *kj__asprintf(const char *fmt, ...) KJ_PRINTF(1, 2);
 int kj__ends_with(const char *s, const char *suffix);
@@ -54,5 +56,12 @@ void kj__hex(const uint8_t *bytes, size_t n, char *out);
 
 /* Parses a byte count with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
 int kj__parse_bytes(const char *text, uint64_t *out);
+
+/* Whether v is a power of two (1, 2, 4, ...). */
+int kj__is_pow2(long long v);
+
+/* Writes all n bytes to fd, again where a write is interrupted or short: 0, or -1 with errno (ENOSPC
+ * when the file system takes nothing more). */
+int kj__write_all(int fd, const void *data, size_t n);
 
 #endif

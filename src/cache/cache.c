@@ -445,22 +445,6 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
 
 /* ---- storing and evicting -------------------------------------------------------------------- */
 
-static int write_all(int fd, const void *data, size_t n) {
-    const uint8_t *p = data;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) return -1;
-        if (w == 0) {
-            errno = ENOSPC;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name);
 
 int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const char *description, const void *payload,
@@ -494,7 +478,7 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
         fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) break;
     }
-    int ok = fd >= 0 && write_all(fd, buf, size) == 0;
+    int ok = fd >= 0 && kj__write_all(fd, buf, size) == 0;
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) {
         ok = 0;

@@ -21,12 +21,6 @@ int kj__is_identifier(const char *name) {
     return n <= 64;
 }
 
-void kj__strings_free(char **strings, size_t count) {
-    if (!strings) return;
-    for (size_t i = 0; i < count; i++) free(strings[i]);
-    free(strings);
-}
-
 static int push_string(char ***list, size_t *count, char *s) {
     if (!s) return -1;
     char **p = realloc(*list, (*count + 1) * sizeof *p);
@@ -123,7 +117,6 @@ static int parse_i64(const char *s, long long *out) {
     return 0;
 }
 
-static int is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 /* "A..B" -> a, b */
 static int parse_range(const char *s, long long *a, long long *b) {
@@ -149,7 +142,7 @@ static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t n
         int pow2 = nvals == 2;
         if (parse_range(vals[nvals - 1], &a, &b) != 0)
             return SPEC_FAIL(w, "macro %s: '%s' is not a range A..B with A <= B", p->name, vals[nvals - 1]);
-        if (pow2 && (!is_pow2(a) || !is_pow2(b)))
+        if (pow2 && (!kj__is_pow2(a) || !kj__is_pow2(b)))
             return SPEC_FAIL(w, "macro %s: pow2 range ends must be powers of two", p->name);
         for (long long v = a;; v = pow2 ? v * 2 : v + 1) {
             if (p->value_count == KJ_MAX_VALUES) return SPEC_FAIL(w, "macro %s: more than %d values", p->name, KJ_MAX_VALUES);
@@ -179,7 +172,7 @@ static kj_status check_param(const where *w, const kj__param *p) {
     if (strcmp(p->name, "BLOCK_SIZE") == 0) {
         for (size_t i = 0; i < p->value_count; i++) {
             long long v;
-            if (parse_i64(p->values[i], &v) != 0 || !is_pow2(v) || v > 1024)
+            if (parse_i64(p->values[i], &v) != 0 || !kj__is_pow2(v) || v > 1024)
                 return SPEC_FAIL(w, "BLOCK_SIZE value '%s' is not a power of two up to 1024", p->values[i]);
         }
     }
@@ -620,7 +613,7 @@ static kj_status check_block_size(const char *kernel, const char *value) {
         if (v > 1000000) overflow = 1;
         else v = v * 10 + (unsigned)(*p - '0');
     }
-    if (!digits || *p || overflow || v == 0 || v > 1024 || (v & (v - 1)))
+    if (!digits || *p || overflow || v == 0 || v > 1024 || !kj__is_pow2((long long)v))
         return KJ_FAIL(KJ_ERR_INVALID_DEFINE,
                        "BLOCK_SIZE=%.80s for %s: BLOCK_SIZE must be a power of two from 1 to 1024", value, kernel);
     return KJ_OK;

@@ -106,7 +106,6 @@ char *kj__spec_entry_list(const kj__spec *spec);
  * KJ_ERR_INVALID_DEFINE names the macro and the allowed values. Free with kj__strings_free. */
 kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
                            char ***canonical, size_t *canonical_count);
-void kj__strings_free(char **strings, size_t count);
 
 /* The dynamic shared memory (bytes) the metadata asks for `entry`, evaluated over the canonical
  * NAME=VALUE list of kj__spec_resolve; 0 when no line applies. kernel names the kernel in messages.

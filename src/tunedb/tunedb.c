@@ -520,17 +520,6 @@ static kj_status read_db(const char *dir, const kj__logger *log, int strict, kj_
 
 kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db) { return read_db(dir, log, 0, db); }
 
-static int write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* An exclusive flock on <dir>/tuning.db.lock, waiting at most LOCK_WAIT_MS: a lock file of its own,
  * because the database itself is replaced by rename (a lock on it would be on the old inode). */
 static int take_lock(const char *dir, char **why) {
@@ -598,7 +587,7 @@ static int replace_file(const char *dir, const char *text, char **why) {
         *why = kj__asprintf("cannot create %s: %s", tmp, strerror(errno));
         goto out;
     }
-    int ok = write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0;
+    int ok = kj__write_all(fd, text, strlen(text)) == 0 && fsync(fd) == 0;
     int err = errno;
     if (close(fd) != 0 && ok) {
         ok = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "base/util.h"
 #include "jit/spec.h"
 
 #define MAX_DEFINES 16

@@ -6,6 +6,7 @@
 
 #include "kernjit/ops.h"
 #include "base/error.h"
+#include "base/util.h"
 #include "runtime/runtime.h"
 #include "ops/cdp/cdp.h"
 
@@ -29,8 +30,6 @@ kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant) 
     return KJ_FAIL(KJ_ERR_USAGE, "unknown nested-reduce variant '%.40s': allowed are sync, nosync, reduce2",
                    text ? text : "(null)");
 }
-
-static int is_pow2(unsigned v) { return v && !(v & (v - 1)); }
 
 static unsigned log2u(unsigned v) {
     unsigned k = 0;
@@ -81,7 +80,7 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
     KJ_RETURN_IF((unsigned)o->variant >= KJ_NESTED_VARIANT_COUNT_, KJ_ERR_USAGE,
                  "kj_nested_reduce: variant %d: allowed are sync, nosync, reduce2", (int)o->variant);
     const unsigned block = o->block_size ? o->block_size : 512;
-    KJ_RETURN_IF(!is_pow2(block) || block < 2 || block > 1024, KJ_ERR_USAGE,
+    KJ_RETURN_IF(!kj__is_pow2(block) || block < 2 || block > 1024, KJ_ERR_USAGE,
                  "nested-reduce block size %u: a power of two from 2 to 1024 is allowed", block);
     KJ_FORWARD(kj__enter(rt));
     const uint64_t grid64 = n ? ((uint64_t)n + block - 1) / block : 0;
@@ -143,7 +142,7 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
 
 kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_report *report) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_nested_hello: runtime is NULL");
-    KJ_RETURN_IF(!is_pow2(block) || block > 1024, KJ_ERR_USAGE,
+    KJ_RETURN_IF(!kj__is_pow2(block) || block > 1024, KJ_ERR_USAGE,
                  "nested-hello block %u: a power of two from 1 to 1024 is allowed", block);
     KJ_RETURN_IF(grid < 1, KJ_ERR_USAGE, "nested-hello grid %u: at least 1 block", grid);
     const uint64_t lines = (uint64_t)grid * (2ull * block - 1);
