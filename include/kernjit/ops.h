@@ -177,7 +177,7 @@ KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_dev
  *   KJ_ERR_DEVICE_LAUNCH, naming how many launches failed and the first device error, without
  *   writing a result: an incomplete tree never passes for a result;
  * - waits for the whole tree.
- * Thread-safe; calls on different streams may run at once (at most 64 streams per runtime).
+ * Thread-safe; calls on different streams may run at once.
  * ---------------------------------------------------------------------------------------------- */
 
 /* What a launch tree did. */

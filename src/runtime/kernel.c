@@ -16,6 +16,7 @@
 #include "jit/link.h"
 #include "jit/options.h"
 #include "jit/resources.h"
+#include "runtime/launch.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
@@ -1161,12 +1162,26 @@ static kj_status apply_metadata_attributes(kj_kernel *k) {
     return KJ_OK;
 }
 
+uint64_t kj__pending_launch_limit(kj_runtime *rt) {
+    size_t v = 0;
+    if (rt->cu->cuCtxGetLimit(&v, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) == CUDA_SUCCESS) return v;
+    pthread_mutex_lock(&rt->lock);
+    uint64_t known = rt->pending_launch_limit;
+    pthread_mutex_unlock(&rt->lock);
+    return known;
+}
+
 /* The device runtime keeps launches that are not yet running in a buffer sized by this limit; a
- * launch that does not fit fails on the device only, so it is raised before launching. */
+ * launch that does not fit fails on the device only, so it is raised before launching, and never
+ * lowered: below what this runtime set, or what the context has (another runtime may share it). */
 static kj_status ensure_pending_limit(kj_runtime *rt, uint64_t need) {
     if (!need) return KJ_OK;
     pthread_mutex_lock(&rt->lock);
     CUresult r = CUDA_SUCCESS;
+    size_t now = 0;
+    if (need > rt->pending_launch_limit &&
+        rt->cu->cuCtxGetLimit(&now, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) == CUDA_SUCCESS && now > rt->pending_launch_limit)
+        rt->pending_launch_limit = now;
     if (need > rt->pending_launch_limit) {
         r = rt->cu->cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, (size_t)need);
         if (r == CUDA_SUCCESS) rt->pending_launch_limit = need;

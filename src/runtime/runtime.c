@@ -164,10 +164,7 @@ static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
         rt->owns_primary = 1;
     }
     rt->has_device = 1;
-    size_t limit = 0;
     KJ_CU(cu->cuCtxSetCurrent(rt->context), "cuCtxSetCurrent");
-    if (cu->cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) == CUDA_SUCCESS)
-        rt->pending_launch_limit = limit;
     return KJ_OK;
 }
 
@@ -251,8 +248,11 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
 void kj_runtime_destroy(kj_runtime *rt) {
     if (!rt) return;
     if (rt->has_device) rt->cu->cuCtxSetCurrent(rt->context);
-    for (int i = 0; i < KJ__SLOT_COUNT; i++)
-        if (rt->slots[i] && rt->slot_destroy[i]) rt->slot_destroy[i](rt, rt->slots[i]);
+    for (kj__state_node *n = rt->states, *next; n; n = next) {
+        next = n->next;
+        n->key->destroy(rt, n->state);
+        free(n);
+    }
     kj__kernels_destroy(rt);
     if (rt->owns_primary) rt->cu->cuDevicePrimaryCtxRelease(rt->device);
     kj__remote_close(rt->remote);
@@ -283,15 +283,28 @@ kj_status kj__enter(kj_runtime *rt) {
     return KJ_OK;
 }
 
-kj_status kj__slot(kj_runtime *rt, kj__op_slot slot, kj_status (*create)(kj_runtime *rt, void **state),
-                   kj__slot_destroy destroy, void **state) {
+const kj_device_info *kj__device_info(const kj_runtime *rt) { return &rt->info; }
+
+const kj__logger *kj__runtime_log(const kj_runtime *rt) { return &rt->log; }
+
+kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
     pthread_mutex_lock(&rt->lock);
+    kj__state_node *n = rt->states;
+    while (n && n->key != key) n = n->next;
     kj_status s = KJ_OK;
-    if (!rt->slots[slot]) {
-        s = create(rt, &rt->slots[slot]);
-        if (s == KJ_OK) rt->slot_destroy[slot] = destroy;
+    if (!n) {
+        n = calloc(1, sizeof *n);
+        s = n ? key->create(rt, &n->state) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        if (s == KJ_OK) {
+            n->key = key;
+            n->next = rt->states;
+            rt->states = n;
+        } else {
+            free(n);
+            n = NULL;
+        }
     }
-    *state = rt->slots[slot];
+    *state = n ? n->state : NULL;
     pthread_mutex_unlock(&rt->lock);
     return s;
 }
@@ -350,6 +363,35 @@ kj_status kj_memcpy_dtod(kj_runtime *rt, kj_devptr dst, kj_devptr src, size_t by
     KJ_FORWARD(kj__enter(rt));
     KJ_CU(rt->cu->cuMemcpyDtoDAsync((CUdeviceptr)dst, (CUdeviceptr)src, bytes, (CUstream)stream), "cuMemcpyDtoDAsync");
     return KJ_OK;
+}
+
+/* A failed driver call of the stream-ordered helpers, named "what (call)" as KJ_CU names its calls. */
+static kj_status stream_fail(CUresult r, const char *what, const char *call) {
+    char named[256];
+    snprintf(named, sizeof named, "%s (%s)", what, call);
+    return kj__cuda_fail(r, __FILE__, __LINE__, named);
+}
+
+kj_status kj__memset_async(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t bytes, kj_stream stream,
+                           const char *what) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    CUresult r = rt->cu->cuMemsetD8Async((CUdeviceptr)dst, value, bytes, (CUstream)stream);
+    return r == CUDA_SUCCESS ? KJ_OK : stream_fail(r, what, "cuMemsetD8Async");
+}
+
+kj_status kj__memcpy_dtoh_async(kj_runtime *rt, void *dst, kj_devptr src, size_t bytes, kj_stream stream,
+                                const char *what) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    CUresult r = rt->cu->cuMemcpyDtoHAsync(dst, (CUdeviceptr)src, bytes, (CUstream)stream);
+    return r == CUDA_SUCCESS ? KJ_OK : stream_fail(r, what, "cuMemcpyDtoHAsync");
+}
+
+kj_status kj__stream_wait(kj_runtime *rt, kj_stream stream, const char *what) {
+    KJ_FORWARD(kj__enter(rt));
+    CUresult r = rt->cu->cuStreamSynchronize((CUstream)stream);
+    return r == CUDA_SUCCESS ? KJ_OK : stream_fail(r, what, "cuStreamSynchronize");
 }
 
 kj_status kj_memset_u8(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t bytes) {

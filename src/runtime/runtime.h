@@ -12,10 +12,14 @@
 #include "base/map.h"
 #include "base/log.h"
 #include "cache/remote.h"
+#include "runtime/context.h"
 
-/* Per-runtime state that a kernel family keeps (work buffers, chosen configurations). */
-typedef enum kj__op_slot { KJ__SLOT_REDUCE = 0, KJ__SLOT_CDP, KJ__SLOT_TUNEDB, KJ__SLOT_COUNT } kj__op_slot;
-typedef void (*kj__slot_destroy)(kj_runtime *rt, void *state);
+/* One state of kj__state (context.h). */
+typedef struct kj__state_node {
+    const kj__state_key *key;
+    void *state;
+    struct kj__state_node *next;
+} kj__state_node;
 
 typedef struct kj__module {
     CUmodule module;
@@ -57,18 +61,11 @@ struct kj_runtime {
     kj__map requests;           /* request hash -> kj_kernel */
     kj__map modules;            /* cache key -> CUmodule */
     kj__module *module_list;
-    uint64_t pending_launch_limit; /* what we set CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT to */
+    uint64_t pending_launch_limit; /* CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as the launch code last
+                                      saw or set it (launch.h) */
     kj_stats stats;
-    void *slots[KJ__SLOT_COUNT];
-    kj__slot_destroy slot_destroy[KJ__SLOT_COUNT];
+    kj__state_node *states;     /* kj__state's, newest first */
 };
-
-/* Makes the runtime's context current on this thread; KJ_ERR_NO_DEVICE when compile-only. */
-kj_status kj__enter(kj_runtime *rt);
-
-/* Returns the family's state, creating it with create() on first use (under the runtime's lock). */
-kj_status kj__slot(kj_runtime *rt, kj__op_slot slot, kj_status (*create)(kj_runtime *rt, void **state),
-                   kj__slot_destroy destroy, void **state);
 
 /* The kernel pipeline's teardown, called by kj_runtime_destroy. */
 void kj__kernels_destroy(kj_runtime *rt);

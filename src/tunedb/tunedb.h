@@ -94,18 +94,21 @@ kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db
 kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
                             const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged);
 
-/* The runtime's copy, for kernel families (src/tunedb/tunedb_api.c): the values ("NAME=VALUE ...") tuned
- * for kernel/entry/fixed at size n on this runtime's device, copied to values; 1 when found, 0 when
- * none (no device, no disk cache, no entry). The file is read on the first call only. */
+/* The three lookups below give 0 when they found the value, -1 when not. */
+
+/* The runtime's copy, for kj__config_resolve (src/tunedb/tunedb_api.c): the values ("NAME=VALUE ...")
+ * tuned for kernel/entry/fixed at size n on this runtime's device, copied to values; -1 when there is
+ * none (no device, no disk cache, no entry, or values longer than size). The file is read on the
+ * first call only. */
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size);
 /* Stores rec (kj__tunedb_update) and makes the merged file the runtime's copy. */
 kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec);
 
-/* The value of NAME in a "NAME=VALUE ..." list, copied to out; 0 when found. */
+/* The value of NAME in a "NAME=VALUE ..." list, copied to out (not when longer than size). */
 int kj__tunedb_value(const char *list, const char *name, char *out, size_t size);
-/* The value of NAME in a VALUES list as a number from 1 to max: 0 on success, -1 when it is missing,
- * not a plain decimal number, or out of that range (the caller then keeps its defaults). */
+/* The value of NAME in a VALUES list as a number from 1 to max: not found when it is missing, not a
+ * plain decimal number, or out of that range (the caller then keeps its defaults). */
 int kj__tunedb_uint(const char *list, const char *name, unsigned max, unsigned *out);
 
 #endif

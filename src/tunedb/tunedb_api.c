@@ -58,11 +58,14 @@ static void state_destroy(kj_runtime *rt, void *p) {
     free(st);
 }
 
+static const kj__state_key state_key = {state_create, state_destroy};
+
 static kj_status get_state(const kj_runtime *rt, db_state **out) {
+    *out = NULL;
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "runtime is NULL");
     void *p;
-    /* the slot is created once; the runtime is not otherwise changed */
-    KJ_FORWARD(kj__slot((kj_runtime *)rt, KJ__SLOT_TUNEDB, state_create, state_destroy, &p));
+    /* the state is made once; the runtime is not otherwise changed */
+    KJ_FORWARD(kj__state((kj_runtime *)rt, &state_key, &p));
     *out = p;
     return KJ_OK;
 }
@@ -140,15 +143,15 @@ static const kj__tuned_rec *find_locked(kj_runtime *rt, db_state *st, const char
 
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size) {
-    if (!rt || !rt->has_device || !rt->cache) return 0;
+    if (!rt || !rt->has_device || !rt->cache) return -1;
     db_state *st;
-    if (get_state(rt, &st) != KJ_OK) return 0;
+    if (get_state(rt, &st) != KJ_OK) return -1;
     pthread_mutex_lock(&st->lock);
     const kj__tuned_rec *r = find_locked(rt, st, kernel, entry, fixed, n);
     int found = r && strlen(r->values) < size;
     if (found) memcpy(values, r->values, strlen(r->values) + 1);
     pthread_mutex_unlock(&st->lock);
-    return found;
+    return found ? 0 : -1;
 }
 
 kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec) {

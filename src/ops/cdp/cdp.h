@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/runtime.h"
+#include "ops/ops.h"
 
 /* kernels_src/cdp.cuh's kj_cdp_status, word for word. */
 typedef struct kj__cdp_status {
@@ -17,38 +17,28 @@ typedef struct kj__cdp_status {
     uint32_t reserved;
 } kj__cdp_status;
 
-/* A stream's work buffer: the status word, room for a result, then scratch. Work on one stream runs
- * in order and each call waits for its tree, so one buffer a stream is enough. */
-typedef struct kj__cdp_lane {
-    kj_stream stream;
-    kj_devptr buffer;
-    size_t scratch_bytes; /* bytes at buffer + KJ__CDP_SCRATCH */
-    kj_event *start, *stop;
-} kj__cdp_lane;
-
+/* A stream's work buffer (a kj__lane) holds the status word, room for a result, then scratch; each
+ * call waits for its tree. */
 #define KJ__CDP_STATUS 0   /* offsets in the buffer */
 #define KJ__CDP_RESULT 16
 #define KJ__CDP_SCRATCH 256
 
 /* The lane of `stream`, with at least scratch_bytes of scratch. */
-kj_status kj__cdp_lane_get(kj_runtime *rt, kj_stream stream, size_t scratch_bytes, kj__cdp_lane **out);
+kj_status kj__cdp_lane_get(kj_runtime *rt, kj_stream stream, size_t scratch_bytes, kj__lane **out);
 
 /* Refuses (KJ_ERR_LIMIT) a tree of `levels` grids, the host's included, deeper than the device's
  * nesting limit; `what` names the request in the message ("nested-reduce with block 512"). */
 kj_status kj__cdp_check_depth(kj_runtime *rt, unsigned levels, const char *what);
 
 /* Before the tree: clears the status word and records the start event on the lane's stream. */
-kj_status kj__cdp_begin(kj_runtime *rt, kj__cdp_lane *lane);
+kj_status kj__cdp_begin(kj_runtime *rt, kj__lane *lane);
 
 /* After the tree has been enqueued: records the stop event, copies the status word and result_bytes
  * of the result slot (to result; result may be NULL when result_bytes is 0) and waits. A failed
  * device-side launch gives KJ_ERR_DEVICE_LAUNCH naming the count, the first device error and the
  * pending-launch limit in force; `what` names the request. status and gpu_ms may be NULL. */
-kj_status kj__cdp_finish(kj_runtime *rt, kj__cdp_lane *lane, void *result, size_t result_bytes, const char *what,
+kj_status kj__cdp_finish(kj_runtime *rt, kj__lane *lane, void *result, size_t result_bytes, const char *what,
                          kj__cdp_status *status, double *gpu_ms);
-
-/* The pending-launch limit of the runtime's context now (after the launches raised it). */
-uint64_t kj__cdp_pending_limit(kj_runtime *rt);
 
 /* "cudaErrorLaunchOutOfResources" for the device runtime's error codes that a launch can give;
  * "cudaError" for others. */

@@ -3,10 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/error.h"
-#include "runtime/runtime.h"
 #include "ops/cdp/cdp.h"
 #include "ops/mandelbrot/mandelbrot.h"
+#include "ops/ops.h"
 
 #define MB_BX 32 /* the kernels' block: MB_BX x MB_BY */
 #define MB_BY 8
@@ -18,12 +17,10 @@ const char *kj_mandelbrot_algo_name(kj_mandelbrot_algo a) {
 }
 
 kj_status kj_mandelbrot_algo_parse(const char *text, kj_mandelbrot_algo *algo) {
-    for (int i = 0; text && i < KJ_MANDELBROT_ALGO_COUNT_; i++)
-        if (strcmp(text, algo_names[i]) == 0) {
-            *algo = (kj_mandelbrot_algo)i;
-            return KJ_OK;
-        }
-    return KJ_FAIL(KJ_ERR_USAGE, "unknown Mandelbrot algorithm '%.40s': allowed are escape, ms", text ? text : "(null)");
+    int i = kj__name_find(algo_names, KJ_MANDELBROT_ALGO_COUNT_, text);
+    KJ_RETURN_IF(i < 0, KJ_ERR_USAGE, "unknown Mandelbrot algorithm '%.40s': allowed are escape, ms", text ? text : "(null)");
+    *algo = (kj_mandelbrot_algo)i;
+    return KJ_OK;
 }
 
 kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsigned height,
@@ -57,7 +54,7 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
     kj_origin origin;
     KJ_FORWARD(kj_kernel_get(rt, &req, &k, &origin));
 
-    kj__cdp_lane *lane;
+    kj__lane *lane;
     KJ_FORWARD(kj__cdp_lane_get(rt, o->stream, 0, &lane));
     kj_devptr status = lane->buffer + KJ__CDP_STATUS;
     unsigned levels = 1, side = 0, gx, gy, bx = MB_BX, by = MB_BY;
@@ -96,7 +93,7 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
         r->device_launches = r->counted ? st.launches : 0;
         r->expected_launches = bound;
         r->pending_launches = pending;
-        r->pending_limit = kj__cdp_pending_limit(rt);
+        r->pending_limit = kj__pending_launch_limit(rt);
         r->gpu_ms = ms_time;
         r->origin = origin;
     }

@@ -4,11 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernjit/ops.h"
-#include "base/error.h"
-#include "base/util.h"
-#include "runtime/runtime.h"
 #include "ops/cdp/cdp.h"
+#include "ops/ops.h"
 
 static const char *const variant_names[KJ_NESTED_VARIANT_COUNT_] = {"sync", "nosync", "reduce2"};
 static const char *const variant_entries[KJ_NESTED_VARIANT_COUNT_] = {"nested_reduce", "nested_reduce_nosync",
@@ -22,13 +19,11 @@ const char *kj_nested_variant_name(kj_nested_variant v) {
 }
 
 kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant) {
-    for (int i = 0; text && i < KJ_NESTED_VARIANT_COUNT_; i++)
-        if (strcmp(text, variant_names[i]) == 0) {
-            *variant = (kj_nested_variant)i;
-            return KJ_OK;
-        }
-    return KJ_FAIL(KJ_ERR_USAGE, "unknown nested-reduce variant '%.40s': allowed are sync, nosync, reduce2",
-                   text ? text : "(null)");
+    int i = kj__name_find(variant_names, KJ_NESTED_VARIANT_COUNT_, text);
+    KJ_RETURN_IF(i < 0, KJ_ERR_USAGE, "unknown nested-reduce variant '%.40s': allowed are sync, nosync, reduce2",
+                 text ? text : "(null)");
+    *variant = (kj_nested_variant)i;
+    return KJ_OK;
 }
 
 static unsigned log2u(unsigned v) {
@@ -84,9 +79,9 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
                  "nested-reduce block size %u: a power of two from 2 to 1024 is allowed", block);
     KJ_FORWARD(kj__enter(rt));
     const uint64_t grid64 = n ? ((uint64_t)n + block - 1) / block : 0;
-    KJ_RETURN_IF(grid64 > (uint64_t)rt->info.max_grid_dim[0], KJ_ERR_LIMIT,
+    KJ_RETURN_IF(grid64 > (uint64_t)kj__device_info(rt)->max_grid_dim[0], KJ_ERR_LIMIT,
                  "nested-reduce of %zu elements needs %llu blocks of %u; the device allows %d", n,
-                 (unsigned long long)grid64, block, rt->info.max_grid_dim[0]);
+                 (unsigned long long)grid64, block, kj__device_info(rt)->max_grid_dim[0]);
     const unsigned grid = (unsigned)grid64;
     const kj_nested_variant variant = o->variant;
     const char *entry = variant_entries[variant];
@@ -106,7 +101,7 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
     KJ_FORWARD(get(rt, entry, type, o->count_launches, &top, &origin));
     KJ_FORWARD(get(rt, "nested_fold", type, o->count_launches, &fold, NULL));
     const size_t acc = kj_result_size(type);
-    kj__cdp_lane *lane;
+    kj__lane *lane;
     KJ_FORWARD(kj__cdp_lane_get(rt, o->stream, (size_t)grid * acc, &lane));
     kj_devptr status = lane->buffer + KJ__CDP_STATUS, result = lane->buffer + KJ__CDP_RESULT,
               sums = lane->buffer + KJ__CDP_SCRATCH;
@@ -136,7 +131,7 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
     KJ_FORWARD(kj__cdp_finish(rt, lane, host_result, acc, what, &st, o->report ? &ms : NULL));
     if (o->report)
         fill_report(o->report, entry, grid, variant == KJ_NESTED_REDUCE2 ? block / 2 : block, levels,
-                    o->count_launches ? 1 : 0, &st, expected, pending, kj__cdp_pending_limit(rt), ms, origin);
+                    o->count_launches ? 1 : 0, &st, expected, pending, kj__pending_launch_limit(rt), ms, origin);
     return KJ_OK;
 }
 
@@ -159,7 +154,7 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     kj_kernel *k;
     kj_origin origin;
     KJ_FORWARD(get(rt, "nested_hello", KJ_TYPE_I32, 1, &k, &origin));
-    kj__cdp_lane *lane;
+    kj__lane *lane;
     KJ_FORWARD(kj__cdp_lane_get(rt, NULL, 0, &lane));
     kj_devptr status = lane->buffer + KJ__CDP_STATUS;
     unsigned size = block, depth = 0;
@@ -173,6 +168,6 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     /* The device's printf buffer is written out at a synchronization of the context. */
     KJ_FORWARD(kj_synchronize(rt));
     if (report) fill_report(report, "nested_hello", grid, block, levels, 1, &st, expected, pending,
-                            kj__cdp_pending_limit(rt), ms, origin);
+                            kj__pending_launch_limit(rt), ms, origin);
     return KJ_OK;
 }

@@ -1,44 +1,10 @@
 /* Host side of kernels_src/reduce.cu: kj_reduce picks the entry and its configuration, gets the
  * kernels from the runtime and launches them on the caller's stream. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "ops/ops.h"
 #include "ops/reduce/reduce.h"
-
-#include "kernjit/ops.h"
-#include "base/error.h"
-#include "runtime/runtime.h"
-#include "tunedb/tunedb.h"
-#include "base/util.h"
-
-static const char *const op_names[KJ_OP_COUNT_] = {"sum", "max", "min", "prod"};
-static const char *const type_names[KJ_TYPE_COUNT_] = {"i32", "u32", "i64", "f16", "f32", "f64"};
-static const size_t type_sizes[KJ_TYPE_COUNT_] = {4, 4, 8, 2, 4, 8};
-static const size_t result_sizes[KJ_TYPE_COUNT_] = {4, 4, 8, 4, 4, 8};
-
-const char *kj_op_name(kj_op op) { return (unsigned)op < KJ_OP_COUNT_ ? op_names[op] : "?"; }
-const char *kj_type_name(kj_type t) { return (unsigned)t < KJ_TYPE_COUNT_ ? type_names[t] : "?"; }
-size_t kj_type_size(kj_type t) { return (unsigned)t < KJ_TYPE_COUNT_ ? type_sizes[t] : 0; }
-size_t kj_result_size(kj_type t) { return (unsigned)t < KJ_TYPE_COUNT_ ? result_sizes[t] : 0; }
-
-kj_status kj_op_parse(const char *text, kj_op *op) {
-    for (int i = 0; text && i < KJ_OP_COUNT_; i++)
-        if (strcmp(text, op_names[i]) == 0) {
-            *op = (kj_op)i;
-            return KJ_OK;
-        }
-    return KJ_FAIL(KJ_ERR_USAGE, "unknown operator '%.40s': allowed are sum, max, min, prod", text ? text : "(null)");
-}
-
-kj_status kj_type_parse(const char *text, kj_type *type) {
-    for (int i = 0; text && i < KJ_TYPE_COUNT_; i++)
-        if (strcmp(text, type_names[i]) == 0) {
-            *type = (kj_type)i;
-            return KJ_OK;
-        }
-    return KJ_FAIL(KJ_ERR_USAGE, "unknown type '%.40s': allowed are i32, u32, i64, f16, f32, f64", text ? text : "(null)");
-}
 
 /* ---- the entries ----------------------------------------------------------------------------- */
 
@@ -106,102 +72,27 @@ int kj__reduce_entry(const char *name, int *coarsens, int *single_block) {
 #define WS_COPY (WS_SLOTS + MAX_GRID * 16)
 #define WS_BYTES (WS_COPY + 2048 * 8)
 
-typedef struct lane {
-    kj_stream stream;
-    kj_devptr base;
-} lane;
+static const kj__state_key lanes = KJ__LANES;
 
-/* The kernels kj_reduce asked for last, direct-mapped by configuration: a repeated call then skips
- * building the request, whose macros a memory hit would still format and hash. */
-#define PLAN_SLOTS 64
-typedef struct plan {
-    const char *entry;
-    unsigned op, type, block, coarse;
-    kj_kernel *kernel;
-} plan;
-
-typedef struct reduce_state {
-    pthread_mutex_t lock;
-    lane *lanes;
-    size_t count;
-    plan plans[PLAN_SLOTS];
-} reduce_state;
-
-static kj_status state_create(kj_runtime *rt, void **out) {
-    (void)rt;
-    reduce_state *s = calloc(1, sizeof *s);
-    if (!s) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    pthread_mutex_init(&s->lock, NULL);
-    *out = s;
-    return KJ_OK;
-}
-
-static void state_destroy(kj_runtime *rt, void *p) {
-    reduce_state *s = p;
-    for (size_t i = 0; i < s->count; i++) kj_mem_free(rt, s->lanes[i].base);
-    free(s->lanes);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
-}
-
+/* The stream's workspace (reduce_fast needs it cleared, as kj__lane_get makes it). */
 static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
-    void *p;
-    KJ_FORWARD(kj__slot(rt, KJ__SLOT_REDUCE, state_create, state_destroy, &p));
-    reduce_state *s = p;
-    kj_status st = KJ_OK;
-    pthread_mutex_lock(&s->lock);
-    size_t i = 0;
-    while (i < s->count && s->lanes[i].stream != stream) i++;
-    if (i == s->count) {
-        lane *grown = realloc(s->lanes, (s->count + 1) * sizeof *grown);
-        kj_devptr base = 0;
-        if (!grown) st = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        else s->lanes = grown;
-        if (st == KJ_OK) st = kj_mem_alloc(rt, WS_BYTES, &base);
-        /* the counter starts at 0. On the lane's own stream: kj_memset_u8 runs on the legacy default
-         * stream, which a non-blocking stream (the host's, or kj_stream_create's) is not ordered
-         * after, so the first reduction could read the counter before it is cleared. */
-        if (st == KJ_OK) {
-            CUresult r = rt->cu->cuMemsetD8Async((CUdeviceptr)base, 0, WS_BYTES, (CUstream)stream);
-            if (r != CUDA_SUCCESS) st = kj__cuda_fail(r, __FILE__, __LINE__, "clearing the workspace (cuMemsetD8Async)");
-        }
-        if (st == KJ_OK) s->lanes[s->count++] = (lane){stream, base};
-        else kj_mem_free(rt, base);
-    }
-    if (st == KJ_OK) *out = s->lanes[i].base;
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    kj__lane *lane;
+    KJ_FORWARD(kj__lane_get(rt, &lanes, stream, WS_BYTES, &lane));
+    *out = lane->buffer;
+    return KJ_OK;
 }
 
 /* ---- launching ------------------------------------------------------------------------------- */
 
+/* A helper entry (reduce_load, reduce_init) built as the main entry is. */
 static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
-                     kj_kernel **k, kj_origin *origin) {
-    void *p;
-    KJ_FORWARD(kj__slot(rt, KJ__SLOT_REDUCE, state_create, state_destroy, &p));
-    reduce_state *s = p;
-    plan *slot = &s->plans[(entry[7] * 31u + op * 7u + type * 13u + block / 32u + coarse * 5u) % PLAN_SLOTS];
-    pthread_mutex_lock(&s->lock);
-    kj_kernel *hit = slot->kernel && slot->op == (unsigned)op && slot->type == (unsigned)type && slot->block == block &&
-                             slot->coarse == coarse && strcmp(slot->entry, entry) == 0
-                         ? slot->kernel
-                         : NULL;
-    pthread_mutex_unlock(&s->lock);
-    if (hit) {
-        *k = hit;
-        if (origin) *origin = KJ_ORIGIN_MEMORY;
-        return KJ_OK;
-    }
+                     kj_kernel **k) {
     char b[16], c[16];
     snprintf(b, sizeof b, "%u", block);
     snprintf(c, sizeof c, "%u", coarse);
-    kj_define defs[] = {{"OP", op_names[op]}, {"T", type_names[type]}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
+    kj_define defs[] = {{"OP", kj_op_name(op)}, {"T", kj_type_name(type)}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
     kj_request req = {.kernel = "reduce", .entry = entry, .defines = defs, .define_count = 4};
-    KJ_FORWARD(kj_kernel_get(rt, &req, k, origin));
-    pthread_mutex_lock(&s->lock);
-    *slot = (plan){entry, (unsigned)op, (unsigned)type, block, coarse, *k};
-    pthread_mutex_unlock(&s->lock);
-    return KJ_OK;
+    return kj_kernel_get(rt, &req, k, NULL);
 }
 
 static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream stream, void **args) {
@@ -217,7 +108,7 @@ static kj_status fast_grid(kj_runtime *rt, kj_kernel *k, kj_type type, size_t n,
                            unsigned *grid) {
     int per_sm = 0;
     KJ_FORWARD(kj_kernel_occupancy(k, block, 0, &per_sm));
-    uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)rt->info.sm_count;
+    uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)kj__device_info(rt)->sm_count;
     uint64_t per_block = (uint64_t)block * coarse * (16 / kj_type_size(type));
     uint64_t g = ceil_div(n ? n : 1, per_block);
     if (g > resident) g = resident;
@@ -228,9 +119,9 @@ static kj_status fast_grid(kj_runtime *rt, kj_kernel *k, kj_type type, size_t n,
 
 /* The fast entry's configuration when none is given or tuned, from sweeps on an H100 (every op and
  * type, 2^10 to 2^28): up to 8 vectors a thread, one block of 256 threads does it all, which saves
- * the cross-block combine (slots, a ticket and a second pass; half a microsecond where the whole
- * call took four, measured with the earlier fence-based combine); then 256 threads and as much coarsening as keeps at least 64 blocks busy, up to
- * 8; large inputs stream best with 1024 threads and 4 loads in flight per thread (2 blocks an SM). */
+ * the cross-block combine (the slots, the ticket and the last block's pass over the slots); then 256
+ * threads and as much coarsening as keeps at least 64 blocks busy, up to 8; large inputs stream best
+ * with 1024 threads and 4 loads in flight per thread (2 blocks an SM). */
 static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coarse) {
     size_t vec = 16 / kj_type_size(type);
     if ((uint64_t)n * kj_type_size(type) > (32u << 20)) {
@@ -249,23 +140,44 @@ static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coar
     *coarse = p;
 }
 
-/* The tuning database's configuration for this entry, operator, type and size (see kernjit.h for the
- * size buckets), when there is one that this entry can run: the in-memory copy only, no file access.
- * The `fixed` key is the metadata's params, OP and T, canonical as the tuner writes them. A tuned
- * pair is used whole: values that are not plain numbers, or a block too small for a single-block
- * entry's n, mean the defaults apply. */
-static int tuned(kj_runtime *rt, entry_id e, kj_op op, kj_type type, size_t n, unsigned *block, unsigned *coarse) {
-    char fixed[32], values[256];
-    snprintf(fixed, sizeof fixed, "OP=%s T=%s", op_names[op], type_names[type]);
-    if (!kj__tuned_find(rt, "reduce", entries[e].name, fixed, n, values, sizeof values)) return 0;
-    unsigned b, c = *coarse;
-    if (kj__tunedb_uint(values, "BLOCK_SIZE", 1024, &b) != 0 || (b & (b - 1))) return 0;
-    if (entries[e].coarsens && kj__tunedb_uint(values, "COARSE_FACTOR", 1024, &c) != 0) return 0;
-    if (entries[e].single_block && n > 2ull * b) return 0;
-    *block = b;
-    *coarse = c;
-    return 1;
+kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *j, unsigned *grid) {
+    entry_id e = FAST;
+    KJ_FORWARD(find_entry(j->entry, &e));
+    kj_devptr ws = 0, input = j->input, result = j->result;
+    if (e == FAST || entries[e].in_place) KJ_FORWARD(workspace(rt, j->stream, &ws));
+    unsigned long long count = j->n;
+    *grid = 1;
+    if (e == FAST) {
+        KJ_FORWARD(fast_grid(rt, k, j->type, j->n, j->block, j->coarse, grid));
+        kj_devptr slots = ws + WS_SLOTS, counter = ws + WS_COUNTER;
+        void *args[] = {&input, &count, &result, &slots, &counter};
+        return launch(k, *grid, j->block, j->stream, args);
+    }
+    if (entries[e].in_place) {
+        kj_kernel *load;
+        KJ_FORWARD(get(rt, "reduce_load", j->op, j->type, j->block, j->coarse, &load));
+        kj_devptr copy = ws + WS_COPY;
+        void *load_args[] = {&input, &count, &copy};
+        KJ_FORWARD(launch(load, 1, j->block, j->stream, load_args));
+        void *args[] = {&copy, &result};
+        return launch(k, 1, j->block, j->stream, args);
+    }
+    void *args[] = {&input, &count, &result};
+    if (e == SHARED) return launch(k, 1, j->block, j->stream, args);
+    kj_kernel *init;
+    KJ_FORWARD(get(rt, "reduce_init", j->op, j->type, j->block, j->coarse, &init));
+    void *init_args[] = {&result};
+    KJ_FORWARD(launch(init, 1, 1, j->stream, init_args));
+    uint64_t g = ceil_div(j->n, 2ull * j->block * (e == COARSENED ? j->coarse : 1));
+    int most = kj__device_info(rt)->max_grid_dim[0];
+    KJ_RETURN_IF(g > (uint64_t)most, KJ_ERR_LIMIT, "%s: %zu elements need %llu blocks of %u; the device allows %d",
+                 entries[e].name, j->n, (unsigned long long)g, j->block, most);
+    *grid = (unsigned)g;
+    return g ? launch(k, *grid, j->block, j->stream, args) : KJ_OK;
 }
+
+/* Tuned values fit a single-block entry when its one block covers n. */
+static int fits(const void *user, const unsigned *values) { return *(const size_t *)user <= 2ull * values[0]; }
 
 kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
                           const kj_reduce_options *o) {
@@ -273,10 +185,10 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
-                 "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, type_names[type]);
+                 "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
     KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
     KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
-                 (unsigned long long)input, kj_type_size(type), type_names[type]);
+                 (unsigned long long)input, kj_type_size(type), kj_type_name(type));
     KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
                  "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
                  kj_result_size(type));
@@ -285,84 +197,40 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     if (!o) o = &defaults;
     entry_id e = FAST;
     KJ_FORWARD(find_entry(o->entry, &e));
-    unsigned block = entries[e].block, coarse = entries[e].coarse;
-    if (e == FAST) fast_default(type, n, &block, &coarse);
-    const char *from = "default";
-    if (o->block_size || o->coarse_factor) {
-        from = "explicit"; /* what the caller gives wins; the rest stays at the defaults */
-        if (o->block_size) block = o->block_size;
-        if (o->coarse_factor) coarse = o->coarse_factor;
-    } else if (tuned(rt, e, op, type, n, &block, &coarse)) {
-        from = "tuned";
-    }
     KJ_RETURN_IF(o->coarse_factor && !entries[e].coarsens, KJ_ERR_USAGE,
                  "%s does not coarsen: COARSE_FACTOR applies to reduce_fast and reduce_coarsened", entries[e].name);
-    if (!entries[e].coarsens) coarse = UNUSED_COARSE;
-    if (entries[e].single_block)
-        KJ_RETURN_IF(n > 2ull * block, KJ_ERR_USAGE,
-                     "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
-                     "default), reduce_segmented or reduce_coarsened", entries[e].name, 2 * block, n);
+    unsigned block = entries[e].block, coarse = entries[e].coarse;
+    if (e == FAST) fast_default(type, n, &block, &coarse);
+    /* tuned values that would not fit are not used (fits), so the block given or the default decides */
+    unsigned given_block = o->block_size ? o->block_size : block;
+    KJ_RETURN_IF(entries[e].single_block && n > 2ull * given_block, KJ_ERR_USAGE,
+                 "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
+                 "default), reduce_segmented or reduce_coarsened", entries[e].name, 2 * given_block, n);
 
-    kj_kernel *k;
-    kj_origin origin;
-    kj_status got = get(rt, entries[e].name, op, type, block, coarse, &k, &origin);
-    if (got != KJ_OK && strcmp(from, "tuned") == 0 && (got == KJ_ERR_INVALID_DEFINE || got == KJ_ERR_LIMIT)) {
-        /* a hand-edited database, or metadata changed since: the defaults still work */
-        kj__log(&rt->log, KJ_LOG_WARN, "the tuning database's BLOCK_SIZE=%u COARSE_FACTOR=%u for %s cannot be used (%s); "
-                "using the defaults", block, coarse, entries[e].name, kj_last_error());
-        block = entries[e].block;
-        coarse = entries[e].coarse;
-        if (e == FAST) fast_default(type, n, &block, &coarse);
-        if (!entries[e].coarsens) coarse = UNUSED_COARSE;
-        from = "default";
-        got = get(rt, entries[e].name, op, type, block, coarse, &k, &origin);
-    }
-    KJ_FORWARD(got);
-    kj_devptr ws = 0;
-    if (e == FAST || entries[e].in_place) KJ_FORWARD(workspace(rt, o->stream, &ws));
-    unsigned long long count = n;
-    unsigned grid = 1;
-
-    if (e == FAST) {
-        KJ_FORWARD(fast_grid(rt, k, type, n, block, coarse, &grid));
-        kj_devptr slots = ws + WS_SLOTS, counter = ws + WS_COUNTER;
-        void *args[] = {&input, &count, &result, &slots, &counter};
-        KJ_FORWARD(launch(k, grid, block, o->stream, args));
-    } else if (entries[e].in_place) {
-        kj_kernel *load;
-        KJ_FORWARD(get(rt, "reduce_load", op, type, block, coarse, &load, NULL));
-        kj_devptr copy = ws + WS_COPY;
-        void *load_args[] = {&input, &count, &copy};
-        KJ_FORWARD(launch(load, 1, block, o->stream, load_args));
-        void *args[] = {&copy, &result};
-        KJ_FORWARD(launch(k, 1, block, o->stream, args));
-    } else if (e == SHARED) {
-        void *args[] = {&input, &count, &result};
-        KJ_FORWARD(launch(k, 1, block, o->stream, args));
-    } else {
-        kj_kernel *init;
-        KJ_FORWARD(get(rt, "reduce_init", op, type, block, coarse, &init, NULL));
-        void *init_args[] = {&result};
-        KJ_FORWARD(launch(init, 1, 1, o->stream, init_args));
-        uint64_t per_block = 2ull * block * (e == COARSENED ? coarse : 1);
-        uint64_t g = ceil_div(n, per_block);
-        KJ_RETURN_IF(g > (uint64_t)rt->info.max_grid_dim[0], KJ_ERR_LIMIT,
-                     "%s: %zu elements need %llu blocks of %u; the device allows %d", entries[e].name, n,
-                     (unsigned long long)g, block, rt->info.max_grid_dim[0]);
-        grid = (unsigned)g;
-        if (grid) {
-            void *args[] = {&input, &count, &result};
-            KJ_FORWARD(launch(k, grid, block, o->stream, args));
-        }
-    }
+    kj_define fixed[] = {{"OP", kj_op_name(op)}, {"T", kj_type_name(type)}};
+    char unused[16];
+    snprintf(unused, sizeof unused, "%u", UNUSED_COARSE);
+    kj_define pinned = {"COARSE_FACTOR", unused};
+    int coarsens = entries[e].coarsens;
+    kj__config_call call = {.kernel = "reduce", .entry = entries[e].name, .fixed = fixed, .fixed_count = 2,
+                            .pinned = coarsens ? NULL : &pinned, .pinned_count = coarsens ? 0 : 1, .n = n,
+                            .count = coarsens ? 2 : 1, .names = {"BLOCK_SIZE", "COARSE_FACTOR"},
+                            .given = {o->block_size, o->coarse_factor}, .defaults = {block, coarse},
+                            .suits = entries[e].single_block ? fits : NULL, .user = &n};
+    kj__config cfg;
+    KJ_FORWARD(kj__config_resolve(rt, &call, &cfg));
+    kj__reduce_job job = {entries[e].name, op, type, input, n, result, cfg.values[0],
+                          coarsens ? cfg.values[1] : UNUSED_COARSE, o->stream};
+    unsigned grid;
+    KJ_FORWARD(kj__reduce_launch(rt, cfg.kernel, &job, &grid));
     if (o->report) {
         kj_reduce_report *r = o->report;
         snprintf(r->entry, sizeof r->entry, "%s", entries[e].name);
-        r->block_size = block;
-        r->coarse_factor = entries[e].coarsens ? coarse : 0;
+        r->block_size = job.block;
+        r->coarse_factor = coarsens ? job.coarse : 0;
         r->grid = grid;
-        r->origin = origin;
-        r->config_from = from;
+        r->origin = cfg.origin;
+        r->config_from = kj__config_name(cfg.from);
     }
     return KJ_OK;
 }
@@ -376,8 +244,6 @@ kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, siz
     kj_devptr ws;
     KJ_FORWARD(workspace(rt, stream, &ws));
     KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, ws + WS_RESULT, o));
-    KJ_CU(rt->cu->cuMemcpyDtoHAsync(host_result, (CUdeviceptr)(ws + WS_RESULT), kj_result_size(type), (CUstream)stream),
-          "copying the result (cuMemcpyDtoHAsync)");
-    KJ_CU(rt->cu->cuStreamSynchronize((CUstream)stream), "the reduction failed (cuStreamSynchronize)");
-    return KJ_OK;
+    KJ_FORWARD(kj__memcpy_dtoh_async(rt, host_result, ws + WS_RESULT, kj_result_size(type), stream, "copying the result"));
+    return kj__stream_wait(rt, stream, "the reduction failed");
 }

@@ -1,6 +1,8 @@
-/* What the rest of the library (the reduction's tuning target) needs to know about reduce.c. */
+/* What the reduction's tuning target needs of reduce.c. */
 #ifndef KJ_OPS_REDUCE_H
 #define KJ_OPS_REDUCE_H
+
+#include "ops/ops.h"
 
 /* Facts about a reduction entry that kj_reduce runs: 0 when `name` is one (NULL is the default
  * entry), with whether it uses COARSE_FACTOR and whether it reduces in a single block (at most
@@ -9,5 +11,21 @@ int kj__reduce_entry(const char *name, int *coarsens, int *single_block);
 
 /* The entries kj_reduce runs, for messages: "reduce_fast (the default), reduce_simple, ..." */
 extern const char kj__reduce_entry_list[];
+
+/* One reduction as kj_reduce_async runs it, once its configuration is chosen. */
+typedef struct kj__reduce_job {
+    const char *entry;       /* one that kj_reduce runs */
+    kj_op op;
+    kj_type type;
+    kj_devptr input;
+    size_t n;
+    kj_devptr result;
+    unsigned block, coarse;  /* the kernel's BLOCK_SIZE and COARSE_FACTOR */
+    kj_stream stream;
+} kj__reduce_job;
+
+/* Launches the job with k, its entry's kernel (the helper kernels it needs are got here), on the
+ * job's stream; *grid gets the blocks of the main launch. */
+kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *job, unsigned *grid);
 
 #endif

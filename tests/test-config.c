@@ -1,0 +1,139 @@
+/* "Explicit, else tuned, else default" (kj__config_resolve), as the families that have tunables
+ * report it, on the stub driver (tests/stub-cuda.c: an sm_90 device whose memory is host memory and
+ * on which these kernels' launches do nothing): the kernels are compiled and loaded for real, the
+ * tuning database is the runtime's own, and each call's report says what it ran and why. */
+#include "test_util.h"
+
+#include "tunedb/tunedb.h"
+
+#define N 1500 /* fits one block of 1024 (a single-block entry), not one of 512 */
+
+static kj_devptr a, b, c;
+
+static int setup(void **state) {
+    if (kj_test_setup_dir(state) != 0) return -1;
+    kj_test_rt = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &kj_test_rt_log);
+    if (!kj_test_rt || !kj_runtime_has_device(kj_test_rt)) return -1; /* KERNJIT_LIBCUDA is the stub */
+    return kj_mem_alloc(kj_test_rt, 3 * N * 8, &a) == KJ_OK ? (b = a + N * 8, c = b + N * 8, 0) : -1;
+}
+
+/* Stores a winner for this device, faster than any before it (so that it replaces them). */
+static void store(const char *kernel, const char *entry, const char *fixed, const char *values) {
+    static double gbps = 1;
+    kj_device_info info;
+    KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &info));
+    char device[256];
+    kj__tunedb_device_name(info.name, device);
+    kj__tuned_rec rec = {.kernel = (char *)kernel, .entry = (char *)entry, .fixed = (char *)fixed,
+                         .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
+                         .cc_minor = info.cc_minor, .version = (char *)kj_version_string(), .values = (char *)values,
+                         .gbps = gbps++, .us = 1, .n = N, .time = 1};
+    KJ_ASSERT_OK(kj__tuned_store(kj_test_rt, &rec));
+}
+
+static kj_vector_add_report vector_add(unsigned block, unsigned unroll) {
+    kj_vector_add_report r;
+    kj_vector_add_options o = {.block_size = block, .unroll = unroll, .report = &r};
+    KJ_ASSERT_OK(kj_vector_add(kj_test_rt, KJ_TYPE_F32, a, b, c, N, &o));
+    return r;
+}
+
+static void test_vector_add(void **state) {
+    (void)state;
+    kj_vector_add_report r = vector_add(0, 0);
+    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.block_size, 256);
+    assert_int_equal(r.unroll, 4);
+    r = vector_add(128, 0); /* one value given: the other stays at its default */
+    assert_string_equal(r.config_from, "explicit");
+    assert_int_equal(r.block_size, 128);
+    assert_int_equal(r.unroll, 4);
+
+    store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=2");
+    r = vector_add(0, 0);
+    assert_string_equal(r.config_from, "tuned");
+    assert_int_equal(r.block_size, 512);
+    assert_int_equal(r.unroll, 2);
+    r = vector_add(0, 8); /* what the caller gives wins over the database */
+    assert_string_equal(r.config_from, "explicit");
+    assert_int_equal(r.block_size, 256);
+    assert_int_equal(r.unroll, 8);
+
+    /* values that are not plain numbers from 1 to 1024 are not taken: the defaults, silently */
+    int warnings = kj_test_rt_log.warnings;
+    store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=2048 UNROLL=2");
+    r = vector_add(0, 0);
+    assert_string_equal(r.config_from, "default");
+    assert_int_equal(kj_test_rt_log.warnings, warnings);
+
+    /* values the metadata refuses (a hand-edited database): a warning, then the defaults */
+    store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=3");
+    r = vector_add(0, 0);
+    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.unroll, 4);
+    assert_int_equal(kj_test_rt_log.warnings, warnings + 1);
+    assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 for vector_add cannot be "
+                                                 "used"));
+    assert_non_null(strstr(kj_test_rt_log.last, "UNROLL=3"));
+    /* and explicit values the metadata refuses are the caller's error */
+    kj_vector_add_options o = {.unroll = 3};
+    assert_int_equal(kj_vector_add(kj_test_rt, KJ_TYPE_F32, a, b, c, N, &o), KJ_ERR_INVALID_DEFINE);
+}
+
+static kj_reduce_report reduce(const char *entry) {
+    kj_reduce_report r;
+    kj_reduce_options o = {.entry = entry, .report = &r};
+    KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, a, N, c, &o));
+    return r;
+}
+
+static void test_reduce(void **state) {
+    (void)state;
+    kj_reduce_report r = reduce("reduce_shared");
+    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.block_size, 1024);
+    assert_int_equal(r.coarse_factor, 0);
+    /* a single-block entry takes tuned values only when its one block covers n */
+    store("reduce", "reduce_shared", "OP=sum T=i32", "BLOCK_SIZE=512");
+    r = reduce("reduce_shared");
+    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.block_size, 1024);
+    store("reduce", "reduce_shared", "OP=sum T=i32", "BLOCK_SIZE=1024");
+    assert_string_equal(reduce("reduce_shared").config_from, "tuned");
+    /* the tuned values of the entry that coarsens: both of them */
+    store("reduce", "reduce_fast", "OP=sum T=i32", "BLOCK_SIZE=64 COARSE_FACTOR=2");
+    r = reduce(NULL);
+    assert_string_equal(r.entry, "reduce_fast");
+    assert_string_equal(r.config_from, "tuned");
+    assert_int_equal(r.block_size, 64);
+    assert_int_equal(r.coarse_factor, 2);
+    /* another operator has nothing tuned */
+    kj_reduce_options o = {.report = &r};
+    KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_MAX, KJ_TYPE_I32, a, N, c, &o));
+    assert_string_equal(r.config_from, "default");
+}
+
+static void test_transpose(void **state) {
+    (void)state;
+    kj_transpose_report r;
+    kj_transpose_options o = {.report = &r};
+    store("transpose", "transpose_padded", "ELEM_BYTES=4", "BLOCK_ROWS=4 TILE_DIM=16");
+    KJ_ASSERT_OK(kj_transpose(kj_test_rt, KJ_TYPE_F32, a, c, 30, 50, &o));
+    assert_string_equal(r.config_from, "tuned");
+    assert_int_equal(r.tile[0], 16);
+    assert_int_equal(r.block[1], 4);
+    assert_int_equal(r.grid, 2 * 4);
+    assert_int_equal(r.shared_bytes, 16 * 17 * 4);
+    o.variant = KJ_TRANSPOSE_SHARED; /* a fixed tile: nothing to tune */
+    KJ_ASSERT_OK(kj_transpose(kj_test_rt, KJ_TYPE_F32, a, c, 30, 50, &o));
+    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.tile[0], 32);
+}
+
+static int teardown(void **state) {
+    kj_mem_free(kj_test_rt, a);
+    return kj_test_teardown(state);
+}
+
+KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
+             cmocka_unit_test(test_transpose))
