@@ -130,10 +130,27 @@ static void test_transpose(void **state) {
     assert_int_equal(r.tile[0], 32);
 }
 
+/* A tuning target runs the kernel the tuner got for the variant: one request a variant, however many
+ * times it runs (the stub's launches do nothing, so every variant comes out wrong). */
+static void test_tune_gets_each_variant_once(void **state) {
+    (void)state;
+    kj_define f32[] = {{"T", "f32"}};
+    kj_tune_options o = kj_test_tune_options("vector_add", f32, 1, N);
+    o.budget = 3;
+    o.dry_run = 1;
+    kj_stats before, after;
+    kj_runtime_stats(kj_test_rt, &before);
+    kj_tune_result *r = NULL;
+    assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_NOT_FOUND);
+    assert_non_null(strstr(kj_last_error(), "3 wrong"));
+    kj_runtime_stats(kj_test_rt, &after);
+    assert_int_equal(after.requests - before.requests, 3);
+}
+
 static int teardown(void **state) {
     kj_mem_free(kj_test_rt, a);
     return kj_test_teardown(state);
 }
 
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
-             cmocka_unit_test(test_transpose))
+             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once))

@@ -90,4 +90,82 @@ typedef struct kj__config {
  * defaults are used instead. Errors: those of kj_kernel_get for the values used. */
 kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *call, kj__config *out);
 
+/* ---- tuning targets ------------------------------------------------------------------------- */
+
+/* What the tuner (src/tune/tune.c) needs of a family to time its variants on a problem and check
+ * their results: a kj__tune_target in the family's <family>_tune.c, listed in src/tune/targets.c. The
+ * tuner does the rest: the search space, parallel compilation, device limits, timing, the winner and
+ * the database. */
+
+/* The problem, as the tuner hands it to the target. */
+typedef struct kj__tune_problem {
+    kj_runtime *rt;
+    const char *entry;          /* never NULL */
+    const kj_define *fixed;     /* the params' values (every non-varied macro, sorted by name) */
+    size_t fixed_count;
+    uint64_t n;
+    uint64_t seed;
+} kj__tune_problem;
+
+typedef struct kj__tune_target {
+    const char *kernel;         /* the family's kernel: "reduce" */
+    const char *default_entry;  /* used when kj_tune_options.entry is NULL */
+    uint64_t default_n;         /* used when kj_tune_options.n is 0 */
+    size_t state_size;          /* the target's state: the tuner passes a zeroed one of this size */
+    /* Tunables the entry does not use (NULL-terminated), held at their defaults; NULL: none. */
+    const char *const *(*unused_tunables)(const char *entry);
+    /* Allocates the inputs (rotating copies when they fit in L2: kj__tune_slots), fills them from the
+     * seed, computes the CPU reference. Usage errors name the value. */
+    kj_status (*setup)(const kj__tune_problem *problem, void *state);
+    /* Bytes one run reads and writes, for GB/s. */
+    double (*bytes_per_run)(void *state);
+    /* 0 when the variant can run this problem; else writes why not (a single-block entry and a large
+     * n): the variant is skipped, not failed. May be NULL. */
+    int (*applicable)(void *state, const kj_define *defines, size_t count, char *why, size_t why_size);
+    /* Threads per block and dynamic shared bytes of a variant, for the device-limit checks; NULL:
+     * BLOCK_SIZE and 0. */
+    unsigned (*block_threads)(void *state, const kj_define *defines, size_t count);
+    unsigned (*dynamic_shared)(void *state, const kj_define *defines, size_t count);
+    /* Enqueues run number i of the variant on stream, without waiting, with its kernel, which the
+     * tuner got for the variant's macros; i picks the rotating input. */
+    kj_status (*run)(void *state, kj_kernel *kernel, const kj_define *defines, size_t count, kj_stream stream,
+                     unsigned i);
+    /* After the stream is synchronized: KJ_OK when the last run's result matches the reference,
+     * else KJ_ERR_WRONG_RESULT with a message giving both. */
+    kj_status (*verify)(void *state);
+    /* Releases what setup took, also after a setup that failed part way. */
+    void (*teardown)(void *state);
+} kj__tune_target;
+
+/* How many copies of a run's data (`bytes`, all its arrays) rotate: one when the data is larger than
+ * the device's L2; else enough to span more than twice the L2 (at most 1024), so that a run does not
+ * find its input in L2 from the run before. */
+unsigned kj__tune_slots(const kj_runtime *rt, size_t bytes);
+/* The distance between copies of an array of `bytes`: a multiple of 256 bytes. */
+size_t kj__tune_stride(size_t bytes);
+/* Device memory for `slots` copies of a problem's arrays (`of` names them: "the input"), when the
+ * device has it to spare (64 MiB are left free); else KJ_ERR_DEVICE_MEMORY: "<what> needs N bytes of
+ * device memory (S copies of <of>); F of T are free". */
+kj_status kj__tune_alloc(kj_runtime *rt, size_t bytes, const char *what, unsigned slots, const char *of,
+                         kj_devptr *out);
+/* Copies the first `stride` bytes at base into slots 1 .. slots - 1 (doubling, device to device). */
+kj_status kj__tune_replicate(kj_runtime *rt, kj_devptr base, size_t stride, unsigned slots);
+/* Fills `bytes` at dev with 0xA5 and waits, so that a variant that writes nothing cannot pass on an
+ * earlier one's output. */
+kj_status kj__tune_poison(kj_runtime *rt, kj_devptr dev, size_t bytes);
+/* Compares `bytes` of device memory at dev with host memory at want, copying through a bounded host
+ * buffer (an output of several GiB needs no second host copy): *first gets the byte offset of the
+ * first difference, or SIZE_MAX when they are equal. */
+kj_status kj__tune_compare(kj_runtime *rt, kj_devptr dev, const void *want, size_t bytes, size_t *first);
+
+/* The inputs' random numbers: a generator seeded from the problem's seed, and its next value. */
+uint64_t kj__tune_seed(uint64_t seed);
+uint64_t kj__tune_random(uint64_t *state);
+
+/* The value of macro `name` in a define list, or NULL. */
+const char *kj__tune_define(const kj_define *defines, size_t count, const char *name);
+/* The same as a number (the space's values are the metadata's, checked when it was parsed); 0 when
+ * the macro is not in the list. */
+unsigned kj__tune_define_uint(const kj_define *defines, size_t count, const char *name);
+
 #endif

@@ -1,8 +1,8 @@
 /* kj_tune: the autotuner. The search space comes from the kernel's metadata (src/tune/space.c); variants
  * are compiled and loaded in parallel (src/base/pool.c, through the cache), checked against the device's
  * limits, then timed one after the other on a stream of their own and verified against the family's
- * CPU reference (a tuning target, src/tune/tune_target.h). The fastest correct variant is timed again and
- * stored in the tuning database (src/tunedb/tunedb.c). */
+ * CPU reference (a tuning target: ops/ops.h, listed in src/tune/targets.c). The fastest correct variant
+ * is timed again and stored in the tuning database (src/tunedb/tunedb.c). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include "base/pool.h"
 #include "runtime/runtime.h"
 #include "tune/space.h"
-#include "tune/tune_target.h"
+#include "tune/targets.h"
 #include "tunedb/tunedb.h"
 #include "base/util.h"
 
@@ -26,71 +26,7 @@
 #define RUNOFF_WITHIN 1.03    /* ... those within 3% of the sweep's best */
 #define BATCH_TARGET_US 200.0 /* short runs are timed in batches that last about this long */
 #define MAX_BATCH 200u
-#define MAX_ROTATION 1024u
 #define DEFAULT_SEED 20240601u
-
-static const kj__tune_target *const targets[] = {
-#define KJ__TUNE_TARGET_REF_(name) &kj__tune_target_##name,
-    KJ__TUNE_TARGETS(KJ__TUNE_TARGET_REF_)
-#undef KJ__TUNE_TARGET_REF_
-};
-#define TARGET_COUNT (sizeof targets / sizeof targets[0])
-
-/* ---- helpers for targets --------------------------------------------------------------------- */
-
-const char *kj__tune_define(const kj_define *d, size_t count, const char *name) {
-    for (size_t i = 0; i < count; i++)
-        if (strcmp(d[i].name, name) == 0) return d[i].value;
-    return NULL;
-}
-
-unsigned kj__tune_define_uint(const kj_define *d, size_t count, const char *name) {
-    const char *v = kj__tune_define(d, count, name);
-    return v ? (unsigned)strtoul(v, NULL, 10) : 0;
-}
-
-void kj__tune_rotation(const kj_runtime *rt, size_t bytes, unsigned *slots, size_t *stride) {
-    *stride = (bytes + 255) & ~(size_t)255;
-    if (*stride == 0) *stride = 256;
-    size_t l2 = rt->info.l2_bytes;
-    if (bytes > l2) {
-        *slots = 1;
-        return;
-    }
-    size_t want = 2 * l2 / *stride + 1; /* copies that together span more than twice the L2 */
-    *slots = want > MAX_ROTATION ? MAX_ROTATION : want < 2 ? 2 : (unsigned)want;
-}
-
-kj_status kj__tune_replicate(kj_runtime *rt, kj_devptr base, size_t stride, unsigned slots) {
-    for (size_t have = 1; have < slots; have *= 2) {
-        size_t more = slots - have < have ? slots - have : have;
-        KJ_FORWARD(kj_memcpy_dtod(rt, base + have * stride, base, more * stride, NULL));
-    }
-    return KJ_OK;
-}
-
-#define COMPARE_CHUNK (32u << 20)
-
-kj_status kj__tune_compare(kj_runtime *rt, kj_devptr dev, const void *want, size_t bytes, size_t *first) {
-    *first = SIZE_MAX;
-    size_t chunk = bytes < COMPARE_CHUNK ? bytes : COMPARE_CHUNK;
-    unsigned char *got = malloc(chunk ? chunk : 1);
-    if (!got) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    const unsigned char *w = want;
-    kj_status s = KJ_OK;
-    for (size_t at = 0; at < bytes && s == KJ_OK && *first == SIZE_MAX; at += chunk) {
-        size_t len = bytes - at < chunk ? bytes - at : chunk;
-        s = kj_memcpy_dtoh(rt, got, dev + at, len);
-        if (s == KJ_OK && memcmp(got, w + at, len) != 0)
-            for (size_t i = 0; i < len; i++)
-                if (got[i] != w[at + i]) {
-                    *first = at + i;
-                    break;
-                }
-    }
-    free(got);
-    return s;
-}
 
 /* ---- the result ------------------------------------------------------------------------------ */
 
@@ -591,14 +527,14 @@ static kj_status greedy(tuner *t, size_t budget) {
 /* ---- kj_tune --------------------------------------------------------------------------------- */
 
 static const kj__tune_target *find_target(const char *kernel) {
-    for (size_t i = 0; i < TARGET_COUNT; i++)
-        if (strcmp(targets[i]->kernel, kernel) == 0) return targets[i];
+    for (size_t i = 0; kj__tune_targets[i]; i++)
+        if (strcmp(kj__tune_targets[i]->kernel, kernel) == 0) return kj__tune_targets[i];
     return NULL;
 }
 
 static kj_status no_target(const char *kernel) {
     kj__buf b = {0};
-    for (size_t i = 0; i < TARGET_COUNT; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", targets[i]->kernel);
+    for (size_t i = 0; kj__tune_targets[i]; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", kj__tune_targets[i]->kernel);
     kj_status s = KJ_FAIL(KJ_ERR_UNSUPPORTED,
                           "%.100s has no tuning target (the host code that runs and checks it): the kernels that can "
                           "be tuned are %s; `kernjit compile %.100s --all` still builds its variants",
@@ -726,7 +662,8 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     problem_fixed(t, &fixed, &fixed_count);
     if (!fixed) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     kj__tune_problem problem = {rt, entry, fixed, fixed_count, r->n, o->seed ? o->seed : DEFAULT_SEED};
-    kj_status s = t->target->setup(&problem, &t->tstate);
+    t->tstate = calloc(1, t->target->state_size);
+    kj_status s = t->tstate ? t->target->setup(&problem, t->tstate) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     free(fixed);
     KJ_FORWARD(s);
     r->bytes_per_run = t->target->bytes_per_run(t->tstate);
@@ -796,6 +733,7 @@ kj_status kj_tune(kj_runtime *rt, const kj_tune_options *o, kj_tune_result **out
     kj_event_destroy(t.start);
     kj_event_destroy(t.stop);
     if (t.tstate) target->teardown(t.tstate);
+    free(t.tstate);
     free(t.kernels);
     free(t.touched);
     if (s != KJ_OK) {

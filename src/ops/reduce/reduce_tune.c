@@ -1,5 +1,5 @@
-/* The reduction's tuning target: kj_reduce_async on n seeded random elements, with the variant's
- * BLOCK_SIZE and COARSE_FACTOR given explicitly, checked against the CPU reference.
+/* The reduction's tuning target: the variant's kernel launched as kj_reduce_async launches it
+ * (kj__reduce_launch) on n seeded random elements, checked against the CPU reference.
  *
  * Filling and referencing 2^28 random elements on the CPU would take longer than timing the whole
  * 6 x 6 sweep, so the input is periodic: a random tile of TILE elements (a prime, so that no
@@ -11,11 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/ops.h"
 #include "ops/reduce/reduce.h"
-
-#include "base/error.h"
-#include "runtime/runtime.h"
-#include "tune/tune_target.h"
 #include "testing/kjtest.h"
 
 #define TILE 1048573u /* the largest prime below 2^20 */
@@ -32,7 +29,7 @@ typedef struct state {
     kj_devptr base, out;
     unsigned char expected[8];
     double abs_sum;
-    kj_reduce_report report; /* of the latest run: its configuration bounds the float error */
+    unsigned block, coarse, grid; /* of the latest run: its configuration bounds the float error */
 } state;
 
 static const char *const unused_coarse[] = {"COARSE_FACTOR", NULL};
@@ -41,13 +38,6 @@ static const char *const *unused_tunables(const char *entry) {
     int coarsens = 1, single = 0;
     if (kj__reduce_entry(entry, &coarsens, &single) == 0 && !coarsens) return unused_coarse;
     return NULL;
-}
-
-static uint64_t next(uint64_t *s) {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
 }
 
 /* Round to nearest even; the values here are in [-1, 1): those below the smallest normal half
@@ -69,10 +59,9 @@ static uint16_t to_half(float f) {
  * that the product neither vanishes nor overflows, and a lost element flips or keeps the sign);
  * any bits for integers, odd ones for integer products (which then never become 0). */
 static void fill(kj_type t, kj_op op, void *buf, size_t n, uint64_t seed) {
-    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-    if (!s) s = 1;
+    uint64_t s = kj__tune_seed(seed);
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = next(&s);
+        uint64_t r = kj__tune_random(&s);
         double u = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
         if (op == KJ_OP_PROD) u = (r >> 7) & 1 ? 1.0 : -1.0;
         uint64_t bits = op == KJ_OP_PROD ? r | 1 : r;
@@ -108,18 +97,13 @@ static kj_status reference(state *st, const void *tile, size_t tile_n) {
 
 static void teardown(void *p) {
     state *st = p;
-    if (!st) return;
     kj_mem_free(st->rt, st->base);
     kj_mem_free(st->rt, st->out);
-    free(st);
 }
 
-static kj_status poison(state *st) {
-    KJ_FORWARD(kj_memset_u8(st->rt, st->out, 0xA5, 16));
-    return kj_synchronize(st->rt); /* the memset runs on the legacy stream; the runs do not */
-}
-
-static kj_status setup_state(const kj__tune_problem *p, state *st) {
+static kj_status setup(const kj__tune_problem *p, void *state_) {
+    state *st = state_;
+    st->rt = p->rt;
     const char *op = kj__tune_define(p->fixed, p->fixed_count, "OP");
     const char *t = kj__tune_define(p->fixed, p->fixed_count, "T");
     KJ_RETURN_IF(!op || !t, KJ_ERR_SPEC, "reduce: the metadata lacks OP or T");
@@ -134,13 +118,11 @@ static kj_status setup_state(const kj__tune_problem *p, state *st) {
                  (unsigned long long)p->n, t);
     st->n = (size_t)p->n;
     st->bytes = st->n * es;
-    kj__tune_rotation(st->rt, st->bytes, &st->slots, &st->stride);
-    size_t need = (size_t)st->slots * st->stride, free_b = 0, total = 0;
-    KJ_FORWARD(kj_mem_info(st->rt, &free_b, &total));
-    KJ_RETURN_IF(need + (64u << 20) > free_b, KJ_ERR_DEVICE_MEMORY,
-                 "tuning reduce at n = %zu needs %zu bytes of device memory (%u cop%s of the input); %zu of %zu are free",
-                 st->n, need, st->slots, st->slots == 1 ? "y" : "ies", free_b, total);
-    KJ_FORWARD(kj_mem_alloc(st->rt, need, &st->base));
+    st->slots = kj__tune_slots(st->rt, st->bytes);
+    st->stride = kj__tune_stride(st->bytes);
+    char what[64];
+    snprintf(what, sizeof what, "tuning reduce at n = %zu", st->n);
+    KJ_FORWARD(kj__tune_alloc(st->rt, (size_t)st->slots * st->stride, what, st->slots, "the input", &st->base));
     KJ_FORWARD(kj_mem_alloc(st->rt, 16, &st->out));
 
     size_t tile_n = st->n < TILE ? st->n : TILE;
@@ -157,21 +139,8 @@ static kj_status setup_state(const kj__tune_problem *p, state *st) {
     else if (s == KJ_OK) s = kj_reduce_reference(st->op, st->type, NULL, 0, st->expected, &st->abs_sum);
     free(tile);
     if (s == KJ_OK) s = kj__tune_replicate(st->rt, st->base, st->stride, st->slots);
-    if (s == KJ_OK) s = poison(st);
+    if (s == KJ_OK) s = kj__tune_poison(st->rt, st->out, 16);
     return s;
-}
-
-static kj_status setup(const kj__tune_problem *p, void **out) {
-    state *st = calloc(1, sizeof *st);
-    if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    st->rt = p->rt;
-    kj_status s = setup_state(p, st);
-    if (s != KJ_OK) {
-        teardown(st);
-        return s;
-    }
-    *out = st;
-    return KJ_OK;
 }
 
 static double bytes_per_run(void *p) { return (double)((state *)p)->bytes; }
@@ -188,24 +157,27 @@ static int applicable(void *p, const kj_define *d, size_t count, char *why, size
 }
 
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
-    (void)k; /* kj_reduce gets the same module itself, and picks the grid as it always does */
     state *st = p;
-    kj_reduce_options o = {.entry = st->entry, .block_size = kj__tune_define_uint(d, count, "BLOCK_SIZE"),
-                           .coarse_factor = st->coarsens ? kj__tune_define_uint(d, count, "COARSE_FACTOR") : 0,
-                           .stream = stream, .report = &st->report};
-    kj_devptr input = st->base + (kj_devptr)(i % st->slots) * st->stride;
-    return kj_reduce_async(st->rt, st->op, st->type, input, st->n, st->out, &o);
+    /* COARSE_FACTOR is in the variant's macros also where the entry does not use it (at its default) */
+    kj__reduce_job job = {st->entry, st->op, st->type, st->base + (kj_devptr)(i % st->slots) * st->stride, st->n,
+                          st->out, kj__tune_define_uint(d, count, "BLOCK_SIZE"),
+                          kj__tune_define_uint(d, count, "COARSE_FACTOR"), stream};
+    st->block = job.block;
+    st->coarse = job.coarse;
+    return kj__reduce_launch(st->rt, k, &job, &st->grid);
 }
 
 static kj_status verify(void *p) {
     state *st = p;
     unsigned char got[8];
     KJ_FORWARD(kj_memcpy_dtoh(st->rt, got, st->out, kj_result_size(st->type)));
-    KJ_FORWARD(poison(st));
+    KJ_FORWARD(kj__tune_poison(st->rt, st->out, 16));
     if (memcmp(got, st->expected, kj_result_size(st->type)) == 0) return KJ_OK;
     double g = kj_result_as_double(st->type, got), w = kj_result_as_double(st->type, st->expected);
     if (isnan(g) && isnan(w)) return KJ_OK;
-    double tol = kj_reduce_tolerance(st->op, st->type, st->n, w, st->abs_sum, &st->report);
+    kj_reduce_report ran = {.block_size = st->block, .coarse_factor = st->coarsens ? st->coarse : 0, .grid = st->grid};
+    snprintf(ran.entry, sizeof ran.entry, "%s", st->entry);
+    double tol = kj_reduce_tolerance(st->op, st->type, st->n, w, st->abs_sum, &ran);
     if (fabs(g - w) <= tol) return KJ_OK;
     return KJ_FAIL(KJ_ERR_WRONG_RESULT, "GPU %.17g, CPU reference %.17g, tolerance %.3g", g, w, tol);
 }
@@ -214,6 +186,7 @@ const kj__tune_target kj__tune_target_reduce = {
     .kernel = "reduce",
     .default_entry = "reduce_fast",
     .default_n = 1u << 24,
+    .state_size = sizeof(state),
     .unused_tunables = unused_tunables,
     .setup = setup,
     .bytes_per_run = bytes_per_run,

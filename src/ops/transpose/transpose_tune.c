@@ -8,47 +8,36 @@
  * n not above sqrt(n). Square when n is a square (2^26: 8192 x 8192), else as close to square as n
  * allows (2^25: 4096 x 8192; a prime n is one row).
  *
- * The runs go through kj_transpose itself, so that the grid, the block and the dynamic shared memory
- * are exactly what the op launches for those values. Inputs that fit in L2 rotate: in and out each
- * have `slots` copies, in two regions, so that the outputs can be poisoned with a single memset. */
+ * The runs launch the variant's kernel as kj_transpose does (kj__transpose_launch), so that the grid,
+ * the block and the dynamic shared memory are exactly the op's for those values. Inputs that fit in
+ * L2 rotate: in and out each have `slots` copies, in two regions, so that the outputs can be poisoned
+ * with a single memset. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernjit/ops.h"
-#include "base/error.h"
-#include "runtime/runtime.h"
-#include "tune/tune_target.h"
+#include "ops/ops.h"
+#include "ops/transpose/transpose.h"
 
 #define MAX_SIDE 2147483647ull /* kj_transpose's limit on rows and cols */
 #define BLOCK 64               /* the CPU reference's tile: both sides stay in cache */
 
 typedef struct state {
     kj_runtime *rt;
-    kj_type type;
     size_t es, rows, cols, n, bytes;
     unsigned slots;
     size_t stride;             /* between slots of one matrix */
     kj_devptr base;            /* the inputs' slots, then the outputs' */
     unsigned last;             /* the slot of the latest run */
     void *expected;            /* cols x rows: the CPU's transpose */
-    kj_transpose_report report;
 } state;
-
-static uint64_t next(uint64_t *s) {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
 
 /* A transpose moves bits: any bits will do, and distinct ones show a misplaced element. */
 static void fill(void *buf, size_t es, size_t n, uint64_t seed) {
-    uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-    if (!s) s = 1;
+    uint64_t s = kj__tune_seed(seed);
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = next(&s);
+        uint64_t r = kj__tune_random(&s);
         if (es == 2) ((uint16_t *)buf)[i] = (uint16_t)(r >> 48);
         else if (es == 4) ((uint32_t *)buf)[i] = (uint32_t)(r >> 32);
         else ((uint64_t *)buf)[i] = r;
@@ -86,25 +75,21 @@ static kj_devptr slot_of(const state *st, unsigned matrix, unsigned slot) {
 
 static void teardown(void *p) {
     state *st = p;
-    if (!st) return;
     kj_mem_free(st->rt, st->base);
     free(st->expected);
-    free(st);
 }
 
-/* Every output slot, so that a variant that writes nothing cannot pass on an earlier one's output. */
-static kj_status poison(state *st) {
-    KJ_FORWARD(kj_memset_u8(st->rt, slot_of(st, 1, 0), 0xA5, (size_t)st->slots * st->stride));
-    return kj_synchronize(st->rt); /* the memset runs on the legacy stream; the runs do not */
-}
+/* Every output slot. */
+static kj_status poison(state *st) { return kj__tune_poison(st->rt, slot_of(st, 1, 0), (size_t)st->slots * st->stride); }
 
-static kj_status setup_state(const kj__tune_problem *p, state *st) {
+static kj_status setup(const kj__tune_problem *p, void *state_) {
+    state *st = state_;
+    st->rt = p->rt;
     const char *eb = kj__tune_define(p->fixed, p->fixed_count, "ELEM_BYTES");
     KJ_RETURN_IF(!eb, KJ_ERR_SPEC, "transpose: the metadata lacks ELEM_BYTES");
     st->es = strtoul(eb, NULL, 10);
     KJ_RETURN_IF(st->es != 2 && st->es != 4 && st->es != 8, KJ_ERR_USAGE,
                  "transpose: ELEM_BYTES=%.20s: allowed are 2, 4 and 8", eb);
-    st->type = st->es == 2 ? KJ_TYPE_F16 : st->es == 4 ? KJ_TYPE_U32 : KJ_TYPE_I64; /* moved as bits */
     KJ_RETURN_IF(strcmp(p->entry, "transpose_padded") != 0, KJ_ERR_USAGE,
                  "transpose entry '%.60s' cannot be tuned: it has a fixed 32 x 32 tile; TILE_DIM and BLOCK_ROWS "
                  "shape transpose_padded (the default) only", p->entry);
@@ -117,16 +102,12 @@ static kj_status setup_state(const kj__tune_problem *p, state *st) {
                  (unsigned long long)p->n, st->rows, st->cols, MAX_SIDE);
     st->n = (size_t)p->n;
     st->bytes = st->n * st->es;
-    size_t pair_stride;
-    kj__tune_rotation(st->rt, 2 * st->bytes, &st->slots, &pair_stride);
-    st->stride = (st->bytes + 255) & ~(size_t)255;
-    size_t need = 2 * (size_t)st->slots * st->stride, free_b = 0, total = 0;
-    KJ_FORWARD(kj_mem_info(st->rt, &free_b, &total));
-    KJ_RETURN_IF(need + (64u << 20) > free_b, KJ_ERR_DEVICE_MEMORY,
-                 "tuning transpose at n = %zu (%zu x %zu) needs %zu bytes of device memory (%u cop%s of the input "
-                 "and the output); %zu of %zu are free", st->n, st->rows, st->cols, need, st->slots,
-                 st->slots == 1 ? "y" : "ies", free_b, total);
-    KJ_FORWARD(kj_mem_alloc(st->rt, need, &st->base));
+    st->slots = kj__tune_slots(st->rt, 2 * st->bytes);
+    st->stride = kj__tune_stride(st->bytes);
+    char what[128];
+    snprintf(what, sizeof what, "tuning transpose at n = %zu (%zu x %zu)", st->n, st->rows, st->cols);
+    KJ_FORWARD(kj__tune_alloc(st->rt, 2 * (size_t)st->slots * st->stride, what, st->slots, "the input and the output",
+                              &st->base));
 
     void *in = malloc(st->bytes);
     st->expected = malloc(st->bytes);
@@ -140,19 +121,6 @@ static kj_status setup_state(const kj__tune_problem *p, state *st) {
     if (s == KJ_OK) s = kj__tune_replicate(st->rt, slot_of(st, 0, 0), st->stride, st->slots);
     if (s == KJ_OK) s = poison(st);
     return s;
-}
-
-static kj_status setup(const kj__tune_problem *p, void **out) {
-    state *st = calloc(1, sizeof *st);
-    if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    st->rt = p->rt;
-    kj_status s = setup_state(p, st);
-    if (s != KJ_OK) {
-        teardown(st);
-        return s;
-    }
-    *out = st;
-    return KJ_OK;
 }
 
 static double bytes_per_run(void *p) { return 2.0 * (double)((state *)p)->bytes; } /* read + write */
@@ -175,27 +143,28 @@ static int applicable(void *p, const kj_define *d, size_t count, char *why, size
     state *st = p;
     unsigned tile = kj__tune_define_uint(d, count, "TILE_DIM");
     size_t shared = dynamic_shared(p, d, count);
-    if (shared > st->rt->info.shared_per_block_optin) {
+    const kj_device_info *dev = kj__device_info(st->rt);
+    if (shared > dev->shared_per_block_optin) {
         snprintf(why, size, "a %u x %u tile of %zu-byte elements needs %zu bytes of shared memory a block; the device "
-                 "allows %zu", tile, tile + 1, st->es, shared, st->rt->info.shared_per_block_optin);
+                 "allows %zu", tile, tile + 1, st->es, shared, dev->shared_per_block_optin);
         return -1;
     }
     uint64_t tiles = tile ? (uint64_t)((st->rows + tile - 1) / tile) * ((st->cols + tile - 1) / tile) : 0;
-    if (tiles > (uint64_t)st->rt->info.max_grid_dim[0]) {
+    if (tiles > (uint64_t)dev->max_grid_dim[0]) {
         snprintf(why, size, "%zu x %zu takes %llu tiles of %ux%u; a grid holds at most %d blocks", st->rows, st->cols,
-                 (unsigned long long)tiles, tile, tile, st->rt->info.max_grid_dim[0]);
+                 (unsigned long long)tiles, tile, tile, dev->max_grid_dim[0]);
         return -1;
     }
     return 0;
 }
 
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
-    (void)k; /* kj_transpose gets the same module itself and sizes the grid as it always does */
     state *st = p;
-    kj_transpose_options o = {.variant = KJ_TRANSPOSE_PADDED, .tile_dim = kj__tune_define_uint(d, count, "TILE_DIM"),
-                              .block_rows = kj__tune_define_uint(d, count, "BLOCK_ROWS"), .stream = stream, .report = &st->report};
+    unsigned dim = kj__tune_define_uint(d, count, "TILE_DIM");
+    unsigned tile[2] = {dim, dim}, block[2] = {dim, kj__tune_define_uint(d, count, "BLOCK_ROWS")}, tiles;
     st->last = i % st->slots;
-    return kj_transpose(st->rt, st->type, slot_of(st, 0, st->last), slot_of(st, 1, st->last), st->rows, st->cols, &o);
+    return kj__transpose_launch(st->rt, k, tile, block, slot_of(st, 0, st->last), slot_of(st, 1, st->last), st->rows,
+                                st->cols, stream, &tiles);
 }
 
 static uint64_t word_at(const unsigned char *p, size_t es) {
@@ -232,6 +201,7 @@ const kj__tune_target kj__tune_target_transpose = {
     .kernel = "transpose",
     .default_entry = "transpose_padded",
     .default_n = 1u << 26, /* 8192 x 8192 */
+    .state_size = sizeof(state),
     .unused_tunables = NULL,
     .setup = setup,
     .bytes_per_run = bytes_per_run,

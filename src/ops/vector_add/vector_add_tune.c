@@ -1,10 +1,9 @@
-/* The vector add's tuning target: kj_vector_add on n seeded random elements of T (f32 or f64), with
- * the variant's BLOCK_SIZE and UNROLL given explicitly, checked bit for bit against the CPU's a + b.
+/* The vector add's tuning target: the variant's kernel launched as kj_vector_add launches it
+ * (kj__vector_add_launch: the same grid) on n seeded random elements of T (f32 or f64), checked bit
+ * for bit against the CPU's a + b.
  *
- * The runs go through kj_vector_add itself, so that the grid, the entry and the launch are exactly
- * what the op does for those values. vector_add_scalar is what kj_vector_add runs for pointers that
- * are not on a 16-byte boundary: its problem views every array one element into its allocation, as
- * a caller adding at an offset would.
+ * vector_add_scalar is what kj_vector_add runs for pointers that are not on a 16-byte boundary: its
+ * problem views every array one element into its allocation, as a caller adding at an offset would.
  *
  * Inputs that fit in L2 rotate: a, b and c each have `slots` copies, in three regions, so that the
  * outputs can be poisoned with a single memset. */
@@ -12,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernjit/ops.h"
-#include "base/error.h"
-#include "runtime/runtime.h"
-#include "tune/tune_target.h"
+#include "ops/ops.h"
+#include "ops/vector_add/vector_add.h"
 
 typedef struct state {
     kj_runtime *rt;
@@ -27,21 +24,13 @@ typedef struct state {
     kj_devptr base;              /* a's slots, then b's, then c's */
     unsigned last;               /* the slot of the latest run */
     void *expected;              /* a + b, on the CPU */
-    kj_vector_add_report report; /* of the latest run: the entry kj_vector_add chose */
 } state;
-
-static uint64_t next(uint64_t *s) {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 2685821657736338717ull;
-}
 
 /* Uniform in [-1, 1) with the type's whole mantissa, times a power of two from 2^-6 to 2^9: mixed
  * magnitudes and signs, so that most sums round (and a wrong rounding shows). */
 static void fill(kj_type t, void *buf, size_t n, uint64_t *s) {
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = next(s);
+        uint64_t r = kj__tune_random(s);
         double scale = (double)(1u << (r & 15)) / 64.0;
         double u = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
         if (t == KJ_TYPE_F64) ((double *)buf)[i] = u * scale;
@@ -55,17 +44,13 @@ static kj_devptr slot_of(const state *st, unsigned array, unsigned slot) {
 
 static void teardown(void *p) {
     state *st = p;
-    if (!st) return;
     kj_mem_free(st->rt, st->base);
     free(st->expected);
-    free(st);
 }
 
-/* Every c slot, so that a variant that writes nothing cannot pass on an earlier variant's output. */
+/* Every c slot. */
 static kj_status poison(state *st) {
-    KJ_FORWARD(kj_memset_u8(st->rt, st->base + 2 * (kj_devptr)st->slots * st->stride, 0xA5,
-                            (size_t)st->slots * st->stride));
-    return kj_synchronize(st->rt); /* the memset runs on the legacy stream; the runs do not */
+    return kj__tune_poison(st->rt, st->base + 2 * (kj_devptr)st->slots * st->stride, (size_t)st->slots * st->stride);
 }
 
 /* Fills one input array on the host (the same seeded stream as its CPU reference) and uploads it
@@ -75,7 +60,9 @@ static kj_status upload(state *st, unsigned array, void *host, uint64_t *rng) {
     return kj_memcpy_htod(st->rt, slot_of(st, array, 0), host, st->bytes);
 }
 
-static kj_status setup_state(const kj__tune_problem *p, state *st) {
+static kj_status setup(const kj__tune_problem *p, void *state_) {
+    state *st = state_;
+    st->rt = p->rt;
     const char *t = kj__tune_define(p->fixed, p->fixed_count, "T");
     KJ_RETURN_IF(!t, KJ_ERR_SPEC, "vector_add: the metadata lacks T");
     KJ_FORWARD(kj_type_parse(t, &st->type));
@@ -91,21 +78,16 @@ static kj_status setup_state(const kj__tune_problem *p, state *st) {
     st->n = (size_t)p->n;
     st->bytes = st->n * st->es;
     st->offset = strcmp(p->entry, "vector_add_scalar") == 0 ? st->es : 0;
-    size_t pair_stride;
-    kj__tune_rotation(st->rt, 3 * st->bytes, &st->slots, &pair_stride);
-    st->stride = (st->bytes + st->offset + 255) & ~(size_t)255;
-    size_t need = 3 * (size_t)st->slots * st->stride, free_b = 0, total = 0;
-    KJ_FORWARD(kj_mem_info(st->rt, &free_b, &total));
-    KJ_RETURN_IF(need + (64u << 20) > free_b, KJ_ERR_DEVICE_MEMORY,
-                 "tuning vector_add at n = %zu needs %zu bytes of device memory (%u cop%s of a, b and c); %zu of %zu "
-                 "are free", st->n, need, st->slots, st->slots == 1 ? "y" : "ies", free_b, total);
-    KJ_FORWARD(kj_mem_alloc(st->rt, need, &st->base));
+    st->slots = kj__tune_slots(st->rt, 3 * st->bytes);
+    st->stride = kj__tune_stride(st->bytes + st->offset);
+    char what[64];
+    snprintf(what, sizeof what, "tuning vector_add at n = %zu", st->n);
+    KJ_FORWARD(kj__tune_alloc(st->rt, 3 * (size_t)st->slots * st->stride, what, st->slots, "a, b and c", &st->base));
 
     st->expected = malloc(st->bytes ? st->bytes : 1);
     void *b = malloc(st->bytes ? st->bytes : 1);
     kj_status s = st->expected && b ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    uint64_t rng = p->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
-    if (!rng) rng = 1;
+    uint64_t rng = kj__tune_seed(p->seed);
     if (s == KJ_OK) s = upload(st, 0, st->expected, &rng);
     if (s == KJ_OK) s = upload(st, 1, b, &rng);
     /* one IEEE addition rounded to nearest, as the GPU does it (no contraction: a single operation) */
@@ -120,36 +102,19 @@ static kj_status setup_state(const kj__tune_problem *p, state *st) {
     return s;
 }
 
-static kj_status setup(const kj__tune_problem *p, void **out) {
-    state *st = calloc(1, sizeof *st);
-    if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    st->rt = p->rt;
-    kj_status s = setup_state(p, st);
-    if (s != KJ_OK) {
-        teardown(st);
-        return s;
-    }
-    *out = st;
-    return KJ_OK;
-}
-
 static double bytes_per_run(void *p) { return 3.0 * (double)((state *)p)->bytes; } /* a, b read; c written */
 
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
-    (void)k; /* kj_vector_add gets the same module itself and sizes the grid as it always does */
     state *st = p;
-    kj_vector_add_options o = {.block_size = kj__tune_define_uint(d, count, "BLOCK_SIZE"), .unroll = kj__tune_define_uint(d, count, "UNROLL"),
-                               .stream = stream, .report = &st->report};
+    unsigned grid;
     st->last = i % st->slots;
-    return kj_vector_add(st->rt, st->type, slot_of(st, 0, st->last), slot_of(st, 1, st->last), slot_of(st, 2, st->last),
-                         st->n, &o);
+    return kj__vector_add_launch(st->rt, k, st->type, kj__tune_define_uint(d, count, "BLOCK_SIZE"),
+                                 kj__tune_define_uint(d, count, "UNROLL"), slot_of(st, 0, st->last),
+                                 slot_of(st, 1, st->last), slot_of(st, 2, st->last), st->n, stream, &grid);
 }
 
 static kj_status verify(void *p) {
     state *st = p;
-    /* the alignment decides kj_vector_add's entry: the problem must have made it run this one */
-    KJ_RETURN_IF(strcmp(st->report.entry, st->entry) != 0, KJ_ERR_WRONG_RESULT,
-                 "kj_vector_add ran %s where %s is being tuned", st->report.entry, st->entry);
     size_t first;
     kj_devptr c = slot_of(st, 2, st->last);
     KJ_FORWARD(kj__tune_compare(st->rt, c, st->expected, st->bytes, &first));
@@ -178,6 +143,7 @@ const kj__tune_target kj__tune_target_vector_add = {
     .kernel = "vector_add",
     .default_entry = "vector_add",
     .default_n = 1u << 26,
+    .state_size = sizeof(state),
     .unused_tunables = NULL,
     .setup = setup,
     .bytes_per_run = bytes_per_run,
