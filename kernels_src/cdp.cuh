@@ -15,13 +15,7 @@
 #define COUNT_LAUNCHES 0
 #endif
 
-// The host's view is src/ops/cdp/cdp.h (kj__cdp_status): the same four 32-bit words.
-struct kj_cdp_status {
-    unsigned int launches; // successful device-side launches (only counted with COUNT_LAUNCHES=1)
-    unsigned int failures; // device-side launches that failed
-    int first_error;       // the cudaError_t of the first failure to be recorded; 0 when none
-    unsigned int reserved;
-};
+#include "cdp_status.h"
 
 // Call in the launching thread right after a <<<>>> launch: the device runtime keeps the last error
 // per thread, and these kernels make no other runtime call that could set it in between. Returns

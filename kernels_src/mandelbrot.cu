@@ -42,11 +42,7 @@
 #define MB_BY 8
 #define MB_THREADS (MB_BX * MB_BY)
 
-// The window and the image size; the host fills the same structure (src/ops/mandelbrot/mandelbrot.h).
-struct kj_view {
-    float x0, y1, dx, dy;
-    unsigned w, h;
-};
+#include "mandelbrot_view.h"
 
 __device__ __forceinline__ unsigned kj_dwell(const kj_view &v, unsigned x, unsigned y) {
     const float cx = __fadd_rn(v.x0, __fmul_rn(__uint2float_rn(x), v.dx));

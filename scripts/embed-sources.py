@@ -25,7 +25,7 @@ def main():
     entries, kernels = [], []
     for path in files:
         name = os.path.basename(path)
-        if not re.fullmatch(r'[A-Za-z0-9_-]+\.(cu|cuh)', name) or len(name) > MAX_NAME + 3:
+        if not re.fullmatch(r'[A-Za-z0-9_-]+\.(cu|cuh|h)', name) or len(name) > MAX_NAME + 3:
             sys.exit('embed-sources: bad kernel file name %r' % name)
         with open(path, 'rb') as f:
             data = f.read()

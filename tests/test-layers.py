@@ -13,8 +13,9 @@ A file may use its own folder and the folders below it (allowed()), checked thre
             the includes do not show);
   cycles    no cycle between the modules (a .c with its .h) of one folder, by includes and symbols.
 A kernel family (src/ops/<family>/) sees ops/ (ops.h: the families' one door to the layers below),
-its own folder and ops/cdp/ (the dynamic-parallelism helper); of the tuner, only tune/targets.c
-names the families. ALLOWLIST holds the violations that the tree has today, each with what ends
+its own folder and ops/cdp/ (the dynamic-parallelism helper), and the headers of kernels_src/ that
+hold the structs its kernels share with the host; of the tuner, only tune/targets.c names the
+families. ALLOWLIST holds the violations that the tree has today, each with what ends
 it; an entry that no longer matches fails too, so that the list stays exact.
 """
 import argparse
@@ -27,6 +28,7 @@ import tempfile
 LAYERS = ['base', 'jit', 'cache', 'runtime', 'tunedb', 'ops', 'tune']
 HELPERS = {'ops/cdp'}       # family folders that every family may use
 REGISTRY = 'tune/targets.c'  # the one file of the tuner that names the families
+DEVICE = 'kernels_src'       # the structs a family's host side shares with its kernels
 
 # Today's violations -> what removes them. Keys: "include FILE -> HEADER", "symbols FILE -> FILE",
 # "cycle MODULE MODULE ..." (paths from src/).
@@ -71,6 +73,8 @@ def allowed(src_file, target_folder, include):
         return True
     if folder not in LAYERS and layer_of(folder) != 'ops':
         return False  # a file outside the layers (reported as such) may use nothing
+    if target_folder == DEVICE:
+        return folder.startswith('ops/')
     if target_folder not in LAYERS and layer_of(target_folder) != 'ops':
         return False  # testing/, cli/: never from the library
     if target_folder.startswith('ops/'):  # a family: its helpers for families, else only the registry
@@ -235,7 +239,10 @@ def self_test():
         files = {
             'src/base/a.c': '#include "runtime/r.h"\n',
             'src/runtime/r.h': '',
-            'src/ops/x/x.c': '#include "ops/y/y.h"\n#include "runtime/r.h"\n#include "ops/cdp/c.h"\n',
+            'src/ops/x/x.c': '#include "ops/y/y.h"\n#include "runtime/r.h"\n#include "ops/cdp/c.h"\n'
+                             '#include "kernels_src/s.h"\n',
+            'src/tune/t.c': '#include "kernels_src/s.h"\n',
+            'kernels_src/s.h': '',
             'src/ops/y/y.h': '',
             'src/ops/cdp/c.h': '',
             'src/jit/p.c': '#include "jit/q.h"\n',
@@ -251,7 +258,8 @@ def self_test():
         edges = {}
         found = set(check_includes(d, edges)) | set(check_cycles(edges))
     want = {'include base/a.c -> runtime/r.h', 'include ops/x/x.c -> ops/y/y.h',
-            'include ops/x/x.c -> runtime/r.h', 'cycle jit/p jit/q', 'file loose.c'}
+            'include ops/x/x.c -> runtime/r.h', 'include tune/t.c -> kernels_src/s.h', 'cycle jit/p jit/q',
+            'file loose.c'}
     if found != want:
         sys.exit('test-layers: the self-test found %s, expected %s' % (sorted(found), sorted(want)))
 

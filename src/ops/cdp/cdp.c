@@ -21,7 +21,7 @@ kj_status kj__cdp_check_depth(kj_runtime *rt, unsigned levels, const char *what)
 }
 
 kj_status kj__cdp_begin(kj_runtime *rt, kj__lane *lane) {
-    KJ_FORWARD(kj__memset_async(rt, lane->buffer + KJ__CDP_STATUS, 0, sizeof(kj__cdp_status), lane->stream,
+    KJ_FORWARD(kj__memset_async(rt, lane->buffer + KJ__CDP_STATUS, 0, sizeof(kj_cdp_status), lane->stream,
                                 "clearing the device-launch status"));
     return kj_event_record(lane->start, lane->stream);
 }
@@ -47,14 +47,14 @@ const char *kj__cuda_error_name(int code) {
 }
 
 kj_status kj__cdp_finish(kj_runtime *rt, kj__lane *lane, void *result, size_t result_bytes, const char *what,
-                         kj__cdp_status *status, double *gpu_ms) {
+                         kj_cdp_status *status, double *gpu_ms) {
     KJ_RETURN_IF(result_bytes > KJ__CDP_SCRATCH - KJ__CDP_RESULT, KJ_ERR_USAGE, "result of %zu bytes", result_bytes);
     KJ_FORWARD(kj_event_record(lane->stop, lane->stream));
     unsigned char back[KJ__CDP_SCRATCH];
     KJ_FORWARD(kj__memcpy_dtoh_async(rt, back, lane->buffer, KJ__CDP_RESULT + result_bytes, lane->stream,
                                      "copying the device-launch status back"));
     KJ_FORWARD(kj__stream_wait(rt, lane->stream, "the launch tree failed"));
-    kj__cdp_status st;
+    kj_cdp_status st;
     memcpy(&st, back + KJ__CDP_STATUS, sizeof st);
     if (st.failures) {
         unsigned long long limit = (unsigned long long)kj__pending_launch_limit(rt);

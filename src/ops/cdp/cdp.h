@@ -7,15 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels_src/cdp_status.h"
 #include "ops/ops.h"
 
-/* kernels_src/cdp.cuh's kj_cdp_status, word for word. */
-typedef struct kj__cdp_status {
-    uint32_t launches; /* successful device-side launches, when the kernels count them */
-    uint32_t failures; /* device-side launches that failed */
-    int32_t first_error; /* cudaError_t of the first recorded failure; 0 when none */
-    uint32_t reserved;
-} kj__cdp_status;
 
 /* A stream's work buffer (a kj__lane) holds the status word, room for a result, then scratch; each
  * call waits for its tree. */
@@ -38,7 +32,7 @@ kj_status kj__cdp_begin(kj_runtime *rt, kj__lane *lane);
  * device-side launch gives KJ_ERR_DEVICE_LAUNCH naming the count, the first device error and the
  * pending-launch limit in force; `what` names the request. status and gpu_ms may be NULL. */
 kj_status kj__cdp_finish(kj_runtime *rt, kj__lane *lane, void *result, size_t result_bytes, const char *what,
-                         kj__cdp_status *status, double *gpu_ms);
+                         kj_cdp_status *status, double *gpu_ms);
 
 /* "cudaErrorLaunchOutOfResources" for the device runtime's error codes that a launch can give;
  * "cudaError" for others. */

@@ -77,7 +77,7 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
         kj_launch_config cfg = {{gx, gy, 1}, {bx, by, 1}, 0, o->stream, pending};
         KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
     }
-    kj__cdp_status st;
+    kj_cdp_status st;
     double ms_time = 0;
     KJ_FORWARD(kj__cdp_finish(rt, lane, NULL, 0, what, &st, o->report ? &ms_time : NULL));
     if (o->report) {

@@ -6,16 +6,11 @@
 
 #include <stdint.h>
 
+#include "kernels_src/mandelbrot_view.h"
 #include "kernjit/ops.h"
 
-/* The kernel's struct kj_view, field for field (passed by value to the kernels). */
-typedef struct kj__mb_view {
-    float x0, y1, dx, dy;
-    unsigned w, h;
-} kj__mb_view;
-
 typedef struct kj__mb_config {
-    kj__mb_view view;
+    kj_view view;
     unsigned max_dwell, init_subdiv, subdiv, max_depth, min_size;
 } kj__mb_config;
 
@@ -34,11 +29,11 @@ kj_status kj__mb_config_make(unsigned width, unsigned height, const kj_mandelbro
                              kj__mb_config *out);
 
 /* The dwell of pixel (x, y), with the kernel's operations in the kernel's order. */
-unsigned kj__mb_dwell(const kj__mb_view *view, unsigned max_dwell, unsigned x, unsigned y);
+unsigned kj__mb_dwell(const kj_view *view, unsigned max_dwell, unsigned x, unsigned y);
 
 /* Whether pixel (x, y) is surely in the set (strictly inside the main cardioid or the period-2
  * disk), decided with the kernel's operations. */
-int kj__mb_surely_inside(const kj__mb_view *view, unsigned x, unsigned y);
+int kj__mb_surely_inside(const kj_view *view, unsigned x, unsigned y);
 
 /* The host's grid for Mariani-Silver: squares of `side`, gx x gy of them. */
 void kj__mb_top(const kj__mb_config *c, unsigned *side, unsigned *gx, unsigned *gy);

@@ -65,7 +65,7 @@ kj_status kj__mb_config_make(unsigned width, unsigned height, const kj_mandelbro
     return KJ_OK;
 }
 
-unsigned kj__mb_dwell(const kj__mb_view *v, unsigned max_dwell, unsigned x, unsigned y) {
+unsigned kj__mb_dwell(const kj_view *v, unsigned max_dwell, unsigned x, unsigned y) {
     float t = (float)x * v->dx;
     const float cx = v->x0 + t;
     t = (float)y * v->dy;
@@ -87,7 +87,7 @@ unsigned kj__mb_dwell(const kj__mb_view *v, unsigned max_dwell, unsigned x, unsi
     return d;
 }
 
-int kj__mb_surely_inside(const kj__mb_view *v, unsigned x, unsigned y) {
+int kj__mb_surely_inside(const kj_view *v, unsigned x, unsigned y) {
     float t = (float)x * v->dx;
     const float cx = v->x0 + t;
     t = (float)y * v->dy;

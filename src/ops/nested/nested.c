@@ -42,7 +42,7 @@ static kj_status get(kj_runtime *rt, const char *entry, kj_type type, int count,
 }
 
 static void fill_report(kj_dp_report *r, const char *entry, unsigned grid, unsigned block, unsigned levels,
-                        int counted, const kj__cdp_status *st, uint64_t expected, uint64_t pending,
+                        int counted, const kj_cdp_status *st, uint64_t expected, uint64_t pending,
                         uint64_t limit, double ms, kj_origin origin) {
     memset(r, 0, sizeof *r);
     snprintf(r->entry, sizeof r->entry, "%s", entry);
@@ -126,7 +126,7 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
     kj_launch_config one = {{1, 1, 1}, {FOLD_THREADS, 1, 1}, 0, o->stream, pending};
     KJ_FORWARD(kj_kernel_launch(fold, &one, fold_args));
 
-    kj__cdp_status st;
+    kj_cdp_status st;
     double ms = 0;
     KJ_FORWARD(kj__cdp_finish(rt, lane, host_result, acc, what, &st, o->report ? &ms : NULL));
     if (o->report)
@@ -162,7 +162,7 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     KJ_FORWARD(kj__cdp_begin(rt, lane));
     kj_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, 0, NULL, pending};
     KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
-    kj__cdp_status st;
+    kj_cdp_status st;
     double ms = 0;
     KJ_FORWARD(kj__cdp_finish(rt, lane, NULL, 0, what, &st, report ? &ms : NULL));
     /* The device's printf buffer is written out at a synchronization of the context. */
