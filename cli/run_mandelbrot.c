@@ -159,7 +159,7 @@ static int prepare(run_ctx *c) {
     m->max_dwell = m->options.max_dwell ? m->options.max_dwell : 512;
     unsigned probe;
     if (kj_mandelbrot_dwell(m->w, m->h, 0, 0, &m->options, &probe) != KJ_OK)
-        return cli_usage(c->cmd, "%s", kj_last_error());
+        return cli_usage(c->cmd, "%s", kjtest_last_error());
     m->pixels = (size_t)m->w * m->h;
     m->bytes = m->pixels * sizeof(uint16_t);
     m->other_algo = m->options.algo == KJ_MANDELBROT_MS ? KJ_MANDELBROT_ESCAPE : KJ_MANDELBROT_MS;

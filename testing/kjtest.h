@@ -1,10 +1,8 @@
 /*
  * kjtest.h: the CPU oracles that device results are held against, for the CLI (`kernjit run`,
- * `kernjit bench`) and the tests. Not installed and not part of kernjit's API.
- *
- * The functions are still defined in the library, and exported by it, because the library uses
- * them itself: the reduction's tuning target checks each variant with kj_reduce_reference and
- * kj_reduce_tolerance, and kj_mandelbrot shares its configuration code with the Mandelbrot oracle.
+ * `kernjit bench`) and the tests. Not installed and not part of kernjit's API: testing/ is a static
+ * library of its own, which builds in the library's CPU code that the oracles share with it (the
+ * reduction's reference, which the tuning target checks with; the Mandelbrot configuration).
  */
 #ifndef KJTEST_H
 #define KJTEST_H
@@ -15,32 +13,41 @@
 extern "C" {
 #endif
 
+/* Why the calling thread's last oracle call that failed did ("" when none failed). */
+const char *kjtest_last_error(void);
+
 /* The CPU reference: reduces n host elements with the same semantics as the GPU (wrapping integers,
  * NaN-propagating max/min), floating-point sums and products in long double, and writes the result
  * (kj_result_size bytes, rounded to the result type) to result. abs_sum, when not NULL, gets the sum
  * of the magnitudes |x_i| (for error bounds). Needs no device. Thread-safe.
  * Errors: KJ_ERR_USAGE (bad op or type, NULL result, NULL data with n > 0). */
-KJ_API kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result,
-                                     double *abs_sum);
+kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result, double *abs_sum);
 /* How far a GPU result may lie from the reference and still be right: 0 for integers and for
  * max/min; for float sums, the first-order bound depth * u * abs_sum, where u is the unit roundoff of
  * the accumulator and depth the longest chain of additions of the configuration in report (per-thread
  * elements plus the tree levels), or of any configuration when report is NULL; for float products,
  * depth * u * |expected| (plus the smallest normal, so that 0 compares). Thread-safe. No errors. */
-KJ_API double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
-                                  const kj_reduce_report *report);
+double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
+                           const kj_reduce_report *report);
 /* Result bytes (kj_result_size) as a double, for printing and comparing. Thread-safe. No errors. */
-KJ_API double kj_result_as_double(kj_type type, const void *result);
+double kj_result_as_double(kj_type type, const void *result);
 
 /* The CPU reference: the same image with options->algo, every dwell bit for bit the GPU's;
  * Mariani-Silver is emulated square by square as the GPU runs it, and device_launches (when not NULL)
  * gets the launches the GPU makes. dwells: width x height host values. Needs no device. Thread-safe.
- * Slow: about a second per million pixels inside the set at dwell 512. */
-KJ_API kj_status kj_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *options,
-                                         uint16_t *dwells, uint64_t *device_launches);
-/* One pixel's dwell as the GPU computes it. */
-KJ_API kj_status kj_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y,
-                                     const kj_mandelbrot_options *options, unsigned *dwell);
+ * Slow: about a second per million pixels inside the set at dwell 512.
+ * Errors: KJ_ERR_USAGE (what kj_mandelbrot refuses, NULL dwells). */
+kj_status kj_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *options,
+                                  uint16_t *dwells, uint64_t *device_launches);
+/* Mariani-Silver as kj_mandelbrot_reference emulates it, whatever options->algo says, also counting
+ * in *wrong_fills the pixels of the squares it fills whose own dwell differs from the fill (0: the
+ * image is the escape-time image). */
+kj_status kj_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_mandelbrot_options *options,
+                                     uint16_t *dwells, uint64_t *device_launches, uint64_t *wrong_fills);
+/* One pixel's dwell as the GPU computes it. Errors: those of kj_mandelbrot_reference, and KJ_ERR_USAGE
+ * for a pixel outside the image. */
+kj_status kj_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y,
+                              const kj_mandelbrot_options *options, unsigned *dwell);
 
 #ifdef __cplusplus
 }

@@ -7,11 +7,15 @@ Bottom to top: base, jit, cache, runtime, tunedb, ops, tune; every file of src/ 
 A file may use its own folder and the folders below it (allowed()), checked three ways:
   includes  every #include "..." in src/ names a public header (kernjit.h, kernjit/...) or a path
             from src/ in an allowed folder; cli/, testing/ and examples/ include only the public
-            headers and their own folder (cli/ also testing/'s headers);
+            headers and their own folder (cli/ also testing/'s headers, testing/ also the *_cpu.h
+            of src/ops);
   symbols   nm on each object of the internal archive: every kj symbol it needs from the library is
             defined by an object of an allowed folder (macros such as KJ_CU hide references that
             the includes do not show);
   cycles    no cycle between the modules (a .c with its .h) of one folder, by includes and symbols.
+The *_cpu.c files of src/ops (host code that testing/ builds into programs on the installed library,
+which exports no internal name) include only public headers, other *_cpu.h and kernels_src/'s, and
+need no kj__ symbol.
 A kernel family (src/ops/<family>/) sees ops/ (ops.h: the families' one door to the layers below),
 its own folder and ops/cdp/ (the dynamic-parallelism helper), and the headers of kernels_src/ that
 hold the structs its kernels share with the host; of the tuner, only tune/targets.c names the
@@ -29,6 +33,7 @@ LAYERS = ['base', 'jit', 'cache', 'runtime', 'tunedb', 'ops', 'tune']
 HELPERS = {'ops/cdp'}       # family folders that every family may use
 REGISTRY = 'tune/targets.c'  # the one file of the tuner that names the families
 DEVICE = 'kernels_src'       # the structs a family's host side shares with its kernels
+CPU = re.compile(r'^ops/.*_cpu\.[ch]$')  # public API only: testing/ links them too
 
 # Today's violations -> what removes them. Keys: "include FILE -> HEADER", "symbols FILE -> FILE",
 # "cycle MODULE MODULE ..." (paths from src/).
@@ -41,13 +46,6 @@ ORACLES = ('the CPU oracles move to testing/; the library keeps only what it nee
            'target\'s check, kj__mb_config_make)')
 TYPES = 'kj_op/kj_type move from ops/reduce/reduce.c to ops/types.c'
 ALLOWLIST = {
-    'include ops/mandelbrot/mandelbrot_reference.c -> base/error.h': OPS_H,
-    'include ops/mandelbrot/mandelbrot_reference.c -> testing/kjtest.h': ORACLES,
-    'include ops/reduce/reduce_reference.c -> base/error.h': OPS_H,
-    'include ops/reduce/reduce_reference.c -> testing/kjtest.h': ORACLES,
-    'include ops/reduce/reduce_tune.c -> testing/kjtest.h': ORACLES,
-    'cycle ops/mandelbrot/mandelbrot ops/mandelbrot/mandelbrot_reference':
-        'the host side\'s kj__mb_config_make, kj__mb_top and kj__mb_launch_bound leave the oracle\'s file',
     'cycle runtime/kernel runtime/runtime':
         'enter, slots and the context move to a file below both; runtime.c (create/destroy) stays on top',
 }
@@ -125,6 +123,8 @@ def check_includes(root, edges):
                 continue
             if not allowed(rel, folder_of(target), True):
                 found['include %s -> %s' % (rel, target)] = '%s may not use %s' % (folder_of(rel), folder_of(target))
+            elif CPU.match(rel) and not CPU.match(target) and folder_of(target) != DEVICE:
+                found['include %s -> %s' % (rel, target)] = 'a *_cpu file uses the public API alone'
     return found
 
 
@@ -140,6 +140,8 @@ def check_outside(root):
                 for name in includes_of(path):
                     here = [d] + [os.path.join(root, a) for a in also]
                     if is_public(name) or any(os.path.isfile(os.path.join(h, name)) for h in here):
+                        continue
+                    if top == 'testing' and CPU.match(name) and os.path.isfile(os.path.join(root, 'src', name)):
                         continue
                     found['include %s -> %s' % (os.path.relpath(path, root), name)] = \
                         '%s/ includes only the public headers and its own folder' % top
@@ -192,9 +194,13 @@ def check_symbols(root, archive, edges):
                 needs.setdefault(owner[s], []).append(s)
         for target, syms in sorted(needs.items()):
             edges.setdefault(module(rel), set()).add(module(target))
+            internal = sorted(s for s in syms if s.startswith('kj__'))
             if not allowed(rel, folder_of(target), False):
                 found['symbols %s -> %s' % (rel, target)] = '%s may not use %s: %s' % (
                     folder_of(rel), folder_of(target), ', '.join(sorted(syms)))
+            elif CPU.match(rel) and internal:
+                found['symbols %s -> %s' % (rel, target)] = 'a *_cpu file needs no kj__ symbol: %s' % (
+                    ', '.join(internal))
     return found
 
 
@@ -243,6 +249,10 @@ def self_test():
                              '#include "kernels_src/s.h"\n',
             'src/tune/t.c': '#include "kernels_src/s.h"\n',
             'kernels_src/s.h': '',
+            'src/ops/y/y_cpu.c': '#include "ops/y/y_cpu.h"\n#include "kernels_src/s.h"\n#include "ops/ops.h"\n',
+            'src/ops/y/y_cpu.h': '',
+            'src/ops/ops.h': '',
+            'testing/o.c': '#include "ops/y/y_cpu.h"\n#include "ops/y/y.h"\n',
             'src/ops/y/y.h': '',
             'src/ops/cdp/c.h': '',
             'src/jit/p.c': '#include "jit/q.h"\n',
@@ -256,10 +266,10 @@ def self_test():
             with open(os.path.join(d, rel), 'w') as f:
                 f.write(text)
         edges = {}
-        found = set(check_includes(d, edges)) | set(check_cycles(edges))
+        found = set(check_includes(d, edges)) | set(check_outside(d)) | set(check_cycles(edges))
     want = {'include base/a.c -> runtime/r.h', 'include ops/x/x.c -> ops/y/y.h',
             'include ops/x/x.c -> runtime/r.h', 'include tune/t.c -> kernels_src/s.h', 'cycle jit/p jit/q',
-            'file loose.c'}
+            'file loose.c', 'include ops/y/y_cpu.c -> ops/ops.h', 'include testing/o.c -> ops/y/y.h'}
     if found != want:
         sys.exit('test-layers: the self-test found %s, expected %s' % (sorted(found), sorted(want)))
 

@@ -4,7 +4,7 @@
  * host's defaults agree with the kernel's metadata. */
 #include "test_util.h"
 
-#include "ops/mandelbrot/mandelbrot.h"
+#include "ops/mandelbrot/mandelbrot_cpu.h"
 
 static void test_dwell_known_points(void **state) {
     (void)state;
@@ -20,23 +20,33 @@ static void test_dwell_known_points(void **state) {
     KJ_ASSERT_OK(kj_mandelbrot_dwell(4, 4, 1, 2, &o, &d)); /* c = -1: the period-2 cycle 0, -1 */
     assert_int_equal(d, 64);
     assert_int_equal(kj_mandelbrot_dwell(4, 4, 4, 0, &o, &d), KJ_ERR_USAGE);
+    assert_non_null(strstr(kjtest_last_error(), "outside the 4 x 4 image"));
+    o.subdiv = 1; /* what the library refuses, the oracle refuses with its words */
+    assert_int_equal(kj_mandelbrot_dwell(4, 4, 0, 0, &o, &d), KJ_ERR_USAGE);
+    assert_non_null(strstr(kjtest_last_error(), "subdiv 1"));
+}
+
+/* The library's configuration, with a usage error's message. */
+static int config(unsigned w, unsigned h, const kj_mandelbrot_options *o, kj__mb_config *c, char *why) {
+    return kj__mb_config_make(w, h, o, c, why, 512);
 }
 
 static void test_config_messages(void **state) {
     (void)state;
     kj__mb_config c;
-    assert_int_equal(kj__mb_config_make(0, 10, NULL, &c), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "0 x 10"));
-    assert_int_equal(kj__mb_config_make(40000, 10, NULL, &c), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "32768"));
+    char why[512];
+    assert_int_equal(config(0, 10, NULL, &c, why), -1);
+    assert_non_null(strstr(why, "0 x 10"));
+    assert_int_equal(config(40000, 10, NULL, &c, why), -1);
+    assert_non_null(strstr(why, "32768"));
     kj_mandelbrot_options o = {.x_min = 1, .x_max = 0, .y_min = -1, .y_max = 1};
-    assert_int_equal(kj__mb_config_make(10, 10, &o, &c), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "x_min < x_max"));
+    assert_int_equal(config(10, 10, &o, &c, why), -1);
+    assert_non_null(strstr(why, "x_min < x_max"));
     kj_mandelbrot_options s = {.subdiv = 1};
-    assert_int_equal(kj__mb_config_make(10, 10, &s, &c), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "subdiv 1"));
+    assert_int_equal(config(10, 10, &s, &c, why), -1);
+    assert_non_null(strstr(why, "subdiv 1"));
     kj_mandelbrot_options a = {.algo = (kj_mandelbrot_algo)7};
-    assert_int_equal(kj__mb_config_make(10, 10, &a, &c), KJ_ERR_USAGE);
+    assert_int_equal(config(10, 10, &a, &c, why), -1);
     kj_mandelbrot_algo algo;
     assert_int_equal(kj_mandelbrot_algo_parse("fast", &algo), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "escape, ms"));
@@ -44,7 +54,7 @@ static void test_config_messages(void **state) {
     assert_int_equal(algo, KJ_MANDELBROT_MS);
     assert_string_equal(kj_mandelbrot_algo_name(KJ_MANDELBROT_ESCAPE), "escape");
     /* the defaults */
-    KJ_ASSERT_OK(kj__mb_config_make(16384, 16384, NULL, &c));
+    assert_int_equal(config(16384, 16384, NULL, &c, why), 0);
     assert_int_equal(c.max_dwell, 512);
     assert_true(c.view.x0 == -1.5f && c.view.y1 == 1.0f);
 }
@@ -81,14 +91,15 @@ static void test_defaults_match_metadata(void **state) {
 static void test_launch_bound(void **state) {
     (void)state;
     kj__mb_config c;
+    char why[512];
     unsigned levels;
     /* 16384 / 32 = 512 -> 128 -> 32: the 1024 top squares and their 16384 children may split */
-    KJ_ASSERT_OK(kj__mb_config_make(16384, 16384, NULL, &c));
+    assert_int_equal(config(16384, 16384, NULL, &c, why), 0);
     assert_int_equal(kj__mb_launch_bound(&c, &levels), 1024 + 16384);
     assert_int_equal(levels, 3);
     /* max_depth 1: nothing is launched from the device */
     kj_mandelbrot_options o = {.max_depth = 1};
-    KJ_ASSERT_OK(kj__mb_config_make(16384, 16384, &o, &c));
+    assert_int_equal(config(16384, 16384, &o, &c, why), 0);
     assert_int_equal(kj__mb_launch_bound(&c, &levels), 0);
     assert_int_equal(levels, 1);
 }
@@ -96,22 +107,20 @@ static void test_launch_bound(void **state) {
 /* Renders with both algorithms on the CPU and compares; the emulation also counts fills that the
  * escape-time image contradicts. */
 static void same_image(unsigned w, unsigned h, kj_mandelbrot_options o, uint64_t *launches) {
-    kj__mb_config c;
-    KJ_ASSERT_OK(kj__mb_config_make(w, h, &o, &c));
     size_t n = (size_t)w * h;
     uint16_t *ms = malloc(n * 2), *esc = malloc(n * 2);
     assert_non_null(ms);
     assert_non_null(esc);
     memset(ms, 0xff, n * 2);
     uint64_t wrong = 1;
-    kj__mb_ms_render(&c, ms, launches, &wrong);
+    KJ_ASSERT_OK(kj_mandelbrot_reference_ms(w, h, &o, ms, launches, &wrong));
     o.algo = KJ_MANDELBROT_ESCAPE;
     KJ_ASSERT_OK(kj_mandelbrot_reference(w, h, &o, esc, NULL));
     size_t differ = 0;
     for (size_t i = 0; i < n; i++) differ += ms[i] != esc[i];
     if (differ || wrong)
         fail_msg("%u x %u dwell %u (init %u subdiv %u depth %u min %u): %zu pixels differ, %llu filled wrongly", w, h,
-                 c.max_dwell, c.init_subdiv, c.subdiv, c.max_depth, c.min_size, differ, (unsigned long long)wrong);
+                 o.max_dwell, o.init_subdiv, o.subdiv, o.max_depth, o.min_size, differ, (unsigned long long)wrong);
     /* the public reference gives the emulation's image and launches */
     o.algo = KJ_MANDELBROT_MS;
     uint64_t again = 0;

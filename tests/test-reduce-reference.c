@@ -120,6 +120,9 @@ static void test_bad_arguments(void **state) {
     assert_int_equal(kj_reduce_reference((kj_op)7, KJ_TYPE_I32, &x, 1, r, NULL), KJ_ERR_USAGE);
     assert_int_equal(kj_reduce_reference(KJ_OP_SUM, (kj_type)9, &x, 1, r, NULL), KJ_ERR_USAGE);
     assert_int_equal(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, NULL, 1, r, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kjtest_last_error(), "data NULL with n = 1"));
+    assert_int_equal(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, &x, 1, NULL, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kjtest_last_error(), "result NULL"));
     kj_op op;
     kj_type t;
     assert_int_equal(kj_op_parse("avg", &op), KJ_ERR_USAGE);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "ops/cdp/cdp.h"
-#include "ops/mandelbrot/mandelbrot.h"
+#include "ops/mandelbrot/mandelbrot_cpu.h"
 #include "ops/ops.h"
 
 #define MB_BX 32 /* the kernels' block: MB_BX x MB_BY */
@@ -30,7 +30,8 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
     kj_mandelbrot_options defaults = {0};
     if (!o) o = &defaults;
     kj__mb_config c;
-    KJ_FORWARD(kj__mb_config_make(width, height, o, &c));
+    char why[512];
+    KJ_RETURN_IF(kj__mb_config_make(width, height, o, &c, why, sizeof why) != 0, KJ_ERR_USAGE, "%s", why);
     KJ_FORWARD(kj__enter(rt));
     const int ms = o->algo == KJ_MANDELBROT_MS;
     char what[96];

@@ -1,10 +1,9 @@
-/* The CPU reference for reductions, and how far a GPU result may lie from it. */
+/* The CPU reference for reductions, and how far a GPU result may lie from it (reduce_cpu.h). */
+#include "ops/reduce/reduce_cpu.h"
+
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-#include "base/error.h"
-#include "testing/kjtest.h"
 
 static float f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
@@ -41,7 +40,7 @@ static long double float_element(kj_type t, const void *data, size_t i) {
     }
 }
 
-static kj_status float_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
+static void float_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
     long double acc = op == KJ_OP_SUM ? 0.0L : op == KJ_OP_PROD ? 1.0L : op == KJ_OP_MAX ? -INFINITY : INFINITY;
     long double mag = 0;
     for (size_t i = 0; i < n; i++) {
@@ -62,12 +61,11 @@ static kj_status float_reference(kj_op op, kj_type t, const void *data, size_t n
         float r = (float)acc;
         memcpy(result, &r, 4);
     }
-    return KJ_OK;
 }
 
 /* Integers: computed in uint64_t, which wraps exactly as the kernels' unsigned arithmetic does;
  * max/min compare as the signed or unsigned type. */
-static kj_status int_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
+static void int_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
     int is_signed = t != KJ_TYPE_U32;
     uint64_t acc_u = op == KJ_OP_SUM ? 0 : 1;
     int64_t best_s = op == KJ_OP_MAX ? (t == KJ_TYPE_I32 ? INT32_MIN : INT64_MIN) : (t == KJ_TYPE_I32 ? INT32_MAX : INT64_MAX);
@@ -96,18 +94,16 @@ static kj_status int_reference(kj_op op, kj_type t, const void *data, size_t n, 
         uint32_t r32 = (uint32_t)r; /* the low 32 bits: wrapping for sums and products */
         memcpy(result, &r32, 4);
     }
-    return KJ_OK;
 }
 
-kj_status kj_reduce_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
-    KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_ || (unsigned)t >= KJ_TYPE_COUNT_, KJ_ERR_USAGE,
-                 "kj_reduce_reference: bad operator or type");
-    KJ_RETURN_IF(!result || (n && !data), KJ_ERR_USAGE, "kj_reduce_reference: NULL data or result");
-    if (t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64) return float_reference(op, t, data, n, result, abs_sum);
-    return int_reference(op, t, data, n, result, abs_sum);
+int kj__reduce_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
+    if ((unsigned)op >= KJ_OP_COUNT_ || (unsigned)t >= KJ_TYPE_COUNT_ || !result || (n && !data)) return -1;
+    if (t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64) float_reference(op, t, data, n, result, abs_sum);
+    else int_reference(op, t, data, n, result, abs_sum);
+    return 0;
 }
 
-double kj_result_as_double(kj_type t, const void *r) {
+double kj__result_as_double(kj_type t, const void *r) {
     switch (t) {
     case KJ_TYPE_I32: { int32_t v; memcpy(&v, r, 4); return v; }
     case KJ_TYPE_U32: { uint32_t v; memcpy(&v, r, 4); return v; }
@@ -123,8 +119,8 @@ static unsigned log2_ceil(uint64_t v) {
     return l;
 }
 
-double kj_reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, double abs_sum,
-                           const kj_reduce_report *report) {
+double kj__reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, double abs_sum,
+                            const kj_reduce_report *report) {
     if (t == KJ_TYPE_I32 || t == KJ_TYPE_U32 || t == KJ_TYPE_I64) return 0;
     if (op == KJ_OP_MAX || op == KJ_OP_MIN || n <= 1) return 0;
     double u = t == KJ_TYPE_F64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;

@@ -1,0 +1,28 @@
+/* The reduction on the CPU: the reference the tuning target checks every variant with, and how far a
+ * GPU result may lie from it. Host code that uses nothing of the library but its public API, so that
+ * testing/ links it too (kj_reduce_reference and its neighbours in testing/kjtest.h). Thread-safe. */
+#ifndef KJ_OPS_REDUCE_CPU_H
+#define KJ_OPS_REDUCE_CPU_H
+
+#include <stddef.h>
+
+#include "kernjit/ops.h"
+
+/* Reduces n host elements with the GPU's semantics (wrapping integers, NaN-propagating max/min),
+ * floating-point sums and products in long double, and writes the result (kj_result_size bytes,
+ * rounded to the result type) to result; abs_sum, when not NULL, gets the sum of the magnitudes |x_i|
+ * (for error bounds). -1 for an op or type out of range, a NULL result, or NULL data with n > 0. */
+int kj__reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result, double *abs_sum);
+
+/* How far a GPU result may lie from the reference and still be right: 0 for integers and for
+ * max/min; for float sums, the first-order bound depth * u * abs_sum, where u is the unit roundoff of
+ * the accumulator and depth the longest chain of additions of the configuration in report (per-thread
+ * elements plus the tree levels), or of any configuration when report is NULL; for float products,
+ * depth * u * |expected| (plus the smallest normal, so that 0 compares). */
+double kj__reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
+                            const kj_reduce_report *report);
+
+/* Result bytes (kj_result_size) as a double, for printing and comparing. */
+double kj__result_as_double(kj_type type, const void *result);
+
+#endif

@@ -1,0 +1,17 @@
+/* The reduction's oracle: the library's CPU reference (src/ops/reduce/reduce_cpu.c). */
+#include "oracle.h"
+
+#include "ops/reduce/reduce_cpu.h"
+
+kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result, double *abs_sum) {
+    if (kj__reduce_reference(op, type, data, n, result, abs_sum) == 0) return KJ_OK;
+    return kjtest_fail(KJ_ERR_USAGE, "kj_reduce_reference: operator %d, type %d (in range?), data %s with n = %zu, "
+                       "result %s", (int)op, (int)type, data ? "set" : "NULL", n, result ? "set" : "NULL");
+}
+
+double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
+                           const kj_reduce_report *report) {
+    return kj__reduce_tolerance(op, type, n, expected, abs_sum, report);
+}
+
+double kj_result_as_double(kj_type type, const void *result) { return kj__result_as_double(type, result); }
