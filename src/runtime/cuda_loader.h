@@ -1,9 +1,9 @@
 /* The CUDA driver, loaded at run time (dlopen of libcuda.so.1) into a table of function pointers, so
  * that the library and every compile-only feature work where there is no driver and no GPU.
  *
- * Call sites write kj__cu->cuMemAlloc(...): cuda.h maps names such as cuMemAlloc to their current
- * versioned symbol (cuMemAlloc_v2); the table's fields go through the same macros, so the field, its
- * type and the symbol looked up always agree. */
+ * Only the runtime's files call it, as rt->cu->cuMemAlloc(...): cuda.h maps names such as cuMemAlloc
+ * to their current versioned symbol (cuMemAlloc_v2); the table's fields go through the same macros,
+ * so the field, its type and the symbol looked up always agree. */
 #ifndef KJ_CUDA_LOADER_H
 #define KJ_CUDA_LOADER_H
 
