@@ -21,7 +21,7 @@ expect 0 "requires TILE_DIM % BLOCK_ROWS == 0" "$K" list transpose
 expect 0 "transpose_padded: dynamic shared memory TILE_DIM * (TILE_DIM + 1) * ELEM_BYTES bytes" "$K" list transpose
 expect 0 "transpose_l1_8x32: carveout 0% shared" "$K" list transpose
 expect 0 "reduce_fast: early launch (pdl" "$K" list reduce
-expect 0 '{"entry":"reduce_fast","pdl":true,"shared_dynamic_bytes":null,"carveout_percent":null}' "$K" list reduce --json
+expect 0 '{"entry":"reduce_fast","pdl":true,"shared_dynamic_bytes_expression":null,"carveout_percent":null,"carveout_by_driver":false}' "$K" list reduce --json
 expect 0 '"carveout_percent":0' "$K" list transpose --json
 expect 2 "unknown kernel 'nosuch'" "$K" list nosuch
 expect 0 "NVRTC" "$K" info
@@ -97,7 +97,7 @@ expect 0 "linked with the device runtime" env KERNJIT_CUDA_HOME=" ${KERNJIT_CUDA
     "$K" compile nested --arch sm_90 -D T=f64
 # several targets in one run, each its own entry
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
-expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
+expect 0 '"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
 expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_80 --arch sm_90 --json
 # the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
 expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
@@ -179,7 +179,7 @@ db="$KERNJIT_CACHE_DIR/tuning.db"
 } > "$db"
 expect 0 "2 entries" "$K" tune --show
 expect 0 "line 3" "$K" tune --show
-expect 0 '"values":"BLOCK_SIZE=512 COARSE_FACTOR=4"' "$K" tune --show --json
+expect 0 '"macros":{"BLOCK_SIZE":"512","COARSE_FACTOR":"4"}' "$K" tune --show --json
 expect 0 "removed 1 entry" "$K" tune --forget reduce --cc 8.0
 expect 0 "removed 0 entries" "$K" tune --forget reduce --n 2^21
 expect 0 "removed 1 entry" "$K" tune --forget reduce -D OP=sum --n 1048577

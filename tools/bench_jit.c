@@ -328,14 +328,14 @@ int bench_jit(int argc, char **argv) {
                                          {0, 0, 0, 0}};
     uint64_t repeat = 7;
     int json = 0, is_child = 0, c;
-    while ((c = getopt_long(argc, argv, "hjr:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hjr:", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'c') is_child = 1;
         else if (c == 'r') {
             if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
                 return cli_usage("bench jit", "--repeat '%s' is not a count from 1 to 1000", optarg);
         } else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("bench jit", "unknown option");
+        else return cli_bad_option("bench jit", argv, opts, c);
     }
     if (is_child)
         return optind + 2 == argc || optind + 3 == argc ? child(argv[optind], argv[optind + 1], argv[optind + 2])
@@ -446,25 +446,25 @@ int bench_jit(int argc, char **argv) {
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double disk_headers_ms = cli_median(disk_headers, repeat);
     double loaded_ms = device ? cli_median(loaded, repeat) : 0;
+    kj_device_info d;
+    const char *device_name = device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : NULL;
     if (json) {
         json_begin_object();
         /* what was not measured without a device is null (NAN) */
-        json_fields("arch=%s device?=%d samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
+        json_fields("arch=%s device=%s samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
                     "disk_hit_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g memory_hit_us=%g "
                     "memory_hit_goal_us=%g driver_cache_disabled?=%d",
-                    arch, device, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
+                    arch, device_name, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
                     disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN, MEMORY_HIT_GOAL_US, 1);
         json_fields("reduce_raw_nvrtc_ms=%g reduce_cold_ms=%g dp_compile_ms=%g dp_link_ms=%g first_process_ms=%g "
                     "compile_all_reduce_ms=%g",
                     more.reduce_raw_ms, more.reduce_ms, more.dp_compile_ms, more.dp_link_ms, more.first_process_ms,
                     more.all_ms);
         json_end_object();
-        json_done();
     } else {
-        kj_device_info d;
         printf("bench jit: %s, target %s, medians of %llu samples; every compile cold (CUDA_CACHE_DISABLE=1: the\n"
                "driver's compute cache is off for NVRTC and kernjit alike)\n",
-               device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : "no CUDA device", arch, (unsigned long long)repeat);
+               device_name ? device_name : "no CUDA device", arch, (unsigned long long)repeat);
         printf("  %-46s %10.2f ms\n", "raw NVRTC (create, compile, get cubin)", raw_ms);
         printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n", "kernjit cold compile (key, compile, store)", cold_ms,
                cold_ms / raw_ms);

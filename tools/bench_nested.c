@@ -69,7 +69,7 @@ static int compare_reductions(nested_bench *b) {
     size_t n = (size_t)b->n, bytes = n * sizeof(int32_t);
     int json = c->format == 'j';
     int32_t *host = malloc(bytes ? bytes : 1), want, flat_sum = 0;
-    if (!host) return cli_error(c->cmd, "out of host memory");
+    if (!host) return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     cli_random_fill(KJ_TYPE_I32, host, n, 1, 0);
     kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
     kj_status s;
@@ -84,14 +84,15 @@ static int compare_reductions(nested_bench *b) {
         return cli_fail(c->cmd, s);
     }
     free(host);
-    int rc = flat_sum == want ? EXIT_OK : EXIT_FAILURE_;
+    size_t wrong = flat_sum != want;
     char label[32];
     if (json) {
         json_object_in("reduce");
         json_fields("n=%zu block_size=%" PRIu64 " reference=%d", n, b->block, want);
         json_begin_array("rows");
         json_object_in(NULL);
-        json_fields("variant=%s sum=%d median_us=%g device_launches=%u", "flat", flat_sum, flat.median_us, 0u);
+        json_fields("variant=%s sum=%d median_us=%g device_launches=%u ok?=%d", "flat", flat_sum, flat.median_us, 0u,
+                    flat_sum == want);
         json_end_object();
     } else {
         printf("nested reduce: sum of %s random i32, blocks of %" PRIu64 " (CPU reference %d)\n\n",
@@ -107,7 +108,7 @@ static int compare_reductions(nested_bench *b) {
         b->sum = 0;
         if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
         int ok = b->sum == want && r.device_launches == r.expected_launches;
-        if (!ok) rc = EXIT_FAILURE_;
+        wrong += !ok;
         const char *name = kj_nested_variant_name((kj_nested_variant)v);
         if (json) {
             json_object_in(NULL);
@@ -129,7 +130,7 @@ static int compare_reductions(nested_bench *b) {
     } else {
         printf("\n  (\"vs flat\": time / flat time; nested times include the final fold of the per-block sums)\n\n");
     }
-    return rc;
+    return bench_wrong_rows(c->cmd, wrong, 1 + KJ_NESTED_VARIANT_COUNT_, EXIT_OK);
 }
 
 /* Its buffers are given back before the Mandelbrot part, which may need the memory. */
@@ -167,14 +168,15 @@ static int mandelbrot_part(nested_bench *b) {
     for (size_t i = 0; s == KJ_OK && i < pixels; i++) differ += host[0][i] != host[1][i];
     free(host[0]);
     free(host[1]);
-    if (s == KJ_ERR_HOST_MEMORY) return cli_error(c->cmd, "out of host memory for two %u x %u images", size, size);
+    if (s == KJ_ERR_HOST_MEMORY)
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for two %u x %u images", size, size);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     double speedup = med[1] > 0 ? med[0] / med[1] : 0;
     if (json) {
         json_object_in("mandelbrot");
-        json_fields("size=%u max_dwell=%" PRIu64 " escape_ms=%g ms_ms=%g speedup=%g ms_device_launches=%" PRIu64
-                    " pixels_differ=%zu",
-                    size, b->dwell, med[0], med[1], speedup, r[1].device_launches, differ);
+        json_fields("width=%u height=%u max_dwell=%" PRIu64 " escape_time_median_ms=%g mariani_silver_median_ms=%g "
+                    "speedup=%g mariani_silver_device_launches=%" PRIu64 " pixels_differ=%zu",
+                    size, size, b->dwell, med[0], med[1], speedup, r[1].device_launches, differ);
         json_end_object();
     } else {
         printf("mandelbrot %u x %u, dwell %" PRIu64 "\n\n", size, size, b->dwell);
@@ -186,7 +188,9 @@ static int mandelbrot_part(nested_bench *b) {
         printf("  images: %s\n", differ ? "DIFFERENT" : "identical");
         if (differ) printf("  %zu of %zu pixels differ\n", differ, pixels);
     }
-    return differ ? EXIT_FAILURE_ : EXIT_OK;
+    return differ ? cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "the escape-time and Mariani-Silver images differ in %zu "
+                                 "pixels", differ)
+                  : EXIT_OK;
 }
 
 static int option(bench_ctx *c, int opt, char *arg) {
@@ -219,19 +223,11 @@ static int run(bench_ctx *c) {
     if (rc == EXIT_OK && b->mandelbrot)
         rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * b->size * b->size * sizeof(uint16_t));
     if (rc != EXIT_OK) return rc;
-    if (!(b->times = calloc(c->samples, sizeof *b->times))) return cli_error(c->cmd, "out of host memory");
-    if (c->format == 'j') {
-        json_begin_object();
-        json_string("device", c->dev.name);
-    } else {
-        printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
-    }
+    if (!(b->times = calloc(c->samples, sizeof *b->times)))
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
+    if (c->format != 'j') printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
     if (b->reduce && (r = reduce_part(b)) != EXIT_OK) rc = r;
     if (b->mandelbrot && (r = mandelbrot_part(b)) != EXIT_OK) rc = r;
-    if (c->format == 'j') {
-        json_end_object();
-        json_done();
-    }
     kj_mem_free(c->rt, b->image);
     free(b->times);
     return rc;

@@ -338,14 +338,11 @@ static int measure(reduce_bench *b) {
                    b->cub.version() / 100000, b->cub.version() / 100 % 1000, b->cub.version() % 100,
                    (unsigned long long)c->samples);
     }
-    if (c->format == 'j') json_begin_array(NULL);
+    if (c->format == 'j') json_begin_array("rows");
     int rc = EXIT_OK;
     for (int ti = 0; ti < b->types.count && rc == EXIT_OK; ti++) rc = measure_type(b, b->type_v[ti], host, 12345 + ti);
     free(host);
-    if (c->format == 'j') {
-        json_end_array();
-        json_done();
-    }
+    if (c->format == 'j') json_end_array();
     if (c->format == 't' && rc == EXIT_OK && b->have_cub) print_targets(b);
     return b->differ ? EXIT_FAILURE_ : rc;
 }

@@ -119,7 +119,7 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
     void *host_in = malloc(bytes), *host_out = malloc(bytes);
     job j = {c->rt, t->type, 0, 0, host_in, R, C, 0, {0}};
     int rc = EXIT_OK;
-    if (!host_in || !host_out) rc = cli_error(c->cmd, "out of host memory for 2 x %zu bytes", bytes);
+    if (!host_in || !host_out) rc = cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for 2 x %zu bytes", bytes);
     if (rc == EXIT_OK) {
         check_fill_bits(host_in, bytes, seed);
         if ((s = kj_mem_alloc(c->rt, bytes, &j.in)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &j.out)) != KJ_OK ||
@@ -168,9 +168,7 @@ static void find_best(const transpose_bench *t, const row **best) {
 
 static void print_json(const transpose_bench *t, const row **best) {
     char label[64];
-    json_begin_object();
-    json_fields("benchmark=%s device=%s type=%s samples=%" PRIu64, "transpose", t->bench.dev.name,
-                kj_type_name(t->type), t->bench.samples);
+    json_string("type", kj_type_name(t->type));
     json_begin_array("results");
     for (size_t i = 0; i < t->nrows; i++) {
         const row *w = &t->rows_v[i];
@@ -187,14 +185,12 @@ static void print_json(const transpose_bench *t, const row **best) {
         if (!best[si]) continue;
         config_label(best[si], label, sizeof label);
         json_begin_object();
-        json_fields("rows=%zu cols=%zu variant=%s config=%s gbps=%g pct_of_copy=%g", best[si]->rows, best[si]->cols,
+        json_fields("rows=%zu cols=%zu variant=%s config=%s gbps=%g copy_percent=%g", best[si]->rows, best[si]->cols,
                     kj_transpose_variant_name(best[si]->cfg.variant), label, best[si]->gbps,
                     100.0 * best[si]->gbps / best[si]->copy_gbps);
         json_end_object();
     }
     json_end_array();
-    json_end_object();
-    json_done();
 }
 
 static void print_csv(const transpose_bench *t) {
@@ -245,7 +241,7 @@ static int run(bench_ctx *c) {
         if (rc != EXIT_OK) return rc; /* input and output */
     }
     if (!(t->rows_v = calloc(t->size_count * CONFIG_COUNT, sizeof *t->rows_v)))
-        return cli_error(c->cmd, "out of host memory");
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     uint64_t seed = check_fresh_seed();
     int rc = EXIT_OK;
     for (size_t si = 0; si < t->size_count && rc == EXIT_OK; si++)
@@ -255,8 +251,10 @@ static int run(bench_ctx *c) {
     if (c->format == 'j') print_json(t, best);
     else if (c->format == 'c') print_csv(t);
     else print_text(t, best);
+    size_t wrong = 0;
+    for (size_t i = 0; i < t->nrows; i++) wrong += !t->rows_v[i].ok;
     free(t->rows_v);
-    return rc;
+    return bench_wrong_rows(c->cmd, wrong, t->nrows, rc);
 }
 
 static const bench_family transpose = {

@@ -66,10 +66,15 @@ typedef struct bench_checked {
  * (bench_time: 3 warm-up runs, samples batches). Returns the first failure's status. */
 kj_status bench_measure(kj_runtime *rt, const bench_checked *b, unsigned samples, int *ok, bench_result *time);
 
-/* A table row's speed next to the device copy's: JSON "median_us", "gbps", "copy_gbps", "pct_of_copy";
+/* A table row's speed next to the device copy's: JSON "median_us", "gbps", "copy_gbps", "copy_percent";
  * CSV the same four, after a comma. */
 void bench_json_speed(double median_us, double gbps, double copy_gbps);
 void bench_csv_speed(double median_us, double gbps, double copy_gbps);
+
+/* After a table whose rows were checked against the CPU: `wrong` of its `rows` were wrong, which fails
+ * the run, said once (KJ_ERR_WRONG_RESULT: the rows are marked WRONG, "ok": false in JSON). Returns
+ * the failure's exit code, or rc when none was wrong. */
+int bench_wrong_rows(const char *cmd, size_t wrong, size_t rows, int rc);
 
 /* ---- `kernjit bench FAMILY`: bench_main ------------------------------------------------------- */
 
@@ -94,7 +99,8 @@ struct bench_family {
     uint64_t max_samples;          /* for bench_parse_samples */
     int (*option)(bench_ctx *c, int opt, char *arg);
     int (*prepare)(bench_ctx *c);  /* after the options: what they ask for together */
-    int (*run)(bench_ctx *c);      /* on the device (c->rt, c->dev): measures and prints */
+    int (*run)(bench_ctx *c);      /* on the device (c->rt, c->dev): measures and prints (under --json, the
+                                      fields after "device", "arch" and "samples" of the open document) */
 };
 
 /* Parses the options (the family's, --help, --json and --csv), has the family check them, opens a

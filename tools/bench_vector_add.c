@@ -111,7 +111,7 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     void *ha = malloc(bytes), *hb = malloc(bytes), *hc = malloc(bytes);
     job j = {c->rt, type, 0, 0, 0, ha, hb, n, 0, {0}};
     int rc = EXIT_OK;
-    if (!ha || !hb || !hc) rc = cli_error(c->cmd, "out of host memory for 3 x %zu bytes", bytes);
+    if (!ha || !hb || !hc) rc = cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for 3 x %zu bytes", bytes);
     if (rc == EXIT_OK) {
         cli_random_fill(type, ha, n, seed, 0);
         cli_random_fill(type, hb, n, seed + 1, 0);
@@ -145,8 +145,6 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
 }
 
 static void print_json(const vector_add_bench *v) {
-    json_begin_object();
-    json_fields("benchmark=%s device=%s samples=%" PRIu64, "vector-add", v->bench.dev.name, v->bench.samples);
     json_begin_array("results");
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
@@ -158,8 +156,6 @@ static void print_json(const vector_add_bench *v) {
         json_end_object();
     }
     json_end_array();
-    json_end_object();
-    json_done();
 }
 
 static void print_csv(const vector_add_bench *v) {
@@ -207,7 +203,7 @@ static void print_text(const vector_add_bench *v) {
 static int run(bench_ctx *c) {
     vector_add_bench *v = (vector_add_bench *)c;
     if (!(v->rows = calloc(v->type_count * (v->size_count + SWEEP_COUNT), sizeof *v->rows)))
-        return cli_error(c->cmd, "out of host memory");
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     uint64_t seed = check_fresh_seed();
     int rc = EXIT_OK;
     for (size_t ti = 0; ti < v->type_count && rc == EXIT_OK; ti++)
@@ -217,8 +213,10 @@ static int run(bench_ctx *c) {
     if (c->format == 'j') print_json(v);
     else if (c->format == 'c') print_csv(v);
     else print_text(v);
+    size_t wrong = 0;
+    for (size_t i = 0; i < v->nrows; i++) wrong += !v->rows[i].ok;
     free(v->rows);
-    return rc;
+    return bench_wrong_rows(c->cmd, wrong, v->nrows, rc);
 }
 
 static const bench_family vector_add = {

@@ -34,43 +34,72 @@ static void put_message(const char *s) {
         else fputc(*p, stderr);
 }
 
+static void json_error(const char *cmd, const char *status, int class_, const char *message);
+
+/* "kernjit CMD: message" on stderr, and the document's "error" under --json. */
+static int report(const char *cmd, const char *status, int class_, const char *message) {
+    fprintf(stderr, "kernjit%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    put_message(message);
+    fputc('\n', stderr);
+    json_error(cmd, status, class_, message);
+    return class_;
+}
+
 /* Formatted as the library's messages are: a long path loses its middle, never the reason after it. */
-static void put_formatted(const char *fmt, va_list ap) {
+static int report_formatted(const char *cmd, const char *status, int class_, const char *fmt, va_list ap) {
     char buf[CLI_MESSAGE_MAX];
     kj_message_vformat(buf, sizeof buf, fmt, ap);
-    put_message(buf);
+    return report(cmd, status, class_, buf);
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
-    const char *space = cmd ? " " : "";
-    if (!cmd) cmd = "";
-    /* getopt has already said which option it did not know, naming it: only the way to help */
-    if (strcmp(fmt, "unknown option") == 0) {
-        fprintf(stderr, "Try 'kernjit%s%s --help'.\n", space, cmd);
-        return EXIT_USAGE;
-    }
-    fprintf(stderr, "kernjit%s%s: ", space, cmd);
     va_start(ap, fmt);
-    put_formatted(fmt, ap);
+    report_formatted(cmd, kj_status_name(KJ_ERR_USAGE), EXIT_USAGE, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'kernjit%s%s --help'.\n", space, cmd);
+    fprintf(stderr, "Try 'kernjit%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
     return EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv, const struct option *options, int answer) {
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    if (answer == ':')
+        return optopt && word[0] == '-' && word[1] != '-' ? cli_usage(cmd, "option '-%c' needs a value", optopt)
+                                                          : cli_usage(cmd, "option '%s' needs a value", word);
+    if (optopt) /* a known long option given a value (--json=1), or a letter no option has */
+        return strncmp(word, "--", 2) == 0 && strchr(word, '=')
+                   ? cli_usage(cmd, "option '%.*s' takes no value", (int)(strchr(word, '=') - word), word)
+                   : cli_usage(cmd, "unrecognized option '-%c'", optopt);
+    /* a long option that none is, or the start of several */
+    size_t len = strcspn(word + 2, "="), matches = 0;
+    char names[512] = "";
+    for (const struct option *o = options; o && o->name; o++)
+        if (strncmp(o->name, word + 2, len) == 0 && strlen(names) + strlen(o->name) + 5 < sizeof names)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s--%s", matches++ ? ", " : "", o->name);
+    if (strncmp(word, "--", 2) == 0 && matches > 1)
+        return cli_usage(cmd, "option '%.*s' is ambiguous: %s", (int)len + 2, word, names);
+    return cli_usage(cmd, "unrecognized option '%s'", word);
 }
 
 int cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
-    fprintf(stderr, "kernjit %s: ", cmd);
     va_start(ap, fmt);
-    put_formatted(fmt, ap);
+    report_formatted(cmd, NULL, EXIT_FAILURE_, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_FAILURE_;
+}
+
+int cli_error_as(const char *cmd, kj_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = report_formatted(cmd, kj_status_name(status), kj_status_class(status), fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user) {
     struct option all[CLI_MAX_OPTIONS + 1];
-    char names[1024], letters[2 * CLI_MAX_OPTIONS + 1] = ""; /* at most "L:" an option */
+    char names[1024], letters[2 * CLI_MAX_OPTIONS + 2] = ":"; /* at most "L:" an option; ':' see cli_bad_option */
     unsigned char set_of[256] = {0};                           /* the set each letter belongs to */
     size_t n = 0, used = 0;
     for (size_t i = 0; i < count; i++) {
@@ -91,7 +120,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
     int opt, rc = EXIT_OK;
     optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
     while (rc == EXIT_OK && (opt = getopt_long(argc, argv, letters, all, NULL)) != -1) {
-        if (opt == '?') return cli_usage(cmd, "unknown option");
+        if (opt == '?' || opt == ':') return cli_bad_option(cmd, argv, all, opt);
         rc = sets[set_of[(unsigned char)opt]].fn(user, opt, optarg);
     }
     if (rc == EXIT_OK && optind < argc) rc = cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
@@ -100,10 +129,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
 
 int cli_fail(const char *cmd, kj_status s) {
     const char *msg = kj_last_error();
-    fprintf(stderr, "kernjit %s: ", cmd);
-    put_message(*msg ? msg : kj_strerror(s));
-    fputc('\n', stderr);
-    return kj_status_class(s);
+    return report(cmd, kj_status_name(s), kj_status_class(s), *msg ? msg : kj_strerror(s));
 }
 
 static void log_to_stderr(kj_log_level level, const char *message, void *user) {
@@ -150,14 +176,14 @@ void cli_print_remote(const kj_remote_info *r, int json) {
                         r->reachable);
         json_string("state", r->state);
         if (r->reachable) {
-            json_fields("server_version=%s eviction_policy=%s used_memory=%" PRIu64 " max_memory=%" PRIu64
+            json_fields("server_version=%s eviction_policy=%s used_memory_bytes=%" PRIu64 " max_memory_bytes=%" PRIu64
                         " keys=%" PRIu64 " round_trip_ms=%g",
                         r->server_version, r->eviction_policy, r->used_memory, r->max_memory, r->keys,
                         r->round_trip_ms);
             json_object_in("fleet");
             json_fields("hits=%" PRIu64 " misses=%" PRIu64 " waits=%" PRIu64 " pushes=%" PRIu64 " refusals=%" PRIu64
-                        " errors=%" PRIu64 " fetches=%" PRIu64 " fetch_ms_mean=%g fetch_ms_max=%g bytes_fetched=%" PRIu64
-                        " bytes_pushed=%" PRIu64,
+                        " errors=%" PRIu64 " fetches=%" PRIu64 " fetch_mean_ms=%g fetch_max_ms=%g"
+                        " fetched_bytes=%" PRIu64 " pushed_bytes=%" PRIu64,
                         r->hits, r->misses, r->waits, r->pushes, r->refusals, r->errors, r->fetches, mean,
                         r->fetch_ms_max, r->bytes_fetched, r->bytes_pushed);
             json_end_object();
@@ -182,6 +208,12 @@ void cli_print_remote(const kj_remote_info *r, int json) {
            (unsigned long long)r->pushes, (unsigned long long)r->refusals, (unsigned long long)r->errors);
     printf("  traffic    %.1f MiB fetched, %.1f MiB pushed\n", r->bytes_fetched / 1048576.0,
            r->bytes_pushed / 1048576.0);
+}
+
+void json_transfer_fields(const kj_remote_transfer *t) {
+    json_fields("entries=%" PRIu64 " moved=%" PRIu64 " present=%" PRIu64 " refused=%" PRIu64 " failed=%" PRIu64
+                " moved_bytes=%" PRIu64,
+                t->entries, t->moved, t->present, t->refused, t->failed, t->bytes);
 }
 
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
@@ -338,14 +370,25 @@ double cli_median(double *v, size_t n) {
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static int json_depth;
-static int json_need_comma[64];
+int cli_json;
+
+#define JSON_MAX_DEPTH 64
+
+static struct {
+    char command[128];
+    int depth;                        /* open objects and arrays; 1: inside the document */
+    char closer[JSON_MAX_DEPTH];      /* '}' or ']' for each */
+    int need_comma[JSON_MAX_DEPTH];
+    int began;                        /* the document was begun */
+} json;
+
+void json_command(const char *name) { snprintf(json.command, sizeof json.command, "%s", name); }
 
 static void json_escaped(const char *s);
 
 static void json_key(const char *key) {
-    if (json_need_comma[json_depth]) fputc(',', stdout);
-    json_need_comma[json_depth] = 1;
+    if (json.need_comma[json.depth]) fputc(',', stdout);
+    json.need_comma[json.depth] = 1;
     if (key) {
         json_escaped(key);
         fputc(':', stdout);
@@ -386,31 +429,58 @@ static void json_escaped(const char *s) {
         case '\t': fputs("\\t", stdout); break;
         case '\r': fputs("\\r", stdout); break;
         default:
-            if (*p < 0x20) printf("\\u%04x", *p);
+            if (*p < 0x20 || *p == 0x7f) printf("\\u%04x", *p);
             else fputc(*p, stdout);
         }
     }
     fputc('"', stdout);
 }
 
-/* An object or array under key (NULL: at the top or in an array), opened with `bracket`. */
+/* An object or array under key (NULL: at the top or in an array). */
 static void json_open(const char *key, char bracket) {
+    assert(json.depth + 1 < JSON_MAX_DEPTH);
     json_key(key);
     fputc(bracket, stdout);
-    json_need_comma[++json_depth] = 0;
+    json.depth++;
+    json.closer[json.depth] = bracket == '{' ? '}' : ']';
+    json.need_comma[json.depth] = 0;
 }
-static void json_close(char bracket) {
-    fputc(bracket, stdout);
-    json_depth--;
+static void json_close(void) {
+    fputc(json.closer[json.depth], stdout);
+    json.depth--;
 }
-void json_begin_object(void) { json_open(NULL, '{'); }
+
+/* The document's start: {"schema":1,"command":"..."} (the command null when none was recognized). */
+static void json_begin_document(void) {
+    assert(!json.began); /* one document per run */
+    json.began = 1;
+    json_open(NULL, '{');
+    json_int("schema", CLI_JSON_SCHEMA);
+    if (*json.command) json_string("command", json.command);
+    else json_null("command");
+}
+
+void json_begin_object(void) {
+    if (json.depth == 0) json_begin_document();
+    else json_open(NULL, '{');
+}
 void json_object_in(const char *key) { json_open(key, '{'); }
-void json_end_object(void) { json_close('}'); }
-void json_begin_array(const char *key) { json_open(key, '['); }
-void json_end_array(void) { json_close(']'); }
+void json_end_object(void) {
+    assert(json.depth > 0 && json.closer[json.depth] == '}');
+    if (json.depth > 1) json_close(); /* the document itself: json_finish */
+}
+void json_begin_array(const char *key) {
+    assert(json.depth > 0); /* there are no documents but objects: they can gain fields */
+    json_open(key, '[');
+}
+void json_end_array(void) {
+    assert(json.depth > 1 && json.closer[json.depth] == ']');
+    json_close();
+}
 void json_string(const char *key, const char *value) {
     json_key(key);
-    json_escaped(value);
+    if (value) json_escaped(value);
+    else fputs("null", stdout);
 }
 void json_int(const char *key, long long v) {
     json_key(key);
@@ -501,10 +571,91 @@ void json_macros(const char *key, const char *macros) {
     json_end_object();
 }
 
-void json_done(void) {
+void json_arch(const char *key, int cc_major, int cc_minor) {
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d", cc_major, cc_minor);
+    json_string(key, arch);
+}
+
+void json_cuda_version(const char *key, int version) {
+    char text[32];
+    snprintf(text, sizeof text, "%d.%d", version / 1000, version % 1000 / 10);
+    json_string(key, text);
+}
+
+/* A failure under --json, kept for json_finish (the first one only: later ones follow from it). */
+static struct {
+    const char *status;
+    int class_;
+    char *message;
+} json_failure;
+
+static void json_error(const char *cmd, const char *status, int class_, const char *message) {
+    if (!cli_json || json_failure.class_) return;
+    if (!*json.command && cmd) json_command(cmd);
+    json_failure.status = status;
+    json_failure.class_ = class_;
+    json_failure.message = strdup(message);
+}
+
+void json_finish(int exit_code) {
+    if (exit_code != EXIT_OK && cli_json && !json_failure.class_)
+        json_error(NULL, NULL, exit_code, "the command failed: its messages are on stderr");
+    if (json_failure.class_ && !json.began) json_begin_document();
+    if (!json.began) return;
+    while (json.depth > 1) json_close(); /* what the command was writing when it failed */
+    if (json_failure.class_) {
+        json_object_in("error");
+        json_string("status", json_failure.status);
+        json_int("class", json_failure.class_);
+        json_string("message", json_failure.message ? json_failure.message : "out of host memory");
+        json_close();
+        free(json_failure.message);
+    }
+    json_close();
     fputc('\n', stdout);
-    json_depth = 0;
-    json_need_comma[0] = 0;
+    fflush(stdout);
+}
+
+void cli_capture_begin(cli_capture *c) {
+    c->saved_fd = -1;
+    c->file = NULL;
+    if (!cli_json) return;
+    fflush(stdout);
+    c->file = tmpfile();
+    if (!c->file) return; /* the device's lines then go to stdout, as without --json */
+    c->saved_fd = dup(STDOUT_FILENO);
+    if (c->saved_fd < 0 || dup2(fileno(c->file), STDOUT_FILENO) < 0) {
+        if (c->saved_fd >= 0) close(c->saved_fd);
+        c->saved_fd = -1;
+        fclose(c->file);
+        c->file = NULL;
+    }
+}
+
+void cli_capture_end(cli_capture *c) {
+    if (c->saved_fd < 0) return;
+    fflush(stdout);
+    dup2(c->saved_fd, STDOUT_FILENO);
+    close(c->saved_fd);
+    c->saved_fd = -1;
+}
+
+void json_captured(const char *key, const cli_capture *c) {
+    json_begin_array(key);
+    char line[4096];
+    if (c->file) rewind(c->file);
+    while (c->file && fgets(line, sizeof line, c->file)) {
+        line[strcspn(line, "\n")] = '\0';
+        json_string(NULL, line);
+    }
+    json_end_array();
+}
+
+void cli_capture_free(cli_capture *c) {
+    cli_capture_end(c);
+    if (c->file) fclose(c->file);
+    c->file = NULL;
 }
 
 /* ---- random data ----------------------------------------------------------------------------- */

@@ -33,7 +33,7 @@ static void help(void) {
            "of machines without a GPU. -D NAME=V1,V2 restricts a tunable, or builds a param for each value.\n"
            "Combinations that break a `require` line of the metadata are skipped.\n\n"
            "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from it when the disk\n"
-           "cache lacks them (\"from\": \"remote\" in --json), and what is compiled is pushed in the\n"
+           "cache lacks them (\"origin\": \"remote\" in --json), and what is compiled is pushed in the\n"
            "background. --push (a builder) then sends every entry of the kernel in the disk cache that the\n"
            "remote lacks, and waits until they are there.\n");
 }
@@ -51,8 +51,7 @@ static void push_entries(kj_runtime *rt, const char *kernel, int json) {
     if (kj_remote_push(rt, name, &t) != KJ_OK) fprintf(stderr, "kernjit: warning: %s\n", kj_last_error());
     if (json) {
         json_object_in("push");
-        json_fields("entries=%" PRIu64 " pushed=%" PRIu64 " present=%" PRIu64 " failed=%" PRIu64, t.entries, t.moved,
-                    t.present, t.failed);
+        json_transfer_fields(&t);
         json_end_object();
     } else {
         printf("  push  %llu of %llu entr%s of %s pushed to the remote cache, %llu already there%s\n",
@@ -92,9 +91,8 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         json_begin_array("dims");
         for (size_t d = 0; d < kj_space_dim_count(space); d++) json_string(NULL, kj_space_dim_name(space, d));
         json_end_array();
-        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u wall_ms=%g cache=%s",
-                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, r.wall_ms,
-                    kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
+        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u wall_ms=%g cache_dir=%s",
+                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, r.wall_ms, kj_cache_dir(rt));
         if (push) push_entries(rt, kernel, 1);
         json_end_object();
     } else if (r.variants) {
@@ -164,10 +162,10 @@ static int compile_one(const cli_program *prog, const kj_define *defines, size_t
     }
     if (json) {
         json_begin_object();
-        json_fields("arch=%s key=%s cache_hit?=%d from=%s stored?=%d linked?=%d source_count=%u ptx?=%d cache_path=%s "
-                    "compile_ms=%g link_ms=%g binary_bytes=%zu warnings=%s",
+        json_fields("arch=%s key=%s cache_hit?=%d origin=%s stored?=%d linked?=%d source_count=%u ptx?=%d "
+                    "entry_path=%s compile_ms=%g link_ms=%g binary_bytes=%zu warnings=%s",
                     r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count,
-                    r.is_ptx, r.cache_path, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
+                    r.is_ptx, r.stored ? r.cache_path : NULL, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
         json_resources(&r);
         if (push) push_entries(rt, prog->kernel, 1);
         json_end_object();
@@ -203,7 +201,7 @@ int cmd_compile(int argc, char **argv) {
     int json = 0, all = 0, push = 0, c;
     uint64_t threads = 0;
     char err[256];
-    while ((c = getopt_long(argc, argv, "hje:D:a:o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hje:D:a:o:", opts, NULL)) != -1) {
         switch (c) {
         case 'A': all = 1; break;
         case 'P': push = 1; break;
@@ -239,7 +237,7 @@ int cmd_compile(int argc, char **argv) {
             if (nopt == MAX_OPTIONS) return cli_usage("compile", "at most %d --option values", MAX_OPTIONS);
             options[nopt++] = optarg;
             break;
-        default: return cli_usage("compile", "unknown option");
+        default: return cli_bad_option("compile", argv, opts, c);
         }
     }
     if (optind >= argc) return cli_usage("compile", "which kernel? give a built-in name or a .cu file");
@@ -270,10 +268,9 @@ int cmd_compile(int argc, char **argv) {
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
         rc = all ? compile_all(kernel, prog.entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, push, json)
                  : compile_one(&prog, defines, ndef, options, nopt, narch ? archs[i] : NULL, push, json);
-    if (json) { /* after a failure too: the targets done so far, as a whole document (the error is on stderr) */
+    if (json) { /* after a failure too: the targets done so far, then the "error" */
         json_end_array();
         json_end_object();
-        json_done();
     }
     return rc;
 }

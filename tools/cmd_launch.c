@@ -75,6 +75,7 @@ typedef struct launch_cmd {
     kj_devptr ref[MAX_ARGS];        /* &I+OFF: the pointer passed */
     printed out[MAX_PRINTS];
     bench_result timing;
+    cli_capture printed_by_device; /* under --json: the kernel's printf, for the document */
 } launch_cmd;
 
 static void help(void) {
@@ -134,7 +135,7 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
     int o;
     c->repeat = DEFAULT_REPEAT;
     c->seed = 1;
-    while ((o = getopt_long(argc, argv, "hjD:g:b:a:r:p:", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, ":hjD:g:b:a:r:p:", opts, NULL)) != -1) {
         switch (o) {
         case 'h': help(); return HELP_SHOWN;
         case 'j': c->json = 1; break;
@@ -192,7 +193,7 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
             if (cli_parse_uint(optarg, UINT64_MAX, &c->seed) != 0)
                 return cli_usage(CMD, "--seed '%s' is not a non-negative integer", optarg);
             break;
-        default: return cli_usage(CMD, "unknown option");
+        default: return cli_bad_option(CMD, argv, opts, o);
         }
     }
     if (optind >= argc) return cli_usage(CMD, "which kernel? give a .cu file (FILE.cu or FILE.cu:ENTRY)");
@@ -406,10 +407,10 @@ static int check_device(launch_cmd *c) {
 static int read_file(const char *path, void *buf, size_t bytes) {
     const char *why;
     FILE *f = cli_open_regular(path, &why);
-    if (!f) return cli_error(CMD, "cannot read '%s': %s", path, why);
+    if (!f) return cli_error_as(CMD, KJ_ERR_IO, "cannot read '%s': %s", path, why);
     size_t got = fread(buf, 1, bytes, f);
     fclose(f);
-    if (got != bytes) return cli_error(CMD, "'%s' ended after %zu of %zu bytes", path, got, bytes);
+    if (got != bytes) return cli_error_as(CMD, KJ_ERR_IO, "'%s' ended after %zu of %zu bytes", path, got, bytes);
     return 0;
 }
 
@@ -419,7 +420,8 @@ static int make_buffers(launch_cmd *c) {
         launch_arg *a = &c->args[i];
         if (a->is_bytes) {
             if (!(c->bytes[i] = calloc(1, (size_t)a->count)))
-                return cli_error(CMD, "out of host memory for the %llu bytes of --arg %zu", (unsigned long long)a->count, i);
+                return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for the %llu bytes of --arg %zu",
+                                    (unsigned long long)a->count, i);
             if (a->fill == LAUNCH_FILL_FILE && read_file(a->path, c->bytes[i], (size_t)a->count)) return EXIT_FAILURE_;
             if (a->hex) launch_hex_bytes(a->hex, c->bytes[i], (size_t)a->count);
             c->params[i] = c->bytes[i];
@@ -438,7 +440,8 @@ static int make_buffers(launch_cmd *c) {
             continue;
         }
         void *host = malloc(bytes);
-        if (!host) return cli_error(CMD, "out of host memory for the %zu bytes of --arg %zu", bytes, i);
+        if (!host)
+            return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for the %zu bytes of --arg %zu", bytes, i);
         int rc = 0;
         if (a->fill == LAUNCH_FILL_FILE) rc = read_file(a->path, host, bytes);
         else launch_fill_host(a, host, a->count, c->seed, (unsigned)i);
@@ -478,7 +481,7 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
 static int write_file(const char *path, const void *buf, size_t bytes) {
     char tmp[4200];
     int fd = cli_create_beside(path, tmp, sizeof tmp);
-    if (fd < 0) return cli_error(CMD, "cannot write '%s': %s", path, strerror(errno));
+    if (fd < 0) return cli_error_as(CMD, KJ_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     const char *p = buf;
     size_t left = bytes;
     int err = 0;
@@ -492,7 +495,7 @@ static int write_file(const char *path, const void *buf, size_t bytes) {
     if (!err && rename(tmp, path) != 0) err = errno;
     if (err) {
         unlink(tmp);
-        return cli_error(CMD, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
+        return cli_error_as(CMD, KJ_ERR_IO, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
     }
     return 0;
 }
@@ -524,7 +527,8 @@ static int first_launch(launch_cmd *c) {
         const launch_print *p = &c->prints[i];
         size_t es = launch_type_size(c->args[p->arg].type);
         size_t bytes = (size_t)(p->to - p->from) * es;
-        if (!(c->out[i].host = malloc(bytes))) return cli_error(CMD, "out of host memory for --print %u", p->arg);
+        if (!(c->out[i].host = malloc(bytes)))
+            return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for --print %u", p->arg);
         if ((s = kj_memcpy_dtoh(c->rt, c->out[i].host, c->dev[p->arg] + p->from * es, bytes)) != KJ_OK)
             return cli_fail(CMD, s);
     }
@@ -532,7 +536,7 @@ static int first_launch(launch_cmd *c) {
         const launch_arg *a = &c->args[c->saves[i].arg];
         size_t bytes = (size_t)(a->count * launch_type_size(a->type));
         void *host = malloc(bytes);
-        if (!host) return cli_error(CMD, "out of host memory for --save %u", c->saves[i].arg);
+        if (!host) return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for --save %u", c->saves[i].arg);
         int rc = (s = kj_memcpy_dtoh(c->rt, host, c->dev[c->saves[i].arg], bytes)) != KJ_OK ? cli_fail(CMD, s)
                                                                                           : write_file(c->saves[i].path, host, bytes);
         free(host);
@@ -566,7 +570,7 @@ static void report_json(const launch_cmd *c) {
     json_string("kernel", c->kernel);
     json_string("entry", c->info.entry);
     json_string("symbol", c->info.lowered_name);
-    json_string("origin", cli_origin_text(c->origin));
+    json_string("origin", kj_origin_name(c->origin));
     json_string("arch", c->info.arch);
     json_begin_array("grid");
     for (int i = 0; i < 3; i++) json_uint(NULL, c->grid[i]);
@@ -612,13 +616,13 @@ static void report_json(const launch_cmd *c) {
         const launch_arg *a = &c->args[c->saves[i].arg];
         json_object_in(NULL);
         json_uint("arg", c->saves[i].arg);
-        json_string("path", c->saves[i].path);
-        json_uint("bytes", a->count * launch_type_size(a->type));
+        json_string("file_path", c->saves[i].path);
+        json_uint("size_bytes", a->count * launch_type_size(a->type));
         json_end_object();
     }
     json_end_array();
+    json_captured("device_output", &c->printed_by_device);
     json_end_object();
-    json_done();
 }
 
 static void report_text(const launch_cmd *c) {
@@ -660,12 +664,14 @@ static int run(launch_cmd *c) {
     kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
     if (s != KJ_OK) return cli_fail(CMD, s);
     if (!kj_runtime_has_device(c->rt))
-        return cli_error(CMD, "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", c->kernel);
+        return cli_error_as(CMD, KJ_ERR_NO_DEVICE,
+                            "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", c->kernel);
     kj_device_info d;
     if ((s = kj_runtime_device(c->rt, &d)) != KJ_OK) return cli_fail(CMD, s);
     /* before compiling anything: the library says the same at the launch */
     if ((c->cluster[0] || c->cluster[1] || c->cluster[2]) && d.cc_major < 9)
-        return cli_error(CMD, "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
+        return cli_error_as(CMD, KJ_ERR_UNSUPPORTED,
+                            "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
                          d.cc_major, d.cc_minor);
     kj_request req = {.kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
                       .options = c->options, .option_count = c->nopt, .sources = c->program.sources,
@@ -673,9 +679,11 @@ static int run(launch_cmd *c) {
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
     if ((s = kj_kernel_query(c->k, &c->info)) != KJ_OK) return cli_fail(CMD, s);
     int rc;
-    if ((rc = check_params(c)) || (rc = check_device(c)) || (rc = make_buffers(c)) || (rc = first_launch(c)) ||
-        (rc = time_repeats(c)))
-        return rc;
+    if ((rc = check_params(c)) || (rc = check_device(c)) || (rc = make_buffers(c))) return rc;
+    cli_capture_begin(&c->printed_by_device);
+    if (!(rc = first_launch(c))) rc = time_repeats(c);
+    cli_capture_end(&c->printed_by_device);
+    if (rc) return rc;
     if (c->json) report_json(c);
     else report_text(c);
     return EXIT_OK;
@@ -683,7 +691,8 @@ static int run(launch_cmd *c) {
 
 int cmd_launch(int argc, char **argv) {
     launch_cmd *c = calloc(1, sizeof *c);
-    if (!c) return cli_error(CMD, "out of memory");
+    if (!c) return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of memory");
+    c->printed_by_device.saved_fd = -1;
     int rc = parse_command_line(c, argc, argv);
     if (rc == HELP_SHOWN) rc = EXIT_OK;
     else if (!rc && !(rc = check_input_files(c)) && !(rc = check_paths(c))) {
@@ -695,6 +704,7 @@ int cmd_launch(int argc, char **argv) {
     for (size_t i = 0; i < c->nprints; i++) free(c->out[i].host);
     for (size_t i = 0; i < c->nargs; i++) free(c->bytes[i]);
     kj_runtime_destroy(c->rt);
+    cli_capture_free(&c->printed_by_device);
     free(c->source);
     free(c);
     return rc;

@@ -260,12 +260,12 @@ static void json(run_ctx *c) {
                 " median_ms=%g device_launches=%" PRIu64 " launch_bound=%" PRIu64 " pending_limit=%" PRIu64
                 " spot_checked=%u spot_wrong=%u",
                 kj_mandelbrot_algo_name(m->options.algo), m->first.entry, m->w, m->h, m->max_dwell, m->first.levels,
-                cli_origin_text(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
+                kj_origin_name(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
                 m->report.expected_launches, m->report.pending_limit, m->checked, m->bad);
     if (m->compare)
-        json_fields("compared_with=%s other_ms=%g pixels_differ=%zu", kj_mandelbrot_algo_name(m->other_algo),
+        json_fields("compared_with=%s compared_median_ms=%g pixels_differ=%zu", kj_mandelbrot_algo_name(m->other_algo),
                     m->other_ms, m->differ);
-    if (m->out) json_string("image", m->written);
+    if (m->out) json_string("image_path", m->written);
 }
 
 static void text(run_ctx *c) {

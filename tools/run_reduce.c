@@ -94,9 +94,9 @@ static int check(run_ctx *c) {
 static void json(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
-                "config_from=%s origin=%s result=%g reference=%g error=%g tolerance=%g ok?=%d",
+                "config_from=%s origin=%s result=%g reference=%g abs_error=%g tolerance=%g ok?=%d",
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
-                r->first.coarse_factor, r->first.grid, r->first.config_from, cli_origin_text(r->first.origin), r->have,
+                r->first.coarse_factor, r->first.grid, r->first.config_from, kj_origin_name(r->first.origin), r->have,
                 r->want, r->error, r->tolerance, r->ok);
     run_json_time(c);
 }

@@ -97,7 +97,7 @@ static void json(run_ctx *c) {
                 "tile_cols=%u block_x=%u block_y=%u grid=%u shared_bytes=%u origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_transpose_variant_name(t->options.variant), f->entry, kj_type_name(t->type), t->rows, t->cols,
                 c->seed, f->tile[0], f->tile[1], f->block[0], f->block[1], f->grid, f->shared_bytes,
-                cli_origin_text(f->origin), f->config_from, t->wrong, t->wrong == 0);
+                kj_origin_name(f->origin), f->config_from, t->wrong, t->wrong == 0);
     run_json_time(c);
 }
 

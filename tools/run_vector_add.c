@@ -92,7 +92,7 @@ static void json(run_ctx *c) {
     json_fields("type=%s n=%" PRIu64 " offset=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u unroll=%u grid=%u "
                 "origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_type_name(v->type), v->n, v->offset, c->seed, v->first.entry, v->first.block_size, v->first.unroll,
-                v->first.grid, cli_origin_text(v->first.origin), v->first.config_from, v->wrong, v->wrong == 0);
+                v->first.grid, kj_origin_name(v->first.origin), v->first.config_from, v->wrong, v->wrong == 0);
     run_json_time(c);
 }
 
