@@ -99,6 +99,36 @@ expect 0 "linked with the device runtime" env KERNJIT_CUDA_HOME=" ${KERNJIT_CUDA
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
 expect 0 '"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
 expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_80 --arch sm_90 --json
+# --emit: the compiler's output in files that the toolkit's tools take, or on stdout
+E="$(dirname "$KERNJIT_CACHE_DIR")/emit"
+mkdir -p "$E"
+echo "an older file" > "$E/reduce.cubin"
+expect 0 "cubin 31" "$K" compile reduce --arch sm_90 --emit cubin -o "$E/reduce.cubin"
+if [ "$(head -c 4 "$E/reduce.cubin" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+    echo "FAIL: --emit cubin wrote no ELF file"; failures=$((failures + 1))
+fi
+entry=$(ls "$KERNJIT_CACHE_DIR"/sm_90/*.cubin | while read -r f; do
+    cmp -s <(tail -c "$(stat -c %s "$E/reduce.cubin")" "$f") "$E/reduce.cubin" && echo "$f"; done)
+[ -n "$entry" ] || { echo "FAIL: the emitted cubin is not the binary of any cache entry"; failures=$((failures + 1)); }
+if command -v readelf >/dev/null; then
+    expect 0 "NVIDIA CUDA" readelf -h "$E/reduce.cubin"
+fi
+CUOBJDUMP="${KERNJIT_CUDA_HOME:-${CUDA_HOME:-/usr/local/cuda}}/bin/cuobjdump"
+if [ -x "$CUOBJDUMP" ]; then
+    expect 0 "Function : reduce_fast" "$CUOBJDUMP" -sass "$E/reduce.cubin"
+    if "$CUOBJDUMP" -sass "$entry" >/dev/null 2>&1; then # a cache entry is kernjit's container, not a cubin
+        echo "FAIL: cuobjdump took a cache entry: docs say it is not a cubin"; failures=$((failures + 1))
+    fi
+else
+    echo "skip: no cuobjdump in the toolkit (the ELF checks above stand for it)"
+fi
+expect 0 "ptx   " "$K" compile reduce --arch sm_90 --emit ptx -o "$E/reduce.ptx"
+expect 0 ".target sm_90" cat "$E/reduce.ptx"
+expect 0 '"emitted":{"format":"ltoir","file_path":"'"$E/reduce.ltoir"'","size_bytes":' \
+    "$K" compile reduce --arch sm_90 --emit ltoir -o "$E/reduce.ltoir" --json
+out=$("$K" compile "$KD/vadd.cu" --emit ptx -o - 2>/dev/null)
+grep -q "^.visible .entry _Z4vaddPKfS0_Pfi(" <<<"$out" || { echo "FAIL: --emit ptx -o - wrote no PTX to stdout"; failures=$((failures + 1)); }
+expect 0 "ptx   1" "$K" compile "$KD/vadd.cu" --emit ptx -o - # the report, on stderr
 # the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
 expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
 expect 0 "note: reduce: disk hit" "$K" compile reduce --arch sm_90 --verbose

@@ -773,6 +773,28 @@ int cli_create_beside(const char *path, char *tmp, size_t size) {
     return -1;
 }
 
+int cli_write_file(const char *cmd, const char *path, const void *data, size_t size) {
+    char tmp[PATH_MAX + 64];
+    int fd = cli_create_beside(path, tmp, sizeof tmp);
+    if (fd < 0) return cli_error_as(cmd, KJ_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    const char *p = data;
+    size_t left = size;
+    int err = 0;
+    while (left && !err) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) err = w < 0 ? errno : EIO;
+        else p += w, left -= (size_t)w;
+    }
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) {
+        unlink(tmp);
+        return cli_error_as(cmd, KJ_ERR_IO, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
+    }
+    return EXIT_OK;
+}
+
 int cli_check_output_folder(const char *cmd, const char *what, const char *path) {
     size_t n = strlen(path);
     if (n >= PATH_MAX) return cli_usage(cmd, "%s: the path has %zu characters: at most %d", what, n, PATH_MAX - 1);

@@ -207,6 +207,11 @@ FILE *cli_open_regular(const char *path, const char **why);
  * errno. */
 int cli_create_beside(const char *path, char *tmp, size_t size);
 
+/* Writes a file the user named (--save, -o): to a temporary file beside it, renamed over it, so that a
+ * write that fails (a full disk) leaves the previous file whole and no partial one. EXIT_OK, or the
+ * failure said (KJ_ERR_IO). */
+int cli_write_file(const char *cmd, const char *path, const void *data, size_t size);
+
 /* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
  * does any work: its path must fit PATH_MAX and its name NAME_MAX, it must be a regular file if it
  * exists (never a device, a FIFO or a folder), and its folder must exist and be writable, else a

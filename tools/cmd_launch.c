@@ -476,30 +476,6 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
     return cfg;
 }
 
-/* --save: written to a temporary file beside the target and renamed over it, so that a write that
- * fails (a full disk) leaves the previous file whole and no partial one. */
-static int write_file(const char *path, const void *buf, size_t bytes) {
-    char tmp[4200];
-    int fd = cli_create_beside(path, tmp, sizeof tmp);
-    if (fd < 0) return cli_error_as(CMD, KJ_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-    const char *p = buf;
-    size_t left = bytes;
-    int err = 0;
-    while (left && !err) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) err = w < 0 ? errno : EIO;
-        else p += w, left -= (size_t)w;
-    }
-    if (close(fd) != 0 && !err) err = errno;
-    if (!err && rename(tmp, path) != 0) err = errno;
-    if (err) {
-        unlink(tmp);
-        return cli_error_as(CMD, KJ_ERR_IO, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
-    }
-    return 0;
-}
-
 /* --save targets and @FILE inputs are checked before anything compiles or runs: a folder that is
  * missing or not writable is a usage error, as an unreadable input is. */
 static int check_paths(launch_cmd *c) {
@@ -537,8 +513,8 @@ static int first_launch(launch_cmd *c) {
         size_t bytes = (size_t)(a->count * launch_type_size(a->type));
         void *host = malloc(bytes);
         if (!host) return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for --save %u", c->saves[i].arg);
-        int rc = (s = kj_memcpy_dtoh(c->rt, host, c->dev[c->saves[i].arg], bytes)) != KJ_OK ? cli_fail(CMD, s)
-                                                                                          : write_file(c->saves[i].path, host, bytes);
+        s = kj_memcpy_dtoh(c->rt, host, c->dev[c->saves[i].arg], bytes);
+        int rc = s != KJ_OK ? cli_fail(CMD, s) : cli_write_file(CMD, c->saves[i].path, host, bytes);
         free(host);
         if (rc) return rc;
     }
