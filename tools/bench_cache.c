@@ -99,6 +99,8 @@ static int run_set(const tier *t, unsigned long run, int set, uint64_t repeat, k
         char *src = source_for(run, set, (int)i);
         kj_origin origin;
         double took;
+        cli_progress("bench cache", want == KJ_ORIGIN_COMPILED ? "cold compiles" : want == KJ_ORIGIN_REMOTE ? "remote hits"
+                     : "disk hits", (size_t)(i + 1 + warm_up), repeat + warm_up, NULL);
         s = src ? get_timed(rt, src, &took, &origin, bytes) : KJ_ERR_HOST_MEMORY;
         free(src);
         if (s != KJ_OK) rc = cli_fail("bench cache", s);
@@ -329,6 +331,7 @@ int bench_cache(int argc, char **argv) {
     }
     if (rc == EXIT_OK) r.cold_ms = cli_median(cold, have_remote ? 2 * repeat : repeat);
     if (rc == EXIT_OK) r.memory_us = memory_hit_us(&disk, run, &r.memory_ok);
+    cli_progress_end();
     if (rc == EXIT_OK) print_table(&r, repeat, device, has_device ? d.name : NULL, arch, note, json);
     free(cold);
     free(hit);

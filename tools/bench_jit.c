@@ -263,6 +263,9 @@ typedef struct more_rows {
 
 static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_median(v, n) : -1; }
 
+/* Progress (cli_progress): sample i of n of one row. */
+static void step(const char *row, uint64_t i, uint64_t n) { cli_progress("bench jit", row, (size_t)i + 1, (size_t)n, NULL); }
+
 static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsigned long run, uint64_t repeat,
                         more_rows *m) {
     double *a = calloc(repeat, sizeof *a), *b = calloc(repeat, sizeof *b);
@@ -278,6 +281,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     o.cache_mode = KJ_CACHE_MEMORY_ONLY;
     ok = ok && kj_runtime_create(&o, &mem) == KJ_OK;
     for (uint64_t i = 0; i < repeat && ok; i++) {
+        step("reduce, cold and raw", i, repeat);
         kj_request req = {.kernel = "reduce"};
         kj_compile_result r;
         double t0 = bench_now_ms();
@@ -292,6 +296,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     /* dynamic parallelism: compile + link, each sample its own source */
     ok = 1;
     for (uint64_t i = 0; i < repeat && ok; i++) {
+        step("dynamic parallelism", i, repeat);
         char *dp = dp_source(run, (int)i);
         kj_request req = {.kernel = "dp.cu", .source_text = dp, .entry = "parent"};
         kj_compile_result r;
@@ -305,6 +310,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     char sub[4200];
     ok = 1;
     for (uint64_t i = 0; i < repeat && ok; i++) {
+        step("first call, new process", i, repeat);
         snprintf(sub, sizeof sub, "%s/first-%llu", dir, (unsigned long long)i);
         char *args[] = {"compile", "reduce", "--arch", (char *)arch, NULL};
         ok = spawn_timed(sub, args, &a[i]) == 0;
@@ -313,6 +319,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     ok = 1;
     size_t all_samples = repeat < 3 ? repeat : 3;
     for (size_t i = 0; i < all_samples && ok; i++) {
+        step("compile reduce --all, new process", i, all_samples);
         snprintf(sub, sizeof sub, "%s/all-%zu", dir, i);
         char *args[] = {"compile", "reduce", "--all", "--arch", (char *)arch, NULL};
         ok = spawn_timed(sub, args, &a[i]) == 0;
@@ -372,6 +379,7 @@ int bench_jit(int argc, char **argv) {
     free(warm);
 
     for (uint64_t i = 0; i < repeat; i++) {
+        step("cold compiles", i, repeat);
         char *src = source_for(run, (int)i);
         kj_origin origin;
         /* alternate which goes first, so that neither gains from the other's warm caches */
@@ -389,6 +397,7 @@ int bench_jit(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < repeat; i++) {
         int origin = -1;
+        step("disk hits, new process", i, repeat);
         if (spawn_child(dir, run, NULL, &disk[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
             rc = cli_error("bench jit", "the disk-hit child process failed");
             goto done;
@@ -408,6 +417,7 @@ int bench_jit(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < repeat; i++) {
         int origin = -1;
+        step("disk hits, 5 headers", i, repeat);
         if (spawn_child(dir, run, headers_kernel, &disk_headers[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
             rc = cli_error("bench jit", "the disk-hit child process (kernel with headers) failed");
             goto done;
@@ -443,6 +453,7 @@ int bench_jit(int argc, char **argv) {
         rc = cli_error("bench jit", "out of memory");
         goto done;
     }
+    cli_progress_end();
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double disk_headers_ms = cli_median(disk_headers, repeat);
     double loaded_ms = device ? cli_median(loaded, repeat) : 0;

@@ -74,6 +74,7 @@ static int compare_reductions(nested_bench *b) {
     kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
     kj_status s;
     bench_result flat;
+    bench_step(c, "reduce, flat");
     /* flat: the default reduction, read-only on the input */
     if ((s = kj_mem_alloc(c->rt, bytes, &b->pristine)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &b->work)) != KJ_OK ||
         (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK ||
@@ -86,6 +87,7 @@ static int compare_reductions(nested_bench *b) {
     free(host);
     size_t wrong = flat_sum != want;
     char label[32];
+    cli_progress_pause();
     if (json) {
         json_object_in("reduce");
         json_fields("n=%zu block_size=%" PRIu64 " reference=%d", n, b->block, want);
@@ -106,9 +108,11 @@ static int compare_reductions(nested_bench *b) {
         double med;
         b->nested = (kj_nested_options){(kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
         b->sum = 0;
+        bench_step(c, "reduce, %s", kj_nested_variant_name((kj_nested_variant)v));
         if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
         int ok = b->sum == want && r.device_launches == r.expected_launches;
         wrong += !ok;
+        cli_progress_pause();
         const char *name = kj_nested_variant_name((kj_nested_variant)v);
         if (json) {
             json_object_in(NULL);
@@ -157,6 +161,7 @@ static int mandelbrot_part(nested_bench *b) {
                                                         .max_dwell = (unsigned)b->dwell,
                                                         .count_launches = 1,
                                                         .report = &r[a]};
+        bench_step(c, "mandelbrot, %s", kj_mandelbrot_algo_name(b->mandelbrot_options.algo));
         kj_mem_free(c->rt, b->image);
         b->image = 0;
         if ((s = kj_mem_alloc(c->rt, bytes, &b->image)) == KJ_OK &&
@@ -172,6 +177,7 @@ static int mandelbrot_part(nested_bench *b) {
         return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for two %u x %u images", size, size);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     double speedup = med[1] > 0 ? med[0] / med[1] : 0;
+    cli_progress_pause();
     if (json) {
         json_object_in("mandelbrot");
         json_fields("width=%u height=%u max_dwell=%" PRIu64 " escape_time_median_ms=%g mariani_silver_median_ms=%g "
@@ -226,6 +232,7 @@ static int run(bench_ctx *c) {
     if (!(b->times = calloc(c->samples, sizeof *b->times)))
         return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     if (c->format != 'j') printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
+    c->steps = (b->reduce ? 1 + KJ_NESTED_VARIANT_COUNT_ : 0) + (b->mandelbrot ? 2 : 0);
     if (b->reduce && (r = reduce_part(b)) != EXIT_OK) rc = r;
     if (b->mandelbrot && (r = mandelbrot_part(b)) != EXIT_OK) rc = r;
     kj_mem_free(c->rt, b->image);

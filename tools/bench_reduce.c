@@ -217,6 +217,7 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     r.agrees = !b->have_cub || agree(j, &r.rep, mine, theirs);
     b->differ += !r.agrees;
+    cli_progress_pause();
     print_row(&r, c->format, b->first);
     b->first = 0;
     if (b->have_cub && !strcmp(entry, "reduce_fast")) {
@@ -280,6 +281,8 @@ static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed
         if ((s = bench_copy(c->rt, j->bytes, (unsigned)c->samples, &copy)) != KJ_OK) return cli_fail(c->cmd, s);
         for (int oi = 0; oi < b->ops.count && rc == EXIT_OK; oi++) {
             j->op = b->op_v[oi];
+            char size[32];
+            bench_step(c, "%s %s %s", kj_op_name(j->op), kj_type_name(type), bench_pow2_label(j->n, size, sizeof size));
             if (b->have_cub && (s = cub_temp(b)) != KJ_OK) return cli_fail(c->cmd, s);
             rc = measure_entries(b, &copy);
         }
@@ -340,8 +343,10 @@ static int measure(reduce_bench *b) {
     }
     if (c->format == 'j') json_begin_array("rows");
     int rc = EXIT_OK;
+    c->steps = (size_t)b->types.count * (size_t)b->sizes.count * (size_t)b->ops.count;
     for (int ti = 0; ti < b->types.count && rc == EXIT_OK; ti++) rc = measure_type(b, b->type_v[ti], host, 12345 + ti);
     free(host);
+    cli_progress_pause();
     if (c->format == 'j') json_end_array();
     if (c->format == 't' && rc == EXIT_OK && b->have_cub) print_targets(b);
     return b->differ ? EXIT_FAILURE_ : rc;

@@ -133,6 +133,7 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
         *w = (row){.rows = R, .cols = C, .cfg = configs[k], .copy_gbps = bench_gbps(2.0 * bytes, copy.median_us)};
         j.options = (kj_transpose_options){configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL, &rep};
         j.seed = seed ^ k;
+        bench_step(c, "%zu x %zu %s %u", R, C, kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim);
         s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r);
         if (s == KJ_ERR_LIMIT) {
             /* this device cannot give the tile its shared memory: say so and go on */
@@ -244,6 +245,7 @@ static int run(bench_ctx *c) {
         return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     uint64_t seed = check_fresh_seed();
     int rc = EXIT_OK;
+    c->steps = t->size_count * CONFIG_COUNT;
     for (size_t si = 0; si < t->size_count && rc == EXIT_OK; si++)
         rc = measure_size(t, t->sizes[si][0], t->sizes[si][1], seed + si);
     const row *best[3] = {NULL, NULL, NULL};

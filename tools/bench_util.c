@@ -192,6 +192,16 @@ static int family_option(void *user, int opt, char *arg) {
     return c->family->option(c, opt, arg);
 }
 
+void bench_step(bench_ctx *c, const char *fmt, ...) {
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    c->step++;
+    cli_progress(c->cmd, "measure", c->step, c->steps > c->step ? c->steps : c->step, detail);
+}
+
 int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
     char rule[32];
     snprintf(rule, sizeof rule, "from 1 to %llu", (unsigned long long)c->family->max_samples);
@@ -222,6 +232,7 @@ int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
             json_uint("samples", c->samples);
         }
         rc = f->run(c);
+        cli_progress_end();
         if (c->format == 'j') json_end_object();
     } else {
         rc = cli_error_as(c->cmd, KJ_ERR_NO_DEVICE, "no CUDA device: nothing to measure here");

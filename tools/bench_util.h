@@ -88,6 +88,7 @@ typedef struct bench_ctx {
     uint64_t samples; /* the family's default, or its option (bench_parse_samples) */
     int format;       /* 't' text, 'j' --json, 'c' --csv */
     const bench_family *family;
+    size_t steps, step; /* progress: the units of work the family will do (it sets steps), and those begun */
 } bench_ctx;
 
 /* Callbacks return EXIT_OK, or an exit code after printing why. */
@@ -107,6 +108,11 @@ struct bench_family {
  * runtime on the device (none: exit 1), and runs the family. c is the family's state, with its
  * defaults. */
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv);
+
+/* Progress (cli_progress, ended by bench_main): the family sets c->steps before it starts, then calls
+ * bench_step as it begins each unit, naming it ("sum f32 2^20"); one that prints rows as it goes
+ * calls cli_progress_pause before each. */
+void bench_step(bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A family's --samples (or --repeat) option: from 1 to the family's max_samples. */
 int bench_parse_samples(bench_ctx *c, const char *option, const char *arg);

@@ -100,6 +100,7 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
         return cli_usage(c->cmd, "--n %zu needs %zu bytes of device memory; %zu of %zu are free", n,
                          3 * bytes + bytes / 8, free_b, total_b);
     if (3 * bytes + bytes / 8 > free_b) {
+        cli_progress_pause();
         fprintf(stderr, "kernjit %s: skipping %s n=%zu: %zu bytes needed, %zu free\n", c->cmd, kj_type_name(type), n,
                 3 * bytes, free_b);
         return EXIT_OK;
@@ -127,6 +128,8 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
         *w = (row){.type = type, .n = n, .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
         j.options = (kj_vector_add_options){cfg.block, cfg.unroll, NULL, &w->rep};
         j.seed = seed ^ k;
+        if (k) bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u", kj_type_name(type), n, cfg.block, cfg.unroll);
+        else bench_step(c, "%s n=%zu, its default configuration", kj_type_name(type), n);
         if ((s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r)) != KJ_OK) {
             rc = cli_fail(c->cmd, s);
             break;
@@ -206,6 +209,7 @@ static int run(bench_ctx *c) {
         return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     uint64_t seed = check_fresh_seed();
     int rc = EXIT_OK;
+    c->steps = v->type_count * (v->size_count + SWEEP_COUNT);
     for (size_t ti = 0; ti < v->type_count && rc == EXIT_OK; ti++)
         for (size_t si = 0; si < v->size_count && rc == EXIT_OK; si++)
             rc = measure_size(v, v->types[ti], v->sizes[si], si == v->size_count - 1 ? 1 + SWEEP_COUNT : 1,

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ static void json_error(const char *cmd, const char *status, int class_, const ch
 
 /* "kernjit CMD: message" on stderr, and the document's "error" under --json. */
 static int report(const char *cmd, const char *status, int class_, const char *message) {
+    cli_progress_pause();
     fprintf(stderr, "kernjit%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     put_message(message);
     fputc('\n', stderr);
@@ -134,6 +136,7 @@ int cli_fail(const char *cmd, kj_status s) {
 
 static void log_to_stderr(kj_log_level level, const char *message, void *user) {
     (void)user;
+    cli_progress_pause();
     fprintf(stderr, "kernjit: %s: ", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note");
     put_message(message);
     fputc('\n', stderr);
@@ -709,7 +712,7 @@ static double monotonic_s(void) {
 
 static struct {
     double start, last;
-    int printed, tty;
+    int printed, tty, columns;
 } progress;
 
 void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail) {
@@ -717,9 +720,14 @@ void cli_progress(const char *cmd, const char *phase, size_t done, size_t total,
     if (progress.start == 0) {
         progress.start = progress.last = now;
         progress.tty = isatty(2);
+        struct winsize ws;
+        progress.columns = progress.tty && ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
     }
     if (progress.tty) {
-        fprintf(stderr, "\r\033[K[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
+        /* within one row of the terminal: a line that wrapped could not be rewritten in place */
+        char line[1024];
+        snprintf(line, sizeof line, "[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
+        fprintf(stderr, "\r\033[K%.*s", progress.columns - 1, line);
         fflush(stderr);
         progress.printed = 1;
         return;
@@ -733,8 +741,15 @@ void cli_progress(const char *cmd, const char *phase, size_t done, size_t total,
     }
 }
 
+void cli_progress_pause(void) {
+    if (!progress.tty || !progress.printed) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    progress.printed = 0;
+}
+
 void cli_progress_end(void) {
-    if (progress.tty && progress.printed) fputs("\r\033[K", stderr);
+    cli_progress_pause();
     memset(&progress, 0, sizeof progress);
 }
 
