@@ -20,7 +20,10 @@ static void help(void) {
            "LISTs are comma-separated. Defaults: every op and type, sizes 2^10 to 2^28 in powers of 4,\n"
            "entries reduce_fast, reduce_coarsened, reduce_segmented (plus the single-block entries at\n"
            "sizes they can take); S = 15. --block and --coarse sweep BLOCK_SIZE and COARSE_FACTOR (default:\n"
-           "each entry's own configuration).\n");
+           "each entry's own configuration).\n"
+           "CUB is a plugin built by nvcc: beside kernjit (meson -Dcub=enabled), or on first use into\n"
+           "<cache>/cub for the device (about half a minute, once); KERNJIT_CUB_PLUGIN names another, or\n"
+           "=off for none.\n");
 }
 
 #define MAX_LIST 32
@@ -327,6 +330,8 @@ static int measure(reduce_bench *b) {
     kj_mem_info(c->rt, &free_b, NULL);
     if (b->big + (64u << 20) > free_b)
         return cli_usage(c->cmd, "the largest size needs %zu bytes of device memory; %zu are free", b->big, free_b);
+    /* after the checks: the first use builds CUB (nvcc, half a minute) */
+    b->have_cub = cub_plugin_load(&b->cub, c->rt, c->cmd, b->why, sizeof b->why) == 0;
     kj_status s;
     if ((s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK ||
         (s = kj_mem_alloc(c->rt, 64, &j->cub_out)) != KJ_OK)
@@ -354,7 +359,6 @@ static int measure(reduce_bench *b) {
 
 static int run(bench_ctx *c) {
     reduce_bench *b = (reduce_bench *)c;
-    b->have_cub = cub_plugin_load(&b->cub, b->why, sizeof b->why) == 0;
     b->j = (job){.rt = c->rt, .cub = &b->cub};
     for (int x = 0; x < 3; x++)
         for (int y = 0; y < 3; y++) b->at28[x][y] = NAN;

@@ -715,7 +715,9 @@ static struct {
     int printed, tty, columns;
 } progress;
 
-void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail) {
+/* One state of long work: drawn on a terminal each time; in a log, once the work has lasted
+ * CLI_PROGRESS_EVERY_S, that often, and its last state (final) when a line was printed before. */
+static void progress_show(const char *cmd, const char *live, const char *logged, int final) {
     double now = monotonic_s();
     if (progress.start == 0) {
         progress.start = progress.last = now;
@@ -725,20 +727,31 @@ void cli_progress(const char *cmd, const char *phase, size_t done, size_t total,
     }
     if (progress.tty) {
         /* within one row of the terminal: a line that wrapped could not be rewritten in place */
-        char line[1024];
-        snprintf(line, sizeof line, "[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
-        fprintf(stderr, "\r\033[K%.*s", progress.columns - 1, line);
+        fprintf(stderr, "\r\033[K%.*s", progress.columns - 1, live);
         fflush(stderr);
         progress.printed = 1;
         return;
     }
-    /* a log: quiet for short work, then a line every few seconds and the last one */
     if ((now - progress.last >= CLI_PROGRESS_EVERY_S && now - progress.start >= CLI_PROGRESS_EVERY_S) ||
-        (done == total && progress.printed)) {
-        fprintf(stderr, "kernjit %s: %s %zu/%zu%s%s\n", cmd, phase, done, total, detail ? ": " : "", detail ? detail : "");
+        (final && progress.printed)) {
+        fprintf(stderr, "kernjit %s: %s\n", cmd, logged);
         progress.last = now;
         progress.printed = 1;
     }
+}
+
+void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail) {
+    char live[1024], logged[1024];
+    snprintf(live, sizeof live, "[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
+    snprintf(logged, sizeof logged, "%s %zu/%zu%s%s", phase, done, total, detail ? ": " : "", detail ? detail : "");
+    progress_show(cmd, live, logged, done == total);
+}
+
+void cli_progress_waiting(const char *cmd, const char *what, double seconds) {
+    char live[1024], logged[1024];
+    snprintf(live, sizeof live, "[%s: %.0f s]", what, seconds);
+    snprintf(logged, sizeof logged, "%s: %.0f s", what, seconds);
+    progress_show(cmd, live, logged, 0);
 }
 
 void cli_progress_pause(void) {

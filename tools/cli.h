@@ -227,5 +227,8 @@ int cli_check_output_folder(const char *cmd, const char *what, const char *path)
 void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail);
 void cli_progress_pause(void);
 void cli_progress_end(void);
+/* The same for one long wait (a build): "[WHAT: 12 s]" on a terminal, "kernjit CMD: WHAT: 12 s" in a
+ * log every CLI_PROGRESS_EVERY_S. */
+void cli_progress_waiting(const char *cmd, const char *what, double seconds);
 
 #endif
