@@ -127,6 +127,15 @@ KJ_API size_t kj_message_format(char *dst, size_t size, const char *fmt, ...) KJ
 /* kj_message_format with a va_list (ap is consumed, as by vsnprintf). */
 KJ_API size_t kj_message_vformat(char *dst, size_t size, const char *fmt, va_list ap);
 
+/* Reads a size or a count as kernjit writes them everywhere (every count option of the CLI,
+ * KERNJIT_CACHE_MAX): decimal digits, then optionally K, M, G or T, each a factor of 1024 (k, Ki, KiB
+ * and KB mean K too); or a power BASE^EXP ("2^28"). No sign, space or fraction. The value must be from
+ * min to max. Thread-safe.
+ * Errors: KJ_ERR_USAGE (text NULL or malformed, or out of range), the message
+ * "'TEXT' is not a number from MIN to MAX (digits, with K, M, G or T for x1024 each, or a power
+ * such as 2^28)", the bounds as 2^N and 2^N-1 where they are. */
+KJ_API kj_status kj_size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+
 /* The loaded library's version, "MAJOR.MINOR.PATCH" (KJ_VERSION_STRING is the header's). Static
  * storage, never NULL. Thread-safe. No errors. */
 KJ_API const char *kj_version_string(void);

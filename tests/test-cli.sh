@@ -180,13 +180,13 @@ expect 2 "10 to 100000" "$K" tune reduce --samples 5
 expect 2 "unknown operator 'avg'" "$K" tune reduce --op avg
 expect 2 "unknown type 'f8'" "$K" tune reduce --type f8
 expect 2 "OP is given twice" "$K" tune reduce --op sum -D OP=max
-expect 2 "is not a count" "$K" tune reduce --n lots
+expect 2 "is not a number" "$K" tune reduce --n lots
 expect 2 "--budget" "$K" tune reduce --budget 0
 expect 2 "filters for --forget" "$K" tune reduce --cc 9.0
 expect 0 "Kernels that can be tuned: reduce, transpose, vector_add" "$K" tune transpose --help
 expect 2 "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)" "$K" tune --n 1000
-expect 2 "is not a count" "$K" tune transpose --n lots
-expect 2 "is not a count" "$K" tune vector_add --n 0
+expect 2 "is not a number" "$K" tune transpose --n lots
+expect 2 "is not a number" "$K" tune vector_add --n 0
 expect 2 "10 to 100000" "$K" tune vector-add --samples 5
 expect 2 "unknown type 'f8'" "$K" tune transpose --type f8
 expect 2 "ELEM_BYTES is given twice" "$K" tune transpose --type f32 -D ELEM_BYTES=4
@@ -229,9 +229,9 @@ expect 0 "entries 0" "$K" cache stats
 # run: argument errors are found before any device is needed
 expect 2 "unknown operator 'avg'" "$K" run reduce --op avg
 expect 2 "unknown type 'f8'" "$K" run reduce --type f8
-expect 2 "is not a count" "$K" run reduce --n lots
-expect 2 "is not a count" "$K" run reduce --n -5
-expect 2 "is not a count" "$K" run reduce --n 99999999999999999999999
+expect 2 "is not a number" "$K" run reduce --n lots
+expect 2 "is not a number" "$K" run reduce --n -5
+expect 2 "is not a number" "$K" run reduce --n 99999999999999999999999
 expect 2 "unknown kernel 'nope'" "$K" run nope
 
 # dynamic parallelism: nested-reduce, nested-hello, mandelbrot, bench nested
@@ -245,7 +245,7 @@ expect 2 "--block '1': a power of two from 2 to 1024" "$K" run nested-reduce --b
 expect 2 "--block '2048'" "$K" run nested-reduce --block 2048
 expect 2 "--type f16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type f16
 expect 2 "unknown type 'f8'" "$K" run nested-reduce --type f8
-expect 2 "is not a count" "$K" run nested-reduce --n lots
+expect 2 "is not a number" "$K" run nested-reduce --n lots
 expect 2 "--pending '0'" "$K" run nested-reduce --pending 0
 expect 2 "unexpected argument 'extra'" "$K" run nested-reduce extra
 expect 2 "--block '3': a power of two from 1 to 1024" "$K" run nested-hello --block 3

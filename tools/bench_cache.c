@@ -250,7 +250,7 @@ static int option(void *user, int opt, char *arg) {
     case 'h': help(); return CLI_DONE;
     case 'j': o->json = 1; break;
     case 'R': o->remote = arg; break;
-    case 'r': return cli_uint_arg("bench cache", "--repeat", arg, 1, 1000, "from 1 to 1000", &o->repeat);
+    case 'r': return cli_count_arg("bench cache", "--repeat", arg, 1, 1000, &o->repeat);
     }
     return EXIT_OK;
 }

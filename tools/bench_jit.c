@@ -339,8 +339,8 @@ int bench_jit(int argc, char **argv) {
         if (c == 'j') json = 1;
         else if (c == 'c') is_child = 1;
         else if (c == 'r') {
-            if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
-                return cli_usage("bench jit", "--repeat '%s' is not a count from 1 to 1000", optarg);
+            int rc = cli_count_arg("bench jit", "--repeat", optarg, 1, 1000, &repeat);
+            if (rc != EXIT_OK) return rc;
         } else if (c == 'h') return help(), EXIT_OK;
         else return cli_bad_option("bench jit", argv, opts, c);
     }

@@ -202,14 +202,11 @@ static int mandelbrot_part(nested_bench *b) {
 static int option(bench_ctx *c, int opt, char *arg) {
     nested_bench *b = (nested_bench *)c;
     switch (opt) {
-    case 'n': return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 28, "from 1 to 2^28", &b->n);
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 28, &b->n);
     case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &b->block);
     case 'd': return cli_pow2_arg(c->cmd, "--dwell", arg, 16, 16384, &b->dwell);
     case 'r': return bench_parse_samples(c, "--repeat", arg);
-    case 's':
-        if (cli_parse_count(arg, 32768, &b->size) != 0 || b->size == 0)
-            return cli_usage(c->cmd, "--size '%s': a size from 1 to 32768 is allowed", arg);
-        break;
+    case 's': return cli_count_arg(c->cmd, "--size", arg, 1, 32768, &b->size);
     case 'o':
         if (strcmp(arg, "reduce") == 0) b->mandelbrot = 0;
         else if (strcmp(arg, "mandelbrot") == 0) b->reduce = 0;

@@ -190,8 +190,8 @@ static int prepare(bench_ctx *c) {
         if (kj_type_size(b->type_v[i]) > b->max_esize) b->max_esize = kj_type_size(b->type_v[i]);
     }
     for (int i = 0; i < b->sizes.count; i++) {
-        if (cli_parse_count(b->sizes.items[i], 1ull << 34, &b->size_v[i]) != 0 || b->size_v[i] == 0)
-            return cli_usage(c->cmd, "size '%s' is not a count (examples: 1000003, 64M, 2^28)", b->sizes.items[i]);
+        int rc = cli_count_arg(c->cmd, "--sizes", b->sizes.items[i], 1, 1ull << 34, &b->size_v[i]);
+        if (rc != EXIT_OK) return rc;
         if (b->size_v[i] > b->max_n) b->max_n = b->size_v[i];
     }
     return EXIT_OK;

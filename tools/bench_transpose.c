@@ -89,7 +89,7 @@ static int option(bench_ctx *c, int opt, char *arg) {
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &t->type));
     case 'n': return bench_parse_samples(c, "--samples", arg);
     }
-    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, 2147483647ull, "from 1 to 2^31-1",
+    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, 2147483647ull,
                          opt == 'R' ? &t->rows : &t->cols);
 }
 

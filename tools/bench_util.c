@@ -203,9 +203,7 @@ void bench_step(bench_ctx *c, const char *fmt, ...) {
 }
 
 int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
-    char rule[32];
-    snprintf(rule, sizeof rule, "from 1 to %llu", (unsigned long long)c->family->max_samples);
-    return cli_uint_arg(c->cmd, option, arg, 1, c->family->max_samples, rule, &c->samples);
+    return cli_count_arg(c->cmd, option, arg, 1, c->family->max_samples, &c->samples);
 }
 
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {

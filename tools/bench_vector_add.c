@@ -75,8 +75,7 @@ static int option(bench_ctx *c, int opt, char *arg) {
     vector_add_bench *v = (vector_add_bench *)c;
     switch (opt) {
     case 'N': {
-        int rc = cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 34, "from 1 to 2^34 (examples: 1000003, 64M, 2^24)",
-                               &v->n_given);
+        int rc = cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 34, &v->n_given);
         v->sizes[0] = (size_t)v->n_given; /* that size alone */
         v->size_count = 1;
         return rc;

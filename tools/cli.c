@@ -291,61 +291,17 @@ int cli_parse_uint(const char *text, uint64_t max, uint64_t *out) {
     return 0;
 }
 
-int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
-    unsigned long long v;
-    char *end;
-    if (leading_number(text, &v, &end) != 0) return -1;
-    if (end[0] == '^') {
-        /* 2^28 */
-        unsigned long long p;
-        char *e2;
-        if (leading_number(end + 1, &p, &e2) != 0 || *e2 || v < 2 || p > 63) return -1;
-        unsigned long long r = 1;
-        for (unsigned long long i = 0; i < p; i++) {
-            if (r > UINT64_MAX / v) return -1;
-            r *= v;
-        }
-        v = r;
-    } else if (*end) {
-        /* K, M, G, T (or Ki ...): 2^10, 2^20, 2^30, 2^40 */
-        static const char units[] = "KMGT";
-        const char *unit = strchr(units, toupper((unsigned char)*end));
-        if (!unit || (end[1] && !(end[1] == 'i' && !end[2]))) return -1;
-        unsigned shift = 10 * (unsigned)(unit - units + 1);
-        if (v > (UINT64_MAX >> shift)) return -1;
-        v <<= shift;
-    }
-    if (v > max) return -1;
-    *out = v;
-    return 0;
-}
-
 int cli_parsed(const char *cmd, kj_status parse_status) {
     return parse_status == KJ_OK ? EXIT_OK : cli_usage(cmd, "%s", kj_last_error());
 }
 
-static int number_arg(const char *cmd, const char *option, const char *arg, int suffixes, uint64_t min, uint64_t max,
-                      const char *rule, uint64_t *out) {
-    uint64_t v;
-    if ((suffixes ? cli_parse_count(arg, max, &v) : cli_parse_uint(arg, max, &v)) != 0 || v < min)
-        return cli_usage(cmd, "%s '%s' is not a count%s%s", option, arg, *rule ? " " : "", rule);
-    *out = v;
-    return EXIT_OK;
-}
-
-int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                  uint64_t *out) {
-    return number_arg(cmd, option, arg, 1, min, max, rule, out);
-}
-
-int cli_uint_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                 uint64_t *out) {
-    return number_arg(cmd, option, arg, 0, min, max, rule, out);
+int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
+    return kj_size_parse(arg, min, max, out) == KJ_OK ? EXIT_OK : cli_usage(cmd, "%s %s", option, kj_last_error());
 }
 
 int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
     uint64_t v;
-    if (cli_parse_uint(arg, max, &v) != 0 || v < min || (v & (v - 1)))
+    if (kj_size_parse(arg, min, max, &v) != KJ_OK || (v & (v - 1)))
         return cli_usage(cmd, "%s '%s': a power of two from %llu to %llu is allowed", option, arg,
                          (unsigned long long)min, (unsigned long long)max);
     *out = v;

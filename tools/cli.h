@@ -106,23 +106,16 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
 /* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
  * message written to err. */
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
-/* Element counts: "1000003", "64M" (2^20), "1G", "2^28", "16K"; 0 on success. Rejects negative
- * numbers, text, and values above max. */
-int cli_parse_count(const char *text, uint64_t max, uint64_t *out);
-/* A positive integer up to max; 0 on success. */
+/* Plain decimal digits up to max, for what is not a count (a seed, a macro's value); 0 on success. */
 int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
 /* An option's value, checked, for a command's option parser: EXIT_OK, or a usage error naming the
  * option and what is allowed (exit 2).
  *   cli_parsed      a kj_*_parse function's status ("unknown type 'f8': allowed are ...")
- *   cli_count_arg   a count from min to max, suffixes taken (cli_parse_count): "OPTION 'ARG' is not a
- *                   count RULE", RULE as "from 1 to 2^40 (examples: 1000003, 64M)"
- *   cli_uint_arg    the same for a plain integer (cli_parse_uint)
+ *   cli_count_arg   a count from min to max in the one grammar of sizes (kj_size_parse: 1000003, 64M,
+ *                   2^28): "OPTION 'ARG' is not a number from MIN to MAX (digits, with K, M, G or T ...)"
  *   cli_pow2_arg    a power of two from min to max: "OPTION 'ARG': a power of two from MIN to MAX is allowed" */
 int cli_parsed(const char *cmd, kj_status parse_status);
-int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                  uint64_t *out);
-int cli_uint_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                 uint64_t *out);
+int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 /* Before allocating: what the command line asks for (`what`, "--n 1048576") needs `bytes` of device
  * memory; more than is free is a usage error naming both (EXIT_USAGE, after printing), else EXIT_OK. */

@@ -279,10 +279,11 @@ int cmd_compile(int argc, char **argv) {
         switch (c) {
         case 'A': all = 1; break;
         case 'P': a.push = 1; break;
-        case 'T':
-            if (cli_parse_uint(optarg, 64, &threads) != 0 || threads == 0)
-                return cli_usage("compile", "--threads '%s' is not a count from 1 to 64", optarg);
+        case 'T': {
+            int rc = cli_count_arg("compile", "--threads", optarg, 1, 64, &threads);
+            if (rc != EXIT_OK) return rc;
             break;
+        }
         case 'e': a.entry = optarg; break;
         case 'a':
             /* several targets: --arch sm_80,sm_90, or --arch given again; "" or an empty item is a mistake

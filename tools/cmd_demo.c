@@ -73,8 +73,8 @@ int cmd_demo(int argc, char **argv) {
     if (optind < argc) return cli_usage("demo", "unexpected argument '%s'", argv[optind]);
     /* checked here too: without a device the count is not used, but a typo is still a typo */
     uint64_t count_check;
-    if (cli_parse_count(n, 1ull << 40, &count_check) != 0)
-        return cli_usage("demo", "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", n);
+    int rc = cli_count_arg("demo", "--n", n, 0, 1ull << 40, &count_check);
+    if (rc != EXIT_OK) return rc;
     int count = 0;
     if (kj_device_count(&count) != KJ_OK || count == 0) return compile_all(json);
     /* run_reduce names argv[0] in its messages: this is the demo */

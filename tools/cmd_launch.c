@@ -160,13 +160,14 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
             if (launch_parse_dims(optarg, c->cluster, err, sizeof err) != 0) return cli_usage(CMD, "--cluster %s", err);
             break;
         case 'P':
-            if (cli_parse_uint(optarg, 1u << 24, &c->pending) != 0 || c->pending == 0)
-                return cli_usage(CMD, "--pending '%s' is not a count of device-side launches from 1 to 16777216", optarg);
-            break;
         case 'S':
-            if (launch_parse_count(optarg, UINT32_MAX, &c->shared) != 0)
-                return cli_usage(CMD, "--shared '%s' is not a byte count (examples: 0, 4096, 48K)", optarg);
+        case 'r': {
+            uint64_t *at = o == 'P' ? &c->pending : o == 'S' ? &c->shared : &c->repeat;
+            int rc = cli_count_arg(CMD, o == 'P' ? "--pending" : o == 'S' ? "--shared" : "--repeat", optarg, o == 'P',
+                                   o == 'P' ? 1u << 24 : o == 'S' ? UINT32_MAX : 1000000, at);
+            if (rc) return rc;
             break;
+        }
         case 'a':
             if (c->nargs == MAX_ARGS) return cli_usage(CMD, "at most %d --arg values", MAX_ARGS);
             if (launch_parse_arg(optarg, &c->args[c->nargs], err, sizeof err) != 0)
@@ -184,10 +185,6 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
             if (launch_parse_save(optarg, &c->saves[c->nsaves], err, sizeof err) != 0)
                 return cli_usage(CMD, "--save %s", err);
             c->nsaves++;
-            break;
-        case 'r':
-            if (cli_parse_uint(optarg, 1000000, &c->repeat) != 0)
-                return cli_usage(CMD, "--repeat '%s' is not a count from 0 to 1000000", optarg);
             break;
         case 's':
             if (cli_parse_uint(optarg, UINT64_MAX, &c->seed) != 0)

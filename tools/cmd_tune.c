@@ -441,21 +441,19 @@ int cmd_tune(int argc, char **argv) {
             break;
         }
         case 'n':
-            if ((rc = cli_count_arg("tune", "--n", optarg, 1, 1ull << 40, "from 1 (examples: 1000003, 64M, 2^28)",
-                                    &a.n)) != EXIT_OK)
+            if ((rc = cli_count_arg("tune", "--n", optarg, 1, 1ull << 40, &a.n)) != EXIT_OK)
                 return rc;
             a.n_given = 1;
             break;
         case 'b':
-            if ((rc = cli_uint_arg("tune", "--budget", optarg, 1, 1u << 20, "of variants from 1", &a.budget)) != EXIT_OK)
+            if ((rc = cli_count_arg("tune", "--budget", optarg, 1, 1u << 20, &a.budget)) != EXIT_OK)
                 return rc;
             break;
         case 's':
-            if (cli_parse_uint(optarg, 100000, &a.samples) != 0 || a.samples < 10)
-                return cli_usage("tune", "--samples '%s': the median is taken over 10 to 100000 samples", optarg);
+            if ((rc = cli_count_arg("tune", "--samples", optarg, 10, 100000, &a.samples)) != EXIT_OK) return rc;
             break;
         case 'J':
-            if ((rc = cli_uint_arg("tune", "--threads", optarg, 1, 64, "from 1 to 64", &a.threads)) != EXIT_OK) return rc;
+            if ((rc = cli_count_arg("tune", "--threads", optarg, 1, 64, &a.threads)) != EXIT_OK) return rc;
             break;
         case 'S':
             if (cli_parse_uint(optarg, UINT64_MAX, &a.seed) != 0)

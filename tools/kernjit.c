@@ -56,6 +56,8 @@ static const cli_dispatch kernjit = {
     "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
     "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
     "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
+    "Sizes and counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with an\n"
+    "optional K, M, G or T (x1024 each: 64M), or a power (2^28).\n"
     "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
     "KERNJIT_CUDA_HOME; the remote cache: KERNJIT_REMOTE_CACHE (redis://HOST:PORT[/DB] or\n"
     "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n",

@@ -73,7 +73,6 @@ static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
 static int harness_option(void *user, int opt, char *arg) {
     parse_state *p = user;
     run_ctx *c = p->c;
-    char rule[32];
     switch (opt) {
     case 'h': p->f->help(); return CLI_DONE;
     case 's':
@@ -82,8 +81,7 @@ static int harness_option(void *user, int opt, char *arg) {
         p->seed_given = 1;
         break;
     case 'r':
-        snprintf(rule, sizeof rule, "from 1 to %llu", (unsigned long long)p->f->max_repeat);
-        return cli_uint_arg(c->cmd, "--repeat", arg, 1, p->f->max_repeat, rule, &c->repeat);
+        return cli_count_arg(c->cmd, "--repeat", arg, 1, p->f->max_repeat, &c->repeat);
     case 'j': c->json = 1; break;
     case 'D': return parse_macro(c, p->f->macros, arg);
     }

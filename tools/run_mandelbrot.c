@@ -112,13 +112,13 @@ static int option(run_ctx *c, int opt, char *arg) {
     kj_mandelbrot_options *o = &m->options;
     uint64_t v;
     switch (opt) {
-    case 'N': case 'W': case 'H':
-        if (cli_parse_count(arg, 32768, &v) != 0 || v == 0)
-            return cli_usage(c->cmd, "--%s '%s': a size from 1 to 32768 (32K) is allowed",
-                             opt == 'N' ? "size" : opt == 'W' ? "width" : "height", arg);
+    case 'N': case 'W': case 'H': {
+        int rc = cli_count_arg(c->cmd, opt == 'N' ? "--size" : opt == 'W' ? "--width" : "--height", arg, 1, 32768, &v);
+        if (rc != EXIT_OK) return rc;
         if (opt != 'H') m->width = v;
         if (opt != 'W') m->height = v;
         break;
+    }
     case 'd': case 'I': case 'S': case 'D': case 'M': {
         const char *name = opt == 'd' ? "--dwell" : opt == 'I' ? "--init-subdiv" : opt == 'S' ? "--subdiv"
                          : opt == 'D' ? "--max-depth" : "--min-size";
@@ -139,7 +139,7 @@ static int option(run_ctx *c, int opt, char *arg) {
             return cli_usage(c->cmd, "--window '%s' is not X0,X1,Y0,Y1 with X0 < X1 and Y0 < Y1", arg);
         break;
     case 'c': m->compare = 1; break;
-    case 'p': return cli_uint_arg(c->cmd, "--pending", arg, 1, 1u << 30, "from 1 to 2^30", &o->pending_launches);
+    case 'p': return cli_count_arg(c->cmd, "--pending", arg, 1, 1u << 30, &o->pending_launches);
     }
     return EXIT_OK;
 }

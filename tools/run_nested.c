@@ -41,9 +41,9 @@ static int reduce_option(run_ctx *c, int opt, char *arg) {
     switch (opt) {
     case 'v': return cli_parsed(c->cmd, kj_nested_variant_parse(arg, &r->options.variant));
     case 'n':
-        return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, "up to 2^34 (examples: 1000003, 1M, 2^20)", &r->n);
+        return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, &r->n);
     case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &r->block);
-    case 'p': return cli_uint_arg(c->cmd, "--pending", arg, 1, 1u << 30, "from 1 to 2^30", &r->pending);
+    case 'p': return cli_count_arg(c->cmd, "--pending", arg, 1, 1u << 30, &r->pending);
     }
     if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
     if (r->type == KJ_TYPE_F16) return cli_usage(c->cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
@@ -166,7 +166,7 @@ typedef struct hello_run {
 static int hello_option(run_ctx *c, int opt, char *arg) {
     hello_run *h = (hello_run *)c;
     if (opt == 'b') return cli_pow2_arg(c->cmd, "--block", arg, 1, 1024, &h->block);
-    return cli_uint_arg(c->cmd, "--grid", arg, 1, 8192, "from 1 to 8192", &h->grid);
+    return cli_count_arg(c->cmd, "--grid", arg, 1, 8192, &h->grid);
 }
 
 static int hello_prepare(run_ctx *c) {

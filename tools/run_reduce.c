@@ -37,7 +37,7 @@ static int option(run_ctx *c, int opt, char *arg) {
     switch (opt) {
     case 'o': return cli_parsed(c->cmd, kj_op_parse(arg, &r->op));
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &r->type));
-    case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 40, "(examples: 1000003, 64M, 1G, 2^28)", &r->n);
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 40, &r->n);
     }
     r->options.entry = arg; /* 'e' */
     return EXIT_OK;

@@ -41,8 +41,7 @@ static int option(run_ctx *c, int opt, char *arg) {
     case 'V': return cli_parsed(c->cmd, kj_transpose_variant_parse(arg, &t->options.variant));
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &t->type));
     }
-    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, MAX_SIDE,
-                         "from 1 to 2^31-1 (examples: 4097, 8K, 2^13)", opt == 'R' ? &t->rows : &t->cols);
+    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, MAX_SIDE, opt == 'R' ? &t->rows : &t->cols);
 }
 
 static int prepare(run_ctx *c) {
