@@ -116,11 +116,7 @@ static void test_ltoir_links_with_nvjitlink(void **state) {
  * device runtime). */
 static void test_linked_programs(void **state) {
     (void)state;
-    char main_cu[PATH_MAX], lib_cu[PATH_MAX];
-    snprintf(main_cu, sizeof main_cu, "%s/link_main.cu", KJ_TEST_KERNELS);
-    snprintf(lib_cu, sizeof lib_cu, "%s/link_lib.cu", KJ_TEST_KERNELS);
-    const char *more[] = {lib_cu};
-    kj_request program = {.kernel = main_cu, .entry = "blend", .sources = more, .source_count = 1};
+    kj_request program = kj_test_two_sources("blend");
     kj_compile_result r;
     void *data;
     size_t size;
