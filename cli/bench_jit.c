@@ -263,6 +263,9 @@ typedef struct more_rows {
 
 static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_median(v, n) : -1; }
 
+/* Progress (cli_progress): sample i of n of one row. */
+static void step(const char *row, uint64_t i, uint64_t n) { cli_progress("bench jit", row, (size_t)i + 1, (size_t)n, NULL); }
+
 static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsigned long run, uint64_t repeat,
                         more_rows *m) {
     double *a = calloc(repeat, sizeof *a), *b = calloc(repeat, sizeof *b);
@@ -278,6 +281,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     o.cache_mode = KJ_CACHE_MEMORY_ONLY;
     ok = ok && kj_runtime_create(&o, &mem) == KJ_OK;
     for (uint64_t i = 0; i < repeat && ok; i++) {
+        step("reduce, cold and raw", i, repeat);
         kj_request req = {.kernel = "reduce"};
         kj_compile_result r;
         double t0 = bench_now_ms();
@@ -292,6 +296,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     /* dynamic parallelism: compile + link, each sample its own source */
     ok = 1;
     for (uint64_t i = 0; i < repeat && ok; i++) {
+        step("dynamic parallelism", i, repeat);
         char *dp = dp_source(run, (int)i);
         kj_request req = {.kernel = "dp.cu", .source_text = dp, .entry = "parent"};
         kj_compile_result r;
@@ -305,6 +310,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     char sub[4200];
     ok = 1;
     for (uint64_t i = 0; i < repeat && ok; i++) {
+        step("first call, new process", i, repeat);
         snprintf(sub, sizeof sub, "%s/first-%llu", dir, (unsigned long long)i);
         char *args[] = {"compile", "reduce", "--arch", (char *)arch, NULL};
         ok = spawn_timed(sub, args, &a[i]) == 0;
@@ -313,6 +319,7 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     ok = 1;
     size_t all_samples = repeat < 3 ? repeat : 3;
     for (size_t i = 0; i < all_samples && ok; i++) {
+        step("compile reduce --all, new process", i, all_samples);
         snprintf(sub, sizeof sub, "%s/all-%zu", dir, i);
         char *args[] = {"compile", "reduce", "--all", "--arch", (char *)arch, NULL};
         ok = spawn_timed(sub, args, &a[i]) == 0;
@@ -328,14 +335,14 @@ int bench_jit(int argc, char **argv) {
                                          {0, 0, 0, 0}};
     uint64_t repeat = 7;
     int json = 0, is_child = 0, c;
-    while ((c = getopt_long(argc, argv, "hjr:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hjr:", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'c') is_child = 1;
         else if (c == 'r') {
-            if (cli_parse_uint(optarg, 1000, &repeat) != 0 || repeat == 0)
-                return cli_usage("bench jit", "--repeat '%s' is not a count from 1 to 1000", optarg);
+            int rc = cli_count_arg("bench jit", "--repeat", optarg, 1, 1000, &repeat);
+            if (rc != EXIT_OK) return rc;
         } else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("bench jit", "unknown option");
+        else return cli_bad_option("bench jit", argv, opts, c);
     }
     if (is_child)
         return optind + 2 == argc || optind + 3 == argc ? child(argv[optind], argv[optind + 1], argv[optind + 2])
@@ -372,6 +379,7 @@ int bench_jit(int argc, char **argv) {
     free(warm);
 
     for (uint64_t i = 0; i < repeat; i++) {
+        step("cold compiles", i, repeat);
         char *src = source_for(run, (int)i);
         kj_origin origin;
         /* alternate which goes first, so that neither gains from the other's warm caches */
@@ -389,6 +397,7 @@ int bench_jit(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < repeat; i++) {
         int origin = -1;
+        step("disk hits, new process", i, repeat);
         if (spawn_child(dir, run, NULL, &disk[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
             rc = cli_error("bench jit", "the disk-hit child process failed");
             goto done;
@@ -408,6 +417,7 @@ int bench_jit(int argc, char **argv) {
     }
     for (uint64_t i = 0; i < repeat; i++) {
         int origin = -1;
+        step("disk hits, 5 headers", i, repeat);
         if (spawn_child(dir, run, headers_kernel, &disk_headers[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
             rc = cli_error("bench jit", "the disk-hit child process (kernel with headers) failed");
             goto done;
@@ -443,28 +453,29 @@ int bench_jit(int argc, char **argv) {
         rc = cli_error("bench jit", "out of memory");
         goto done;
     }
+    cli_progress_end();
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double disk_headers_ms = cli_median(disk_headers, repeat);
     double loaded_ms = device ? cli_median(loaded, repeat) : 0;
+    kj_device_info d;
+    const char *device_name = device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : NULL;
     if (json) {
         json_begin_object();
         /* what was not measured without a device is null (NAN) */
-        json_fields("arch=%s device?=%d samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
+        json_fields("arch=%s device=%s samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
                     "disk_hit_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g memory_hit_us=%g "
                     "memory_hit_goal_us=%g driver_cache_disabled?=%d",
-                    arch, device, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
+                    arch, device_name, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
                     disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN, MEMORY_HIT_GOAL_US, 1);
         json_fields("reduce_raw_nvrtc_ms=%g reduce_cold_ms=%g dp_compile_ms=%g dp_link_ms=%g first_process_ms=%g "
                     "compile_all_reduce_ms=%g",
                     more.reduce_raw_ms, more.reduce_ms, more.dp_compile_ms, more.dp_link_ms, more.first_process_ms,
                     more.all_ms);
         json_end_object();
-        json_done();
     } else {
-        kj_device_info d;
         printf("bench jit: %s, target %s, medians of %llu samples; every compile cold (CUDA_CACHE_DISABLE=1: the\n"
                "driver's compute cache is off for NVRTC and kernjit alike)\n",
-               device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : "no CUDA device", arch, (unsigned long long)repeat);
+               device_name ? device_name : "no CUDA device", arch, (unsigned long long)repeat);
         printf("  %-46s %10.2f ms\n", "raw NVRTC (create, compile, get cubin)", raw_ms);
         printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n", "kernjit cold compile (key, compile, store)", cold_ms,
                cold_ms / raw_ms);

@@ -21,7 +21,10 @@ static void help(void) {
            "LISTs are comma-separated. Defaults: every op and type, sizes 2^10 to 2^28 in powers of 4,\n"
            "entries reduce_fast, reduce_coarsened, reduce_segmented (plus the single-block entries at\n"
            "sizes they can take); S = 15. --block and --coarse sweep BLOCK_SIZE and COARSE_FACTOR (default:\n"
-           "each entry's own configuration).\n");
+           "each entry's own configuration).\n"
+           "CUB is a plugin built by nvcc: beside kernjit (meson -Dcub=enabled), or on first use into\n"
+           "<cache>/cub for the device (about half a minute, once); KERNJIT_CUB_PLUGIN names another, or\n"
+           "=off for none.\n");
 }
 
 #define MAX_LIST 32
@@ -188,8 +191,8 @@ static int prepare(bench_ctx *c) {
         if (kj_type_size(b->type_v[i]) > b->max_esize) b->max_esize = kj_type_size(b->type_v[i]);
     }
     for (int i = 0; i < b->sizes.count; i++) {
-        if (cli_parse_count(b->sizes.items[i], 1ull << 34, &b->size_v[i]) != 0 || b->size_v[i] == 0)
-            return cli_usage(c->cmd, "size '%s' is not a count (examples: 1000003, 64M, 2^28)", b->sizes.items[i]);
+        int rc = cli_count_arg(c->cmd, "--sizes", b->sizes.items[i], 1, 1ull << 34, &b->size_v[i]);
+        if (rc != EXIT_OK) return rc;
         if (b->size_v[i] > b->max_n) b->max_n = b->size_v[i];
     }
     return EXIT_OK;
@@ -218,6 +221,7 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     r.agrees = !b->have_cub || agree(j, &r.rep, mine, theirs);
     b->differ += !r.agrees;
+    cli_progress_pause();
     print_row(&r, c->format, b->first);
     b->first = 0;
     if (b->have_cub && !strcmp(entry, "reduce_fast")) {
@@ -281,6 +285,8 @@ static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed
         if ((s = bench_copy(c->rt, j->bytes, (unsigned)c->samples, &copy)) != KJ_OK) return cli_fail(c->cmd, s);
         for (int oi = 0; oi < b->ops.count && rc == EXIT_OK; oi++) {
             j->op = b->op_v[oi];
+            char size[32];
+            bench_step(c, "%s %s %s", kj_op_name(j->op), kj_type_name(type), bench_pow2_label(j->n, size, sizeof size));
             if (b->have_cub && (s = cub_temp(b)) != KJ_OK) return cli_fail(c->cmd, s);
             rc = measure_entries(b, &copy);
         }
@@ -325,6 +331,8 @@ static int measure(reduce_bench *b) {
     kj_mem_info(c->rt, &free_b, NULL);
     if (b->big + (64u << 20) > free_b)
         return cli_usage(c->cmd, "the largest size needs %zu bytes of device memory; %zu are free", b->big, free_b);
+    /* after the checks: the first use builds CUB (nvcc, half a minute) */
+    b->have_cub = cub_plugin_load(&b->cub, c->rt, c->cmd, b->why, sizeof b->why) == 0;
     kj_status s;
     if ((s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK ||
         (s = kj_mem_alloc(c->rt, 64, &j->cub_out)) != KJ_OK)
@@ -339,21 +347,19 @@ static int measure(reduce_bench *b) {
                    b->cub.version() / 100000, b->cub.version() / 100 % 1000, b->cub.version() % 100,
                    (unsigned long long)c->samples);
     }
-    if (c->format == 'j') json_begin_array(NULL);
+    if (c->format == 'j') json_begin_array("rows");
     int rc = EXIT_OK;
+    c->steps = (size_t)b->types.count * (size_t)b->sizes.count * (size_t)b->ops.count;
     for (int ti = 0; ti < b->types.count && rc == EXIT_OK; ti++) rc = measure_type(b, b->type_v[ti], host, 12345 + ti);
     free(host);
-    if (c->format == 'j') {
-        json_end_array();
-        json_done();
-    }
+    cli_progress_pause();
+    if (c->format == 'j') json_end_array();
     if (c->format == 't' && rc == EXIT_OK && b->have_cub) print_targets(b);
     return b->differ ? EXIT_FAILURE_ : rc;
 }
 
 static int run(bench_ctx *c) {
     reduce_bench *b = (reduce_bench *)c;
-    b->have_cub = cub_plugin_load(&b->cub, b->why, sizeof b->why) == 0;
     b->j = (job){.rt = c->rt, .cub = &b->cub};
     for (int x = 0; x < 3; x++)
         for (int y = 0; y < 3; y++) b->at28[x][y] = NAN;

@@ -466,6 +466,32 @@ static void test_out_of_file_descriptors(void **state) {
     assert_true(strstr(message, "Too many open files") < strchr(message, '\n'));
 }
 
+static void test_emit_misuse(void **state) {
+    (void)state;
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    void *data = (void *)&POISON;
+    size_t size = 7;
+    kj_request req = {.kernel = "reduce"};
+    EXPECT(kj_emit(rt, &req, (kj_emit_format)3, &data, &size, NULL), KJ_ERR_USAGE,
+           "format 3 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR");
+    EXPECT(kj_emit(rt, &req, KJ_EMIT_PTX, NULL, &size, NULL), KJ_ERR_USAGE, "data and size are required");
+    kj_emit_format format = KJ_EMIT_PTX;
+    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir");
+    assert_int_equal(format, KJ_EMIT_PTX);
+    const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
+    kj_request program = {.kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
+    EXPECT(kj_emit(rt, &program, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "LTO-IR of a program of 2 sources");
+    /* -dlto stays refused as an option of the request: LTO-IR is asked for by format */
+    const char *dlto[] = {"-dlto"};
+    kj_request asked = {.kernel = "reduce", .options = dlto, .option_count = 1};
+    EXPECT(kj_emit(rt, &asked, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "ask for it with kj_emit");
+    assert_ptr_equal(data, &POISON);
+    assert_int_equal(size, 7);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--out-of-descriptors") == 0) return compile_without_descriptors(argv[2]);
     if (argc != 2) {
@@ -498,6 +524,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_damaged_tuning_database),
         cmocka_unit_test(test_out_of_file_descriptors),
         cmocka_unit_test(test_malformed_source_list),
+        cmocka_unit_test(test_emit_misuse),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

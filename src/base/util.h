@@ -52,7 +52,9 @@ kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, ch
 /* Lower-case hex of n bytes into out (2n+1 bytes). */
 void kj__hex(const uint8_t *bytes, size_t n, char *out);
 
-/* Parses a byte count with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
-int kj__parse_bytes(const char *text, uint64_t *out);
+/* A bound of a count as messages write it: 2^N and 2^N-1 from 2^16 on, else decimal. */
+void kj__format_count(uint64_t v, char *out, size_t size);
+/* kj_size_parse without touching the thread's last error: 0, or -1 with its message in why. */
+int kj__size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *why, size_t why_size);
 
 #endif

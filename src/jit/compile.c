@@ -221,9 +221,13 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
             out->lowered_name = kj__strdup(lowered);
     }
     size_t size = 0;
-    r = job->want_ptx ? nvrtcGetPTXSize(prog, &size) : nvrtcGetCUBINSize(prog, &size);
+    r = job->want_ltoir ? nvrtcGetLTOIRSize(prog, &size)
+        : job->want_ptx ? nvrtcGetPTXSize(prog, &size)
+                        : nvrtcGetCUBINSize(prog, &size);
     if (r == NVRTC_SUCCESS && size > 0 && (out->binary = malloc(size))) {
-        r = job->want_ptx ? nvrtcGetPTX(prog, out->binary) : nvrtcGetCUBIN(prog, out->binary);
+        r = job->want_ltoir ? nvrtcGetLTOIR(prog, out->binary)
+            : job->want_ptx ? nvrtcGetPTX(prog, out->binary)
+                            : nvrtcGetCUBIN(prog, out->binary);
         out->size = size;
     } else if (r == NVRTC_SUCCESS) {
         r = NVRTC_ERROR_OUT_OF_MEMORY;

@@ -583,15 +583,19 @@ static void count(kj_runtime *rt, uint64_t *counter) {
 
 /* NVRTC on unit u of the program, with -minimal when the program allows it, and without it when
  * that compile fails (the result is still one function of the key's inputs: the same inputs always
- * take this way, so it is stored under the same key). */
-static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__compiled *c) {
-    unit_option_list options;
+ * take this way, so it is stored under the same key). The output is the binary, or what kj_emit asks
+ * for: PTX, or LTO-IR with -dlto after the key's options. */
+static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
+    unit_option_list options; /* room for one option more than the key's */
     KJ_FORWARD(unit_options(p, u, &options));
+    int ltoir = format == KJ_EMIT_LTOIR;
     kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
-                           p->ptx};
+                           p->ptx || format == KJ_EMIT_PTX, ltoir};
+    if (ltoir) options.options[job.option_count++] = "-dlto";
     kj_status s = kj__compile(&job, c);
     if (s == KJ_ERR_COMPILE && p->minimal) {
         job.option_count = without_minimal(p, options.options);
+        if (ltoir) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
         s = kj__compile(&job, c);
     }
     unit_options_free(&options);
@@ -640,7 +644,7 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
     kj__buf log = {0};
     kj_status s = kj__buf_puts(&log, "") ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
     for (size_t u = 0; u < p->unit_count && s == KJ_OK; u++) {
-        if ((s = compile_unit(rt, p, u, &c[u])) != KJ_OK) break;
+        if ((s = compile_unit(rt, p, u, KJ_EMIT_CUBIN, &c[u])) != KJ_OK) break;
         out->compile_ms += c[u].ms;
         if (*c[u].log) kj__buf_printf(&log, "%s%s", log.len ? "\n" : "", c[u].log);
         if (!out->lowered_name && c[u].lowered_name) out->lowered_name = kj__strdup(c[u].lowered_name);
@@ -1028,32 +1032,108 @@ static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_re
     result->entry_resources = kj__resources_find(&r->resources, entry_symbol);
 }
 
-kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
-    KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+/* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
+ * thread's storage). */
+static void fill_result(const prepared *p, binary *bin, kj_compile_result *result) {
+    memset(result, 0, sizeof *result);
+    result->cache_hit = bin->origin == KJ_ORIGIN_DISK;
+    result->origin = bin->origin;
+    result->stored = bin->stored;
+    result->linked = p->devrt;
+    result->is_ptx = bin->is_ptx;
+    snprintf(result->arch, sizeof result->arch, "%s", p->arch);
+    snprintf(result->key, sizeof result->key, "%s", p->key.hex);
+    snprintf(result->cache_path, sizeof result->cache_path, "%s", bin->path);
+    result->compile_ms = bin->compile_ms;
+    result->link_ms = bin->link_ms;
+    result->binary_bytes = bin->size;
+    result->source_count = (unsigned)p->unit_count;
+    keep_for_result(bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
+}
+
+static void count_request(kj_runtime *rt) {
     pthread_mutex_lock(&rt->lock);
     rt->stats.requests++;
     pthread_mutex_unlock(&rt->lock);
+}
+
+kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+    count_request(rt);
     prepared p;
     binary bin;
     kj_status s = prepare(rt, req, 0, &p);
     if (s == KJ_OK) s = obtain_binary(rt, &p, &bin);
-    if (s == KJ_OK && result) {
-        memset(result, 0, sizeof *result);
-        result->cache_hit = bin.origin == KJ_ORIGIN_DISK;
-        result->origin = bin.origin;
-        result->stored = bin.stored;
-        result->linked = p.devrt;
-        result->is_ptx = bin.is_ptx;
-        snprintf(result->arch, sizeof result->arch, "%s", p.arch);
-        snprintf(result->key, sizeof result->key, "%s", p.key.hex);
-        snprintf(result->cache_path, sizeof result->cache_path, "%s", bin.path);
-        result->compile_ms = bin.compile_ms;
-        result->link_ms = bin.link_ms;
-        result->binary_bytes = bin.size;
-        result->source_count = (unsigned)p.unit_count;
-        keep_for_result(&bin, bin.lowered_name ? bin.lowered_name : p.entry, result);
-    }
+    if (s == KJ_OK && result) fill_result(&p, &bin, result);
     if (s == KJ_OK) binary_free(&bin);
+    prepared_free(&p);
+    return s;
+}
+
+/* ---- the compiler's output (kj_emit) --------------------------------------------------------- */
+
+static const char *const emit_names[KJ_EMIT_FORMAT_COUNT_] = {"cubin", "ptx", "ltoir"};
+
+const char *kj_emit_format_name(kj_emit_format f) {
+    return (unsigned)f < KJ_EMIT_FORMAT_COUNT_ ? emit_names[f] : "unknown";
+}
+
+kj_status kj_emit_format_parse(const char *text, kj_emit_format *out) {
+    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_emit_format_parse: out is NULL");
+    for (int i = 0; text && i < KJ_EMIT_FORMAT_COUNT_; i++)
+        if (strcmp(text, emit_names[i]) == 0) {
+            *out = (kj_emit_format)i;
+            return KJ_OK;
+        }
+    return KJ_FAIL(KJ_ERR_USAGE, "unknown output format '%.40s': allowed are cubin, ptx, ltoir", text ? text : "(null)");
+}
+
+void kj_emit_free(void *data) { free(data); }
+
+/* PTX or LTO-IR of the program's one unit, compiled now (the cache keeps binaries only). */
+static kj_status emit_unit(kj_runtime *rt, const prepared *p, kj_emit_format format, binary *out) {
+    memset(out, 0, sizeof *out);
+    KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE, "%s of a program of %zu sources: PTX and LTO-IR are a single "
+                 "source's output (a program of several is linked into one cubin: emit cubin)",
+                 format == KJ_EMIT_PTX ? "PTX" : "LTO-IR", p->unit_count);
+    count(rt, &rt->stats.misses);
+    kj__compiled c;
+    KJ_FORWARD(compile_unit(rt, p, 0, format, &c));
+    /* PTX is text: its NUL stays after the data, uncounted */
+    *out = (binary){.data = c.binary, .size = c.size - (format == KJ_EMIT_PTX && c.size && !c.binary[c.size - 1]),
+                    .is_ptx = format == KJ_EMIT_PTX, .lowered_name = c.lowered_name, .log = c.log,
+                    .resources = c.resources, .origin = KJ_ORIGIN_COMPILED, .compile_ms = c.ms};
+    memset(&c, 0, sizeof c);
+    if (p->name_expression && !out->lowered_name) {
+        binary_free(out);
+        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                       "scale<float,256>)", p->name_expression, p->src->origin);
+    }
+    return KJ_OK;
+}
+
+kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, void **data, size_t *size,
+                  kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
+    KJ_RETURN_IF((unsigned)format >= KJ_EMIT_FORMAT_COUNT_, KJ_ERR_USAGE,
+                 "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR", (int)format);
+    count_request(rt);
+    prepared p;
+    binary bin;
+    kj_status s = prepare(rt, req, 0, &p);
+    if (s == KJ_OK) s = format == KJ_EMIT_CUBIN ? obtain_binary(rt, &p, &bin) : emit_unit(rt, &p, format, &bin);
+    if (s == KJ_OK && format == KJ_EMIT_CUBIN && bin.is_ptx) {
+        binary_free(&bin);
+        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s (the device is newer than this NVRTC): there is PTX for the "
+                    "driver to finish, no cubin; emit ptx, or give an arch NVRTC knows", p.arch);
+    }
+    if (s == KJ_OK) {
+        if (result) fill_result(&p, &bin, result);
+        *data = bin.data;
+        *size = bin.size;
+        bin.data = NULL;
+        binary_free(&bin);
+    }
     prepared_free(&p);
     return s;
 }
