@@ -618,6 +618,8 @@ typedef struct kj_cache_entry {
     const char *macros;        /* the macros it was compiled with, "NAME=VALUE NAME=VALUE ..." */
     const char *options;       /* the other NVRTC options (less the target and -std=c++17, which
                                   every compile has), space-separated */
+    const char *entry;         /* the entry compiled alone (the file's other entries left out); "" when
+                                  the whole file was compiled */
 } kj_cache_entry;
 /* entry and its strings are valid only during the call. */
 typedef void (*kj_cache_visit_fn)(const kj_cache_entry *entry, void *user);

@@ -23,6 +23,8 @@ typedef struct kj__compile_job {
     size_t option_count;
     const char *name_expression;  /* NULL when the entry is an extern "C" name */
     int want_ptx;                 /* the arch is compute_XY: keep PTX for the driver to finish */
+    const char *text;             /* the text to compile instead of source->text (the same length and
+                                     lines: the entry alone, trim.h); NULL: source->text */
 } kj__compile_job;
 
 /* Compiles the source and its headers (from memory, under their KJ__VROOT names) with exactly the

@@ -20,6 +20,7 @@
 #include "source.h"
 #include "spec.h"
 #include "toolkit.h"
+#include "trim.h"
 #include "util.h"
 
 #define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
@@ -50,6 +51,7 @@ typedef struct prepared {
     int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
     int devrt;               /* linked with the device runtime: the program launches kernels */
     int minimal;             /* compiled with -minimal (see scan_program) */
+    char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -60,6 +62,7 @@ static void prepared_free(prepared *p) {
     free(p->entry);
     free(p->name_expression);
     free(p->description);
+    free(p->alone_text);
     memset(p, 0, sizeof *p);
 }
 
@@ -371,6 +374,19 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
     return KJ_OK;
 }
 
+/* Whether the entry is compiled alone (trim.h): a source of one unit whose metadata declares several
+ * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
+static kj_status choose_text(prepared *p) {
+    const kj__source *src = p->src;
+    if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file) return KJ_OK;
+    const char *texts[KJ_MAX_HEADERS];
+    size_t lens[KJ_MAX_HEADERS];
+    for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
+    int r = kj__trim_to_entry(src->text, src->len, (const char *const *)p->spec->entries, p->spec->entry_count,
+                              p->entry, texts, lens, src->header_count, &p->alone_text);
+    return r < 0 ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+}
+
 static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
     if (!arch || !*arch || (rt->has_device && strcmp(arch, rt->cache_arch) == 0) || strcmp(arch, rt->arch) == 0) {
         snprintf(p->arch, sizeof p->arch, "%s", rt->arch);
@@ -398,6 +414,7 @@ static kj_status describe(prepared *p) {
     for (size_t i = 0; i < p->option_count; i++) kj__buf_printf(&b, " %s", p->options[i]);
     kj__buf_puts(&b, "\n");
     if (p->name_expression) kj__buf_printf(&b, "entry: %s\n", p->name_expression);
+    if (p->alone_text) kj__buf_printf(&b, "entry alone: %s\n", p->entry);
     if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     p->description = b.data;
     return KJ_OK;
@@ -479,6 +496,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
     KJ_FORWARD(choose_entry(p, req->entry));
     KJ_FORWARD(scan_program(p, user->rdc, user));
+    KJ_FORWARD(choose_text(p));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
@@ -504,6 +522,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     in.name_expression = p->name_expression;
     in.sources = (const kj__source *const *)p->units;
     in.source_count = p->unit_count;
+    in.alone_entry = p->alone_text ? p->entry : NULL;
     kj__key_compute(&in, &p->key);
     return describe(p);
 }
@@ -581,17 +600,20 @@ static void count(kj_runtime *rt, uint64_t *counter) {
     pthread_mutex_unlock(&rt->lock);
 }
 
-/* NVRTC on unit u of the program, with -minimal when the program allows it, and without it when
- * that compile fails (the result is still one function of the key's inputs: the same inputs always
- * take this way, so it is stored under the same key). */
+/* NVRTC on unit u of the program, with kernjit's shortcuts where the program allows them (-minimal,
+ * the entry alone), and as written when that compile fails (the result is still one function of the
+ * key's inputs: the same inputs always take this way, so it is stored under the same key). */
 static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__compiled *c) {
     unit_option_list options;
     KJ_FORWARD(unit_options(p, u, &options));
     kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
-                           p->ptx};
+                           p->ptx, u == 0 ? p->alone_text : NULL};
     kj_status s = kj__compile(&job, c);
-    if (s == KJ_ERR_COMPILE && p->minimal) {
-        job.option_count = without_minimal(p, options.options);
+    if (s == KJ_ERR_COMPILE && (p->minimal || job.text)) {
+        kj__log(&rt->log, KJ_LOG_INFO, "%s: compiling %s%s%s failed; compiling it as written", p->units[u]->name,
+                job.text ? p->entry : "it", job.text ? " alone" : "", p->minimal ? " with -minimal" : "");
+        if (p->minimal) job.option_count = without_minimal(p, options.options);
+        job.text = NULL;
         s = kj__compile(&job, c);
     }
     unit_options_free(&options);

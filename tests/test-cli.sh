@@ -191,7 +191,8 @@ expect 0 "entries" "$K" cache stats
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
 expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json
-expect 0 "reduce  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
+expect 0 "reduce:reduce_fast  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
+expect 0 '"entry":"reduce_fast"' "$K" cache list --json
 expect 2 "unknown action 'purge'" "$K" cache purge
 expect 0 "removed" "$K" cache clear
 expect 0 "entries 0" "$K" cache stats

@@ -119,6 +119,14 @@ static void test_each_input_counts(void **state) {
     expect_differs(&base, &f, "the name expression");
     f.in.name_expression = NULL;
 
+    /* the entry compiled alone: another text reaches NVRTC, so another key, one per entry */
+    f.in.alone_entry = "k";
+    expect_differs(&base, &f, "compiling an entry alone");
+    kj__key alone_k = key_of(&f);
+    f.in.alone_entry = "j";
+    expect_differs(&alone_k, &f, "the entry compiled alone");
+    f.in.alone_entry = NULL;
+
     f.in.linked = 1;
     expect_differs(&base, &f, "linking with nvJitLink");
     kj__key linked = key_of(&f);
