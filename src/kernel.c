@@ -15,6 +15,7 @@
 #include "lex.h"
 #include "link.h"
 #include "options.h"
+#include "prefetch.h"
 #include "resources.h"
 #include "runtime.h"
 #include "source.h"
@@ -431,7 +432,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
 
 /* What makes a request malformed whatever its kernel: checked before the memory map is consulted, so
  * that the same request always gets the same answer. */
-static kj_status check_request(const kj_request *req) {
+kj_status kj__check_request(const kj_request *req) {
     KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
                  req->define_count);
     KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
@@ -473,7 +474,7 @@ static kj_status find_more_sources(const kj_request *req, const kj__include_conf
 
 static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
     memset(p, 0, sizeof *p);
-    KJ_FORWARD(check_request(req));
+    KJ_FORWARD(kj__check_request(req));
     kj__user_options user;
     KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
     kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
@@ -823,7 +824,7 @@ static void hash_str(XXH3_state_t *st, const char *s) {
 
 /* The memory map's key: the request exactly as given. Two spellings of one kernel map to the same
  * module through the cache key; this hash only has to be fast and exact. */
-static void request_hash(const kj_request *req, uint8_t out[16]) {
+void kj__request_hash(const kj_request *req, uint8_t out[16]) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
     hash_str(&st, req->kernel);
@@ -968,21 +969,40 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     return KJ_OK;
 }
 
+/* The kernel when the request is loaded already; its origin is a memory hit's, or for the first ask
+ * after a prefetch loaded it, how the prefetch obtained it. */
+static kj_kernel *memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {
+    pthread_mutex_lock(&rt->lock);
+    kj_kernel *k = kj__map_get(&rt->requests, h);
+    if (k) {
+        rt->stats.memory_hits++;
+        if (origin) *origin = k->prefetched ? k->origin : KJ_ORIGIN_MEMORY;
+        k->prefetched = 0;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return k;
+}
+
 kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
     KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
-    KJ_FORWARD(check_request(req));
+    KJ_FORWARD(kj__check_request(req));
     uint8_t h[16];
-    request_hash(req, h);
+    kj__request_hash(req, h);
     pthread_mutex_lock(&rt->lock);
     rt->stats.requests++;
-    kj_kernel *k = kj__map_get(&rt->requests, h);
-    if (k) rt->stats.memory_hits++;
     pthread_mutex_unlock(&rt->lock);
+    kj_kernel *k = memory_hit(rt, h, origin);
+    if (!k && kj__prefetch_wait(rt, h)) k = memory_hit(rt, h, origin);
     if (k) {
         *out = k;
-        if (origin) *origin = KJ_ORIGIN_MEMORY;
         return KJ_OK;
     }
+    return kj__kernel_get_now(rt, req, h, 0, out, origin);
+}
+
+kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_t h[16], int prefetch, kj_kernel **out,
+                             kj_origin *origin) {
+    kj_kernel *k = NULL;
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
                  "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->arch);
 
@@ -997,6 +1017,7 @@ kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, 
     prepared_free(&p);
     KJ_FORWARD(s);
 
+    k->prefetched = prefetch;
     pthread_mutex_lock(&rt->lock);
     kj_kernel *existing = kj__map_get(&rt->requests, h);
     if (!existing && kj__map_put(&rt->requests, h, k) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");

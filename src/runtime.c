@@ -9,6 +9,7 @@
 
 #include "compile.h"
 #include "error.h"
+#include "prefetch.h"
 #include "util.h"
 
 /* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
@@ -266,6 +267,7 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
 
 void kj_runtime_destroy(kj_runtime *rt) {
     if (!rt) return;
+    kj__prefetch_destroy(rt);
     if (rt->has_device) rt->cu->cuCtxSetCurrent(rt->context);
     for (int i = 0; i < KJ__SLOT_COUNT; i++)
         if (rt->slots[i] && rt->slot_destroy[i]) rt->slot_destroy[i](rt, rt->slots[i]);
