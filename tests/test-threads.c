@@ -412,6 +412,30 @@ static void test_prefetch(void **state) {
     assert_non_null(strstr(kj_last_error(), "no_such_kernel"));
     kj_runtime_destroy(rt);
 
+    /* kj_reduce_prefetch: what kj_reduce_async will launch (its helper too) is compiled before it asks */
+    rt = runtime(NULL, 0);
+    kj_devptr in, out;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, 4u << 20, &in));
+    KJ_ASSERT_OK(kj_mem_alloc(rt, 16, &out));
+    KJ_ASSERT_OK(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, NULL));
+    kj_reduce_options segmented = {.entry = "reduce_segmented"};
+    KJ_ASSERT_OK(kj_reduce_prefetch(rt, KJ_OP_MAX, KJ_TYPE_I32, 1000, &segmented));
+    for (int i = 0; i < 6000 && compiles_of(rt) < 3; i++) usleep(10000);
+    assert_int_equal(compiles_of(rt), 3);
+    kj_reduce_report rep;
+    kj_reduce_options o = {.report = &rep};
+    KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, in, 1u << 20, out, &o));
+    assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
+    segmented.report = &rep;
+    KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_MAX, KJ_TYPE_I32, in, 1000, out, &segmented));
+    assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
+    assert_int_equal(compiles_of(rt), 3);
+    assert_int_equal(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, &(kj_reduce_options){.entry = "nope"}),
+                     KJ_ERR_USAGE);
+    kj_mem_free(rt, in);
+    kj_mem_free(rt, out);
+    kj_runtime_destroy(rt);
+
     /* destroyed with work queued and running: it returns, and nothing is left behind */
     rt = runtime(NULL, 0);
     KJ_ASSERT_OK(kj_kernel_prefetch(rt, reqs, VARIANTS));
