@@ -412,7 +412,10 @@ static kj_status describe(prepared *p) {
         kj__buf_puts(&b, "\n");
     }
     kj__buf_puts(&b, "options:");
-    for (size_t i = 0; i < p->option_count; i++) kj__buf_printf(&b, " %s", p->options[i]);
+    for (size_t i = 0; i < p->option_count; i++) {
+        kj__buf_puts(&b, " ");
+        kj__buf_puts(&b, p->options[i]);
+    }
     kj__buf_puts(&b, "\n");
     if (p->name_expression) kj__buf_printf(&b, "entry: %s\n", p->name_expression);
     if (p->alone_text) kj__buf_printf(&b, "entry alone: %s\n", p->entry);

@@ -17,6 +17,7 @@ static void setup_fixture(fixture *f) {
     f->src.len = strlen(f->src.text);
     f->src.file = strdup("k.cu");
     f->src.header_count = 2;
+    f->src.headers = calloc(2, sizeof *f->src.headers);
     f->src.headers[0] = (kj__header){strdup("a.cuh"), strdup("A"), 1};
     f->src.headers[1] = (kj__header){strdup("b.cuh"), strdup("B"), 1};
     f->second.text = strdup("__device__ int g;");
@@ -40,6 +41,7 @@ static void teardown_fixture(fixture *f) {
         free(f->src.headers[i].name);
         free(f->src.headers[i].text);
     }
+    free(f->src.headers);
 }
 
 static kj__key key_of(const fixture *f) {
