@@ -1,7 +1,9 @@
 /* kernjit bench jit: what the cache buys. For one plain kernel: a cold compile through kernjit (empty
  * cache: compile, store, load) next to raw NVRTC on the same source and options; a disk hit in a new
  * process (timed from after its runtime, so context creation is excluded), also of a kernel file
- * with five headers; and a memory hit. */
+ * with five headers; and a memory hit. Then the built-in reduction's compiles, compile --all and a
+ * new process's first kj_reduce, each next to the same with the whole file compiled (a copy marked
+ * `whole-file` on KERNJIT_PATH), in the same run. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,17 +27,22 @@ extern char **environ;
 /* The hit timings issue 13 asks for: a disk hit of a kernel with five user headers in a new process,
  * and a memory hit. */
 #define DISK_HIT_GOAL_MS 0.2
+#define SMALL_DISK_HIT_GOAL_MS 0.1 /* issue 19: a ~6 KB cubin, read, verified and loaded */
 #define MEMORY_HIT_GOAL_US 0.5
 
 static void help(void) {
     printf("usage: kernjit bench jit [--repeat R] [--json]\n\n"
            "Times, as medians of R samples (default 7): raw NVRTC compiling a small kernel; kernjit's cold\n"
            "compile of the same source (an empty cache: key, NVRTC, store), and its whole cold path to a\n"
-           "loaded kernel (the same plus loading the module); the built-in reduction, raw NVRTC against\n"
-           "kernjit; a dynamic-parallelism kernel's compile and link; a user's first call: a new process that\n"
-           "starts, compiles the reduction into an empty cache and exits; `compile reduce --all` in a new\n"
-           "process; a disk hit in a new process (after its context exists), of the small kernel and of a\n"
-           "kernel file with five headers of its own (read and hashed again: goal <= 0.2 ms); and a memory\n"
+           "loaded kernel (the same plus loading the module); the built-in reduction, raw NVRTC on the whole\n"
+           "file against kernjit (which compiles the entry asked for alone); a dynamic-parallelism kernel's\n"
+           "compile and link; a user's first call: a new process that starts, compiles the reduction into an\n"
+           "empty cache and exits; `compile reduce --all` in a new process, with the whole file (as kernjit\n"
+           "did before it compiled entries alone: goal <= 0.6x) and as now; a new process's first kj_reduce\n"
+           "(2^20 f32) to its result, with the whole file, the entry alone, and the entry prefetched before\n"
+           "the input is made (goal <= 0.5x the whole file); a disk hit in a new process (after its context\n"
+           "exists), of the small kernel (goal <= 0.1 ms) and of a kernel file with five headers of its own\n"
+           "(read and hashed again: goal <= 0.2 ms); and a memory\n"
            "hit (the same request again, in microseconds: goal <= 0.5 us). Every compile is cold: NVRTC\n"
            "keeps compiled code in the driver's cache where there is a driver (comments do not tell sources\n"
            "apart there), so the benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without\n"
@@ -565,10 +572,11 @@ int bench_jit(int argc, char **argv) {
         json_begin_object();
         /* what was not measured without a device is null (NAN) */
         json_fields("arch=%s device?=%d samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
-                    "disk_hit_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g memory_hit_us=%g "
-                    "memory_hit_goal_us=%g driver_cache_disabled?=%d",
+                    "disk_hit_ms=%g disk_hit_goal_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g "
+                    "memory_hit_us=%g memory_hit_goal_us=%g driver_cache_disabled?=%d",
                     arch, device, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
-                    disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN, MEMORY_HIT_GOAL_US, 1);
+                    SMALL_DISK_HIT_GOAL_MS, disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN,
+                    MEMORY_HIT_GOAL_US, 1);
         json_fields("reduce_raw_nvrtc_ms=%g reduce_cold_ms=%g dp_compile_ms=%g dp_link_ms=%g first_process_ms=%g "
                     "compile_all_reduce_ms=%g compile_all_reduce_whole_files_ms=%g",
                     more.reduce_raw_ms, more.reduce_ms, more.dp_compile_ms, more.dp_link_ms, more.first_process_ms,
@@ -592,8 +600,9 @@ int bench_jit(int argc, char **argv) {
         if (device)
             printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n", "kernjit cold, loaded (compile, store, load)", loaded_ms,
                    loaded_ms / raw_ms);
-        printf("  %-46s %10.3f ms\n", device ? "kernjit disk hit, new process (read, load)" : "kernjit disk hit, new process (read)",
-               disk_ms);
+        printf("  %-46s %10.3f ms   (goal <= %.1f ms%s: %s)\n",
+               device ? "kernjit disk hit, new process (read, load)" : "kernjit disk hit, new process (read)", disk_ms,
+               SMALL_DISK_HIT_GOAL_MS, device ? "" : " with the load", disk_ms <= SMALL_DISK_HIT_GOAL_MS ? "met" : "MISSED");
         printf("  %-46s %10.3f ms   (goal <= %.1f ms: %s)\n",
                device ? "disk hit, 5 user headers (read, hash, load)" : "disk hit, 5 user headers (read, hash)",
                disk_headers_ms, DISK_HIT_GOAL_MS, disk_headers_ms <= DISK_HIT_GOAL_MS ? "met" : "MISSED");
