@@ -22,22 +22,31 @@ static void count_as_written(kj_log_level level, const char *message, void *user
     if (strstr(message, "compiling it as written")) ++*(int *)user;
 }
 
+/* A compile-only runtime for sm_90 (its cache in dir; NULL: memory only) that counts the compiles
+ * done as written after a shortcut failed into *as_written. */
+static kj_runtime *counting_runtime(const char *dir, int *as_written) {
+    *as_written = 0;
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = "sm_90";
+    o.cache_dir = dir;
+    o.cache_mode = dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
+    o.log = count_as_written;
+    o.log_user = as_written;
+    o.log_level = KJ_LOG_INFO;
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    return rt;
+}
+
 /* Every entry of every built-in kernel, with its defaults and then each allowed value of each
  * parameter (the others at their defaults) when the kernel's requirements allow that combination.
  * Each request compiles its entry alone (trim.h), and none of them needs the whole file. */
 static void test_every_builtin_every_value(void **state) {
     (void)state;
-    int as_written = 0;
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = KJ_DEVICE_NONE;
-    o.arch = "sm_90";
-    o.cache_mode = KJ_CACHE_MEMORY_ONLY;
-    o.log = count_as_written;
-    o.log_user = &as_written;
-    o.log_level = KJ_LOG_INFO;
-    kj_runtime *rt;
-    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    int as_written;
+    kj_runtime *rt = counting_runtime(NULL, &as_written);
     size_t compiled = 0;
     for (size_t i = 0; kj_builtin_name(i); i++) {
         const char *name = kj_builtin_name(i);
@@ -216,17 +225,8 @@ static const char *symbols(const kj_compile_result *r) {
  * key, every time), as is one whose metadata says `whole-file`. */
 static void test_entry_alone(void **state) {
     (void)state;
-    int as_written = 0;
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    o.device = KJ_DEVICE_NONE;
-    o.arch = "sm_90";
-    o.cache_dir = kj_test_dir;
-    o.log = count_as_written;
-    o.log_user = &as_written;
-    o.log_level = KJ_LOG_INFO;
-    kj_runtime *rt;
-    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    int as_written;
+    kj_runtime *rt = counting_runtime(kj_test_dir, &as_written);
     const char *two = "//@kernjit entry first second\n"
                       "extern \"C\" __global__ void first(int *v) { v[0] = 1; }\n"
                       "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n";
