@@ -429,7 +429,7 @@ static int measure(reduce_bench *b) {
     if (b->big + (64u << 20) > free_b)
         return cli_usage(c->cmd, "the largest size needs %zu bytes of device memory; %zu are free", b->big, free_b);
     kj_status s;
-    if ((s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK ||
+    if ((s = load_reader(j, &c->dev)) != KJ_OK || (s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK ||
         (s = kj_mem_alloc(c->rt, 64, &j->cub_out)) != KJ_OK)
         return cli_fail(c->cmd, s);
     void *host = malloc(b->big);
@@ -464,8 +464,6 @@ static int run(bench_ctx *c) {
             b->read28[x][y] = NAN;
             for (int k = 0; k < 2; k++) b->cub28[k][x][y] = b->time20[k][x][y] = NAN;
         }
-    kj_status s = load_reader(&b->j, &c->dev);
-    if (s != KJ_OK) return cli_fail(c->cmd, s);
     int rc = measure(b);
     kj_mem_free(c->rt, b->j.base);
     kj_mem_free(c->rt, b->j.out);
