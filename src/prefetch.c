@@ -18,6 +18,7 @@ typedef struct job {
     uint8_t hash[16];
     kj_request req;
     kj_define *defines;
+    const char **options, **sources; /* req's arrays (req points to them only when they hold any) */
     char **strings; /* every string the copy owns */
     size_t string_count;
 } job;
@@ -38,8 +39,8 @@ static void job_free(job *j) {
     for (size_t i = 0; i < j->string_count; i++) free(j->strings[i]);
     free(j->strings);
     free(j->defines);
-    free((void *)j->req.options);
-    free((void *)j->req.sources);
+    free(j->options);
+    free(j->sources);
     free(j);
 }
 
@@ -62,9 +63,8 @@ static job *job_copy(const kj_request *r) {
     size_t ns = r->sources ? r->source_count : 0;
     j->strings = calloc(4 + 2 * nd + no + ns, sizeof *j->strings);
     j->defines = calloc(nd ? nd : 1, sizeof *j->defines);
-    const char **options = calloc(no ? no : 1, sizeof *options), **sources = calloc(ns ? ns : 1, sizeof *sources);
-    j->req.options = options;
-    j->req.sources = sources;
+    const char **options = j->options = calloc(no ? no : 1, sizeof *options);
+    const char **sources = j->sources = calloc(ns ? ns : 1, sizeof *sources);
     int oom = !j->strings || !j->defines || !options || !sources;
     if (oom) {
         job_free(j);
@@ -80,10 +80,10 @@ static job *job_copy(const kj_request *r) {
     for (size_t i = 0; i < ns; i++) sources[i] = own(j, r->sources[i], &oom);
     j->req.defines = nd ? j->defines : NULL;
     j->req.define_count = nd;
+    j->req.options = no ? options : NULL;
     j->req.option_count = no;
+    j->req.sources = ns ? sources : NULL;
     j->req.source_count = ns;
-    if (!no) j->req.options = NULL;
-    if (!ns) j->req.sources = NULL;
     if (oom) {
         job_free(j);
         return NULL;
