@@ -30,8 +30,8 @@ static void visit(const kj_cache_entry *e, void *user) {
     if (st->json) {
         json_begin_object();
         json_fields("entry_path=%s arch=%s key=%s size_bytes=%" PRIu64 " modified_unix_s=%" PRId64
-                    " valid?=%d description=%s kernel=%s",
-                    e->path, e->arch, e->key, e->bytes, e->mtime, e->valid, e->description, e->kernel);
+                    " valid?=%d description=%s kernel=%s entry=%s",
+                    e->path, e->arch, e->key, e->bytes, e->mtime, e->valid, e->description, e->kernel, e->entry);
         json_macros("macros", e->macros);
         json_begin_array("options");
         for (const char *o = e->options; *o;) {
@@ -47,9 +47,9 @@ static void visit(const kj_cache_entry *e, void *user) {
         char when[32];
         time_t t = (time_t)e->mtime;
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("%s  %s  %s %9llu B  %s  %s%s%s%s%s\n", e->arch, e->key, when, (unsigned long long)e->bytes,
-               e->valid ? "ok     " : "DAMAGED", *e->kernel ? e->kernel : "?", *e->macros ? "  " : "", e->macros,
-               *e->options ? "  " : "", e->options);
+        printf("%s  %s  %s %9llu B  %s  %s%s%s%s%s%s%s\n", e->arch, e->key, when, (unsigned long long)e->bytes,
+               e->valid ? "ok     " : "DAMAGED", *e->kernel ? e->kernel : "?", *e->entry ? ":" : "", e->entry,
+               *e->macros ? "  " : "", e->macros, *e->options ? "  " : "", e->options);
     }
 }
 

@@ -58,6 +58,8 @@ static int prepare(run_ctx *c) {
 
 static int setup(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
+    /* the kernel compiles (or loads) while the input is made */
+    RUN_TRY(c, kj_reduce_prefetch(c->rt, r->op, r->type, (size_t)r->n, &r->options));
     void *host = run_random(c, r->type, r->n, c->seed);
     if (!host) return EXIT_FAILURE_;
     kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);

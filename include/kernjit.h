@@ -380,6 +380,23 @@ KJ_API const char *kj_origin_name(kj_origin origin);
  * message names both numbers), KJ_ERR_HOST_MEMORY. A disk cache that cannot be read or written is not an error (a warning). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
 
+/* Starts getting the n requests' kernels on the runtime's background threads (at most 4, fewer on
+ * fewer processors; started on first use, ended by kj_runtime_destroy) and returns at once, so that
+ * compiles run while the host program does its own start-up: a later kj_kernel_get of the same
+ * request (the same fields, as its memory hit compares them) waits only for what is left. A request
+ * still queued when kj_kernel_get asks for it is taken off the queue and done at once by the asking
+ * thread; the first kj_kernel_get of a prefetched kernel reports how the prefetch obtained it
+ * (compiled, disk, remote), later ones a memory hit. Requests already loaded or already prefetching
+ * are skipped. On a runtime without a device the kernels are compiled into the cache (kj_compile,
+ * which does not wait for prefetches). The requests are copied: they may go away when this returns.
+ * Errors: only what can be told at once: KJ_ERR_USAGE (NULL rt, NULL requests with n > 0, or a
+ * malformed request, named, and then nothing is queued), KJ_ERR_HOST_MEMORY (the requests before it
+ * stay queued). Anything that fails later (an unknown kernel, a compile error) is not reported here:
+ * the kj_kernel_get of that request does the work again and returns the error with its message (the
+ * failed prefetch is noted at KJ_LOG_INFO). When no thread can be started the work is done before
+ * returning. Thread-safe. */
+KJ_API kj_status kj_kernel_prefetch(kj_runtime *rt, const kj_request *requests, size_t n);
+
 /* What one kernel of a binary uses, as the compiler (ptxas, inside NVRTC) reports it, or for a
  * program linked by nvJitLink, the linker: known without a GPU. Sizes in bytes. */
 typedef struct kj_resource_usage {
@@ -685,6 +702,8 @@ typedef struct kj_cache_entry {
     const char *macros;        /* the macros it was compiled with, "NAME=VALUE NAME=VALUE ..." */
     const char *options;       /* the other NVRTC options (less the target and -std=c++17, which
                                   every compile has), space-separated */
+    const char *entry;         /* the entry compiled alone (the file's other entries left out); "" when
+                                  the whole file was compiled */
 } kj_cache_entry;
 /* entry and its strings are valid only during the call. */
 typedef void (*kj_cache_visit_fn)(const kj_cache_entry *entry, void *user);

@@ -242,6 +242,20 @@ static void test_malformed_source_list(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "64 more sources: a program links at most 64 sources in all");
 }
 
+/* A prefetch that cannot start: refused at once, nothing queued (no compile happens, nothing stored). */
+static void test_prefetch_malformed(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    kj_request good = {.kernel = "vector_add"};
+    EXPECT(kj_kernel_prefetch(NULL, &good, 1), KJ_ERR_USAGE, "kj_kernel_prefetch: runtime is NULL");
+    EXPECT(kj_kernel_prefetch(rt, NULL, 2), KJ_ERR_USAGE, "kj_kernel_prefetch: 2 requests but requests is NULL");
+    kj_request two[2] = {good, {.kernel = "reduce", .option_count = 1}};
+    EXPECT(kj_kernel_prefetch(rt, two, 2), KJ_ERR_USAGE, "option_count is 1 but options is NULL");
+    kj_runtime_destroy(rt); /* waits for anything queued: there must be nothing */
+    assert_int_equal(count_files(cache_dir), before);
+}
+
 static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o;
@@ -525,6 +539,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_out_of_file_descriptors),
         cmocka_unit_test(test_malformed_source_list),
         cmocka_unit_test(test_emit_misuse),
+        cmocka_unit_test(test_prefetch_malformed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -103,7 +103,7 @@ expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_80 --arch sm_90 --json
 E="$(dirname "$KERNJIT_CACHE_DIR")/emit"
 mkdir -p "$E"
 echo "an older file" > "$E/reduce.cubin"
-expect 0 "cubin 31" "$K" compile reduce --arch sm_90 --emit cubin -o "$E/reduce.cubin"
+expect 0 "bytes to $E/reduce.cubin" "$K" compile reduce --arch sm_90 --emit cubin -o "$E/reduce.cubin"
 if [ "$(head -c 4 "$E/reduce.cubin" | od -An -c | tr -d ' ')" != '177ELF' ]; then
     echo "FAIL: --emit cubin wrote no ELF file"; failures=$((failures + 1))
 fi
@@ -221,7 +221,8 @@ expect 0 "entries" "$K" cache stats
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
 expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json
-expect 0 "reduce  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
+expect 0 "reduce:reduce_fast  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
+expect 0 '"entry":"reduce_fast"' "$K" cache list --json
 expect 2 "unknown action 'purge'" "$K" cache purge
 expect 0 "removed" "$K" cache clear
 expect 0 "entries 0" "$K" cache stats

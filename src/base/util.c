@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,33 +173,18 @@ int kj__descriptors_exhausted(void) {
     return errno == EMFILE || errno == ENFILE ? errno : 0;
 }
 
-kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
-     * turns away everything but a regular file, for which the flag changes nothing */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, kj__strerror(errno));
+kj_status kj__read_fd(int fd, const struct stat *known, const char *path, size_t max_bytes, kj_status status,
+                      char **data, size_t *len) {
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return KJ_FAIL(status, "'%s' is %s, not a regular file", path,
-                       S_ISDIR(st.st_mode) ? "a folder" : "a special file");
-    }
-    if ((uint64_t)st.st_size > max_bytes) {
-        close(fd);
-        return KJ_FAIL(status, "'%s' is %lld bytes; at most %zu are allowed", path, (long long)st.st_size,
-                       max_bytes);
-    }
+    if (known) st = *known;
+    else if (fstat(fd, &st) != 0) return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return KJ_FAIL(status, "'%s' is %s, not a regular file", path, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+    if ((uint64_t)st.st_size > max_bytes)
+        return KJ_FAIL(status, "'%s' is %lld bytes; at most %zu are allowed", path, (long long)st.st_size, max_bytes);
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size + 1);
-    if (!buf) {
-        close(fd);
-        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory reading '%s' (%zu bytes)", path, size);
-    }
+    if (!buf) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory reading '%s' (%zu bytes)", path, size);
     size_t got = 0;
     while (got < size) {
         ssize_t r = read(fd, buf + got, size - got);
@@ -206,17 +192,46 @@ kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, ch
         if (r < 0) {
             int err = errno;
             free(buf);
-            close(fd);
             return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
         }
         if (r == 0) break; /* shrank while we read: take what is there */
         got += (size_t)r;
     }
-    close(fd);
     buf[got] = '\0';
     *data = buf;
     *len = got;
     return KJ_OK;
+}
+
+char *kj__real_path_fd(int fd, const char *path) {
+    char link[64], buf[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, buf, sizeof buf - 1);
+    if (n > 0 && n < (ssize_t)sizeof buf - 1 && buf[0] == '/') {
+        buf[n] = '\0';
+        return kj__strdup(buf);
+    }
+    return realpath(path, NULL);
+}
+
+char *kj__real_path(const char *path) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    char *real = kj__real_path_fd(fd, path);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return real;
+}
+
+kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
+     * turns away everything but a regular file, for which the flag changes nothing */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, kj__strerror(errno));
+    kj_status s = kj__read_fd(fd, NULL, path, max_bytes, status, data, len);
+    close(fd);
+    return s;
 }
 
 void kj__hex(const uint8_t *bytes, size_t n, char *out) {

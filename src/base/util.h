@@ -48,6 +48,16 @@ int kj__descriptors_exhausted(void);
 /* Reads a regular file whole (at most max_bytes). Fails with KJ_ERR_SOURCE-style messages through
  * `status`: a missing file, a folder, an unreadable or oversized file each name the path. */
 kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len);
+/* The real path of the file open as fd (opened as path): the kernel's through /proc in one system
+ * call, rather than realpath's one for each component; realpath where /proc is not mounted. NULL with
+ * errno when it cannot be had. kj__real_path opens path itself (O_PATH). Both malloc'd. */
+char *kj__real_path_fd(int fd, const char *path);
+char *kj__real_path(const char *path);
+/* The same from an open file (left open) whose fstat is *known (NULL: taken here); path names it in
+ * messages. */
+struct stat;
+kj_status kj__read_fd(int fd, const struct stat *known, const char *path, size_t max_bytes, kj_status status,
+                      char **data, size_t *len);
 
 /* Lower-case hex of n bytes into out (2n+1 bytes). */
 void kj__hex(const uint8_t *bytes, size_t n, char *out);

@@ -180,7 +180,8 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     }
     double t0 = kj__now_ms();
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, src->text, src->vfile, (int)src->header_count, texts, names);
+    nvrtcResult r = nvrtcCreateProgram(&prog, job->text ? job->text : src->text, src->vfile, (int)src->header_count,
+                                       texts, names);
     if (r != NVRTC_SUCCESS)
         return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot create a program for %s: %s", src->origin, nvrtcGetErrorString(r));
     /* exactly the job's options: the key covers them (the include folders NVRTC may search among them) */

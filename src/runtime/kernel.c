@@ -16,10 +16,12 @@
 #include "jit/link.h"
 #include "jit/options.h"
 #include "jit/resources.h"
+#include "runtime/prefetch.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
 #include "jit/toolkit.h"
+#include "jit/trim.h"
 #include "base/util.h"
 
 #define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
@@ -50,6 +52,7 @@ typedef struct prepared {
     int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
     int devrt;               /* linked with the device runtime: the program launches kernels */
     int minimal;             /* compiled with -minimal (see scan_program) */
+    char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -60,6 +63,7 @@ static void prepared_free(prepared *p) {
     free(p->entry);
     free(p->name_expression);
     free(p->description);
+    free(p->alone_text);
     memset(p, 0, sizeof *p);
 }
 
@@ -371,6 +375,19 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
     return KJ_OK;
 }
 
+/* Whether the entry is compiled alone (trim.h): a source of one unit whose metadata declares several
+ * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
+static kj_status choose_text(prepared *p) {
+    const kj__source *src = p->src;
+    if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file) return KJ_OK;
+    const char *texts[KJ_MAX_HEADERS];
+    size_t lens[KJ_MAX_HEADERS];
+    for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
+    int r = kj__trim_to_entry(src->text, src->len, (const char *const *)p->spec->entries, p->spec->entry_count,
+                              p->entry, texts, lens, src->header_count, &p->alone_text);
+    return r < 0 ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+}
+
 static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
     if (!arch || !*arch || (rt->has_device && strcmp(arch, rt->cache_arch) == 0) || strcmp(arch, rt->arch) == 0) {
         snprintf(p->arch, sizeof p->arch, "%s", rt->arch);
@@ -395,9 +412,13 @@ static kj_status describe(prepared *p) {
         kj__buf_puts(&b, "\n");
     }
     kj__buf_puts(&b, "options:");
-    for (size_t i = 0; i < p->option_count; i++) kj__buf_printf(&b, " %s", p->options[i]);
+    for (size_t i = 0; i < p->option_count; i++) {
+        kj__buf_puts(&b, " ");
+        kj__buf_puts(&b, p->options[i]);
+    }
     kj__buf_puts(&b, "\n");
     if (p->name_expression) kj__buf_printf(&b, "entry: %s\n", p->name_expression);
+    if (p->alone_text) kj__buf_printf(&b, "entry alone: %s\n", p->entry);
     if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     p->description = b.data;
     return KJ_OK;
@@ -414,7 +435,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
 
 /* What makes a request malformed whatever its kernel: checked before the memory map is consulted, so
  * that the same request always gets the same answer. */
-static kj_status check_request(const kj_request *req) {
+kj_status kj__check_request(const kj_request *req) {
     KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
                  req->define_count);
     KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
@@ -456,7 +477,7 @@ static kj_status find_more_sources(const kj_request *req, const kj__include_conf
 
 static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
     memset(p, 0, sizeof *p);
-    KJ_FORWARD(check_request(req));
+    KJ_FORWARD(kj__check_request(req));
     kj__user_options user;
     KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
     kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
@@ -479,6 +500,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
     KJ_FORWARD(choose_entry(p, req->entry));
     KJ_FORWARD(scan_program(p, user->rdc, user));
+    KJ_FORWARD(choose_text(p));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
@@ -504,6 +526,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     in.name_expression = p->name_expression;
     in.sources = (const kj__source *const *)p->units;
     in.source_count = p->unit_count;
+    in.alone_entry = p->alone_text ? p->entry : NULL;
     kj__key_compute(&in, &p->key);
     return describe(p);
 }
@@ -581,21 +604,26 @@ static void count(kj_runtime *rt, uint64_t *counter) {
     pthread_mutex_unlock(&rt->lock);
 }
 
-/* NVRTC on unit u of the program, with -minimal when the program allows it, and without it when
- * that compile fails (the result is still one function of the key's inputs: the same inputs always
- * take this way, so it is stored under the same key). The output is the binary, or what kj_emit asks
- * for: PTX, or LTO-IR with -dlto after the key's options. */
+/* NVRTC on unit u of the program, with kernjit's shortcuts where the program allows them (-minimal,
+ * the entry alone), and as written when that compile fails (the result is still one function of the
+ * key's inputs: the same inputs always take this way, so it is stored under the same key). The output
+ * is the binary, or what kj_emit asks for: PTX, or LTO-IR with -dlto after the key's options. */
 static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
     unit_option_list options; /* room for one option more than the key's */
     KJ_FORWARD(unit_options(p, u, &options));
     int ltoir = format == KJ_EMIT_LTOIR;
     kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
-                           p->ptx || format == KJ_EMIT_PTX, ltoir};
+                           p->ptx || format == KJ_EMIT_PTX, ltoir, u == 0 ? p->alone_text : NULL};
     if (ltoir) options.options[job.option_count++] = "-dlto";
     kj_status s = kj__compile(&job, c);
-    if (s == KJ_ERR_COMPILE && p->minimal) {
-        job.option_count = without_minimal(p, options.options);
-        if (ltoir) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
+    if (s == KJ_ERR_COMPILE && (p->minimal || job.text)) {
+        kj__log(&rt->log, KJ_LOG_INFO, "%s: compiling %s%s%s failed; compiling it as written", p->units[u]->name,
+                job.text ? p->entry : "it", job.text ? " alone" : "", p->minimal ? " with -minimal" : "");
+        if (p->minimal) {
+            job.option_count = without_minimal(p, options.options);
+            if (ltoir) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
+        }
+        job.text = NULL;
         s = kj__compile(&job, c);
     }
     unit_options_free(&options);
@@ -805,7 +833,7 @@ static void hash_str(XXH3_state_t *st, const char *s) {
 
 /* The memory map's key: the request exactly as given. Two spellings of one kernel map to the same
  * module through the cache key; this hash only has to be fast and exact. */
-static void request_hash(const kj_request *req, uint8_t out[16]) {
+void kj__request_hash(const kj_request *req, uint8_t out[16]) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
     hash_str(&st, req->kernel);
@@ -950,21 +978,40 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     return KJ_OK;
 }
 
+/* The kernel when the request is loaded already; its origin is a memory hit's, or for the first ask
+ * after a prefetch loaded it, how the prefetch obtained it. */
+static kj_kernel *memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {
+    pthread_mutex_lock(&rt->lock);
+    kj_kernel *k = kj__map_get(&rt->requests, h);
+    if (k) {
+        rt->stats.memory_hits++;
+        if (origin) *origin = k->prefetched ? k->origin : KJ_ORIGIN_MEMORY;
+        k->prefetched = 0;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return k;
+}
+
 kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
     KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
-    KJ_FORWARD(check_request(req));
+    KJ_FORWARD(kj__check_request(req));
     uint8_t h[16];
-    request_hash(req, h);
+    kj__request_hash(req, h);
     pthread_mutex_lock(&rt->lock);
     rt->stats.requests++;
-    kj_kernel *k = kj__map_get(&rt->requests, h);
-    if (k) rt->stats.memory_hits++;
     pthread_mutex_unlock(&rt->lock);
+    kj_kernel *k = memory_hit(rt, h, origin);
+    if (!k && kj__prefetch_wait(rt, h)) k = memory_hit(rt, h, origin);
     if (k) {
         *out = k;
-        if (origin) *origin = KJ_ORIGIN_MEMORY;
         return KJ_OK;
     }
+    return kj__kernel_get_now(rt, req, h, 0, out, origin);
+}
+
+kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_t h[16], int prefetch, kj_kernel **out,
+                             kj_origin *origin) {
+    kj_kernel *k = NULL;
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
                  "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->arch);
 
@@ -979,6 +1026,7 @@ kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, 
     prepared_free(&p);
     KJ_FORWARD(s);
 
+    k->prefetched = prefetch;
     pthread_mutex_lock(&rt->lock);
     kj_kernel *existing = kj__map_get(&rt->requests, h);
     if (!existing && kj__map_put(&rt->requests, h, k) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");

@@ -10,6 +10,7 @@
 #include "jit/compile.h"
 #include "base/error.h"
 #include "base/util.h"
+#include "runtime/prefetch.h"
 
 /* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
  * header the program was compiled with. */
@@ -269,6 +270,7 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
 
 void kj_runtime_destroy(kj_runtime *rt) {
     if (!rt) return;
+    kj__prefetch_destroy(rt);
     if (rt->has_device) rt->cu->cuCtxSetCurrent(rt->context);
     for (int i = 0; i < KJ__SLOT_COUNT; i++)
         if (rt->slots[i] && rt->slot_destroy[i]) rt->slot_destroy[i](rt, rt->slots[i]);

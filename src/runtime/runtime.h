@@ -16,6 +16,8 @@
 typedef enum kj__op_slot { KJ__SLOT_REDUCE = 0, KJ__SLOT_CDP, KJ__SLOT_TUNEDB, KJ__SLOT_COUNT } kj__op_slot;
 typedef void (*kj__slot_destroy)(kj_runtime *rt, void *state);
 
+typedef struct kj__prefetch kj__prefetch; /* prefetch.c */
+
 typedef struct kj__module {
     CUmodule module;
     struct kj__module *next;
@@ -37,6 +39,8 @@ struct kj_kernel {
     unsigned shared_dynamic;         /* the metadata's shared-dynamic for these macros; 0: none */
     int carveout;                    /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
     int pdl;                         /* launched with programmatic stream serialization */
+    int prefetched;                  /* loaded by a prefetch and not yet asked for: the first
+                                        kj_kernel_get reports how it was obtained (origin) */
 };
 
 struct kj_runtime {
@@ -62,7 +66,11 @@ struct kj_runtime {
     kj_stats stats;
     void *slots[KJ__SLOT_COUNT];
     kj__slot_destroy slot_destroy[KJ__SLOT_COUNT];
+    kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
 };
+
+/* What makes a request malformed whatever its kernel (kernel.c): KJ_ERR_USAGE naming it. */
+kj_status kj__check_request(const kj_request *req);
 
 /* Makes the runtime's context current on this thread; KJ_ERR_NO_DEVICE when compile-only. */
 kj_status kj__enter(kj_runtime *rt);

@@ -175,6 +175,25 @@ static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
 
 /* ---- launching ------------------------------------------------------------------------------- */
 
+/* The request for an entry and configuration, with its macros' storage. */
+typedef struct request {
+    char block[16], coarse[16];
+    kj_define defines[4];
+    kj_request req;
+} request;
+
+static const kj_request *request_for(request *r, const char *entry, kj_op op, kj_type type, unsigned block,
+                                     unsigned coarse) {
+    snprintf(r->block, sizeof r->block, "%u", block);
+    snprintf(r->coarse, sizeof r->coarse, "%u", coarse);
+    r->defines[0] = (kj_define){"OP", op_names[op]};
+    r->defines[1] = (kj_define){"T", type_names[type]};
+    r->defines[2] = (kj_define){"BLOCK_SIZE", r->block};
+    r->defines[3] = (kj_define){"COARSE_FACTOR", r->coarse};
+    r->req = (kj_request){.kernel = "reduce", .entry = entry, .defines = r->defines, .define_count = 4};
+    return &r->req;
+}
+
 static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
                      kj_kernel **k, kj_origin *origin) {
     void *p;
@@ -192,12 +211,8 @@ static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, 
         if (origin) *origin = KJ_ORIGIN_MEMORY;
         return KJ_OK;
     }
-    char b[16], c[16];
-    snprintf(b, sizeof b, "%u", block);
-    snprintf(c, sizeof c, "%u", coarse);
-    kj_define defs[] = {{"OP", op_names[op]}, {"T", type_names[type]}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
-    kj_request req = {.kernel = "reduce", .entry = entry, .defines = defs, .define_count = 4};
-    KJ_FORWARD(kj_kernel_get(rt, &req, k, origin));
+    request r;
+    KJ_FORWARD(kj_kernel_get(rt, request_for(&r, entry, op, type, block, coarse), k, origin));
     pthread_mutex_lock(&s->lock);
     *slot = (plan){entry, (unsigned)op, (unsigned)type, block, coarse, *k};
     pthread_mutex_unlock(&s->lock);
@@ -267,20 +282,20 @@ static int tuned(kj_runtime *rt, entry_id e, kj_op op, kj_type type, size_t n, u
     return 1;
 }
 
-kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
-                          const kj_reduce_options *o) {
+/* What a call will run: its entry and configuration, and where the configuration came from. */
+typedef struct call_plan {
+    entry_id e;
+    unsigned block, coarse;
+    const char *from;
+} call_plan;
+
+/* The checks of every call that need no device, and its plan. */
+static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o, call_plan *c) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
                  "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, type_names[type]);
-    KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
-    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
-                 (unsigned long long)input, kj_type_size(type), type_names[type]);
-    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
-                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
-                 kj_result_size(type));
-    KJ_FORWARD(kj__enter(rt));
     kj_reduce_options defaults = {0};
     if (!o) o = &defaults;
     entry_id e = FAST;
@@ -302,6 +317,38 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
         KJ_RETURN_IF(n > 2ull * block, KJ_ERR_USAGE,
                      "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
                      "default), reduce_segmented or reduce_coarsened", entries[e].name, 2 * block, n);
+    *c = (call_plan){e, block, coarse, from};
+    return KJ_OK;
+}
+
+kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o) {
+    call_plan c;
+    KJ_FORWARD(plan_call(rt, op, type, n, o, &c));
+    request r[2];
+    kj_request reqs[2];
+    size_t count = 0;
+    reqs[count++] = *request_for(&r[0], entries[c.e].name, op, type, c.block, c.coarse);
+    const char *helper = entries[c.e].in_place ? "reduce_load" : entries[c.e].atomic ? "reduce_init" : NULL;
+    if (helper) reqs[count++] = *request_for(&r[1], helper, op, type, c.block, c.coarse);
+    return kj_kernel_prefetch(rt, reqs, count);
+}
+
+kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
+                          const kj_reduce_options *o) {
+    call_plan c;
+    KJ_FORWARD(plan_call(rt, op, type, n, o, &c));
+    KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
+    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
+                 (unsigned long long)input, kj_type_size(type), type_names[type]);
+    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
+                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
+                 kj_result_size(type));
+    KJ_FORWARD(kj__enter(rt));
+    kj_reduce_options defaults = {0};
+    if (!o) o = &defaults;
+    entry_id e = c.e;
+    unsigned block = c.block, coarse = c.coarse;
+    const char *from = c.from;
 
     kj_kernel *k;
     kj_origin origin;
