@@ -99,6 +99,8 @@ static int run_set(const tier *t, unsigned long run, int set, uint64_t repeat, k
         char *src = source_for(run, set, (int)i);
         kj_origin origin;
         double took;
+        cli_progress("bench cache", want == KJ_ORIGIN_COMPILED ? "cold compiles" : want == KJ_ORIGIN_REMOTE ? "remote hits"
+                     : "disk hits", (size_t)(i + 1 + warm_up), repeat + warm_up, NULL);
         s = src ? get_timed(rt, src, &took, &origin, bytes) : KJ_ERR_HOST_MEMORY;
         free(src);
         if (s != KJ_OK) rc = cli_fail("bench cache", s);
@@ -198,20 +200,21 @@ typedef struct rows {
     size_t bytes;
 } rows;
 
-static void print_table(const rows *r, uint64_t repeat, const char *device, const char *remote_note, int json) {
+/* device: "NAME, target sm_XY" for people; device_name (NULL: none) and arch for JSON */
+static void print_table(const rows *r, uint64_t repeat, const char *device, const char *device_name, const char *arch,
+                        const char *remote_note, int json) {
     double ratio = r->remote_ok ? r->cold_ms / r->remote_ms : 0;
     if (json) {
         json_begin_object();
         /* a row that was not measured is null (NAN) */
-        json_fields("device=%s samples=%" PRIu64 " binary_bytes=%zu remote=%s memory_hit_us=%g disk_hit_ms=%g "
-                    "remote_hit_ms=%g remote_hit_signed_ms=%g cold_compile_ms=%g",
-                    device, repeat, r->bytes, remote_note, r->memory_ok ? r->memory_us : NAN, r->disk_ms,
+        json_fields("device=%s arch=%s samples=%" PRIu64 " binary_bytes=%zu remote_note=%s memory_hit_us=%g "
+                    "disk_hit_ms=%g remote_hit_ms=%g remote_hit_signed_ms=%g cold_compile_ms=%g",
+                    device_name, arch, repeat, r->bytes, remote_note, r->memory_ok ? r->memory_us : NAN, r->disk_ms,
                     r->remote_ok ? r->remote_ms : NAN, r->signed_ok ? r->signed_ms : NAN, r->cold_ms);
         if (r->remote_ok)
             json_fields("cold_over_remote=%g goal_remote_met?=%d goal_ratio_met?=%d", ratio, r->remote_ms <= 0.5,
                         ratio >= 50);
         json_end_object();
-        json_done();
         return;
     }
     printf("bench cache: %s; a %.1f KB cubin, medians of %llu samples, each a kernel of its own\n", device,
@@ -247,7 +250,7 @@ static int option(void *user, int opt, char *arg) {
     case 'h': help(); return CLI_DONE;
     case 'j': o->json = 1; break;
     case 'R': o->remote = arg; break;
-    case 'r': return cli_uint_arg("bench cache", "--repeat", arg, 1, 1000, "from 1 to 1000", &o->repeat);
+    case 'r': return cli_count_arg("bench cache", "--repeat", arg, 1, 1000, &o->repeat);
     }
     return EXIT_OK;
 }
@@ -292,9 +295,11 @@ int bench_cache(int argc, char **argv) {
         return cli_fail("bench cache", s);
     }
     kj_device_info d;
-    char device[300];
-    snprintf(device, sizeof device, "%s, target %s", kj_runtime_device(probe, &d) == KJ_OK ? d.name :
+    char device[300], arch[32];
+    int has_device = kj_runtime_device(probe, &d) == KJ_OK;
+    snprintf(device, sizeof device, "%s, target %s", has_device ? d.name :
              "no CUDA device (compile-only: loading skipped)", kj_runtime_arch(probe));
+    snprintf(arch, sizeof arch, "%s", kj_runtime_arch(probe));
     kj_runtime_destroy(probe);
 
     unsigned long run = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
@@ -326,7 +331,8 @@ int bench_cache(int argc, char **argv) {
     }
     if (rc == EXIT_OK) r.cold_ms = cli_median(cold, have_remote ? 2 * repeat : repeat);
     if (rc == EXIT_OK) r.memory_us = memory_hit_us(&disk, run, &r.memory_ok);
-    if (rc == EXIT_OK) print_table(&r, repeat, device, note, json);
+    cli_progress_end();
+    if (rc == EXIT_OK) print_table(&r, repeat, device, has_device ? d.name : NULL, arch, note, json);
     free(cold);
     free(hit);
     if (server > 0) {

@@ -70,11 +70,12 @@ static int compare_reductions(nested_bench *b) {
     size_t n = (size_t)b->n, bytes = n * sizeof(int32_t);
     int json = c->format == 'j';
     int32_t *host = malloc(bytes ? bytes : 1), want, flat_sum = 0;
-    if (!host) return cli_error(c->cmd, "out of host memory");
+    if (!host) return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     cli_random_fill(KJ_TYPE_I32, host, n, 1, 0);
     kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
     kj_status s;
     bench_result flat;
+    bench_step(c, "reduce, flat");
     /* flat: the default reduction, read-only on the input */
     if ((s = kj_mem_alloc(c->rt, bytes, &b->pristine)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &b->work)) != KJ_OK ||
         (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK ||
@@ -85,14 +86,16 @@ static int compare_reductions(nested_bench *b) {
         return cli_fail(c->cmd, s);
     }
     free(host);
-    int rc = flat_sum == want ? EXIT_OK : EXIT_FAILURE_;
+    size_t wrong = flat_sum != want;
     char label[32];
+    cli_progress_pause();
     if (json) {
         json_object_in("reduce");
         json_fields("n=%zu block_size=%" PRIu64 " reference=%d", n, b->block, want);
         json_begin_array("rows");
         json_object_in(NULL);
-        json_fields("variant=%s sum=%d median_us=%g device_launches=%u", "flat", flat_sum, flat.median_us, 0u);
+        json_fields("variant=%s sum=%d median_us=%g device_launches=%u ok?=%d", "flat", flat_sum, flat.median_us, 0u,
+                    flat_sum == want);
         json_end_object();
     } else {
         printf("nested reduce: sum of %s random i32, blocks of %" PRIu64 " (CPU reference %d)\n\n",
@@ -106,9 +109,11 @@ static int compare_reductions(nested_bench *b) {
         double med;
         b->nested = (kj_nested_options){(kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
         b->sum = 0;
+        bench_step(c, "reduce, %s", kj_nested_variant_name((kj_nested_variant)v));
         if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
         int ok = b->sum == want && r.device_launches == r.expected_launches;
-        if (!ok) rc = EXIT_FAILURE_;
+        wrong += !ok;
+        cli_progress_pause();
         const char *name = kj_nested_variant_name((kj_nested_variant)v);
         if (json) {
             json_object_in(NULL);
@@ -130,7 +135,7 @@ static int compare_reductions(nested_bench *b) {
     } else {
         printf("\n  (\"vs flat\": time / flat time; nested times include the final fold of the per-block sums)\n\n");
     }
-    return rc;
+    return bench_wrong_rows(c->cmd, wrong, 1 + KJ_NESTED_VARIANT_COUNT_, EXIT_OK);
 }
 
 /* Its buffers are given back before the Mandelbrot part, which may need the memory. */
@@ -157,6 +162,7 @@ static int mandelbrot_part(nested_bench *b) {
                                                         .max_dwell = (unsigned)b->dwell,
                                                         .count_launches = 1,
                                                         .report = &r[a]};
+        bench_step(c, "mandelbrot, %s", kj_mandelbrot_algo_name(b->mandelbrot_options.algo));
         kj_mem_free(c->rt, b->image);
         b->image = 0;
         if ((s = kj_mem_alloc(c->rt, bytes, &b->image)) == KJ_OK &&
@@ -168,14 +174,16 @@ static int mandelbrot_part(nested_bench *b) {
     for (size_t i = 0; s == KJ_OK && i < pixels; i++) differ += host[0][i] != host[1][i];
     free(host[0]);
     free(host[1]);
-    if (s == KJ_ERR_HOST_MEMORY) return cli_error(c->cmd, "out of host memory for two %u x %u images", size, size);
+    if (s == KJ_ERR_HOST_MEMORY)
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for two %u x %u images", size, size);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     double speedup = med[1] > 0 ? med[0] / med[1] : 0;
+    cli_progress_pause();
     if (json) {
         json_object_in("mandelbrot");
-        json_fields("size=%u max_dwell=%" PRIu64 " escape_ms=%g ms_ms=%g speedup=%g ms_device_launches=%" PRIu64
-                    " pixels_differ=%zu",
-                    size, b->dwell, med[0], med[1], speedup, r[1].device_launches, differ);
+        json_fields("width=%u height=%u max_dwell=%" PRIu64 " escape_time_median_ms=%g mariani_silver_median_ms=%g "
+                    "speedup=%g mariani_silver_device_launches=%" PRIu64 " pixels_differ=%zu",
+                    size, size, b->dwell, med[0], med[1], speedup, r[1].device_launches, differ);
         json_end_object();
     } else {
         printf("mandelbrot %u x %u, dwell %" PRIu64 "\n\n", size, size, b->dwell);
@@ -187,20 +195,19 @@ static int mandelbrot_part(nested_bench *b) {
         printf("  images: %s\n", differ ? "DIFFERENT" : "identical");
         if (differ) printf("  %zu of %zu pixels differ\n", differ, pixels);
     }
-    return differ ? EXIT_FAILURE_ : EXIT_OK;
+    return differ ? cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "the escape-time and Mariani-Silver images differ in %zu "
+                                 "pixels", differ)
+                  : EXIT_OK;
 }
 
 static int option(bench_ctx *c, int opt, char *arg) {
     nested_bench *b = (nested_bench *)c;
     switch (opt) {
-    case 'n': return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 28, "from 1 to 2^28", &b->n);
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 28, &b->n);
     case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &b->block);
     case 'd': return cli_pow2_arg(c->cmd, "--dwell", arg, 16, 16384, &b->dwell);
     case 'r': return bench_parse_samples(c, "--repeat", arg);
-    case 's':
-        if (cli_parse_count(arg, 32768, &b->size) != 0 || b->size == 0)
-            return cli_usage(c->cmd, "--size '%s': a size from 1 to 32768 is allowed", arg);
-        break;
+    case 's': return cli_count_arg(c->cmd, "--size", arg, 1, 32768, &b->size);
     case 'o':
         if (strcmp(arg, "reduce") == 0) b->mandelbrot = 0;
         else if (strcmp(arg, "mandelbrot") == 0) b->reduce = 0;
@@ -220,19 +227,12 @@ static int run(bench_ctx *c) {
     if (rc == EXIT_OK && b->mandelbrot)
         rc = cli_check_device_memory(c->rt, c->cmd, what, 2 * b->size * b->size * sizeof(uint16_t));
     if (rc != EXIT_OK) return rc;
-    if (!(b->times = calloc(c->samples, sizeof *b->times))) return cli_error(c->cmd, "out of host memory");
-    if (c->format == 'j') {
-        json_begin_object();
-        json_string("device", c->dev.name);
-    } else {
-        printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
-    }
+    if (!(b->times = calloc(c->samples, sizeof *b->times)))
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
+    if (c->format != 'j') printf("kernjit bench nested on %s (%s)\n\n", c->dev.name, c->dev.arch);
+    c->steps = (b->reduce ? 1 + KJ_NESTED_VARIANT_COUNT_ : 0) + (b->mandelbrot ? 2 : 0);
     if (b->reduce && (r = reduce_part(b)) != EXIT_OK) rc = r;
     if (b->mandelbrot && (r = mandelbrot_part(b)) != EXIT_OK) rc = r;
-    if (c->format == 'j') {
-        json_end_object();
-        json_done();
-    }
     kj_mem_free(c->rt, b->image);
     free(b->times);
     return rc;

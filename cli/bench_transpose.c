@@ -89,7 +89,7 @@ static int option(bench_ctx *c, int opt, char *arg) {
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &t->type));
     case 'n': return bench_parse_samples(c, "--samples", arg);
     }
-    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, 2147483647ull, "from 1 to 2^31-1",
+    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, 2147483647ull,
                          opt == 'R' ? &t->rows : &t->cols);
 }
 
@@ -119,7 +119,7 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
     void *host_in = malloc(bytes), *host_out = malloc(bytes);
     job j = {c->rt, t->type, 0, 0, host_in, R, C, 0, {0}};
     int rc = EXIT_OK;
-    if (!host_in || !host_out) rc = cli_error(c->cmd, "out of host memory for 2 x %zu bytes", bytes);
+    if (!host_in || !host_out) rc = cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for 2 x %zu bytes", bytes);
     if (rc == EXIT_OK) {
         check_fill_bits(host_in, bytes, seed);
         if ((s = kj_mem_alloc(c->rt, bytes, &j.in)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &j.out)) != KJ_OK ||
@@ -133,6 +133,7 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
         *w = (row){.rows = R, .cols = C, .cfg = configs[k], .copy_gbps = bench_gbps(2.0 * bytes, copy.median_us)};
         j.options = (kj_transpose_options){configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL, &rep};
         j.seed = seed ^ k;
+        bench_step(c, "%zu x %zu %s %u", R, C, kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim);
         s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r);
         if (s == KJ_ERR_LIMIT) {
             /* this device cannot give the tile its shared memory: say so and go on */
@@ -168,9 +169,7 @@ static void find_best(const transpose_bench *t, const row **best) {
 
 static void print_json(const transpose_bench *t, const row **best) {
     char label[64];
-    json_begin_object();
-    json_fields("benchmark=%s device=%s type=%s samples=%" PRIu64, "transpose", t->bench.dev.name,
-                kj_type_name(t->type), t->bench.samples);
+    json_string("type", kj_type_name(t->type));
     json_begin_array("results");
     for (size_t i = 0; i < t->nrows; i++) {
         const row *w = &t->rows_v[i];
@@ -187,14 +186,12 @@ static void print_json(const transpose_bench *t, const row **best) {
         if (!best[si]) continue;
         config_label(best[si], label, sizeof label);
         json_begin_object();
-        json_fields("rows=%zu cols=%zu variant=%s config=%s gbps=%g pct_of_copy=%g", best[si]->rows, best[si]->cols,
+        json_fields("rows=%zu cols=%zu variant=%s config=%s gbps=%g copy_percent=%g", best[si]->rows, best[si]->cols,
                     kj_transpose_variant_name(best[si]->cfg.variant), label, best[si]->gbps,
                     100.0 * best[si]->gbps / best[si]->copy_gbps);
         json_end_object();
     }
     json_end_array();
-    json_end_object();
-    json_done();
 }
 
 static void print_csv(const transpose_bench *t) {
@@ -245,9 +242,10 @@ static int run(bench_ctx *c) {
         if (rc != EXIT_OK) return rc; /* input and output */
     }
     if (!(t->rows_v = calloc(t->size_count * CONFIG_COUNT, sizeof *t->rows_v)))
-        return cli_error(c->cmd, "out of host memory");
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     uint64_t seed = check_fresh_seed();
     int rc = EXIT_OK;
+    c->steps = t->size_count * CONFIG_COUNT;
     for (size_t si = 0; si < t->size_count && rc == EXIT_OK; si++)
         rc = measure_size(t, t->sizes[si][0], t->sizes[si][1], seed + si);
     const row *best[3] = {NULL, NULL, NULL};
@@ -255,8 +253,10 @@ static int run(bench_ctx *c) {
     if (c->format == 'j') print_json(t, best);
     else if (c->format == 'c') print_csv(t);
     else print_text(t, best);
+    size_t wrong = 0;
+    for (size_t i = 0; i < t->nrows; i++) wrong += !t->rows_v[i].ok;
     free(t->rows_v);
-    return rc;
+    return bench_wrong_rows(c->cmd, wrong, t->nrows, rc);
 }
 
 static const bench_family transpose = {

@@ -156,11 +156,17 @@ void bench_json_speed(double median_us, double gbps, double copy_gbps) {
     json_double("median_us", median_us);
     json_double("gbps", gbps);
     json_double("copy_gbps", copy_gbps);
-    json_double("pct_of_copy", 100.0 * gbps / copy_gbps);
+    json_double("copy_percent", 100.0 * gbps / copy_gbps);
 }
 
 void bench_csv_speed(double median_us, double gbps, double copy_gbps) {
     printf(",%.3f,%.1f,%.1f,%.1f", median_us, gbps, copy_gbps, 100.0 * gbps / copy_gbps);
+}
+
+int bench_wrong_rows(const char *cmd, size_t wrong, size_t rows, int rc) {
+    if (!wrong) return rc;
+    return cli_error_as(cmd, KJ_ERR_WRONG_RESULT, "%zu of %zu configuration%s gave a wrong result (checked against "
+                        "the CPU)", wrong, rows, rows == 1 ? "" : "s");
 }
 
 /* ---- bench_main ------------------------------------------------------------------------------ */
@@ -186,10 +192,18 @@ static int family_option(void *user, int opt, char *arg) {
     return c->family->option(c, opt, arg);
 }
 
+void bench_step(bench_ctx *c, const char *fmt, ...) {
+    char detail[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    c->step++;
+    cli_progress(c->cmd, "measure", c->step, c->steps > c->step ? c->steps : c->step, detail);
+}
+
 int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
-    char rule[32];
-    snprintf(rule, sizeof rule, "from 1 to %llu", (unsigned long long)c->family->max_samples);
-    return cli_uint_arg(c->cmd, option, arg, 1, c->family->max_samples, rule, &c->samples);
+    return cli_count_arg(c->cmd, option, arg, 1, c->family->max_samples, &c->samples);
 }
 
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
@@ -209,9 +223,17 @@ int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     if (kj_runtime_has_device(c->rt)) {
         kj_runtime_device(c->rt, &c->dev);
+        if (c->format == 'j') { /* what every benchmark's document starts with; the family adds its fields */
+            json_begin_object();
+            json_fields("device=%s", c->dev.name);
+            json_arch("arch", c->dev.cc_major, c->dev.cc_minor);
+            json_uint("samples", c->samples);
+        }
         rc = f->run(c);
+        cli_progress_end();
+        if (c->format == 'j') json_end_object();
     } else {
-        rc = cli_error(c->cmd, "no CUDA device: nothing to measure here");
+        rc = cli_error_as(c->cmd, KJ_ERR_NO_DEVICE, "no CUDA device: nothing to measure here");
     }
     kj_runtime_destroy(c->rt);
     return rc;

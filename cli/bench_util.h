@@ -66,10 +66,15 @@ typedef struct bench_checked {
  * (bench_time: 3 warm-up runs, samples batches). Returns the first failure's status. */
 kj_status bench_measure(kj_runtime *rt, const bench_checked *b, unsigned samples, int *ok, bench_result *time);
 
-/* A table row's speed next to the device copy's: JSON "median_us", "gbps", "copy_gbps", "pct_of_copy";
+/* A table row's speed next to the device copy's: JSON "median_us", "gbps", "copy_gbps", "copy_percent";
  * CSV the same four, after a comma. */
 void bench_json_speed(double median_us, double gbps, double copy_gbps);
 void bench_csv_speed(double median_us, double gbps, double copy_gbps);
+
+/* After a table whose rows were checked against the CPU: `wrong` of its `rows` were wrong, which fails
+ * the run, said once (KJ_ERR_WRONG_RESULT: the rows are marked WRONG, "ok": false in JSON). Returns
+ * the failure's exit code, or rc when none was wrong. */
+int bench_wrong_rows(const char *cmd, size_t wrong, size_t rows, int rc);
 
 /* ---- `kernjit bench FAMILY`: bench_main ------------------------------------------------------- */
 
@@ -83,6 +88,7 @@ typedef struct bench_ctx {
     uint64_t samples; /* the family's default, or its option (bench_parse_samples) */
     int format;       /* 't' text, 'j' --json, 'c' --csv */
     const bench_family *family;
+    size_t steps, step; /* progress: the units of work the family will do (it sets steps), and those begun */
 } bench_ctx;
 
 /* Callbacks return EXIT_OK, or an exit code after printing why. */
@@ -94,13 +100,19 @@ struct bench_family {
     uint64_t max_samples;          /* for bench_parse_samples */
     int (*option)(bench_ctx *c, int opt, char *arg);
     int (*prepare)(bench_ctx *c);  /* after the options: what they ask for together */
-    int (*run)(bench_ctx *c);      /* on the device (c->rt, c->dev): measures and prints */
+    int (*run)(bench_ctx *c);      /* on the device (c->rt, c->dev): measures and prints (under --json, the
+                                      fields after "device", "arch" and "samples" of the open document) */
 };
 
 /* Parses the options (the family's, --help, --json and --csv), has the family check them, opens a
  * runtime on the device (none: exit 1), and runs the family. c is the family's state, with its
  * defaults. */
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv);
+
+/* Progress (cli_progress, ended by bench_main): the family sets c->steps before it starts, then calls
+ * bench_step as it begins each unit, naming it ("sum f32 2^20"); one that prints rows as it goes
+ * calls cli_progress_pause before each. */
+void bench_step(bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A family's --samples (or --repeat) option: from 1 to the family's max_samples. */
 int bench_parse_samples(bench_ctx *c, const char *option, const char *arg);

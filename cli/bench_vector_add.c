@@ -75,8 +75,7 @@ static int option(bench_ctx *c, int opt, char *arg) {
     vector_add_bench *v = (vector_add_bench *)c;
     switch (opt) {
     case 'N': {
-        int rc = cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 34, "from 1 to 2^34 (examples: 1000003, 64M, 2^24)",
-                               &v->n_given);
+        int rc = cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 34, &v->n_given);
         v->sizes[0] = (size_t)v->n_given; /* that size alone */
         v->size_count = 1;
         return rc;
@@ -100,6 +99,7 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
         return cli_usage(c->cmd, "--n %zu needs %zu bytes of device memory; %zu of %zu are free", n,
                          3 * bytes + bytes / 8, free_b, total_b);
     if (3 * bytes + bytes / 8 > free_b) {
+        cli_progress_pause();
         fprintf(stderr, "kernjit %s: skipping %s n=%zu: %zu bytes needed, %zu free\n", c->cmd, kj_type_name(type), n,
                 3 * bytes, free_b);
         return EXIT_OK;
@@ -111,7 +111,7 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     void *ha = malloc(bytes), *hb = malloc(bytes), *hc = malloc(bytes);
     job j = {c->rt, type, 0, 0, 0, ha, hb, n, 0, {0}};
     int rc = EXIT_OK;
-    if (!ha || !hb || !hc) rc = cli_error(c->cmd, "out of host memory for 3 x %zu bytes", bytes);
+    if (!ha || !hb || !hc) rc = cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for 3 x %zu bytes", bytes);
     if (rc == EXIT_OK) {
         cli_random_fill(type, ha, n, seed, 0);
         cli_random_fill(type, hb, n, seed + 1, 0);
@@ -127,6 +127,8 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
         *w = (row){.type = type, .n = n, .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
         j.options = (kj_vector_add_options){cfg.block, cfg.unroll, NULL, &w->rep};
         j.seed = seed ^ k;
+        if (k) bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u", kj_type_name(type), n, cfg.block, cfg.unroll);
+        else bench_step(c, "%s n=%zu, its default configuration", kj_type_name(type), n);
         if ((s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r)) != KJ_OK) {
             rc = cli_fail(c->cmd, s);
             break;
@@ -145,8 +147,6 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
 }
 
 static void print_json(const vector_add_bench *v) {
-    json_begin_object();
-    json_fields("benchmark=%s device=%s samples=%" PRIu64, "vector-add", v->bench.dev.name, v->bench.samples);
     json_begin_array("results");
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
@@ -158,8 +158,6 @@ static void print_json(const vector_add_bench *v) {
         json_end_object();
     }
     json_end_array();
-    json_end_object();
-    json_done();
 }
 
 static void print_csv(const vector_add_bench *v) {
@@ -207,9 +205,10 @@ static void print_text(const vector_add_bench *v) {
 static int run(bench_ctx *c) {
     vector_add_bench *v = (vector_add_bench *)c;
     if (!(v->rows = calloc(v->type_count * (v->size_count + SWEEP_COUNT), sizeof *v->rows)))
-        return cli_error(c->cmd, "out of host memory");
+        return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     uint64_t seed = check_fresh_seed();
     int rc = EXIT_OK;
+    c->steps = v->type_count * (v->size_count + SWEEP_COUNT);
     for (size_t ti = 0; ti < v->type_count && rc == EXIT_OK; ti++)
         for (size_t si = 0; si < v->size_count && rc == EXIT_OK; si++)
             rc = measure_size(v, v->types[ti], v->sizes[si], si == v->size_count - 1 ? 1 + SWEEP_COUNT : 1,
@@ -217,8 +216,10 @@ static int run(bench_ctx *c) {
     if (c->format == 'j') print_json(v);
     else if (c->format == 'c') print_csv(v);
     else print_text(v);
+    size_t wrong = 0;
+    for (size_t i = 0; i < v->nrows; i++) wrong += !v->rows[i].ok;
     free(v->rows);
-    return rc;
+    return bench_wrong_rows(c->cmd, wrong, v->nrows, rc);
 }
 
 static const bench_family vector_add = {

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,43 +35,73 @@ static void put_message(const char *s) {
         else fputc(*p, stderr);
 }
 
+static void json_error(const char *cmd, const char *status, int class_, const char *message);
+
+/* "kernjit CMD: message" on stderr, and the document's "error" under --json. */
+static int report(const char *cmd, const char *status, int class_, const char *message) {
+    cli_progress_pause();
+    fprintf(stderr, "kernjit%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    put_message(message);
+    fputc('\n', stderr);
+    json_error(cmd, status, class_, message);
+    return class_;
+}
+
 /* Formatted as the library's messages are: a long path loses its middle, never the reason after it. */
-static void put_formatted(const char *fmt, va_list ap) {
+static int report_formatted(const char *cmd, const char *status, int class_, const char *fmt, va_list ap) {
     char buf[CLI_MESSAGE_MAX];
     kj_message_vformat(buf, sizeof buf, fmt, ap);
-    put_message(buf);
+    return report(cmd, status, class_, buf);
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
-    const char *space = cmd ? " " : "";
-    if (!cmd) cmd = "";
-    /* getopt has already said which option it did not know, naming it: only the way to help */
-    if (strcmp(fmt, "unknown option") == 0) {
-        fprintf(stderr, "Try 'kernjit%s%s --help'.\n", space, cmd);
-        return EXIT_USAGE;
-    }
-    fprintf(stderr, "kernjit%s%s: ", space, cmd);
     va_start(ap, fmt);
-    put_formatted(fmt, ap);
+    report_formatted(cmd, kj_status_name(KJ_ERR_USAGE), EXIT_USAGE, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'kernjit%s%s --help'.\n", space, cmd);
+    fprintf(stderr, "Try 'kernjit%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
     return EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv, const struct option *options, int answer) {
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    if (answer == ':')
+        return optopt && word[0] == '-' && word[1] != '-' ? cli_usage(cmd, "option '-%c' needs a value", optopt)
+                                                          : cli_usage(cmd, "option '%s' needs a value", word);
+    if (optopt) /* a known long option given a value (--json=1), or a letter no option has */
+        return strncmp(word, "--", 2) == 0 && strchr(word, '=')
+                   ? cli_usage(cmd, "option '%.*s' takes no value", (int)(strchr(word, '=') - word), word)
+                   : cli_usage(cmd, "unrecognized option '-%c'", optopt);
+    /* a long option that none is, or the start of several */
+    size_t len = strcspn(word + 2, "="), matches = 0;
+    char names[512] = "";
+    for (const struct option *o = options; o && o->name; o++)
+        if (strncmp(o->name, word + 2, len) == 0 && strlen(names) + strlen(o->name) + 5 < sizeof names)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s--%s", matches++ ? ", " : "", o->name);
+    if (strncmp(word, "--", 2) == 0 && matches > 1)
+        return cli_usage(cmd, "option '%.*s' is ambiguous: %s", (int)len + 2, word, names);
+    return cli_usage(cmd, "unrecognized option '%s'", word);
 }
 
 int cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
-    fprintf(stderr, "kernjit %s: ", cmd);
     va_start(ap, fmt);
-    put_formatted(fmt, ap);
+    report_formatted(cmd, NULL, EXIT_FAILURE_, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return EXIT_FAILURE_;
+}
+
+int cli_error_as(const char *cmd, kj_status status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = report_formatted(cmd, kj_status_name(status), kj_status_class(status), fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user) {
     struct option all[CLI_MAX_OPTIONS + 1];
-    char names[1024], letters[2 * CLI_MAX_OPTIONS + 1] = ""; /* at most "L:" an option */
+    char names[1024], letters[2 * CLI_MAX_OPTIONS + 2] = ":"; /* at most "L:" an option; ':' see cli_bad_option */
     unsigned char set_of[256] = {0};                           /* the set each letter belongs to */
     size_t n = 0, used = 0;
     for (size_t i = 0; i < count; i++) {
@@ -91,7 +122,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
     int opt, rc = EXIT_OK;
     optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
     while (rc == EXIT_OK && (opt = getopt_long(argc, argv, letters, all, NULL)) != -1) {
-        if (opt == '?') return cli_usage(cmd, "unknown option");
+        if (opt == '?' || opt == ':') return cli_bad_option(cmd, argv, all, opt);
         rc = sets[set_of[(unsigned char)opt]].fn(user, opt, optarg);
     }
     if (rc == EXIT_OK && optind < argc) rc = cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
@@ -100,14 +131,12 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
 
 int cli_fail(const char *cmd, kj_status s) {
     const char *msg = kj_last_error();
-    fprintf(stderr, "kernjit %s: ", cmd);
-    put_message(*msg ? msg : kj_strerror(s));
-    fputc('\n', stderr);
-    return kj_status_class(s);
+    return report(cmd, kj_status_name(s), kj_status_class(s), *msg ? msg : kj_strerror(s));
 }
 
 static void log_to_stderr(kj_log_level level, const char *message, void *user) {
     (void)user;
+    cli_progress_pause();
     fprintf(stderr, "kernjit: %s: ", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note");
     put_message(message);
     fputc('\n', stderr);
@@ -150,14 +179,14 @@ void cli_print_remote(const kj_remote_info *r, int json) {
                         r->reachable);
         json_string("state", r->state);
         if (r->reachable) {
-            json_fields("server_version=%s eviction_policy=%s used_memory=%" PRIu64 " max_memory=%" PRIu64
+            json_fields("server_version=%s eviction_policy=%s used_memory_bytes=%" PRIu64 " max_memory_bytes=%" PRIu64
                         " keys=%" PRIu64 " round_trip_ms=%g",
                         r->server_version, r->eviction_policy, r->used_memory, r->max_memory, r->keys,
                         r->round_trip_ms);
             json_object_in("fleet");
             json_fields("hits=%" PRIu64 " misses=%" PRIu64 " waits=%" PRIu64 " pushes=%" PRIu64 " refusals=%" PRIu64
-                        " errors=%" PRIu64 " fetches=%" PRIu64 " fetch_ms_mean=%g fetch_ms_max=%g bytes_fetched=%" PRIu64
-                        " bytes_pushed=%" PRIu64,
+                        " errors=%" PRIu64 " fetches=%" PRIu64 " fetch_mean_ms=%g fetch_max_ms=%g"
+                        " fetched_bytes=%" PRIu64 " pushed_bytes=%" PRIu64,
                         r->hits, r->misses, r->waits, r->pushes, r->refusals, r->errors, r->fetches, mean,
                         r->fetch_ms_max, r->bytes_fetched, r->bytes_pushed);
             json_end_object();
@@ -182,6 +211,12 @@ void cli_print_remote(const kj_remote_info *r, int json) {
            (unsigned long long)r->pushes, (unsigned long long)r->refusals, (unsigned long long)r->errors);
     printf("  traffic    %.1f MiB fetched, %.1f MiB pushed\n", r->bytes_fetched / 1048576.0,
            r->bytes_pushed / 1048576.0);
+}
+
+void json_transfer_fields(const kj_remote_transfer *t) {
+    json_fields("entries=%" PRIu64 " moved=%" PRIu64 " present=%" PRIu64 " refused=%" PRIu64 " failed=%" PRIu64
+                " moved_bytes=%" PRIu64,
+                t->entries, t->moved, t->present, t->refused, t->failed, t->bytes);
 }
 
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
@@ -256,61 +291,17 @@ int cli_parse_uint(const char *text, uint64_t max, uint64_t *out) {
     return 0;
 }
 
-int cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
-    unsigned long long v;
-    char *end;
-    if (leading_number(text, &v, &end) != 0) return -1;
-    if (end[0] == '^') {
-        /* 2^28 */
-        unsigned long long p;
-        char *e2;
-        if (leading_number(end + 1, &p, &e2) != 0 || *e2 || v < 2 || p > 63) return -1;
-        unsigned long long r = 1;
-        for (unsigned long long i = 0; i < p; i++) {
-            if (r > UINT64_MAX / v) return -1;
-            r *= v;
-        }
-        v = r;
-    } else if (*end) {
-        /* K, M, G, T (or Ki ...): 2^10, 2^20, 2^30, 2^40 */
-        static const char units[] = "KMGT";
-        const char *unit = strchr(units, toupper((unsigned char)*end));
-        if (!unit || (end[1] && !(end[1] == 'i' && !end[2]))) return -1;
-        unsigned shift = 10 * (unsigned)(unit - units + 1);
-        if (v > (UINT64_MAX >> shift)) return -1;
-        v <<= shift;
-    }
-    if (v > max) return -1;
-    *out = v;
-    return 0;
-}
-
 int cli_parsed(const char *cmd, kj_status parse_status) {
     return parse_status == KJ_OK ? EXIT_OK : cli_usage(cmd, "%s", kj_last_error());
 }
 
-static int number_arg(const char *cmd, const char *option, const char *arg, int suffixes, uint64_t min, uint64_t max,
-                      const char *rule, uint64_t *out) {
-    uint64_t v;
-    if ((suffixes ? cli_parse_count(arg, max, &v) : cli_parse_uint(arg, max, &v)) != 0 || v < min)
-        return cli_usage(cmd, "%s '%s' is not a count%s%s", option, arg, *rule ? " " : "", rule);
-    *out = v;
-    return EXIT_OK;
-}
-
-int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                  uint64_t *out) {
-    return number_arg(cmd, option, arg, 1, min, max, rule, out);
-}
-
-int cli_uint_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                 uint64_t *out) {
-    return number_arg(cmd, option, arg, 0, min, max, rule, out);
+int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
+    return kj_size_parse(arg, min, max, out) == KJ_OK ? EXIT_OK : cli_usage(cmd, "%s %s", option, kj_last_error());
 }
 
 int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out) {
     uint64_t v;
-    if (cli_parse_uint(arg, max, &v) != 0 || v < min || (v & (v - 1)))
+    if (kj_size_parse(arg, min, max, &v) != KJ_OK || (v & (v - 1)))
         return cli_usage(cmd, "%s '%s': a power of two from %llu to %llu is allowed", option, arg,
                          (unsigned long long)min, (unsigned long long)max);
     *out = v;
@@ -338,14 +329,25 @@ double cli_median(double *v, size_t n) {
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
-static int json_depth;
-static int json_need_comma[64];
+int cli_json;
+
+#define JSON_MAX_DEPTH 64
+
+static struct {
+    char command[128];
+    int depth;                        /* open objects and arrays; 1: inside the document */
+    char closer[JSON_MAX_DEPTH];      /* '}' or ']' for each */
+    int need_comma[JSON_MAX_DEPTH];
+    int began;                        /* the document was begun */
+} json;
+
+void json_command(const char *name) { snprintf(json.command, sizeof json.command, "%s", name); }
 
 static void json_escaped(const char *s);
 
 static void json_key(const char *key) {
-    if (json_need_comma[json_depth]) fputc(',', stdout);
-    json_need_comma[json_depth] = 1;
+    if (json.need_comma[json.depth]) fputc(',', stdout);
+    json.need_comma[json.depth] = 1;
     if (key) {
         json_escaped(key);
         fputc(':', stdout);
@@ -386,31 +388,58 @@ static void json_escaped(const char *s) {
         case '\t': fputs("\\t", stdout); break;
         case '\r': fputs("\\r", stdout); break;
         default:
-            if (*p < 0x20) printf("\\u%04x", *p);
+            if (*p < 0x20 || *p == 0x7f) printf("\\u%04x", *p);
             else fputc(*p, stdout);
         }
     }
     fputc('"', stdout);
 }
 
-/* An object or array under key (NULL: at the top or in an array), opened with `bracket`. */
+/* An object or array under key (NULL: at the top or in an array). */
 static void json_open(const char *key, char bracket) {
+    assert(json.depth + 1 < JSON_MAX_DEPTH);
     json_key(key);
     fputc(bracket, stdout);
-    json_need_comma[++json_depth] = 0;
+    json.depth++;
+    json.closer[json.depth] = bracket == '{' ? '}' : ']';
+    json.need_comma[json.depth] = 0;
 }
-static void json_close(char bracket) {
-    fputc(bracket, stdout);
-    json_depth--;
+static void json_close(void) {
+    fputc(json.closer[json.depth], stdout);
+    json.depth--;
 }
-void json_begin_object(void) { json_open(NULL, '{'); }
+
+/* The document's start: {"schema":1,"command":"..."} (the command null when none was recognized). */
+static void json_begin_document(void) {
+    assert(!json.began); /* one document per run */
+    json.began = 1;
+    json_open(NULL, '{');
+    json_int("schema", CLI_JSON_SCHEMA);
+    if (*json.command) json_string("command", json.command);
+    else json_null("command");
+}
+
+void json_begin_object(void) {
+    if (json.depth == 0) json_begin_document();
+    else json_open(NULL, '{');
+}
 void json_object_in(const char *key) { json_open(key, '{'); }
-void json_end_object(void) { json_close('}'); }
-void json_begin_array(const char *key) { json_open(key, '['); }
-void json_end_array(void) { json_close(']'); }
+void json_end_object(void) {
+    assert(json.depth > 0 && json.closer[json.depth] == '}');
+    if (json.depth > 1) json_close(); /* the document itself: json_finish */
+}
+void json_begin_array(const char *key) {
+    assert(json.depth > 0); /* there are no documents but objects: they can gain fields */
+    json_open(key, '[');
+}
+void json_end_array(void) {
+    assert(json.depth > 1 && json.closer[json.depth] == ']');
+    json_close();
+}
 void json_string(const char *key, const char *value) {
     json_key(key);
-    json_escaped(value);
+    if (value) json_escaped(value);
+    else fputs("null", stdout);
 }
 void json_int(const char *key, long long v) {
     json_key(key);
@@ -501,10 +530,91 @@ void json_macros(const char *key, const char *macros) {
     json_end_object();
 }
 
-void json_done(void) {
+void json_arch(const char *key, int cc_major, int cc_minor) {
+    char arch[32];
+    snprintf(arch, sizeof arch, "sm_%d%d", cc_major, cc_minor);
+    json_string(key, arch);
+}
+
+void json_cuda_version(const char *key, int version) {
+    char text[32];
+    snprintf(text, sizeof text, "%d.%d", version / 1000, version % 1000 / 10);
+    json_string(key, text);
+}
+
+/* A failure under --json, kept for json_finish (the first one only: later ones follow from it). */
+static struct {
+    const char *status;
+    int class_;
+    char *message;
+} json_failure;
+
+static void json_error(const char *cmd, const char *status, int class_, const char *message) {
+    if (!cli_json || json_failure.class_) return;
+    if (!*json.command && cmd) json_command(cmd);
+    json_failure.status = status;
+    json_failure.class_ = class_;
+    json_failure.message = strdup(message);
+}
+
+void json_finish(int exit_code) {
+    if (exit_code != EXIT_OK && cli_json && !json_failure.class_)
+        json_error(NULL, NULL, exit_code, "the command failed: its messages are on stderr");
+    if (json_failure.class_ && !json.began) json_begin_document();
+    if (!json.began) return;
+    while (json.depth > 1) json_close(); /* what the command was writing when it failed */
+    if (json_failure.class_) {
+        json_object_in("error");
+        json_string("status", json_failure.status);
+        json_int("class", json_failure.class_);
+        json_string("message", json_failure.message ? json_failure.message : "out of host memory");
+        json_close();
+        free(json_failure.message);
+    }
+    json_close();
     fputc('\n', stdout);
-    json_depth = 0;
-    json_need_comma[0] = 0;
+    fflush(stdout);
+}
+
+void cli_capture_begin(cli_capture *c) {
+    c->saved_fd = -1;
+    c->file = NULL;
+    if (!cli_json) return;
+    fflush(stdout);
+    c->file = tmpfile();
+    if (!c->file) return; /* the device's lines then go to stdout, as without --json */
+    c->saved_fd = dup(STDOUT_FILENO);
+    if (c->saved_fd < 0 || dup2(fileno(c->file), STDOUT_FILENO) < 0) {
+        if (c->saved_fd >= 0) close(c->saved_fd);
+        c->saved_fd = -1;
+        fclose(c->file);
+        c->file = NULL;
+    }
+}
+
+void cli_capture_end(cli_capture *c) {
+    if (c->saved_fd < 0) return;
+    fflush(stdout);
+    dup2(c->saved_fd, STDOUT_FILENO);
+    close(c->saved_fd);
+    c->saved_fd = -1;
+}
+
+void json_captured(const char *key, const cli_capture *c) {
+    json_begin_array(key);
+    char line[4096];
+    if (c->file) rewind(c->file);
+    while (c->file && fgets(line, sizeof line, c->file)) {
+        line[strcspn(line, "\n")] = '\0';
+        json_string(NULL, line);
+    }
+    json_end_array();
+}
+
+void cli_capture_free(cli_capture *c) {
+    cli_capture_end(c);
+    if (c->file) fclose(c->file);
+    c->file = NULL;
 }
 
 /* ---- random data ----------------------------------------------------------------------------- */
@@ -558,32 +668,57 @@ static double monotonic_s(void) {
 
 static struct {
     double start, last;
-    int printed, tty;
+    int printed, tty, columns;
 } progress;
 
-void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail) {
+/* One state of long work: drawn on a terminal each time; in a log, once the work has lasted
+ * CLI_PROGRESS_EVERY_S, that often, and its last state (final) when a line was printed before. */
+static void progress_show(const char *cmd, const char *live, const char *logged, int final) {
     double now = monotonic_s();
     if (progress.start == 0) {
         progress.start = progress.last = now;
         progress.tty = isatty(2);
+        struct winsize ws;
+        progress.columns = progress.tty && ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
     }
     if (progress.tty) {
-        fprintf(stderr, "\r\033[K[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
+        /* within one row of the terminal: a line that wrapped could not be rewritten in place */
+        fprintf(stderr, "\r\033[K%.*s", progress.columns - 1, live);
         fflush(stderr);
         progress.printed = 1;
         return;
     }
-    /* a log: quiet for short work, then a line every few seconds and the last one */
     if ((now - progress.last >= CLI_PROGRESS_EVERY_S && now - progress.start >= CLI_PROGRESS_EVERY_S) ||
-        (done == total && progress.printed)) {
-        fprintf(stderr, "kernjit %s: %s %zu/%zu%s%s\n", cmd, phase, done, total, detail ? ": " : "", detail ? detail : "");
+        (final && progress.printed)) {
+        fprintf(stderr, "kernjit %s: %s\n", cmd, logged);
         progress.last = now;
         progress.printed = 1;
     }
 }
 
+void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail) {
+    char live[1024], logged[1024];
+    snprintf(live, sizeof live, "[%s %zu/%zu] %s", phase, done, total, detail ? detail : "");
+    snprintf(logged, sizeof logged, "%s %zu/%zu%s%s", phase, done, total, detail ? ": " : "", detail ? detail : "");
+    progress_show(cmd, live, logged, done == total);
+}
+
+void cli_progress_waiting(const char *cmd, const char *what, double seconds) {
+    char live[1024], logged[1024];
+    snprintf(live, sizeof live, "[%s: %.0f s]", what, seconds);
+    snprintf(logged, sizeof logged, "%s: %.0f s", what, seconds);
+    progress_show(cmd, live, logged, 0);
+}
+
+void cli_progress_pause(void) {
+    if (!progress.tty || !progress.printed) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    progress.printed = 0;
+}
+
 void cli_progress_end(void) {
-    if (progress.tty && progress.printed) fputs("\r\033[K", stderr);
+    cli_progress_pause();
     memset(&progress, 0, sizeof progress);
 }
 
@@ -620,6 +755,28 @@ int cli_create_beside(const char *path, char *tmp, size_t size) {
         if (fd >= 0 || errno != EEXIST) return fd;
     }
     return -1;
+}
+
+int cli_write_file(const char *cmd, const char *path, const void *data, size_t size) {
+    char tmp[PATH_MAX + 64];
+    int fd = cli_create_beside(path, tmp, sizeof tmp);
+    if (fd < 0) return cli_error_as(cmd, KJ_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    const char *p = data;
+    size_t left = size;
+    int err = 0;
+    while (left && !err) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) err = w < 0 ? errno : EIO;
+        else p += w, left -= (size_t)w;
+    }
+    if (close(fd) != 0 && !err) err = errno;
+    if (!err && rename(tmp, path) != 0) err = errno;
+    if (err) {
+        unlink(tmp);
+        return cli_error_as(cmd, KJ_ERR_IO, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
+    }
+    return EXIT_OK;
 }
 
 int cli_check_output_folder(const char *cmd, const char *what, const char *path) {

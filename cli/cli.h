@@ -33,9 +33,16 @@ cli_command cmd_info, cmd_list, cmd_compile, cmd_cache, cmd_demo, cmd_launch, cm
 
 /* Sets argv[0] to "PARENT ARGV0" ("kernjit compile") for a subcommand's getopt messages; returns argv. */
 char **cli_name_argv0(char **argv, const char *parent);
-/* Prints "kernjit CMD: message" to stderr ("kernjit: message" when cmd is NULL) and a pointer to
- * --help; returns EXIT_USAGE. */
+/* The failures below print "kernjit CMD: message" to stderr ("kernjit: message" when cmd is NULL)
+ * and, under --json, put it in the document's "error" too (the first failure only).
+ *
+ * A usage error, with a pointer to --help: returns EXIT_USAGE (status KJ_ERR_USAGE). */
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* getopt_long's answer for an option it did not take ('?', or ':' for a missing value: every
+ * optstring starts with ':' so that getopt itself prints nothing), named as the user typed it:
+ * "unrecognized option '--x'", "option '--n' needs a value", "option '--json' takes no value",
+ * "option '--s' is ambiguous: --samples, --seed". Returns EXIT_USAGE. */
+int cli_bad_option(const char *cmd, char **argv, const struct option *options, int answer);
 /* Options in sets: a command's own, and those a harness adds for all its commands. Each option is
  * "NAME=L" (--NAME or -L) or "NAME=L:" (taking a value), space-separated: "rows=R: cols=C: json=j". */
 typedef struct cli_option_set {
@@ -52,9 +59,13 @@ typedef struct cli_option_set {
  * CLI_DONE, or the exit code of the first error. At most CLI_MAX_OPTIONS options in all. */
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user);
 
-/* Prints kj_last_error() (after "kernjit CMD: ") and returns the exit code for the status. */
+/* The library's failure: kj_last_error(), and the exit code for the status (its class). */
 int cli_fail(const char *cmd, kj_status status);
-/* Prints "kernjit CMD: message" to stderr; returns EXIT_FAILURE_. */
+/* A failure the command found itself, as one of the library's statuses (KJ_ERR_NO_DEVICE,
+ * KJ_ERR_WRONG_RESULT, KJ_ERR_HOST_MEMORY, KJ_ERR_IO ...): returns the status's class. */
+int cli_error_as(const char *cmd, kj_status status, const char *fmt, ...) CLI_PRINTF(3, 4);
+/* A failure of the command's own that no status names (a benchmark's sanity check): "status" is null
+ * in JSON. Returns EXIT_FAILURE_. */
 int cli_error(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* -q/--quiet (0), default (1), -v/--verbose (2): the global flags, set before any command runs. The
@@ -76,6 +87,10 @@ const char *cli_origin_text(kj_origin origin);
  * object under "remote" (inside the caller's object). */
 void cli_print_remote(const kj_remote_info *info, int json);
 
+/* A transfer's counts (kj_remote_push, kj_remote_pull) as fields of the object being written:
+ * "entries", "moved", "present", "refused", "failed", "moved_bytes". */
+void json_transfer_fields(const kj_remote_transfer *t);
+
 /* The program a command line names (compile, launch): SOURCE[:ENTRY]..., one kernel (a built-in
  * name, NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
  * program (kj_request.sources); at most one of them names the entry, and not with --entry
@@ -93,50 +108,82 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
 /* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
  * message written to err. */
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
-/* Element counts: "1000003", "64M" (2^20), "1G", "2^28", "16K"; 0 on success. Rejects negative
- * numbers, text, and values above max. */
-int cli_parse_count(const char *text, uint64_t max, uint64_t *out);
-/* A positive integer up to max; 0 on success. */
+/* Plain decimal digits up to max, for what is not a count (a seed, a macro's value); 0 on success. */
 int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
 /* An option's value, checked, for a command's option parser: EXIT_OK, or a usage error naming the
  * option and what is allowed (exit 2).
  *   cli_parsed      a kj_*_parse function's status ("unknown type 'f8': allowed are ...")
- *   cli_count_arg   a count from min to max, suffixes taken (cli_parse_count): "OPTION 'ARG' is not a
- *                   count RULE", RULE as "from 1 to 2^40 (examples: 1000003, 64M)"
- *   cli_uint_arg    the same for a plain integer (cli_parse_uint)
+ *   cli_count_arg   a count from min to max in the one grammar of sizes (kj_size_parse: 1000003, 64M,
+ *                   2^28): "OPTION 'ARG' is not a number from MIN to MAX (digits, with K, M, G or T ...)"
  *   cli_pow2_arg    a power of two from min to max: "OPTION 'ARG': a power of two from MIN to MAX is allowed" */
 int cli_parsed(const char *cmd, kj_status parse_status);
-int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                  uint64_t *out);
-int cli_uint_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, const char *rule,
-                 uint64_t *out);
+int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 /* Before allocating: what the command line asks for (`what`, "--n 1048576") needs `bytes` of device
  * memory; more than is free is a usage error naming both (EXIT_USAGE, after printing), else EXIT_OK. */
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes);
 
-/* Minimal JSON writer to stdout: nesting with commas handled. */
+/* ---- JSON (docs/json.md) --------------------------------------------------------------------
+ * Under --json, stdout holds exactly one document, an object: {"schema": CLI_JSON_SCHEMA, "command":
+ * "cache list", ...the command's fields}. A failure is in it too, last, as "error": {"status":
+ * "KJ_ERR_...", "class": 2, "message": "..."} after whatever the command had written, with the same
+ * exit code; the message also goes to stderr as text, as without --json. */
+#define CLI_JSON_SCHEMA 1
+
+/* Set by main when --json is on the command line, before any command parses it: from then on every
+ * error (a usage error too, even one about the command's name) is written as a JSON document. */
+extern int cli_json;
+/* The command the document names ("run reduce"): the dispatcher sets it as it descends; a command
+ * whose first argument is an action (cache list) or whose options pick another document (tune
+ * --show) sets it itself, before the document begins. */
+void json_command(const char *name);
+
+/* The writer, to stdout, with commas handled. A key is NULL inside arrays. json_begin_object() at the
+ * top begins the document (with "schema" and "command"); json_end_object() there leaves it open:
+ * json_finish() ends it, after the command, so that a failure found after the output (a wrong result)
+ * still lands in it. There are no documents but objects. */
 void json_begin_object(void);
 void json_end_object(void);
 void json_begin_array(const char *key);
 void json_end_array(void);
 void json_object_in(const char *key); /* begins a nested object under key (key NULL inside arrays) */
-void json_string(const char *key, const char *value);
+void json_string(const char *key, const char *value); /* always valid UTF-8 (see json_escaped) */
 void json_int(const char *key, long long value);
 void json_uint(const char *key, unsigned long long value);
-void json_double(const char *key, double value);
+void json_double(const char *key, double value);     /* the shortest form that reads back the same; null
+                                                         when not finite */
 void json_bool(const char *key, int value);
 void json_null(const char *key);
 void json_raw(const char *key, const char *literal); /* a value the caller formatted (a number) */
 /* Several fields at once, keys and values from one printf format (checked by the compiler): "KEY=%CONV"
- * separated by spaces, one argument each. %s a string; %d %ld %lld %zd and %u %lu %llu %zu integers;
- * %g a double (json_double: shortest exact form, null when not finite); a key ending in '?' is a
- * bool from an int ("ok?=%d"). json_fields("n=%zu type=%s ok?=%d", n, "f32", 1) writes
- * "n":N,"type":"f32","ok":true. */
+ * separated by spaces, one argument each. %s a string (NULL: null); %d %ld %lld %zd and %u %lu %llu
+ * %zu integers; %g a double (json_double); a key ending in '?' is a bool from an int ("ok?=%d").
+ * json_fields("n=%zu type=%s ok?=%d", n, "f32", 1) writes "n":N,"type":"f32","ok":true. */
 void json_fields(const char *format, ...) CLI_PRINTF(1, 2);
 /* "NAME=VALUE NAME=VALUE" as an object {"NAME":"VALUE",...} under key: macro sets are objects. */
 void json_macros(const char *key, const char *macros);
-void json_done(void); /* ends the document with a newline */
+/* "sm_90" from a compute capability: every compute capability in the documents is written so. */
+void json_arch(const char *key, int cc_major, int cc_minor);
+/* A version as "MAJOR.MINOR" from CUDA's encoding (1000 * major + 10 * minor: 13000 -> "13.0"). */
+void json_cuda_version(const char *key, int version);
+/* After the command: closes what is open, adds the first failure as "error", and ends the document
+ * with a newline. A command that failed (exit_code not 0) without saying why through cli_usage,
+ * cli_fail or cli_error still gets an "error", pointing to stderr. Nothing is written without
+ * --json, nor for --help. */
+void json_finish(int exit_code);
+
+/* Device printf writes to the process's stdout, which under --json holds the document: between
+ * cli_capture_begin and cli_capture_end it goes to a temporary file instead, whose lines
+ * json_captured writes as an array of strings under key (an empty one without --json);
+ * cli_capture_free ends the capture if still on and frees it. */
+typedef struct cli_capture {
+    int saved_fd; /* stdout while captured; -1 when not capturing */
+    FILE *file;
+} cli_capture;
+void cli_capture_begin(cli_capture *c);
+void cli_capture_end(cli_capture *c);
+void json_captured(const char *key, const cli_capture *c);
+void cli_capture_free(cli_capture *c);
 
 /* Median of n values (the array is sorted). */
 double cli_median(double *v, size_t n);
@@ -155,6 +202,11 @@ FILE *cli_open_regular(const char *path, const char **why);
  * errno. */
 int cli_create_beside(const char *path, char *tmp, size_t size);
 
+/* Writes a file the user named (--save, -o): to a temporary file beside it, renamed over it, so that a
+ * write that fails (a full disk) leaves the previous file whole and no partial one. EXIT_OK, or the
+ * failure said (KJ_ERR_IO). */
+int cli_write_file(const char *cmd, const char *path, const void *data, size_t size);
+
 /* A file the command will write at the end (what: "--plot FILE", "--save 2=FILE"), checked before it
  * does any work: its path must fit PATH_MAX and its name NAME_MAX, it must be a regular file if it
  * exists (never a device, a FIFO or a folder), and its folder must exist and be writable, else a
@@ -163,10 +215,15 @@ int cli_check_output_folder(const char *cmd, const char *what, const char *path)
 
 /* Progress of long work (compile --all, tune, the benchmarks) on stderr: on a terminal one line
  * rewritten in place; in a log, nothing for work shorter than CLI_PROGRESS_EVERY_S, then a plain
- * "kernjit CMD: PHASE n/N: detail" line that often, and the last one. cli_progress_end clears the
- * terminal line and starts over. */
+ * "kernjit CMD: PHASE n/N: detail" line that often, and the last one. cli_progress_pause clears the
+ * terminal line until the next cli_progress, for output printed in between (a table's row);
+ * cli_progress_end clears it and starts over. */
 #define CLI_PROGRESS_EVERY_S 3.0
 void cli_progress(const char *cmd, const char *phase, size_t done, size_t total, const char *detail);
+void cli_progress_pause(void);
 void cli_progress_end(void);
+/* The same for one long wait (a build): "[WHAT: 12 s]" on a terminal, "kernjit CMD: WHAT: 12 s" in a
+ * log every CLI_PROGRESS_EVERY_S. */
+void cli_progress_waiting(const char *cmd, const char *what, double seconds);
 
 #endif

@@ -29,8 +29,9 @@ static void visit(const kj_cache_entry *e, void *user) {
     st->count++;
     if (st->json) {
         json_begin_object();
-        json_fields("path=%s arch=%s key=%s bytes=%" PRIu64 " mtime=%" PRId64 " valid?=%d description=%s kernel=%s",
-                    e->path, e->arch, e->key, e->bytes, e->mtime, e->valid, e->description, e->kernel);
+        json_fields("entry_path=%s arch=%s key=%s size_bytes=%" PRIu64 " modified_unix_s=%" PRId64
+                    " valid?=%d description=%s kernel=%s entry=%s",
+                    e->path, e->arch, e->key, e->bytes, e->mtime, e->valid, e->description, e->kernel, e->entry);
         json_macros("macros", e->macros);
         json_begin_array("options");
         for (const char *o = e->options; *o;) {
@@ -46,9 +47,9 @@ static void visit(const kj_cache_entry *e, void *user) {
         char when[32];
         time_t t = (time_t)e->mtime;
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&t));
-        printf("%s  %s  %s %9llu B  %s  %s%s%s%s%s\n", e->arch, e->key, when, (unsigned long long)e->bytes,
-               e->valid ? "ok     " : "DAMAGED", *e->kernel ? e->kernel : "?", *e->macros ? "  " : "", e->macros,
-               *e->options ? "  " : "", e->options);
+        printf("%s  %s  %s %9llu B  %s  %s%s%s%s%s%s%s\n", e->arch, e->key, when, (unsigned long long)e->bytes,
+               e->valid ? "ok     " : "DAMAGED", *e->kernel ? e->kernel : "?", *e->entry ? ":" : "", e->entry,
+               *e->macros ? "  " : "", e->macros, *e->options ? "  " : "", e->options);
     }
 }
 
@@ -59,12 +60,9 @@ static int transfer(kj_runtime *rt, const char *action, const char *kernel, int 
     if (s != KJ_OK) return cli_fail("cache", s);
     if (json) {
         json_begin_object();
-        json_fields("action=%s kernel=%s entries=%" PRIu64, action, kernel ? kernel : "", t.entries);
-        json_uint(push ? "pushed" : "pulled", t.moved);
-        json_fields("present=%" PRIu64 " refused=%" PRIu64 " failed=%" PRIu64 " bytes=%" PRIu64, t.present, t.refused,
-                    t.failed, t.bytes);
+        json_string("kernel", kernel);
+        json_transfer_fields(&t);
         json_end_object();
-        json_done();
     } else {
         printf("%s %llu of %llu entr%s%s%s (%llu bytes); %llu already there", push ? "pushed" : "pulled",
                (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies",
@@ -84,10 +82,10 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
     kj_remote_query(rt, &remote);
     if (json) {
         json_begin_object();
-        json_fields("path=%s entries=%" PRIu64 " bytes=%" PRIu64 " max_bytes=%" PRIu64, dir, entries, bytes, max);
+        json_fields("cache_dir=%s entries=%" PRIu64 " size_bytes=%" PRIu64 " max_bytes=%" PRIu64, dir, entries, bytes,
+                    max);
         cli_print_remote(&remote, 1);
         json_end_object();
-        json_done();
     } else {
         printf("%s\n  entries %llu\n  bytes   %llu (%.1f MiB)\n  bound   %llu (%.1f MiB; least recently used "
                "entries are evicted beyond it)\n", dir, (unsigned long long)entries, (unsigned long long)bytes,
@@ -100,10 +98,10 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
 int cmd_cache(int argc, char **argv) {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int json = 0, c;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("cache", "unknown option");
+        else return cli_bad_option("cache", argv, opts, c);
     }
     if (optind >= argc) return cli_usage("cache", "give one action: path, list, stats, clear, push or pull");
     const char *action = argv[optind];
@@ -115,6 +113,9 @@ int cmd_cache(int argc, char **argv) {
         return cli_usage("cache", moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
                          action, argv[optind + (moves ? 2 : 1)]);
     const char *kernel = moves && optind + 1 < argc ? argv[optind + 1] : NULL;
+    char command[32];
+    snprintf(command, sizeof command, "cache %s", action);
+    json_command(command);
 
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, 1, NULL, 0); /* the cache needs no device */
@@ -122,25 +123,28 @@ int cmd_cache(int argc, char **argv) {
     const char *dir = kj_cache_dir(rt);
     int rc = EXIT_OK;
     if (!dir) {
-        rc = cli_error("cache", "no usable cache folder (see the warning above)");
+        rc = cli_error_as("cache", KJ_ERR_NOT_FOUND, "no usable cache folder (see the warning above)");
     } else if (moves) {
         rc = transfer(rt, action, kernel, json);
     } else if (strcmp(action, "path") == 0) {
         if (json) {
             json_begin_object();
-            json_string("path", dir);
+            json_string("cache_dir", dir);
             json_end_object();
-            json_done();
         } else {
             printf("%s\n", dir);
         }
     } else if (strcmp(action, "list") == 0) {
         list_state st = {json, 0};
-        if (json) json_begin_array(NULL);
+        if (json) {
+            json_begin_object();
+            json_string("cache_dir", dir);
+            json_begin_array("entries");
+        }
         s = kj_cache_list(rt, visit, &st);
         if (json) {
             json_end_array();
-            json_done();
+            json_end_object();
         } else if (s == KJ_OK) {
             printf("%llu entr%s in %s\n", st.count, st.count == 1 ? "y" : "ies", dir);
         }
@@ -154,10 +158,8 @@ int cmd_cache(int argc, char **argv) {
             rc = cli_fail("cache", s);
         } else if (json) {
             json_begin_object();
-            json_uint("removed_entries", entries);
-            json_uint("removed_bytes", bytes);
+            json_fields("cache_dir=%s removed_entries=%" PRIu64 " removed_bytes=%" PRIu64, dir, entries, bytes);
             json_end_object();
-            json_done();
         } else {
             printf("removed %llu entr%s (%llu bytes) from %s\n", (unsigned long long)entries, entries == 1 ? "y" : "ies",
                    (unsigned long long)bytes, dir);

@@ -1,5 +1,6 @@
 /* kernjit compile: compile a kernel (or, with --all, every variant of it) into the cache; no GPU
  * needed. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
            "                      [--arch sm_XY[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
+           "                      [--emit cubin|ptx|ltoir -o FILE]\n"
            "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--push] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
@@ -24,6 +26,14 @@ static void help(void) {
            "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
            "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
            "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
+           "--emit FORMAT -o FILE (--output) writes the compiler's output to FILE (replaced whole, or left as it\n"
+           "was), or to stdout with -o - (the report then goes to stderr):\n"
+           "  cubin  the binary the driver loads, an ELF file as readelf, cuobjdump and nvdisasm take it (through\n"
+           "         the cache: the disk entries <key>.cubin are kernjit's containers, a header and a description\n"
+           "         before these bytes, which those tools do not read); linked, for a program of several sources\n"
+           "  ptx    NVRTC's PTX for the target, compiled now (not cached)\n"
+           "  ltoir  LTO-IR (NVRTC with -dlto) for nvJitLink's link-time optimization, compiled now\n"
+           "PTX and LTO-IR are one source's output: not for a program of several sources. One target, not --all.\n\n"
            "Shown for each kernel of the binary (the entry first), as the compiler reports it, no GPU needed:\n"
            "registers and spilled bytes (stored and loaded) per thread, its stack (local memory) per thread,\n"
            "and its static shared memory per block.\n\n"
@@ -33,14 +43,14 @@ static void help(void) {
            "of machines without a GPU. -D NAME=V1,V2 restricts a tunable, or builds a param for each value.\n"
            "Combinations that break a `require` line of the metadata are skipped.\n\n"
            "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from it when the disk\n"
-           "cache lacks them (\"from\": \"remote\" in --json), and what is compiled is pushed in the\n"
+           "cache lacks them (\"origin\": \"remote\" in --json), and what is compiled is pushed in the\n"
            "background. --push (a builder) then sends every entry of the kernel in the disk cache that the\n"
            "remote lacks, and waits until they are there.\n");
 }
 
 /* --push: the kernel's entries in the disk cache to the remote (a builder), waiting for each, and the
  * counts in the target's report. Faults are warnings (the compile itself succeeded). */
-static void push_entries(kj_runtime *rt, const char *kernel, int json) {
+static void push_entries(kj_runtime *rt, const char *kernel, int json, FILE *out) {
     char name[256];
     const char *base = strrchr(kernel, '/') ? strrchr(kernel, '/') + 1 : kernel;
     size_t n = strlen(base);
@@ -51,11 +61,10 @@ static void push_entries(kj_runtime *rt, const char *kernel, int json) {
     if (kj_remote_push(rt, name, &t) != KJ_OK) fprintf(stderr, "kernjit: warning: %s\n", kj_last_error());
     if (json) {
         json_object_in("push");
-        json_fields("entries=%" PRIu64 " pushed=%" PRIu64 " present=%" PRIu64 " failed=%" PRIu64, t.entries, t.moved,
-                    t.present, t.failed);
+        json_transfer_fields(&t);
         json_end_object();
     } else {
-        printf("  push  %llu of %llu entr%s of %s pushed to the remote cache, %llu already there%s\n",
+        fprintf(out, "  push  %llu of %llu entr%s of %s pushed to the remote cache, %llu already there%s\n",
                (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies", name,
                (unsigned long long)t.present, t.failed ? ", some FAILED (see the warnings)" : "");
     }
@@ -92,10 +101,9 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         json_begin_array("dims");
         for (size_t d = 0; d < kj_space_dim_count(space); d++) json_string(NULL, kj_space_dim_name(space, d));
         json_end_array();
-        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u wall_ms=%g cache=%s",
-                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, r.wall_ms,
-                    kj_cache_dir(rt) ? kj_cache_dir(rt) : "");
-        if (push) push_entries(rt, kernel, 1);
+        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u wall_ms=%g cache_dir=%s",
+                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, r.wall_ms, kj_cache_dir(rt));
+        if (push) push_entries(rt, kernel, 1, stdout);
         json_end_object();
     } else if (r.variants) {
         printf("%s for %s: %zu variant%s", kernel, r.arch, r.variants, r.variants == 1 ? "" : "s");
@@ -106,7 +114,7 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         if (r.failed) printf(", %zu FAILED", r.failed);
         printf("; %.2f s on %u thread%s\n", r.wall_ms / 1e3, r.threads, r.threads == 1 ? "" : "s");
         printf("  cache %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiled in memory only)");
-        if (push) push_entries(rt, kernel, 0);
+        if (push) push_entries(rt, kernel, 0, stdout);
     }
     if (s != KJ_OK) rc = cli_fail("compile", s);
     kj_space_free(space);
@@ -114,9 +122,9 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     return rc;
 }
 
-static void print_resources(const kj_compile_result *r) {
+static void print_resources(const kj_compile_result *r, FILE *out) {
     if (!r->resource_count) {
-        printf("  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
+        fprintf(out, "  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
         return;
     }
     const kj_resource_usage *e = r->entry_resources;
@@ -124,12 +132,12 @@ static void print_resources(const kj_compile_result *r) {
         /* the entry first, then the others */
         const kj_resource_usage *u = i == 0 && e ? e : &r->resources[i - (e != NULL)];
         if (i && u == e) continue;
-        printf("  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
+        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
                u->registers, u->stack_bytes, u->shared_static_bytes);
         if (u->spill_store_bytes || u->spill_load_bytes)
-            printf("SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
+            fprintf(out, "SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
         else
-            printf("no spills\n");
+            fprintf(out, "no spills\n");
     }
 }
 
@@ -147,29 +155,68 @@ static void json_resources(const kj_compile_result *r) {
     json_end_array();
 }
 
-static int compile_one(const cli_program *prog, const kj_define *defines, size_t ndef, const char *const *options,
-                       size_t nopt, const char *arch, int push, int json) {
+/* What the command line asks of each target. */
+typedef struct compile_args {
+    kj_define defines[MAX_DEFINES];
+    const char *options[MAX_OPTIONS];
+    size_t ndef, nopt;
+    const char *entry;
+    int push, json;
+    int emit;           /* --emit given: the format below goes to output */
+    kj_emit_format format;
+    const char *output; /* -o FILE, "-" for stdout */
+} compile_args;
+
+/* --emit: the compiler's output to -o FILE (replaced whole, or left as it was), or to stdout. */
+static int write_output(const compile_args *a, kj_runtime *rt, const kj_request *req, kj_compile_result *r) {
+    void *data;
+    size_t size;
+    kj_status s = kj_emit(rt, req, a->format, &data, &size, r);
+    if (s != KJ_OK) return cli_fail("compile", s);
+    int rc = EXIT_OK;
+    if (strcmp(a->output, "-") == 0) {
+        if (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)
+            rc = cli_error_as("compile", KJ_ERR_IO, "writing the %s to stdout failed: %s", kj_emit_format_name(a->format),
+                              strerror(errno));
+    } else {
+        rc = cli_write_file("compile", a->output, data, size);
+    }
+    kj_emit_free(data);
+    return rc;
+}
+
+static int compile_one(const compile_args *a, const cli_program *prog, const char *arch) {
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
     if (s != KJ_OK) return cli_fail("compile", s);
-    kj_request req = {.kernel = prog->kernel, .entry = prog->entry, .defines = defines, .define_count = ndef,
-                      .options = options, .option_count = nopt, .arch = arch, .sources = prog->sources,
+    kj_request req = {.kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
+                      .options = a->options, .option_count = a->nopt, .arch = arch, .sources = prog->sources,
                       .source_count = prog->source_count};
     kj_compile_result r;
-    s = kj_compile(rt, &req, &r);
-    if (s != KJ_OK) {
-        int rc = cli_fail("compile", s);
+    int rc = EXIT_OK;
+    if (a->emit) rc = write_output(a, rt, &req, &r);
+    else if ((s = kj_compile(rt, &req, &r)) != KJ_OK) rc = cli_fail("compile", s);
+    if (rc != EXIT_OK) {
         kj_runtime_destroy(rt);
         return rc;
     }
-    if (json) {
+    /* the report goes where the output does not */
+    FILE *out = a->emit && strcmp(a->output, "-") == 0 ? stderr : stdout;
+    int compiled_now = a->emit && a->format != KJ_EMIT_CUBIN; /* PTX and LTO-IR are not cached */
+    if (a->json) {
         json_begin_object();
-        json_fields("arch=%s key=%s cache_hit?=%d from=%s stored?=%d linked?=%d source_count=%u ptx?=%d cache_path=%s "
-                    "compile_ms=%g link_ms=%g binary_bytes=%zu warnings=%s",
+        json_fields("arch=%s key=%s cache_hit?=%d origin=%s stored?=%d linked?=%d source_count=%u ptx?=%d "
+                    "entry_path=%s compile_ms=%g link_ms=%g binary_bytes=%zu warnings=%s",
                     r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count,
-                    r.is_ptx, r.cache_path, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
+                    r.is_ptx, r.stored ? r.cache_path : NULL, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
         json_resources(&r);
-        if (push) push_entries(rt, prog->kernel, 1);
+        if (a->emit) {
+            json_object_in("emitted");
+            json_fields("format=%s file_path=%s size_bytes=%zu", kj_emit_format_name(a->format),
+                        strcmp(a->output, "-") == 0 ? NULL : a->output, r.binary_bytes);
+            json_end_object();
+        }
+        if (a->push) push_entries(rt, prog->kernel, 1, stdout);
         json_end_object();
     } else {
         char linked[64] = "";
@@ -177,86 +224,124 @@ static int compile_one(const cli_program *prog, const kj_define *defines, size_t
             snprintf(linked, sizeof linked, " (%u sources linked%s)", r.source_count, r.linked ? ", with the device runtime" : "");
         else if (r.linked)
             snprintf(linked, sizeof linked, " (linked with the device runtime)");
-        if (r.cache_hit) printf("%s for %s: cache hit%s\n", prog->kernel, r.arch, linked);
+        if (compiled_now)
+            fprintf(out, "%s for %s: %s compiled in %.1f ms%s\n", prog->kernel, r.arch, kj_emit_format_name(a->format),
+                    r.compile_ms, r.linked ? " (before the link with the device runtime)" : "");
+        else if (r.cache_hit) fprintf(out, "%s for %s: cache hit%s\n", prog->kernel, r.arch, linked);
         else if (r.origin == KJ_ORIGIN_REMOTE)
-            printf("%s for %s: remote cache hit (verified, stored here)%s\n", prog->kernel, r.arch, linked);
-        else printf("%s for %s: compiled in %.1f ms%s\n", prog->kernel, r.arch, r.compile_ms + r.link_ms, linked);
-        printf("  key   %s\n  cache %s\n", r.key, r.stored ? r.cache_path : "(not stored: compiled in memory only)");
-        print_resources(&r);
-        if (push) push_entries(rt, prog->kernel, 0);
+            fprintf(out, "%s for %s: remote cache hit (verified, stored here)%s\n", prog->kernel, r.arch, linked);
+        else fprintf(out, "%s for %s: compiled in %.1f ms%s\n", prog->kernel, r.arch, r.compile_ms + r.link_ms, linked);
+        fprintf(out, "  key   %s\n", r.key);
+        if (!compiled_now)
+            fprintf(out, "  cache %s\n", r.stored ? r.cache_path : "(not stored: compiled in memory only)");
+        if (a->emit)
+            fprintf(out, "  %-5s %zu bytes to %s\n", kj_emit_format_name(a->format), r.binary_bytes,
+                    strcmp(a->output, "-") == 0 ? "stdout" : a->output);
+        print_resources(&r, out);
+        if (a->push) push_entries(rt, prog->kernel, 0, out);
     }
     kj_runtime_destroy(rt);
     return EXIT_OK;
 }
 
+/* --emit and -o, checked before anything compiles. */
+static int check_emit(const compile_args *a, int emit_given, int all, size_t narch) {
+    if (!a->output && !emit_given) return EXIT_OK;
+    if (!a->output) return cli_usage("compile", "--emit %s needs -o FILE (or -o - for stdout)", kj_emit_format_name(a->format));
+    if (!emit_given) return cli_usage("compile", "-o goes with --emit FORMAT, the output to write there: cubin, ptx or ltoir");
+    if (all) return cli_usage("compile", "--emit writes one kernel's output: not with --all (the variants are in the "
+                              "cache; kernjit cache list shows them)");
+    if (narch > 1) return cli_usage("compile", "--emit writes one file: give one --arch, not %zu", narch);
+    if (strcmp(a->output, "-") == 0)
+        return a->json ? cli_usage("compile", "-o - writes the %s to stdout, where --json puts its document: give -o FILE",
+                                   kj_emit_format_name(a->format))
+                       : EXIT_OK;
+    char what[CLI_MESSAGE_MAX];
+    kj_message_format(what, sizeof what, "-o '%s'", a->output);
+    return cli_check_output_folder("compile", what, a->output);
+}
+
 int cmd_compile(int argc, char **argv) {
-    static const struct option opts[] = {{"entry", required_argument, 0, 'e'}, {"define", required_argument, 0, 'D'},
-                                         {"arch", required_argument, 0, 'a'},  {"option", required_argument, 0, 'o'},
-                                         {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
-                                         {"all", no_argument, 0, 'A'},         {"threads", required_argument, 0, 'T'},
-                                         {"push", no_argument, 0, 'P'},        {0, 0, 0, 0}};
-    kj_define defines[MAX_DEFINES];
-    const char *options[MAX_OPTIONS];
-    size_t ndef = 0, nopt = 0;
-    const char *entry = NULL, *archs[MAX_ARCHS];
+    static const struct option opts[] = {{"entry", required_argument, 0, 'e'},  {"define", required_argument, 0, 'D'},
+                                         {"arch", required_argument, 0, 'a'},   {"option", required_argument, 0, 'p'},
+                                         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
+                                         {"all", no_argument, 0, 'A'},          {"threads", required_argument, 0, 'T'},
+                                         {"push", no_argument, 0, 'P'},         {"emit", required_argument, 0, 'E'},
+                                         {"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    compile_args a;
+    memset(&a, 0, sizeof a);
+    const char *archs[MAX_ARCHS];
     size_t narch = 0;
-    int json = 0, all = 0, push = 0, c;
+    int all = 0, emit_given = 0, c;
     uint64_t threads = 0;
     char err[256];
-    while ((c = getopt_long(argc, argv, "hje:D:a:o:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hje:D:a:o:", opts, NULL)) != -1) {
         switch (c) {
         case 'A': all = 1; break;
-        case 'P': push = 1; break;
-        case 'T':
-            if (cli_parse_uint(optarg, 64, &threads) != 0 || threads == 0)
-                return cli_usage("compile", "--threads '%s' is not a count from 1 to 64", optarg);
+        case 'P': a.push = 1; break;
+        case 'T': {
+            int rc = cli_count_arg("compile", "--threads", optarg, 1, 64, &threads);
+            if (rc != EXIT_OK) return rc;
             break;
-        case 'e': entry = optarg; break;
+        }
+        case 'e': a.entry = optarg; break;
         case 'a':
             /* several targets: --arch sm_80,sm_90, or --arch given again; "" or an empty item is a mistake
              * (the library takes "" as "no arch given") */
-            for (char *a = optarg;; a++) {
-                char *comma = strchr(a, ',');
+            for (char *t = optarg;; t++) {
+                char *comma = strchr(t, ',');
                 if (comma) *comma = '\0';
-                if (!*a) return cli_usage("compile", "--arch has an empty target: give sm_<digits>, or several "
+                if (!*t) return cli_usage("compile", "--arch has an empty target: give sm_<digits>, or several "
                                           "separated by commas (sm_80,sm_90)");
                 if (narch == MAX_ARCHS) return cli_usage("compile", "at most %d targets", MAX_ARCHS);
                 for (size_t k = 0; k < narch; k++)
-                    if (strcmp(archs[k], a) == 0) return cli_usage("compile", "target %s is given twice", a);
-                archs[narch++] = a;
+                    if (strcmp(archs[k], t) == 0) return cli_usage("compile", "target %s is given twice", t);
+                archs[narch++] = t;
                 if (!comma) break;
-                a = comma;
+                t = comma;
             }
             break;
-        case 'j': json = 1; break;
+        case 'j': a.json = 1; break;
         case 'h': help(); return EXIT_OK;
         case 'D':
-            if (ndef == MAX_DEFINES) return cli_usage("compile", "at most %d -D macros", MAX_DEFINES);
-            if (cli_parse_define(optarg, &defines[ndef], err, sizeof err) != 0) return cli_usage("compile", "%s", err);
-            ndef++;
+            if (a.ndef == MAX_DEFINES) return cli_usage("compile", "at most %d -D macros", MAX_DEFINES);
+            if (cli_parse_define(optarg, &a.defines[a.ndef], err, sizeof err) != 0) return cli_usage("compile", "%s", err);
+            a.ndef++;
             break;
+        case 'p':
+            if (a.nopt == MAX_OPTIONS) return cli_usage("compile", "at most %d --option values", MAX_OPTIONS);
+            a.options[a.nopt++] = optarg;
+            break;
+        case 'E': {
+            int rc = cli_parsed("compile", kj_emit_format_parse(optarg, &a.format));
+            if (rc != EXIT_OK) return rc;
+            if (emit_given) return cli_usage("compile", "--emit is given twice: one output a run");
+            emit_given = a.emit = 1;
+            break;
+        }
         case 'o':
-            if (nopt == MAX_OPTIONS) return cli_usage("compile", "at most %d --option values", MAX_OPTIONS);
-            options[nopt++] = optarg;
+            if (a.output) return cli_usage("compile", "-o is given twice: one output a run");
+            a.output = optarg;
             break;
-        default: return cli_usage("compile", "unknown option");
+        default: return cli_bad_option("compile", argv, opts, c);
         }
     }
     if (optind >= argc) return cli_usage("compile", "which kernel? give a built-in name or a .cu file");
     cli_program prog;
-    int rc = cli_parse_program("compile", argv + optind, argc - optind, entry, &prog);
+    int rc = cli_parse_program("compile", argv + optind, argc - optind, a.entry, &prog);
     if (rc != EXIT_OK) return rc;
     const char *kernel = prog.kernel;
     if (all && prog.source_count)
         return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
-    if (all && nopt) return cli_usage("compile", "--option is not taken with --all");
+    if (all && a.nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
+    if ((rc = check_emit(&a, emit_given, all, narch)) != EXIT_OK) return rc;
     const char *remote = getenv("KERNJIT_REMOTE_CACHE");
-    if (push && (!remote || !*remote))
+    if (a.push && (!remote || !*remote))
         return cli_usage("compile", "--push needs a remote cache: set KERNJIT_REMOTE_CACHE=redis://HOST:PORT[/DB] (or "
                          "unix:///PATH)");
 
-    if (json) {
+    if (a.json) {
         json_begin_object();
         json_string("kernel", kernel);
         if (prog.source_count) {
@@ -268,12 +353,12 @@ int cmd_compile(int argc, char **argv) {
         json_begin_array("targets");
     }
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
-        rc = all ? compile_all(kernel, prog.entry, defines, ndef, narch ? archs[i] : NULL, (unsigned)threads, push, json)
-                 : compile_one(&prog, defines, ndef, options, nopt, narch ? archs[i] : NULL, push, json);
-    if (json) { /* after a failure too: the targets done so far, as a whole document (the error is on stderr) */
+        rc = all ? compile_all(kernel, prog.entry, a.defines, a.ndef, narch ? archs[i] : NULL, (unsigned)threads,
+                               a.push, a.json)
+                 : compile_one(&a, &prog, narch ? archs[i] : NULL);
+    if (a.json) { /* after a failure too: the targets done so far, then the "error" */
         json_end_array();
         json_end_object();
-        json_done();
     }
     return rc;
 }

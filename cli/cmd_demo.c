@@ -22,8 +22,9 @@ static int compile_all(int json) {
     int rc = EXIT_OK;
     if (json) {
         json_begin_object();
-        json_bool("device", 0);
-        json_begin_array("compiled");
+        json_null("device");
+        json_string("arch", "sm_90");
+        json_begin_array("kernels");
     } else {
         printf("no CUDA device: compiling the built-in kernels for sm_90 (nothing will be launched)\n");
     }
@@ -37,10 +38,8 @@ static int compile_all(int json) {
         }
         if (json) {
             json_begin_object();
-            json_string("kernel", req.kernel);
-            json_bool("cache_hit", r.cache_hit);
-            json_double("compile_ms", r.compile_ms + r.link_ms);
-            json_string("cache_path", r.cache_path);
+            json_fields("kernel=%s cache_hit?=%d origin=%s compile_ms=%g entry_path=%s", req.kernel, r.cache_hit,
+                        kj_origin_name(r.origin), r.compile_ms + r.link_ms, r.stored ? r.cache_path : NULL);
             json_end_object();
         } else {
             char how[48];
@@ -53,7 +52,6 @@ static int compile_all(int json) {
         json_end_array();
         json_string("note", "no CUDA device: nothing was launched");
         json_end_object();
-        json_done();
     } else if (rc == EXIT_OK) {
         printf("nothing was launched: there is no CUDA device here. Run `kernjit demo` on a machine with a GPU.\n");
     }
@@ -66,17 +64,17 @@ int cmd_demo(int argc, char **argv) {
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int json = 0, c;
     char *n = "64M";
-    while ((c = getopt_long(argc, argv, "hjn:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hjn:", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'n') n = optarg;
         else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("demo", "unknown option");
+        else return cli_bad_option("demo", argv, opts, c);
     }
     if (optind < argc) return cli_usage("demo", "unexpected argument '%s'", argv[optind]);
     /* checked here too: without a device the count is not used, but a typo is still a typo */
     uint64_t count_check;
-    if (cli_parse_count(n, 1ull << 40, &count_check) != 0)
-        return cli_usage("demo", "--n '%s' is not a count (examples: 1000003, 64M, 1G, 2^28)", n);
+    int rc = cli_count_arg("demo", "--n", n, 0, 1ull << 40, &count_check);
+    if (rc != EXIT_OK) return rc;
     int count = 0;
     if (kj_device_count(&count) != KJ_OK || count == 0) return compile_all(json);
     /* run_reduce names argv[0] in its messages: this is the demo */

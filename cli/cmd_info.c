@@ -45,42 +45,32 @@ static void print_device_text(const kj_device_info *d) {
 
 static void print_device_json(const kj_device_info *d) {
     json_begin_object();
-    json_int("ordinal", d->ordinal);
-    json_string("name", d->name);
-    json_string("compute_capability", d->arch + 3);
-    json_string("arch", d->arch);
-    json_string("arch_name", d->arch_name);
-    json_int("sm_count", d->sm_count);
-    json_uint("total_memory", d->total_memory);
-    json_double("peak_bandwidth_gbs", d->peak_bandwidth_gbs);
-    json_int("memory_clock_khz", d->memory_clock_khz);
-    json_int("memory_bus_bits", d->memory_bus_bits);
-    json_uint("l2_bytes", d->l2_bytes);
-    json_int("warp_size", d->warp_size);
-    json_int("max_threads_per_block", d->max_threads_per_block);
-    json_int("max_threads_per_sm", d->max_threads_per_sm);
-    json_int("max_blocks_per_sm", d->max_blocks_per_sm);
-    json_int("registers_per_block", d->regs_per_block);
-    json_int("registers_per_sm", d->regs_per_sm);
-    json_uint("shared_per_block", d->shared_per_block);
-    json_uint("shared_per_block_optin", d->shared_per_block_optin);
-    json_uint("shared_per_sm", d->shared_per_sm);
+    json_fields("ordinal=%d name=%s", d->ordinal, d->name);
+    json_arch("arch", d->cc_major, d->cc_minor);
+    json_fields("arch_name=%s sm_count=%d memory_bytes=%zu peak_bandwidth_gbps=%g memory_clock_khz=%d "
+                "memory_bus_bits=%d l2_bytes=%zu warp_size=%d max_threads_per_block=%d max_threads_per_sm=%d "
+                "max_blocks_per_sm=%d registers_per_block=%d registers_per_sm=%d shared_per_block_bytes=%zu "
+                "shared_per_block_optin_bytes=%zu shared_per_sm_bytes=%zu",
+                d->arch_name, d->sm_count, d->total_memory, d->peak_bandwidth_gbs, d->memory_clock_khz,
+                d->memory_bus_bits, d->l2_bytes, d->warp_size, d->max_threads_per_block, d->max_threads_per_sm,
+                d->max_blocks_per_sm, d->regs_per_block, d->regs_per_sm, d->shared_per_block,
+                d->shared_per_block_optin, d->shared_per_sm);
     unsigned kib[MAX_CARVEOUTS];
     size_t nk = kj_device_carveouts(d, kib, MAX_CARVEOUTS);
-    json_begin_array("shared_carveouts_kib");
-    for (size_t i = 0; i < nk && i < MAX_CARVEOUTS; i++) json_uint(NULL, kib[i]);
+    json_begin_array("shared_carveouts_bytes");
+    for (size_t i = 0; i < nk && i < MAX_CARVEOUTS; i++) json_uint(NULL, kib[i] * 1024ull);
     json_end_array();
-    json_int("driver_version", d->driver_version);
+    json_cuda_version("driver_version", d->driver_version);
     json_end_object();
 }
 
 int cmd_info(int argc, char **argv) {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int json = 0, c;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("info", "unknown option");
+        else return cli_bad_option("info", argv, opts, c);
     }
     if (optind < argc) return cli_usage("info", "unexpected argument '%s'", argv[optind]);
 
@@ -105,15 +95,13 @@ int cmd_info(int argc, char **argv) {
 
     if (json) {
         json_begin_object();
-        json_string("version", kj_version_string());
+        json_string("kernjit_version", kj_version_string());
         json_object_in("toolchain");
-        json_int("nvrtc_version", tc.nvrtc_version);
-        json_int("nvjitlink_version", tc.nvjitlink_version);
-        json_string("cuda_home", tc.cuda_home);
-        if (tc.devrt_path) json_string("devrt", tc.devrt_path);
-        else json_null("devrt");
+        json_cuda_version("nvrtc_version", tc.nvrtc_version);
+        json_cuda_version("nvjitlink_version", tc.nvjitlink_version);
+        json_fields("toolkit_dir=%s device_runtime_path=%s", tc.cuda_home, tc.devrt_path);
         json_begin_array("archs");
-        for (int i = 0; i < tc.arch_count; i++) json_int(NULL, tc.archs[i]);
+        for (int i = 0; i < tc.arch_count; i++) json_arch(NULL, tc.archs[i] / 10, tc.archs[i] % 10);
         json_end_array();
         json_end_object();
         if (rs == KJ_OK) cli_print_remote(&remote, 1);
@@ -134,9 +122,9 @@ int cmd_info(int argc, char **argv) {
     int failed = 0;
     for (int i = 0; i < count; i++) {
         kj_device_info d;
-        if (kj_device_query(i, &d) != KJ_OK) {
-            failed = 1;
-            fprintf(stderr, "kernjit info: device %d: %s\n", i, kj_last_error());
+        kj_status ds = kj_device_query(i, &d);
+        if (ds != KJ_OK) {
+            failed = cli_fail("info", ds);
             continue;
         }
         if (json) print_device_json(&d);
@@ -146,11 +134,10 @@ int cmd_info(int argc, char **argv) {
         json_end_array();
         if (count == 0) json_string("note", *why_copy ? why_copy : "no CUDA device");
         json_end_object();
-        json_done();
     } else if (count == 0) {
         printf("no CUDA device%s%s\n", *why_copy ? ": " : "", why_copy);
     }
     kj_runtime_destroy(rt); /* after printing: the strings of remote are the runtime's */
     if (rs != KJ_OK) return cli_fail("info", rs);
-    return failed ? EXIT_FAILURE_ : EXIT_OK;
+    return failed;
 }

@@ -75,6 +75,7 @@ typedef struct launch_cmd {
     kj_devptr ref[MAX_ARGS];        /* &I+OFF: the pointer passed */
     printed out[MAX_PRINTS];
     bench_result timing;
+    cli_capture printed_by_device; /* under --json: the kernel's printf, for the document */
 } launch_cmd;
 
 static void help(void) {
@@ -134,7 +135,7 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
     int o;
     c->repeat = DEFAULT_REPEAT;
     c->seed = 1;
-    while ((o = getopt_long(argc, argv, "hjD:g:b:a:r:p:", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, ":hjD:g:b:a:r:p:", opts, NULL)) != -1) {
         switch (o) {
         case 'h': help(); return HELP_SHOWN;
         case 'j': c->json = 1; break;
@@ -159,13 +160,14 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
             if (launch_parse_dims(optarg, c->cluster, err, sizeof err) != 0) return cli_usage(CMD, "--cluster %s", err);
             break;
         case 'P':
-            if (cli_parse_uint(optarg, 1u << 24, &c->pending) != 0 || c->pending == 0)
-                return cli_usage(CMD, "--pending '%s' is not a count of device-side launches from 1 to 16777216", optarg);
-            break;
         case 'S':
-            if (launch_parse_count(optarg, UINT32_MAX, &c->shared) != 0)
-                return cli_usage(CMD, "--shared '%s' is not a byte count (examples: 0, 4096, 48K)", optarg);
+        case 'r': {
+            uint64_t *at = o == 'P' ? &c->pending : o == 'S' ? &c->shared : &c->repeat;
+            int rc = cli_count_arg(CMD, o == 'P' ? "--pending" : o == 'S' ? "--shared" : "--repeat", optarg, o == 'P',
+                                   o == 'P' ? 1u << 24 : o == 'S' ? UINT32_MAX : 1000000, at);
+            if (rc) return rc;
             break;
+        }
         case 'a':
             if (c->nargs == MAX_ARGS) return cli_usage(CMD, "at most %d --arg values", MAX_ARGS);
             if (launch_parse_arg(optarg, &c->args[c->nargs], err, sizeof err) != 0)
@@ -184,15 +186,11 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
                 return cli_usage(CMD, "--save %s", err);
             c->nsaves++;
             break;
-        case 'r':
-            if (cli_parse_uint(optarg, 1000000, &c->repeat) != 0)
-                return cli_usage(CMD, "--repeat '%s' is not a count from 0 to 1000000", optarg);
-            break;
         case 's':
             if (cli_parse_uint(optarg, UINT64_MAX, &c->seed) != 0)
                 return cli_usage(CMD, "--seed '%s' is not a non-negative integer", optarg);
             break;
-        default: return cli_usage(CMD, "unknown option");
+        default: return cli_bad_option(CMD, argv, opts, o);
         }
     }
     if (optind >= argc) return cli_usage(CMD, "which kernel? give a .cu file (FILE.cu or FILE.cu:ENTRY)");
@@ -406,10 +404,10 @@ static int check_device(launch_cmd *c) {
 static int read_file(const char *path, void *buf, size_t bytes) {
     const char *why;
     FILE *f = cli_open_regular(path, &why);
-    if (!f) return cli_error(CMD, "cannot read '%s': %s", path, why);
+    if (!f) return cli_error_as(CMD, KJ_ERR_IO, "cannot read '%s': %s", path, why);
     size_t got = fread(buf, 1, bytes, f);
     fclose(f);
-    if (got != bytes) return cli_error(CMD, "'%s' ended after %zu of %zu bytes", path, got, bytes);
+    if (got != bytes) return cli_error_as(CMD, KJ_ERR_IO, "'%s' ended after %zu of %zu bytes", path, got, bytes);
     return 0;
 }
 
@@ -419,7 +417,8 @@ static int make_buffers(launch_cmd *c) {
         launch_arg *a = &c->args[i];
         if (a->is_bytes) {
             if (!(c->bytes[i] = calloc(1, (size_t)a->count)))
-                return cli_error(CMD, "out of host memory for the %llu bytes of --arg %zu", (unsigned long long)a->count, i);
+                return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for the %llu bytes of --arg %zu",
+                                    (unsigned long long)a->count, i);
             if (a->fill == LAUNCH_FILL_FILE && read_file(a->path, c->bytes[i], (size_t)a->count)) return EXIT_FAILURE_;
             if (a->hex) launch_hex_bytes(a->hex, c->bytes[i], (size_t)a->count);
             c->params[i] = c->bytes[i];
@@ -438,7 +437,8 @@ static int make_buffers(launch_cmd *c) {
             continue;
         }
         void *host = malloc(bytes);
-        if (!host) return cli_error(CMD, "out of host memory for the %zu bytes of --arg %zu", bytes, i);
+        if (!host)
+            return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for the %zu bytes of --arg %zu", bytes, i);
         int rc = 0;
         if (a->fill == LAUNCH_FILL_FILE) rc = read_file(a->path, host, bytes);
         else launch_fill_host(a, host, a->count, c->seed, (unsigned)i);
@@ -473,30 +473,6 @@ static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
     return cfg;
 }
 
-/* --save: written to a temporary file beside the target and renamed over it, so that a write that
- * fails (a full disk) leaves the previous file whole and no partial one. */
-static int write_file(const char *path, const void *buf, size_t bytes) {
-    char tmp[4200];
-    int fd = cli_create_beside(path, tmp, sizeof tmp);
-    if (fd < 0) return cli_error(CMD, "cannot write '%s': %s", path, strerror(errno));
-    const char *p = buf;
-    size_t left = bytes;
-    int err = 0;
-    while (left && !err) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) err = w < 0 ? errno : EIO;
-        else p += w, left -= (size_t)w;
-    }
-    if (close(fd) != 0 && !err) err = errno;
-    if (!err && rename(tmp, path) != 0) err = errno;
-    if (err) {
-        unlink(tmp);
-        return cli_error(CMD, "writing '%s' failed: %s (the file is as it was)", path, strerror(err));
-    }
-    return 0;
-}
-
 /* --save targets and @FILE inputs are checked before anything compiles or runs: a folder that is
  * missing or not writable is a usage error, as an unreadable input is. */
 static int check_paths(launch_cmd *c) {
@@ -524,7 +500,8 @@ static int first_launch(launch_cmd *c) {
         const launch_print *p = &c->prints[i];
         size_t es = launch_type_size(c->args[p->arg].type);
         size_t bytes = (size_t)(p->to - p->from) * es;
-        if (!(c->out[i].host = malloc(bytes))) return cli_error(CMD, "out of host memory for --print %u", p->arg);
+        if (!(c->out[i].host = malloc(bytes)))
+            return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for --print %u", p->arg);
         if ((s = kj_memcpy_dtoh(c->rt, c->out[i].host, c->dev[p->arg] + p->from * es, bytes)) != KJ_OK)
             return cli_fail(CMD, s);
     }
@@ -532,9 +509,9 @@ static int first_launch(launch_cmd *c) {
         const launch_arg *a = &c->args[c->saves[i].arg];
         size_t bytes = (size_t)(a->count * launch_type_size(a->type));
         void *host = malloc(bytes);
-        if (!host) return cli_error(CMD, "out of host memory for --save %u", c->saves[i].arg);
-        int rc = (s = kj_memcpy_dtoh(c->rt, host, c->dev[c->saves[i].arg], bytes)) != KJ_OK ? cli_fail(CMD, s)
-                                                                                          : write_file(c->saves[i].path, host, bytes);
+        if (!host) return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of host memory for --save %u", c->saves[i].arg);
+        s = kj_memcpy_dtoh(c->rt, host, c->dev[c->saves[i].arg], bytes);
+        int rc = s != KJ_OK ? cli_fail(CMD, s) : cli_write_file(CMD, c->saves[i].path, host, bytes);
         free(host);
         if (rc) return rc;
     }
@@ -566,7 +543,7 @@ static void report_json(const launch_cmd *c) {
     json_string("kernel", c->kernel);
     json_string("entry", c->info.entry);
     json_string("symbol", c->info.lowered_name);
-    json_string("origin", cli_origin_text(c->origin));
+    json_string("origin", kj_origin_name(c->origin));
     json_string("arch", c->info.arch);
     json_begin_array("grid");
     for (int i = 0; i < 3; i++) json_uint(NULL, c->grid[i]);
@@ -612,13 +589,13 @@ static void report_json(const launch_cmd *c) {
         const launch_arg *a = &c->args[c->saves[i].arg];
         json_object_in(NULL);
         json_uint("arg", c->saves[i].arg);
-        json_string("path", c->saves[i].path);
-        json_uint("bytes", a->count * launch_type_size(a->type));
+        json_string("file_path", c->saves[i].path);
+        json_uint("size_bytes", a->count * launch_type_size(a->type));
         json_end_object();
     }
     json_end_array();
+    json_captured("device_output", &c->printed_by_device);
     json_end_object();
-    json_done();
 }
 
 static void report_text(const launch_cmd *c) {
@@ -660,12 +637,14 @@ static int run(launch_cmd *c) {
     kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
     if (s != KJ_OK) return cli_fail(CMD, s);
     if (!kj_runtime_has_device(c->rt))
-        return cli_error(CMD, "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", c->kernel);
+        return cli_error_as(CMD, KJ_ERR_NO_DEVICE,
+                            "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", c->kernel);
     kj_device_info d;
     if ((s = kj_runtime_device(c->rt, &d)) != KJ_OK) return cli_fail(CMD, s);
     /* before compiling anything: the library says the same at the launch */
     if ((c->cluster[0] || c->cluster[1] || c->cluster[2]) && d.cc_major < 9)
-        return cli_error(CMD, "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
+        return cli_error_as(CMD, KJ_ERR_UNSUPPORTED,
+                            "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
                          d.cc_major, d.cc_minor);
     kj_request req = {.kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
                       .options = c->options, .option_count = c->nopt, .sources = c->program.sources,
@@ -673,9 +652,11 @@ static int run(launch_cmd *c) {
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
     if ((s = kj_kernel_query(c->k, &c->info)) != KJ_OK) return cli_fail(CMD, s);
     int rc;
-    if ((rc = check_params(c)) || (rc = check_device(c)) || (rc = make_buffers(c)) || (rc = first_launch(c)) ||
-        (rc = time_repeats(c)))
-        return rc;
+    if ((rc = check_params(c)) || (rc = check_device(c)) || (rc = make_buffers(c))) return rc;
+    cli_capture_begin(&c->printed_by_device);
+    if (!(rc = first_launch(c))) rc = time_repeats(c);
+    cli_capture_end(&c->printed_by_device);
+    if (rc) return rc;
     if (c->json) report_json(c);
     else report_text(c);
     return EXIT_OK;
@@ -683,7 +664,8 @@ static int run(launch_cmd *c) {
 
 int cmd_launch(int argc, char **argv) {
     launch_cmd *c = calloc(1, sizeof *c);
-    if (!c) return cli_error(CMD, "out of memory");
+    if (!c) return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of memory");
+    c->printed_by_device.saved_fd = -1;
     int rc = parse_command_line(c, argc, argv);
     if (rc == HELP_SHOWN) rc = EXIT_OK;
     else if (!rc && !(rc = check_input_files(c)) && !(rc = check_paths(c))) {
@@ -695,6 +677,7 @@ int cmd_launch(int argc, char **argv) {
     for (size_t i = 0; i < c->nprints; i++) free(c->out[i].host);
     for (size_t i = 0; i < c->nargs; i++) free(c->bytes[i]);
     kj_runtime_destroy(c->rt);
+    cli_capture_free(&c->printed_by_device);
     free(c->source);
     free(c);
     return rc;

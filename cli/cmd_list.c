@@ -34,10 +34,8 @@ static int show(const char *name, int json) {
     if (s != KJ_OK) return cli_fail("list", s);
     if (json) {
         json_begin_object();
-        json_string("name", kj_desc_name(d));
-        json_string("origin", kj_desc_origin(d));
-        json_string("summary", kj_desc_summary(d));
-        json_bool("device_runtime", kj_desc_needs_device_runtime(d));
+        json_fields("name=%s source=%s summary=%s uses_device_runtime?=%d", kj_desc_name(d), kj_desc_origin(d),
+                    kj_desc_summary(d), kj_desc_needs_device_runtime(d));
         if (kj_desc_pending_launches(d)) json_uint("pending_launches", kj_desc_pending_launches(d));
         json_begin_array("entries");
         for (size_t i = 0; i < kj_desc_entry_count(d); i++) json_string(NULL, kj_desc_entry(d, i));
@@ -52,10 +50,10 @@ static int show(const char *name, int json) {
             json_begin_object();
             json_string("entry", e);
             json_bool("pdl", kj_desc_entry_pdl(d, e));
-            if (shared) json_string("shared_dynamic_bytes", shared);
-            else json_null("shared_dynamic_bytes");
+            json_string("shared_dynamic_bytes_expression", shared);
             if (carveout >= 0) json_int("carveout_percent", carveout);
             else json_null("carveout_percent");
+            json_bool("carveout_by_driver", carveout == KJ_CARVEOUT_DRIVER); /* a line saying "driver" */
             json_end_object();
         }
         json_end_array();
@@ -101,13 +99,16 @@ static int show(const char *name, int json) {
 int cmd_list(int argc, char **argv) {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int json = 0, c;
-    while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'h') return help(), EXIT_OK;
-        else return cli_usage("list", "unknown option");
+        else return cli_bad_option("list", argv, opts, c);
     }
     int rc = EXIT_OK;
-    if (json) json_begin_array(NULL);
+    if (json) {
+        json_begin_object();
+        json_begin_array("kernels");
+    }
     if (optind < argc) {
         for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(argv[i], json);
     } else {
@@ -115,7 +116,7 @@ int cmd_list(int argc, char **argv) {
     }
     if (json) {
         json_end_array();
-        json_done();
+        json_end_object();
     }
     return rc;
 }

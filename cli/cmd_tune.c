@@ -162,8 +162,11 @@ static void print_text(const kj_tune_result *r) {
 
 static void print_json(const kj_tune_result *r) {
     json_begin_object();
-    json_fields("kernel=%s entry=%s fixed=%s n=%" PRIu64 " bucket=%u device=%s strategy=%s", r->kernel, r->entry,
-                r->fixed, r->n, r->bucket, r->device, r->strategy);
+    json_fields("kernel=%s entry=%s", r->kernel, r->entry);
+    json_macros("fixed", r->fixed);
+    json_fields("n=%" PRIu64 " bucket=%u device=%s", r->n, r->bucket, r->device);
+    json_arch("arch", r->cc_major, r->cc_minor);
+    json_string("strategy", r->strategy);
     json_begin_array("dims");
     for (size_t d = 0; d < kj_space_dim_count(r->space); d++) {
         json_begin_object();
@@ -178,7 +181,8 @@ static void print_json(const kj_tune_result *r) {
     for (size_t i = 0; i < r->variant_count; i++) {
         const kj_tune_variant *v = &r->variants[i];
         json_begin_object();
-        json_fields("variant=%s status=%s", v->label, status_word(v->status));
+        json_macros("macros", v->label);
+        json_string("status", status_word(v->status));
         if (v->status == KJ_VARIANT_MEASURED)
             json_fields("median_us=%g min_us=%g max_us=%g gbps=%g samples=%u batch=%u", v->median_us, v->min_us,
                         v->max_us, v->gbps, v->samples, v->batch);
@@ -188,15 +192,14 @@ static void print_json(const kj_tune_result *r) {
     }
     json_end_array();
     json_object_in("winner");
-    json_fields("variant=%s sweep_us=%g sweep_gbps=%g remeasured_us=%g remeasured_gbps=%g remeasured_samples=%u",
-                r->variants[r->best].label, r->best_us, r->best_gbps, r->remeasured_us, r->remeasured_gbps,
-                r->remeasured_samples);
+    json_macros("macros", r->variants[r->best].label);
+    json_fields("sweep_median_us=%g sweep_gbps=%g remeasured_median_us=%g remeasured_gbps=%g remeasured_samples=%u",
+                r->best_us, r->best_gbps, r->remeasured_us, r->remeasured_gbps, r->remeasured_samples);
     json_end_object();
-    json_fields("compile_ms=%g measure_ms=%g total_ms=%g compiled=%zu cached=%zu threads=%u stored?=%d",
-                r->compile_ms, r->measure_ms, r->total_ms, r->compiled, r->cached, r->threads, r->stored);
-    if (r->db_path) json_string("db", r->db_path);
+    json_fields("compile_ms=%g measure_ms=%g total_ms=%g compiled=%zu cached=%zu threads=%u stored?=%d "
+                "tuning_db_path=%s",
+                r->compile_ms, r->measure_ms, r->total_ms, r->compiled, r->cached, r->threads, r->stored, r->db_path);
     json_end_object();
-    json_done();
 }
 
 static void print_csv(const kj_tune_result *r) {
@@ -301,10 +304,13 @@ static void show_one(const kj_tuned *t, void *user) {
     strftime(when, sizeof when, "%Y-%m-%d %H:%M", localtime(&tt));
     if (st->format == 'j') {
         json_begin_object();
-        json_fields("kernel=%s entry=%s fixed=%s bucket=%u device=%s cc_major=%d cc_minor=%d version=%s values=%s "
-                    "gbps=%g us=%g n=%" PRIu64 " time=%lld",
-                    t->kernel, t->entry, t->fixed, t->bucket, t->device, t->cc_major, t->cc_minor, t->version,
-                    t->values, t->gbps, t->us, t->n, (long long)t->time);
+        json_fields("kernel=%s entry=%s", t->kernel, t->entry);
+        json_macros("fixed", t->fixed);
+        json_fields("bucket=%u device=%s", t->bucket, t->device);
+        json_arch("arch", t->cc_major, t->cc_minor);
+        json_string("kernjit_version", t->version);
+        json_macros("macros", t->values);
+        json_fields("gbps=%g median_us=%g n=%" PRIu64 " tuned_unix_s=%lld", t->gbps, t->us, t->n, (long long)t->time);
         json_end_object();
     } else if (st->format == 'c') {
         if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time\n");
@@ -325,11 +331,15 @@ static void show_one(const kj_tuned *t, void *user) {
 static int do_show(kj_runtime *rt, const args *a) {
     show_state st = {a->format, 0};
     filter_kernel = a->kernel;
-    if (a->format == 'j') json_begin_array(NULL);
+    if (a->format == 'j') {
+        json_begin_object();
+        json_string("tuning_db_path", kj_tune_db_path(rt));
+        json_begin_array("tuned");
+    }
     kj_status s = kj_tune_db_list(rt, show_one, &st);
     if (a->format == 'j') {
         json_end_array();
-        json_done();
+        json_end_object();
     } else if (s == KJ_OK && a->format == 't') {
         printf("%zu entr%s in %s\n", st.count, st.count == 1 ? "y" : "ies", kj_tune_db_path(rt));
     }
@@ -359,9 +369,8 @@ static int do_forget(kj_runtime *rt, const args *a) {
     if (s != KJ_OK) return cli_fail("tune", s);
     if (a->format == 'j') {
         json_begin_object();
-        json_fields("removed=%zu db=%s", removed, kj_tune_db_path(rt));
+        json_fields("removed_entries=%zu tuning_db_path=%s", removed, kj_tune_db_path(rt));
         json_end_object();
-        json_done();
     } else {
         printf("removed %zu entr%s from %s\n", removed, removed == 1 ? "y" : "ies", kj_tune_db_path(rt));
     }
@@ -406,7 +415,7 @@ int cmd_tune(int argc, char **argv) {
     args a = {.cc = -1, .format = 't'};
     char err[256];
     int c, rc;
-    while ((c = getopt_long(argc, argv, "he:D:n:jc", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":he:D:n:jc", opts, NULL)) != -1) {
         switch (c) {
         case 'h': help(); return EXIT_OK;
         case 'e': a.entry = optarg; break;
@@ -432,21 +441,19 @@ int cmd_tune(int argc, char **argv) {
             break;
         }
         case 'n':
-            if ((rc = cli_count_arg("tune", "--n", optarg, 1, 1ull << 40, "from 1 (examples: 1000003, 64M, 2^28)",
-                                    &a.n)) != EXIT_OK)
+            if ((rc = cli_count_arg("tune", "--n", optarg, 1, 1ull << 40, &a.n)) != EXIT_OK)
                 return rc;
             a.n_given = 1;
             break;
         case 'b':
-            if ((rc = cli_uint_arg("tune", "--budget", optarg, 1, 1u << 20, "of variants from 1", &a.budget)) != EXIT_OK)
+            if ((rc = cli_count_arg("tune", "--budget", optarg, 1, 1u << 20, &a.budget)) != EXIT_OK)
                 return rc;
             break;
         case 's':
-            if (cli_parse_uint(optarg, 100000, &a.samples) != 0 || a.samples < 10)
-                return cli_usage("tune", "--samples '%s': the median is taken over 10 to 100000 samples", optarg);
+            if ((rc = cli_count_arg("tune", "--samples", optarg, 10, 100000, &a.samples)) != EXIT_OK) return rc;
             break;
         case 'J':
-            if ((rc = cli_uint_arg("tune", "--threads", optarg, 1, 64, "from 1 to 64", &a.threads)) != EXIT_OK) return rc;
+            if ((rc = cli_count_arg("tune", "--threads", optarg, 1, 64, &a.threads)) != EXIT_OK) return rc;
             break;
         case 'S':
             if (cli_parse_uint(optarg, UINT64_MAX, &a.seed) != 0)
@@ -470,7 +477,7 @@ int cmd_tune(int argc, char **argv) {
             a.cc = (int)(major * 10 + minor);
             break;
         }
-        default: return cli_usage("tune", "unknown option");
+        default: return cli_bad_option("tune", argv, opts, c);
         }
     }
     if (optind < argc) a.kernel = argv[optind++];
@@ -482,6 +489,7 @@ int cmd_tune(int argc, char **argv) {
                                                                        : add_define(&a, "T", a.type)) != EXIT_OK)
         return rc;
     if (a.show && a.forget) return cli_usage("tune", "--show or --forget, not both");
+    if (a.show || a.forget) json_command(a.show ? "tune --show" : "tune --forget"); /* another document */
     if (a.show && (a.entry || a.ndef || a.n_given || a.device || a.cc >= 0))
         return cli_usage("tune", "--show takes only a kernel name (and --json or --csv)");
     if (a.forget && (a.budget || a.samples || a.threads || a.seed || a.dry_run))

@@ -1,9 +1,11 @@
-/* The CUB reference (cli/cub/cub_reference.cu, built by nvcc when it is there), loaded at run time
- * so that the CLI needs neither nvcc nor the CUDA runtime. */
+/* The CUB reference (cli/cub/cub_reference.cu, built by nvcc), loaded at run time so that the CLI
+ * needs neither nvcc nor the CUDA runtime. */
 #ifndef KJ_CUB_PLUGIN_H
 #define KJ_CUB_PLUGIN_H
 
 #include <stddef.h>
+
+#include "kernjit.h"
 
 typedef struct cub_plugin {
     size_t (*temp_bytes)(int op, int type, size_t n);
@@ -13,8 +15,11 @@ typedef struct cub_plugin {
     char path[4096];
 } cub_plugin;
 
-/* Looks in $KERNJIT_CUB_PLUGIN, beside the kernjit executable, then where it is installed. Returns 0,
- * or -1 with the reason in why. */
-int cub_plugin_load(cub_plugin *p, char *why, size_t why_size);
+/* Finds the plugin for rt's device: $KERNJIT_CUB_PLUGIN (a path; "off": none), beside the kernjit
+ * executable, where it is installed, then one built before in <cache>/cub/. Without any, builds it
+ * there now with the toolkit's nvcc for the device's architecture (about half a minute, once: its
+ * name is keyed by the source, nvcc's version, the flags and the architecture), showing progress as
+ * cmd. Returns 0, or -1 with the reason in why (the benchmark then runs without CUB). */
+int cub_plugin_load(cub_plugin *p, kj_runtime *rt, const char *cmd, char *why, size_t why_size);
 
 #endif

@@ -56,6 +56,8 @@ static const cli_dispatch kernjit = {
     "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
     "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
     "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
+    "Sizes and counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with an\n"
+    "optional K, M, G or T (x1024 each: 64M), or a power (2^28).\n"
     "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
     "KERNJIT_CUDA_HOME; the remote cache: KERNJIT_REMOTE_CACHE (redis://HOST:PORT[/DB] or\n"
     "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n",
@@ -63,27 +65,45 @@ static const cli_dispatch kernjit = {
 
 /* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
 static int print_version(void) {
-    printf("kernjit %s\n", kj_version_string());
     kj_toolchain tc;
     kj_toolchain_query(&tc);
-    printf("NVRTC %d.%d, nvJitLink %d.%d, CUDA toolkit at %s\n", tc.nvrtc_version / 1000,
-           tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
     int count = 0;
     kj_device_info d;
-    if (kj_device_count(&count) != KJ_OK)
-        printf("driver: none (%s)\n", kj_last_error());
-    else if (count == 0 || kj_device_query(0, &d) != KJ_OK)
-        printf("driver: loaded, no device\n");
-    else
-        printf("driver: CUDA %d.%d, %d device%s\n", d.driver_version / 1000, d.driver_version % 1000 / 10, count,
-               count == 1 ? "" : "s");
+    char driver[1024];
+    kj_status ds = kj_device_count(&count);
+    int have_driver_version = ds == KJ_OK && count > 0 && kj_device_query(0, &d) == KJ_OK;
+    if (ds != KJ_OK) snprintf(driver, sizeof driver, "none (%s)", kj_last_error());
+    else if (!have_driver_version) snprintf(driver, sizeof driver, "loaded, no device");
+    else snprintf(driver, sizeof driver, "CUDA %d.%d, %d device%s", d.driver_version / 1000,
+                  d.driver_version % 1000 / 10, count, count == 1 ? "" : "s");
     kj_runtime *rt;
+    char cache[1024]; /* the folder, or why there is none */
+    int have_cache = 0;
     if (cli_runtime(&rt, 1, NULL, 0) == KJ_OK) {
-        printf("cache: %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiling in memory)");
+        have_cache = kj_cache_dir(rt) != NULL;
+        snprintf(cache, sizeof cache, "%s", have_cache ? kj_cache_dir(rt) : "(none: compiling in memory)");
         kj_runtime_destroy(rt);
     } else {
-        printf("cache: (%s)\n", kj_last_error());
+        snprintf(cache, sizeof cache, "(%s)", kj_last_error());
     }
+    if (cli_json) {
+        json_command("--version");
+        json_begin_object();
+        json_string("kernjit_version", kj_version_string());
+        json_cuda_version("nvrtc_version", tc.nvrtc_version);
+        json_cuda_version("nvjitlink_version", tc.nvjitlink_version);
+        json_string("toolkit_dir", tc.cuda_home);
+        if (have_driver_version) json_cuda_version("driver_version", d.driver_version);
+        else json_null("driver_version");
+        json_fields("driver=%s device_count=%d cache_dir=%s", driver, count, have_cache ? cache : NULL);
+        json_end_object();
+        return EXIT_OK;
+    }
+    printf("kernjit %s\n", kj_version_string());
+    printf("NVRTC %d.%d, nvJitLink %d.%d, CUDA toolkit at %s\n", tc.nvrtc_version / 1000,
+           tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
+    printf("driver: %s\n", driver);
+    printf("cache: %s\n", cache);
     return EXIT_OK;
 }
 
@@ -100,7 +120,11 @@ static int global_flags(int argc, char **argv) {
         if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) cli_verbosity = 2;
         else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) cli_verbosity = 0;
         else if (strcmp(a, "--no-cache") == 0) setenv("KERNJIT_CACHE_DISABLE", "1", 1);
-        else argv[out++] = argv[i];
+        else {
+            /* left for the command to parse, but known now: its usage errors are JSON too */
+            if (strcmp(a, "--json") == 0) cli_json = 1;
+            argv[out++] = argv[i];
+        }
     }
     argv[out] = NULL;
     return out;
@@ -112,6 +136,9 @@ int main(int argc, char **argv) {
         cli_dispatch_help(&kernjit, stdout);
         return EXIT_OK;
     }
-    if (argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)) return print_version();
-    return cli_dispatch_run(&kernjit, argc, argv);
+    int rc = argc >= 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+                 ? print_version()
+                 : cli_dispatch_run(&kernjit, argc, argv);
+    json_finish(rc);
+    return rc;
 }

@@ -3,6 +3,8 @@
  * call it millions of times and a failure replays from the input alone. */
 #include "launch_args.h"
 
+#include "kernjit.h" /* kj_size_parse */
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -52,8 +54,9 @@ static const char *an(launch_type t) { return types[t].name[0] == 'u' ? "a" : "a
 
 /* ---- numbers --------------------------------------------------------------------------------- */
 
-/* Unsigned integer text [s, end): decimal or 0x hex, then optionally K/M/G/T (Ki...) or ^POWER.
- * Digits are read here rather than with strtoull, which would accept leading blanks and signs. */
+/* Unsigned integer text [s, end): 0x hex, or a count in kernjit's one grammar of sizes
+ * (kj_size_parse: digits with K, M, G or T, or BASE^POWER). Digits are read here rather than with
+ * strtoull, which would accept leading blanks and signs. */
 static int parse_unsigned(const char *s, const char *end, uint64_t *out) {
     uint64_t v = 0;
     const char *p = s;
@@ -73,52 +76,11 @@ static int parse_unsigned(const char *s, const char *end, uint64_t *out) {
         *out = v;
         return 0;
     }
-    const char *digits = p;
-    for (; p < end && is_digit(*p); p++) {
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10) return -1;
-        v = v * 10 + d;
-    }
-    if (p == digits) return -1;
-    if (p < end && *p == '^') {
-        uint64_t e = 0;
-        const char *q = ++p;
-        for (; p < end && is_digit(*p) && e <= 64; p++) e = e * 10 + (uint64_t)(*p - '0');
-        if (p == q || p != end || v < 2 || e > 63) return -1;
-        uint64_t r = 1;
-        for (uint64_t i = 0; i < e; i++) {
-            if (r > UINT64_MAX / v) return -1;
-            r *= v;
-        }
-        *out = r;
-        return 0;
-    }
-    if (p < end) {
-        unsigned shift;
-        switch (*p) {
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        case 'T': case 't': shift = 40; break;
-        default: return -1;
-        }
-        p++;
-        if (p < end && *p == 'i') p++;
-        if (p != end) return -1;
-        if (v > (UINT64_MAX >> shift)) return -1;
-        v <<= shift;
-    }
-    *out = v;
-    return 0;
-}
-
-int launch_parse_count(const char *text, uint64_t max, uint64_t *out) {
-    if (!text) return -1;
-    size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
-    uint64_t v;
-    if (n > LAUNCH_MAX_TEXT || parse_unsigned(text, text + n, &v) != 0 || v > max) return -1;
-    *out = v;
-    return 0;
+    char text[64]; /* a count is shorter: 20 digits, or a power */
+    if (end - s >= (ptrdiff_t)sizeof text) return -1;
+    memcpy(text, s, (size_t)(end - s));
+    text[end - s] = '\0';
+    return kj_size_parse(text, 0, UINT64_MAX, out) == KJ_OK ? 0 : -1;
 }
 
 uint16_t launch_f16_from_double(double d) {

@@ -13,7 +13,7 @@
  *   pointer  &I  or  &I+OFF      the address of buffer --arg I plus OFF bytes (OFF as N; below its size)
  *   null     null                a null pointer (the same as u64=0)
  *   TYPE     i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64
- *   N        1000003  64K  1M  1G  2^20  (K M G T are powers of 1024)
+ *   N        1000003  64K  1M  1G  2^20  (kernjit's sizes: kj_size_parse; K M G T are powers of 1024)
  *   FILL     zeros | random | iota | VALUE | @FILE (raw bytes, little-endian, exactly N elements)
  * Integer values: decimal or 0x hex, an optional leading '-', and the suffixes of N. Float values:
  * as strtod reads them (1.5, -2e-3, inf, nan); a finite value that overflows the type is refused.
@@ -89,8 +89,6 @@ int launch_parse_arg(const char *text, launch_arg *out, char *err, size_t err_si
 int launch_parse_dims(const char *text, unsigned dims[3], char *err, size_t err_size);
 int launch_parse_print(const char *text, launch_print *out, char *err, size_t err_size);
 int launch_parse_save(const char *text, launch_save *out, char *err, size_t err_size);
-/* An element count: 1000003, 64K, 1M, 1G, 1T, 2^20 (also 16Ki ...), at most max. */
-int launch_parse_count(const char *text, uint64_t max, uint64_t *out);
 /* A value of the type into its bytes (as in a scalar spec). */
 int launch_parse_value(launch_type type, const char *text, unsigned char out[8], char *err, size_t err_size);
 

@@ -9,7 +9,7 @@
 void *run_host(run_ctx *c, size_t bytes) {
     assert(c->hosts < RUN_MAX_BUFFERS);
     void *p = malloc(bytes ? bytes : 1);
-    if (!p) cli_error(c->cmd, "out of host memory for %zu bytes", bytes);
+    if (!p) cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for %zu bytes", bytes);
     return c->host[c->hosts++] = p;
 }
 
@@ -73,7 +73,6 @@ static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
 static int harness_option(void *user, int opt, char *arg) {
     parse_state *p = user;
     run_ctx *c = p->c;
-    char rule[32];
     switch (opt) {
     case 'h': p->f->help(); return CLI_DONE;
     case 's':
@@ -82,8 +81,7 @@ static int harness_option(void *user, int opt, char *arg) {
         p->seed_given = 1;
         break;
     case 'r':
-        snprintf(rule, sizeof rule, "from 1 to %llu", (unsigned long long)p->f->max_repeat);
-        return cli_uint_arg(c->cmd, "--repeat", arg, 1, p->f->max_repeat, rule, &c->repeat);
+        return cli_count_arg(c->cmd, "--repeat", arg, 1, p->f->max_repeat, &c->repeat);
     case 'j': c->json = 1; break;
     case 'D': return parse_macro(c, p->f->macros, arg);
     }
@@ -99,8 +97,8 @@ static int family_option(void *user, int opt, char *arg) {
 static int parse(parse_state *p, int argc, char **argv) {
     const run_family *f = p->f;
     char harness[64];
-    snprintf(harness, sizeof harness, "help=h%s%s%s%s", f->seeded ? " seed=s:" : "",
-             takes_repeat(f) ? " repeat=r:" : "", f->json ? " json=j" : "", f->macros ? " define=D:" : "");
+    snprintf(harness, sizeof harness, "help=h json=j%s%s%s", f->seeded ? " seed=s:" : "",
+             takes_repeat(f) ? " repeat=r:" : "", f->macros ? " define=D:" : "");
     const cli_option_set sets[] = {{f->options, family_option}, {harness, harness_option}};
     return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);
 }
@@ -141,15 +139,17 @@ static int run_on_device(const run_family *f, run_ctx *c) {
     if (rc == EXIT_OK && f->check) rc = f->check(c);
     if (rc != EXIT_OK) return rc;
     if (c->json) {
+        kj_device_info d;
+        kj_runtime_device(c->rt, &d);
         json_begin_object();
-        json_string("kernel", f->kernel);
+        json_fields("kernel=%s device=%s", f->kernel, d.name);
+        json_arch("arch", d.cc_major, d.cc_minor);
         f->json(c);
         json_end_object();
-        json_done();
     } else {
         f->text(c);
     }
-    return c->wrong[0] ? cli_error(c->cmd, "%s", c->wrong) : EXIT_OK;
+    return c->wrong[0] ? cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "%s", c->wrong) : EXIT_OK;
 }
 
 int run_main(const run_family *f, run_ctx *c, int argc, char **argv) {
@@ -169,7 +169,8 @@ int run_main(const run_family *f, run_ctx *c, int argc, char **argv) {
     if (kj_runtime_has_device(c->rt))
         rc = run_on_device(f, c);
     else
-        rc = cli_error(c->cmd, "no CUDA device: nothing can run here (`kernjit compile %s` works without one)",
+        rc = cli_error_as(c->cmd, KJ_ERR_NO_DEVICE,
+                          "no CUDA device: nothing can run here (`kernjit compile %s` works without one)",
                        f->kernel);
     kj_event_destroy(c->start);
     kj_event_destroy(c->stop);

@@ -1,8 +1,8 @@
 /* `kernjit run FAMILY`: the flow every family shares, written once (run_harness.c), and the table of
  * callbacks through which a family (run_<family>.c) gives what is its own.
  *
- * run_main parses the options (the family's, and --help, --seed, --repeat, --json and -D as it takes
- * them), has the family check them, opens a runtime on the device (none: exit 1 naming `kernjit
+ * run_main parses the options (the family's, --help and --json, and --seed, --repeat and -D as it
+ * takes them), has the family check them, opens a runtime on the device (none: exit 1 naming `kernjit
  * compile`), checks that the device memory the command line asks for is free (else a usage error),
  * lets the family prepare its inputs and run once (compiling or loading the kernel), times --repeat
  * more runs (CUDA events, or the GPU time the library reports) and keeps their median, has the family
@@ -54,7 +54,7 @@ struct run_family {
     const char *kernel;            /* its source: JSON "kernel", `kernjit compile KERNEL` */
     void (*help)(void);
     const char *options;           /* its own, as cli_getopt takes them ("n=n: type=t:"); the harness adds
-                                      help=h, seed=s:, repeat=r:, json=j and define=D: as the family takes them */
+                                      help=h, json=j, seed=s:, repeat=r: and define=D: as the family takes them */
     int seeded;                    /* takes --seed: its inputs are random */
     int reports_gbps;              /* c->bytes / the median time, in the report */
     uint64_t max_repeat;           /* --repeat from 1 to this */
@@ -67,7 +67,7 @@ struct run_family {
     kj_status (*launch)(run_ctx *c);
     kj_status (*timed)(run_ctx *c, double *gpu_ms);
     int (*check)(run_ctx *c);      /* after the timed runs, against the CPU: fills c->wrong (or setup does) */
-    void (*json)(run_ctx *c);      /* the JSON fields after "kernel"; NULL: no --json */
+    void (*json)(run_ctx *c);      /* the JSON fields after "kernel", "device" and "arch" */
     void (*text)(run_ctx *c);
 };
 

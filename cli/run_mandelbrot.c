@@ -113,13 +113,13 @@ static int option(run_ctx *c, int opt, char *arg) {
     kj_mandelbrot_options *o = &m->options;
     uint64_t v;
     switch (opt) {
-    case 'N': case 'W': case 'H':
-        if (cli_parse_count(arg, 32768, &v) != 0 || v == 0)
-            return cli_usage(c->cmd, "--%s '%s': a size from 1 to 32768 (32K) is allowed",
-                             opt == 'N' ? "size" : opt == 'W' ? "width" : "height", arg);
+    case 'N': case 'W': case 'H': {
+        int rc = cli_count_arg(c->cmd, opt == 'N' ? "--size" : opt == 'W' ? "--width" : "--height", arg, 1, 32768, &v);
+        if (rc != EXIT_OK) return rc;
         if (opt != 'H') m->width = v;
         if (opt != 'W') m->height = v;
         break;
+    }
     case 'd': case 'I': case 'S': case 'D': case 'M': {
         const char *name = opt == 'd' ? "--dwell" : opt == 'I' ? "--init-subdiv" : opt == 'S' ? "--subdiv"
                          : opt == 'D' ? "--max-depth" : "--min-size";
@@ -140,7 +140,7 @@ static int option(run_ctx *c, int opt, char *arg) {
             return cli_usage(c->cmd, "--window '%s' is not X0,X1,Y0,Y1 with X0 < X1 and Y0 < Y1", arg);
         break;
     case 'c': m->compare = 1; break;
-    case 'p': return cli_uint_arg(c->cmd, "--pending", arg, 1, 1u << 30, "from 1 to 2^30", &o->pending_launches);
+    case 'p': return cli_count_arg(c->cmd, "--pending", arg, 1, 1u << 30, &o->pending_launches);
     }
     return EXIT_OK;
 }
@@ -261,12 +261,12 @@ static void json(run_ctx *c) {
                 " median_ms=%g device_launches=%" PRIu64 " launch_bound=%" PRIu64 " pending_limit=%" PRIu64
                 " spot_checked=%u spot_wrong=%u",
                 kj_mandelbrot_algo_name(m->options.algo), m->first.entry, m->w, m->h, m->max_dwell, m->first.levels,
-                cli_origin_text(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
+                kj_origin_name(m->first.origin), c->repeat, c->median_ms, m->report.device_launches,
                 m->report.expected_launches, m->report.pending_limit, m->checked, m->bad);
     if (m->compare)
-        json_fields("compared_with=%s other_ms=%g pixels_differ=%zu", kj_mandelbrot_algo_name(m->other_algo),
+        json_fields("compared_with=%s compared_median_ms=%g pixels_differ=%zu", kj_mandelbrot_algo_name(m->other_algo),
                     m->other_ms, m->differ);
-    if (m->out) json_string("image", m->written);
+    if (m->out) json_string("image_path", m->written);
 }
 
 static void text(run_ctx *c) {

@@ -42,9 +42,9 @@ static int reduce_option(run_ctx *c, int opt, char *arg) {
     switch (opt) {
     case 'v': return cli_parsed(c->cmd, kj_nested_variant_parse(arg, &r->options.variant));
     case 'n':
-        return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, "up to 2^34 (examples: 1000003, 1M, 2^20)", &r->n);
+        return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, &r->n);
     case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &r->block);
-    case 'p': return cli_uint_arg(c->cmd, "--pending", arg, 1, 1u << 30, "from 1 to 2^30", &r->pending);
+    case 'p': return cli_count_arg(c->cmd, "--pending", arg, 1, 1u << 30, &r->pending);
     }
     if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
     if (r->type == KJ_TYPE_F16) return cli_usage(c->cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
@@ -108,10 +108,10 @@ static int reduce_check(run_ctx *c) {
 static void reduce_json(run_ctx *c) {
     nested_run *r = (nested_run *)c;
     json_fields("variant=%s entry=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " block_size=%" PRIu64 " grid=%u levels=%u "
-                "origin=%s sum=%g reference=%g error=%g ok?=%d",
+                "origin=%s sum=%g reference=%g abs_error=%g ok?=%d",
                 kj_nested_variant_name(r->options.variant), r->first.entry, kj_type_name(r->type), r->n, c->seed,
-                r->block, r->first.grid[0], r->first.levels, cli_origin_text(r->first.origin), r->have, r->want, r->error,
-                r->ok);
+                r->block, r->first.grid[0], r->first.levels, kj_origin_name(r->first.origin), r->have, r->want,
+                r->error, r->ok);
     run_json_time(c);
     json_fields("device_launches=%" PRIu64 " expected_launches=%" PRIu64 " pending_launches=%" PRIu64
                 " pending_limit=%" PRIu64,
@@ -149,23 +149,25 @@ int run_nested_reduce(int argc, char **argv) {
 /* ---- nested-hello ----------------------------------------------------------------------------- */
 
 static void hello_help(void) {
-    printf("usage: kernjit run nested-hello [--block B] [--grid G]\n\n"
+    printf("usage: kernjit run nested-hello [--block B] [--grid G] [--json]\n\n"
            "The nested hello world: G blocks (default 1) of B threads (a power of two up to 1024, default 8)\n"
            "print \"Recursion=0: Hello World from thread T block B\"; thread 0 of each block launches one\n"
            "block of half the threads one level deeper (tail launch), down to one thread. Prints the tree\n"
-           "(G x (2B - 1) lines, at most 8192), then the device-side launches.\n");
+           "(G x (2B - 1) lines, at most 8192), then the device-side launches. --json puts the printed lines\n"
+           "in the document (\"device_output\").\n");
 }
 
 typedef struct hello_run {
     run_ctx run;
     uint64_t block, grid;
     kj_dp_report report;
+    cli_capture printed; /* under --json: the device's lines, for the document */
 } hello_run;
 
 static int hello_option(run_ctx *c, int opt, char *arg) {
     hello_run *h = (hello_run *)c;
     if (opt == 'b') return cli_pow2_arg(c->cmd, "--block", arg, 1, 1024, &h->block);
-    return cli_uint_arg(c->cmd, "--grid", arg, 1, 8192, "from 1 to 8192", &h->grid);
+    return cli_count_arg(c->cmd, "--grid", arg, 1, 8192, &h->grid);
 }
 
 static int hello_prepare(run_ctx *c) {
@@ -180,10 +182,13 @@ static int hello_prepare(run_ctx *c) {
 
 static int hello_setup(run_ctx *c) {
     hello_run *h = (hello_run *)c;
-    printf("nested-hello: %llu block%s of %llu threads\n", (unsigned long long)h->grid, h->grid == 1 ? "" : "s",
-           (unsigned long long)h->block);
+    if (!c->json)
+        printf("nested-hello: %llu block%s of %llu threads\n", (unsigned long long)h->grid, h->grid == 1 ? "" : "s",
+               (unsigned long long)h->block);
     fflush(stdout); /* the device's lines are written by the driver, after ours */
+    cli_capture_begin(&h->printed);
     kj_status s = kj_nested_hello(c->rt, (unsigned)h->grid, (unsigned)h->block, &h->report);
+    cli_capture_end(&h->printed);
     fflush(stdout);
     RUN_TRY(c, s);
     if (h->report.device_launches != h->report.expected_launches)
@@ -199,12 +204,22 @@ static void hello_text(run_ctx *c) {
            h->report.levels);
 }
 
+static void hello_json(run_ctx *c) {
+    hello_run *h = (hello_run *)c;
+    json_fields("grid=%" PRIu64 " block_size=%" PRIu64 " levels=%u device_launches=%" PRIu64
+                " expected_launches=%" PRIu64,
+                h->grid, h->block, h->report.levels, h->report.device_launches, h->report.expected_launches);
+    json_captured("device_output", &h->printed);
+}
+
 static const run_family nested_hello = {
     .kernel = "nested", .help = hello_help,
     .options = "block=b: grid=g:",
-    .option = hello_option, .prepare = hello_prepare, .setup = hello_setup, .text = hello_text};
+    .option = hello_option, .prepare = hello_prepare, .setup = hello_setup, .json = hello_json, .text = hello_text};
 
 int run_nested_hello(int argc, char **argv) {
-    hello_run h = {.block = 8, .grid = 1};
-    return run_main(&nested_hello, &h.run, argc, argv);
+    hello_run h = {.block = 8, .grid = 1, .printed = {-1, NULL}};
+    int rc = run_main(&nested_hello, &h.run, argc, argv);
+    cli_capture_free(&h.printed);
+    return rc;
 }

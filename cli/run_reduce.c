@@ -38,7 +38,7 @@ static int option(run_ctx *c, int opt, char *arg) {
     switch (opt) {
     case 'o': return cli_parsed(c->cmd, kj_op_parse(arg, &r->op));
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &r->type));
-    case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 40, "(examples: 1000003, 64M, 1G, 2^28)", &r->n);
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 40, &r->n);
     }
     r->options.entry = arg; /* 'e' */
     return EXIT_OK;
@@ -58,6 +58,8 @@ static int prepare(run_ctx *c) {
 
 static int setup(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
+    /* the kernel compiles (or loads) while the input is made */
+    RUN_TRY(c, kj_reduce_prefetch(c->rt, r->op, r->type, (size_t)r->n, &r->options));
     void *host = run_random(c, r->type, r->n, c->seed);
     if (!host) return EXIT_FAILURE_;
     kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
@@ -95,9 +97,9 @@ static int check(run_ctx *c) {
 static void json(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
-                "config_from=%s origin=%s result=%g reference=%g error=%g tolerance=%g ok?=%d",
+                "config_from=%s origin=%s result=%g reference=%g abs_error=%g tolerance=%g ok?=%d",
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
-                r->first.coarse_factor, r->first.grid, r->first.config_from, cli_origin_text(r->first.origin), r->have,
+                r->first.coarse_factor, r->first.grid, r->first.config_from, kj_origin_name(r->first.origin), r->have,
                 r->want, r->error, r->tolerance, r->ok);
     run_json_time(c);
 }

@@ -41,8 +41,7 @@ static int option(run_ctx *c, int opt, char *arg) {
     case 'V': return cli_parsed(c->cmd, kj_transpose_variant_parse(arg, &t->options.variant));
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &t->type));
     }
-    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, MAX_SIDE,
-                         "from 1 to 2^31-1 (examples: 4097, 8K, 2^13)", opt == 'R' ? &t->rows : &t->cols);
+    return cli_count_arg(c->cmd, opt == 'R' ? "--rows" : "--cols", arg, 1, MAX_SIDE, opt == 'R' ? &t->rows : &t->cols);
 }
 
 static int prepare(run_ctx *c) {
@@ -97,7 +96,7 @@ static void json(run_ctx *c) {
                 "tile_cols=%u block_x=%u block_y=%u grid=%u shared_bytes=%u origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_transpose_variant_name(t->options.variant), f->entry, kj_type_name(t->type), t->rows, t->cols,
                 c->seed, f->tile[0], f->tile[1], f->block[0], f->block[1], f->grid, f->shared_bytes,
-                cli_origin_text(f->origin), f->config_from, t->wrong, t->wrong == 0);
+                kj_origin_name(f->origin), f->config_from, t->wrong, t->wrong == 0);
     run_json_time(c);
 }
 

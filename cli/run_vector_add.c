@@ -33,8 +33,8 @@ static int option(run_ctx *c, int opt, char *arg) {
     vector_add_run *v = (vector_add_run *)c;
     switch (opt) {
     case 'n':
-        return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 40, "from 1 to 2^40 (examples: 1000003, 64M, 2^24)", &v->n);
-    case 'o': return cli_uint_arg(c->cmd, "--offset", arg, 0, 1024, "from 0 to 1024", &v->offset);
+        return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 40, &v->n);
+    case 'o': return cli_count_arg(c->cmd, "--offset", arg, 0, 1024, &v->offset);
     }
     if (kj_type_parse(arg, &v->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
     if (v->type != KJ_TYPE_F32 && v->type != KJ_TYPE_F64)
@@ -92,7 +92,7 @@ static void json(run_ctx *c) {
     json_fields("type=%s n=%" PRIu64 " offset=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u unroll=%u grid=%u "
                 "origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_type_name(v->type), v->n, v->offset, c->seed, v->first.entry, v->first.block_size, v->first.unroll,
-                v->first.grid, cli_origin_text(v->first.origin), v->first.config_from, v->wrong, v->wrong == 0);
+                v->first.grid, kj_origin_name(v->first.origin), v->first.config_from, v->wrong, v->wrong == 0);
     run_json_time(c);
 }
 

@@ -131,6 +131,15 @@ KJ_API size_t kj_message_format(char *dst, size_t size, const char *fmt, ...) KJ
 /* kj_message_format with a va_list (ap is consumed, as by vsnprintf). */
 KJ_API size_t kj_message_vformat(char *dst, size_t size, const char *fmt, va_list ap);
 
+/* Reads a size or a count as kernjit writes them everywhere (every count option of the CLI,
+ * KERNJIT_CACHE_MAX): decimal digits, then optionally K, M, G or T, each a factor of 1024 (k, Ki, KiB
+ * and KB mean K too); or a power BASE^EXP ("2^28"). No sign, space or fraction. The value must be from
+ * min to max. Thread-safe.
+ * Errors: KJ_ERR_USAGE (text NULL or malformed, or out of range), the message
+ * "'TEXT' is not a number from MIN to MAX (digits, with K, M, G or T for x1024 each, or a power
+ * such as 2^28)", the bounds as 2^N and 2^N-1 where they are. */
+KJ_API kj_status kj_size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+
 /* The loaded library's version, "MAJOR.MINOR.PATCH" (KJ_VERSION_STRING is the header's). Static
  * storage, never NULL. Thread-safe. No errors. */
 KJ_API const char *kj_version_string(void);
@@ -371,6 +380,23 @@ KJ_API const char *kj_origin_name(kj_origin origin);
  * message names both numbers), KJ_ERR_HOST_MEMORY. A disk cache that cannot be read or written is not an error (a warning). */
 KJ_API kj_status kj_kernel_get(kj_runtime *rt, const kj_request *request, kj_kernel **out, kj_origin *origin);
 
+/* Starts getting the n requests' kernels on the runtime's background threads (at most 4, fewer on
+ * fewer processors; started on first use, ended by kj_runtime_destroy) and returns at once, so that
+ * compiles run while the host program does its own start-up: a later kj_kernel_get of the same
+ * request (the same fields, as its memory hit compares them) waits only for what is left. A request
+ * still queued when kj_kernel_get asks for it is taken off the queue and done at once by the asking
+ * thread; the first kj_kernel_get of a prefetched kernel reports how the prefetch obtained it
+ * (compiled, disk, remote), later ones a memory hit. Requests already loaded or already prefetching
+ * are skipped. On a runtime without a device the kernels are compiled into the cache (kj_compile,
+ * which does not wait for prefetches). The requests are copied: they may go away when this returns.
+ * Errors: only what can be told at once: KJ_ERR_USAGE (NULL rt, NULL requests with n > 0, or a
+ * malformed request, named, and then nothing is queued), KJ_ERR_HOST_MEMORY (the requests before it
+ * stay queued). Anything that fails later (an unknown kernel, a compile error) is not reported here:
+ * the kj_kernel_get of that request does the work again and returns the error with its message (the
+ * failed prefetch is noted at KJ_LOG_INFO). When no thread can be started the work is done before
+ * returning. Thread-safe. */
+KJ_API kj_status kj_kernel_prefetch(kj_runtime *rt, const kj_request *requests, size_t n);
+
 /* What one kernel of a binary uses, as the compiler (ptxas, inside NVRTC) reports it, or for a
  * program linked by nvJitLink, the linker: known without a GPU. Sizes in bytes. */
 typedef struct kj_resource_usage {
@@ -417,6 +443,41 @@ typedef struct kj_compile_result {
  * Errors as kj_kernel_get, except KJ_ERR_NO_DEVICE and the module-loading ones; KJ_ERR_USAGE also
  * for a request arch that NVRTC cannot target. */
 KJ_API kj_status kj_compile(kj_runtime *rt, const kj_request *request, kj_compile_result *result);
+
+/* The compiler's output, to keep or to hand to other tools. */
+typedef enum kj_emit_format {
+    KJ_EMIT_CUBIN = 0, /* the binary the driver loads: an ELF file, as readelf, cuobjdump and nvdisasm take it
+                          (a disk cache entry holds the same bytes after a header of kernjit's own) */
+    KJ_EMIT_PTX = 1,   /* NVRTC's PTX for the target: text */
+    KJ_EMIT_LTOIR = 2, /* LTO-IR (NVRTC with -dlto): NVVM IR that nvJitLink links and optimizes across units
+                          (NVJITLINK_INPUT_LTOIR) */
+    KJ_EMIT_FORMAT_COUNT_
+} kj_emit_format;
+
+/* "cubin", "ptx", "ltoir"; "unknown" for another value. Static storage. Thread-safe. No errors. */
+KJ_API const char *kj_emit_format_name(kj_emit_format format);
+/* Parses a format name. Errors: KJ_ERR_USAGE naming the allowed names (text NULL or not one). */
+KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
+
+/* Compiles the request as kj_compile does and gives its output in `format`: *data, *size bytes,
+ * belongs to the caller, who frees it with kj_emit_free (it is never NULL on success; PTX is
+ * followed by a NUL that *size does not count).
+ * - KJ_EMIT_CUBIN comes through the cache like kj_compile (a hit costs no compile; a miss is compiled
+ *   and stored); a program of several sources, or one that launches kernels, gives the linked binary.
+ * - KJ_EMIT_PTX and KJ_EMIT_LTOIR are compiled now, every time (the cache keeps binaries only), with
+ *   exactly the options the cache key covers (LTOIR adds -dlto, which kj_request.options refuses);
+ *   they take a program of one source and give that unit's output, before any link with the device
+ *   runtime.
+ * result (caller's storage) may be NULL; for PTX and LTO-IR it says cache_hit 0, stored 0, cache_path
+ * "" and origin KJ_ORIGIN_COMPILED, and binary_bytes is *size. Works with no device and no driver.
+ * Thread-safe.
+ * Errors as kj_compile; KJ_ERR_USAGE also for a NULL data or size, a format outside the enum, or PTX
+ * or LTO-IR of a program of several sources; KJ_ERR_UNSUPPORTED for KJ_EMIT_CUBIN when the target is
+ * compute_XY (a device newer than this NVRTC, for which only PTX exists). */
+KJ_API kj_status kj_emit(kj_runtime *rt, const kj_request *request, kj_emit_format format, void **data, size_t *size,
+                         kj_compile_result *result);
+/* Frees what kj_emit gave. Accepts NULL. Thread-safe. */
+KJ_API void kj_emit_free(void *data);
 
 typedef struct kj_kernel_info {
     const char *kernel;        /* the request's kernel name */
@@ -641,6 +702,8 @@ typedef struct kj_cache_entry {
     const char *macros;        /* the macros it was compiled with, "NAME=VALUE NAME=VALUE ..." */
     const char *options;       /* the other NVRTC options (less the target and -std=c++17, which
                                   every compile has), space-separated */
+    const char *entry;         /* the entry compiled alone (the file's other entries left out); "" when
+                                  the whole file was compiled */
 } kj_cache_entry;
 /* entry and its strings are valid only during the call. */
 typedef void (*kj_cache_visit_fn)(const kj_cache_entry *entry, void *user);

@@ -142,7 +142,40 @@ static void test_compile_only_runtime_refuses_device_work(void **state) {
     kj_runtime_destroy(rt);
 }
 
-KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_destroys_accept_null),
+/* kj_size_parse: the one grammar of sizes and counts (the CLI's counts, KERNJIT_CACHE_MAX). */
+static void test_size_grammar(void **state) {
+    (void)state;
+    static const struct {
+        const char *text;
+        uint64_t value;
+    } good[] = {{"0", 0},          {"1000003", 1000003}, {"64K", 65536},        {"64k", 65536},
+                {"1Mi", 1 << 20},  {"1MiB", 1 << 20},    {"1MB", 1 << 20},      {"16G", 16ull << 30},
+                {"2T", 2ull << 40}, {"2^28", 1 << 28},   {"3^3", 27},          {"2^63", 1ull << 63},
+                {"18446744073709551615", UINT64_MAX}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint64_t v = 7;
+        if (kj_size_parse(good[i].text, 0, UINT64_MAX, &v) != KJ_OK) fail_msg("'%s': %s", good[i].text, kj_last_error());
+        if (v != good[i].value) fail_msg("'%s' read as %llu", good[i].text, (unsigned long long)v);
+    }
+    const char *bad[] = {"-5", "", "1.5", "99999999999999999999999", "2^64", "1^5", "2^", "K", "1KiBx", "1Q",
+                         "17179869184T", " 1", "1 ", "+1", "0x10", "1e6"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t v = 7;
+        if (kj_size_parse(bad[i], 0, UINT64_MAX, &v) != KJ_ERR_USAGE) fail_msg("'%s' accepted as a size", bad[i]);
+        assert_int_equal(v, 7);
+    }
+    uint64_t v;
+    EXPECT_USAGE(kj_size_parse(NULL, 0, 1, &v));
+    assert_int_equal(kj_size_parse("1025", 1, 1024, &v), KJ_ERR_USAGE);
+    assert_string_equal(kj_last_error(), "'1025' is not a number from 1 to 1024 (digits, with K, M, G or T for x1024 "
+                                         "each, or a power such as 2^28)");
+    assert_int_equal(kj_size_parse("2^41", 1, 1ull << 40, &v), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "from 1 to 2^40"));
+    assert_int_equal(kj_size_parse("0", 1, (1u << 31) - 1, &v), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "from 1 to 2^31-1"));
+}
+
+KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_destroys_accept_null), cmocka_unit_test(test_size_grammar),
              cmocka_unit_test(test_null_arguments_are_usage_errors), cmocka_unit_test(test_accessors_accept_null),
              cmocka_unit_test(test_out_of_range_values), cmocka_unit_test(test_outputs_untouched_on_failure),
              cmocka_unit_test(test_compile_only_runtime_refuses_device_work))

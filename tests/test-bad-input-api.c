@@ -242,6 +242,20 @@ static void test_malformed_source_list(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "64 more sources: a program links at most 64 sources in all");
 }
 
+/* A prefetch that cannot start: refused at once, nothing queued (no compile happens, nothing stored). */
+static void test_prefetch_malformed(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    kj_request good = {.kernel = "vector_add"};
+    EXPECT(kj_kernel_prefetch(NULL, &good, 1), KJ_ERR_USAGE, "kj_kernel_prefetch: runtime is NULL");
+    EXPECT(kj_kernel_prefetch(rt, NULL, 2), KJ_ERR_USAGE, "kj_kernel_prefetch: 2 requests but requests is NULL");
+    kj_request two[2] = {good, {.kernel = "reduce", .option_count = 1}};
+    EXPECT(kj_kernel_prefetch(rt, two, 2), KJ_ERR_USAGE, "option_count is 1 but options is NULL");
+    kj_runtime_destroy(rt); /* waits for anything queued: there must be nothing */
+    assert_int_equal(count_files(cache_dir), before);
+}
+
 static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o;
@@ -466,6 +480,32 @@ static void test_out_of_file_descriptors(void **state) {
     assert_true(strstr(message, "Too many open files") < strchr(message, '\n'));
 }
 
+static void test_emit_misuse(void **state) {
+    (void)state;
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    void *data = (void *)&POISON;
+    size_t size = 7;
+    kj_request req = {.kernel = "reduce"};
+    EXPECT(kj_emit(rt, &req, (kj_emit_format)3, &data, &size, NULL), KJ_ERR_USAGE,
+           "format 3 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR");
+    EXPECT(kj_emit(rt, &req, KJ_EMIT_PTX, NULL, &size, NULL), KJ_ERR_USAGE, "data and size are required");
+    kj_emit_format format = KJ_EMIT_PTX;
+    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir");
+    assert_int_equal(format, KJ_EMIT_PTX);
+    const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
+    kj_request program = {.kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
+    EXPECT(kj_emit(rt, &program, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "LTO-IR of a program of 2 sources");
+    /* -dlto stays refused as an option of the request: LTO-IR is asked for by format */
+    const char *dlto[] = {"-dlto"};
+    kj_request asked = {.kernel = "reduce", .options = dlto, .option_count = 1};
+    EXPECT(kj_emit(rt, &asked, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "ask for it with kj_emit");
+    assert_ptr_equal(data, &POISON);
+    assert_int_equal(size, 7);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--out-of-descriptors") == 0) return compile_without_descriptors(argv[2]);
     if (argc != 2) {
@@ -498,6 +538,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_damaged_tuning_database),
         cmocka_unit_test(test_out_of_file_descriptors),
         cmocka_unit_test(test_malformed_source_list),
+        cmocka_unit_test(test_emit_misuse),
+        cmocka_unit_test(test_prefetch_malformed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

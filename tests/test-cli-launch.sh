@@ -43,8 +43,8 @@ expect 2 "'@' needs a file name" $L --arg 'f32[4]=@'
 expect 2 "goes only with @FILE" $L --arg 'f32[]=zeros'
 expect 2 "--grid '0': '0' is not a dimension" "$K" launch "$KD/vadd.cu" --grid 0 --block 1
 expect 2 "--block '1,2,3,4' has more than 3 dimensions" "$K" launch "$KD/vadd.cu" --grid 1 --block 1,2,3,4
-expect 2 "--shared 'big' is not a byte count" $L --shared big
-expect 2 "--repeat 'many' is not a count" $L --repeat many
+expect 2 "--shared 'big' is not a number from 0 to 2^32-1" $L --shared big
+expect 2 "--repeat 'many' is not a number" $L --repeat many
 expect 2 "--seed '-1' is not a non-negative integer" $L --seed -1
 expect 2 "-D 'N' has no value" $L -D N
 expect 2 "kernjit launch: unrecognized option '--frobnicate'" $L --frobnicate
@@ -181,7 +181,7 @@ expect 2 "a cluster of 3 x 3 x 1 blocks of 32 threads cannot be placed" "$K" lau
 KJ_STUB_CC=80 expect 1 "thread-block clusters need compute capability 9.0 or later; this device is 8.0" "$K" launch \
     "$KD/vadd.cu" --grid 4 --block 32 --cluster 2 --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' \
     --arg i32=8 --repeat 0
-expect 2 "--pending '0' is not a count" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 --pending 0 \
+expect 2 "--pending '0' is not a number" "$K" launch "$KD/vadd.cu" --grid 1 --block 32 --pending 0 \
     --arg 'f32[8]=iota' --arg 'f32[8]=1' --arg 'f32[8]=zeros' --arg i32=8
 # a program of two sources, the entry named on either
 expect 0 "[3] 4" "$K" launch "$KD/link_main.cu" "$KD/link_lib.cu:blend" --grid 1 --block 32 --arg 'f32[4]=iota' \

@@ -20,10 +20,10 @@ expect 2 "jit, reduce, transpose, vector-add" "$K" bench nope
 # run transpose
 expect 2 "unknown transpose variant 'diagonal': allowed are padded, read-rows, read-cols, shared, l1-8x32, l1-4x32, vec" \
     "$K" run transpose --variant diagonal
-expect 2 "--rows '0' is not a count" "$K" run transpose --rows 0
-expect 2 "--cols 'wide' is not a count" "$K" run transpose --cols wide
-expect 2 "--rows '4294967296' is not a count from 1 to 2^31-1" "$K" run transpose --rows 4294967296
-expect 2 "--rows '-3' is not a count" "$K" run transpose --rows -3
+expect 2 "--rows '0' is not a number" "$K" run transpose --rows 0
+expect 2 "--cols 'wide' is not a number" "$K" run transpose --cols wide
+expect 2 "--rows '4294967296' is not a number from 1 to 2^31-1" "$K" run transpose --rows 4294967296
+expect 2 "--rows '-3' is not a number" "$K" run transpose --rows -3
 expect 2 "unknown type 'f8'" "$K" run transpose --type f8
 expect 2 "-D FOO: run transpose takes -D TILE_DIM and -D BLOCK_ROWS" "$K" run transpose -D FOO=1
 expect 2 "-D TILE_DIM=0: the value must be an integer from 1 to 1024" "$K" run transpose -D TILE_DIM=0
@@ -40,11 +40,11 @@ expect 2 "kernjit run transpose: unrecognized option '--bogus'" "$K" run transpo
 # run vector-add
 expect 2 "--type i32: vector-add takes f32 or f64" "$K" run vector-add --type i32
 expect 2 "unknown type 'f128'" "$K" run vector-add --type f128
-expect 2 "--n '0' is not a count" "$K" run vector-add --n 0
-expect 2 "--n 'lots' is not a count" "$K" run vector-add --n lots
+expect 2 "--n '0' is not a number" "$K" run vector-add --n 0
+expect 2 "--n 'lots' is not a number" "$K" run vector-add --n lots
 expect 2 "-D T: run vector-add takes -D BLOCK_SIZE and -D UNROLL" "$K" run vector-add -D T=f64
 expect 2 "-D UNROLL=-1: the value must be an integer" "$K" run vector-add -D UNROLL=-1
-expect 2 "--offset '5000' is not a count from 0 to 1024" "$K" run vector-add --offset 5000
+expect 2 "--offset '5000' is not a number from 0 to 1024" "$K" run vector-add --offset 5000
 expect 2 "unexpected argument" "$K" run vector-add 7
 
 # bench
@@ -53,7 +53,7 @@ expect 2 "give both --rows and --cols" "$K" bench transpose --rows 64
 expect 2 "--samples '0'" "$K" bench transpose --samples 0
 expect 2 "choose one of --json and --csv" "$K" bench vector-add --csv --json
 expect 2 "--type f16: vector-add takes f32 or f64" "$K" bench vector-add --type f16
-expect 2 "--n 'x' is not a count" "$K" bench vector-add --n x
+expect 2 "--n 'x' is not a number" "$K" bench vector-add --n x
 
 # the kernels are listed with their parameters; they compile for sm_90 without a GPU
 expect 0 "transpose_padded transpose_read_rows" "$K" list transpose

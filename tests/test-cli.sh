@@ -21,7 +21,7 @@ expect 0 "requires TILE_DIM % BLOCK_ROWS == 0" "$K" list transpose
 expect 0 "transpose_padded: dynamic shared memory TILE_DIM * (TILE_DIM + 1) * ELEM_BYTES bytes" "$K" list transpose
 expect 0 "transpose_l1_8x32: carveout 0% shared" "$K" list transpose
 expect 0 "reduce_fast: early launch (pdl" "$K" list reduce
-expect 0 '{"entry":"reduce_fast","pdl":true,"shared_dynamic_bytes":null,"carveout_percent":null}' "$K" list reduce --json
+expect 0 '{"entry":"reduce_fast","pdl":true,"shared_dynamic_bytes_expression":null,"carveout_percent":null,"carveout_by_driver":false}' "$K" list reduce --json
 expect 0 '"carveout_percent":0' "$K" list transpose --json
 expect 2 "unknown kernel 'nosuch'" "$K" list nosuch
 expect 0 "NVRTC" "$K" info
@@ -97,8 +97,38 @@ expect 0 "linked with the device runtime" env KERNJIT_CUDA_HOME=" ${KERNJIT_CUDA
     "$K" compile nested --arch sm_90 -D T=f64
 # several targets in one run, each its own entry
 expect 0 "reduce for sm_80: compiled" "$K" compile reduce --arch sm_80,sm_90
-expect 0 '{"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
+expect 0 '"kernel":"reduce","targets":[{"arch":"sm_80","key":' "$K" compile reduce --arch sm_80 --arch sm_90 --json
 expect 0 '"cache_hit":true' "$K" compile reduce --arch sm_80 --arch sm_90 --json
+# --emit: the compiler's output in files that the toolkit's tools take, or on stdout
+E="$(dirname "$KERNJIT_CACHE_DIR")/emit"
+mkdir -p "$E"
+echo "an older file" > "$E/reduce.cubin"
+expect 0 "bytes to $E/reduce.cubin" "$K" compile reduce --arch sm_90 --emit cubin -o "$E/reduce.cubin"
+if [ "$(head -c 4 "$E/reduce.cubin" | od -An -c | tr -d ' ')" != '177ELF' ]; then
+    echo "FAIL: --emit cubin wrote no ELF file"; failures=$((failures + 1))
+fi
+entry=$(ls "$KERNJIT_CACHE_DIR"/sm_90/*.cubin | while read -r f; do
+    cmp -s <(tail -c "$(stat -c %s "$E/reduce.cubin")" "$f") "$E/reduce.cubin" && echo "$f"; done)
+[ -n "$entry" ] || { echo "FAIL: the emitted cubin is not the binary of any cache entry"; failures=$((failures + 1)); }
+if command -v readelf >/dev/null; then
+    expect 0 "NVIDIA CUDA" readelf -h "$E/reduce.cubin"
+fi
+CUOBJDUMP="${KERNJIT_CUDA_HOME:-${CUDA_HOME:-/usr/local/cuda}}/bin/cuobjdump"
+if [ -x "$CUOBJDUMP" ]; then
+    expect 0 "Function : reduce_fast" "$CUOBJDUMP" -sass "$E/reduce.cubin"
+    if "$CUOBJDUMP" -sass "$entry" >/dev/null 2>&1; then # a cache entry is kernjit's container, not a cubin
+        echo "FAIL: cuobjdump took a cache entry: docs say it is not a cubin"; failures=$((failures + 1))
+    fi
+else
+    echo "skip: no cuobjdump in the toolkit (the ELF checks above stand for it)"
+fi
+expect 0 "ptx   " "$K" compile reduce --arch sm_90 --emit ptx -o "$E/reduce.ptx"
+expect 0 ".target sm_90" cat "$E/reduce.ptx"
+expect 0 '"emitted":{"format":"ltoir","file_path":"'"$E/reduce.ltoir"'","size_bytes":' \
+    "$K" compile reduce --arch sm_90 --emit ltoir -o "$E/reduce.ltoir" --json
+out=$("$K" compile "$KD/vadd.cu" --emit ptx -o - 2>/dev/null)
+grep -q "^.visible .entry _Z4vaddPKfS0_Pfi(" <<<"$out" || { echo "FAIL: --emit ptx -o - wrote no PTX to stdout"; failures=$((failures + 1)); }
+expect 0 "ptx   1" "$K" compile "$KD/vadd.cu" --emit ptx -o - # the report, on stderr
 # the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
 expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
 expect 0 "note: reduce: disk hit" "$K" compile reduce --arch sm_90 --verbose
@@ -150,13 +180,13 @@ expect 2 "10 to 100000" "$K" tune reduce --samples 5
 expect 2 "unknown operator 'avg'" "$K" tune reduce --op avg
 expect 2 "unknown type 'f8'" "$K" tune reduce --type f8
 expect 2 "OP is given twice" "$K" tune reduce --op sum -D OP=max
-expect 2 "is not a count" "$K" tune reduce --n lots
+expect 2 "is not a number" "$K" tune reduce --n lots
 expect 2 "--budget" "$K" tune reduce --budget 0
 expect 2 "filters for --forget" "$K" tune reduce --cc 9.0
 expect 0 "Kernels that can be tuned: reduce, transpose, vector_add" "$K" tune transpose --help
 expect 2 "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)" "$K" tune --n 1000
-expect 2 "is not a count" "$K" tune transpose --n lots
-expect 2 "is not a count" "$K" tune vector_add --n 0
+expect 2 "is not a number" "$K" tune transpose --n lots
+expect 2 "is not a number" "$K" tune vector_add --n 0
 expect 2 "10 to 100000" "$K" tune vector-add --samples 5
 expect 2 "unknown type 'f8'" "$K" tune transpose --type f8
 expect 2 "ELEM_BYTES is given twice" "$K" tune transpose --type f32 -D ELEM_BYTES=4
@@ -179,7 +209,7 @@ db="$KERNJIT_CACHE_DIR/tuning.db"
 } > "$db"
 expect 0 "2 entries" "$K" tune --show
 expect 0 "line 3" "$K" tune --show
-expect 0 '"values":"BLOCK_SIZE=512 COARSE_FACTOR=4"' "$K" tune --show --json
+expect 0 '"macros":{"BLOCK_SIZE":"512","COARSE_FACTOR":"4"}' "$K" tune --show --json
 expect 0 "removed 1 entry" "$K" tune --forget reduce --cc 8.0
 expect 0 "removed 0 entries" "$K" tune --forget reduce --n 2^21
 expect 0 "removed 1 entry" "$K" tune --forget reduce -D OP=sum --n 1048577
@@ -191,7 +221,8 @@ expect 0 "entries" "$K" cache stats
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
 expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json
-expect 0 "reduce  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
+expect 0 "reduce:reduce_fast  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=sum T=f32" "$K" cache list
+expect 0 '"entry":"reduce_fast"' "$K" cache list --json
 expect 2 "unknown action 'purge'" "$K" cache purge
 expect 0 "removed" "$K" cache clear
 expect 0 "entries 0" "$K" cache stats
@@ -199,9 +230,9 @@ expect 0 "entries 0" "$K" cache stats
 # run: argument errors are found before any device is needed
 expect 2 "unknown operator 'avg'" "$K" run reduce --op avg
 expect 2 "unknown type 'f8'" "$K" run reduce --type f8
-expect 2 "is not a count" "$K" run reduce --n lots
-expect 2 "is not a count" "$K" run reduce --n -5
-expect 2 "is not a count" "$K" run reduce --n 99999999999999999999999
+expect 2 "is not a number" "$K" run reduce --n lots
+expect 2 "is not a number" "$K" run reduce --n -5
+expect 2 "is not a number" "$K" run reduce --n 99999999999999999999999
 expect 2 "unknown kernel 'nope'" "$K" run nope
 
 # dynamic parallelism: nested-reduce, nested-hello, mandelbrot, bench nested
@@ -215,7 +246,7 @@ expect 2 "--block '1': a power of two from 2 to 1024" "$K" run nested-reduce --b
 expect 2 "--block '2048'" "$K" run nested-reduce --block 2048
 expect 2 "--type f16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type f16
 expect 2 "unknown type 'f8'" "$K" run nested-reduce --type f8
-expect 2 "is not a count" "$K" run nested-reduce --n lots
+expect 2 "is not a number" "$K" run nested-reduce --n lots
 expect 2 "--pending '0'" "$K" run nested-reduce --pending 0
 expect 2 "unexpected argument 'extra'" "$K" run nested-reduce extra
 expect 2 "--block '3': a power of two from 1 to 1024" "$K" run nested-hello --block 3

@@ -5,45 +5,76 @@
 
 #include <sys/stat.h>
 
-static void compile_ok(kj_runtime *rt, const char *kernel, const kj_define *d, size_t nd) {
-    kj_request req = {.kernel = kernel, .defines = d, .define_count = nd};
+static void compile_ok(kj_runtime *rt, const char *kernel, const char *entry, const kj_define *d, size_t nd) {
+    kj_request req = {.kernel = kernel, .entry = entry, .defines = d, .define_count = nd};
     kj_compile_result r;
     kj_status s = kj_compile(rt, &req, &r);
     if (s != KJ_OK)
-        fail_msg("%s with %s=%s: %s", kernel, nd ? d[0].name : "(defaults)", nd ? d[0].value : "", kj_last_error());
+        fail_msg("%s:%s with %s=%s: %s", kernel, entry ? entry : "", nd ? d[0].name : "(defaults)", nd ? d[0].value : "",
+                 kj_last_error());
     assert_true(r.binary_bytes > 0);
     assert_string_equal(r.arch, "sm_90");
 }
 
-/* Every built-in kernel, with its defaults and then each allowed value of each parameter (the others
- * at their defaults) when the kernel's requirements allow that combination. */
+/* Counts the messages that say a compile with kernjit's shortcuts failed and was done as written. */
+static void count_as_written(kj_log_level level, const char *message, void *user) {
+    (void)level;
+    if (strstr(message, "compiling it as written")) ++*(int *)user;
+}
+
+/* A compile-only runtime for sm_90 (its cache in dir; NULL: memory only) that counts the compiles
+ * done as written after a shortcut failed into *as_written. */
+static kj_runtime *counting_runtime(const char *dir, int *as_written) {
+    *as_written = 0;
+    kj_runtime_options o;
+    kj_runtime_options_init(&o);
+    o.device = KJ_DEVICE_NONE;
+    o.arch = "sm_90";
+    o.cache_dir = dir;
+    o.cache_mode = dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
+    o.log = count_as_written;
+    o.log_user = as_written;
+    o.log_level = KJ_LOG_INFO;
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    return rt;
+}
+
+/* Every entry of every built-in kernel, with its defaults and then each allowed value of each
+ * parameter (the others at their defaults) when the kernel's requirements allow that combination.
+ * Each request compiles its entry alone (trim.h), and none of them needs the whole file. */
 static void test_every_builtin_every_value(void **state) {
     (void)state;
-    kj_test_log log;
-    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
+    int as_written;
+    kj_runtime *rt = counting_runtime(NULL, &as_written);
     size_t compiled = 0;
     for (size_t i = 0; kj_builtin_name(i); i++) {
         const char *name = kj_builtin_name(i);
-        compile_ok(rt, name, NULL, 0);
-        compiled++;
         kj_kernel_desc *d;
         KJ_ASSERT_OK(kj_describe(rt, name, &d));
-        for (size_t p = 0; p < kj_desc_param_count(d); p++) {
-            kj_param_info info;
-            KJ_ASSERT_OK(kj_desc_param(d, p, &info));
-            for (size_t v = 0; v < info.value_count; v++) {
-                if (strcmp(info.values[v], info.default_value) == 0) continue;
-                kj_define def = {info.name, info.values[v]};
-                kj_request req = {.kernel = name, .defines = &def, .define_count = 1};
-                kj_compile_result r;
-                kj_status s = kj_compile(rt, &req, &r);
-                if (s == KJ_ERR_INVALID_DEFINE && strstr(kj_last_error(), "requirement")) continue;
-                if (s != KJ_OK) fail_msg("%s -D %s=%s: %s", name, info.name, info.values[v], kj_last_error());
-                compiled++;
+        for (size_t e = 0; e < kj_desc_entry_count(d); e++) {
+            const char *entry = kj_desc_entry(d, e);
+            compile_ok(rt, name, entry, NULL, 0);
+            compiled++;
+            for (size_t p = 0; p < kj_desc_param_count(d); p++) {
+                kj_param_info info;
+                KJ_ASSERT_OK(kj_desc_param(d, p, &info));
+                for (size_t v = 0; v < info.value_count; v++) {
+                    if (strcmp(info.values[v], info.default_value) == 0) continue;
+                    kj_define def = {info.name, info.values[v]};
+                    kj_request req = {.kernel = name, .entry = entry, .defines = &def, .define_count = 1};
+                    kj_compile_result r;
+                    kj_status s = kj_compile(rt, &req, &r);
+                    if (s == KJ_ERR_INVALID_DEFINE && strstr(kj_last_error(), "requirement")) continue;
+                    if (s != KJ_OK)
+                        fail_msg("%s:%s -D %s=%s: %s", name, entry, info.name, info.values[v], kj_last_error());
+                    compiled++;
+                }
             }
         }
         kj_desc_free(d);
     }
+    assert_int_equal(as_written, 0);
     printf("compiled %zu variants\n", compiled);
     kj_stats st;
     kj_runtime_stats(rt, &st);
@@ -172,6 +203,66 @@ static void test_cpp_entries(void **state) {
     kj_request none = {.kernel = "t.cu", .source_text = src};
     assert_int_equal(kj_compile(rt, &none, NULL), KJ_ERR_UNKNOWN_ENTRY);
     assert_non_null(strstr(kj_last_error(), "scale, plain"));
+    kj_runtime_destroy(rt);
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The symbols of a compile's kernels in name order, "a b" (static storage). */
+static const char *symbols(const kj_compile_result *r) {
+    static char out[256];
+    const char *names[8];
+    size_t n = r->resource_count < 8 ? r->resource_count : 8;
+    for (size_t i = 0; i < n; i++) names[i] = r->resources[i].symbol;
+    qsort(names, n, sizeof names[0], by_name);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", names[i]);
+    return out;
+}
+
+/* A request compiles its entry alone: the binary holds that kernel only, each entry has its own key;
+ * a file whose entries name each other in ways kernjit cannot see is compiled whole (under the same
+ * key, every time), as is one whose metadata says `whole-file`. */
+static void test_entry_alone(void **state) {
+    (void)state;
+    int as_written;
+    kj_runtime *rt = counting_runtime(kj_test_dir, &as_written);
+    const char *two = "//@kernjit entry first second\n"
+                      "extern \"C\" __global__ void first(int *v) { v[0] = 1; }\n"
+                      "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n";
+    kj_request req = {.kernel = "two.cu", .source_text = two};
+    kj_compile_result r;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_equal(symbols(&r), "first");
+    char first_key[33];
+    snprintf(first_key, sizeof first_key, "%s", r.key);
+    req.entry = "second";
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_equal(symbols(&r), "second");
+    assert_string_not_equal(r.key, first_key);
+    assert_int_equal(as_written, 0);
+
+    /* `second` is named only by pasting tokens: compiled alone, `first` cannot find it */
+    const char *pasted = "//@kernjit entry first second\n"
+                         "#define CAT(a, b) a##b\n"
+                         "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n"
+                         "extern \"C\" __global__ void first(int *v) { v[0] = (int)sizeof(&CAT(sec, ond)); }\n";
+    kj_request p = {.kernel = "pasted.cu", .source_text = pasted};
+    KJ_ASSERT_OK(kj_compile(rt, &p, &r));
+    assert_int_equal(as_written, 1);
+    assert_false(r.cache_hit);
+    assert_string_equal(symbols(&r), "first second");
+    KJ_ASSERT_OK(kj_compile(rt, &p, &r)); /* the same key: the whole file's binary, from the cache */
+    assert_true(r.cache_hit);
+    assert_string_equal(symbols(&r), "first second");
+
+    const char *whole = "//@kernjit entry first second\n//@kernjit whole-file\n"
+                        "extern \"C\" __global__ void first(int *v) { v[0] = 1; }\n"
+                        "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n";
+    kj_request w = {.kernel = "whole.cu", .source_text = whole};
+    KJ_ASSERT_OK(kj_compile(rt, &w, &r));
+    assert_string_equal(symbols(&r), "first second");
+    assert_int_equal(as_written, 1);
     kj_runtime_destroy(rt);
 }
 
@@ -335,7 +426,7 @@ static void test_bad_options(void **state) {
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TEST_IN_DIR(test_cache_flow),
              KJ_TEST_IN_DIR(test_edit_takes_effect), cmocka_unit_test(test_compile_error_log),
-             KJ_TEST_IN_DIR(test_cpp_entries), cmocka_unit_test(test_entry_resolution),
+             KJ_TEST_IN_DIR(test_cpp_entries), KJ_TEST_IN_DIR(test_entry_alone), cmocka_unit_test(test_entry_resolution),
              cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
              KJ_TEST_IN_DIR(test_other_arch), cmocka_unit_test(test_no_device_means_no_launch),
              cmocka_unit_test(test_bad_options))

@@ -16,8 +16,8 @@ if ! "$K" info --json | grep -q '"devices":\[[^]]'; then
     exit 77
 fi
 
-# expect_json CHECK command...: exit 0, stdout valid JSON (an object, or an array for bench reduce)
-# and the Python expression CHECK true of it (as d).
+# expect_json CHECK command...: exit 0, stdout one JSON document of docs/json.md's schema (an object
+# with "schema" and "command", no "error") and the Python expression CHECK true of it (as d).
 expect_json() {
     local check="$1"
     shift
@@ -27,7 +27,7 @@ expect_json() {
     if [ "$rc" != 0 ]; then
         echo "FAIL: '$*' exited $rc"; sed 's/^/    /' "$work/stderr"; echo "$out" | sed 's/^/    /'
         failures=$((failures + 1))
-    elif ! python3 -c "import json, sys; d = json.loads(sys.stdin.read()); sys.exit(0 if ($check) else 1)" <<<"$out"; then
+    elif ! python3 -c "import json, sys; d = json.loads(sys.stdin.read()); sys.exit(0 if (d['schema'] == 1 and 'error' not in d and ($check)) else 1)" <<<"$out"; then
         echo "FAIL: '$*': its JSON is not valid or not ($check)"; echo "$out" | sed 's/^/    /'
         failures=$((failures + 1))
     else
@@ -65,6 +65,8 @@ done
 expect_json 'd["ok"] and d["type"] == "f64"' "$K" run nested-reduce --type f64 --n 0 --json
 expect 0 "  launches    " "$K" run nested-reduce --n 1M --block 64 --repeat 2
 expect 0 "Hello World from thread" "$K" run nested-hello --block 8 --grid 2
+expect_json 'len(d["device_output"]) == 2 * 15 and d["device_launches"] == d["expected_launches"]' \
+    "$K" run nested-hello --block 8 --grid 2 --json
 
 expect_json 'd["spot_wrong"] == 0 and d["spot_checked"] == 1000' "$K" run mandelbrot --size 1024 --algo escape --repeat 2 --json
 # Mariani-Silver equals escape time pixel for pixel at the default configuration (test-gpu-mandelbrot)
@@ -85,7 +87,7 @@ expect_json 'all(r["ok"] for r in d["results"]) and len(d["results"]) == 14' \
     "$K" bench vector-add --n 1M --samples 3 --json
 expect 0 "type,n,entry,block_size" "$K" bench vector-add --n 1M --type f32 --samples 3 --csv
 expect 0 "best f64 at n = 2^20" "$K" bench vector-add --n 1M --type f64 --samples 3
-expect_json 'len(d) == 3 and all(r.get("agrees_with_cub", True) for r in d)' \
+expect_json 'len(d["rows"]) == 3 and all(r.get("agrees_with_cub", True) for r in d["rows"])' \
     "$K" bench reduce --sizes 2^20 --op sum --type f32 --samples 3 --json
 expect 0 "op,type,n,entry" "$K" bench reduce --sizes 2^16 --op max --type i32 --entry reduce_fast --samples 3 --csv
 expect 0 "reduce_fast" "$K" bench reduce --sizes 2^16,2^20 --op min --type f64 --entry reduce_fast --block 128,256 --samples 3
@@ -94,7 +96,7 @@ expect_json 'all(r.get("ok", True) for r in d["reduce"]["rows"]) and d["mandelbr
 expect 0 "vs flat" "$K" bench nested --n 100003 --repeat 2 --only reduce
 
 # ---- kernjit tune: a budgeted sweep, not stored --------------------------------------------------
-expect_json 'd["winner"]["variant"] and not d["stored"] and any(v["status"] == "measured" for v in d["variants"])' \
+expect_json 'd["winner"]["macros"] and not d["stored"] and any(v["status"] == "measured" for v in d["variants"])' \
     "$K" tune vector_add --n 1M --budget 4 --dry-run --json
 expect 0 "winner" "$K" tune transpose --n 1M --budget 3 --dry-run
 

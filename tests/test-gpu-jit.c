@@ -17,20 +17,24 @@ static void test_origins(void **state) {
     KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k2, &o));
     assert_int_equal(o, KJ_ORIGIN_MEMORY);
     assert_ptr_equal(k1, k2);
-    /* another entry of the same module: no new compile */
+    /* another entry of the same file: compiled alone (trim.h), a module and a key of its own */
     kj_request init = req;
     init.entry = "reduce_init";
     KJ_ASSERT_OK(kj_kernel_get(rt, &init, &k3, &o));
-    assert_int_equal(o, KJ_ORIGIN_MEMORY);
+    assert_int_equal(o, KJ_ORIGIN_COMPILED);
+    assert_ptr_not_equal(k3, k1);
+    kj_kernel_info init_info;
+    KJ_ASSERT_OK(kj_kernel_query(k3, &init_info));
     kj_kernel_info info;
     KJ_ASSERT_OK(kj_kernel_query(k1, &info));
     assert_string_equal(info.entry, "reduce_coarsened");
     assert_non_null(strstr(info.defines, "T=i32"));
     assert_true(info.num_regs > 0);
     assert_true(info.max_threads_per_block >= 256);
+    assert_string_not_equal(info.key, init_info.key);
     kj_stats st;
     kj_runtime_stats(rt, &st);
-    assert_int_equal(st.compiles, 1);
+    assert_int_equal(st.compiles, 2);
     assert_int_equal(st.memory_hits, 1);
     kj_runtime_destroy(rt);
     /* a new runtime (as a new process would) finds it on disk */

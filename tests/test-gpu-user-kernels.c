@@ -423,11 +423,7 @@ static float blend_value(float x, float y, int fused) { return fused ? fmaf(3.0f
 
 static void test_two_sources_linked(void **state) {
     (void)state;
-    char main_path[PATH_MAX], lib_path[PATH_MAX];
-    snprintf(main_path, sizeof main_path, "%s/link_main.cu", KJ_TEST_KERNELS);
-    snprintf(lib_path, sizeof lib_path, "%s/link_lib.cu", KJ_TEST_KERNELS);
-    const char *more[] = {lib_path};
-    kj_request req = {.kernel = main_path, .entry = "blend", .sources = more, .source_count = 1};
+    kj_request req = kj_test_two_sources("blend");
     kj_kernel *blend, *sums;
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &blend, NULL));
     req.entry = "tile_sums";

@@ -17,6 +17,7 @@ static void setup_fixture(fixture *f) {
     f->src.len = strlen(f->src.text);
     f->src.file = strdup("k.cu");
     f->src.header_count = 2;
+    f->src.headers = calloc(2, sizeof *f->src.headers);
     f->src.headers[0] = (kj__header){strdup("a.cuh"), strdup("A"), 1};
     f->src.headers[1] = (kj__header){strdup("b.cuh"), strdup("B"), 1};
     f->second.text = strdup("__device__ int g;");
@@ -40,6 +41,7 @@ static void teardown_fixture(fixture *f) {
         free(f->src.headers[i].name);
         free(f->src.headers[i].text);
     }
+    free(f->src.headers);
 }
 
 static kj__key key_of(const fixture *f) {
@@ -118,6 +120,14 @@ static void test_each_input_counts(void **state) {
     f.in.name_expression = "k";
     expect_differs(&base, &f, "the name expression");
     f.in.name_expression = NULL;
+
+    /* the entry compiled alone: another text reaches NVRTC, so another key, one per entry */
+    f.in.alone_entry = "k";
+    expect_differs(&base, &f, "compiling an entry alone");
+    kj__key alone_k = key_of(&f);
+    f.in.alone_entry = "j";
+    expect_differs(&alone_k, &f, "the entry compiled alone");
+    f.in.alone_entry = NULL;
 
     f.in.linked = 1;
     expect_differs(&base, &f, "linking with nvJitLink");

@@ -344,27 +344,6 @@ static void test_checks_against_args(void **state) {
     assert_non_null(strstr(err, "there is 1 --arg "));
 }
 
-static void test_counts(void **state) {
-    (void)state;
-    uint64_t v;
-    assert_int_equal(launch_parse_count("1000003", UINT64_MAX, &v), 0);
-    assert_int_equal(v, 1000003);
-    assert_int_equal(launch_parse_count("64K", UINT64_MAX, &v), 0);
-    assert_int_equal(v, 65536);
-    assert_int_equal(launch_parse_count("1Mi", UINT64_MAX, &v), 0);
-    assert_int_equal(v, 1 << 20);
-    assert_int_equal(launch_parse_count("2^28", UINT64_MAX, &v), 0);
-    assert_int_equal(v, 1 << 28);
-    assert_int_equal(launch_parse_count("3^3", UINT64_MAX, &v), 0);
-    assert_int_equal(v, 27);
-    assert_int_equal(launch_parse_count("16G", UINT64_MAX, &v), 0);
-    assert_int_equal(v, 16ull << 30);
-    const char *bad[] = {"-5", "", "1.5", "99999999999999999999999", "2^64", "1^5", "2^", "K", "1KB", "17179869184T", " 1"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (launch_parse_count(bad[i], UINT64_MAX, &v) == 0) fail_msg("'%s' accepted as a count", bad[i]);
-    assert_int_equal(launch_parse_count("1025", 1024, &v), -1);
-}
-
 static void test_f16(void **state) {
     (void)state;
     /* every finite and infinite binary16 value converts to a double and back to itself */
@@ -600,7 +579,7 @@ int main(void) {
         cmocka_unit_test(test_buffers),     cmocka_unit_test(test_buffer_errors),
         cmocka_unit_test(test_long_text),   cmocka_unit_test(test_dims),
         cmocka_unit_test(test_print_and_save), cmocka_unit_test(test_checks_against_args),
-        cmocka_unit_test(test_counts),      cmocka_unit_test(test_f16),
+             cmocka_unit_test(test_f16),
         cmocka_unit_test(test_fills),       cmocka_unit_test(test_format),
         cmocka_unit_test(test_signature),
     };

@@ -46,7 +46,7 @@ ORACLES = ('the CPU oracles move to testing/; the library keeps only what it nee
            'target\'s check, kj__mb_config_make)')
 TYPES = 'kj_op/kj_type move from ops/reduce/reduce.c to ops/types.c'
 ALLOWLIST = {
-    'cycle runtime/kernel runtime/runtime':
+    'cycle runtime/kernel runtime/prefetch runtime/runtime':
         'enter, slots and the context move to a file below both; runtime.c (create/destroy) stays on top',
 }
 

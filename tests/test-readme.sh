@@ -57,3 +57,18 @@ while IFS= read -r line; do
 done < "$d/lines"
 [ "$failures" = 0 ] || { echo "$failures of $n README command lines failed"; exit 1; }
 echo "all $n README command lines run as written"
+
+# the metadata example: each line, less its note in parentheses and a trailing "...", begins a line
+# of a built-in kernel (kernels_src), spaces aside
+meta=0
+kernels=$(sed -E 's/ +/ /g' "$src"/kernels_src/*.cu)
+while IFS= read -r line; do
+    meta=$((meta + 1))
+    want=$(sed -E 's/ {2,}\(.*\)$//; s/ \.\.\.$//; s/ +/ /g; s/ +$//' <<<"$line")
+    if ! grep -qF -- "$want" <<<"$kernels"; then
+        echo "FAIL: the README's metadata line '$want' is in no built-in kernel"; failures=$((failures + 1))
+    fi
+done < <(grep -E '^    //@kernjit ' "$readme" | sed 's/^    //')
+[ "$meta" -gt 5 ] || { echo "FAIL: the README's metadata example has $meta lines"; failures=$((failures + 1)); }
+[ "$failures" = 0 ] || exit 1
+echo "all $meta metadata lines of the README are the built-in kernels' own"

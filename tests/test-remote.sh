@@ -41,16 +41,16 @@ compile() {
     KERNJIT_CACHE_DIR="$work/$dir" "$K" compile "$@" --arch sm_90 --json > "$work/out" 2> "$work/err"
     rc=$?
 }
-from() { grep -o '"from":"[a-z]*"' "$1" | cut -d'"' -f4 | sort | uniq -c | tr -s ' ' | sed 's/^ //' | tr '\n' ';'; }
+from() { grep -o '"origin":"[a-z]*"' "$1" | cut -d'"' -f4 | sort | uniq -c | tr -s ' ' | sed 's/^ //' | tr '\n' ';'; }
 key_of() { grep -o '"key":"[0-9a-f]*"' "$1" | head -1 | cut -d'"' -f4; }
 entries() { find "$work/$1" -name '*.cubin' -type f 2>/dev/null | wc -l; }
 
-# expect ROW CODE FROM WARNING: the last command's exit code, origin ("from"; "" not checked) and a
+# expect ROW CODE FROM WARNING: the last command's exit code, origin ("origin"; "" not checked) and a
 # warning it must print ("": it must print none)
 expect() {
     local row="$1" code="$2" want_from="$3" warning="$4"
     local got
-    got=$(grep -o '"from":"[a-z]*"' "$work/out" | head -1 | cut -d'"' -f4)
+    got=$(grep -o '"origin":"[a-z]*"' "$work/out" | head -1 | cut -d'"' -f4)
     if [ "$rc" != "$code" ]; then fail "$row: exit $rc, expected $code"; sed 's/^/    /' "$work/out" "$work/err"
     elif [ -n "$want_from" ] && [ "$got" != "$want_from" ]; then fail "$row: from '$got', expected '$want_from'"; sed 's/^/    /' "$work/err"
     elif [ -n "$warning" ] && ! grep -qF -- "$warning" "$work/err"; then fail "$row: no warning '$warning'"; sed 's/^/    /' "$work/err"
@@ -99,7 +99,7 @@ touch go
 wait "${pids[@]}"
 codes=$(cat fleet-rc.* | sort -u | tr '\n' ' ')
 [ "$codes" = "0 " ] && ok "16 processes all succeeded" || { fail "16 processes: exit codes $codes"; head -5 fleet-err.*; }
-compiled=$(cat fleet.* | grep -c '"from":"compiled"')
+compiled=$(cat fleet.* | grep -c '"origin":"compiled"')
 [ "$compiled" = 1 ] && ok "exactly one compile fleet-wide ($(cat fleet.* | from /dev/stdin))" \
     || fail "$compiled compiles fleet-wide ($(cat fleet.* | from /dev/stdin))"
 key=$(key_of fleet.1)
@@ -116,7 +116,7 @@ expect "unix socket: fetches" 0 remote ""
 
 # ---- cache pull and push -----------------------------------------------------------------------------
 KERNJIT_CACHE_DIR="$work/P" "$K" cache pull --json > "$work/out" 2> "$work/err"
-pulled=$(grep -o '"pulled":[0-9]*' "$work/out" | cut -d: -f2)
+pulled=$(grep -o '"moved":[0-9]*' "$work/out" | cut -d: -f2)
 remote_entries=$(rcli --scan --pattern 'kernjit:entry:*' | wc -l)
 [ "${pulled:-0}" = "$remote_entries" ] && [ "$(entries P)" = "$remote_entries" ] \
     && ok "cache pull: $pulled entries into an empty folder" || { fail "cache pull: $(cat "$work/out" "$work/err")"; }

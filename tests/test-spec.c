@@ -31,6 +31,7 @@ static void test_full_block(void **state) {
                            "//@kernjit require BLOCK_SIZE * N <= 512\n"
                            "//@kernjit rdc\n"
                            "//@kernjit limit pending-launches 4096\n"
+                           "//@kernjit whole-file\n"
                            "__global__ void a() {}\n");
     assert_true(s->present);
     assert_string_equal(s->summary, "Some kernels");
@@ -46,6 +47,7 @@ static void test_full_block(void **state) {
     assert_false(kj__spec_find_param(s, "OP")->tunable);
     assert_int_equal(kj__spec_find_param(s, "N")->value_count, 4);
     assert_true(s->rdc);
+    assert_true(s->whole_file);
     assert_int_equal(s->pending_launches, 4096);
     assert_int_equal(s->require_count, 1);
     kj__spec_free(s);
@@ -83,6 +85,7 @@ static void test_malformed(void **state) {
     parse_bad("//@kernjit entry 1abc\n", "not a C identifier");
     parse_bad("//@kernjit limit pending-launches 0\n", "pending-launches");
     parse_bad("//@kernjit rdc yes\n", "takes no arguments");
+    parse_bad("//@kernjit whole-file yes\n", "`whole-file` takes no arguments");
     parse_bad("//@kernjit tune A 1 2 = 2\n//@kernjit require A < 2\n", "defaults fail");
     /* the line number is in the message */
     parse_bad("\n\n//@kernjit bogus\n", "t.cu:3:");

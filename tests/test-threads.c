@@ -43,7 +43,7 @@ typedef struct variant {
 } variant;
 
 static variant variants[VARIANTS];
-static char *dirs_to_remove[4];
+static char *dirs_to_remove[5];
 
 static void make_variants(void) {
     for (int v = 0; v < VARIANTS; v++) {
@@ -349,6 +349,109 @@ static void test_launches_raise_limits(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* ---- kj_kernel_prefetch (stub device) --------------------------------------------------------- */
+
+static uint64_t compiles_of(kj_runtime *rt) {
+    kj_stats st;
+    kj_runtime_stats(rt, &st);
+    return st.compiles;
+}
+
+static void test_prefetch(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    dirs_to_remove[4] = dir;
+    kj_runtime *rt = runtime(dir, 0);
+    kj_request reqs[VARIANTS];
+    for (int v = 0; v < VARIANTS; v++) reqs[v] = request_for(&variants[v]);
+
+    /* a malformed request is refused at once, naming it, and nothing is queued */
+    kj_request mixed[2] = {reqs[0], reqs[1]};
+    mixed[1].define_count = 1;
+    mixed[1].defines = NULL;
+    assert_int_equal(kj_kernel_prefetch(rt, mixed, 2), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "defines is NULL"));
+    assert_int_equal(kj_kernel_prefetch(NULL, reqs, 1), KJ_ERR_USAGE);
+    assert_int_equal(kj_kernel_prefetch(rt, NULL, 1), KJ_ERR_USAGE);
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, NULL, 0));
+
+    /* one request: whether the get finds it queued (and does it) or running (and waits), it is
+     * compiled once, and the first get says so */
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, &reqs[0], 1));
+    kj_kernel *k, *again;
+    kj_origin origin;
+    KJ_ASSERT_OK(kj_kernel_get(rt, &reqs[0], &k, &origin));
+    assert_int_equal(origin, KJ_ORIGIN_COMPILED);
+    KJ_ASSERT_OK(kj_kernel_get(rt, &reqs[0], &again, &origin));
+    assert_ptr_equal(k, again);
+    assert_int_equal(origin, KJ_ORIGIN_MEMORY);
+    assert_int_equal(compiles_of(rt), 1);
+
+    /* a finished prefetch: the first get is answered from memory but reports the compile */
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, &reqs[1], 1));
+    for (int i = 0; i < 6000 && compiles_of(rt) < 2; i++) usleep(10000);
+    assert_int_equal(compiles_of(rt), 2);
+    KJ_ASSERT_OK(kj_kernel_get(rt, &reqs[1], &k, &origin));
+    assert_int_equal(origin, KJ_ORIGIN_COMPILED);
+    KJ_ASSERT_OK(kj_kernel_get(rt, &reqs[1], &k, &origin));
+    assert_int_equal(origin, KJ_ORIGIN_MEMORY);
+
+    /* every variant, prefetched twice (the second skipped), then asked for by every thread at once */
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, reqs, VARIANTS));
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, reqs, VARIANTS));
+    static worker workers[THREADS];
+    run_workers(rt, get_worker, workers);
+    for (int v = 0; v < VARIANTS; v++)
+        for (int i = 1; i < THREADS; i++) assert_ptr_equal(workers[i].kernels[v], workers[0].kernels[v]);
+    assert_true(compiles_of(rt) >= VARIANTS);
+
+    /* a prefetch that fails says nothing; the get does the work again and reports why */
+    kj_request unknown = {.kernel = "no_such_kernel"};
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, &unknown, 1));
+    assert_int_equal(kj_kernel_get(rt, &unknown, &k, NULL), KJ_ERR_UNKNOWN_KERNEL);
+    assert_non_null(strstr(kj_last_error(), "no_such_kernel"));
+    kj_runtime_destroy(rt);
+
+    /* kj_reduce_prefetch: what kj_reduce_async will launch (its helper too) is compiled before it asks */
+    rt = runtime(NULL, 0);
+    kj_devptr in, out;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, 4u << 20, &in));
+    KJ_ASSERT_OK(kj_mem_alloc(rt, 16, &out));
+    KJ_ASSERT_OK(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, NULL));
+    kj_reduce_options segmented = {.entry = "reduce_segmented"};
+    KJ_ASSERT_OK(kj_reduce_prefetch(rt, KJ_OP_MAX, KJ_TYPE_I32, 1000, &segmented));
+    for (int i = 0; i < 6000 && compiles_of(rt) < 3; i++) usleep(10000);
+    assert_int_equal(compiles_of(rt), 3);
+    kj_reduce_report rep;
+    kj_reduce_options o = {.report = &rep};
+    KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, in, 1u << 20, out, &o));
+    assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
+    segmented.report = &rep;
+    KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_MAX, KJ_TYPE_I32, in, 1000, out, &segmented));
+    assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
+    assert_int_equal(compiles_of(rt), 3);
+    assert_int_equal(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, &(kj_reduce_options){.entry = "nope"}),
+                     KJ_ERR_USAGE);
+    kj_mem_free(rt, in);
+    kj_mem_free(rt, out);
+    kj_runtime_destroy(rt);
+
+    /* destroyed with work queued and running: it returns, and nothing is left behind */
+    rt = runtime(NULL, 0);
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, reqs, VARIANTS));
+    kj_runtime_destroy(rt);
+    /* a compile-only runtime fills its cache */
+    char *only = kj_test_tmpdir();
+    rt = runtime(only, KJ_DEVICE_NONE);
+    KJ_ASSERT_OK(kj_kernel_prefetch(rt, &reqs[2], 1));
+    for (int i = 0; i < 6000 && compiles_of(rt) < 1; i++) usleep(10000);
+    kj_runtime_destroy(rt);
+    char sub[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/sm_90", only);
+    assert_int_equal(count_prefix(sub, NULL, ".cubin"), 1);
+    kj_test_rmdir(only);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: test-threads path/to/libstub-cuda.so\n");
@@ -362,8 +465,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_kernels_from_threads),
         cmocka_unit_test(test_runtimes_sharing_a_folder),
         cmocka_unit_test(test_launches_raise_limits),
+        cmocka_unit_test(test_prefetch),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    for (int i = 0; i < 4; i++) kj_test_rmdir(dirs_to_remove[i]);
+    for (int i = 0; i < 5; i++) kj_test_rmdir(dirs_to_remove[i]);
     return rc;
 }

@@ -233,6 +233,18 @@ static inline void kj_test_assert_tuned(const kj_tune_result *r, const char *ker
     assert_int_equal(r->measured + r->skipped, variants);
 }
 
+#ifdef KJ_TEST_KERNELS
+/* The request for tests/kernels' program of two sources (link_main.cu, link_lib.cu), at entry. Its
+ * paths live in static storage (one such request at a time). */
+static inline kj_request kj_test_two_sources(const char *entry) {
+    static char main_cu[PATH_MAX], lib_cu[PATH_MAX];
+    static const char *more[1] = {lib_cu};
+    snprintf(main_cu, sizeof main_cu, "%s/link_main.cu", KJ_TEST_KERNELS);
+    snprintf(lib_cu, sizeof lib_cu, "%s/link_lib.cu", KJ_TEST_KERNELS);
+    return (kj_request){.kernel = main_cu, .entry = entry, .sources = more, .source_count = 1};
+}
+#endif
+
 /* Runs `KERNJIT launch ARGS` (ARGS made as printf makes them) as a user would, in folder with its cache
  * in cache; its stdout and stderr in out (size bytes, printed after the command line). Returns its exit
  * code (-1: it did not exit). */

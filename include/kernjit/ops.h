@@ -74,6 +74,13 @@ KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inp
  * KJ_ERR_USAGE for a result that is 0 or not aligned to kj_result_size. */
 KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
                                  kj_devptr result, const kj_reduce_options *options);
+/* Starts getting the kernels that kj_reduce with these arguments (n elements, options->entry,
+ * block_size, coarse_factor; the rest is not read) will launch, on the runtime's background threads
+ * (kj_kernel_prefetch), and returns at once: a program calls it before making its input, so that
+ * the first kj_reduce waits only for what is left of the compile. Thread-safe. Errors: KJ_ERR_USAGE
+ * (what kj_reduce would refuse for op, type, n and options), KJ_ERR_HOST_MEMORY; a compile that
+ * fails is reported by kj_reduce. */
+KJ_API kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *options);
 
 /* ------------------------------------------------------------------------------------------------
  * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu)

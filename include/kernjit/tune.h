@@ -85,8 +85,8 @@ KJ_API kj_status kj_space_variant(const kj_space *space, size_t index, kj_varian
 
 typedef struct kj_compile_all_options {
     const char *kernel;        /* required */
-    const char *entry;         /* NULL: the first entry (one module holds every entry of a source with
-                                  metadata, so the entry rarely matters) */
+    const char *entry;         /* NULL: the first entry. Each entry of a source with metadata is compiled
+                                  alone, as its own cache entry: build each entry the program launches */
     const kj_define *fixed;    /* as for kj_space_create */
     size_t fixed_count;
     const char *arch;          /* target "sm_XY"; NULL: the runtime's */

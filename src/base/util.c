@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,33 +173,18 @@ int kj__descriptors_exhausted(void) {
     return errno == EMFILE || errno == ENFILE ? errno : 0;
 }
 
-kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
-    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
-     * turns away everything but a regular file, for which the flag changes nothing */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, kj__strerror(errno));
+kj_status kj__read_fd(int fd, const struct stat *known, const char *path, size_t max_bytes, kj_status status,
+                      char **data, size_t *len) {
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return KJ_FAIL(status, "'%s' is %s, not a regular file", path,
-                       S_ISDIR(st.st_mode) ? "a folder" : "a special file");
-    }
-    if ((uint64_t)st.st_size > max_bytes) {
-        close(fd);
-        return KJ_FAIL(status, "'%s' is %lld bytes; at most %zu are allowed", path, (long long)st.st_size,
-                       max_bytes);
-    }
+    if (known) st = *known;
+    else if (fstat(fd, &st) != 0) return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return KJ_FAIL(status, "'%s' is %s, not a regular file", path, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+    if ((uint64_t)st.st_size > max_bytes)
+        return KJ_FAIL(status, "'%s' is %lld bytes; at most %zu are allowed", path, (long long)st.st_size, max_bytes);
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size + 1);
-    if (!buf) {
-        close(fd);
-        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory reading '%s' (%zu bytes)", path, size);
-    }
+    if (!buf) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory reading '%s' (%zu bytes)", path, size);
     size_t got = 0;
     while (got < size) {
         ssize_t r = read(fd, buf + got, size - got);
@@ -206,17 +192,46 @@ kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, ch
         if (r < 0) {
             int err = errno;
             free(buf);
-            close(fd);
             return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
         }
         if (r == 0) break; /* shrank while we read: take what is there */
         got += (size_t)r;
     }
-    close(fd);
     buf[got] = '\0';
     *data = buf;
     *len = got;
     return KJ_OK;
+}
+
+char *kj__real_path_fd(int fd, const char *path) {
+    char link[64], buf[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, buf, sizeof buf - 1);
+    if (n > 0 && n < (ssize_t)sizeof buf - 1 && buf[0] == '/') {
+        buf[n] = '\0';
+        return kj__strdup(buf);
+    }
+    return realpath(path, NULL);
+}
+
+char *kj__real_path(const char *path) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    char *real = kj__real_path_fd(fd, path);
+    int err = errno;
+    close(fd);
+    errno = err;
+    return real;
+}
+
+kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len) {
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever; fstat then
+     * turns away everything but a regular file, for which the flag changes nothing */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return KJ_FAIL(status, "cannot open '%s': %s", path, kj__strerror(errno));
+    kj_status s = kj__read_fd(fd, NULL, path, max_bytes, status, data, len);
+    close(fd);
+    return s;
 }
 
 void kj__hex(const uint8_t *bytes, size_t n, char *out) {
@@ -228,27 +243,27 @@ void kj__hex(const uint8_t *bytes, size_t n, char *out) {
     out[2 * n] = '\0';
 }
 
-int kj__parse_bytes(const char *text, uint64_t *out) {
-    /* whitespace is refused at both ends alike (strtoull would skip it at the start only) */
-    if (!text || !*text || *text == '-' || *text == '+' || isspace((unsigned char)*text)) return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text) return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: return -1;
+void kj__format_count(uint64_t v, char *out, size_t size) {
+    int k = 0;
+    while (k < 63 && ((uint64_t)1 << k) < v) k++;
+    /* 2^20 reads better than 1048576; 8192 better than 2^13 */
+    if (k >= 16 && ((uint64_t)1 << k) == v) snprintf(out, size, "2^%d", k);
+    else if (v >= 65535 && (v & (v + 1)) == 0) snprintf(out, size, "2^%d-1", v == UINT64_MAX ? 64 : k);
+    else snprintf(out, size, "%llu", (unsigned long long)v);
+}
+
+/* Digits from *p (no sign, no space): 0 with the value, -1 when there are none or it passes 2^64 - 1. */
+static int digits(const char **p, uint64_t *out) {
+    const char *s = *p;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10) return -1;
+        v = v * 10 + d;
     }
-    if (*end == 'i' || *end == 'I') end++;
-    if (*end == 'b' || *end == 'B') end++;
-    if (*end) return -1;
-    if (shift && v > (UINT64_MAX >> shift)) return -1;
-    *out = (uint64_t)v << shift;
+    if (s == *p) return -1;
+    *p = s;
+    *out = v;
     return 0;
 }
 
@@ -274,4 +289,54 @@ int kj__write_all(int fd, const void *data, size_t n) {
         n -= (size_t)w;
     }
     return 0;
+}
+
+/* The grammar of kj_size_parse: 0 with the value, -1 when text is not one. */
+static int parse_size(const char *text, uint64_t *out) {
+    const char *p = text;
+    uint64_t v;
+    if (!p || digits(&p, &v) != 0) return -1;
+    if (*p == '^') { /* BASE^EXP */
+        uint64_t e, r = 1;
+        p++;
+        if (digits(&p, &e) != 0 || *p || v < 2 || e > 63) return -1;
+        for (uint64_t i = 0; i < e; i++) {
+            if (r > UINT64_MAX / v) return -1;
+            r *= v;
+        }
+        *out = r;
+        return 0;
+    }
+    static const char units[] = "KMGT";
+    const char *unit = *p ? strchr(units, toupper((unsigned char)*p)) : NULL;
+    if (*p && !unit) return -1;
+    if (unit) {
+        unsigned shift = 10 * (unsigned)(unit - units + 1);
+        p++;
+        if (*p == 'i') p++;
+        if (*p == 'B') p++;
+        if (*p || v > (UINT64_MAX >> shift)) return -1;
+        v <<= shift;
+    }
+    *out = v;
+    return 0;
+}
+
+int kj__size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *why, size_t why_size) {
+    uint64_t v;
+    if (parse_size(text, &v) == 0 && v >= min && v <= max) {
+        if (out) *out = v;
+        return 0;
+    }
+    char lo[32], hi[32];
+    kj__format_count(min, lo, sizeof lo);
+    kj__format_count(max, hi, sizeof hi);
+    kj_message_format(why, why_size, "'%.40s' is not a number from %s to %s (digits, with K, M, G or T for x1024 each, "
+                      "or a power such as 2^28)", text ? text : "(null)", lo, hi);
+    return -1;
+}
+
+kj_status kj_size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
+    char why[256];
+    return kj__size_parse(text, min, max, out, why, sizeof why) == 0 ? KJ_OK : KJ_FAIL(KJ_ERR_USAGE, "%s", why);
 }

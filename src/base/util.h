@@ -50,12 +50,24 @@ int kj__descriptors_exhausted(void);
 /* Reads a regular file whole (at most max_bytes). Fails with KJ_ERR_SOURCE-style messages through
  * `status`: a missing file, a folder, an unreadable or oversized file each name the path. */
 kj_status kj__read_file(const char *path, size_t max_bytes, kj_status status, char **data, size_t *len);
+/* The real path of the file open as fd (opened as path): the kernel's through /proc in one system
+ * call, rather than realpath's one for each component; realpath where /proc is not mounted. NULL with
+ * errno when it cannot be had. kj__real_path opens path itself (O_PATH). Both malloc'd. */
+char *kj__real_path_fd(int fd, const char *path);
+char *kj__real_path(const char *path);
+/* The same from an open file (left open) whose fstat is *known (NULL: taken here); path names it in
+ * messages. */
+struct stat;
+kj_status kj__read_fd(int fd, const struct stat *known, const char *path, size_t max_bytes, kj_status status,
+                      char **data, size_t *len);
 
 /* Lower-case hex of n bytes into out (2n+1 bytes). */
 void kj__hex(const uint8_t *bytes, size_t n, char *out);
 
-/* Parses a byte count with an optional K/M/G/T suffix (powers of 1024). 0 on success. */
-int kj__parse_bytes(const char *text, uint64_t *out);
+/* A bound of a count as messages write it: 2^N and 2^N-1 from 2^16 on, else decimal. */
+void kj__format_count(uint64_t v, char *out, size_t size);
+/* kj_size_parse without touching the thread's last error: 0, or -1 with its message in why. */
+int kj__size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *why, size_t why_size);
 
 /* Whether v is a power of two (1, 2, 4, ...). */
 int kj__is_pow2(long long v);

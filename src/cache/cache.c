@@ -17,6 +17,7 @@ static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
 #define MAX_DESCRIPTION (1u << 16)
 #define TMP_PREFIX ".tmp-"
 #define STALE_TMP_SECONDS 3600
+#define REFRESH_AFTER_S 60 /* a hit refreshes an entry's modification time when it is older */
 
 struct kj__cache {
     char *root; /* checked and opened at each use: no descriptor is held */
@@ -351,12 +352,15 @@ uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, con
 
 static void entry_name(const kj__key *key, char *out, size_t size) { snprintf(out, size, "%s.cubin", key->hex); }
 
-/* Reads a whole entry through an open descriptor; NULL when it is not a plain file of ours or too big. */
-static uint8_t *read_entry(int fd, size_t *size) {
+/* Reads a whole entry through an open descriptor (its fstat into *st); NULL when it is not a plain
+ * file of ours or too big. */
+static uint8_t *read_entry(int fd, size_t *size, struct stat *st_out) {
     struct stat st;
+    if (st_out) memset(st_out, 0, sizeof *st_out);
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
         (uint64_t)st.st_size > MAX_PAYLOAD + MAX_DESCRIPTION + KJ_CACHE_HEADER_BYTES)
         return NULL;
+    if (st_out) *st_out = st;
     size_t n = (size_t)st.st_size;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) return NULL;
@@ -406,7 +410,8 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
         return r;
     }
     size_t size = 0;
-    uint8_t *data = read_entry(fd, &size);
+    struct stat st;
+    uint8_t *data = read_entry(fd, &size, &st);
     const char *desc;
     size_t dlen;
     const uint8_t *bin;
@@ -422,8 +427,10 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
         close(dfd);
         return KJ__BAD;
     }
-    /* Least-recently-used eviction reads modification times: a hit makes this entry the newest. */
-    futimens(fd, NULL);
+    /* Least-recently-used eviction reads modification times: a hit makes this entry the newest, unless
+     * it was within the last minute (a hot entry's inode is not written on every hit; eviction does
+     * not need finer ages). */
+    if (time(NULL) - st.st_mtime >= REFRESH_AFTER_S) futimens(fd, NULL);
     close(fd);
     close(dfd);
     char *out = malloc(blen ? blen : 1);
@@ -682,7 +689,7 @@ kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size
             int afd = openat(rfd, files[i].arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             int fd = afd < 0 ? -1 : openat(afd, files[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             size_t size = 0;
-            uint8_t *data = fd < 0 ? NULL : read_entry(fd, &size);
+            uint8_t *data = fd < 0 ? NULL : read_entry(fd, &size, NULL);
             const char *desc;
             size_t dlen;
             const uint8_t *bin;

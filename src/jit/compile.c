@@ -122,7 +122,8 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     }
     double t0 = kj__now_ms();
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, src->text, src->vfile, (int)src->header_count, texts, names);
+    nvrtcResult r = nvrtcCreateProgram(&prog, job->text ? job->text : src->text, src->vfile, (int)src->header_count,
+                                       texts, names);
     if (r != NVRTC_SUCCESS)
         return KJ_FAIL(KJ_ERR_COMPILE, "NVRTC cannot create a program for %s: %s", src->origin, nvrtcGetErrorString(r));
     /* exactly the job's options: the key covers them (the include folders NVRTC may search among them) */
@@ -163,9 +164,13 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
             out->lowered_name = kj__strdup(lowered);
     }
     size_t size = 0;
-    r = job->want_ptx ? nvrtcGetPTXSize(prog, &size) : nvrtcGetCUBINSize(prog, &size);
+    r = job->want_ltoir ? nvrtcGetLTOIRSize(prog, &size)
+        : job->want_ptx ? nvrtcGetPTXSize(prog, &size)
+                        : nvrtcGetCUBINSize(prog, &size);
     if (r == NVRTC_SUCCESS && size > 0 && (out->binary = malloc(size))) {
-        r = job->want_ptx ? nvrtcGetPTX(prog, out->binary) : nvrtcGetCUBIN(prog, out->binary);
+        r = job->want_ltoir ? nvrtcGetLTOIR(prog, out->binary)
+            : job->want_ptx ? nvrtcGetPTX(prog, out->binary)
+                            : nvrtcGetCUBIN(prog, out->binary);
         out->size = size;
     } else if (r == NVRTC_SUCCESS) {
         r = NVRTC_ERROR_OUT_OF_MEMORY;

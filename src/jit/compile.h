@@ -22,7 +22,11 @@ typedef struct kj__compile_job {
     const char *const *options;   /* -arch=..., -D..., user options: exactly what the key covers */
     size_t option_count;
     const char *name_expression;  /* NULL when the entry is an extern "C" name */
-    int want_ptx;                 /* the arch is compute_XY: keep PTX for the driver to finish */
+    int want_ptx;                 /* the arch is compute_XY: keep PTX for the driver to finish (or PTX is
+                                     asked for: kj_emit) */
+    int want_ltoir;               /* keep LTO-IR (the options have -dlto): kj_emit */
+    const char *text;             /* the text to compile instead of source->text (the same length and
+                                     lines: the entry alone, trim.h); NULL: source->text */
 } kj__compile_job;
 
 /* Compiles the source and its headers (from memory, under their KJ__VROOT names) with exactly the

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "jit/lex.h"
@@ -22,28 +24,61 @@ typedef enum { FOUND_NONE, FOUND_FILE, FOUND_EMBEDDED, FOUND_TOOLKIT } found_kin
 typedef struct found {
     found_kind kind;
     char *real;                    /* FOUND_FILE: the real path (malloc'd) */
+    int fd;                        /* FOUND_FILE: the file, open to be read (-1 once closed) */
+    struct stat st;                /* FOUND_FILE: its fstat */
     const kj__embedded_file *embedded;
 } found;
 
-/* 1 when dir/name is a file to read (*real set), 0 when it is not there (or is a folder: C goes on
- * looking), a failure for a special file. */
-static kj_status probe(const char *dir, const char *name, const char *includer, char **real, int *hit) {
+static void found_clear(found *f) {
+    free(f->real);
+    if (f->kind == FOUND_FILE && f->fd >= 0) close(f->fd);
+    memset(f, 0, sizeof *f);
+}
+
+/* Whether dir/name (name alone when dir is NULL) is a file to read: then *hit, with f's path, fd and
+ * fstat. Not there, or a folder: no hit (C goes on looking). A special file, or one there that cannot
+ * be opened: a failure naming it. A hit costs open, fstat and readlink, not stat and realpath's
+ * readlink for every component (a new process's disk hit reads and hashes every header). */
+static kj_status probe(const char *dir, const char *name, const char *includer, found *f, int *hit) {
     *hit = 0;
     char path[PATH_MAX];
     int n = dir ? snprintf(path, sizeof path, "%s/%s", dir, name) : snprintf(path, sizeof path, "%s", name);
     if (n < 0 || (size_t)n >= sizeof path) return KJ_OK;
+    /* O_NONBLOCK: a FIFO would otherwise wait for a writer (fstat turns it away) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    if (stat(path, &st) != 0 || S_ISDIR(st.st_mode)) return KJ_OK;
-    KJ_RETURN_IF(!S_ISREG(st.st_mode), KJ_ERR_SOURCE, "'%s' (included by %s) is a special file, not a regular file",
-                 path, includer);
-    *real = realpath(path, NULL);
-    if (!*real) return KJ_FAIL(KJ_ERR_SOURCE, "cannot open '%s' (included by %s): %s", path, includer, strerror(errno));
+    if (fd < 0) {
+        int err = errno;
+        /* not there; or there, unreadable (a folder we may not search is "not there", as stat says) */
+        if (err == ENOENT || err == ENOTDIR || stat(path, &st) != 0 || S_ISDIR(st.st_mode)) return KJ_OK;
+        return KJ_FAIL(KJ_ERR_SOURCE, "cannot open '%s' (included by %s): %s", path, includer, kj__strerror(err));
+    }
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        close(fd);
+        return KJ_OK;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return KJ_FAIL(KJ_ERR_SOURCE, "'%s' (included by %s) is a special file, not a regular file", path, includer);
+    }
+    char *real = kj__real_path_fd(fd, path);
+    if (!real) {
+        int err = errno;
+        close(fd);
+        return KJ_FAIL(KJ_ERR_SOURCE, "cannot open '%s' (included by %s): %s", path, includer, strerror(err));
+    }
+    *f = (found){FOUND_FILE, real, fd, st, NULL};
     *hit = 1;
     return KJ_OK;
 }
 
+/* Adds a folder tried to the message's list, when one is wanted (a lookup that found nothing). */
+static void tried(kj__buf *looked, const char *where) {
+    if (looked) kj__buf_printf(looked, "%s%s", looked->len ? ", " : "", where);
+}
+
 /* Tries each colon-separated folder of list. */
-static kj_status probe_list(const char *list, const char *name, const char *includer, char **real, int *hit,
+static kj_status probe_list(const char *list, const char *name, const char *includer, found *f, int *hit,
                             kj__buf *looked) {
     *hit = 0;
     for (const char *p = list; p && *p;) {
@@ -51,8 +86,8 @@ static kj_status probe_list(const char *list, const char *name, const char *incl
         if (n && n < PATH_MAX) {
             char dir[PATH_MAX];
             snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-            kj__buf_printf(looked, "%s%s", looked->len ? ", " : "", dir);
-            KJ_FORWARD(probe(dir, name, includer, real, hit));
+            tried(looked, dir);
+            KJ_FORWARD(probe(dir, name, includer, f, hit));
             if (*hit) return KJ_OK;
         }
         p += n + (p[n] == ':');
@@ -60,43 +95,47 @@ static kj_status probe_list(const char *list, const char *name, const char *incl
     return KJ_OK;
 }
 
+/* Whether a toolkit folder has the header (NVRTC reads it: kernjit only needs to know it is there). */
+static int in_toolkit(const char *dir, const char *name) {
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return n > 0 && (size_t)n < sizeof path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Where `name` (quoted when !angle) included from a file in includer_dir resolves, by includes.h's
- * rules; `looked` gets the folders tried, for the message of an include found nowhere. */
+ * rules; `looked` (NULL: not wanted) gets the folders tried, for the message of an include found
+ * nowhere. */
 static kj_status lookup(const kj__include_config *cfg, const char *includer, const char *includer_dir,
                         const char *name, int angle, found *f, kj__buf *looked) {
     memset(f, 0, sizeof *f);
     int hit = 0;
     if (name[0] == '/') {
-        kj__buf_puts(looked, "(an absolute path)");
-        KJ_FORWARD(probe(NULL, name, includer, &f->real, &hit));
-        if (hit) f->kind = FOUND_FILE;
-        return KJ_OK;
+        tried(looked, "(an absolute path)");
+        return probe(NULL, name, includer, f, &hit);
     }
     if (!angle && includer_dir) {
-        kj__buf_printf(looked, "%s", includer_dir);
-        KJ_FORWARD(probe(includer_dir, name, includer, &f->real, &hit));
-        if (hit) return f->kind = FOUND_FILE, KJ_OK;
+        tried(looked, includer_dir);
+        KJ_FORWARD(probe(includer_dir, name, includer, f, &hit));
+        if (hit) return KJ_OK;
     }
     for (size_t i = 0; i < cfg->dir_count; i++) {
-        kj__buf_printf(looked, "%s%s", looked->len ? ", " : "", cfg->dirs[i]);
-        KJ_FORWARD(probe(cfg->dirs[i], name, includer, &f->real, &hit));
-        if (hit) return f->kind = FOUND_FILE, KJ_OK;
+        tried(looked, cfg->dirs[i]);
+        KJ_FORWARD(probe(cfg->dirs[i], name, includer, f, &hit));
+        if (hit) return KJ_OK;
     }
     if (!angle) {
-        KJ_FORWARD(probe_list(cfg->search_path, name, includer, &f->real, &hit, looked));
-        if (hit) return f->kind = FOUND_FILE, KJ_OK;
+        KJ_FORWARD(probe_list(cfg->search_path, name, includer, f, &hit, looked));
+        if (hit) return KJ_OK;
         if ((f->embedded = kj__embedded_find(name))) return f->kind = FOUND_EMBEDDED, KJ_OK;
-        kj__buf_printf(looked, "%sthe built-in headers", looked->len ? ", " : "");
+        tried(looked, "the built-in headers");
     }
     const char *tk[2];
     size_t ntk;
     kj__toolkit_include_dirs(tk, &ntk);
     for (size_t i = 0; i < ntk; i++) {
-        kj__buf_printf(looked, "%s%s", looked->len ? ", " : "", tk[i]);
-        char *real = NULL;
-        KJ_FORWARD(probe(tk[i], name, includer, &real, &hit));
-        free(real);
-        if (hit) return f->kind = FOUND_TOOLKIT, KJ_OK;
+        tried(looked, tk[i]);
+        if (in_toolkit(tk[i], name)) return f->kind = FOUND_TOOLKIT, KJ_OK;
     }
     return KJ_OK;
 }
@@ -136,6 +175,16 @@ static kj_status header_for(kj__source *src, const found *f, const char *include
         free(embedded_name);
         return KJ_FAIL(KJ_ERR_SOURCE, "'%s' reaches more than %d headers", src->origin, KJ_MAX_HEADERS);
     }
+    if (src->header_count == src->header_cap) {
+        size_t cap = src->header_cap ? 2 * src->header_cap : 8;
+        kj__header *grown = realloc(src->headers, cap * sizeof *grown);
+        if (!grown) {
+            free(embedded_name);
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        }
+        src->headers = grown;
+        src->header_cap = cap;
+    }
     kj__header h = {0};
     if (f->kind == FOUND_EMBEDDED) {
         h.name = embedded_name;
@@ -143,8 +192,8 @@ static kj_status header_for(kj__source *src, const found *f, const char *include
         h.len = f->embedded->len;
         if (!h.name || !h.text) goto oom;
     } else {
-        (void)includer; /* kj__read_file's message names the file */
-        KJ_FORWARD(kj__read_file(f->real, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, &h.text, &h.len));
+        (void)includer; /* kj__read_fd's message names the file */
+        KJ_FORWARD(kj__read_fd(f->fd, &f->st, f->real, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, &h.text, &h.len));
         size_t root_len = src->root ? strlen(src->root) : 0;
         int inside = root_len && strncmp(f->real, src->root, root_len) == 0 && f->real[root_len] == '/';
         /* a name another file holds already (an embedded header, say) gives way to the full path */
@@ -171,11 +220,15 @@ kj_status kj__includes_add_file(kj__source *src, const char *path, const char **
                  "absolute)", path, strerror(errno));
     KJ_RETURN_IF(!S_ISREG(st.st_mode), KJ_ERR_SOURCE, "pre-include '%s' is %s, not a regular file", path,
                  S_ISDIR(st.st_mode) ? "a folder" : "a special file");
-    found f = {FOUND_FILE, realpath(path, NULL), NULL};
-    if (!f.real) return KJ_FAIL(KJ_ERR_SOURCE, "cannot open pre-include '%s': %s", path, strerror(errno));
+    found f;
+    int hit;
+    char pre[PATH_MAX + 16];
+    snprintf(pre, sizeof pre, "--pre-include %s", path);
+    KJ_FORWARD(probe(NULL, path, pre, &f, &hit));
+    KJ_RETURN_IF(!hit, KJ_ERR_SOURCE, "cannot open pre-include '%s'", path);
     size_t i;
     kj_status s = header_for(src, &f, NULL, &i);
-    free(f.real);
+    found_clear(&f);
     KJ_FORWARD(s);
     *name = src->headers[i].name;
     return KJ_OK;
@@ -242,12 +295,14 @@ static kj_status resolve_one(kj__source *src, const kj__include_config *cfg, con
     if (len - 2 >= sizeof name) return KJ_OK;
     snprintf(name, sizeof name, "%.*s", (int)(len - 2), spelled + 1);
     found f;
-    kj__buf looked = {0};
-    kj_status s = lookup(cfg, includer, includer_dir, name, spelled[0] == '<', &f, &looked);
-    if (s == KJ_OK && f.kind == FOUND_NONE)
+    kj_status s = lookup(cfg, includer, includer_dir, name, spelled[0] == '<', &f, NULL);
+    if (s == KJ_OK && f.kind == FOUND_NONE) { /* the message's list of folders, only now */
+        kj__buf looked = {0};
+        s = lookup(cfg, includer, includer_dir, name, spelled[0] == '<', &f, &looked);
         kj__buf_printf(&src->unresolved, "  %.*s in %s: kernjit looked in %s\n", (int)len, spelled, includer,
                        looked.data ? looked.data : "(no folder)");
-    kj__buf_free(&looked);
+        kj__buf_free(&looked);
+    }
     if (s == KJ_OK && f.kind == FOUND_TOOLKIT) src->toolkit = 1;
     if (s == KJ_OK && (f.kind == FOUND_FILE || f.kind == FOUND_EMBEDDED)) {
         size_t index;
@@ -259,7 +314,7 @@ static kj_status resolve_one(kj__source *src, const kj__include_config *cfg, con
             (*edits)[(*nedits)++] = (edit){at, until, index};
         }
     }
-    free(f.real);
+    found_clear(&f);
     return s;
 }
 
@@ -324,7 +379,9 @@ static kj_status rewrite(const kj__source *src, char **text, size_t *len, edit *
     size_t at = 0;
     for (size_t i = 0; i < nedits; i++) {
         kj__buf_append(&out, *text + at, edits[i].start - at);
-        kj__buf_printf(&out, "\"%s\"", src->headers[edits[i].header].name);
+        kj__buf_puts(&out, "\"");
+        kj__buf_puts(&out, src->headers[edits[i].header].name);
+        kj__buf_puts(&out, "\"");
         at = edits[i].end;
     }
     kj__buf_append(&out, *text + at, *len - at);
@@ -343,16 +400,17 @@ kj_status kj__includes_resolve(kj__source *src, const kj__include_config *cfg) {
     /* index 0 is the source itself, then each header as it is found (the list grows as we go) */
     for (size_t item = 0; item <= src->header_count && s == KJ_OK; item++) {
         int is_src = item == 0;
-        kj__header *h = is_src ? NULL : &src->headers[item - 1];
+        const kj__header *h = is_src ? NULL : &src->headers[item - 1];
         const char *includer = is_src ? src->origin : h->path ? h->path : h->name;
         const char *dir = is_src ? (src->root ? src->root : src->dir) : h->dir;
         edit *edits = NULL;
         size_t nedits = 0;
         s = scan_text(src, cfg, &sc, includer, dir, is_src ? src->text : h->text, is_src ? src->len : h->len, &edits,
                       &nedits);
-        /* headers found meanwhile may have moved nothing: the array is fixed, so h stays valid */
+        /* the headers found meanwhile may have moved the array: the header is taken again */
+        kj__header *now = is_src ? NULL : &src->headers[item - 1];
         if (s == KJ_OK) s = is_src ? rewrite(src, &src->text, &src->len, edits, nedits)
-                                   : rewrite(src, &h->text, &h->len, edits, nedits);
+                                   : rewrite(src, &now->text, &now->len, edits, nedits);
         free(edits);
     }
     free(sc.macros);

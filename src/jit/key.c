@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "base/util.h"
+#include "jit/trim.h"
 
 /* Every field is written as a tag byte, a 64-bit length and the bytes, so that no two different
  * inputs can produce the same byte stream ("ab"+"c" versus "a"+"bc"). */
@@ -57,6 +58,10 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     field_int(&st, 'o', (int64_t)in->option_count);
     for (size_t i = 0; i < in->option_count; i++) field_str(&st, 'O', in->options[i]);
     field_str(&st, 'E', in->name_expression);
+    if (in->alone_entry) { /* only then: the keys of whole files stay what they were */
+        field_int(&st, 'x', KJ_TRIM_RULE);
+        field_str(&st, 'X', in->alone_entry);
+    }
     field_int(&st, 'k', in->toolkit != NULL);
     if (in->toolkit) field(&st, 'K', in->toolkit, 16);
     /* the units in their order: the order is the program's (it decides which definitions the linker

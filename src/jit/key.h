@@ -31,6 +31,10 @@ typedef struct kj__key_input {
     const kj__source *const *sources; /* each translation unit in order: text, headers, pre-includes */
     size_t source_count;
     const uint8_t *toolkit;        /* 16 bytes (toolkit.h) when NVRTC searches the toolkit's headers, else NULL */
+    const char *alone_entry;       /* the entry compiled alone (trim.h), else NULL: the first source's text
+                                      then goes to NVRTC with the other entries left out, by the rule of
+                                      KJ_TRIM_RULE (and whole when that compile fails): a function of the
+                                      text, the entry and the rule */
 } kj__key_input;
 
 void kj__key_compute(const kj__key_input *in, kj__key *out);

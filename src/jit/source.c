@@ -211,7 +211,7 @@ static kj_status find(const kj__include_config *cfg, const char *kernel, const c
         goto done;
     }
     if ((s = check_text(src->origin, src->text, src->len)) != KJ_OK) goto done;
-    if (src->dir && !(src->root = realpath(src->dir, NULL))) {
+    if (src->dir && !(src->root = kj__real_path(src->dir))) {
         s = KJ_FAIL(KJ_ERR_SOURCE, "cannot resolve the folder of '%s': %s", src->origin, strerror(errno));
         goto done;
     }
@@ -244,6 +244,7 @@ void kj__source_free(kj__source *src) {
         free(src->headers[i].path);
         free(src->headers[i].dir);
     }
+    free(src->headers);
     free(src->root);
     kj__buf_free(&src->unresolved);
     free(src->name);

@@ -374,6 +374,11 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
         spec->rdc = 1;
         return KJ_OK;
     }
+    if (strcmp(d, "whole-file") == 0) {
+        if (ntok != 1) return SPEC_FAIL(w, "`whole-file` takes no arguments");
+        spec->whole_file = 1;
+        return KJ_OK;
+    }
     if (strcmp(d, "limit") == 0) {
         long long v;
         if (ntok != 3 || strcmp(tok[1], "pending-launches") != 0)
@@ -388,7 +393,7 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
     if (strcmp(d, "pdl") == 0) return parse_pdl(w, spec, tok + 1, ntok - 1);
     return SPEC_FAIL(w,
                      "unknown directive '%.40s' (known: summary entry param tune require rdc limit shared-dynamic "
-                     "carveout pdl)", d);
+                     "carveout pdl whole-file)", d);
 }
 
 typedef struct {

@@ -13,6 +13,8 @@
  *                                                           max-l1 or default
  *   //@kernjit pdl      reduce_fast                         these entries (none listed: every entry) wait
  *                                                           for the work before them themselves
+ *   //@kernjit whole-file                                   compile every entry together (by default a
+ *                                                           request compiles its entry alone: trim.h)
  *
  * shared-dynamic and carveout apply to every entry, or to one entry when written `ENTRY: ...`
  * (`//@kernjit shared-dynamic transpose_padded: TILE_DIM * (TILE_DIM + 1) * ELEM_BYTES`); a scoped
@@ -87,6 +89,7 @@ typedef struct kj__spec {
     char **pdl_entries;              /* `pdl ENTRY...` */
     size_t pdl_count;
     int pdl_line;                    /* the first `pdl` line, for messages */
+    int whole_file;                  /* `whole-file`: never compile an entry alone */
 } kj__spec;
 
 /* Parses the metadata of text; origin names the file in messages ("reduce.cu:4: ...").

@@ -33,8 +33,8 @@ typedef struct kj__source {
     kj__buf unresolved; /* the includes found nowhere, one line each, for messages */
     const char *pre_include_names[16]; /* the canonical names of the config's pre-includes, in order */
     size_t pre_include_count;
-    kj__header headers[KJ_MAX_HEADERS];
-    size_t header_count;
+    kj__header *headers;  /* grown as they are found, up to KJ_MAX_HEADERS */
+    size_t header_count, header_cap;
 } kj__source;
 
 #endif

@@ -6,7 +6,6 @@
 
 #include "tunedb/tunedb.h"
 
-#define MAX_DEFINES 16 /* of one call's request: its params, pinned macros and tunables */
 #define MAX_TUNED 1024 /* the largest tuned value taken: no tunable of a family goes beyond */
 
 int kj__name_find(const char *const *names, int count, const char *text) {
@@ -49,28 +48,32 @@ static void tunables(const kj__config_call *c, const unsigned *values, char (*te
     }
 }
 
-static kj_status get(kj_runtime *rt, const kj__config_call *c, kj__config *out) {
-    KJ_RETURN_IF(c->count > KJ__CONFIG_MAX || c->fixed_count + c->pinned_count + c->count > MAX_DEFINES, KJ_ERR_USAGE,
-                 "%s: %zu macros in one call: kj__config_resolve takes at most %d", c->kernel,
-                 c->fixed_count + c->pinned_count + c->count, MAX_DEFINES);
-    kj_define defs[MAX_DEFINES];
-    char text[KJ__CONFIG_MAX][16];
+const kj_request *kj__config_request_of(const kj__config_call *c, const unsigned *values, kj__config_request *r) {
     size_t n = 0;
-    for (size_t i = 0; i < c->fixed_count; i++) defs[n++] = c->fixed[i];
-    for (size_t i = 0; i < c->pinned_count; i++) defs[n++] = c->pinned[i];
-    tunables(c, out->values, text, defs + n);
-    kj_request req = {.kernel = c->kernel, .entry = c->entry, .defines = defs, .define_count = n + c->count};
-    return kj_kernel_get(rt, &req, &out->kernel, &out->origin);
+    for (size_t i = 0; i < c->fixed_count; i++) r->defines[n++] = c->fixed[i];
+    for (size_t i = 0; i < c->pinned_count; i++) r->defines[n++] = c->pinned[i];
+    tunables(c, values, r->text, r->defines + n);
+    r->req = (kj_request){.kernel = c->kernel, .entry = c->entry, .defines = r->defines, .define_count = n + c->count};
+    return &r->req;
 }
 
-kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *c, kj__config *out) {
+static kj_status get(kj_runtime *rt, const kj__config_call *c, kj__config *out) {
+    kj__config_request r;
+    return kj_kernel_get(rt, kj__config_request_of(c, out->values, &r), &out->kernel, &out->origin);
+}
+
+void kj__config_choose(kj_runtime *rt, const kj__config_call *c, kj__config *out) {
     memset(out, 0, sizeof *out);
     int given = 0;
-    for (size_t i = 0; i < c->count && i < KJ__CONFIG_MAX; i++) {
+    for (size_t i = 0; i < c->count; i++) {
         out->values[i] = c->given[i] ? c->given[i] : c->defaults[i];
         given |= c->given[i] != 0;
     }
     out->from = given ? KJ__CONFIG_EXPLICIT : tuned(rt, c, out->values) ? KJ__CONFIG_TUNED : KJ__CONFIG_DEFAULT;
+}
+
+kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *c, kj__config *out) {
+    kj__config_choose(rt, c, out);
     kj_status s = get(rt, c, out);
     if (s == KJ_OK || out->from != KJ__CONFIG_TUNED || (s != KJ_ERR_INVALID_DEFINE && s != KJ_ERR_LIMIT)) return s;
     kj_define tried[KJ__CONFIG_MAX];

@@ -52,9 +52,11 @@ typedef enum kj__config_from { KJ__CONFIG_DEFAULT, KJ__CONFIG_TUNED, KJ__CONFIG_
 /* "default", "tuned", "explicit". */
 const char *kj__config_name(kj__config_from from);
 
-#define KJ__CONFIG_MAX 4 /* tunables of one call */
+#define KJ__CONFIG_MAX 4      /* tunables of one call */
+#define KJ__CONFIG_DEFINES 16 /* macros of one call's request: params, pinned macros and tunables */
 
-/* A call of a family that has tunables: its kernel and the macros of its request. */
+/* A call of a family that has tunables: its kernel and the macros of its request (fixed_count +
+ * pinned_count + count at most KJ__CONFIG_DEFINES). */
 typedef struct kj__config_call {
     const char *kernel, *entry;
     const kj_define *fixed;      /* the params, sorted by name: in the request, and (as "NAME=VALUE ...")
@@ -89,6 +91,18 @@ typedef struct kj__config {
  * database, or metadata changed since) or of the device (KJ_ERR_LIMIT) give a warning, and the
  * defaults are used instead. Errors: those of kj_kernel_get for the values used. */
 kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *call, kj__config *out);
+
+/* The values alone, as kj__config_resolve chooses them before it gets the kernel (out->kernel is
+ * NULL): for a prefetch. */
+void kj__config_choose(kj_runtime *rt, const kj__config_call *call, kj__config *out);
+
+/* The request of the call at values, as kj__config_resolve makes it; its storage is in r. */
+typedef struct kj__config_request {
+    kj_define defines[KJ__CONFIG_DEFINES];
+    char text[KJ__CONFIG_MAX][16];
+    kj_request req;
+} kj__config_request;
+const kj_request *kj__config_request_of(const kj__config_call *call, const unsigned *values, kj__config_request *r);
 
 /* ---- tuning targets ------------------------------------------------------------------------- */
 

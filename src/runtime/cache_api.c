@@ -26,11 +26,11 @@ static kj_status need_cache(const kj_runtime *rt) {
     return KJ_OK;
 }
 
-/* The description's "kernel: NAME (origin)" and "options: ..." lines (kernel.c writes them), split into
- * the kernel's name, its -D macros and the other options, less the target and the language standard
- * that kernjit gives every compile. */
+/* The description's "kernel: NAME (origin)", "options: ..." and "entry alone: ENTRY" lines (kernel.c
+ * writes them), split into the kernel's name, its -D macros and the other options, less the target and
+ * the language standard that kernjit gives every compile, and the entry compiled alone. */
 typedef struct parts {
-    kj__buf kernel, macros, options;
+    kj__buf kernel, macros, options, entry;
 } parts;
 
 void kj__cache_description_kernel(const char *desc, char *out, size_t size) {
@@ -49,6 +49,7 @@ static void take_apart(const char *desc, parts *out) {
     kj__buf_puts(&out->kernel, kernel);
     for (const char *line = desc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         size_t len = strcspn(line, "\n");
+        if (strncmp(line, "entry alone: ", 13) == 0) kj__buf_append(&out->entry, line + 13, len - 13);
         if (strncmp(line, "options:", 8) == 0) {
             for (const char *o = line + 8; o < line + len;) {
                 o += strspn(o, " ");
@@ -80,8 +81,9 @@ kj_status kj_cache_list(kj_runtime *rt, kj_cache_visit_fn visit, void *user) {
         take_apart(items[i].description, &p);
         kj_cache_entry e = {items[i].path, items[i].arch, items[i].key, items[i].description,
                             items[i].bytes, items[i].mtime, items[i].valid, or_empty(&p.kernel),
-                            or_empty(&p.macros), or_empty(&p.options)};
+                            or_empty(&p.macros), or_empty(&p.options), or_empty(&p.entry)};
         visit(&e, user);
+        kj__buf_free(&p.entry);
         kj__buf_free(&p.kernel);
         kj__buf_free(&p.macros);
         kj__buf_free(&p.options);

@@ -17,10 +17,12 @@
 #include "jit/options.h"
 #include "jit/resources.h"
 #include "runtime/launch.h"
+#include "runtime/prefetch.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
 #include "jit/toolkit.h"
+#include "jit/trim.h"
 #include "base/util.h"
 
 #define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
@@ -49,6 +51,7 @@ typedef struct prepared {
     int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
     int devrt;               /* linked with the device runtime: the program launches kernels */
     int minimal;             /* compiled with -minimal (see scan_program) */
+    char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
 } prepared;
 
 static void prepared_free(prepared *p) {
@@ -59,6 +62,7 @@ static void prepared_free(prepared *p) {
     free(p->entry);
     free(p->name_expression);
     free(p->description);
+    free(p->alone_text);
     memset(p, 0, sizeof *p);
 }
 
@@ -370,6 +374,19 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
     return KJ_OK;
 }
 
+/* Whether the entry is compiled alone (trim.h): a source of one unit whose metadata declares several
+ * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
+static kj_status choose_text(prepared *p) {
+    const kj__source *src = p->src;
+    if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file) return KJ_OK;
+    const char *texts[KJ_MAX_HEADERS];
+    size_t lens[KJ_MAX_HEADERS];
+    for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
+    int r = kj__trim_to_entry(src->text, src->len, (const char *const *)p->spec->entries, p->spec->entry_count,
+                              p->entry, texts, lens, src->header_count, &p->alone_text);
+    return r < 0 ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+}
+
 static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
     const kj__target *own = &rt->target;
     if (!arch || !*arch || (rt->has_device && strcmp(arch, own->cache_arch) == 0) || strcmp(arch, own->arch) == 0) {
@@ -391,9 +408,13 @@ static kj_status describe(prepared *p) {
         kj__buf_puts(&b, "\n");
     }
     kj__buf_puts(&b, "options:");
-    for (size_t i = 0; i < p->option_count; i++) kj__buf_printf(&b, " %s", p->options[i]);
+    for (size_t i = 0; i < p->option_count; i++) {
+        kj__buf_puts(&b, " ");
+        kj__buf_puts(&b, p->options[i]);
+    }
     kj__buf_puts(&b, "\n");
     if (p->name_expression) kj__buf_printf(&b, "entry: %s\n", p->name_expression);
+    if (p->alone_text) kj__buf_printf(&b, "entry alone: %s\n", p->entry);
     if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     p->description = b.data;
     return KJ_OK;
@@ -404,7 +425,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
 
 /* What makes a request malformed whatever its kernel: checked before the memory map is consulted, so
  * that the same request always gets the same answer. */
-static kj_status check_request(const kj_request *req) {
+kj_status kj__check_request(const kj_request *req) {
     KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
                  req->define_count);
     KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
@@ -446,7 +467,7 @@ static kj_status find_more_sources(const kj_request *req, const kj__include_conf
 
 static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
     memset(p, 0, sizeof *p);
-    KJ_FORWARD(check_request(req));
+    KJ_FORWARD(kj__check_request(req));
     kj__user_options user;
     KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
     kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
@@ -469,6 +490,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
     KJ_FORWARD(choose_entry(p, req->entry));
     KJ_FORWARD(scan_program(p, user->rdc, user));
+    KJ_FORWARD(choose_text(p));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
@@ -494,6 +516,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     in.name_expression = p->name_expression;
     in.sources = (const kj__source *const *)p->units;
     in.source_count = p->unit_count;
+    in.alone_entry = p->alone_text ? p->entry : NULL;
     kj__key_compute(&in, &p->key);
     return describe(p);
 }
@@ -571,17 +594,26 @@ static void count(kj_runtime *rt, uint64_t *counter) {
     pthread_mutex_unlock(&rt->lock);
 }
 
-/* NVRTC on unit u of the program, with -minimal when the program allows it, and without it when
- * that compile fails (the result is still one function of the key's inputs: the same inputs always
- * take this way, so it is stored under the same key). */
-static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj__compiled *c) {
-    unit_option_list options;
+/* NVRTC on unit u of the program, with kernjit's shortcuts where the program allows them (-minimal,
+ * the entry alone), and as written when that compile fails (the result is still one function of the
+ * key's inputs: the same inputs always take this way, so it is stored under the same key). The output
+ * is the binary, or what kj_emit asks for: PTX, or LTO-IR with -dlto after the key's options. */
+static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
+    unit_option_list options; /* room for one option more than the key's */
     KJ_FORWARD(unit_options(p, u, &options));
+    int ltoir = format == KJ_EMIT_LTOIR;
     kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
-                           p->target.ptx};
+                           p->target.ptx || format == KJ_EMIT_PTX, ltoir, u == 0 ? p->alone_text : NULL};
+    if (ltoir) options.options[job.option_count++] = "-dlto";
     kj_status s = kj__compile(&job, c);
-    if (s == KJ_ERR_COMPILE && p->minimal) {
-        job.option_count = without_minimal(p, options.options);
+    if (s == KJ_ERR_COMPILE && (p->minimal || job.text)) {
+        kj__log(&rt->log, KJ_LOG_INFO, "%s: compiling %s%s%s failed; compiling it as written", p->units[u]->name,
+                job.text ? p->entry : "it", job.text ? " alone" : "", p->minimal ? " with -minimal" : "");
+        if (p->minimal) {
+            job.option_count = without_minimal(p, options.options);
+            if (ltoir) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
+        }
+        job.text = NULL;
         s = kj__compile(&job, c);
     }
     unit_options_free(&options);
@@ -630,7 +662,7 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
     kj__buf log = {0};
     kj_status s = kj__buf_puts(&log, "") ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
     for (size_t u = 0; u < p->unit_count && s == KJ_OK; u++) {
-        if ((s = compile_unit(rt, p, u, &c[u])) != KJ_OK) break;
+        if ((s = compile_unit(rt, p, u, KJ_EMIT_CUBIN, &c[u])) != KJ_OK) break;
         out->compile_ms += c[u].ms;
         if (*c[u].log) kj__buf_printf(&log, "%s%s", log.len ? "\n" : "", c[u].log);
         if (!out->lowered_name && c[u].lowered_name) out->lowered_name = kj__strdup(c[u].lowered_name);
@@ -791,7 +823,7 @@ static void hash_str(XXH3_state_t *st, const char *s) {
 
 /* The memory map's key: the request exactly as given. Two spellings of one kernel map to the same
  * module through the cache key; this hash only has to be fast and exact. */
-static void request_hash(const kj_request *req, uint8_t out[16]) {
+void kj__request_hash(const kj_request *req, uint8_t out[16]) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
     hash_str(&st, req->kernel);
@@ -936,21 +968,40 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     return KJ_OK;
 }
 
+/* The kernel when the request is loaded already; its origin is a memory hit's, or for the first ask
+ * after a prefetch loaded it, how the prefetch obtained it. */
+static kj_kernel *memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {
+    pthread_mutex_lock(&rt->lock);
+    kj_kernel *k = kj__map_get(&rt->requests, h);
+    if (k) {
+        rt->stats.memory_hits++;
+        if (origin) *origin = k->prefetched ? k->origin : KJ_ORIGIN_MEMORY;
+        k->prefetched = 0;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    return k;
+}
+
 kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
     KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
-    KJ_FORWARD(check_request(req));
+    KJ_FORWARD(kj__check_request(req));
     uint8_t h[16];
-    request_hash(req, h);
+    kj__request_hash(req, h);
     pthread_mutex_lock(&rt->lock);
     rt->stats.requests++;
-    kj_kernel *k = kj__map_get(&rt->requests, h);
-    if (k) rt->stats.memory_hits++;
     pthread_mutex_unlock(&rt->lock);
+    kj_kernel *k = memory_hit(rt, h, origin);
+    if (!k && kj__prefetch_wait(rt, h)) k = memory_hit(rt, h, origin);
     if (k) {
         *out = k;
-        if (origin) *origin = KJ_ORIGIN_MEMORY;
         return KJ_OK;
     }
+    return kj__kernel_get_now(rt, req, h, 0, out, origin);
+}
+
+kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_t h[16], int prefetch, kj_kernel **out,
+                             kj_origin *origin) {
+    kj_kernel *k = NULL;
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
                  "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->target.arch);
 
@@ -965,6 +1016,7 @@ kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, 
     prepared_free(&p);
     KJ_FORWARD(s);
 
+    k->prefetched = prefetch;
     pthread_mutex_lock(&rt->lock);
     kj_kernel *existing = kj__map_get(&rt->requests, h);
     if (!existing && kj__map_put(&rt->requests, h, k) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -1018,32 +1070,108 @@ static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_re
     result->entry_resources = kj__resources_find(&r->resources, entry_symbol);
 }
 
-kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
-    KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+/* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
+ * thread's storage). */
+static void fill_result(const prepared *p, binary *bin, kj_compile_result *result) {
+    memset(result, 0, sizeof *result);
+    result->cache_hit = bin->origin == KJ_ORIGIN_DISK;
+    result->origin = bin->origin;
+    result->stored = bin->stored;
+    result->linked = p->devrt;
+    result->is_ptx = bin->is_ptx;
+    snprintf(result->arch, sizeof result->arch, "%s", p->target.arch);
+    snprintf(result->key, sizeof result->key, "%s", p->key.hex);
+    snprintf(result->cache_path, sizeof result->cache_path, "%s", bin->path);
+    result->compile_ms = bin->compile_ms;
+    result->link_ms = bin->link_ms;
+    result->binary_bytes = bin->size;
+    result->source_count = (unsigned)p->unit_count;
+    keep_for_result(bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
+}
+
+static void count_request(kj_runtime *rt) {
     pthread_mutex_lock(&rt->lock);
     rt->stats.requests++;
     pthread_mutex_unlock(&rt->lock);
+}
+
+kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+    count_request(rt);
     prepared p;
     binary bin;
     kj_status s = prepare(rt, req, 0, &p);
     if (s == KJ_OK) s = obtain_binary(rt, &p, &bin);
-    if (s == KJ_OK && result) {
-        memset(result, 0, sizeof *result);
-        result->cache_hit = bin.origin == KJ_ORIGIN_DISK;
-        result->origin = bin.origin;
-        result->stored = bin.stored;
-        result->linked = p.devrt;
-        result->is_ptx = bin.is_ptx;
-        snprintf(result->arch, sizeof result->arch, "%s", p.target.arch);
-        snprintf(result->key, sizeof result->key, "%s", p.key.hex);
-        snprintf(result->cache_path, sizeof result->cache_path, "%s", bin.path);
-        result->compile_ms = bin.compile_ms;
-        result->link_ms = bin.link_ms;
-        result->binary_bytes = bin.size;
-        result->source_count = (unsigned)p.unit_count;
-        keep_for_result(&bin, bin.lowered_name ? bin.lowered_name : p.entry, result);
-    }
+    if (s == KJ_OK && result) fill_result(&p, &bin, result);
     if (s == KJ_OK) binary_free(&bin);
+    prepared_free(&p);
+    return s;
+}
+
+/* ---- the compiler's output (kj_emit) --------------------------------------------------------- */
+
+static const char *const emit_names[KJ_EMIT_FORMAT_COUNT_] = {"cubin", "ptx", "ltoir"};
+
+const char *kj_emit_format_name(kj_emit_format f) {
+    return (unsigned)f < KJ_EMIT_FORMAT_COUNT_ ? emit_names[f] : "unknown";
+}
+
+kj_status kj_emit_format_parse(const char *text, kj_emit_format *out) {
+    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_emit_format_parse: out is NULL");
+    for (int i = 0; text && i < KJ_EMIT_FORMAT_COUNT_; i++)
+        if (strcmp(text, emit_names[i]) == 0) {
+            *out = (kj_emit_format)i;
+            return KJ_OK;
+        }
+    return KJ_FAIL(KJ_ERR_USAGE, "unknown output format '%.40s': allowed are cubin, ptx, ltoir", text ? text : "(null)");
+}
+
+void kj_emit_free(void *data) { free(data); }
+
+/* PTX or LTO-IR of the program's one unit, compiled now (the cache keeps binaries only). */
+static kj_status emit_unit(kj_runtime *rt, const prepared *p, kj_emit_format format, binary *out) {
+    memset(out, 0, sizeof *out);
+    KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE, "%s of a program of %zu sources: PTX and LTO-IR are a single "
+                 "source's output (a program of several is linked into one cubin: emit cubin)",
+                 format == KJ_EMIT_PTX ? "PTX" : "LTO-IR", p->unit_count);
+    count(rt, &rt->stats.misses);
+    kj__compiled c;
+    KJ_FORWARD(compile_unit(rt, p, 0, format, &c));
+    /* PTX is text: its NUL stays after the data, uncounted */
+    *out = (binary){.data = c.binary, .size = c.size - (format == KJ_EMIT_PTX && c.size && !c.binary[c.size - 1]),
+                    .is_ptx = format == KJ_EMIT_PTX, .lowered_name = c.lowered_name, .log = c.log,
+                    .resources = c.resources, .origin = KJ_ORIGIN_COMPILED, .compile_ms = c.ms};
+    memset(&c, 0, sizeof c);
+    if (p->name_expression && !out->lowered_name) {
+        binary_free(out);
+        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                       "scale<float,256>)", p->name_expression, p->src->origin);
+    }
+    return KJ_OK;
+}
+
+kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, void **data, size_t *size,
+                  kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
+    KJ_RETURN_IF((unsigned)format >= KJ_EMIT_FORMAT_COUNT_, KJ_ERR_USAGE,
+                 "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR", (int)format);
+    count_request(rt);
+    prepared p;
+    binary bin;
+    kj_status s = prepare(rt, req, 0, &p);
+    if (s == KJ_OK) s = format == KJ_EMIT_CUBIN ? obtain_binary(rt, &p, &bin) : emit_unit(rt, &p, format, &bin);
+    if (s == KJ_OK && format == KJ_EMIT_CUBIN && bin.is_ptx) {
+        binary_free(&bin);
+        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s (the device is newer than this NVRTC): there is PTX for the "
+                    "driver to finish, no cubin; emit ptx, or give an arch NVRTC knows", p.target.arch);
+    }
+    if (s == KJ_OK) {
+        if (result) fill_result(&p, &bin, result);
+        *data = bin.data;
+        *size = bin.size;
+        bin.data = NULL;
+        binary_free(&bin);
+    }
     prepared_free(&p);
     return s;
 }

@@ -10,6 +10,7 @@
 #include "jit/compile.h"
 #include "base/error.h"
 #include "base/util.h"
+#include "runtime/prefetch.h"
 
 /* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
  * header the program was compiled with. */
@@ -182,11 +183,14 @@ static uint64_t cache_bound(const kj_runtime_options *o, const kj__logger *log) 
     const char *env = getenv("KERNJIT_CACHE_MAX");
     uint64_t v;
     if (env && *env) {
-        int parsed = kj__parse_bytes(env, &v) == 0;
-        if (parsed && v > 0) return v;
-        kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' %s; using 1 GiB", env,
-                parsed ? "is 0: the bound is at least 1 byte (KERNJIT_CACHE_DISABLE=1 turns the cache off)"
-                       : "is not a size (bytes, or with K/M/G/T, below 16 EiB)");
+        /* the command line's grammar and message (kj_size_parse); 0 apart, for the switch it is not */
+        char why[256];
+        if (kj__size_parse(env, 1, UINT64_MAX, &v, why, sizeof why) == 0) return v;
+        if (kj__size_parse(env, 0, 0, &v, NULL, 0) == 0)
+            kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' is 0: the bound is at least 1 byte "
+                    "(KERNJIT_CACHE_DISABLE=1 turns the cache off); using 1 GiB", env);
+        else
+            kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX=%s; using 1 GiB", why);
     }
     return KJ_CACHE_DEFAULT_MAX;
 }
@@ -247,6 +251,7 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
 
 void kj_runtime_destroy(kj_runtime *rt) {
     if (!rt) return;
+    kj__prefetch_destroy(rt);
     if (rt->has_device) rt->cu->cuCtxSetCurrent(rt->context);
     for (kj__state_node *n = rt->states, *next; n; n = next) {
         next = n->next;

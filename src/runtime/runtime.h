@@ -21,6 +21,8 @@ typedef struct kj__state_node {
     struct kj__state_node *next;
 } kj__state_node;
 
+typedef struct kj__prefetch kj__prefetch; /* prefetch.c */
+
 typedef struct kj__module {
     CUmodule module;
     struct kj__module *next;
@@ -42,6 +44,8 @@ struct kj_kernel {
     unsigned shared_dynamic;         /* the metadata's shared-dynamic for these macros; 0: none */
     int carveout;                    /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
     int pdl;                         /* launched with programmatic stream serialization */
+    int prefetched;                  /* loaded by a prefetch and not yet asked for: the first
+                                        kj_kernel_get reports how it was obtained (origin) */
 };
 
 struct kj_runtime {
@@ -65,7 +69,11 @@ struct kj_runtime {
                                       saw or set it (launch.h) */
     kj_stats stats;
     kj__state_node *states;     /* kj__state's, newest first */
+    kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
 };
+
+/* What makes a request malformed whatever its kernel (kernel.c): KJ_ERR_USAGE naming it. */
+kj_status kj__check_request(const kj_request *req);
 
 /* The kernel pipeline's teardown, called by kj_runtime_destroy. */
 void kj__kernels_destroy(kj_runtime *rt);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "kernjit.h"
 #include "launch_args.h"
 
 #define MAX_FIELDS 16
@@ -63,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         case 4: {
             uint64_t v;
-            if (launch_parse_count(f, LAUNCH_MAX_COUNT, &v) == 0 && v > LAUNCH_MAX_COUNT) abort();
+            if (kj_size_parse(f, 0, LAUNCH_MAX_COUNT, &v) == KJ_OK && v > LAUNCH_MAX_COUNT) abort();
             break;
         }
         case 5: {

@@ -84,15 +84,30 @@ static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
 
 /* ---- launching ------------------------------------------------------------------------------- */
 
-/* A helper entry (reduce_load, reduce_init) built as the main entry is. */
+/* The request of a helper entry (reduce_load, reduce_init) for a configuration, with its macros'
+ * storage: the main entry's macros, so that both come from one module. */
+typedef struct helper {
+    char block[16], coarse[16];
+    kj_define defines[4];
+    kj_request req;
+} helper;
+
+static const kj_request *helper_request(helper *h, const char *entry, kj_op op, kj_type type, unsigned block,
+                                        unsigned coarse) {
+    snprintf(h->block, sizeof h->block, "%u", block);
+    snprintf(h->coarse, sizeof h->coarse, "%u", coarse);
+    h->defines[0] = (kj_define){"OP", kj_op_name(op)};
+    h->defines[1] = (kj_define){"T", kj_type_name(type)};
+    h->defines[2] = (kj_define){"BLOCK_SIZE", h->block};
+    h->defines[3] = (kj_define){"COARSE_FACTOR", h->coarse};
+    h->req = (kj_request){.kernel = "reduce", .entry = entry, .defines = h->defines, .define_count = 4};
+    return &h->req;
+}
+
 static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
                      kj_kernel **k) {
-    char b[16], c[16];
-    snprintf(b, sizeof b, "%u", block);
-    snprintf(c, sizeof c, "%u", coarse);
-    kj_define defs[] = {{"OP", kj_op_name(op)}, {"T", kj_type_name(type)}, {"BLOCK_SIZE", b}, {"COARSE_FACTOR", c}};
-    kj_request req = {.kernel = "reduce", .entry = entry, .defines = defs, .define_count = 4};
-    return kj_kernel_get(rt, &req, k, NULL);
+    helper h;
+    return kj_kernel_get(rt, helper_request(&h, entry, op, type, block, coarse), k, NULL);
 }
 
 static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream stream, void **args) {
@@ -179,22 +194,23 @@ kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *
 /* Tuned values fit a single-block entry when its one block covers n. */
 static int fits(const void *user, const unsigned *values) { return *(const size_t *)user <= 2ull * values[0]; }
 
-kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
-                          const kj_reduce_options *o) {
+/* What a call will run: its entry, and its configuration call (which points into the plan: a plan is
+ * not copied). */
+typedef struct plan {
+    entry_id e;
+    size_t n;
+    kj_define fixed[2], pinned;
+    char unused[16];
+    kj__config_call call;
+} plan;
+
+/* The checks of every call that need no device, and its plan. */
+static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o, plan *p) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
                  "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
-    KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
-    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
-                 (unsigned long long)input, kj_type_size(type), kj_type_name(type));
-    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
-                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
-                 kj_result_size(type));
-    KJ_FORWARD(kj__enter(rt));
-    kj_reduce_options defaults = {0};
-    if (!o) o = &defaults;
     entry_id e = FAST;
     KJ_FORWARD(find_entry(o->entry, &e));
     KJ_RETURN_IF(o->coarse_factor && !entries[e].coarsens, KJ_ERR_USAGE,
@@ -206,31 +222,64 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     KJ_RETURN_IF(entries[e].single_block && n > 2ull * given_block, KJ_ERR_USAGE,
                  "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
                  "default), reduce_segmented or reduce_coarsened", entries[e].name, 2 * given_block, n);
-
-    kj_define fixed[] = {{"OP", kj_op_name(op)}, {"T", kj_type_name(type)}};
-    char unused[16];
-    snprintf(unused, sizeof unused, "%u", UNUSED_COARSE);
-    kj_define pinned = {"COARSE_FACTOR", unused};
+    p->e = e;
+    p->n = n;
+    p->fixed[0] = (kj_define){"OP", kj_op_name(op)};
+    p->fixed[1] = (kj_define){"T", kj_type_name(type)};
+    snprintf(p->unused, sizeof p->unused, "%u", UNUSED_COARSE);
+    p->pinned = (kj_define){"COARSE_FACTOR", p->unused};
     int coarsens = entries[e].coarsens;
-    kj__config_call call = {.kernel = "reduce", .entry = entries[e].name, .fixed = fixed, .fixed_count = 2,
-                            .pinned = coarsens ? NULL : &pinned, .pinned_count = coarsens ? 0 : 1, .n = n,
-                            .count = coarsens ? 2 : 1, .names = {"BLOCK_SIZE", "COARSE_FACTOR"},
-                            .given = {o->block_size, o->coarse_factor}, .defaults = {block, coarse},
-                            .suits = entries[e].single_block ? fits : NULL, .user = &n};
-    kj__config cfg;
-    KJ_FORWARD(kj__config_resolve(rt, &call, &cfg));
-    kj__reduce_job job = {entries[e].name, op, type, input, n, result, cfg.values[0],
-                          coarsens ? cfg.values[1] : UNUSED_COARSE, o->stream};
+    p->call = (kj__config_call){.kernel = "reduce", .entry = entries[e].name, .fixed = p->fixed, .fixed_count = 2,
+                                .pinned = coarsens ? NULL : &p->pinned, .pinned_count = coarsens ? 0 : 1, .n = n,
+                                .count = coarsens ? 2 : 1, .names = {"BLOCK_SIZE", "COARSE_FACTOR"},
+                                .given = {o->block_size, o->coarse_factor}, .defaults = {block, coarse},
+                                .suits = entries[e].single_block ? fits : NULL, .user = &p->n};
+    return KJ_OK;
+}
+
+/* COARSE_FACTOR of a configuration: the chosen one where the entry uses it, else the metadata's. */
+static unsigned coarse_of(const plan *p, const kj__config *c) { return entries[p->e].coarsens ? c->values[1] : UNUSED_COARSE; }
+
+kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o) {
+    kj_reduce_options defaults = {0};
+    plan p;
+    KJ_FORWARD(plan_call(rt, op, type, n, o ? o : &defaults, &p));
+    kj__config c;
+    kj__config_choose(rt, &p.call, &c);
+    kj__config_request main;
+    helper h;
+    kj_request reqs[2] = {*kj__config_request_of(&p.call, c.values, &main)};
+    const char *aid = entries[p.e].in_place ? "reduce_load" : entries[p.e].atomic ? "reduce_init" : NULL;
+    if (aid) reqs[1] = *helper_request(&h, aid, op, type, c.values[0], coarse_of(&p, &c));
+    return kj_kernel_prefetch(rt, reqs, aid ? 2 : 1);
+}
+
+kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
+                          const kj_reduce_options *o) {
+    kj_reduce_options defaults = {0};
+    if (!o) o = &defaults;
+    plan p;
+    KJ_FORWARD(plan_call(rt, op, type, n, o, &p));
+    KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
+    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
+                 (unsigned long long)input, kj_type_size(type), kj_type_name(type));
+    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
+                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
+                 kj_result_size(type));
+    KJ_FORWARD(kj__enter(rt));
+    kj__config c;
+    KJ_FORWARD(kj__config_resolve(rt, &p.call, &c));
+    kj__reduce_job job = {entries[p.e].name, op, type, input, n, result, c.values[0], coarse_of(&p, &c), o->stream};
     unsigned grid;
-    KJ_FORWARD(kj__reduce_launch(rt, cfg.kernel, &job, &grid));
+    KJ_FORWARD(kj__reduce_launch(rt, c.kernel, &job, &grid));
     if (o->report) {
         kj_reduce_report *r = o->report;
-        snprintf(r->entry, sizeof r->entry, "%s", entries[e].name);
+        snprintf(r->entry, sizeof r->entry, "%s", job.entry);
         r->block_size = job.block;
-        r->coarse_factor = coarsens ? job.coarse : 0;
+        r->coarse_factor = entries[p.e].coarsens ? job.coarse : 0;
         r->grid = grid;
-        r->origin = cfg.origin;
-        r->config_from = kj__config_name(cfg.from);
+        r->origin = c.origin;
+        r->config_from = kj__config_name(c.from);
     }
     return KJ_OK;
 }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Progress on long work (compile --all, tune and every bench), on stderr: on a terminal one live line
+# "[PHASE n/N] detail", rewritten in place and cleared before anything else is printed (a table's
+# row, a warning), so that no row shares a line with it; in a log (no terminal), a plain
+# "kernjit CMD: PHASE n/N: detail" line every few seconds, and the last one. The terminal is a
+# pseudo-terminal from script(1); benches that need a device run on the stub driver.
+# Usage: test-progress.sh KERNJIT STUB_LIBCUDA
+set -u
+K="$1" STUB="$2"
+W="$(mktemp -d)"
+trap 'rm -rf "$W"' EXIT
+export KERNJIT_CACHE_DIR="$W/cache" KERNJIT_PATH= KERNJIT_CUB_PLUGIN=off # test-cub-build builds it
+unset KERNJIT_REMOTE_CACHE
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# on_terminal NAME DRIVER ARGS...: the command's output on a pseudo-terminal, in $W/NAME.tty
+on_terminal() {
+    local name="$1" driver="$2"
+    shift 2
+    KERNJIT_LIBCUDA="$driver" script -qec "$(printf '%q ' "$K" "$@")" /dev/null > "$W/$name.tty" 2>&1
+}
+
+# live LINE_PATTERN FILE: the live line was drawn ("\r\e[K[...]") and every drawing was cleared before
+# the next output: after the line's text comes only another \r (a redraw or the clearing)
+live() {
+    local pattern="$1" file="$2"
+    grep -qaP "\r\e\[K\[$pattern" "$file" || { fail "$file: no live line [$pattern"; return; }
+    if grep -aP "\e\[K\[[a-z][^\r\n]*\] [^\r\n]*\n" "$file" | grep -vqaP "stub-cuda: "; then
+        fail "$file: a live line is followed by other output on its line:"
+        grep -aP "\e\[K\[[a-z][^\r\n]*\] [^\r\n]*\n" "$file" | grep -vaP "stub-cuda: " | head -3 | cat -A
+    fi
+}
+
+if command -v script >/dev/null; then
+    on_terminal reduce "$STUB" bench reduce --sizes 1K,4K --op sum,max --type f32 --entry reduce_fast --samples 1
+    live 'measure 1/4\] sum f32 2\^10' "$W/reduce.tty"
+    live 'measure 4/4\] max f32 2\^12' "$W/reduce.tty"
+    grep -qaP "\r\e\[Kmax  f32  2\^12 " "$W/reduce.tty" || fail "bench reduce: the row after a live line does not clear it"
+    on_terminal transpose "$STUB" bench transpose --rows 64 --cols 64 --samples 1
+    live 'measure 1/[0-9]+\] 64 x 64 ' "$W/transpose.tty"
+    on_terminal vector-add "$STUB" bench vector-add --n 1K --samples 1
+    live 'measure 1/[0-9]+\] f32 n=1024, its default configuration' "$W/vector-add.tty"
+    on_terminal nested "$STUB" bench nested --n 1K --size 64 --repeat 1
+    live 'measure 6/6\] mandelbrot, ms' "$W/nested.tty"
+    on_terminal jit /nonexistent/libcuda.so.1 bench jit --repeat 1
+    live 'cold compiles 1/1\]' "$W/jit.tty"
+    live 'compile reduce --all, new process 1/1\]' "$W/jit.tty"
+    on_terminal cache /nonexistent/libcuda.so.1 bench cache --repeat 1
+    live 'cold compiles 2/2\]' "$W/cache.tty"
+    on_terminal all /nonexistent/libcuda.so.1 compile reduce --all --arch sm_80 -D COARSE_FACTOR=1
+    live 'compile [0-9]+/6\]' "$W/all.tty"
+    grep -qaP "\r\e\[Kreduce for sm_80: 6 variants" "$W/all.tty" || fail "compile --all: the summary does not clear the live line"
+else
+    echo "skip: no script(1) for a pseudo-terminal"
+fi
+
+# In a log: quiet for work shorter than 3 s, then plain lines; the last one says N/N.
+start=$(date +%s%N)
+KERNJIT_LIBCUDA=/nonexistent/libcuda.so.1 "$K" bench jit --repeat 2 > "$W/jit.out" 2> "$W/jit.err" || fail "bench jit failed"
+took_ms=$((($(date +%s%N) - start) / 1000000))
+if grep -qaP "\r|\e\[" "$W/jit.err"; then fail "bench jit in a log: terminal control codes on stderr"; fi
+if [ "$took_ms" -gt 4000 ]; then
+    grep -qE "^kernjit bench jit: [a-z ,-]+ [0-9]+/[0-9]+$" "$W/jit.err" || fail "bench jit took $took_ms ms and printed no progress line"
+    tail -1 "$W/jit.err" | grep -qE "^kernjit bench jit: compile reduce --all, new process 2/2$" \
+        || fail "bench jit in a log: the last progress line is not 2/2: $(tail -1 "$W/jit.err")"
+else
+    echo "skip: bench jit took $took_ms ms, too short for a progress line"
+fi
+start=$(date +%s%N)
+KERNJIT_LIBCUDA=/nonexistent/libcuda.so.1 "$K" bench cache --repeat 1 > /dev/null 2> "$W/short.err"
+if [ $((($(date +%s%N) - start) / 1000000)) -lt 2500 ] && grep -q "kernjit bench cache: " "$W/short.err"; then
+    fail "bench cache: progress in a log for work shorter than 3 s"
+fi
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "progress: all checks passed"
