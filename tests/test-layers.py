@@ -45,10 +45,7 @@ TARGETS = ('the tuning target interface and its helpers (rotation, replicate, co
 ORACLES = ('the CPU oracles move to testing/; the library keeps only what it needs itself (the reduce '
            'target\'s check, kj__mb_config_make)')
 TYPES = 'kj_op/kj_type move from ops/reduce/reduce.c to ops/types.c'
-ALLOWLIST = {
-    'cycle runtime/kernel runtime/prefetch runtime/runtime':
-        'enter, slots and the context move to a file below both; runtime.c (create/destroy) stays on top',
-}
+ALLOWLIST = {}
 
 
 def folder_of(path):

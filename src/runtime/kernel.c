@@ -17,7 +17,7 @@
 #include "jit/options.h"
 #include "jit/resources.h"
 #include "runtime/launch.h"
-#include "runtime/prefetch.h"
+#include "runtime/kernel.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
@@ -968,9 +968,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     return KJ_OK;
 }
 
-/* The kernel when the request is loaded already; its origin is a memory hit's, or for the first ask
- * after a prefetch loaded it, how the prefetch obtained it. */
-static kj_kernel *memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {
+kj_kernel *kj__memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {
     pthread_mutex_lock(&rt->lock);
     kj_kernel *k = kj__map_get(&rt->requests, h);
     if (k) {
@@ -980,23 +978,6 @@ static kj_kernel *memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *ori
     }
     pthread_mutex_unlock(&rt->lock);
     return k;
-}
-
-kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
-    KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
-    KJ_FORWARD(kj__check_request(req));
-    uint8_t h[16];
-    kj__request_hash(req, h);
-    pthread_mutex_lock(&rt->lock);
-    rt->stats.requests++;
-    pthread_mutex_unlock(&rt->lock);
-    kj_kernel *k = memory_hit(rt, h, origin);
-    if (!k && kj__prefetch_wait(rt, h)) k = memory_hit(rt, h, origin);
-    if (k) {
-        *out = k;
-        return KJ_OK;
-    }
-    return kj__kernel_get_now(rt, req, h, 0, out, origin);
 }
 
 kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_t h[16], int prefetch, kj_kernel **out,

@@ -1,5 +1,8 @@
-/* The runtime's internals, shared by runtime.c (device, context, memory), kernel.c (the request
- * pipeline and launches), describe.c and the host side of each kernel family in ops/. */
+/* The runtime's internals: its structs and the device queries, shared by every file of runtime/.
+ * runtime.c is the bottom of the folder (devices, context, states, memory, streams); kernel.c the
+ * request pipeline and launches; prefetch.c the door in front of it (kj_kernel_get,
+ * kj_kernel_prefetch); lifecycle.c creates and destroys a runtime on top of them all. The layers
+ * above see none of this: ops reach the runtime through context.h (by way of ops/ops.h). */
 #ifndef KJ_RUNTIME_H
 #define KJ_RUNTIME_H
 
@@ -72,10 +75,7 @@ struct kj_runtime {
     kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
 };
 
-/* What makes a request malformed whatever its kernel (kernel.c): KJ_ERR_USAGE naming it. */
-kj_status kj__check_request(const kj_request *req);
-
-/* The kernel pipeline's teardown, called by kj_runtime_destroy. */
-void kj__kernels_destroy(kj_runtime *rt);
+/* The device `ordinal` as kj_device_query describes it, through an open driver table. */
+kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *info);
 
 #endif
