@@ -82,7 +82,7 @@ if [ -z "$devices" ]; then
     expect 1 "no CUDA device" "$K" bench vector-add
 else
     expect 0 "shared carveouts" "$K" info
-    expect 0 '"shared_carveouts_kib":[' "$K" info --json
+    expect 0 '"shared_carveouts_bytes":[' "$K" info --json
 fi
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
