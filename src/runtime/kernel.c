@@ -263,18 +263,11 @@ static kj_status choose_entry(prepared *p, const char *asked) {
 }
 
 static int push(char ***list, size_t *n, char *s) {
-    if (!s || *n == MAX_OPTIONS) {
+    if (*n == MAX_OPTIONS) {
         free(s);
         return -1;
     }
-    char **grown = realloc(*list, (*n + 1) * sizeof *grown);
-    if (!grown) {
-        free(s);
-        return -1;
-    }
-    grown[(*n)++] = s;
-    *list = grown;
-    return 0;
+    return kj__strings_push(list, n, s);
 }
 
 static int any_unit_uses_toolkit(const prepared *p) {
@@ -848,14 +841,7 @@ void kj__request_hash(const kj_request *req, uint8_t out[16]) {
 }
 
 static void kernel_free(kj_kernel *k) {
-    if (!k) return;
-    free(k->kernel);
-    free(k->entry);
-    free(k->lowered_name);
-    free(k->key);
-    free(k->defines);
-    free(k->log);
-    free(k);
+    if (k) kj__free_all(k->kernel, k->entry, k->lowered_name, k->key, k->defines, k->log, k);
 }
 
 static void kernel_free_cb(void *k, void *user) {
@@ -971,12 +957,9 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     }
     kj_status s = read_attributes(rt, fn, k);
     if (s == KJ_OK) s = apply_metadata_attributes(k);
-    if (s != KJ_OK) {
-        kernel_free(k);
-        return s;
-    }
-    *out = k;
-    return KJ_OK;
+    if (s == KJ_OK) *out = k;
+    else kernel_free(k);
+    return s;
 }
 
 kj_kernel *kj__memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {

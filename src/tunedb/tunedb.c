@@ -46,12 +46,7 @@ void kj__tunedb_device_name(const char *name, char out[256]) {
 /* ---- records --------------------------------------------------------------------------------- */
 
 static void rec_free(kj__tuned_rec *r) {
-    free(r->kernel);
-    free(r->entry);
-    free(r->fixed);
-    free(r->device);
-    free(r->version);
-    free(r->values);
+    kj__free_all(r->kernel, r->entry, r->fixed, r->device, r->version, r->values);
     memset(r, 0, sizeof *r);
 }
 
@@ -492,13 +487,8 @@ static kj_status read_db_file(const char *path, const kj__logger *log, int stric
         close(fd);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
+    int err;
+    size_t got = kj__read_all(fd, buf, size, &err);
     close(fd);
     buf[got] = '\0';
     *text = buf;
