@@ -7,6 +7,7 @@
  *   KJ_FAULT        comma-separated OP=ERRNO, ERRNO one of EROFS ENOSPC EACCES EIO EDQUOT:
  *                   mkdir   mkdir, mkdirat
  *                   create  open/openat with O_CREAT, O_WRONLY or O_RDWR
+ *                   read    read on a descriptor of a file under the folder
  *                   write   write on a descriptor of a file under the folder (after KJ_FAULT_WRITE_BYTES)
  *                   close   close of such a descriptor (the descriptor is closed; the error is reported)
  *                   rename  rename, renameat, renameat2 (either name under the folder)
@@ -175,6 +176,12 @@ API int mkdirat(int dirfd, const char *path, mode_t mode) {
     REAL(mkdirat);
     if (inject("mkdir", dirfd, path)) return -1;
     return real_mkdirat(dirfd, path, mode);
+}
+
+API ssize_t read(int fd, void *buf, size_t n) {
+    REAL(read);
+    if (fd > 2 && inject_fd("read", fd)) return -1;
+    return real_read(fd, buf, n);
 }
 
 API ssize_t write(int fd, const void *buf, size_t n) {

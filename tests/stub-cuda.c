@@ -8,6 +8,7 @@
  *                    naturally); unset: those of the test kernel the function's name matches, else
  *                    none
  *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
+ *   KJ_STUB_ATTR_FAIL set: cuFuncGetAttribute fails (CUDA_ERROR_INVALID_HANDLE)
  * Built twice: with cuFuncGetParamInfo, and without it (-DSTUB_OLD_DRIVER) as a CUDA 12.0 driver. */
 #include <cuda.h>
 #include <pthread.h>
@@ -179,6 +180,7 @@ API CUresult cuModuleGetGlobal(CUdeviceptr *p, size_t *bytes, CUmodule m, const 
 }
 API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
     (void)f;
+    if (getenv("KJ_STUB_ATTR_FAIL")) return CUDA_ERROR_INVALID_HANDLE;
     switch (a) {
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 16; break;

@@ -252,6 +252,14 @@ mkdir -p -m 700 "$c" && mkfifo "$c/tuning.db"
 KERNJIT_CACHE_DIR="$c" run F17 1 "" "(it is a special file, not a regular file): it is left as it is" \
     timeout 60 "$K" tune --forget
 [ -p "$c/tuning.db" ] && ok "F17: the FIFO was left as it was" || fail "F17: $(ls -l "$c")"
+# ... a read that fails part way (EIO): a part is not the database
+c="$work/F17e"
+db_with_two "$c"
+before=$(md5sum < "$c/tuning.db")
+KJ_FAULT_DIR="$c" KJ_FAULT=read=EIO LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
+    run F17 1 "" "cannot be read (Input/output error): it is left as it is" "$K" tune --forget
+[ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the database that failed a read was left as it was" \
+    || fail "F17: the database that failed a read changed"
 # ... and one this user may not read (EACCES): as nobody, the file root's
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     c="$work/F17c"

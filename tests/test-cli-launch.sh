@@ -85,6 +85,8 @@ expect 0 "" test "$(stat -c %s c.bin)" = 4000
 # the file round-trips as an input, its count taken from its size
 expect 0 "[1] 5" $V --arg 'f32[]=@c.bin' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000 --print 2:0..2
 expect 2 "the folder '$work/no/such/dir' does not exist" $V "${VARGS[@]}" --save "2=$work/no/such/dir/c.bin"
+# a function attribute the driver cannot give fails the load, named, rather than reading as zero
+KJ_STUB_ATTR_FAIL=1 expect 1 "kernjit launch: cuFuncGetAttribute(NUM_REGS): CUDA_ERROR" $V "${VARGS[@]}"
 
 # an entry marked `pdl` goes through cuLaunchKernelEx with programmatic stream serialization (the
 # stub says so once per function and refuses any other attribute); an unmarked one does not

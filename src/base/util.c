@@ -185,17 +185,11 @@ kj_status kj__read_fd(int fd, const struct stat *known, const char *path, size_t
     size_t size = (size_t)st.st_size;
     char *buf = malloc(size + 1);
     if (!buf) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory reading '%s' (%zu bytes)", path, size);
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            int err = errno;
-            free(buf);
-            return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
-        }
-        if (r == 0) break; /* shrank while we read: take what is there */
-        got += (size_t)r;
+    int err;
+    size_t got = kj__read_all(fd, buf, size, &err);
+    if (err) {
+        free(buf);
+        return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(err));
     }
     buf[got] = '\0';
     *data = buf;
@@ -267,6 +261,21 @@ static int digits(const char **p, uint64_t *out) {
     return 0;
 }
 
+void kj__free_each(void *const *pointers, size_t count) {
+    for (size_t i = 0; i < count; i++) free(pointers[i]);
+}
+
+int kj__strings_push(char ***strings, size_t *count, char *s) {
+    char **grown = s ? realloc(*strings, (*count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(s);
+        return -1;
+    }
+    grown[(*count)++] = s;
+    *strings = grown;
+    return 0;
+}
+
 void kj__strings_free(char **strings, size_t count) {
     if (!strings) return;
     for (size_t i = 0; i < count; i++) free(strings[i]);
@@ -274,6 +283,20 @@ void kj__strings_free(char **strings, size_t count) {
 }
 
 int kj__is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+size_t kj__read_all(int fd, void *data, size_t n, int *error) {
+    char *p = data;
+    size_t got = 0;
+    *error = 0;
+    while (got < n) {
+        ssize_t r = read(fd, p + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) *error = errno;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    return got;
+}
 
 int kj__write_all(int fd, const void *data, size_t n) {
     const char *p = data;

@@ -21,8 +21,15 @@ int kj__buf_printf(kj__buf *b, const char *fmt, ...) KJ_PRINTF(2, 3);
 void kj__buf_free(kj__buf *b);
 
 char *kj__strdup(const char *s);                 /* NULL for NULL or out of memory */
+/* free() of each pointer given, NULL ones too: kj__free_all(a->name, a->path). */
+void kj__free_each(void *const *pointers, size_t count);
+#define kj__free_all(...)                                                                                              \
+    kj__free_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 /* Frees each of the count strings, then the array; NULL frees nothing. */
 void kj__strings_free(char **strings, size_t count);
+/* Appends s to the array of count strings: 0, or -1 when s is NULL or out of memory (s is then
+ * freed and the array kept). */
+int kj__strings_push(char ***strings, size_t *count, char *s);
 char *kj__strndup(const char *s, size_t n);
 char *kj__asprintf(const char *fmt, ...) KJ_PRINTF(1, 2);
 int kj__ends_with(const char *s, const char *suffix);
@@ -75,5 +82,9 @@ int kj__is_pow2(long long v);
 /* Writes all n bytes to fd, again where a write is interrupted or short: 0, or -1 with errno (ENOSPC
  * when the file system takes nothing more). */
 int kj__write_all(int fd, const void *data, size_t n);
+/* Reads up to n bytes from fd, again where a read is interrupted or short, until n or the end of
+ * the file (a file that shrank while it was read): the count read. *error gets the errno of a failed
+ * read, which ends it, else 0. */
+size_t kj__read_all(int fd, void *data, size_t n, int *error);
 
 #endif

@@ -364,14 +364,8 @@ static uint8_t *read_entry(int fd, size_t *size, struct stat *st_out) {
     size_t n = (size_t)st.st_size;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) return NULL;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, buf + got, n - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    *size = got;
+    int err; /* a short entry fails its checks */
+    *size = kj__read_all(fd, buf, n, &err);
     return buf;
 }
 

@@ -16,13 +16,8 @@
 
 void kj__remote_config_free(kj__remote_config *c) {
     if (!c) return;
-    free(c->url);
-    free(c->host);
-    free(c->socket_path);
-    free(c->user);
-    free(c->password);
     if (c->secret) memset(c->secret, 0, c->secret_len);
-    free(c->secret);
+    kj__free_all(c->url, c->host, c->socket_path, c->user, c->password, c->secret);
     memset(c, 0, sizeof *c);
 }
 

@@ -40,17 +40,7 @@ static const struct refusal {
      "kj_compile_result.resources)"},
 };
 
-static int push(char ***list, size_t *n, const char *s) {
-    char *copy = kj__strdup(s);
-    char **grown = copy ? realloc(*list, (*n + 1) * sizeof *grown) : NULL;
-    if (!grown) {
-        free(copy);
-        return -1;
-    }
-    grown[(*n)++] = copy;
-    *list = grown;
-    return 0;
-}
+static int push(char ***list, size_t *n, const char *s) { return kj__strings_push(list, n, kj__strdup(s)); }
 
 static kj_status one(const char *o, kj__user_options *out) {
     KJ_RETURN_IF(!o || o[0] != '-', KJ_ERR_USAGE, "NVRTC option '%.80s' does not start with '-'", o ? o : "(null)");

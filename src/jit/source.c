@@ -228,30 +228,15 @@ static kj_status find(const kj__include_config *cfg, const char *kernel, const c
     if (need_kernel) s = check_has_kernel(src);
 done:
     free(path);
-    if (s != KJ_OK) {
-        kj__source_free(src);
-        return s;
-    }
-    *out = src;
-    return KJ_OK;
+    if (s == KJ_OK) *out = src;
+    else kj__source_free(src);
+    return s;
 }
 
 void kj__source_free(kj__source *src) {
     if (!src) return;
-    for (size_t i = 0; i < src->header_count; i++) {
-        free(src->headers[i].name);
-        free(src->headers[i].text);
-        free(src->headers[i].path);
-        free(src->headers[i].dir);
-    }
-    free(src->headers);
-    free(src->root);
+    for (size_t i = 0; i < src->header_count; i++)
+        kj__free_all(src->headers[i].name, src->headers[i].text, src->headers[i].path, src->headers[i].dir);
     kj__buf_free(&src->unresolved);
-    free(src->name);
-    free(src->file);
-    free(src->vfile);
-    free(src->origin);
-    free(src->dir);
-    free(src->text);
-    free(src);
+    kj__free_all(src->headers, src->root, src->name, src->file, src->vfile, src->origin, src->dir, src->text, src);
 }

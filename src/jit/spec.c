@@ -21,18 +21,6 @@ int kj__is_identifier(const char *name) {
     return n <= 64;
 }
 
-static int push_string(char ***list, size_t *count, char *s) {
-    if (!s) return -1;
-    char **p = realloc(*list, (*count + 1) * sizeof *p);
-    if (!p) {
-        free(s);
-        return -1;
-    }
-    p[(*count)++] = s;
-    *list = p;
-    return 0;
-}
-
 static void param_free(kj__param *p);
 
 static void attrs_free(kj__launch_attr *a, size_t n) {
@@ -146,7 +134,7 @@ static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t n
             return SPEC_FAIL(w, "macro %s: pow2 range ends must be powers of two", p->name);
         for (long long v = a;; v = pow2 ? v * 2 : v + 1) {
             if (p->value_count == KJ_MAX_VALUES) return SPEC_FAIL(w, "macro %s: more than %d values", p->name, KJ_MAX_VALUES);
-            if (push_string(&p->values, &p->value_count, kj__asprintf("%lld", v)) != 0)
+            if (kj__strings_push(&p->values, &p->value_count, kj__asprintf("%lld", v)) != 0)
                 return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
             /* stop before the step, which could pass LLONG_MAX when b is near it */
             if (pow2 ? v > b / 2 : v >= b) break;
@@ -159,7 +147,7 @@ static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t n
                              vals[i], KJ_MAX_VALUE_LEN);
         for (size_t j = 0; j < p->value_count; j++)
             if (strcmp(p->values[j], vals[i]) == 0) return SPEC_FAIL(w, "macro %s: value %s listed twice", p->name, vals[i]);
-        if (push_string(&p->values, &p->value_count, kj__strdup(vals[i])) != 0)
+        if (kj__strings_push(&p->values, &p->value_count, kj__strdup(vals[i])) != 0)
             return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
     return KJ_OK;
@@ -317,7 +305,7 @@ static kj_status parse_pdl(const where *w, kj__spec *spec, char **names, size_t 
         for (size_t j = 0; j < spec->pdl_count; j++)
             if (strcmp(spec->pdl_entries[j], names[i]) == 0) return SPEC_FAIL(w, "`pdl`: %s is listed twice", names[i]);
         if (spec->pdl_count == KJ_MAX_ITEMS) return SPEC_FAIL(w, "more than %d `pdl` entries", KJ_MAX_ITEMS);
-        if (push_string(&spec->pdl_entries, &spec->pdl_count, kj__strdup(names[i])) != 0)
+        if (kj__strings_push(&spec->pdl_entries, &spec->pdl_count, kj__strdup(names[i])) != 0)
             return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
     return KJ_OK;
@@ -348,7 +336,7 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
             if (!kj__is_identifier(tok[i])) return SPEC_FAIL(w, "entry '%.80s' is not a C identifier", tok[i]);
             if (kj__spec_has_entry(spec, tok[i])) return SPEC_FAIL(w, "entry %s is listed twice", tok[i]);
             if (spec->entry_count == KJ_MAX_ITEMS) return SPEC_FAIL(w, "more than %d entries", KJ_MAX_ITEMS);
-            if (push_string(&spec->entries, &spec->entry_count, kj__strdup(tok[i])) != 0)
+            if (kj__strings_push(&spec->entries, &spec->entry_count, kj__strdup(tok[i])) != 0)
                 return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         }
         return KJ_OK;
@@ -365,7 +353,7 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
             free(expr);
             return SPEC_FAIL(w, "more than %d requirements", KJ_MAX_ITEMS);
         }
-        return push_string(&spec->requires, &spec->require_count, expr) == 0
+        return kj__strings_push(&spec->requires, &spec->require_count, expr) == 0
                    ? KJ_OK
                    : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -582,12 +570,9 @@ kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__s
                          kj_last_error());
         }
     }
-    if (s != KJ_OK) {
-        kj__spec_free(spec);
-        return s;
-    }
-    *out = spec;
-    return KJ_OK;
+    if (s == KJ_OK) *out = spec;
+    else kj__spec_free(spec);
+    return s;
 }
 
 /* ---- validating a request's macros ----------------------------------------------------------- */
@@ -691,11 +676,11 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
             const char *value = spec->params[i].default_value;
             for (size_t j = 0; j < count; j++)
                 if (strcmp(defines[j].name, spec->params[i].name) == 0) value = defines[j].value;
-            oom = push_string(&list, &n, kj__asprintf("%s=%s", spec->params[i].name, value)) != 0;
+            oom = kj__strings_push(&list, &n, kj__asprintf("%s=%s", spec->params[i].name, value)) != 0;
         }
     } else {
         for (size_t j = 0; j < count && !oom; j++)
-            oom = push_string(&list, &n, kj__asprintf("%s=%s", defines[j].name, defines[j].value)) != 0;
+            oom = kj__strings_push(&list, &n, kj__asprintf("%s=%s", defines[j].name, defines[j].value)) != 0;
     }
     if (oom) {
         kj__strings_free(list, n);

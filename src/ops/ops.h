@@ -128,7 +128,7 @@ typedef struct kj__tune_target {
     size_t state_size;          /* the target's state: the tuner passes a zeroed one of this size */
     /* Tunables the entry does not use (NULL-terminated), held at their defaults; NULL: none. */
     const char *const *(*unused_tunables)(const char *entry);
-    /* Allocates the inputs (rotating copies when they fit in L2: kj__tune_slots), fills them from the
+    /* Allocates the inputs (rotating copies when they fit in L2: kj__tune_arrays), fills them from the
      * seed, computes the CPU reference. Usage errors name the value. */
     kj_status (*setup)(const kj__tune_problem *problem, void *state);
     /* Bytes one run reads and writes, for GB/s. */
@@ -151,26 +151,45 @@ typedef struct kj__tune_target {
     void (*teardown)(void *state);
 } kj__tune_target;
 
-/* How many copies of a run's data (`bytes`, all its arrays) rotate: one when the data is larger than
- * the device's L2; else enough to span more than twice the L2 (at most 1024), so that a run does not
- * find its input in L2 from the run before. */
-unsigned kj__tune_slots(const kj_runtime *rt, size_t bytes);
-/* The distance between copies of an array of `bytes`: a multiple of 256 bytes. */
-size_t kj__tune_stride(size_t bytes);
-/* Device memory for `slots` copies of a problem's arrays (`of` names them: "the input"), when the
- * device has it to spare (64 MiB are left free); else KJ_ERR_DEVICE_MEMORY: "<what> needs N bytes of
- * device memory (S copies of <of>); F of T are free". */
-kj_status kj__tune_alloc(kj_runtime *rt, size_t bytes, const char *what, unsigned slots, const char *of,
-                         kj_devptr *out);
-/* Copies the first `stride` bytes at base into slots 1 .. slots - 1 (doubling, device to device). */
-kj_status kj__tune_replicate(kj_runtime *rt, kj_devptr base, size_t stride, unsigned slots);
 /* Fills `bytes` at dev with 0xA5 and waits, so that a variant that writes nothing cannot pass on an
  * earlier one's output. */
 kj_status kj__tune_poison(kj_runtime *rt, kj_devptr dev, size_t bytes);
-/* Compares `bytes` of device memory at dev with host memory at want, copying through a bounded host
- * buffer (an output of several GiB needs no second host copy): *first gets the byte offset of the
- * first difference, or SIZE_MAX when they are equal. */
-kj_status kj__tune_compare(kj_runtime *rt, kj_devptr dev, const void *want, size_t bytes, size_t *first);
+
+/* A problem's device arrays in rotating copies: one copy of them all when they are larger than the
+ * device's L2, else enough that the copies span more than twice the L2 (at most 1024), so that a run
+ * does not find its input in L2 from the run before. The copies of one array lie side by side, the
+ * written arrays (outputs) last, so that one memset poisons every copy of them. */
+typedef struct kj__tune_arrays {
+    kj_runtime *rt;
+    unsigned count, outputs; /* arrays; the last `outputs` of them are what the runs write */
+    unsigned slots;
+    size_t stride, offset;   /* between copies; where in its copy an array starts */
+    kj_devptr base;
+    unsigned last;           /* the copy of the latest run */
+} kj__tune_arrays;
+
+/* count arrays of n elements of es bytes, each starting offset bytes into its copies (a caller that
+ * works at an offset). KJ_ERR_USAGE names n when an array would pass 2^40 bytes; KJ_ERR_DEVICE_MEMORY
+ * when the device cannot spare the copies and 64 MiB: "<what> needs N bytes of device memory (S
+ * copies of <of>); F of T are free". */
+kj_status kj__tune_arrays_alloc(kj_runtime *rt, const char *what, const char *of, unsigned count, unsigned outputs,
+                                uint64_t n, size_t es, size_t offset, kj__tune_arrays *a);
+void kj__tune_arrays_free(kj__tune_arrays *a);
+/* Where copy `copy` of array `array` starts. */
+kj_devptr kj__tune_array(const kj__tune_arrays *a, unsigned array, unsigned copy);
+/* Copies copy 0 of array into its other copies (doubling, device to device). */
+kj_status kj__tune_arrays_replicate(const kj__tune_arrays *a, unsigned array);
+/* bytes of host into copy 0 of array, then into every copy. */
+kj_status kj__tune_arrays_upload(const kj__tune_arrays *a, unsigned array, const void *host, size_t bytes);
+/* Makes the copy of run number i (i modulo the copies) the latest, and returns it. */
+unsigned kj__tune_arrays_rotate(kj__tune_arrays *a, unsigned i);
+/* Every copy of the outputs, by kj__tune_poison. */
+kj_status kj__tune_arrays_poison(const kj__tune_arrays *a);
+/* Compares the latest copy of output `array` (bytes, elements of es bytes) with want, then poisons
+ * the outputs: *first gets the index of the first element that differs, its es bytes copied to got,
+ * or SIZE_MAX when none does. */
+kj_status kj__tune_arrays_check(const kj__tune_arrays *a, unsigned array, const void *want, size_t bytes, size_t es,
+                                size_t *first, void *got);
 
 /* The inputs' random numbers: a generator seeded from the problem's seed, and its next value. */
 uint64_t kj__tune_seed(uint64_t seed);

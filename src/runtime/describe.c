@@ -20,12 +20,9 @@ kj_status kj_describe(kj_runtime *rt, const char *kernel, kj_kernel_desc **out) 
     if (!d) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     kj_status s = kj__source_find(search && *search ? search : NULL, kernel, NULL, &d->src);
     if (s == KJ_OK) s = kj__spec_parse(d->src->file, d->src->text, d->src->len, &d->spec);
-    if (s != KJ_OK) {
-        kj_desc_free(d);
-        return s;
-    }
-    *out = d;
-    return KJ_OK;
+    if (s == KJ_OK) *out = d;
+    else kj_desc_free(d);
+    return s;
 }
 
 void kj_desc_free(kj_kernel_desc *d) {

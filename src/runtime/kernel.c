@@ -263,18 +263,11 @@ static kj_status choose_entry(prepared *p, const char *asked) {
 }
 
 static int push(char ***list, size_t *n, char *s) {
-    if (!s || *n == MAX_OPTIONS) {
+    if (*n == MAX_OPTIONS) {
         free(s);
         return -1;
     }
-    char **grown = realloc(*list, (*n + 1) * sizeof *grown);
-    if (!grown) {
-        free(s);
-        return -1;
-    }
-    grown[(*n)++] = s;
-    *list = grown;
-    return 0;
+    return kj__strings_push(list, n, s);
 }
 
 static int any_unit_uses_toolkit(const prepared *p) {
@@ -848,14 +841,7 @@ void kj__request_hash(const kj_request *req, uint8_t out[16]) {
 }
 
 static void kernel_free(kj_kernel *k) {
-    if (!k) return;
-    free(k->kernel);
-    free(k->entry);
-    free(k->lowered_name);
-    free(k->key);
-    free(k->defines);
-    free(k->log);
-    free(k);
+    if (k) kj__free_all(k->kernel, k->entry, k->lowered_name, k->key, k->defines, k->log, k);
 }
 
 static void kernel_free_cb(void *k, void *user) {
@@ -920,6 +906,23 @@ static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmo
 
 static kj_status apply_metadata_attributes(kj_kernel *k);
 
+/* What kj_kernel_info reports and launches check: a value the driver cannot give is an error, not a
+ * silent zero (a zero max_threads would refuse every launch). */
+static kj_status read_attributes(kj_runtime *rt, CUfunction fn, kj_kernel *k) {
+    KJ_CU(rt->cu->cuFuncGetAttribute(&k->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn), "cuFuncGetAttribute(NUM_REGS)");
+    KJ_CU(rt->cu->cuFuncGetAttribute(&k->shared_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn),
+          "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+    KJ_CU(rt->cu->cuFuncGetAttribute(&k->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn),
+          "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
+    KJ_CU(rt->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn),
+          "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)");
+    int dyn = 0;
+    KJ_CU(rt->cu->cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn),
+          "cuFuncGetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    k->dynamic_shared_allowed = dyn > 0 ? (unsigned)dyn : 0;
+    return KJ_OK;
+}
+
 static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepared *p, binary *bin, CUmodule m,
                              kj_kernel **out) {
     const char *symbol = bin->lowered_name ? bin->lowered_name : p->entry;
@@ -952,20 +955,11 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
         kernel_free(k);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    rt->cu->cuFuncGetAttribute(&k->num_regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fn);
-    rt->cu->cuFuncGetAttribute(&k->shared_static, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn);
-    rt->cu->cuFuncGetAttribute(&k->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn);
-    rt->cu->cuFuncGetAttribute(&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn);
-    int dyn = 0;
-    if (rt->cu->cuFuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fn) == CUDA_SUCCESS && dyn > 0)
-        k->dynamic_shared_allowed = (unsigned)dyn;
-    kj_status s = apply_metadata_attributes(k);
-    if (s != KJ_OK) {
-        kernel_free(k);
-        return s;
-    }
-    *out = k;
-    return KJ_OK;
+    kj_status s = read_attributes(rt, fn, k);
+    if (s == KJ_OK) s = apply_metadata_attributes(k);
+    if (s == KJ_OK) *out = k;
+    else kernel_free(k);
+    return s;
 }
 
 kj_kernel *kj__memory_hit(kj_runtime *rt, const uint8_t h[16], kj_origin *origin) {

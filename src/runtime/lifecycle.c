@@ -134,12 +134,9 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
         free(dir);
     }
     if (s == KJ_OK && !disabled) s = kj__remote_open(o, &rt->log, &rt->remote);
-    if (s != KJ_OK) {
-        kj_runtime_destroy(rt);
-        return s;
-    }
-    *out = rt;
-    return KJ_OK;
+    if (s == KJ_OK) *out = rt;
+    else kj_runtime_destroy(rt);
+    return s;
 }
 
 void kj_runtime_destroy(kj_runtime *rt) {

@@ -37,12 +37,8 @@ struct kj__prefetch {
 
 static void job_free(job *j) {
     if (!j) return;
-    for (size_t i = 0; i < j->string_count; i++) free(j->strings[i]);
-    free(j->strings);
-    free(j->defines);
-    free(j->options);
-    free(j->sources);
-    free(j);
+    kj__strings_free(j->strings, j->string_count);
+    kj__free_all(j->defines, j->options, j->sources, j);
 }
 
 /* A copy of s that the job owns (NULL stays NULL); sets *oom when it cannot be made. */

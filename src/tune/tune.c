@@ -43,14 +43,8 @@ void kj_tune_result_free(kj_tune_result *r) {
     if (!r) return;
     box *b = (box *)r;
     if (b->notes) kj__strings_free(b->notes, b->pub.variant_count);
-    free(b->variants);
     kj_space_free(b->space);
-    free(b->kernel);
-    free(b->entry);
-    free(b->fixed);
-    free(b->strategy);
-    free(b->db_path);
-    free(b);
+    kj__free_all(b->variants, b->kernel, b->entry, b->fixed, b->strategy, b->db_path, b);
 }
 
 void kj_tune_options_init(kj_tune_options *o) {
@@ -212,6 +206,17 @@ typedef struct timing {
     unsigned samples, batch;
 } timing;
 
+/* The variant's row takes the timing's numbers, and GB/s from them. */
+static void record(tuner *t, size_t i, const timing *tm) {
+    kj_tune_variant *v = var(t, i);
+    v->median_us = tm->median_us;
+    v->min_us = tm->min_us;
+    v->max_us = tm->max_us;
+    v->samples = tm->samples;
+    v->batch = tm->batch;
+    v->gbps = tm->median_us > 0 ? t->b->pub.bytes_per_run / (tm->median_us * 1e3) : 0;
+}
+
 static kj_status run_once(tuner *t, size_t i, const kj_variant *v) {
     return t->target->run(t->tstate, t->kernels[i], v->defines, v->define_count, t->stream, t->rotation++);
 }
@@ -289,13 +294,7 @@ static kj_status runoff(tuner *t) {
         double t0 = kj__now_ms();
         KJ_FORWARD(time_variant(t, cand[k], t->samples * REMEASURE_FACTOR, &tm));
         t->measure_ms += kj__now_ms() - t0;
-        kj_tune_variant *v = var(t, cand[k]);
-        v->median_us = tm.median_us;
-        v->min_us = tm.min_us;
-        v->max_us = tm.max_us;
-        v->samples = tm.samples;
-        v->batch = tm.batch;
-        v->gbps = tm.median_us > 0 ? t->b->pub.bytes_per_run / (tm.median_us * 1e3) : 0;
+        record(t, cand[k], &tm);
     }
     /* the table now mixes runoff and sweep medians: the winner is the smallest of them all (a variant
      * just outside the runoff wins if the re-timed ones all came out slower than it) */
@@ -335,12 +334,7 @@ static kj_status measure(tuner *t, size_t i) {
         outcome = "wrong result";
     } else {
         tv->status = KJ_VARIANT_MEASURED;
-        tv->median_us = tm.median_us;
-        tv->min_us = tm.min_us;
-        tv->max_us = tm.max_us;
-        tv->samples = tm.samples;
-        tv->batch = tm.batch;
-        tv->gbps = tm.median_us > 0 ? t->b->pub.bytes_per_run / (tm.median_us * 1e3) : 0;
+        record(t, i, &tm);
         t->b->pub.measured++;
         if (t->best < 0 || tm.median_us < var(t, t->best)->median_us) t->best = (long)i;
         snprintf(text, sizeof text, "%.1f GB/s", tv->gbps);

@@ -46,12 +46,7 @@ void kj__tunedb_device_name(const char *name, char out[256]) {
 /* ---- records --------------------------------------------------------------------------------- */
 
 static void rec_free(kj__tuned_rec *r) {
-    free(r->kernel);
-    free(r->entry);
-    free(r->fixed);
-    free(r->device);
-    free(r->version);
-    free(r->values);
+    kj__free_all(r->kernel, r->entry, r->fixed, r->device, r->version, r->values);
     memset(r, 0, sizeof *r);
 }
 
@@ -461,9 +456,9 @@ char *kj__tunedb_format(const kj__tunedb *db) {
 /* ---- the file -------------------------------------------------------------------------------- */
 
 /* Reads path whole through a descriptor that refuses links; *text NULL when there is no file. A file
- * that is there but cannot be read (forbidden, a link, too large, not a regular file) is a warning
- * for lookups, which then use no tuned values; for an update (strict) it is a failure, since writing
- * the database back would replace what could not be read. */
+ * that is there but cannot be read (forbidden, a link, too large, not a regular file, a read that
+ * failed part way) is a warning for lookups, which then use no tuned values; for an update (strict) it
+ * is a failure, since writing the database back would replace what could not be read. */
 static kj_status read_db_file(const char *path, const kj__logger *log, int strict, char **text, size_t *len) {
     *text = NULL;
     *len = 0;
@@ -478,28 +473,27 @@ static kj_status read_db_file(const char *path, const kj__logger *log, int stric
     else if ((uint64_t)st.st_size > KJ_TUNEDB_MAX_BYTES)
         snprintf(why, sizeof why, "it is %lld bytes, more than the %u a database may have", (long long)st.st_size,
                  KJ_TUNEDB_MAX_BYTES);
+    char *buf = NULL;
+    size_t got = 0;
+    if (!why[0]) {
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf) {
+            close(fd);
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        }
+        int err;
+        got = kj__read_all(fd, buf, (size_t)st.st_size, &err);
+        if (err) snprintf(why, sizeof why, "%s", kj__strerror(err)); /* a part is not the database */
+    }
+    if (fd >= 0) close(fd);
     if (why[0]) {
-        if (fd >= 0) close(fd);
+        free(buf);
         KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s cannot be read (%s): it is left as it is, and nothing "
                      "is stored until it can be read, or is moved away", path, why);
         kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used", path,
                 why);
         return KJ_OK;
     }
-    size_t size = (size_t)st.st_size;
-    char *buf = malloc(size + 1);
-    if (!buf) {
-        close(fd);
-        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    }
-    size_t got = 0;
-    while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
     buf[got] = '\0';
     *text = buf;
     *len = got;

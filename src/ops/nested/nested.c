@@ -26,14 +26,7 @@ kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant) 
     return KJ_OK;
 }
 
-static unsigned log2u(unsigned v) {
-    unsigned k = 0;
-    while (v > 1) {
-        v >>= 1;
-        k++;
-    }
-    return k;
-}
+static unsigned log2u(unsigned v) { return v > 1 ? 31u - (unsigned)__builtin_clz(v) : 0; } /* rounded down */
 
 static kj_status get(kj_runtime *rt, const char *entry, kj_type type, int count, kj_kernel **k, kj_origin *origin) {
     kj_define defs[] = {{"T", kj_type_name(type)}, {"COUNT_LAUNCHES", count ? "1" : "0"}};

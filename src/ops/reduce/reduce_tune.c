@@ -24,9 +24,8 @@ typedef struct state {
     const char *entry;
     int coarsens, single_block;
     size_t n, bytes;
-    unsigned slots;
-    size_t stride;
-    kj_devptr base, out;
+    kj__tune_arrays input;
+    kj_devptr out;
     unsigned char expected[8];
     double abs_sum;
     unsigned block, coarse, grid; /* of the latest run: its configuration bounds the float error */
@@ -98,7 +97,7 @@ static kj_status reference(state *st, const void *tile, size_t tile_n) {
 
 static void teardown(void *p) {
     state *st = p;
-    kj_mem_free(st->rt, st->base);
+    kj__tune_arrays_free(&st->input);
     kj_mem_free(st->rt, st->out);
 }
 
@@ -115,31 +114,28 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
                  kj__reduce_entry_list);
     st->entry = p->entry;
     size_t es = kj_type_size(st->type);
-    KJ_RETURN_IF(p->n > (1ull << 40) / es, KJ_ERR_USAGE, "n = %llu elements of %s: at most 2^40 bytes",
-                 (unsigned long long)p->n, t);
+    char what[64];
+    snprintf(what, sizeof what, "tuning reduce at n = %llu", (unsigned long long)p->n);
+    KJ_FORWARD(kj__tune_arrays_alloc(st->rt, what, "the input", 1, 0, p->n, es, 0, &st->input));
     st->n = (size_t)p->n;
     st->bytes = st->n * es;
-    st->slots = kj__tune_slots(st->rt, st->bytes);
-    st->stride = kj__tune_stride(st->bytes);
-    char what[64];
-    snprintf(what, sizeof what, "tuning reduce at n = %zu", st->n);
-    KJ_FORWARD(kj__tune_alloc(st->rt, (size_t)st->slots * st->stride, what, st->slots, "the input", &st->base));
     KJ_FORWARD(kj_mem_alloc(st->rt, 16, &st->out));
+    kj_devptr base = kj__tune_array(&st->input, 0, 0);
 
     size_t tile_n = st->n < TILE ? st->n : TILE;
     void *tile = malloc(tile_n ? tile_n * es : 1);
     if (!tile) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     fill(st->type, st->op, tile, tile_n, p->seed);
-    kj_status s = kj_memcpy_htod(st->rt, st->base, tile, tile_n * es);
+    kj_status s = kj_memcpy_htod(st->rt, base, tile, tile_n * es);
     /* repeat the tile through the input: copies of a whole number of tiles keep the period */
     for (size_t have = tile_n; s == KJ_OK && have < st->n; have *= 2) {
         size_t more = st->n - have < have ? st->n - have : have;
-        s = kj_memcpy_dtod(st->rt, st->base + have * es, st->base, more * es, NULL);
+        s = kj_memcpy_dtod(st->rt, base + have * es, base, more * es, NULL);
     }
     if (s == KJ_OK && tile_n) s = reference(st, tile, tile_n);
     else if (s == KJ_OK) kj__reduce_reference(st->op, st->type, NULL, 0, st->expected, &st->abs_sum);
     free(tile);
-    if (s == KJ_OK) s = kj__tune_replicate(st->rt, st->base, st->stride, st->slots);
+    if (s == KJ_OK) s = kj__tune_arrays_replicate(&st->input, 0);
     if (s == KJ_OK) s = kj__tune_poison(st->rt, st->out, 16);
     return s;
 }
@@ -160,8 +156,9 @@ static int applicable(void *p, const kj_define *d, size_t count, char *why, size
 static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj_stream stream, unsigned i) {
     state *st = p;
     /* COARSE_FACTOR is in the variant's macros also where the entry does not use it (at its default) */
-    kj__reduce_job job = {st->entry, st->op, st->type, st->base + (kj_devptr)(i % st->slots) * st->stride, st->n,
-                          st->out, kj__tune_define_uint(d, count, "BLOCK_SIZE"),
+    kj_devptr input = kj__tune_array(&st->input, 0, kj__tune_arrays_rotate(&st->input, i));
+    kj__reduce_job job = {st->entry, st->op, st->type, input, st->n, st->out,
+                          kj__tune_define_uint(d, count, "BLOCK_SIZE"),
                           kj__tune_define_uint(d, count, "COARSE_FACTOR"), stream};
     st->block = job.block;
     st->coarse = job.coarse;
@@ -192,8 +189,6 @@ const kj__tune_target kj__tune_target_reduce = {
     .setup = setup,
     .bytes_per_run = bytes_per_run,
     .applicable = applicable,
-    .block_threads = NULL,
-    .dynamic_shared = NULL,
     .run = run,
     .verify = verify,
     .teardown = teardown,

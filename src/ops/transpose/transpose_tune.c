@@ -10,8 +10,7 @@
  *
  * The runs launch the variant's kernel as kj_transpose does (kj__transpose_launch), so that the grid,
  * the block and the dynamic shared memory are exactly the op's for those values. Inputs that fit in
- * L2 rotate: in and out each have `slots` copies, in two regions, so that the outputs can be poisoned
- * with a single memset. */
+ * L2 rotate (kj__tune_arrays: in, out). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +23,9 @@
 #define BLOCK 64               /* the CPU reference's tile: both sides stay in cache */
 
 typedef struct state {
+    kj__tune_arrays arrays;    /* in, out */
     kj_runtime *rt;
     size_t es, rows, cols, n, bytes;
-    unsigned slots;
-    size_t stride;             /* between slots of one matrix */
-    kj_devptr base;            /* the inputs' slots, then the outputs' */
-    unsigned last;             /* the slot of the latest run */
     void *expected;            /* cols x rows: the CPU's transpose */
 } state;
 
@@ -69,18 +65,11 @@ static void shape(uint64_t n, size_t *rows, size_t *cols) {
     *cols = (size_t)(n / r);
 }
 
-static kj_devptr slot_of(const state *st, unsigned matrix, unsigned slot) {
-    return st->base + ((kj_devptr)matrix * st->slots + slot) * st->stride;
-}
-
 static void teardown(void *p) {
     state *st = p;
-    kj_mem_free(st->rt, st->base);
+    kj__tune_arrays_free(&st->arrays);
     free(st->expected);
 }
-
-/* Every output slot. */
-static kj_status poison(state *st) { return kj__tune_poison(st->rt, slot_of(st, 1, 0), (size_t)st->slots * st->stride); }
 
 static kj_status setup(const kj__tune_problem *p, void *state_) {
     state *st = state_;
@@ -93,21 +82,17 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
     KJ_RETURN_IF(strcmp(p->entry, "transpose_padded") != 0, KJ_ERR_USAGE,
                  "transpose entry '%.60s' cannot be tuned: it has a fixed 32 x 32 tile; TILE_DIM and BLOCK_ROWS "
                  "shape transpose_padded (the default) only", p->entry);
-    KJ_RETURN_IF(p->n > (1ull << 40) / st->es, KJ_ERR_USAGE, "n = %llu elements of %zu bytes: at most 2^40 bytes",
-                 (unsigned long long)p->n, st->es);
     shape(p->n, &st->rows, &st->cols);
     KJ_RETURN_IF(st->cols > MAX_SIDE, KJ_ERR_USAGE,
                  "n = %llu: its matrix is %zu x %zu (rows the largest divisor of n not above its square root), and "
                  "kj_transpose takes at most %llu columns; give an n with closer factors (2^26 = 8192 x 8192)",
                  (unsigned long long)p->n, st->rows, st->cols, MAX_SIDE);
+    char what[128];
+    snprintf(what, sizeof what, "tuning transpose at n = %llu (%zu x %zu)", (unsigned long long)p->n, st->rows,
+             st->cols);
+    KJ_FORWARD(kj__tune_arrays_alloc(st->rt, what, "the input and the output", 2, 1, p->n, st->es, 0, &st->arrays));
     st->n = (size_t)p->n;
     st->bytes = st->n * st->es;
-    st->slots = kj__tune_slots(st->rt, 2 * st->bytes);
-    st->stride = kj__tune_stride(st->bytes);
-    char what[128];
-    snprintf(what, sizeof what, "tuning transpose at n = %zu (%zu x %zu)", st->n, st->rows, st->cols);
-    KJ_FORWARD(kj__tune_alloc(st->rt, 2 * (size_t)st->slots * st->stride, what, st->slots, "the input and the output",
-                              &st->base));
 
     void *in = malloc(st->bytes);
     st->expected = malloc(st->bytes);
@@ -115,11 +100,10 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
     if (s == KJ_OK) {
         fill(in, st->es, st->n, p->seed);
         transpose_cpu(in, st->expected, st->es, st->rows, st->cols);
-        s = kj_memcpy_htod(st->rt, slot_of(st, 0, 0), in, st->bytes);
+        s = kj__tune_arrays_upload(&st->arrays, 0, in, st->bytes);
     }
     free(in);
-    if (s == KJ_OK) s = kj__tune_replicate(st->rt, slot_of(st, 0, 0), st->stride, st->slots);
-    if (s == KJ_OK) s = poison(st);
+    if (s == KJ_OK) s = kj__tune_arrays_poison(&st->arrays);
     return s;
 }
 
@@ -162,9 +146,9 @@ static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj
     state *st = p;
     unsigned dim = kj__tune_define_uint(d, count, "TILE_DIM");
     unsigned tile[2] = {dim, dim}, block[2] = {dim, kj__tune_define_uint(d, count, "BLOCK_ROWS")}, tiles;
-    st->last = i % st->slots;
-    return kj__transpose_launch(st->rt, k, tile, block, slot_of(st, 0, st->last), slot_of(st, 1, st->last), st->rows,
-                                st->cols, stream, &tiles);
+    unsigned copy = kj__tune_arrays_rotate(&st->arrays, i);
+    return kj__transpose_launch(st->rt, k, tile, block, kj__tune_array(&st->arrays, 0, copy),
+                                kj__tune_array(&st->arrays, 1, copy), st->rows, st->cols, stream, &tiles);
 }
 
 static uint64_t word_at(const unsigned char *p, size_t es) {
@@ -177,19 +161,11 @@ static uint64_t word_at(const unsigned char *p, size_t es) {
 
 static kj_status verify(void *p) {
     state *st = p;
-    size_t first;
-    kj_devptr out = slot_of(st, 1, st->last);
-    KJ_FORWARD(kj__tune_compare(st->rt, out, st->expected, st->bytes, &first));
-    uint64_t got = 0, want = 0;
-    size_t i = first / st->es;
-    if (first != SIZE_MAX) {
-        unsigned char g[8] = {0};
-        KJ_FORWARD(kj_memcpy_dtoh(st->rt, g, out + i * st->es, st->es));
-        got = word_at(g, st->es);
-        want = word_at((const unsigned char *)st->expected + i * st->es, st->es);
-    }
-    KJ_FORWARD(poison(st));
-    if (first == SIZE_MAX) return KJ_OK;
+    size_t i;
+    unsigned char g[8];
+    KJ_FORWARD(kj__tune_arrays_check(&st->arrays, 1, st->expected, st->bytes, st->es, &i, g));
+    if (i == SIZE_MAX) return KJ_OK;
+    uint64_t got = word_at(g, st->es), want = word_at((const unsigned char *)st->expected + i * st->es, st->es);
     /* output row = input column, output column = input row */
     return KJ_FAIL(KJ_ERR_WRONG_RESULT,
                    "%zu x %zu: output row %zu, column %zu is 0x%llx; the input's row %zu, column %zu is 0x%llx",
@@ -202,7 +178,6 @@ const kj__tune_target kj__tune_target_transpose = {
     .default_entry = "transpose_padded",
     .default_n = 1u << 26, /* 8192 x 8192 */
     .state_size = sizeof(state),
-    .unused_tunables = NULL,
     .setup = setup,
     .bytes_per_run = bytes_per_run,
     .applicable = applicable,
