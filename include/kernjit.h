@@ -42,10 +42,10 @@
  *   folder that cannot be used) go to the log callback of kj_runtime_options.
  * - Thread safety is stated per function. A kj_runtime may be shared by threads; calls that use the
  *   device make the runtime's context current on the calling thread and leave it current.
- * - Compatibility: the symbols carry the version KERNJIT_0 (a version script exports the KJ_API
- *   functions of these headers; nothing else the library exports is API). Before 1.0 a minor
- *   release may change the API and ABI: rebuild the program with the new headers.
- *   kj_version_number() tells the library that was loaded.
+ * - Compatibility: the symbols carry the version KERNJIT_0.2 (a version script exports the KJ_API
+ *   functions of these headers; nothing else the library exports is API), so that a program built
+ *   against 0.1, whose ABI differs, fails to start against this library instead of misreading it.
+ *   Status values are fixed numbers. kj_version_number() tells the library that was loaded.
  */
 #ifndef KERNJIT_H
 #define KERNJIT_H
@@ -72,34 +72,36 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------------------------------
- * Status codes. KJ_STATUS_MAP(X) calls X(name, class, description) once per status; class is
- * 0 (success), 1 (failure) or 2 (usage error: the caller asked for something not allowed).
- * The CLI exits with the class of the status it got.
+ * Status codes. KJ_STATUS_MAP(X) calls X(name, value, class, description) once per status. value is
+ * the number, fixed for good: a status keeps its number in every later release, and new ones take
+ * the next free number (KJ_STATUS_COUNT_ is one past the largest). class is 0 (success), 1 (failure)
+ * or 2 (usage error: the caller asked for something not allowed); the CLI exits with the class of
+ * the status it got.
  * ---------------------------------------------------------------------------------------------- */
 #define KJ_STATUS_MAP(X)                                                                            \
-    X(OK, 0, "success")                                                                             \
-    X(ERR_USAGE, 2, "invalid argument")                                                             \
-    X(ERR_UNKNOWN_KERNEL, 2, "unknown kernel")                                                      \
-    X(ERR_UNKNOWN_ENTRY, 2, "unknown entry point")                                                  \
-    X(ERR_INVALID_DEFINE, 2, "macro value not allowed")                                             \
-    X(ERR_LIMIT, 2, "request exceeds a device limit")                                               \
-    X(ERR_SOURCE, 1, "cannot read kernel source")                                                   \
-    X(ERR_SPEC, 1, "malformed kernel metadata")                                                     \
-    X(ERR_COMPILE, 1, "NVRTC compilation failed")                                                   \
-    X(ERR_LINK, 1, "nvJitLink link failed")                                                         \
-    X(ERR_NO_DRIVER, 1, "CUDA driver not available")                                                \
-    X(ERR_NO_DEVICE, 1, "no CUDA device")                                                           \
-    X(ERR_CUDA, 1, "CUDA driver call failed")                                                       \
-    X(ERR_HOST_MEMORY, 1, "out of host memory")                                                     \
-    X(ERR_DEVICE_MEMORY, 1, "out of device memory")                                                 \
-    X(ERR_DEVICE_LAUNCH, 1, "device-side kernel launch failed")                                     \
-    X(ERR_IO, 1, "file system error")                                                               \
-    X(ERR_UNSUPPORTED, 1, "not supported")                                                          \
-    X(ERR_NOT_FOUND, 1, "not found")                                                                \
-    X(ERR_WRONG_RESULT, 1, "result does not match the reference")
+    X(OK, 0, 0, "success")                                                                          \
+    X(ERR_USAGE, 1, 2, "invalid argument")                                                          \
+    X(ERR_UNKNOWN_KERNEL, 2, 2, "unknown kernel")                                                   \
+    X(ERR_UNKNOWN_ENTRY, 3, 2, "unknown entry point")                                               \
+    X(ERR_INVALID_DEFINE, 4, 2, "macro value not allowed")                                          \
+    X(ERR_LIMIT, 5, 2, "request exceeds a device limit")                                            \
+    X(ERR_SOURCE, 6, 1, "cannot read kernel source")                                                \
+    X(ERR_SPEC, 7, 1, "malformed kernel metadata")                                                  \
+    X(ERR_COMPILE, 8, 1, "NVRTC compilation failed")                                                \
+    X(ERR_LINK, 9, 1, "nvJitLink link failed")                                                      \
+    X(ERR_NO_DRIVER, 10, 1, "CUDA driver not available")                                            \
+    X(ERR_NO_DEVICE, 11, 1, "no CUDA device")                                                       \
+    X(ERR_CUDA, 12, 1, "CUDA driver call failed")                                                   \
+    X(ERR_HOST_MEMORY, 13, 1, "out of host memory")                                                 \
+    X(ERR_DEVICE_MEMORY, 14, 1, "out of device memory")                                             \
+    X(ERR_DEVICE_LAUNCH, 15, 1, "device-side kernel launch failed")                                 \
+    X(ERR_IO, 16, 1, "file system error")                                                           \
+    X(ERR_UNSUPPORTED, 17, 1, "not supported")                                                      \
+    X(ERR_NOT_FOUND, 18, 1, "not found")                                                            \
+    X(ERR_WRONG_RESULT, 19, 1, "result does not match the reference")
 
 typedef enum kj_status {
-#define KJ_STATUS_ENUM_(name, class_, text) KJ_##name,
+#define KJ_STATUS_ENUM_(name, value, class_, text) KJ_##name = value,
     KJ_STATUS_MAP(KJ_STATUS_ENUM_)
 #undef KJ_STATUS_ENUM_
     KJ_STATUS_COUNT_

@@ -22,6 +22,45 @@ static void test_status_table(void **state) {
     for (int s = 0; s < KJ_STATUS_COUNT_; s++) assert_true(strlen(kj_strerror((kj_status)s)) > 0);
 }
 
+/* The numbers are ABI: a program compiled against 0.2.0 compares with them. Reordering the list,
+ * or inserting a status anywhere but at the end, must fail here. */
+static void test_status_values_pinned(void **state) {
+    (void)state;
+    static const struct {
+        kj_status status;
+        int value;
+        const char *name;
+    } pinned[] = {
+        {KJ_OK, 0, "KJ_OK"},
+        {KJ_ERR_USAGE, 1, "KJ_ERR_USAGE"},
+        {KJ_ERR_UNKNOWN_KERNEL, 2, "KJ_ERR_UNKNOWN_KERNEL"},
+        {KJ_ERR_UNKNOWN_ENTRY, 3, "KJ_ERR_UNKNOWN_ENTRY"},
+        {KJ_ERR_INVALID_DEFINE, 4, "KJ_ERR_INVALID_DEFINE"},
+        {KJ_ERR_LIMIT, 5, "KJ_ERR_LIMIT"},
+        {KJ_ERR_SOURCE, 6, "KJ_ERR_SOURCE"},
+        {KJ_ERR_SPEC, 7, "KJ_ERR_SPEC"},
+        {KJ_ERR_COMPILE, 8, "KJ_ERR_COMPILE"},
+        {KJ_ERR_LINK, 9, "KJ_ERR_LINK"},
+        {KJ_ERR_NO_DRIVER, 10, "KJ_ERR_NO_DRIVER"},
+        {KJ_ERR_NO_DEVICE, 11, "KJ_ERR_NO_DEVICE"},
+        {KJ_ERR_CUDA, 12, "KJ_ERR_CUDA"},
+        {KJ_ERR_HOST_MEMORY, 13, "KJ_ERR_HOST_MEMORY"},
+        {KJ_ERR_DEVICE_MEMORY, 14, "KJ_ERR_DEVICE_MEMORY"},
+        {KJ_ERR_DEVICE_LAUNCH, 15, "KJ_ERR_DEVICE_LAUNCH"},
+        {KJ_ERR_IO, 16, "KJ_ERR_IO"},
+        {KJ_ERR_UNSUPPORTED, 17, "KJ_ERR_UNSUPPORTED"},
+        {KJ_ERR_NOT_FOUND, 18, "KJ_ERR_NOT_FOUND"},
+        {KJ_ERR_WRONG_RESULT, 19, "KJ_ERR_WRONG_RESULT"},
+    };
+    size_t n = sizeof pinned / sizeof pinned[0];
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal((int)pinned[i].status, pinned[i].value);
+        assert_string_equal(kj_status_name((kj_status)pinned[i].value), pinned[i].name);
+    }
+    /* a status added later extends the list: pin it above */
+    assert_int_equal(KJ_STATUS_COUNT_, (int)n);
+}
+
 static void *other_thread(void *arg) {
     (void)arg;
     KJ_FAIL(KJ_ERR_IO, "from the other thread");
@@ -174,7 +213,8 @@ static void test_map(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_status_table), cmocka_unit_test(test_last_error_per_thread),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_status_table), cmocka_unit_test(test_status_values_pinned),
+                                       cmocka_unit_test(test_last_error_per_thread),
                                        cmocka_unit_test(test_message_keeps_the_reason),
                                        cmocka_unit_test(test_errors_and_logs_keep_the_reason), cmocka_unit_test(test_map)};
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-VERSION_NODE = 'KERNJIT_0'
+VERSION_NODE = 'KERNJIT_0.2'
 
 
 def declared(header_paths):

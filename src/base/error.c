@@ -11,13 +11,14 @@ static const struct {
     const char *name;
     int class_;
     const char *text;
-} status_table[] = {
-#define KJ_STATUS_ROW_(name, class_, text) {"KJ_" #name, class_, text},
+} status_table[KJ_STATUS_COUNT_] = {
+#define KJ_STATUS_ROW_(name, value, class_, text) [value] = {"KJ_" #name, class_, text},
     KJ_STATUS_MAP(KJ_STATUS_ROW_)
 #undef KJ_STATUS_ROW_
 };
 
-static int status_valid(kj_status s) { return (int)s >= 0 && s < KJ_STATUS_COUNT_; }
+/* A number the list skips has no name: a gap is not a status. */
+static int status_valid(kj_status s) { return (int)s >= 0 && s < KJ_STATUS_COUNT_ && status_table[s].name; }
 
 const char *kj_strerror(kj_status s) { return status_valid(s) ? status_table[s].text : "unknown status"; }
 const char *kj_status_name(kj_status s) { return status_valid(s) ? status_table[s].name : "KJ_UNKNOWN"; }
