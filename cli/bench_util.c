@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "devices.h"
 
 /* Records one batch of fn and returns its time per run in microseconds. */
 static kj_status time_batch(kj_event *start, kj_event *stop, kj_stream stream, bench_fn fn, void *user, unsigned batch,
@@ -177,10 +178,13 @@ typedef struct parse_state {
 } parse_state;
 
 static int harness_option(void *user, int opt, char *arg) {
-    (void)arg;
     parse_state *p = user;
     switch (opt) {
-    case 'h': p->c->family->help(); return CLI_DONE;
+    case 'h':
+        p->c->family->help();
+        printf(CLI_DEVICE_HELP);
+        return CLI_DONE;
+    case 'G': return cli_device_arg(p->c->cmd, arg);
     case 'j': p->json = 1; break;
     case 'c': p->csv = 1; break;
     }
@@ -210,7 +214,7 @@ int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
     c->cmd = argv[0] + strlen("kernjit "); /* argv[0] is "kernjit bench NAME" */
     c->family = f;
     const cli_option_set sets[] = {{f->options, family_option},
-                                   {f->csv ? "help=h json=j csv=c" : "help=h json=j", harness_option}};
+                                   {f->csv ? "help=h json=j csv=c device=G:" : "help=h json=j device=G:", harness_option}};
     parse_state p = {c, 0, 0};
     int rc = cli_getopt(c->cmd, argc, argv, sets, 2, &p);
     if (rc == CLI_DONE) return EXIT_OK;

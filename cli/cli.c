@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "devices.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -146,7 +147,7 @@ int cli_verbosity = 1;
 
 void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose) {
     kj_runtime_options_init(o);
-    o->device = compile_only ? KJ_DEVICE_NONE : KJ_DEVICE_AUTO;
+    o->device = compile_only ? KJ_DEVICE_NONE : cli_device;
     o->arch = arch;
     o->log = log_to_stderr;
     o->log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;

@@ -18,6 +18,7 @@
 
 #include "bench_util.h"
 #include "cli.h"
+#include "devices.h"
 #include "launch_args.h"
 #include "launch_data.h"
 #include "launch_signature.h"
@@ -82,7 +83,7 @@ static void help(void) {
     printf("usage: kernjit launch FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... --grid X[,Y[,Z]] --block X[,Y[,Z]] --arg SPEC...\n"
            "                      [-D NAME=VALUE]... [--shared BYTES] [--repeat R] [--seed S]\n"
            "                      [--print I[:A..B]]... [--save I=FILE]... [--option NVRTC_OPTION]...\n"
-           "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--json]\n\n"
+           "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--device N] [--json]\n\n"
            "Compiles FILE.cu (through the cache), allocates and fills the buffers, launches the kernel once, prints\n"
            "or saves buffers, then times R more launches. No host code needed.\n\n"
            "ENTRY      the kernel: a plain or extern \"C\" name, or a C++ name expression such as 'scale<float,256>'\n"
@@ -110,6 +111,7 @@ static void help(void) {
            "           device all at once (the message gives the largest that does)\n"
            "--cluster X[,Y[,Z]]  thread-block clusters of X x Y x Z blocks (compute capability 9.0 and later)\n"
            "--pending P       device-side launches the kernel may have pending (dynamic parallelism)\n"
+           "--device N        the device to run on (default 0; `kernjit info` lists them)\n"
            "--repeat R        launches timed after the first, one per pair of CUDA events; the median is shown\n"
            "           (default %d; 0: launch once, no timing)\n\n"
            "What is printed and saved is the result of the first launch alone, on the buffers as described: it is\n"
@@ -130,7 +132,7 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         {"seed", required_argument, 0, 's'},   {"option", required_argument, 0, 'O'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
         {"cooperative", no_argument, 0, 'C'},  {"cluster", required_argument, 0, 'K'},
-        {"pending", required_argument, 0, 'P'}, {0, 0, 0, 0}};
+        {"pending", required_argument, 0, 'P'}, {"device", required_argument, 0, 'G'}, {0, 0, 0, 0}};
     char err[512];
     int o;
     c->repeat = DEFAULT_REPEAT;
@@ -139,6 +141,11 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         switch (o) {
         case 'h': help(); return HELP_SHOWN;
         case 'j': c->json = 1; break;
+        case 'G': {
+            int rc = cli_device_arg(CMD, optarg);
+            if (rc) return rc;
+            break;
+        }
         case 'D':
             if (c->ndef == MAX_DEFINES) return cli_usage(CMD, "at most %d -D macros", MAX_DEFINES);
             if (cli_parse_define(optarg, &c->defines[c->ndef], err, sizeof err) != 0) return cli_usage(CMD, "%s", err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check_util.h"
+#include "devices.h"
 
 void *run_host(run_ctx *c, size_t bytes) {
     assert(c->hosts < RUN_MAX_BUFFERS);
@@ -74,7 +75,11 @@ static int harness_option(void *user, int opt, char *arg) {
     parse_state *p = user;
     run_ctx *c = p->c;
     switch (opt) {
-    case 'h': p->f->help(); return CLI_DONE;
+    case 'h':
+        p->f->help();
+        printf(CLI_DEVICE_HELP);
+        return CLI_DONE;
+    case 'G': return cli_device_arg(c->cmd, arg);
     case 's':
         if (cli_parse_uint(arg, UINT64_MAX, &c->seed) != 0)
             return cli_usage(c->cmd, "--seed '%s' is not a non-negative integer", arg);
@@ -97,7 +102,7 @@ static int family_option(void *user, int opt, char *arg) {
 static int parse(parse_state *p, int argc, char **argv) {
     const run_family *f = p->f;
     char harness[64];
-    snprintf(harness, sizeof harness, "help=h json=j%s%s%s", f->seeded ? " seed=s:" : "",
+    snprintf(harness, sizeof harness, "help=h json=j device=G:%s%s%s", f->seeded ? " seed=s:" : "",
              takes_repeat(f) ? " repeat=r:" : "", f->macros ? " define=D:" : "");
     const cli_option_set sets[] = {{f->options, family_option}, {harness, harness_option}};
     return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);

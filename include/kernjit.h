@@ -230,7 +230,9 @@ KJ_API void kj_runtime_options_init(kj_runtime_options *options);
  * the cache. options may be NULL (defaults). The strings in options are copied; the log callback
  * and log_user are kept. The runtime's context is left current on the calling thread.
  * *out is owned by the caller: free it with kj_runtime_destroy. Several runtimes may exist at once,
- * on the same or different devices and contexts; each has its own kernels and statistics.
+ * on the same or different devices and contexts; each has its own kernels and statistics. Several
+ * GPUs: one runtime per device; runtimes of one process asking at the same moment for a kernel that
+ * no cache holds compile it once (the others wait and load its bytes; their origin is memory).
  * Thread-safe (a runtime is created by one thread, then may be shared).
  * Errors: KJ_ERR_USAGE (bad arch, device or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
  * explicit device was asked for and is not there), KJ_ERR_UNSUPPORTED (a device older than NVRTC

@@ -9,6 +9,8 @@
  *                    none
  *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
  *   KJ_STUB_ATTR_FAIL set: cuFuncGetAttribute fails (CUDA_ERROR_INVALID_HANDLE)
+ *   KJ_STUB_DEVICES  how many devices it presents (default 1, at most 16), alike but for their
+ *                    names ("kernjit stub device", then "... device 1" ...); a primary context each
  * Built twice: with cuFuncGetParamInfo, and without it (-DSTUB_OLD_DRIVER) as a CUDA 12.0 driver. */
 #include <cuda.h>
 #include <pthread.h>
@@ -19,8 +21,15 @@
 
 #define API __attribute__((visibility("default")))
 
-static int context_token, stream_token;
+#define MAX_DEVICES 16
+static int context_tokens[MAX_DEVICES], stream_token; /* a device's context is &context_tokens[ordinal] */
 static _Thread_local CUcontext current; /* per thread, as the driver's current context is */
+
+static int device_count(void) {
+    const char *env = getenv("KJ_STUB_DEVICES");
+    int n = env ? atoi(env) : 1;
+    return n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
 
 typedef struct stub_function {
     char name[512];
@@ -53,16 +62,16 @@ API CUresult cuGetErrorString(CUresult e, const char **s) {
     return CUDA_SUCCESS;
 }
 API CUresult cuDeviceGetCount(int *n) {
-    *n = 1;
+    *n = device_count();
     return CUDA_SUCCESS;
 }
 API CUresult cuDeviceGet(CUdevice *d, int ordinal) {
     *d = ordinal;
-    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return ordinal >= 0 && ordinal < device_count() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 API CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
-    (void)d;
-    snprintf(name, (size_t)len, "kernjit stub device");
+    if (d) snprintf(name, (size_t)len, "kernjit stub device %d", d); /* which one ran shows in reports */
+    else snprintf(name, (size_t)len, "kernjit stub device");
     return CUDA_SUCCESS;
 }
 API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
@@ -93,8 +102,8 @@ API CUresult cuDeviceTotalMem(size_t *bytes, CUdevice d) {
     return CUDA_SUCCESS;
 }
 API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
-    (void)d;
-    *c = (CUcontext)&context_token;
+    if (d < 0 || d >= device_count()) return CUDA_ERROR_INVALID_DEVICE;
+    *c = (CUcontext)&context_tokens[d];
     return CUDA_SUCCESS;
 }
 API CUresult cuDevicePrimaryCtxRelease(CUdevice d) {
@@ -110,7 +119,7 @@ API CUresult cuCtxSetCurrent(CUcontext c) {
     return CUDA_SUCCESS;
 }
 API CUresult cuCtxGetDevice(CUdevice *d) {
-    *d = 0;
+    *d = current ? (CUdevice)((int *)current - context_tokens) : 0;
     return CUDA_SUCCESS;
 }
 API CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }

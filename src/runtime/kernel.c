@@ -18,6 +18,7 @@
 #include "jit/resources.h"
 #include "runtime/launch.h"
 #include "runtime/kernel.h"
+#include "runtime/flight.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
@@ -740,8 +741,64 @@ static void remote_publish(kj_runtime *rt, const prepared *p, const binary *b, k
 
 static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out);
 static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out);
+static kj_status obtain_here(kj_runtime *rt, const prepared *p, binary *out);
 
+/* A waiter's copy of the entry another runtime of this process obtained at the same moment, used as a
+ * disk entry is (and stored in this runtime's disk cache when that is not the leader's). 0 when it
+ * cannot be used. */
+static int from_flight(kj_runtime *rt, const prepared *p, const kj__flight_entry *e, binary *out) {
+    memset(out, 0, sizeof *out);
+    char *desc = kj__strdup(e->description);
+    out->data = malloc(e->size ? e->size : 1);
+    if (!desc || !out->data) {
+        free(desc);
+        binary_free(out);
+        return 0;
+    }
+    memcpy(out->data, e->data, e->size);
+    out->size = e->size;
+    out->origin = KJ_ORIGIN_MEMORY;
+    if (rt->cache && strcmp(kj__cache_root(rt->cache), e->cache_root) != 0) {
+        out->stored = kj__cache_store(rt->cache, p->target.cache_arch, &p->key, e->description, e->data, e->size,
+                                      e->flags, out->path) == 0;
+        if (!out->stored) count(rt, &rt->stats.store_failures);
+    } else if (rt->cache && *e->path) {
+        out->stored = 1;
+        snprintf(out->path, sizeof out->path, "%s", e->path);
+    }
+    if (use_stored(rt, p, e->flags, desc, out) != 1) {
+        binary_free(out);
+        return 0;
+    }
+    if (!out->stored) out->path[0] = '\0';
+    count(rt, &rt->stats.memory_hits);
+    kj__log(&rt->log, KJ_LOG_INFO, "%s: from another runtime of this process (one compile per key)", p->src->name);
+    return 1;
+}
+
+/* The entry for p's key: one runtime of the process obtains it (flight.h), the others that ask at the
+ * same moment take its bytes. */
 static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
+    int leads = 0;
+    kj__flight *f = kj__flight_join(p->key.bytes, &leads);
+    if (!f) return obtain_here(rt, p, out);
+    if (!leads) {
+        const kj__flight_entry *e = kj__flight_result(f);
+        int used = e && from_flight(rt, p, e, out);
+        kj__flight_leave(f);
+        return used ? KJ_OK : obtain_here(rt, p, out);
+    }
+    kj_status s = obtain_here(rt, p, out);
+    char *desc = s == KJ_OK ? stored_description(p, out) : NULL;
+    kj__flight_entry e = {out->data, out->size, out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, desc,
+                          rt->cache ? kj__cache_root(rt->cache) : "", out->stored ? out->path : ""};
+    kj__flight_land(f, desc ? &e : NULL);
+    free(desc);
+    return s;
+}
+
+/* Memory missed: the disk cache, else the remote tier or a compile. */
+static kj_status obtain_here(kj_runtime *rt, const prepared *p, binary *out) {
     memset(out, 0, sizeof *out);
     if (rt->cache) {
         char *payload;
