@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "devices.h"
+#include "kjtest.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -628,21 +629,6 @@ static uint64_t next(uint64_t *s) {
     return *s * 2685821657736338717ull;
 }
 
-static uint16_t f32_to_f16_bits(float f) {
-    /* round to nearest even; the inputs here are small, normal numbers */
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = x & 0x7fffff;
-    if (exp <= 0) return (uint16_t)sign;
-    if (exp >= 31) return (uint16_t)(sign | 0x7c00);
-    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
-    uint32_t rest = mant & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-    return (uint16_t)h;
-}
-
 void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small_ints) {
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
     if (!s) s = 1;
@@ -653,7 +639,7 @@ void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small
         case KJ_TYPE_I32: ((int32_t *)buf)[i] = small_ints ? (int32_t)(r % 2001) - 1000 : (int32_t)(uint32_t)r; break;
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = small_ints ? (uint32_t)(r % 1000) : (uint32_t)r; break;
         case KJ_TYPE_I64: ((int64_t *)buf)[i] = small_ints ? (int64_t)(r % 2001) - 1000 : (int64_t)r; break;
-        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = f32_to_f16_bits((float)(u * 2 - 1)); break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)(u * 2 - 1)); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)(u * 2 - 1); break;
         case KJ_TYPE_F64: ((double *)buf)[i] = u * 2 - 1; break;
         default: break;

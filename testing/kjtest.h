@@ -7,6 +7,8 @@
 #ifndef KJTEST_H
 #define KJTEST_H
 
+#include <stdint.h>
+
 #include "kernjit/ops.h"
 
 #ifdef __cplusplus
@@ -31,6 +33,9 @@ double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, do
                            const kj_reduce_report *report);
 /* Result bytes (kj_result_size) as a double, for printing and comparing. Thread-safe. No errors. */
 double kj_result_as_double(kj_type type, const void *result);
+/* f as the bits of an IEEE half, rounded to nearest even (infinity when too large, a signed zero
+ * below the smallest normal half). Thread-safe. No errors. */
+uint16_t kj_f16_bits(float f);
 
 /* The CPU reference: the same image with options->algo, every dwell bit for bit the GPU's;
  * Mariani-Silver is emulated square by square as the GPU runs it, and device_launches (when not NULL)

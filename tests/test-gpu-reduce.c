@@ -33,21 +33,6 @@ static int teardown(void **state) {
     return kj_test_teardown(state);
 }
 
-static uint16_t to_half(float f) {
-    /* exact for the values used here (small integers, and uniform values rounded to nearest even) */
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = x & 0x7fffff;
-    if ((x & 0x7fffffff) == 0) return (uint16_t)sign;
-    if (exp <= 0) return (uint16_t)sign; /* flush: never produced below */
-    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
-    uint32_t rest = mant & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-    return (uint16_t)h;
-}
-
 static double uniform(void) { return kj_test_uniform(&kj_test_rng) * 2 - 1; }
 
 /* Fills n elements for op. exact: values whose every partial result is exactly representable, so
@@ -70,7 +55,7 @@ static void fill(void *buf, kj_type t, kj_op op, size_t n, int exact) {
         case KJ_TYPE_I32: ((int32_t *)buf)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
         case KJ_TYPE_I64: ((int64_t *)buf)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
-        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = to_half((float)v); break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)v); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)v; break;
         default: ((double *)buf)[i] = v; break;
         }

@@ -137,3 +137,17 @@ double kj__reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, doub
     if (op == KJ_OP_SUM) return depth * u * abs_sum;
     return depth * u * fabs(expected) + (t == KJ_TYPE_F64 ? DBL_MIN : FLT_MIN);
 }
+
+uint16_t kj__f16_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    if (exp <= 0) return (uint16_t)sign;
+    if (exp >= 31) return (uint16_t)(sign | 0x7c00);
+    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)h;
+}

@@ -5,6 +5,7 @@
 #define KJ_OPS_REDUCE_CPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kernjit/ops.h"
 
@@ -24,5 +25,9 @@ double kj__reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, d
 
 /* Result bytes (kj_result_size) as a double, for printing and comparing. */
 double kj__result_as_double(kj_type type, const void *result);
+
+/* f as the bits of an IEEE half, rounded to nearest even: too large becomes infinity, below the
+ * smallest normal half a signed zero (inputs are made for reductions, never NaN). */
+uint16_t kj__f16_bits(float f);
 
 #endif

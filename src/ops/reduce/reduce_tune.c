@@ -39,21 +39,6 @@ static const char *const *unused_tunables(const char *entry) {
     return NULL;
 }
 
-/* Round to nearest even; the values here are in [-1, 1): those below the smallest normal half
- * become zero, which is still a valid input. */
-static uint16_t to_half(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int exp = (int)((x >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = x & 0x7fffff;
-    if (exp <= 0) return (uint16_t)sign;
-    uint32_t h = sign | ((uint32_t)exp << 10) | (mant >> 13);
-    uint32_t rest = mant & 0x1fff;
-    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-    return (uint16_t)h;
-}
-
 /* Random elements for op: uniform in [-1, 1) for float sums and max/min; +-1 for float products (so
  * that the product neither vanishes nor overflows, and a lost element flips or keeps the sign);
  * any bits for integers, odd ones for integer products (which then never become 0). */
@@ -68,7 +53,7 @@ static void fill(kj_type t, kj_op op, void *buf, size_t n, uint64_t seed) {
         case KJ_TYPE_I32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
         case KJ_TYPE_I64: ((uint64_t *)buf)[i] = bits; break;
-        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = to_half((float)u); break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj__f16_bits((float)u); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)u; break;
         default: ((double *)buf)[i] = u; break;
         }
