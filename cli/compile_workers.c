@@ -9,6 +9,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,8 @@ static void send_diverted(int failure, const char *status, int class_or_level, c
 
 void worker_begin(void) {
     cli_divert(send_diverted);
+    /* a parent gone (killed) leaves no one to read: stop rather than compile for nobody */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
 /* A variant's index from its label (kj_progress names variants by label): the labels sorted once. */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # compile --all in worker processes (cli/compile_workers.h), no GPU: J workers compile the 36 reduce
 # variants once each; shards of a fleet add up to the space; a variant that does not compile gives the
-# failure once with its exit code; a worker killed is named, with no hang; --threads 1 compiles in the
-# process; a warning every worker has is said once; a worker run by hand reports in its protocol.
+# failure once with its exit code; a worker killed is named, with no hang; the parent killed, its
+# workers stop; --threads 1 compiles in the process; a warning every worker has is said once; a
+# worker run by hand reports in its protocol.
 # Usage: test-cli-workers.sh path/to/kernjit
 set -u
 K="$1"
@@ -100,6 +101,20 @@ check "killed: exit 1" [ "$rc" = 1 ]
 check "killed: the worker named" grep -qE "worker [12] of 2 \(pid $child, shard [01]/2\) was killed by signal 9 \(Killed\): [0-9]+ of its 18 variants were not compiled" <<<"$expected_output"
 check "killed: the others' variants compiled" grep -qE "36 variants \(BLOCK_SIZE x COARSE_FACTOR\): (1[89]|2[0-9]|3[0-5]) compiled" <<<"$expected_output"
 check "killed: no worker left" [ -z "$(pgrep -P $parent)" ]
+
+# ---- the parent killed: its workers stop (nothing compiles for no one) ---------------------------
+export KERNJIT_CACHE_DIR="$W/orphans"
+"$K" compile reduce --all --arch sm_90 -D OP=sum --threads 2 > /dev/null 2>&1 &
+parent=$!
+for _ in $(seq 500); do [ -n "$(pgrep -P $parent)" ] && break; sleep 0.01; done
+sleep 0.5
+kill -9 $parent
+wait $parent 2> /dev/null
+sleep 0.3
+before=$(entries "$KERNJIT_CACHE_DIR")
+sleep 2
+check "the parent killed: its workers stopped ($before entries, then $(entries "$KERNJIT_CACHE_DIR"))" \
+    [ "$(entries "$KERNJIT_CACHE_DIR")" = "$before" ]
 
 # ---- a worker by hand: its protocol on stdout ------------------------------------------------
 export KERNJIT_CACHE_DIR="$W/cache"
