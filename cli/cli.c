@@ -39,8 +39,18 @@ static void put_message(const char *s) {
 
 static void json_error(const char *cmd, const char *status, int class_, const char *message);
 
+static cli_diversion *diversion;
+
+void cli_divert(cli_diversion *fn) {
+    diversion = fn;
+}
+
 /* "kernjit CMD: message" on stderr, and the document's "error" under --json. */
 static int report(const char *cmd, const char *status, int class_, const char *message) {
+    if (diversion) {
+        diversion(1, status, class_, message);
+        return class_;
+    }
     cli_progress_pause();
     fprintf(stderr, "kernjit%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     put_message(message);
@@ -61,7 +71,7 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
     va_start(ap, fmt);
     report_formatted(cmd, kj_status_name(KJ_ERR_USAGE), EXIT_USAGE, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "Try 'kernjit%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
+    if (!diversion) fprintf(stderr, "Try 'kernjit%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
     return EXIT_USAGE;
 }
 
@@ -136,12 +146,38 @@ int cli_fail(const char *cmd, kj_status s) {
     return report(cmd, kj_status_name(s), kj_status_class(s), *msg ? msg : kj_strerror(s));
 }
 
+int cli_relay_failure(const char *cmd, const char *status, int class_, const char *message) {
+    return report(cmd, status, class_, message);
+}
+
+/* The warnings and errors said, so that one relayed from another process is not said again: every
+ * worker's runtime warns of the same environment as this process's. */
+#define SAID_MAX 64
+static char *said[SAID_MAX];
+static size_t said_count;
+
+static int said_before(const char *message) {
+    for (size_t i = 0; i < said_count; i++)
+        if (strcmp(said[i], message) == 0) return 1;
+    if (said_count < SAID_MAX && (said[said_count] = strdup(message))) said_count++;
+    return 0;
+}
+
 static void log_to_stderr(kj_log_level level, const char *message, void *user) {
     (void)user;
+    if (diversion) {
+        diversion(0, NULL, (int)level, message);
+        return;
+    }
+    if (level <= KJ_LOG_WARN) said_before(message);
     cli_progress_pause();
     fprintf(stderr, "kernjit: %s: ", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note");
     put_message(message);
     fputc('\n', stderr);
+}
+
+void cli_relay_log(kj_log_level level, const char *message) {
+    if (level > KJ_LOG_WARN || !said_before(message)) log_to_stderr(level, message, NULL);
 }
 
 int cli_verbosity = 1;

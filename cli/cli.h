@@ -59,6 +59,17 @@ typedef struct cli_option_set {
  * CLI_DONE, or the exit code of the first error. At most CLI_MAX_OPTIONS options in all. */
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user);
 
+/* A process that works for another (compile --all's workers) hands its failures and the library's
+ * log lines to it rather than to the user: while fn is set (NULL: not), the failures above and below
+ * and the log of cli_runtime's runtimes call fn instead of writing to stderr and the JSON document.
+ * failure: 1 with the status's name (NULL for none) and the class; 0 for a log line of that level. */
+typedef void cli_diversion(int failure, const char *status, int class_or_level, const char *message);
+void cli_divert(cli_diversion *fn);
+/* What another process handed over, said here as its own: a failure (returns class_), a log line
+ * (a warning or an error already said, by this process or another, is not said again). */
+int cli_relay_failure(const char *cmd, const char *status, int class_, const char *message);
+void cli_relay_log(kj_log_level level, const char *message);
+
 /* The library's failure: kj_last_error(), and the exit code for the status (its class). */
 int cli_fail(const char *cmd, kj_status status);
 /* A failure the command found itself, as one of the library's statuses (KJ_ERR_NO_DEVICE,

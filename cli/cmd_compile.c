@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compile_workers.h"
 
 #define MAX_DEFINES 64
 #define MAX_OPTIONS 32
@@ -17,7 +18,8 @@ static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
            "                      [--arch sm_XY[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
            "                      [--emit cubin|ptx|ltoir -o FILE]\n"
-           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--push] [--json]\n\n"
+           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--shard K/N]\n"
+           "                      [--push] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
@@ -38,10 +40,14 @@ static void help(void) {
            "registers and spilled bytes (stored and loaded) per thread, its stack (local memory) per thread,\n"
            "and its static shared memory per block.\n\n"
            "--all compiles every combination of the kernel's tunables (`tune` in its metadata), the other\n"
-           "macros at their defaults or as given, J at a time (default: the processors online), and counts\n"
-           "how many were compiled and how many were already in the cache: to prepare a cache for a fleet\n"
-           "of machines without a GPU. -D NAME=V1,V2 restricts a tunable, or builds a param for each value.\n"
-           "Combinations that break a `require` line of the metadata are skipped.\n\n"
+           "macros at their defaults or as given, and counts how many were compiled and how many were\n"
+           "already in the cache: to prepare a cache for a fleet of machines without a GPU. -D NAME=V1,V2\n"
+           "restricts a tunable, or builds a param for each value. Combinations that break a `require` line\n"
+           "of the metadata are skipped. The variants compile in J worker processes (--threads J; default:\n"
+           "the processors online, at most one a variant), which NVRTC lets scale where threads of one\n"
+           "process do not; --threads 1 compiles them in this process. --shard K/N builds part K of N (the\n"
+           "variants whose index is K modulo N; K from 0): N machines with K = 0 to N - 1 build the whole\n"
+           "space, each part once.\n\n"
            "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from it when the disk\n"
            "cache lacks them (\"origin\": \"remote\" in --json), and what is compiled is pushed in the\n"
            "background. --push (a builder) then sends every entry of the kernel in the disk cache that the\n"
@@ -77,8 +83,40 @@ static void all_progress(const kj_progress *p, void *user) {
     cli_progress("compile", "compile", p->done, p->total, detail);
 }
 
+/* What --all asks beyond the macros. */
+typedef struct all_args {
+    unsigned threads;       /* --threads: worker processes; 0: the processors online; 1: none, in this process */
+    unsigned shard, shards; /* --shard K/N; 0 and 0: all */
+    int worker;             /* --worker: a worker of another compile --all (compile_workers.h) */
+} all_args;
+
+/* The processes for the part's variants: as many as asked (or processors), at most one a variant. */
+static unsigned process_count(const kj_space *space, const all_args *aa) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = aa->threads ? aa->threads : online < 1 ? 1 : online > 64 ? 64 : (size_t)online;
+    size_t step = aa->shards ? aa->shards : 1, todo = 0;
+    for (size_t i = aa->shard; i < kj_space_count(space) && todo < want; i += step) {
+        kj_variant v;
+        kj_space_variant(space, i, &v);
+        todo += !v.skipped;
+    }
+    return todo > 1 ? (unsigned)todo : 1;
+}
+
+/* A worker: the part's variants in this process, reported to the parent. */
+static int compile_all_worker(kj_runtime *rt, kj_compile_all_options *o, kj_space *space) {
+    o->progress = worker_progress;
+    o->progress_user = space;
+    kj_compile_all_result r = {0};
+    kj_status s = kj_compile_all(rt, o, &r);
+    if (s != KJ_OK && !r.failed) return cli_fail("compile", s); /* not a variant's: the parent says it */
+    worker_end(s);
+    return kj_status_class(s);
+}
+
 static int compile_all(const char *kernel, const char *entry, const kj_define *defines, size_t ndef, const char *arch,
-                       unsigned threads, int push, int json) {
+                       const all_args *aa, int push, int json) {
+    if (aa->worker) worker_begin();
     kj_space *space;
     kj_status s = kj_space_create(NULL, kernel, defines, ndef, &space);
     if (s != KJ_OK) return cli_fail("compile", s);
@@ -89,34 +127,56 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         return cli_fail("compile", s);
     }
     kj_compile_all_options o = {.kernel = kernel, .entry = entry, .fixed = defines, .fixed_count = ndef, .arch = arch,
-                                .threads = threads, .progress = all_progress};
+                                .threads = aa->threads, .progress = all_progress, .shard = aa->shard, .shards = aa->shards};
     kj_compile_all_result r;
     memset(&r, 0, sizeof r);
-    s = kj_compile_all(rt, &o, &r);
+    if (aa->worker) {
+        int rc = compile_all_worker(rt, &o, space);
+        kj_space_free(space);
+        kj_runtime_destroy(rt);
+        return rc;
+    }
+    workers_failures failures = {0};
+    unsigned processes = process_count(space, aa);
+    if (processes == 1) {
+        s = kj_compile_all(rt, &o, &r);
+    } else {
+        workers_plan plan = {.kernel = kernel, .entry = entry, .defines = defines, .define_count = ndef,
+                             .arch = arch ? arch : kj_runtime_arch(rt), .shard = aa->shard, .shards = aa->shards,
+                             .processes = processes, .space = space};
+        workers_compile_all(&plan, &r, &failures);
+    }
     cli_progress_end();
-    int rc = EXIT_OK;
     if (json) {
         json_begin_object();
         json_string("arch", r.arch);
         json_begin_array("dims");
         for (size_t d = 0; d < kj_space_dim_count(space); d++) json_string(NULL, kj_space_dim_name(space, d));
         json_end_array();
-        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u wall_ms=%g cache_dir=%s",
-                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, r.wall_ms, kj_cache_dir(rt));
+        if (aa->shards) json_fields("shard=%u shards=%u", aa->shard, aa->shards);
+        json_fields("variants=%zu compiled=%zu cached=%zu skipped=%zu failed=%zu threads=%u processes=%u wall_ms=%g "
+                    "cache_dir=%s",
+                    r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, processes, r.wall_ms,
+                    kj_cache_dir(rt));
         if (push) push_entries(rt, kernel, 1, stdout);
         json_end_object();
-    } else if (r.variants) {
-        printf("%s for %s: %zu variant%s", kernel, r.arch, r.variants, r.variants == 1 ? "" : "s");
+    } else if (processes > 1 || s == KJ_OK || r.failed) { /* else there is no result, only the failure */
+        printf("%s for %s", kernel, r.arch);
+        if (aa->shards) printf(", shard %u of %u", aa->shard, aa->shards);
+        printf(": %zu variant%s", r.variants, r.variants == 1 ? "" : "s");
         for (size_t d = 0; d < kj_space_dim_count(space); d++)
             printf("%s%s", d ? " x " : " (", kj_space_dim_name(space, d));
         printf("%s: %zu compiled, %zu already in the cache", kj_space_dim_count(space) ? ")" : "", r.compiled, r.cached);
         if (r.skipped) printf(", %zu skipped by the metadata's requirements", r.skipped);
         if (r.failed) printf(", %zu FAILED", r.failed);
-        printf("; %.2f s on %u thread%s\n", r.wall_ms / 1e3, r.threads, r.threads == 1 ? "" : "s");
+        if (processes > 1) printf("; %.2f s in %u processes\n", r.wall_ms / 1e3, processes);
+        else printf("; %.2f s on %u thread%s\n", r.wall_ms / 1e3, r.threads, r.threads == 1 ? "" : "s");
         printf("  cache %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiled in memory only)");
         if (push) push_entries(rt, kernel, 0, stdout);
     }
-    if (s != KJ_OK) rc = cli_fail("compile", s);
+    int rc = EXIT_OK;
+    if (processes > 1) rc = workers_report("compile", &failures);
+    else if (s != KJ_OK) rc = cli_fail("compile", s);
     kj_space_free(space);
     kj_runtime_destroy(rt);
     return rc;
@@ -244,6 +304,20 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
     return EXIT_OK;
 }
 
+/* "K/N" with K < N <= max (digits only); 0, or -1. */
+static int parse_shard(const char *text, unsigned max, unsigned *shard, unsigned *shards) {
+    const char *slash = strchr(text, '/');
+    char k[16];
+    uint64_t part, parts;
+    if (!slash || (size_t)(slash - text) >= sizeof k) return -1;
+    snprintf(k, sizeof k, "%.*s", (int)(slash - text), text);
+    if (cli_parse_uint(k, max, &part) != 0 || cli_parse_uint(slash + 1, max, &parts) != 0 || parts == 0 || part >= parts)
+        return -1;
+    *shard = (unsigned)part;
+    *shards = (unsigned)parts;
+    return 0;
+}
+
 /* --emit and -o, checked before anything compiles. */
 static int check_emit(const compile_args *a, int emit_given, int all, size_t narch) {
     if (!a->output && !emit_given) return EXIT_OK;
@@ -267,17 +341,22 @@ int cmd_compile(int argc, char **argv) {
                                          {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
                                          {"all", no_argument, 0, 'A'},          {"threads", required_argument, 0, 'T'},
                                          {"push", no_argument, 0, 'P'},         {"emit", required_argument, 0, 'E'},
-                                         {"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+                                         {"output", required_argument, 0, 'o'}, {"shard", required_argument, 0, 'S'},
+                                         {"worker", no_argument, 0, 'W'},       {0, 0, 0, 0}};
     compile_args a;
     memset(&a, 0, sizeof a);
     const char *archs[MAX_ARCHS];
     size_t narch = 0;
     int all = 0, emit_given = 0, c;
     uint64_t threads = 0;
+    all_args aa = {0};
+    const char *shard = NULL;
     char err[256];
     while ((c = getopt_long(argc, argv, ":hje:D:a:o:", opts, NULL)) != -1) {
         switch (c) {
         case 'A': all = 1; break;
+        case 'S': shard = optarg; break;
+        case 'W': aa.worker = 1; break;
         case 'P': a.push = 1; break;
         case 'T': {
             int rc = cli_count_arg("compile", "--threads", optarg, 1, 64, &threads);
@@ -335,6 +414,14 @@ int cmd_compile(int argc, char **argv) {
         return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
     if (all && a.nopt) return cli_usage("compile", "--option is not taken with --all");
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
+    if (!all && shard) return cli_usage("compile", "--shard goes with --all");
+    if (aa.worker && (!all || a.json || a.push))
+        return cli_usage("compile", "--worker is for the processes compile --all starts: with --all, without --json "
+                         "and --push");
+    /* a worker's part is its parent's split J ways: up to 64 times more parts */
+    if (shard && parse_shard(shard, aa.worker ? 64u * KJ_SPACE_MAX : KJ_SPACE_MAX, &aa.shard, &aa.shards) != 0)
+        return cli_usage("compile", "--shard '%s' is not K/N: N parts from 1 to %u, K from 0 to N - 1", shard, KJ_SPACE_MAX);
+    aa.threads = (unsigned)threads;
     if ((rc = check_emit(&a, emit_given, all, narch)) != EXIT_OK) return rc;
     const char *remote = getenv("KERNJIT_REMOTE_CACHE");
     if (a.push && (!remote || !*remote))
@@ -353,8 +440,7 @@ int cmd_compile(int argc, char **argv) {
         json_begin_array("targets");
     }
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
-        rc = all ? compile_all(kernel, prog.entry, a.defines, a.ndef, narch ? archs[i] : NULL, (unsigned)threads,
-                               a.push, a.json)
+        rc = all ? compile_all(kernel, prog.entry, a.defines, a.ndef, narch ? archs[i] : NULL, &aa, a.push, a.json)
                  : compile_one(&a, &prog, narch ? archs[i] : NULL);
     if (a.json) { /* after a failure too: the targets done so far, then the "error" */
         json_end_array();

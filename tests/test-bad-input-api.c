@@ -506,6 +506,21 @@ static void test_emit_misuse(void **state) {
     kj_runtime_destroy(rt);
 }
 
+static void test_compile_all_shard_out_of_range(void **state) {
+    (void)state;
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    kj_compile_all_result r;
+    memset(&r, POISON, sizeof r);
+    kj_compile_all_options o = {.kernel = "reduce", .arch = "sm_90", .shard = 3, .shards = 3};
+    EXPECT(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE, "shard 3 of 3 shards: the shard must be below shards");
+    o.shards = 0; /* 0 shards is the whole space, shard 0 only */
+    EXPECT(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE, "shard 3 of 0 shards");
+    for (size_t i = 0; i < sizeof r; i++) assert_int_equal(((unsigned char *)&r)[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--out-of-descriptors") == 0) return compile_without_descriptors(argv[2]);
     if (argc != 2) {
@@ -540,6 +555,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_malformed_source_list),
         cmocka_unit_test(test_emit_misuse),
         cmocka_unit_test(test_prefetch_malformed),
+        cmocka_unit_test(test_compile_all_shard_out_of_range),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

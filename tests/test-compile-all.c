@@ -1,7 +1,7 @@
 /* The compile suite for offline variant builds (kj_compile_all): the whole reduction space for sm_90
  * without a GPU, then all of it from the cache; the transpose and vector-add spaces (the other tuned
  * families; transpose's `require` lines skip some); a kernel whose requirements leave variants out; a
- * kernel where some variants do not compile; the progress callback. */
+ * kernel where some variants do not compile; the progress callback; shards of a space. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -108,6 +108,23 @@ static const char require_src[] = "//@kernjit entry k\n"
                                   "#endif\n"
                                   "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = TILE * ROWS; }\n";
 
+/* The failed variant's progress carries its message; the others none. */
+typedef struct {
+    size_t failed, errors;
+    char failed_variant[64];
+    int error_names_it;
+} failure_check;
+
+static void on_failure_progress(const kj_progress *p, void *user) {
+    failure_check *c = user;
+    if (strcmp(p->outcome, "failed") == 0) {
+        c->failed++;
+        snprintf(c->failed_variant, sizeof c->failed_variant, "%s", p->variant);
+        c->error_names_it = p->error && strstr(p->error, "does not build");
+    }
+    c->errors += p->error != NULL;
+}
+
 static void test_requirements_and_failures(void **state) {
     (void)state;
     char path[PATH_MAX];
@@ -115,7 +132,8 @@ static void test_requirements_and_failures(void **state) {
     kj_test_write(path, require_src, strlen(require_src));
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
-    kj_compile_all_options o = {.kernel = path, .threads = 3};
+    failure_check fc = {0};
+    kj_compile_all_options o = {.kernel = path, .threads = 3, .progress = on_failure_progress, .progress_user = &fc};
     kj_compile_all_result r;
     memset(&r, 0, sizeof r);
     /* 15 combinations, 2 break the requirement, 1 does not compile: the call fails, the counts are there */
@@ -127,6 +145,11 @@ static void test_requirements_and_failures(void **state) {
     assert_int_equal(r.skipped, 2);
     assert_int_equal(r.compiled, 12);
     assert_int_equal(r.failed, 1);
+    assert_int_equal(fc.failed, 1);
+    assert_int_equal(fc.errors, 1);
+    assert_string_equal(fc.failed_variant, "TILE=32 ROWS=1");
+    assert_true(fc.error_names_it);
+    o.progress = NULL;
     /* restricted so that the failing one is out: all from the cache now */
     kj_define rows[] = {{"ROWS", "2,4,8,16"}};
     o.fixed = rows;
@@ -147,5 +170,74 @@ static void test_requirements_and_failures(void **state) {
     kj_runtime_destroy(rt);
 }
 
-KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_reduce_all_then_cached),
+/* Shards: for N = 1, 2, 3 and 7, the parts 0..N-1 of a space of 36 (one skipped by its requirement)
+ * are disjoint and cover it, each counts only its own variants, and a part's variants are those whose
+ * index is the part modulo N. The first pass (N = 1) compiles, the others find everything cached. */
+static const char shard_src[] = "//@kernjit entry k\n"
+                                "//@kernjit tune A 1..6 = 1\n"
+                                "//@kernjit tune B 1..6 = 1\n"
+                                "//@kernjit require A + B != 12\n"
+                                "extern \"C\" __global__ void k(int *x) { x[threadIdx.x] = A * 10 + B; }\n";
+
+typedef struct {
+    const kj_space *space;
+    unsigned shard, shards;
+    int seen[36];
+    int wrong_shard;
+} shard_check;
+
+static void on_shard_progress(const kj_progress *p, void *user) {
+    shard_check *c = user;
+    for (size_t i = 0; i < kj_space_count(c->space); i++) {
+        kj_variant v;
+        KJ_ASSERT_OK(kj_space_variant(c->space, i, &v));
+        if (strcmp(v.label, p->variant) != 0) continue;
+        c->seen[i]++;
+        if (i % c->shards != c->shard) c->wrong_shard = 1;
+    }
+}
+
+static void test_shards_cover_the_space(void **state) {
+    (void)state;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/shards.cu", kj_test_dir);
+    kj_test_write(path, shard_src, strlen(shard_src));
+    kj_test_log log;
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
+    kj_space *space;
+    KJ_ASSERT_OK(kj_space_create(rt, path, NULL, 0, &space));
+    assert_int_equal(kj_space_count(space), 36);
+    assert_int_equal(kj_space_valid_count(space), 35);
+    const unsigned parts[] = {1, 2, 3, 7};
+    for (size_t t = 0; t < sizeof parts / sizeof *parts; t++) {
+        shard_check c = {.space = space, .shards = parts[t]};
+        size_t variants = 0, compiled = 0, cached = 0, skipped = 0;
+        for (c.shard = 0; c.shard < c.shards; c.shard++) {
+            kj_compile_all_options o = {.kernel = path, .arch = "sm_90", .threads = 2, .progress = on_shard_progress,
+                                        .progress_user = &c, .shard = c.shard, .shards = c.shards};
+            kj_compile_all_result r;
+            KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
+            /* the part's own counts: indices shard, shard + N, ... below 36 */
+            assert_int_equal(r.variants, (36 - c.shard + c.shards - 1) / c.shards);
+            assert_int_equal(r.compiled + r.cached + r.skipped, r.variants);
+            variants += r.variants;
+            compiled += r.compiled;
+            cached += r.cached;
+            skipped += r.skipped;
+        }
+        printf("%u shards: %zu variants, %zu compiled, %zu cached, %zu skipped\n", c.shards, variants, compiled, cached,
+               skipped);
+        assert_int_equal(variants, 36);
+        assert_int_equal(skipped, 1);
+        assert_int_equal(compiled, t == 0 ? 35 : 0);
+        assert_int_equal(cached, t == 0 ? 0 : 35);
+        assert_false(c.wrong_shard);
+        for (size_t i = 0; i < 36; i++) assert_int_equal(c.seen[i], i == 35 ? 0 : 1); /* A=6 B=6 skipped */
+    }
+    kj_space_free(space);
+    assert_int_equal(log.warnings, 0);
+    kj_runtime_destroy(rt);
+}
+
+KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_reduce_all_then_cached), KJ_TEST_IN_DIR(test_shards_cover_the_space),
              KJ_TEST_IN_DIR(test_requirements_and_failures), KJ_TEST_IN_DIR(test_tuned_families_all))

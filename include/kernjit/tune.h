@@ -40,6 +40,8 @@ typedef struct kj_progress {
     const char *variant;     /* the one that just finished: "BLOCK_SIZE=256 COARSE_FACTOR=8" */
     const char *outcome;     /* "compiled", "cached", "2981.3 GB/s", "skipped: ...", "wrong result" */
     double best_gbps;        /* the best verified speed so far (measure phases); 0 before any */
+    const char *error;       /* kj_compile_all, a variant that failed: why (kj_compile's message, the
+                                compiler's log included); NULL otherwise */
 } kj_progress;
 /* Called on the thread that made the call, never twice at once, while the call runs; the strings
  * are valid during the call only. Must not call back into the same runtime. */
@@ -93,9 +95,15 @@ typedef struct kj_compile_all_options {
     unsigned threads;          /* compiling threads; 0: the processors online */
     kj_progress_fn progress;   /* optional */
     void *progress_user;
+    unsigned shard, shards;    /* a part of the space, for builders that share the work (machines, or
+                                  processes): the variants whose index is shard modulo shards (every
+                                  shards-th from the shard-th, so that each part has as many of each
+                                  dimension's values as the others); 0 and 0: all. The parts 0 to
+                                  shards - 1 are disjoint and cover the space */
 } kj_compile_all_options;
 
 typedef struct kj_compile_all_result {
+    /* the counts are the shard's when options->shards is set */
     size_t variants;           /* combinations in the space */
     size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
     size_t cached;             /* already in the disk cache, or fetched from the remote cache */
@@ -106,11 +114,12 @@ typedef struct kj_compile_all_result {
     char arch[24];             /* the target */
 } kj_compile_all_result;
 
-/* Compiles every variant of the space (kj_space_create with options->fixed) into the cache, on
- * `threads` threads at once; needs no device and no driver. result may be NULL; unlike other
- * outputs it is written when some variants fail, so that the counts can be shown, and the call
+/* Compiles every variant of the space (kj_space_create with options->fixed), or of its shard, into
+ * the cache, on `threads` threads at once; needs no device and no driver. result may be NULL; unlike
+ * other outputs it is written when some variants fail, so that the counts can be shown, and the call
  * then returns the first failure's status (its message names the variant). Thread-safe.
- * Errors: those of kj_space_create and kj_compile. */
+ * Errors: those of kj_space_create and kj_compile; KJ_ERR_USAGE for a shard not below shards (or a
+ * shard with shards 0), naming both. */
 KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
 
 typedef struct kj_tune_options {

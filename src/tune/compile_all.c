@@ -1,6 +1,6 @@
-/* kj_compile_all: every variant of a kernel into the cache, several NVRTC compilations at once.
- * kj_compile is thread-safe and each variant is independent, so the pool's threads call it directly;
- * the calling thread only hears of completions (for progress). */
+/* kj_compile_all: every variant of a kernel (or of a shard of its space) into the cache, several
+ * NVRTC compilations at once. kj_compile is thread-safe and each variant is independent, so the pool's
+ * threads call it directly; the calling thread only hears of completions (for progress). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +19,10 @@ typedef struct job {
     size_t *todo;          /* the variants to compile (not skipped) */
     kj_status *status;     /* per todo item */
     int *cache_hit;
-    char **error;          /* the failing call's message, captured on its own thread */
+    char **error;          /* the failing call's message (kj_last_error is per thread), captured on its own */
     char arch[24];
     kj_compile_all_result *r;
-    size_t done;
+    size_t n, done;        /* variants to compile, and compiled so far */
 } job;
 
 static void compile_one(size_t i, void *user) {
@@ -37,7 +37,7 @@ static void compile_one(size_t i, void *user) {
         j->cache_hit[i] = res.origin != KJ_ORIGIN_COMPILED; /* on disk, or fetched from the remote */
         if (i == 0) snprintf(j->arch, sizeof j->arch, "%s", res.arch);
     } else {
-        j->error[i] = kj__asprintf("%s: %s", v.label, kj_last_error());
+        j->error[i] = kj__asprintf("%s", kj_last_error());
     }
 }
 
@@ -54,13 +54,30 @@ static void compiled(size_t i, void *user) {
     kj_variant v;
     kj_space_variant(j->space, j->todo[i], &v);
     const char *outcome = j->status[i] != KJ_OK ? "failed" : j->cache_hit[i] ? "cached" : "compiled";
-    kj_progress p = {KJ_PHASE_COMPILE, j->done, 0, v.label, outcome, 0};
-    p.total = kj_space_valid_count(j->space);
+    kj_progress p = {.phase = KJ_PHASE_COMPILE, .done = j->done, .total = j->n, .variant = v.label,
+                     .outcome = outcome, .error = j->status[i] != KJ_OK ? j->error[i] : NULL};
     j->o->progress(&p, j->o->progress_user);
+}
+
+/* The variant indices of the shard that are in the space (not skipped by a requirement), in order;
+ * the shard's combinations in *variants. */
+static size_t shard_todo(const kj_space *space, const kj_compile_all_options *o, size_t *todo, size_t *variants) {
+    size_t step = o->shards ? o->shards : 1, k = 0;
+    *variants = 0;
+    for (size_t i = o->shards ? o->shard : 0; i < kj_space_count(space); i += step) {
+        kj_variant v;
+        kj_space_variant(space, i, &v);
+        ++*variants;
+        if (!v.skipped) todo[k++] = i;
+    }
+    return k;
 }
 
 kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_compile_all_result *result) {
     KJ_RETURN_IF(!rt || !o || !o->kernel, KJ_ERR_USAGE, "kj_compile_all: runtime, options and options->kernel are required");
+    KJ_RETURN_IF(o->shards ? o->shard >= o->shards : o->shard != 0, KJ_ERR_USAGE,
+                 "kj_compile_all: shard %u of %u shards: the shard must be below shards (0 and 0 for the whole "
+                 "space)", o->shard, o->shards);
     double t0 = kj__now_ms();
     kj__target target;
     if (o->arch) KJ_FORWARD(kj__arch_for_user(o->arch, &target)); /* once, rather than once per variant */
@@ -68,32 +85,30 @@ kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_com
     KJ_FORWARD(kj_space_create(rt, o->kernel, o->fixed, o->fixed_count, &space));
     kj_compile_all_result r;
     memset(&r, 0, sizeof r);
-    r.variants = kj_space_count(space);
-    r.skipped = r.variants - kj_space_valid_count(space);
-    size_t n = kj_space_valid_count(space);
+    size_t most = kj_space_valid_count(space);
     job j = {.rt = rt, .o = o, .space = space, .r = &r};
-    j.todo = calloc(n ? n : 1, sizeof *j.todo);
-    j.status = calloc(n ? n : 1, sizeof *j.status);
-    j.cache_hit = calloc(n ? n : 1, sizeof *j.cache_hit);
-    j.error = calloc(n ? n : 1, sizeof *j.error);
+    j.todo = calloc(most ? most : 1, sizeof *j.todo);
+    j.status = calloc(most ? most : 1, sizeof *j.status);
+    j.cache_hit = calloc(most ? most : 1, sizeof *j.cache_hit);
+    j.error = calloc(most ? most : 1, sizeof *j.error);
     kj_status s = KJ_OK;
     if (!j.todo || !j.status || !j.cache_hit || !j.error) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    size_t n = 0;
     if (s == KJ_OK) {
-        size_t k = 0;
-        for (size_t i = 0; i < r.variants; i++) {
-            kj_variant v;
-            kj_space_variant(space, i, &v);
-            if (!v.skipped) j.todo[k++] = i;
-        }
+        n = j.n = shard_todo(space, o, j.todo, &r.variants);
+        r.skipped = r.variants - n;
         r.threads = o->threads ? o->threads : kj__pool_default_threads();
         if (r.threads > n) r.threads = n ? (unsigned)n : 1;
         kj__pool_run(r.threads, n, compile_one, compiled, &j);
         snprintf(r.arch, sizeof r.arch, "%s", j.arch[0] ? j.arch : (o->arch ? o->arch : kj_runtime_arch(rt)));
         r.wall_ms = kj__now_ms() - t0;
         for (size_t i = 0; i < n && s == KJ_OK; i++)
-            if (j.status[i] != KJ_OK)
-                s = KJ_FAIL(j.status[i], "%zu of %zu variants of %s failed to compile; the first, %s", r.failed, n,
-                            o->kernel, j.error[i] ? j.error[i] : "(no message)");
+            if (j.status[i] != KJ_OK) {
+                kj_variant v;
+                kj_space_variant(space, j.todo[i], &v);
+                s = KJ_FAIL(j.status[i], "%zu of %zu variants of %s failed to compile; the first, %s: %s", r.failed, n,
+                            o->kernel, v.label, j.error[i] ? j.error[i] : "(no message)");
+            }
         if (result) *result = r;
     }
     if (j.error)
