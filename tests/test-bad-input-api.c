@@ -137,6 +137,37 @@ static void test_unknown_op_and_type(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* kj_reduce_devices: every argument, a compile-only runtime among them too, checked before any part
+ * is launched (nothing is compiled). */
+static void test_reduce_devices_malformed(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime(), *none = compile_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    kj_runtime *rts[2] = {rt, rt}, *with_null[2] = {rt, NULL}, *with_none[2] = {rt, none};
+    kj_devptr parts[2] = {4096, 8192};
+    size_t counts[2] = {16, 16};
+    EXPECT(kj_reduce_devices(rts, parts, counts, 0, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: no parts (n = 0)");
+    EXPECT(kj_reduce_devices(rts, NULL, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: parts is NULL with n = 2 parts");
+    EXPECT(kj_reduce_devices(rts, parts, counts, 1, KJ_OP_SUM, KJ_TYPE_F32, NULL, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: result is NULL");
+    EXPECT(kj_reduce_devices(rts, parts, counts, 1, (kj_op)7, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: operator 7 is not a kj_op");
+    EXPECT(kj_reduce_devices(with_null, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: runtime 1 is NULL");
+    EXPECT(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "parts 0 and 1 have the same runtime and stream");
+    EXPECT(kj_reduce_devices(with_none, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_NO_DEVICE,
+           "kj_reduce_devices: runtime 1 is compile-only");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(none);
+    kj_runtime_destroy(rt);
+}
+
 /* kj_compile: result is poisoned first and must stay so; nothing is stored. */
 static void expect_compile(const kj_request *req, kj_status status, const char *needle) {
     kj_runtime *rt = compile_runtime();
@@ -540,6 +571,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_malformed_source_list),
         cmocka_unit_test(test_emit_misuse),
         cmocka_unit_test(test_prefetch_malformed),
+        cmocka_unit_test(test_reduce_devices_malformed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -81,6 +81,26 @@ KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devp
  * (what kj_reduce would refuse for op, type, n and options), KJ_ERR_HOST_MEMORY; a compile that
  * fails is reported by kj_reduce. */
 KJ_API kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *options);
+/* One reduction over data split across devices: part i is counts[i] elements at parts[i], in the
+ * memory of runtime rts[i]'s device (one runtime per device, kj_runtime_options.device; two runtimes
+ * may share one). Each part is reduced by its runtime with the default entry, as kj_reduce does, and
+ * every part is launched before any is waited for, so the devices work at once. The n partials are
+ * then combined on the host in the order of the parts, by the rules of the CPU reference (wrapping
+ * integers, NaN-propagating max and min, float sums and products in long double rounded once; an
+ * f16 reduction's partials are its f32 results), and the result (kj_result_size bytes) is written to
+ * `result`: bit-identical from run to run, whichever device finishes first. A part may be empty
+ * (counts[i] = 0: the identity). streams: NULL for each runtime's default stream, else one per part
+ * (a stream of that part's runtime); each part's work is ordered after what was queued there before.
+ * Returns once every part is done, also on an error (the parts already launched are waited for), so
+ * the inputs may be reused at once. The runtime keeps 16 bytes of device memory per stream it has
+ * reduced parts on, until kj_runtime_destroy. Thread-safe as kj_reduce: calls on different streams
+ * may run at once.
+ * Errors (those of the arguments before any part is launched): KJ_ERR_USAGE (n = 0, rts, parts,
+ * counts or result NULL, a NULL runtime, one runtime twice with the same stream, a bad op or type),
+ * KJ_ERR_NO_DEVICE (a compile-only runtime), KJ_ERR_HOST_MEMORY, and kj_reduce's errors for a part,
+ * the message led by "part I (device D)". */
+KJ_API kj_status kj_reduce_devices(kj_runtime *const *rts, const kj_devptr *parts, const size_t *counts, size_t n,
+                                   kj_op op, kj_type type, void *result, const kj_stream *streams);
 
 /* ------------------------------------------------------------------------------------------------
  * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu)
