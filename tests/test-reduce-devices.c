@@ -7,15 +7,7 @@
 
 #define DEVICES 4
 
-static int setup(void **state) {
-    setenv("KJ_STUB_DEVICES", "4", 1); /* before the driver is loaded, in the first call below */
-    int n = 0;
-    if (kj_device_count(&n) != KJ_OK || n != DEVICES) {
-        fprintf(stderr, "the stub driver (KERNJIT_LIBCUDA) should present %d devices, not %d\n", DEVICES, n);
-        return -1;
-    }
-    return kj_test_setup_dir(state);
-}
+static int setup(void **state) { return kj_test_setup_stub_devices(state, DEVICES); }
 
 typedef struct parts {
     kj_runtime *rts[DEVICES];

@@ -159,6 +159,20 @@ static inline int kj_test_setup_dir(void **state) {
     return kj_test_dir ? 0 : -1;
 }
 
+/* For programs on the stub driver (KERNJIT_LIBCUDA): it presents `count` devices (KJ_STUB_DEVICES, set
+ * before the driver is loaded, in the first call here), or the setup fails saying so. */
+static inline int kj_test_setup_stub_devices(void **state, int count) {
+    char text[16];
+    snprintf(text, sizeof text, "%d", count);
+    setenv("KJ_STUB_DEVICES", text, 1);
+    int n = 0;
+    if (kj_device_count(&n) != KJ_OK || n != count) {
+        fprintf(stderr, "the stub driver (KERNJIT_LIBCUDA) should present %d devices, not %d\n", count, n);
+        return -1;
+    }
+    return kj_test_setup_dir(state);
+}
+
 /* Exits 77 without a device. */
 static inline int kj_test_setup_gpu(void **state) {
     kj_test_require_gpu();
