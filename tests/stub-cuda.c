@@ -323,6 +323,10 @@ API CUresult cuStreamSynchronize(CUstream s) {
     (void)s;
     return CUDA_SUCCESS;
 }
+API CUresult cuStreamQuery(CUstream s) {
+    (void)s;
+    return CUDA_SUCCESS;
+}
 API CUresult cuEventCreate(CUevent *e, unsigned int flags) {
     (void)flags;
     *e = (CUevent)malloc(1);
