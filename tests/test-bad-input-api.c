@@ -5,8 +5,9 @@
  * here and every test here is a row. */
 #include "test_util.h"
 
+#include "nccl_util.h"
+
 #include <dirent.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -205,13 +206,12 @@ static void nccl_refusal_in_child(const char *name, const char *value, kj_status
     if (pid == 0) {
         setenv("KERNJIT_NCCL", getenv("FAKE_NCCL"), 1);
         setenv(name, value, 1);
-        const char *path = NULL;
         kj_runtime *rt = kj_test_runtime(NULL, 0, NULL); /* no disk cache: the handshake's compile stays in memory */
-        void *h = kj_nccl_library(&path, NULL) == KJ_OK ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-        int (*init_all)(void **, int, const int *) = h ? (int (*)(void **, int, const int *))dlsym(h, "ncclCommInitAll") : NULL;
+        kj_test_nccl n;
         void *comm = NULL;
         kj_devptr part = 0;
-        if (!rt || !init_all || init_all(&comm, 1, NULL) != 0 || kj_mem_alloc(rt, 64, &part) != KJ_OK) _exit(3);
+        if (!rt || kj_test_nccl_open(&n) != 0 || n.comm_init_all(&comm, 1, NULL) != 0 || kj_mem_alloc(rt, 64, &part) != KJ_OK)
+            _exit(3);
         uint8_t result[8];
         memset(result, POISON, sizeof result);
         kj_status s = kj_reduce_nccl(rt, comm, part, 5, KJ_OP_SUM, KJ_TYPE_U32, result, NULL);

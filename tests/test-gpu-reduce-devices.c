@@ -39,24 +39,6 @@ static int teardown(void **state) {
     return kj_test_teardown(state);
 }
 
-/* Random values; products mostly 1 with about ten small factors, so that they stay in range. */
-static void fill(kj_type t, kj_op op, size_t n) {
-    static const double few[] = {2, 0.5, -1, 3, -2};
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = kj_test_next(&kj_test_rng);
-        double v = op == KJ_OP_PROD ? (r % (n / 10 + 1) == 0 ? few[(r >> 20) % 5] : 1)
-                                    : kj_test_uniform(&kj_test_rng) * 2 - 1;
-        switch (t) {
-        case KJ_TYPE_I32: ((int32_t *)host)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
-        case KJ_TYPE_U32: ((uint32_t *)host)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
-        case KJ_TYPE_I64: ((int64_t *)host)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
-        case KJ_TYPE_F16: ((uint16_t *)host)[i] = kj_f16_bits((float)v); break;
-        case KJ_TYPE_F32: ((float *)host)[i] = (float)v; break;
-        default: ((double *)host)[i] = v; break;
-        }
-    }
-}
-
 /* Uneven parts: part i gets a share growing with i (i + 1 of 1 + 2 + ... + P), the last the rest;
  * small n leaves the first parts empty. */
 static void split(size_t n, size_t *counts) {
@@ -67,7 +49,7 @@ static void split(size_t n, size_t *counts) {
 
 static void check(kj_op op, kj_type t, size_t n) {
     size_t es = kj_type_size(t), rs = kj_result_size(t), counts[MAX_RUNTIMES], at = 0;
-    fill(t, op, n);
+    kj_test_fill_reduction(host, t, op, n, 0, &kj_test_rng);
     split(n, counts);
     unsigned char partials[MAX_RUNTIMES * 8];
     for (size_t i = 0; i < runtimes; i++) {

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include "nccl_util.h"
 #include "runtime/nccl_loader.h"
 #include <sys/wait.h>
 
@@ -42,12 +43,10 @@ static void in_child(void (*fn)(void), const char *const *env) {
 static const char *fake(void) { return getenv("FAKE_NCCL"); }
 
 /* A communicator of the fake on device 0, through the library kernjit loaded. */
-static void *comm_on_device0(const char *path) {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    CHECK(h, "dlopen %s", path);
-    int (*init_all)(void **, int, const int *) = (int (*)(void **, int, const int *))dlsym(h, "ncclCommInitAll");
+static void *comm_on_device0(void) {
+    kj_test_nccl n;
     void *comm = NULL;
-    CHECK(init_all && init_all(&comm, 1, NULL) == 0 && comm, "ncclCommInitAll");
+    CHECK(kj_test_nccl_open(&n) == 0 && n.comm_init_all(&comm, 1, NULL) == 0 && comm, "ncclCommInitAll");
     return comm;
 }
 
@@ -62,7 +61,7 @@ static setup open_all(void) {
     int version = 0;
     CHECK(kj_nccl_library(&path, &version) == KJ_OK, "kj_nccl_library");
     CHECK(version == 22703, "version %d", version);
-    setup s = {kj_test_runtime(kj_test_dir, 0, NULL), 0, comm_on_device0(path)};
+    setup s = {kj_test_runtime(kj_test_dir, 0, NULL), 0, comm_on_device0()};
     CHECK(s.rt, "a runtime on the stub device");
     CHECK(kj_mem_alloc(s.rt, 64, &s.part) == KJ_OK, "kj_mem_alloc");
     return s;

@@ -319,6 +319,29 @@ static inline int32_t *kj_test_random_i32(size_t n, uint64_t *seed) {
 /* Uniform in [0, 1), from kj_test_next. */
 static inline double kj_test_uniform(uint64_t *s) { return (double)(kj_test_next(s) >> 11) / 9007199254740992.0; }
 
+/* n elements of type t for a reduction with op, from rng: integers anywhere in their range (odd ones
+ * for products); floats uniform in [-1, 1), or with exact, whole numbers from -8 to 8 whose every
+ * partial sum is exact (any order gives the reference's bits: catches a dropped or doubled element,
+ * which a tolerance might hide); products mostly 1 with about ten of 2, 0.5, -1, 3, -2 (exact, and in
+ * range: 3^10 < 2^24). */
+static inline void kj_test_fill_reduction(void *buf, kj_type t, kj_op op, size_t n, int exact, uint64_t *rng) {
+    static const double few[] = {2, 0.5, -1, 3, -2};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = kj_test_next(rng);
+        double v = op == KJ_OP_PROD ? (r % (n / 10 + 1) == 0 ? few[(r >> 20) % 5] : 1)
+                   : exact           ? (double)(int)(r % 17) - 8
+                                     : kj_test_uniform(rng) * 2 - 1;
+        switch (t) {
+        case KJ_TYPE_I32: ((int32_t *)buf)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
+        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
+        case KJ_TYPE_I64: ((int64_t *)buf)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)v); break;
+        case KJ_TYPE_F32: ((float *)buf)[i] = (float)v; break;
+        default: ((double *)buf)[i] = v; break;
+        }
+    }
+}
+
 /* The gpu tests' small mode, KERNJIT_TEST_SMALL=1: for runs under compute-sanitizer (scripts/gpu-check
  * sanitize), which slows kernels down tens to hundreds of times. Element counts are capped at
  * KJ_TEST_SMALL_ELEMENTS (still several blocks of every entry, so that the cross-block paths run) and
