@@ -43,7 +43,12 @@ expect 2 "--entry and -D do not go with --devices" "$K" run reduce --devices all
 for c in "run reduce" "bench reduce"; do
     expect 0 "--devices all" "$K" $c --help
 done
-for c in "run reduce" "run mandelbrot" "bench reduce" "bench transpose" "launch"; do
+# --device on bench jit (its child processes too: the disk hit is timed in one), bench cache and tune
+expect 0 '"device":"kernjit stub device 2"' "$K" bench jit --device 2 --repeat 1 --json
+expect 0 '"device":"kernjit stub device 1"' "$K" bench cache --device 1 --repeat 1 --json
+expect 2 "--device 3 does not exist: the devices are 0 (kernjit stub device)" "$K" tune reduce --device 3
+expect 2 "--cc and --device NAME are filters for --forget; tuning takes --device N" "$K" tune reduce --cc 9.0
+for c in "run reduce" "run mandelbrot" "bench reduce" "bench transpose" "bench jit" "bench cache" "tune" "launch"; do
     expect 0 "--device N" "$K" $c --help
 done
 expect 2 "--device 3 does not exist: the devices are 0 (kernjit stub device), 1 (kernjit stub device 1), 2 (kernjit stub device 2)" \
