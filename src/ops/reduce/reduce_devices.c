@@ -41,10 +41,13 @@ static kj_status check_args(kj_runtime *const *rts, const kj_devptr *parts, cons
     return KJ_OK;
 }
 
-/* Waits for the parts launched so far, after a failure: their inputs must not be in use once the
- * call returns. Their own errors are not the one to report. */
-static void drain(kj_runtime *const *rts, const kj_stream *streams, size_t launched) {
+/* After failure s: waits for the parts launched so far (their inputs must not be in use once the call
+ * returns), and returns s with its message, whatever the waits report. */
+static kj_status drain(kj_status s, kj_runtime *const *rts, const kj_stream *streams, size_t launched) {
+    char why[KJ__MESSAGE_MAX];
+    snprintf(why, sizeof why, "%s", kj_last_error());
     for (size_t i = 0; i < launched; i++) kj_stream_synchronize(rts[i], stream_of(streams, i));
+    return KJ_FAIL(s, "%s", why);
 }
 
 /* A part's failure, its message led by the part and its device. */
@@ -90,7 +93,7 @@ kj_status kj_reduce_devices(kj_runtime *const *rts, const kj_devptr *parts, cons
         if ((s = collect_part(rts[i], at[i], bytes, stream_of(streams, i), partials + i * bytes)) != KJ_OK)
             s = part_failed(s, rts[i], i);
     if (s != KJ_OK) {
-        drain(rts, streams, launched);
+        s = drain(s, rts, streams, launched);
     } else {
         /* An f16 reduction's partials are floats: combined as f32 values. */
         kj_type of = type == KJ_TYPE_F16 ? KJ_TYPE_F32 : type;
