@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "devices.h"
 #include "cli.h"
 #include "run.h"
 
@@ -36,7 +37,8 @@ static void help(void) {
            "with the goals: a remote hit within 0.5 ms on loopback, and at least 50 times faster than the cold\n"
            "compile. The Redis server is URL (--remote), else one started for the run from redis-server on\n"
            "PATH, on a free loopback port; without either the remote rows say so. Without a GPU (or with\n"
-           "the stub driver) loading is skipped (or fake) and the table says so.\n");
+           "the stub driver) loading is skipped (or fake) and the table says so.\n"
+           CLI_DEVICE_HELP);
 }
 
 /* Sample i gets a text of its own: each request is a miss in every tier it should miss. */
@@ -251,13 +253,14 @@ static int option(void *user, int opt, char *arg) {
     case 'j': o->json = 1; break;
     case 'R': o->remote = arg; break;
     case 'r': return cli_count_arg("bench cache", "--repeat", arg, 1, 1000, &o->repeat);
+    case 'G': return cli_device_arg("bench cache", arg);
     }
     return EXIT_OK;
 }
 
 int bench_cache(int argc, char **argv) {
     options o = {.repeat = 15};
-    const cli_option_set set = {"repeat=r: remote=R: json=j help=h", option};
+    const cli_option_set set = {"repeat=r: remote=R: json=j help=h device=G:", option};
     int rc = cli_getopt("bench cache", argc, argv, &set, 1, &o);
     if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
     uint64_t repeat = o.repeat;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "devices.h"
 #include "cli.h"
 #include "run.h"
 
@@ -47,7 +48,8 @@ static void help(void) {
            "hit (the same request again, in microseconds: goal <= 0.5 us). Every compile is cold: NVRTC\n"
            "keeps compiled code in the driver's cache where there is a driver (comments do not tell sources\n"
            "apart there), so the benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without\n"
-           "a GPU, the disk hit stops before loading and the load and the memory hit are skipped.\n");
+           "a GPU, the disk hit stops before loading and the load and the memory hit are skipped.\n"
+           CLI_DEVICE_HELP);
 }
 
 /* Sample i gets its own text, so that every cold compile is really cold. */
@@ -140,6 +142,7 @@ static kj_status kernjit_get(kj_runtime *rt, const char *src, int load, double *
 static kj_status open_runtime(const char *dir, kj_runtime **rt) {
     kj_runtime_options o;
     kj_runtime_options_init(&o);
+    o.device = cli_device;
     o.cache_dir = dir;
     return kj_runtime_create(&o, rt);
 }
@@ -167,9 +170,11 @@ static int spawn_reading(char *const *args, char *buf, size_t size) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) return -1;
     exe[n] = '\0';
-    char *argv[16] = {exe, "bench", "jit"};
-    size_t k = 3;
-    for (; args[k - 3] && k < 15; k++) argv[k] = args[k - 3];
+    char device[16];
+    snprintf(device, sizeof device, "%d", cli_device);
+    char *argv[16] = {exe, "bench", "jit", "--device", device}; /* the child on the same device */
+    size_t k = cli_device == KJ_DEVICE_AUTO ? 3 : 5, first = k;
+    for (; args[k - first] && k < 15; k++) argv[k] = args[k - first];
     argv[k] = NULL;
     int fds[2];
     if (pipe(fds) != 0) return -1;
@@ -450,13 +455,18 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
 int bench_jit(int argc, char **argv) {
     static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},
                                          {"child", no_argument, 0, 'c'},        {"help", no_argument, 0, 'h'},
-                                         {"child-reduce", no_argument, 0, 'R'}, {0, 0, 0, 0}};
+                                         {"child-reduce", no_argument, 0, 'R'}, {"device", required_argument, 0, 'G'},
+                                         {0, 0, 0, 0}};
     uint64_t repeat = 7;
     int json = 0, is_child = 0, is_reduce_child = 0, c;
     while ((c = getopt_long(argc, argv, ":hjr:", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'c') is_child = 1;
         else if (c == 'R') is_reduce_child = 1;
+        else if (c == 'G') {
+            int rc = cli_device_arg("bench jit", optarg);
+            if (rc != EXIT_OK) return rc;
+        }
         else if (c == 'r') {
             int rc = cli_count_arg("bench jit", "--repeat", optarg, 1, 1000, &repeat);
             if (rc != EXIT_OK) return rc;

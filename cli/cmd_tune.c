@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "devices.h"
 #include "plot.h"
 
 #define MAX_DEFINES 64
@@ -17,7 +18,7 @@
 static void help(void) {
     printf("usage: kernjit tune KERNEL [--entry E] [-D NAME=VALUE[,VALUE...]]... [--op OP] [--type T] [--n N]\n"
            "                    [--budget K] [--samples S] [--threads J] [--seed S] [--dry-run] [--plot FILE.png]\n"
-           "                    [--json|--csv]\n"
+           "                    [--device N] [--json|--csv]\n"
            "       kernjit tune --show [KERNEL] [--json|--csv]\n"
            "       kernjit tune --forget [KERNEL] [--entry E] [-D NAME=VALUE]... [--n N] [--device NAME] [--cc X.Y]\n\n"
            "Compiles the variants of KERNEL (every combination of the tunables in its metadata, the other\n"
@@ -36,7 +37,8 @@ static void help(void) {
            "random starting points. --dry-run stores nothing. --plot draws the sweep as a heat map (the first\n"
            "two tunables as rows and columns, GB/s in colour, the winner outlined; PNG, or PPM without libpng).\n\n"
            "--show lists the database; --forget removes the entries that match every filter given (all of\n"
-           "them without filters). Both work without a GPU. Exit 1 without a CUDA device.\n"
+           "them without filters; --device NAME there is a device's name). Both work without a GPU. Exit 1\n"
+           "without a CUDA device. --device N tunes on device N (default 0; `kernjit info` lists them).\n"
            "Kernels that can be tuned: reduce, transpose, vector_add.\n");
 }
 
@@ -494,8 +496,13 @@ int cmd_tune(int argc, char **argv) {
         return cli_usage("tune", "--show takes only a kernel name (and --json or --csv)");
     if (a.forget && (a.budget || a.samples || a.threads || a.seed || a.dry_run))
         return cli_usage("tune", "--forget takes filters only: KERNEL, --entry, -D, --n, --device, --cc");
-    if (!a.show && !a.forget && (a.device || a.cc >= 0))
-        return cli_usage("tune", "--device and --cc are filters for --forget");
+    if (!a.show && !a.forget && a.cc >= 0)
+        return cli_usage("tune", "--cc and --device NAME are filters for --forget; tuning takes --device N, a device "
+                                 "ordinal");
+    if (!a.show && !a.forget && a.device) { /* the device to tune on, as every command that opens one */
+        if ((rc = cli_device_arg("tune", a.device)) != EXIT_OK) return rc;
+        a.device = NULL;
+    }
     if (!a.show && !a.forget && !a.kernel)
         return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)");
     /* the database is in the cache folder: --show and --forget need no device */

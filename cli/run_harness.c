@@ -177,6 +177,7 @@ int run_main(const run_family *f, run_ctx *c, int argc, char **argv) {
         rc = cli_error_as(c->cmd, KJ_ERR_NO_DEVICE,
                           "no CUDA device: nothing can run here (`kernjit compile %s` works without one)",
                        f->kernel);
+    if (f->teardown) f->teardown(c);
     kj_event_destroy(c->start);
     kj_event_destroy(c->stop);
     for (unsigned i = 0; i < c->devices; i++) kj_mem_free(c->rt, c->device[i]);

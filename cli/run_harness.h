@@ -69,6 +69,8 @@ struct run_family {
     int (*check)(run_ctx *c);      /* after the timed runs, against the CPU: fills c->wrong (or setup does) */
     void (*json)(run_ctx *c);      /* the JSON fields after "kernel", "device" and "arch" */
     void (*text)(run_ctx *c);
+    void (*teardown)(run_ctx *c);  /* releases what the family took beyond run_host and run_device (runtimes
+                                      of its own); NULL: nothing. Runs whenever the runtime was opened */
 };
 
 /* `kernjit run FAMILY ARGS`: c is the family's state (its first member), holding its defaults. */

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "devices.h"
 #include "run.h"
 #include "run_harness.h"
 #include "kjtest.h"
@@ -11,12 +12,16 @@
 static void help(void) {
     printf("usage: kernjit run reduce [--op sum|max|min|prod] [--type i32|u32|i64|f16|f32|f64] [--n N]\n"
            "                          [--entry E] [-D BLOCK_SIZE=B] [-D COARSE_FACTOR=C] [--seed S] [--repeat R]\n"
-           "                          [--json]\n\n"
+           "                          [--devices all|I,J,...] [--json]\n\n"
            "Reduces N seeded random values (default sum, f32, 64M) on the GPU, compares with the CPU\n"
            "reference, and prints the result, the error, the median time of R timed runs (CUDA events,\n"
            "after a warm-up), GB/s of input read, the configuration and whether the kernel came from the\n"
            "cache. N takes suffixes: 1000003, 64M, 1G, 2^28. The input is fresh each run and its seed printed;\n"
-           "--seed S replays it. Exit 1 when the result is wrong.\n");
+           "--seed S replays it. Exit 1 when the result is wrong.\n"
+           "With --devices, the N values are split evenly over the devices listed (kj_reduce_devices: every\n"
+           "device reduces its part with the default entry at once, and the host combines their results in\n"
+           "the order listed, bit-identical run to run); the time is that of the whole call, from its start\n"
+           "on the first device to the combined result on the host.\n" CLI_DEVICES_HELP);
 }
 
 typedef struct reduce_run {
@@ -31,6 +36,13 @@ typedef struct reduce_run {
     unsigned char expected[8], got[8];
     double abs_sum, want, have, tolerance, error;
     int ok;
+    /* --devices: part i (counts[i] elements at parts[i]) on rts[i]; rts[0] is the harness's runtime */
+    cli_devices devices;
+    kj_runtime *rts[CLI_MAX_DEVICES];
+    kj_devptr parts[CLI_MAX_DEVICES];
+    size_t counts[CLI_MAX_DEVICES];
+    kj_reduce_report reports[CLI_MAX_DEVICES];
+    unsigned char last[8]; /* the last timed run's result: the same bits as the first's */
 } reduce_run;
 
 static int option(run_ctx *c, int opt, char *arg) {
@@ -39,6 +51,7 @@ static int option(run_ctx *c, int opt, char *arg) {
     case 'o': return cli_parsed(c->cmd, kj_op_parse(arg, &r->op));
     case 't': return cli_parsed(c->cmd, kj_type_parse(arg, &r->type));
     case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 40, &r->n);
+    case 'd': return cli_devices_arg(c->cmd, arg, &r->devices);
     }
     r->options.entry = arg; /* 'e' */
     return EXIT_OK;
@@ -53,16 +66,59 @@ static int prepare(run_ctx *c) {
     c->device_bytes = r->bytes;
     c->bytes = (double)r->bytes; /* read */
     snprintf(c->what, sizeof c->what, "--n %llu", (unsigned long long)r->n);
+    int k = r->devices.count, rc = cli_devices_check(c->cmd, &r->devices);
+    if (rc != EXIT_OK || !k) return rc;
+    if (r->options.entry || r->options.block_size || r->options.coarse_factor)
+        return cli_usage(c->cmd, "--entry and -D do not go with --devices: each device runs the default entry "
+                                 "with its tuned or default configuration");
+    for (int i = 0; i < k; i++) r->counts[i] = (size_t)(r->n / (unsigned)k + ((unsigned)i < r->n % (unsigned)k));
+    c->device_bytes = r->counts[0] * esize; /* the largest part; the other devices are checked in setup */
+    snprintf(c->what, sizeof c->what, "--n %llu over %d devices", (unsigned long long)r->n, k);
     return EXIT_OK;
+}
+
+/* --devices: a runtime and the part of the input on each device, each device's first kj_reduce of
+ * its part (compiling or loading the kernel, its report kept), then the first kj_reduce_devices. */
+static int setup_devices(run_ctx *c, reduce_run *r, const unsigned char *host) {
+    size_t esize = kj_type_size(r->type), at = 0;
+    for (int i = 0; i < r->devices.count; i++) {
+        if (i) RUN_TRY(c, cli_device_runtime(r->devices.ordinals[i], &r->rts[i]));
+        int rc = i ? cli_check_device_memory(r->rts[i], c->cmd, c->what, r->counts[i] * esize) : EXIT_OK;
+        if (rc != EXIT_OK) return rc;
+        RUN_TRY(c, kj_reduce_prefetch(r->rts[i], r->op, r->type, r->counts[i], NULL));
+    }
+    for (int i = 0; i < r->devices.count; i++) {
+        RUN_TRY(c, kj_mem_alloc(r->rts[i], r->counts[i] * esize + 1, &r->parts[i]));
+        RUN_TRY(c, kj_memcpy_htod(r->rts[i], r->parts[i], host + at * esize, r->counts[i] * esize));
+        at += r->counts[i];
+        kj_reduce_options o = {.report = &r->reports[i]};
+        unsigned char partial[8];
+        RUN_TRY(c, kj_reduce(r->rts[i], r->op, r->type, r->parts[i], r->counts[i], partial, &o));
+    }
+    r->first = r->reports[0];
+    memset(r->got, 0xA5, sizeof r->got); /* poisoned: a result never written shows */
+    RUN_TRY(c, kj_reduce_devices(r->rts, r->parts, r->counts, (size_t)r->devices.count, r->op, r->type, r->got, NULL));
+    memcpy(r->last, r->got, sizeof r->last);
+    return EXIT_OK;
+}
+
+static void teardown(run_ctx *c) {
+    reduce_run *r = (reduce_run *)c;
+    for (int i = 0; i < r->devices.count; i++) {
+        if (r->rts[i]) kj_mem_free(r->rts[i], r->parts[i]);
+        if (i) kj_runtime_destroy(r->rts[i]);
+    }
 }
 
 static int setup(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     /* the kernel compiles (or loads) while the input is made */
-    RUN_TRY(c, kj_reduce_prefetch(c->rt, r->op, r->type, (size_t)r->n, &r->options));
+    if (!r->devices.count) RUN_TRY(c, kj_reduce_prefetch(c->rt, r->op, r->type, (size_t)r->n, &r->options));
     void *host = run_random(c, r->type, r->n, c->seed);
     if (!host) return EXIT_FAILURE_;
     kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    r->rts[0] = c->rt;
+    if (r->devices.count) return setup_devices(c, r, host);
     RUN_TRY(c, run_device(c, r->bytes, &r->input));
     RUN_TRY(c, kj_memcpy_htod(c->rt, r->input, host, r->bytes));
     RUN_TRY(c, run_device(c, 16, &r->result));
@@ -76,6 +132,8 @@ static int setup(run_ctx *c) {
 
 static kj_status launch(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
+    if (r->devices.count)
+        return kj_reduce_devices(r->rts, r->parts, r->counts, (size_t)r->devices.count, r->op, r->type, r->last, NULL);
     return kj_reduce_async(c->rt, r->op, r->type, r->input, (size_t)r->n, r->result, &r->options);
 }
 
@@ -83,11 +141,16 @@ static int check(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     r->want = kj_result_as_double(r->type, r->expected);
     r->have = kj_result_as_double(r->type, r->got);
-    r->tolerance = kj_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
+    /* over devices, the chains of operations are each device's plus the combine: any configuration's bound */
+    r->tolerance = kj_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum,
+                                       r->devices.count ? NULL : &r->first);
     r->error = fabs(r->have - r->want);
     r->ok = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 || (isnan(r->want) && isnan(r->have)) ||
             r->error <= r->tolerance;
-    if (!r->ok)
+    if (r->ok && memcmp(r->got, r->last, kj_result_size(r->type)) != 0)
+        snprintf(c->wrong, sizeof c->wrong, "the result of the last run, %.17g, differs from the first's, %.17g: "
+                 "not bit-identical from run to run", kj_result_as_double(r->type, r->last), r->have);
+    else if (!r->ok)
         snprintf(c->wrong, sizeof c->wrong,
                  "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g", r->have, r->want,
                  r->tolerance);
@@ -101,6 +164,18 @@ static void json(run_ctx *c) {
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
                 r->first.coarse_factor, r->first.grid, r->first.config_from, kj_origin_name(r->first.origin), r->have,
                 r->want, r->error, r->tolerance, r->ok);
+    if (r->devices.count) {
+        json_begin_array("devices");
+        for (int i = 0; i < r->devices.count; i++) {
+            kj_device_info d;
+            kj_runtime_device(r->rts[i], &d);
+            json_object_in(NULL);
+            json_fields("ordinal=%d device=%s n=%zu origin=%s", r->devices.ordinals[i], d.name, r->counts[i],
+                        kj_origin_name(r->reports[i].origin));
+            json_end_object();
+        }
+        json_end_array();
+    }
     run_json_time(c);
 }
 
@@ -108,23 +183,31 @@ static void text(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     printf("reduce %s %s, n = %llu (seed %llu)\n", kj_op_name(r->op), kj_type_name(r->type), (unsigned long long)r->n,
            (unsigned long long)c->seed);
+    for (int i = 0; i < r->devices.count; i++) {
+        kj_device_info d;
+        kj_runtime_device(r->rts[i], &d);
+        printf("  %-11s %d (%s): %zu elements, kernel %s\n", i ? "" : "devices", r->devices.ordinals[i], d.name,
+               r->counts[i], cli_origin_text(r->reports[i].origin));
+    }
     printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", r->first.entry,
            r->first.block_size, r->first.coarse_factor, r->first.grid, r->first.config_from);
-    printf("  kernel      %s\n", cli_origin_text(r->first.origin));
-    printf("  result      %.17g\n  reference   %.17g (CPU)\n", r->have, r->want);
+    if (!r->devices.count) printf("  kernel      %s\n", cli_origin_text(r->first.origin));
+    printf("  result      %.17g%s\n  reference   %.17g (CPU)\n", r->have,
+           r->devices.count ? " (the devices' results combined on the host, in the order listed)" : "", r->want);
     printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
-    run_text_time(c, NULL);
+    run_text_time(c, r->devices.count ? "every device, to the combined result" : NULL);
 }
 
 static const run_family reduce = {
     .kernel = "reduce", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
-    .options = "op=o: type=t: n=n: entry=e:",
+    .options = "op=o: type=t: n=n: entry=e: devices=d:",
     .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR"},
                                   {offsetof(reduce_run, options.block_size),
                                    offsetof(reduce_run, options.coarse_factor)},
                                   1u << 20, "a positive integer",
                                   "use --op and --type for the operator and type"},
-    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .check = check, .json = json, .text = text};
+    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .check = check, .json = json, .text = text,
+    .teardown = teardown};
 
 int run_reduce(int argc, char **argv) {
     reduce_run r = {.run.repeat = 20, .op = KJ_OP_SUM, .type = KJ_TYPE_F32, .n = 64ull << 20};

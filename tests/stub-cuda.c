@@ -11,6 +11,7 @@
  *   KJ_STUB_ATTR_FAIL set: cuFuncGetAttribute fails (CUDA_ERROR_INVALID_HANDLE)
  *   KJ_STUB_DEVICES  how many devices it presents (default 1, at most 16), alike but for their
  *                    names ("kernjit stub device", then "... device 1" ...); a primary context each
+ * reduce_fast "reduces" to its element count (see cuLaunchKernel), for kj_reduce_devices' plumbing.
  * Built twice: with cuFuncGetParamInfo, and without it (-DSTUB_OLD_DRIVER) as a CUDA 12.0 driver. */
 #include <cuda.h>
 #include <pthread.h>
@@ -22,7 +23,7 @@
 #define API __attribute__((visibility("default")))
 
 #define MAX_DEVICES 16
-static int context_tokens[MAX_DEVICES], stream_token; /* a device's context is &context_tokens[ordinal] */
+static int context_tokens[MAX_DEVICES]; /* a device's context is &context_tokens[ordinal] */
 static _Thread_local CUcontext current; /* per thread, as the driver's current context is */
 
 static int device_count(void) {
@@ -308,16 +309,21 @@ API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream 
     (void)st;
     return cuMemsetD8(d, v, n);
 }
+/* Each stream a handle of its own, as the driver's are (work per stream is kept apart by handle). */
 API CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
     (void)flags;
-    *s = (CUstream)&stream_token;
-    return CUDA_SUCCESS;
+    *s = malloc(1);
+    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 API CUresult cuStreamDestroy(CUstream s) {
-    (void)s;
+    free(s);
     return CUDA_SUCCESS;
 }
 API CUresult cuStreamSynchronize(CUstream s) {
+    (void)s;
+    return CUDA_SUCCESS;
+}
+API CUresult cuStreamQuery(CUstream s) {
     (void)s;
     return CUDA_SUCCESS;
 }
@@ -412,6 +418,14 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         double a = f64_at(params, 2);
         int n = int_at(params, 3);
         for (uint64_t i = 0; i < threads && i < (uint64_t)n; i++) y[i] = a * x[i] + y[i];
+    } else if (strstr(name, "reduce_fast")) {
+        /* (input, unsigned long long n, result, ...): the stub cannot know the op or type the kernel was
+         * compiled for, so it writes n as a 32-bit result, which a u32 or i64 reduction (whose result
+         * starts zeroed) reads as n: each device's part and its count are seen in the combined result */
+        unsigned long long n;
+        memcpy(&n, params[1], sizeof n);
+        uint32_t count = (uint32_t)n;
+        memcpy(ptr_at(params, 2), &count, sizeof count);
     } else if (strstr(name, "scalars")) { /* (unsigned char a, short b, double c, long long *out) */
         long long *out = ptr_at(params, 3);
         unsigned char a;

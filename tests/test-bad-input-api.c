@@ -5,6 +5,8 @@
  * here and every test here is a row. */
 #include "test_util.h"
 
+#include "nccl_util.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -135,6 +137,105 @@ static void test_unknown_op_and_type(void **state) {
     EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
            "unknown reduction entry 'reduce_nope'");
     kj_runtime_destroy(rt);
+}
+
+/* kj_reduce_devices: every argument, a compile-only runtime among them too, checked before any part
+ * is launched (nothing is compiled). */
+static void test_reduce_devices_malformed(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime(), *none = compile_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    kj_runtime *rts[2] = {rt, rt}, *with_null[2] = {rt, NULL}, *with_none[2] = {rt, none};
+    kj_devptr parts[2] = {4096, 8192};
+    size_t counts[2] = {16, 16};
+    EXPECT(kj_reduce_devices(rts, parts, counts, 0, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: no parts (n = 0)");
+    EXPECT(kj_reduce_devices(rts, NULL, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: parts is NULL with n = 2 parts");
+    EXPECT(kj_reduce_devices(rts, parts, counts, 1, KJ_OP_SUM, KJ_TYPE_F32, NULL, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: result is NULL");
+    EXPECT(kj_reduce_devices(rts, parts, counts, 1, (kj_op)7, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: operator 7 is not a kj_op");
+    EXPECT(kj_reduce_devices(with_null, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_devices: runtime 1 is NULL");
+    EXPECT(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "parts 0 and 1 have the same runtime and stream");
+    EXPECT(kj_reduce_devices(with_none, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_NO_DEVICE,
+           "kj_reduce_devices: runtime 1 is compile-only");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(none);
+    kj_runtime_destroy(rt);
+}
+
+/* kj_reduce_nccl's arguments, checked before NCCL is loaded; then, with NCCL missing (KERNJIT_NCCL
+ * naming nothing, before this process loads any), the call is refused naming KERNJIT_NCCL. */
+static void test_reduce_nccl_malformed(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    void *comm = &before; /* never read: the arguments are refused first */
+    EXPECT(kj_reduce_nccl(rt, NULL, 4096, 16, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_nccl: the communicator is NULL");
+    EXPECT(kj_reduce_nccl(rt, comm, 4096, 16, KJ_OP_SUM, KJ_TYPE_F32, NULL, NULL), KJ_ERR_USAGE,
+           "kj_reduce_nccl: result is NULL");
+    EXPECT(kj_reduce_nccl(rt, comm, 4096, 16, KJ_OP_SUM, (kj_type)9, result, NULL), KJ_ERR_USAGE,
+           "kj_reduce_nccl: type 9 is not a kj_type");
+    const char *path = NULL;
+    EXPECT(kj_nccl_library(NULL, NULL), KJ_ERR_USAGE, "kj_nccl_library: path is NULL");
+    setenv("KERNJIT_NCCL", "/nonexistent/libnccl.so.2", 1);
+    EXPECT(kj_nccl_library(&path, NULL), KJ_ERR_UNSUPPORTED, "NCCL: cannot load KERNJIT_NCCL=/nonexistent/libnccl.so.2");
+    EXPECT(kj_reduce_nccl(rt, comm, 4096, 16, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_UNSUPPORTED,
+           "KERNJIT_NCCL");
+    unsetenv("KERNJIT_NCCL");
+    assert_null(path);
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+/* kj_reduce_nccl through tests/fake-nccl.c ($FAKE_NCCL), in a child process (NCCL is loaded once per
+ * process) with the fake's environment: expect status and needle, and no result written. */
+static void nccl_refusal_in_child(const char *name, const char *value, kj_status status, const char *needle) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("KERNJIT_NCCL", getenv("FAKE_NCCL"), 1);
+        setenv(name, value, 1);
+        kj_runtime *rt = kj_test_runtime(NULL, 0, NULL); /* no disk cache: the handshake's compile stays in memory */
+        kj_test_nccl n;
+        void *comm = NULL;
+        kj_devptr part = 0;
+        if (!rt || kj_test_nccl_open(&n) != 0 || n.comm_init_all(&comm, 1, NULL) != 0 || kj_mem_alloc(rt, 64, &part) != KJ_OK)
+            _exit(3);
+        uint8_t result[8];
+        memset(result, POISON, sizeof result);
+        kj_status s = kj_reduce_nccl(rt, comm, part, 5, KJ_OP_SUM, KJ_TYPE_U32, result, NULL);
+        int ok = s == status && strstr(kj_last_error(), needle) && result[0] == POISON;
+        if (!ok) fprintf(stderr, "%s=%s: %s: %s (expected %s, '%s')\n", name, value, kj_status_name(s), kj_last_error(),
+                         kj_status_name(status), needle);
+        fflush(NULL);
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static void test_reduce_nccl_refused(void **state) {
+    (void)state;
+    size_t before = count_files(cache_dir);
+    nccl_refusal_in_child("FAKE_NCCL_DEVICE", "1", KJ_ERR_USAGE,
+                          "the communicator is on device 1, the runtime on device 0");
+    nccl_refusal_in_child("FAKE_NCCL_ASYNC_ERROR", "3", KJ_ERR_CUDA,
+                          "the communicator is in error: NCCL error 3");
+    nccl_refusal_in_child("FAKE_NCCL_DISAGREE", "1", KJ_ERR_USAGE, "the ranks disagree: rank 0 of 3 reduces sum u32");
+    assert_int_equal(count_files(cache_dir), before);
 }
 
 /* kj_compile: result is poisoned first and must stay so; nothing is stored. */
@@ -556,6 +657,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_emit_misuse),
         cmocka_unit_test(test_prefetch_malformed),
         cmocka_unit_test(test_compile_all_shard_out_of_range),
+        cmocka_unit_test(test_reduce_devices_malformed),
+        cmocka_unit_test(test_reduce_nccl_refused), /* its children load NCCL: before this process fails to */
+        cmocka_unit_test(test_reduce_nccl_malformed),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Several devices through the stub driver (KJ_STUB_DEVICES): `kernjit info` lists each, and --device N
 # takes the run, bench and launch commands to device N (the stub names device N "kernjit stub device
-# N", which the reports show). Usage: test-cli-devices.sh path/to/kernjit path/to/libstub-cuda.so
-# tests/kernels
+# N", which the reports show), and --devices spreads run and bench reduce over several. Usage:
+# test-cli-devices.sh path/to/kernjit path/to/libstub-cuda.so tests/kernels path/to/libfake-nccl.so
 set -u
 K="$1"
 export KERNJIT_LIBCUDA="$2" KJ_STUB_DEVICES=3 KERNJIT_CUB_PLUGIN=off
 KERNELS="$3"
+FAKE_NCCL="$4"
 export KERNJIT_CACHE_DIR="$(mktemp -d)/cache"
 trap 'rm -rf "$(dirname "$KERNJIT_CACHE_DIR")"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/cli-expect.sh"
@@ -20,7 +21,34 @@ expect 1 '"device":"kernjit stub device 1"' "$K" bench vector-add --n 1000 --sam
 expect 1 '"device":"kernjit stub device"' "$K" run vector-add --n 1000 --json # device 0 by default
 expect 0 "[3] 6" "$K" launch "$KERNELS/vadd.cu" --grid 1 --block 32 --arg 'f32[4]=iota' --arg 'f32[4]=iota' \
     --arg 'f32[4]=zeros' --arg i32=4 --print 2 --device 2
-for c in "run reduce" "run mandelbrot" "bench reduce" "bench transpose" "launch"; do
+# --devices: the stub's reduce_fast "reduces" a part to its element count, so a u32 sum over the
+# devices is the total n (each device got its share; the host combined them), and a max the largest
+# share; the reference over the data differs (exit 1), and the report names every device and its part.
+expect 1 "devices     0 (kernjit stub device): 334 elements" "$K" run reduce --devices all --n 1001 --type u32
+expect 1 "2 (kernjit stub device 2): 333 elements" "$K" run reduce --devices all --n 1001 --type u32
+expect 1 "result      1001 (the devices' results combined on the host" "$K" run reduce --devices all --n 1001 --type u32
+expect 1 '"result":501,' "$K" run reduce --devices 2,0 --n 1001 --type i64 --op max --json
+expect 1 '"devices":[{"ordinal":2,"device":"kernjit stub device 2","n":501' "$K" run reduce --devices 2,0 --n 1001 --type i64 --op max --json
+expect 0 '"device_count":3,' "$K" bench reduce --devices all --sizes 1K --samples 3 --json
+expect 0 "targets at 1 GiB per device" "$K" bench reduce --devices 0,2 --sizes 1K --samples 3
+expect 0 "all at once (1 compile" "$K" bench reduce --devices all --sizes 1K --samples 1
+expect 0 '"first_launch":{"device_count":3,' "$K" bench reduce --devices all --sizes 1K --samples 1 --json
+# NCCL through tests/fake-nccl.c (its communicators stand for 3 equal ranks): the NCCL columns are there
+KERNJIT_NCCL="$FAKE_NCCL" expect 0 "NCCL all-reduce of the whole data: $FAKE_NCCL" \
+    "$K" bench reduce --devices 0,1 --sizes 1K --samples 1
+KERNJIT_NCCL="$FAKE_NCCL" expect 0 '"nccl_median_us":' "$K" bench reduce --devices 0,1 --sizes 1K --samples 1 --json
+expect 2 "--devices 0,0: device 0 is listed twice" "$K" run reduce --devices 0,0
+expect 2 "--device 1 and --devices: give one" "$K" bench reduce --device 1 --devices 0,1
+expect 2 "--entry and -D do not go with --devices" "$K" run reduce --devices all -D BLOCK_SIZE=128
+for c in "run reduce" "bench reduce"; do
+    expect 0 "--devices all" "$K" $c --help
+done
+# --device on bench jit (its child processes too: the disk hit is timed in one), bench cache and tune
+expect 0 '"device":"kernjit stub device 2"' "$K" bench jit --device 2 --repeat 1 --json
+expect 0 '"device":"kernjit stub device 1"' "$K" bench cache --device 1 --repeat 1 --json
+expect 2 "--device 3 does not exist: the devices are 0 (kernjit stub device)" "$K" tune reduce --device 3
+expect 2 "--cc and --device NAME are filters for --forget; tuning takes --device N" "$K" tune reduce --cc 9.0
+for c in "run reduce" "run mandelbrot" "bench reduce" "bench transpose" "bench jit" "bench cache" "tune" "launch"; do
     expect 0 "--device N" "$K" $c --help
 done
 expect 2 "--device 3 does not exist: the devices are 0 (kernjit stub device), 1 (kernjit stub device 1), 2 (kernjit stub device 2)" \

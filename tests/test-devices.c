@@ -16,15 +16,7 @@ static const char *const source =
     "    if (i < n) x[i] *= a;\n"
     "}\n";
 
-static int setup(void **state) {
-    setenv("KJ_STUB_DEVICES", "4", 1); /* before the driver is loaded, in the first call below */
-    int n = 0;
-    if (kj_device_count(&n) != KJ_OK || n != DEVICES) {
-        fprintf(stderr, "the stub driver (KERNJIT_LIBCUDA) should present %d devices, not %d\n", DEVICES, n);
-        return -1;
-    }
-    return kj_test_setup_dir(state);
-}
+static int setup(void **state) { return kj_test_setup_stub_devices(state, DEVICES); }
 
 static void test_every_device_listed(void **state) {
     (void)state;

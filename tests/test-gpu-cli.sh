@@ -44,6 +44,9 @@ expect_json 'd["ok"] and d["block_size"] == 128 and d["coarse_factor"] == 2' \
     "$K" run reduce --type i32 --n 100003 -D BLOCK_SIZE=128 -D COARSE_FACTOR=2 --json
 expect_json 'd["ok"] and d["entry"] == "reduce_simple"' "$K" run reduce --entry reduce_simple --n 1000 --json
 expect 0 "  error       " "$K" run reduce --n 1M --repeat 3
+# --devices over every device there is (one on a machine of one GPU: a part of the whole n)
+expect_json 'd["ok"] and sum(p["n"] for p in d["devices"]) == 1000003' \
+    "$K" run reduce --devices all --n 1000003 --type f64 --op min --repeat 3 --json
 
 for v in padded read-rows read-cols shared l1-8x32 l1-4x32 vec; do
     expect_json 'd["ok"] and d["wrong"] == 0 and d["variant"] == "'$v'"' \
@@ -89,6 +92,8 @@ expect 0 "type,n,entry,block_size" "$K" bench vector-add --n 1M --type f32 --sam
 expect 0 "best f64 at n = 2^20" "$K" bench vector-add --n 1M --type f64 --samples 3
 expect_json 'len(d["rows"]) == 3 and all(r.get("agrees_with_cub", True) for r in d["rows"])' \
     "$K" bench reduce --sizes 2^20 --op sum --type f32 --samples 3 --json
+expect_json 'all(r["same_as_parts"] for r in d["rows"]) and len(d["rows"]) == 2' \
+    "$K" bench reduce --devices all --sizes 2^16,2^20 --samples 3 --json
 expect 0 "op,type,n,entry" "$K" bench reduce --sizes 2^16 --op max --type i32 --entry reduce_fast --samples 3 --csv
 expect 0 "reduce_fast" "$K" bench reduce --sizes 2^16,2^20 --op min --type f64 --entry reduce_fast --block 128,256 --samples 3
 expect_json 'all(r.get("ok", True) for r in d["reduce"]["rows"]) and d["mandelbrot"]["pixels_differ"] == 0' \

@@ -33,33 +33,8 @@ static int teardown(void **state) {
     return kj_test_teardown(state);
 }
 
-static double uniform(void) { return kj_test_uniform(&kj_test_rng) * 2 - 1; }
-
-/* Fills n elements for op. exact: values whose every partial result is exactly representable, so
- * that any order gives the reference's bits (catches a dropped or doubled element, which a
- * tolerance might hide). */
 static void fill(void *buf, kj_type t, kj_op op, size_t n, int exact) {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = kj_test_next(&kj_test_rng);
-        double v;
-        if (op == KJ_OP_PROD) {
-            /* mostly 1, about ten of 2, 0.5, -1, 3, -2: the product stays exact (3^10 < 2^24) and in range */
-            static const double few[] = {2, 0.5, -1, 3, -2};
-            v = r % (n / 10 + 1) == 0 ? few[(r >> 20) % 5] : 1;
-        } else if (exact) {
-            v = (double)(int)(r % 17) - 8;
-        } else {
-            v = uniform();
-        }
-        switch (t) {
-        case KJ_TYPE_I32: ((int32_t *)buf)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
-        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
-        case KJ_TYPE_I64: ((int64_t *)buf)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
-        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)v); break;
-        case KJ_TYPE_F32: ((float *)buf)[i] = (float)v; break;
-        default: ((double *)buf)[i] = v; break;
-        }
-    }
+    kj_test_fill_reduction(buf, t, op, n, exact, &kj_test_rng);
 }
 
 /* Runs one reduction on the device with the result poisoned first; returns the status. */

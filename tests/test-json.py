@@ -107,7 +107,8 @@ def main():
         base.pop(k, None)
     base['KERNJIT_CUB_PLUGIN'] = 'off'  # bench reduce would build it (test-cub-build does)
     envs = {'none': dict(base, KERNJIT_LIBCUDA='/nonexistent/libcuda.so.1'),
-            'stub': dict(base, KERNJIT_LIBCUDA=stub)}
+            'stub': dict(base, KERNJIT_LIBCUDA=stub),
+            'stub2': dict(base, KERNJIT_LIBCUDA=stub, KJ_STUB_DEVICES='2')}
     # (driver, command named in the document, arguments, expected exit code, details to check)
     # On the stub, the built-in kernels do not run (it runs only tests/kernels' few): their results
     # are wrong, which shows the whole document of a run with its "error" at the end.
@@ -146,6 +147,10 @@ def main():
         ('none', 'run reduce', ['run', 'reduce', '--n', 'lots'], 2, None),
         ('stub', 'run reduce', ['run', 'reduce', '--n', '1000', '--seed', '7'], 1,
          lambda d: d['seed'] == 7 and d['ok'] is False and d['error']['status'] == 'KJ_ERR_WRONG_RESULT'),
+        ('stub2', 'run reduce', ['run', 'reduce', '--n', '1001', '--devices', 'all', '--type', 'u32'], 1,
+         lambda d: d['result'] == 1001 and [p['n'] for p in d['devices']] == [501, 500]),
+        ('stub2', 'bench reduce', ['bench', 'reduce', '--devices', '1,0', '--sizes', '1K', '--samples', '1'], 0,
+         lambda d: d['rows'][0]['device_count'] == 2 and d['rows'][0]['same_as_parts'] is True),
         ('stub', 'run transpose', ['run', 'transpose', '--rows', '64', '--cols', '64'], 1, lambda d: 'rows' in d),
         ('stub', 'run vector-add', ['run', 'vector-add', '--n', '1000'], 1, lambda d: d['n'] == 1000),
         ('stub', 'run nested-reduce', ['run', 'nested-reduce', '--n', '1000', '--repeat', '1'], 1, lambda d: 'sum' in d),

@@ -159,6 +159,20 @@ static inline int kj_test_setup_dir(void **state) {
     return kj_test_dir ? 0 : -1;
 }
 
+/* For programs on the stub driver (KERNJIT_LIBCUDA): it presents `count` devices (KJ_STUB_DEVICES, set
+ * before the driver is loaded, in the first call here), or the setup fails saying so. */
+static inline int kj_test_setup_stub_devices(void **state, int count) {
+    char text[16];
+    snprintf(text, sizeof text, "%d", count);
+    setenv("KJ_STUB_DEVICES", text, 1);
+    int n = 0;
+    if (kj_device_count(&n) != KJ_OK || n != count) {
+        fprintf(stderr, "the stub driver (KERNJIT_LIBCUDA) should present %d devices, not %d\n", count, n);
+        return -1;
+    }
+    return kj_test_setup_dir(state);
+}
+
 /* Exits 77 without a device. */
 static inline int kj_test_setup_gpu(void **state) {
     kj_test_require_gpu();
@@ -304,6 +318,29 @@ static inline int32_t *kj_test_random_i32(size_t n, uint64_t *seed) {
 
 /* Uniform in [0, 1), from kj_test_next. */
 static inline double kj_test_uniform(uint64_t *s) { return (double)(kj_test_next(s) >> 11) / 9007199254740992.0; }
+
+/* n elements of type t for a reduction with op, from rng: integers anywhere in their range (odd ones
+ * for products); floats uniform in [-1, 1), or with exact, whole numbers from -8 to 8 whose every
+ * partial sum is exact (any order gives the reference's bits: catches a dropped or doubled element,
+ * which a tolerance might hide); products mostly 1 with about ten of 2, 0.5, -1, 3, -2 (exact, and in
+ * range: 3^10 < 2^24). */
+static inline void kj_test_fill_reduction(void *buf, kj_type t, kj_op op, size_t n, int exact, uint64_t *rng) {
+    static const double few[] = {2, 0.5, -1, 3, -2};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = kj_test_next(rng);
+        double v = op == KJ_OP_PROD ? (r % (n / 10 + 1) == 0 ? few[(r >> 20) % 5] : 1)
+                   : exact           ? (double)(int)(r % 17) - 8
+                                     : kj_test_uniform(rng) * 2 - 1;
+        switch (t) {
+        case KJ_TYPE_I32: ((int32_t *)buf)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
+        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
+        case KJ_TYPE_I64: ((int64_t *)buf)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
+        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)v); break;
+        case KJ_TYPE_F32: ((float *)buf)[i] = (float)v; break;
+        default: ((double *)buf)[i] = v; break;
+        }
+    }
+}
 
 /* The gpu tests' small mode, KERNJIT_TEST_SMALL=1: for runs under compute-sanitizer (scripts/gpu-check
  * sanitize), which slows kernels down tens to hundreds of times. Element counts are capped at

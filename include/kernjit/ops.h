@@ -81,6 +81,58 @@ KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devp
  * (what kj_reduce would refuse for op, type, n and options), KJ_ERR_HOST_MEMORY; a compile that
  * fails is reported by kj_reduce. */
 KJ_API kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *options);
+/* One reduction over data split across devices: part i is counts[i] elements at parts[i], in the
+ * memory of runtime rts[i]'s device (one runtime per device, kj_runtime_options.device; two runtimes
+ * may share one). Each part is reduced by its runtime with the default entry, as kj_reduce does, and
+ * every part is launched before any is waited for, so the devices work at once. The n partials are
+ * then combined on the host in the order of the parts, by the rules of the CPU reference (wrapping
+ * integers, NaN-propagating max and min, float sums and products in long double rounded once; an
+ * f16 reduction's partials are its f32 results), and the result (kj_result_size bytes) is written to
+ * `result`: bit-identical from run to run, whichever device finishes first. A part may be empty
+ * (counts[i] = 0: the identity). streams: NULL for each runtime's default stream, else one per part
+ * (a stream of that part's runtime); each part's work is ordered after what was queued there before.
+ * Returns once every part is done, also on an error (the parts already launched are waited for), so
+ * the inputs may be reused at once. The runtime keeps 16 bytes of device memory per stream it has
+ * reduced parts on, until kj_runtime_destroy. Thread-safe as kj_reduce: calls on different streams
+ * may run at once.
+ * Errors (those of the arguments before any part is launched): KJ_ERR_USAGE (n = 0, rts, parts,
+ * counts or result NULL, a NULL runtime, one runtime twice with the same stream, a bad op or type),
+ * KJ_ERR_NO_DEVICE (a compile-only runtime), KJ_ERR_HOST_MEMORY, and kj_reduce's errors for a part,
+ * the message led by "part I (device D)". */
+KJ_API kj_status kj_reduce_devices(kj_runtime *const *rts, const kj_devptr *parts, const size_t *counts, size_t n,
+                                   kj_op op, kj_type type, void *result, const kj_stream *streams);
+
+/* NCCL, loaded at run time (once per process), so that kernjit builds and runs without it: the
+ * libnccl.so.2 the process has loaded already (the host program's communicators are that library's),
+ * else the file named by KERNJIT_NCCL when set (and only it), else "libnccl.so.2" on the dynamic loader's
+ * path, else the nvidia-nccl Python package's nvidia/nccl/lib/libnccl.so.2 under the site-packages
+ * and dist-packages folders of the Python environments beside each python3 on PATH, of
+ * $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local, /usr and /opt/conda, and in each PYTHONPATH
+ * folder. *path gets the file loaded (valid for the life of the process; dlopen it to make
+ * communicators with the same NCCL), *version NCCL's version code (22703 for 2.27.3; 0 when it says
+ * none) when version is not NULL. Thread-safe.
+ * Errors: KJ_ERR_USAGE (path NULL), KJ_ERR_UNSUPPORTED (no NCCL: the message names KERNJIT_NCCL and
+ * where it looked; or one that lacks a function kernjit calls, named). */
+KJ_API kj_status kj_nccl_library(const char **path, int *version);
+/* One reduction across the ranks of an NCCL communicator, the host program's own (comm: its
+ * ncclComm_t, made with ncclCommInitRank, MPI, ...; void * so that no NCCL header is needed): each
+ * rank calls it with its part, `count` elements at `part` in its runtime's device memory, and every
+ * rank gets the reduction of all the parts (kj_result_size bytes) in `result`. The rank reduces its
+ * part with kj_reduce on `stream`; a small all-reduce checks that every rank reduces with the same op
+ * and type; one all-reduce of the single partial then combines the ranks, in NCCL's order: integer
+ * sums and products wrap (unsigned arithmetic), float max and min return NaN when any element is
+ * NaN, as kj_reduce does; an f16 reduction's partials are f32. The communicator must be on the
+ * runtime's device. Every wait watches the communicator's asynchronous errors and a limit of 120 s,
+ * so that a rank that never calls is reported, not waited for forever; after such an error the
+ * communicator must be aborted (ncclCommAbort). Blocks until the result is in host memory. The
+ * runtime keeps 32 bytes of device memory per stream it has done this on. Thread-safe as kj_reduce,
+ * but NCCL's rules hold: calls on one communicator must be made in the same order on every rank.
+ * Errors: KJ_ERR_USAGE (rt, comm or result NULL, a bad op or type, the communicator on another
+ * device, ranks that disagree on op or type: named), KJ_ERR_UNSUPPORTED (no NCCL: see
+ * kj_nccl_library), KJ_ERR_CUDA (an NCCL error, the communicator's asynchronous error, or the time
+ * limit), and kj_reduce's. */
+KJ_API kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size_t count, kj_op op, kj_type type,
+                                void *result, kj_stream stream);
 
 /* ------------------------------------------------------------------------------------------------
  * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu)

@@ -16,6 +16,7 @@
 #include "kernjit/ops.h"
 #include "runtime/context.h"
 #include "runtime/launch.h"
+#include "runtime/nccl_loader.h" /* NCCL's table, for kj_reduce_nccl */
 
 /* ---- per-stream work buffers ---------------------------------------------------------------- */
 

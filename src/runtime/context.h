@@ -40,8 +40,14 @@ kj_status kj__memset_async(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t 
                            const char *what);
 kj_status kj__memcpy_dtoh_async(kj_runtime *rt, void *dst, kj_devptr src, size_t bytes, kj_stream stream,
                                 const char *what);
+/* src is read before the call returns (pageable memory is staged at once). */
+kj_status kj__memcpy_htod_async(kj_runtime *rt, kj_devptr dst, const void *src, size_t bytes, kj_stream stream,
+                                const char *what);
 /* Waits for everything queued on the stream; a failure of that work is named as `what` ("the
  * reduction failed"). */
 kj_status kj__stream_wait(kj_runtime *rt, kj_stream stream, const char *what);
+/* Whether everything queued on the stream is done (*done), without waiting: for a wait that must watch
+ * something else too (a collective whose other ranks may never come). */
+kj_status kj__stream_done(kj_runtime *rt, kj_stream stream, const char *what, int *done);
 
 #endif

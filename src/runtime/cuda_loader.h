@@ -53,6 +53,7 @@
     X(cuStreamCreate, 1)                                                                            \
     X(cuStreamDestroy, 1)                                                                           \
     X(cuStreamSynchronize, 1)                                                                       \
+    X(cuStreamQuery, 1)                                                                             \
     X(cuEventCreate, 1)                                                                             \
     X(cuEventDestroy, 1)                                                                            \
     X(cuEventRecord, 1)                                                                             \

@@ -233,6 +233,14 @@ kj_status kj__memset_async(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t 
     return r == CUDA_SUCCESS ? KJ_OK : stream_fail(r, what, "cuMemsetD8Async");
 }
 
+kj_status kj__memcpy_htod_async(kj_runtime *rt, kj_devptr dst, const void *src, size_t bytes, kj_stream stream,
+                                const char *what) {
+    if (!bytes) return KJ_OK;
+    KJ_FORWARD(kj__enter(rt));
+    CUresult r = rt->cu->cuMemcpyHtoDAsync((CUdeviceptr)dst, src, bytes, (CUstream)stream);
+    return r == CUDA_SUCCESS ? KJ_OK : stream_fail(r, what, "cuMemcpyHtoDAsync");
+}
+
 kj_status kj__memcpy_dtoh_async(kj_runtime *rt, void *dst, kj_devptr src, size_t bytes, kj_stream stream,
                                 const char *what) {
     if (!bytes) return KJ_OK;
@@ -245,6 +253,13 @@ kj_status kj__stream_wait(kj_runtime *rt, kj_stream stream, const char *what) {
     KJ_FORWARD(kj__enter(rt));
     CUresult r = rt->cu->cuStreamSynchronize((CUstream)stream);
     return r == CUDA_SUCCESS ? KJ_OK : stream_fail(r, what, "cuStreamSynchronize");
+}
+
+kj_status kj__stream_done(kj_runtime *rt, kj_stream stream, const char *what, int *done) {
+    KJ_FORWARD(kj__enter(rt));
+    CUresult r = rt->cu->cuStreamQuery((CUstream)stream);
+    *done = r != CUDA_ERROR_NOT_READY;
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? KJ_OK : stream_fail(r, what, "cuStreamQuery");
 }
 
 kj_status kj_memset_u8(kj_runtime *rt, kj_devptr dst, uint8_t value, size_t bytes) {
