@@ -121,7 +121,8 @@ KJ_API kj_status kj_nccl_library(const char **path, int *version);
  * part with kj_reduce on `stream`; a small all-reduce checks that every rank reduces with the same op
  * and type; one all-reduce of the single partial then combines the ranks, in NCCL's order: integer
  * sums and products wrap (unsigned arithmetic), float max and min return NaN when any element is
- * NaN, as kj_reduce does; an f16 reduction's partials are f32. The communicator must be on the
+ * NaN, as kj_reduce does (the quiet NaN 0x7fc00000 of f32, or f64's, for max, and its negative for
+ * min: the payload of no particular rank); an f16 reduction's partials are f32. The communicator must be on the
  * runtime's device. Every wait watches the communicator's asynchronous errors and a limit of 120 s,
  * so that a rank that never calls is reported, not waited for forever; after such an error the
  * communicator must be aborted (ncclCommAbort). Blocks until the result is in host memory. The
