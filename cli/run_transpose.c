@@ -122,6 +122,7 @@ static const run_family transpose = {
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
 int run_transpose(int argc, char **argv) {
-    transpose_run t = {.run.repeat = 20, .rows = 8192, .cols = 8192, .type = KJ_TYPE_F32};
+    transpose_run t = {.run.repeat = 20, .rows = 8192, .cols = 8192, .type = KJ_TYPE_F32,
+                       .options = KJ_TRANSPOSE_OPTIONS_INIT, .first = KJ_TRANSPOSE_REPORT_INIT};
     return run_main(&transpose, &t.run, argc, argv);
 }

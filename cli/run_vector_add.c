@@ -117,6 +117,7 @@ static const run_family vector_add = {
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
 int run_vector_add(int argc, char **argv) {
-    vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32};
+    vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32,
+                        .options = KJ_VECTOR_ADD_OPTIONS_INIT, .first = KJ_VECTOR_ADD_REPORT_INIT};
     return run_main(&vector_add, &v.run, argc, argv);
 }

@@ -9,15 +9,13 @@
 #include <cstring>
 
 int main() {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     kj_define d = {"T", "f32"};
-    kj_request r = kj_request();
+    kj_request r = KJ_REQUEST_INIT;
     r.kernel = "reduce";
     r.defines = &d;
     r.define_count = 1;
-    kj_tune_options t;
-    kj_tune_options_init(&t);
+    kj_tune_options t = KJ_TUNE_OPTIONS_INIT;
     kj_status s = KJ_ERR_USAGE;
     if (std::strcmp(kj_version_string(), KJ_VERSION_STRING) != 0 || kj_version_number() != KJ_VERSION_HEX) return 1;
     std::printf("kernjit %s from C++: %s, %s, request for %s\n", kj_version_string(), kj_status_name(s),

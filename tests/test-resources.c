@@ -23,13 +23,13 @@ static void compile(const char *file, const char *entry, const char *const *opti
                     kj_compile_result *r) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s", kernel_path(file));
-    kj_request req = {.kernel = path, .entry = entry, .options = options, .option_count = nopt};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = entry, .options = options, .option_count = nopt};
     if (kj_compile(kj_test_rt, &req, r) != KJ_OK) fail_msg("%s:%s: %s", file, entry, kj_last_error());
 }
 
 static void test_known_resources(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("resources.cu", "shared_tile", NULL, 0, &r);
     assert_false(r.cache_hit);
     assert_int_equal(r.resource_count, 3); /* every kernel of the binary */
@@ -47,7 +47,7 @@ static void test_known_resources(void **state) {
 
 static void test_spills(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("resources.cu", "many_live", NULL, 0, &r);
     assert_int_equal(r.entry_resources->spill_store_bytes, 0);
     const char *tight[] = {"-maxrregcount=24"};
@@ -65,7 +65,7 @@ static void test_spills(void **state) {
 /* A disk hit reports what the compile did: the numbers are stored with the entry. */
 static void test_from_the_cache(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("resources.cu", "local_array", NULL, 0, &r);
     size_t count = r.resource_count;
     kj_resource_usage first[8];
@@ -93,7 +93,7 @@ static void test_from_the_cache(void **state) {
  * shared memory is the kernel's own (nvJitLink counts 1 KiB more on sm_90). */
 static void test_linked_programs(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("jit_tail.cu", "parent", NULL, 0, &r);
     assert_true(r.linked);
     assert_non_null(r.entry_resources);
@@ -107,7 +107,7 @@ static void test_linked_programs(void **state) {
     const char *sources[] = {lib_path};
     char main_path[PATH_MAX];
     snprintf(main_path, sizeof main_path, "%s", kernel_path("link_main.cu"));
-    kj_request req = {.kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_int_equal(r.source_count, 2);
     assert_int_equal(r.resource_count, 2);

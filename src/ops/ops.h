@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/util.h"
 #include "kernjit.h"
 #include "kernjit/ops.h"

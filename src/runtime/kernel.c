@@ -11,6 +11,7 @@
 
 #include "jit/compile.h"
 #include "base/error.h"
+#include "base/sized.h"
 #include "jit/key.h"
 #include "jit/lex.h"
 #include "jit/link.h"
@@ -1104,7 +1105,9 @@ static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_re
 
 /* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
  * thread's storage). */
-static void fill_result(const prepared *p, binary *bin, kj_compile_result *result) {
+/* Into the caller's result (checked by KJ__SIZED_CHECK), as much of it as its size holds. */
+static void fill_result(const prepared *p, binary *bin, kj_compile_result *caller) {
+    kj_compile_result full, *result = &full;
     memset(result, 0, sizeof *result);
     result->cache_hit = bin->origin == KJ_ORIGIN_DISK;
     result->origin = bin->origin;
@@ -1119,6 +1122,7 @@ static void fill_result(const prepared *p, binary *bin, kj_compile_result *resul
     result->binary_bytes = bin->size;
     result->source_count = (unsigned)p->unit_count;
     keep_for_result(bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
+    KJ__SIZED_WRITE(caller, full);
 }
 
 static void count_request(kj_runtime *rt) {
@@ -1129,6 +1133,9 @@ static void count_request(kj_runtime *rt) {
 
 kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
     KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
     count_request(rt);
     prepared p;
     binary bin;
@@ -1187,6 +1194,9 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
     KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
     KJ_RETURN_IF((unsigned)format >= KJ_EMIT_FORMAT_COUNT_, KJ_ERR_USAGE,
                  "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR", (int)format);
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
     count_request(rt);
     prepared p;
     binary bin;
@@ -1210,6 +1220,10 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
 
 kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     KJ_RETURN_IF(!k || !info, KJ_ERR_USAGE, "kj_kernel_query: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_kernel_info, KJ_KERNEL_INFO_INIT));
+    kj_kernel_info full;
+    kj_kernel_info *caller = info;
+    info = &full;
     memset(info, 0, sizeof *info);
     info->kernel = k->kernel;
     info->entry = k->entry;
@@ -1227,6 +1241,7 @@ kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     info->shared_dynamic_bytes = k->shared_dynamic;
     info->carveout = k->carveout == KJ__CARVEOUT_UNSET ? KJ__CARVEOUT_DEFAULT : k->carveout;
     info->pdl = k->pdl;
+    KJ__SIZED_WRITE(caller, full);
     return KJ_OK;
 }
 
@@ -1399,6 +1414,8 @@ static kj_status check_cluster(kj_kernel *k, const kj_launch_config *c, unsigned
 
 kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args) {
     KJ_RETURN_IF(!k || !c, KJ_ERR_USAGE, "kj_kernel_launch: kernel and config are required");
+    kj_launch_config copy;
+    KJ__SIZED_INPUT(c, copy, kj_launch_config, KJ_LAUNCH_CONFIG_INIT);
     kj_runtime *rt = k->rt;
     KJ_FORWARD(kj__enter(rt));
     KJ_FORWARD(check_config(k, c));

@@ -9,6 +9,7 @@
 
 #include "jit/compile.h"
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/util.h"
 
 /* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
@@ -99,31 +100,40 @@ kj_status kj_device_count(int *count) {
 
 kj_status kj_device_query(int ordinal, kj_device_info *info) {
     KJ_RETURN_IF(!info, KJ_ERR_USAGE, "kj_device_query: info is NULL");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_device_info, KJ_DEVICE_INFO_INIT));
     const kj__cuda_api *cu;
     KJ_FORWARD(kj__cuda_load(&cu));
     int n = 0;
     KJ_CU(cu->cuDeviceGetCount(&n), "cuDeviceGetCount");
     KJ_RETURN_IF(ordinal < 0 || ordinal >= n, KJ_ERR_USAGE, "device %d does not exist: this machine has %d device%s",
                  ordinal, n, n == 1 ? "" : "s");
-    return kj__query_device(cu, ordinal, info);
+    kj_device_info full;
+    KJ_FORWARD(kj__query_device(cu, ordinal, &full));
+    KJ__SIZED_WRITE(info, full);
+    return KJ_OK;
 }
 
 kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info) {
     KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_runtime_device: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_device_info, KJ_DEVICE_INFO_INIT));
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)", rt->target.arch);
-    *info = rt->info;
+    KJ__SIZED_WRITE(info, rt->info);
     return KJ_OK;
 }
 
 int kj_runtime_has_device(const kj_runtime *rt) { return rt && rt->has_device; }
 const char *kj_runtime_arch(const kj_runtime *rt) { return rt ? rt->target.arch : ""; }
 
-void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
-    if (!rt || !stats) return;
+kj_status kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
+    KJ_RETURN_IF(!rt || !stats, KJ_ERR_USAGE, "kj_runtime_stats: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(stats, kj_stats, KJ_STATS_INIT));
+    kj_stats full;
     pthread_mutex_lock((pthread_mutex_t *)&rt->lock);
-    *stats = rt->stats;
+    full = rt->stats;
     pthread_mutex_unlock((pthread_mutex_t *)&rt->lock);
-    kj__remote_counters(rt->remote, stats);
+    kj__remote_counters(rt->remote, &full);
+    KJ__SIZED_WRITE(stats, full);
+    return KJ_OK;
 }
 
 kj_status kj__enter(kj_runtime *rt) {
