@@ -188,7 +188,7 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
     const kj_resource_usage *e = r->entry_resources;
     for (size_t i = 0; i < r->resource_count + (e != NULL); i++) {
         /* the entry first, then the others */
-        const kj_resource_usage *u = i == 0 && e ? e : &r->resources[i - (e != NULL)];
+        const kj_resource_usage *u = i == 0 && e ? e : kj_compile_result_resource(r, i - (e != NULL));
         if (i && u == e) continue;
         fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
                u->registers, u->stack_bytes, u->shared_static_bytes);
@@ -202,7 +202,7 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
 static void json_resources(const kj_compile_result *r) {
     json_begin_array("resources");
     for (size_t i = 0; i < r->resource_count; i++) {
-        const kj_resource_usage *u = &r->resources[i];
+        const kj_resource_usage *u = kj_compile_result_resource(r, i);
         json_object_in(NULL);
         json_fields("symbol=%s entry?=%d registers=%d spill_store_bytes=%d spill_load_bytes=%d stack_bytes=%d "
                     "shared_static_bytes=%d",

@@ -470,16 +470,22 @@ typedef struct kj_compile_result {
                                as stored with the entry on a hit. Owned by the library; valid until the
                                calling thread's next kj_compile. They also reach the log callback
                                (KJ_LOG_WARN). */
-    const kj_resource_usage *resources; /* each kernel of the binary (in the compiler's order), from
-                               this compile or as stored with the entry on a hit; NULL when not known
-                               (a PTX target: the driver compiles it). Owned by the library; valid
-                               until the calling thread's next kj_compile */
-    size_t resource_count;
+    const void *resource_table; /* the library's: each kernel's kj_resource_usage, read through
+                               kj_compile_result_resource */
+    size_t resource_count;  /* kernels of the binary whose resources are known (in the compiler's
+                               order), from this compile or as stored with the entry on a hit; 0 when
+                               not known (a PTX target: the driver compiles it) */
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
     unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
     kj_origin origin;       /* where the binary came from: KJ_ORIGIN_DISK, _REMOTE or _COMPILED */
 } kj_compile_result;
 #define KJ_COMPILE_RESULT_INIT KJ_SIZED_INIT_(kj_compile_result)
+
+/* Kernel `index` (below result->resource_count) of a result that kj_compile or kj_emit filled, or
+ * NULL past the end or for a NULL result. An accessor rather than an array, since kj_resource_usage
+ * may grow. Owned by the library; valid until the calling thread's next kj_compile or kj_emit.
+ * Thread-safe. */
+KJ_API const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *result, size_t index);
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
  * stays in the disk cache (result->cache_path) when the runtime has one. result (caller's storage)

@@ -212,7 +212,7 @@ static const char *symbols(const kj_compile_result *r) {
     static char out[256];
     const char *names[8];
     size_t n = r->resource_count < 8 ? r->resource_count : 8;
-    for (size_t i = 0; i < n; i++) names[i] = r->resources[i].symbol;
+    for (size_t i = 0; i < n; i++) names[i] = kj_compile_result_resource(r, i)->symbol;
     qsort(names, n, sizeof names[0], by_name);
     out[0] = '\0';
     for (size_t i = 0; i < n; i++) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", names[i]);

@@ -14,7 +14,7 @@ static const char *kernel_path(const char *file) {
 
 static const kj_resource_usage *find(const kj_compile_result *r, const char *symbol) {
     for (size_t i = 0; i < r->resource_count; i++)
-        if (strcmp(r->resources[i].symbol, symbol) == 0) return &r->resources[i];
+        if (strcmp(kj_compile_result_resource(r, i)->symbol, symbol) == 0) return kj_compile_result_resource(r, i);
     fail_msg("no resources for %s among %zu kernels", symbol, r->resource_count);
     return NULL;
 }
@@ -72,21 +72,24 @@ static void test_from_the_cache(void **state) {
     char symbols[8][64];
     assert_true(count <= 8);
     for (size_t i = 0; i < count; i++) {
-        first[i] = r.resources[i];
-        snprintf(symbols[i], sizeof symbols[i], "%s", r.resources[i].symbol);
+        first[i] = *kj_compile_result_resource(&r, i);
+        snprintf(symbols[i], sizeof symbols[i], "%s", kj_compile_result_resource(&r, i)->symbol);
     }
     compile("resources.cu", "local_array", NULL, 0, &r);
     assert_true(r.cache_hit);
     assert_int_equal(r.resource_count, count);
     for (size_t i = 0; i < count; i++) {
-        assert_string_equal(r.resources[i].symbol, symbols[i]);
-        assert_int_equal(r.resources[i].registers, first[i].registers);
-        assert_int_equal(r.resources[i].stack_bytes, first[i].stack_bytes);
-        assert_int_equal(r.resources[i].shared_static_bytes, first[i].shared_static_bytes);
-        assert_int_equal(r.resources[i].spill_store_bytes, first[i].spill_store_bytes);
-        assert_int_equal(r.resources[i].spill_load_bytes, first[i].spill_load_bytes);
+        const kj_resource_usage *u = kj_compile_result_resource(&r, i);
+        assert_string_equal(u->symbol, symbols[i]);
+        assert_int_equal(u->registers, first[i].registers);
+        assert_int_equal(u->stack_bytes, first[i].stack_bytes);
+        assert_int_equal(u->shared_static_bytes, first[i].shared_static_bytes);
+        assert_int_equal(u->spill_store_bytes, first[i].spill_store_bytes);
+        assert_int_equal(u->spill_load_bytes, first[i].spill_load_bytes);
     }
     assert_string_equal(r.entry_resources->symbol, "local_array");
+    assert_null(kj_compile_result_resource(&r, count)); /* past the end */
+    assert_null(kj_compile_result_resource(NULL, 0));
 }
 
 /* Linked programs report the linker's numbers: the device runtime's kernels are left out, and the
@@ -98,7 +101,7 @@ static void test_linked_programs(void **state) {
     assert_true(r.linked);
     assert_non_null(r.entry_resources);
     assert_true(r.entry_resources->registers > 0);
-    for (size_t i = 0; i < r.resource_count; i++) assert_null(strstr(r.resources[i].symbol, "cuda_device_runtime"));
+    for (size_t i = 0; i < r.resource_count; i++) assert_null(strstr(kj_compile_result_resource(&r, i)->symbol, "cuda_device_runtime"));
     assert_null(strstr(r.log, "info    :"));
 
     const char *lib = kernel_path("link_lib.cu");

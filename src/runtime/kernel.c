@@ -1098,9 +1098,15 @@ static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_re
     bin->log = NULL;
     memset(&bin->resources, 0, sizeof bin->resources);
     if (r->log) result->log = r->log;
-    result->resources = r->resources.count ? r->resources.items : NULL;
+    result->resource_table = r->resources.count ? r->resources.items : NULL;
     result->resource_count = r->resources.count;
     result->entry_resources = kj__resources_find(&r->resources, entry_symbol);
+}
+
+const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *result, size_t index) {
+    size_t known = offsetof(kj_compile_result, resource_count) + sizeof result->resource_count;
+    if (!result || result->size < known || index >= result->resource_count) return NULL;
+    return &((const kj_resource_usage *)result->resource_table)[index];
 }
 
 /* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
