@@ -359,6 +359,83 @@ static void test_prefetch_malformed(void **state) {
     assert_int_equal(count_files(cache_dir), before);
 }
 
+/* A caller struct whose size was never set (0), or is no struct's size: an input, an output, an
+ * option struct's report, and the options of a runtime. */
+static void test_struct_size_not_set(void **state) {
+    (void)state;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
+    req.size = 0;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 0: initialize the struct with KJ_REQUEST_INIT");
+    req.size = 3;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 3, not the size of a kj_request");
+    req.size = (size_t)-1;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 18446744073709551615");
+
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    kj_compile_result r;
+    memset(&r, POISON, sizeof r);
+    r.size = 0;
+    req.size = sizeof req;
+    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_USAGE, "kj_compile_result.size is 0: initialize the struct with KJ_COMPILE_RESULT_INIT");
+    assert_int_equal(((uint8_t *)&r)[sizeof r.size], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+
+    rt = device_runtime();
+    kj_reduce_report report;
+    memset(&report, POISON, sizeof report);
+    report.size = 0;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &report};
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE, "kj_reduce_report.size is 0");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(((uint8_t *)&report)[sizeof report.size], POISON);
+    kj_runtime_destroy(rt);
+
+    kj_runtime_options ro;
+    memset(&ro, 0, sizeof ro);
+    kj_runtime *made = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&ro, &made), KJ_ERR_USAGE, "initialize the struct with KJ_RUNTIME_OPTIONS_INIT");
+    assert_ptr_equal(made, (kj_runtime *)0x1);
+    EXPECT(kj_runtime_options_init(&ro, 0), KJ_ERR_USAGE, "kj_runtime_options.size is 0");
+    assert_int_equal(ro.size, 0);
+}
+
+/* A caller built against newer headers (a larger struct) that set a field this library does not
+ * know: refused, not ignored. Left at 0, the same struct works. */
+static void test_struct_with_unknown_fields_set(void **state) {
+    (void)state;
+    struct {
+        kj_request req;
+        uint64_t newer; /* a field of a later release */
+    } big;
+    memset(&big, 0, sizeof big);
+    big.req.size = sizeof big;
+    big.req.kernel = "empty.cu";
+    big.req.source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n";
+    big.newer = 1;
+    expect_compile(&big.req, KJ_ERR_USAGE, "kj_request has a non-zero byte at offset");
+
+    kj_runtime *rt = compile_runtime();
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    big.newer = 0;
+    KJ_ASSERT_OK(kj_compile(rt, &big.req, &r));
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options)};
+    struct {
+        kj_reduce_options o;
+        unsigned char newer[8];
+    } big_o;
+    memset(&big_o, 0, sizeof big_o);
+    big_o.o = o;
+    big_o.o.size = sizeof big_o;
+    big_o.newer[7] = 1;
+    EXPECT(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 16, &big_o.o), KJ_ERR_USAGE,
+           "kj_reduce_options has a non-zero byte at offset");
+    kj_runtime_destroy(rt);
+}
+
 static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
@@ -660,6 +737,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduce_devices_malformed),
         cmocka_unit_test(test_reduce_nccl_refused), /* its children load NCCL: before this process fails to */
         cmocka_unit_test(test_reduce_nccl_malformed),
+        cmocka_unit_test(test_struct_size_not_set),
+        cmocka_unit_test(test_struct_with_unknown_fields_set),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);
