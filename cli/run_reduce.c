@@ -168,7 +168,7 @@ static void json(run_ctx *c) {
     json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
                 "config_from=%s origin=%s result=%g reference=%g abs_error=%g tolerance=%g ok?=%d",
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
-                r->first.coarse_factor, r->first.grid, r->first.config_from, kj_origin_name(r->first.origin), r->have,
+                r->first.coarse_factor, r->first.grid, kj_config_from_name(r->first.config_from), kj_origin_name(r->first.origin), r->have,
                 r->want, r->error, r->tolerance, r->ok);
     if (r->devices.count) {
         json_begin_array("devices");
@@ -196,7 +196,7 @@ static void text(run_ctx *c) {
                r->counts[i], cli_origin_text(r->reports[i].origin));
     }
     printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", r->first.entry,
-           r->first.block_size, r->first.coarse_factor, r->first.grid, r->first.config_from);
+           r->first.block_size, r->first.coarse_factor, r->first.grid, kj_config_from_name(r->first.config_from));
     if (!r->devices.count) printf("  kernel      %s\n", cli_origin_text(r->first.origin));
     printf("  result      %.17g%s\n  reference   %.17g (CPU)\n", r->have,
            r->devices.count ? " (the devices' results combined on the host, in the order listed)" : "", r->want);

@@ -1,6 +1,6 @@
 /* The gpu suite for the transpose and vector-add tuning targets: kj_tune picks a valid configuration
  * that computes the right result and stores it; kj_transpose and kj_vector_add then report
- * config_from "tuned" with those values (in this runtime, and in a new one that reads the file) and
+ * config_from KJ_CONFIG_TUNED with those values (in this runtime, and in a new one that reads the file) and
  * still compute right; explicit options win; other element types, entries and sizes far from the
  * tuned bucket keep the defaults. Also: the vector add's scalar entry (pointers one element into
  * their allocations), a budgeted f16 transpose of a non-square n, a deliberately wrong kernel (from
@@ -127,7 +127,7 @@ static void test_transpose_tuned(void **state) {
     kj_transpose_report rep = KJ_TRANSPOSE_REPORT_INIT;
     kj_transpose_options to = {.size = sizeof(kj_transpose_options), .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_string_equal(rep.entry, "transpose_padded");
     assert_int_equal(rep.tile[0], tile);
     assert_int_equal(rep.tile[1], tile);
@@ -137,31 +137,31 @@ static void test_transpose_tuned(void **state) {
     /* explicit values win; the one not given keeps its default */
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .tile_dim = 16, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.tile[0], 16);
     assert_int_equal(rep.block[1], 8);
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .block_rows = 4, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.tile[0], 32);
     assert_int_equal(rep.block[1], 4);
     /* a fixed variant, another element size, a size two buckets away: the defaults */
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .variant = KJ_TRANSPOSE_VEC, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F64, mr, mc, &to);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(rep.tile[0], 32);
     check_transpose(kj_test_rt, KJ_TYPE_F32, side / 4, side / 4, &to);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
 
     /* a new runtime reads the file once and uses the entry too */
     kj_test_log log_again;
     kj_runtime *rt2 = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log_again);
     assert_non_null(rt2);
     check_transpose(rt2, KJ_TYPE_U32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.tile[0], tile);
     assert_int_equal(rep.block[1], rows);
     assert_int_equal(log_again.warnings, 0);
@@ -189,24 +189,24 @@ static void test_vector_add_tuned(void **state) {
     kj_vector_add_report rep = KJ_VECTOR_ADD_REPORT_INIT;
     kj_vector_add_options vo = {.size = sizeof(kj_vector_add_options), .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 0, &vo);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_string_equal(rep.entry, "vector_add");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.unroll, unroll);
     vo = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .unroll = 2, .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 0, &vo);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.block_size, 256);
     assert_int_equal(rep.unroll, 2);
     /* the scalar entry (not tuned yet), f64, a size two buckets away: the defaults */
     vo = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 1, &vo);
     assert_string_equal(rep.entry, "vector_add_scalar");
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     check_vector_add(kj_test_rt, KJ_TYPE_F64, m, 0, &vo);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     check_vector_add(kj_test_rt, KJ_TYPE_F32, n / 4, 0, &vo);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(rep.block_size, 256);
     assert_int_equal(rep.unroll, 4);
     kj_tune_result_free(r);
@@ -233,12 +233,12 @@ static void test_vector_add_scalar(void **state) {
     kj_vector_add_options vo = {.size = sizeof(kj_vector_add_options), .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F64, n, 1, &vo);
     assert_string_equal(rep.entry, "vector_add_scalar");
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.unroll, unroll);
     check_vector_add(kj_test_rt, KJ_TYPE_F64, n, 0, &vo); /* aligned: the vector entry, not tuned for f64 */
     assert_string_equal(rep.entry, "vector_add");
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
 }
 
 /* f16 (ELEM_BYTES=2) on 999 x 1001 with a budget: greedy from the defaults, nothing stored. */

@@ -1,5 +1,5 @@
 /* The gpu suite for tuning: kj_tune picks a valid configuration of the reduction that computes the
- * right result, stores it, and kj_reduce then reports config_from "tuned" with those values (in this
+ * right result, stores it, and kj_reduce then reports config_from KJ_CONFIG_TUNED with those values (in this
  * runtime, and in a new one that reads the file); explicit options still win; sizes far from the
  * tuned bucket keep the defaults; a budget limits the variants touched; entries that ignore
  * COARSE_FACTOR and single-block entries that cannot take the size; forgetting. Exits 77 without a
@@ -95,24 +95,24 @@ static void test_tune_store_and_use(void **state) {
     kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
     kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .report = &rep};
     check_sum(kj_test_rt, d, m, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, coarse);
     assert_string_equal(rep.entry, "reduce_fast");
     /* explicit options win */
     ro = (kj_reduce_options){.size = sizeof(kj_reduce_options), .block_size = 128, .report = &rep};
     check_sum(kj_test_rt, d, m, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.block_size, 128);
     /* another operator, or a size two buckets away: the defaults */
     float got;
     ro = (kj_reduce_options){.size = sizeof(kj_reduce_options), .report = &rep};
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_MAX, KJ_TYPE_F32, d, m, &got, &ro));
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
     d = upload(1000, &want, &abs_sum);
     check_sum(kj_test_rt, d, 1000, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 
     /* a new runtime reads the file once and uses the entry too */
@@ -123,7 +123,7 @@ static void test_tune_store_and_use(void **state) {
     kj_test_rt = rt2; /* upload() works on kj_test_rt */
     d = upload(n, &want, &abs_sum);
     check_sum(rt2, d, n, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, coarse);
     assert_int_equal(log_again.warnings, 0);
@@ -183,7 +183,7 @@ static void test_other_entries(void **state) {
     kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .entry = "reduce_segmented", .report = &rep};
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_MIN, KJ_TYPE_F64, d, 100003, &got, &ro));
     assert_true(got == 0.0);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, 0);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
@@ -230,7 +230,7 @@ static void test_errors_and_forget(void **state) {
     kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
     kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .report = &rep};
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d, 1u << 20, &got, &ro));
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 }
 

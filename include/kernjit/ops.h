@@ -33,6 +33,16 @@ KJ_API kj_status kj_type_parse(const char *text, kj_type *type);
 KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16); 0 out of range */
 KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16: a float); 0 out of range */
 
+/* Where a family's call took its configuration (block size, coarsening, unroll, tile) from: the
+ * caller's options, else the tuning database, else the family's defaults for the device and size. */
+typedef enum kj_config_from {
+    KJ_CONFIG_DEFAULT = 0,  /* the family's defaults (a fixed variant's shape included) */
+    KJ_CONFIG_TUNED = 1,    /* the tuning database's entry for the device, macros and size bucket */
+    KJ_CONFIG_EXPLICIT = 2, /* the caller's options */
+} kj_config_from;
+/* "default", "tuned", "explicit"; "unknown" for another value. Static storage. Thread-safe. No errors. */
+KJ_API const char *kj_config_from_name(kj_config_from from);
+
 typedef struct kj_reduce_report {
     size_t size;               /* sizeof(kj_reduce_report): KJ_REDUCE_REPORT_INIT */
     char entry[64];          /* the entry that ran */
@@ -40,7 +50,7 @@ typedef struct kj_reduce_report {
     unsigned coarse_factor;
     unsigned grid;           /* blocks launched (first pass) */
     kj_origin origin;        /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" */
+    kj_config_from config_from;
 } kj_reduce_report;
 #define KJ_REDUCE_REPORT_INIT KJ_SIZED_INIT_(kj_reduce_report)
 
@@ -150,7 +160,7 @@ typedef struct kj_vector_add_report {
     unsigned unroll;        /* vectors (or elements) each thread has in flight */
     unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
     kj_origin origin;       /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" (static string) */
+    kj_config_from config_from;
 } kj_vector_add_report;
 #define KJ_VECTOR_ADD_REPORT_INIT KJ_SIZED_INIT_(kj_vector_add_report)
 
@@ -202,8 +212,7 @@ typedef struct kj_transpose_report {
     unsigned grid;           /* blocks launched: one per tile */
     unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
     kj_origin origin;        /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" (static string; the fixed variants:
-                                "default") */
+    kj_config_from config_from; /* the fixed variants: KJ_CONFIG_DEFAULT */
 } kj_transpose_report;
 #define KJ_TRANSPOSE_REPORT_INIT KJ_SIZED_INIT_(kj_transpose_report)
 

@@ -373,7 +373,7 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
         r->coarse_factor = entries[p.e].coarsens ? job.coarse : 0;
         r->grid = grid;
         r->origin = c.origin;
-        r->config_from = kj__config_name(c.from);
+        r->config_from = c.from;
         KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;

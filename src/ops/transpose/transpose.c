@@ -121,7 +121,7 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
         r->grid = tiles;
         r->shared_bytes = info.shared_dynamic_bytes;
         r->origin = cfg.origin;
-        r->config_from = kj__config_name(cfg.from);
+        r->config_from = cfg.from;
         KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;

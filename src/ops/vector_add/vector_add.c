@@ -68,7 +68,7 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
         r->unroll = cfg.values[1];
         r->grid = grid;
         r->origin = cfg.origin;
-        r->config_from = kj__config_name(cfg.from);
+        r->config_from = cfg.from;
         KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;
