@@ -341,7 +341,7 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
     double t0 = now_ms();
     *r = (kj_compile_all_result)KJ_COMPILE_ALL_RESULT_INIT;
     r->threads = 1;
-    snprintf(r->arch, sizeof r->arch, "%s", plan->arch);
+    r->arch = plan->arch;
     unsigned j = plan->processes, shards = plan->shards ? plan->shards : 1, shard = plan->shards ? plan->shard : 0;
     workers_failures own = {0}; /* the workers' own failures, said after the variants' */
     parent p = {.plan = plan, .r = r, .failures = &own, .first_failed = -1};

@@ -290,9 +290,9 @@ KJ_API const char *kj_runtime_arch(const kj_runtime *rt);
 typedef struct kj_device_info {
     size_t size;               /* sizeof(kj_device_info): KJ_DEVICE_INFO_INIT */
     int ordinal;
-    char name[256];
+    const char *name;                 /* "NVIDIA H100 80GB HBM3"; static storage (the process's life) */
     int cc_major, cc_minor;
-    char arch[16];                    /* "sm_90" */
+    const char *arch;                 /* "sm_90"; static storage */
     const char *arch_name;            /* "Hopper"; static storage */
     int sm_count;
     int warp_size;
@@ -460,15 +460,16 @@ typedef struct kj_compile_result {
     int stored;             /* 1: the cache holds the entry now (0: compiled in memory only) */
     int linked;             /* 1: linked with the device runtime */
     int is_ptx;             /* 1: PTX for the driver to finish (device newer than NVRTC) */
-    char arch[24];          /* the target compiled for: sm_XY, or compute_XY for PTX */
-    char key[33];           /* the cache key, 32 hex digits */
-    char cache_path[4096];  /* the entry's path; "" when not stored */
+    /* The strings (never NULL) and the resources below are owned by the library: valid until the
+     * calling thread's next kj_compile, kj_emit or kj_compile_all, or its exit. */
+    const char *arch;       /* the target compiled for: sm_XY, or compute_XY for PTX */
+    const char *key;        /* the cache key, 32 hex digits */
+    const char *cache_path; /* the entry's path; "" when not stored */
     double compile_ms;      /* NVRTC time (0 on a hit) */
     double link_ms;         /* nvJitLink time (0 when not linked or on a hit) */
     size_t binary_bytes;
     const char *log;        /* NVRTC's (and nvJitLink's) warnings, "" when none: from this compile, or
-                               as stored with the entry on a hit. Owned by the library; valid until the
-                               calling thread's next kj_compile. They also reach the log callback
+                               as stored with the entry on a hit. They also reach the log callback
                                (KJ_LOG_WARN). */
     const void *resource_table; /* the library's: each kernel's kj_resource_usage, read through
                                kj_compile_result_resource */
@@ -483,8 +484,8 @@ typedef struct kj_compile_result {
 
 /* Kernel `index` (below result->resource_count) of a result that kj_compile or kj_emit filled, or
  * NULL past the end or for a NULL result. An accessor rather than an array, since kj_resource_usage
- * may grow. Owned by the library; valid until the calling thread's next kj_compile or kj_emit.
- * Thread-safe. */
+ * may grow. Owned by the library; valid until the calling thread's next kj_compile, kj_emit or
+ * kj_compile_all, or its exit. Thread-safe. */
 KJ_API const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *result, size_t index);
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
@@ -679,12 +680,12 @@ typedef struct kj_toolchain {
     const char *cuda_home;        /* where the device runtime and CUDA headers are looked for */
     const char *devrt_path;       /* libcudadevrt.a, or NULL when it is missing */
     int arch_count;
-    int archs[64];                /* compute capabilities NVRTC can target, 90 for sm_90 */
+    const int *archs;             /* arch_count compute capabilities NVRTC can target, 90 for sm_90 */
 } kj_toolchain;
 #define KJ_TOOLCHAIN_INIT KJ_SIZED_INIT_(kj_toolchain)
 
-/* What compiles kernels here, into *info (caller's storage); needs no driver. The strings are static
- * (valid for the life of the process). Thread-safe. Errors: KJ_ERR_USAGE (info NULL, or its size refused). */
+/* What compiles kernels here, into *info (caller's storage); needs no driver. The strings and archs
+ * are static storage (valid for the life of the process). Thread-safe. Errors: KJ_ERR_USAGE (info NULL, or its size refused). */
 KJ_API kj_status kj_toolchain_query(kj_toolchain *info);
 
 /* ------------------------------------------------------------------------------------------------

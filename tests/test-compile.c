@@ -99,18 +99,22 @@ static void test_cache_flow(void **state) {
     char expect_prefix[PATH_MAX];
     snprintf(expect_prefix, sizeof expect_prefix, "%s/sm_90/%s.cubin", kj_test_dir, a.key);
     assert_string_equal(a.cache_path, expect_prefix);
+    /* the strings are the library's until this thread's next kj_compile */
+    char key[65], path[PATH_MAX];
+    snprintf(key, sizeof key, "%s", a.key);
+    snprintf(path, sizeof path, "%s", a.cache_path);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_true(b.cache_hit);
-    assert_string_equal(a.key, b.key);
+    assert_string_equal(key, b.key);
     assert_int_equal(a.binary_bytes, b.binary_bytes);
     /* the order of the defines does not change the key */
     kj_define swapped[] = {{"T", "i32"}, {"OP", "max"}};
     kj_request req2 = {.size = sizeof(kj_request), .kernel = "reduce", .defines = swapped, .define_count = 2};
     KJ_ASSERT_OK(kj_compile(rt, &req2, &c));
     assert_true(c.cache_hit);
-    assert_string_equal(a.key, c.key);
+    assert_string_equal(key, c.key);
     /* a damaged entry: recompiled, replaced, with a warning */
-    FILE *f = fopen(a.cache_path, "r+b");
+    FILE *f = fopen(path, "r+b");
     assert_non_null(f);
     fseek(f, 200, SEEK_SET);
     int byte = fgetc(f);
@@ -154,12 +158,14 @@ static void test_edit_takes_effect(void **state) {
     kj_request req = {.size = sizeof(kj_request), .kernel = "mine"};
     kj_compile_result a = KJ_COMPILE_RESULT_INIT, b = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &a));
+    char key[65];
+    snprintf(key, sizeof key, "%s", a.key);
     kj_runtime_destroy(rt);
     kj_test_write(src, v2, strlen(v2));
     rt = kj_test_compile_runtime(kj_test_dir, &log);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_false(b.cache_hit);
-    assert_string_not_equal(a.key, b.key);
+    assert_string_not_equal(key, b.key);
     kj_runtime_destroy(rt);
     unsetenv("KERNJIT_PATH");
 }
@@ -193,11 +199,13 @@ static void test_cpp_entries(void **state) {
     assert_false(r.cache_hit);
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_true(r.cache_hit);
+    char key[65];
+    snprintf(key, sizeof key, "%s", r.key);
     /* the entry is part of the key for sources without metadata */
     kj_request other = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = src, .entry = "plain"};
     kj_compile_result r2 = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &other, &r2));
-    assert_string_not_equal(r.key, r2.key);
+    assert_string_not_equal(key, r2.key);
     /* several kernels and no entry named: a usage error listing them */
     kj_request none = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = src};
     assert_int_equal(kj_compile(rt, &none, NULL), KJ_ERR_UNKNOWN_ENTRY);
@@ -281,10 +289,12 @@ static void test_entry_resolution(void **state) {
                       "template __global__ void scale<double>(double *, double);\n";
     req.source_text = one;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    char key[65];
+    snprintf(key, sizeof key, "%s", r.key);
     kj_request named = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = one, .entry = "scale<double>"};
     kj_compile_result r2 = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &named, &r2));
-    assert_string_equal(r.key, r2.key); /* the same entry as naming the instance */
+    assert_string_equal(key, r2.key); /* the same entry as naming the instance */
 
     const char *two = "template <typename T> __global__ void scale(T *x, T a) { x[0] *= a; }\n"
                       "template __global__ void scale<float>(float *, float);\n"
@@ -416,9 +426,11 @@ static void test_bad_options(void **state) {
     opts[0] = "-lineinfo";
     kj_compile_result r = KJ_COMPILE_RESULT_INIT, r2 = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    char key[65];
+    snprintf(key, sizeof key, "%s", r.key);
     kj_request plain = {.size = sizeof(kj_request), .kernel = "reduce"};
     KJ_ASSERT_OK(kj_compile(rt, &plain, &r2));
-    assert_string_not_equal(r.key, r2.key); /* options are part of the key */
+    assert_string_not_equal(key, r2.key); /* options are part of the key */
     kj_runtime_destroy(rt);
 }
 

@@ -46,7 +46,7 @@ class Request(Sized):  # kj_request up to entry
 
 class CompileResult(Sized):  # kj_compile_result up to binary_bytes
     _fields_ = [("size", C.c_size_t), ("cache_hit", C.c_int), ("stored", C.c_int), ("linked", C.c_int),
-                ("is_ptx", C.c_int), ("arch", C.c_char * 24), ("key", C.c_char * 33), ("cache_path", C.c_char * 4096),
+                ("is_ptx", C.c_int), ("arch", C.c_char_p), ("key", C.c_char_p), ("cache_path", C.c_char_p),
                 ("compile_ms", C.c_double), ("link_ms", C.c_double), ("binary_bytes", C.c_size_t)]
 
 

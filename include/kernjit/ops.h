@@ -45,7 +45,7 @@ KJ_API const char *kj_config_from_name(kj_config_from from);
 
 typedef struct kj_reduce_report {
     size_t size;               /* sizeof(kj_reduce_report): KJ_REDUCE_REPORT_INIT */
-    char entry[64];          /* the entry that ran */
+    const char *entry;       /* the entry that ran; static storage */
     unsigned block_size;
     unsigned coarse_factor;
     unsigned grid;           /* blocks launched (first pass) */
@@ -154,8 +154,8 @@ KJ_API kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_vector_add_report {
     size_t size;               /* sizeof(kj_vector_add_report): KJ_VECTOR_ADD_REPORT_INIT */
-    char entry[32];         /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
-                               aligned to 16 bytes) */
+    const char *entry;      /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
+                               aligned to 16 bytes); static storage */
     unsigned block_size;
     unsigned unroll;        /* vectors (or elements) each thread has in flight */
     unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
@@ -206,7 +206,7 @@ KJ_API kj_status kj_transpose_variant_parse(const char *text, kj_transpose_varia
 
 typedef struct kj_transpose_report {
     size_t size;               /* sizeof(kj_transpose_report): KJ_TRANSPOSE_REPORT_INIT */
-    char entry[32];          /* the entry that ran */
+    const char *entry;       /* the entry that ran; static storage */
     unsigned tile[2];        /* the input rows and columns each block moves */
     unsigned block[2];       /* threads per block, x and y */
     unsigned grid;           /* blocks launched: one per tile */
@@ -264,7 +264,7 @@ KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_dev
 /* What a launch tree did. */
 typedef struct kj_dp_report {
     size_t size;               /* sizeof(kj_dp_report): KJ_DP_REPORT_INIT */
-    char entry[32];             /* the kernel the host launched */
+    const char *entry;          /* the kernel the host launched; static storage */
     unsigned grid[2];           /* its grid (x, y) and block (x, y) */
     unsigned block[2];
     unsigned levels;            /* grids from the host's to the deepest the configuration allows */

@@ -116,7 +116,7 @@ typedef struct kj_compile_all_result {
     size_t failed;             /* did not compile */
     unsigned threads;          /* threads used */
     double wall_ms;
-    char arch[24];             /* the target */
+    const char *arch;          /* the target; static storage (the process's life) */
 } kj_compile_all_result;
 #define KJ_COMPILE_ALL_RESULT_INIT KJ_SIZED_INIT_(kj_compile_all_result)
 
@@ -196,7 +196,7 @@ typedef struct kj_tune_result {
     double compile_ms, measure_ms, total_ms; /* wall-clock times of the phases and of the call */
     int stored;                 /* 1: written to the tuning database */
     const char *db_path;        /* the database's path; NULL when the runtime has no disk cache */
-    char device[256];
+    const char *device;         /* the device's name; static storage (the process's life) */
     int cc_major, cc_minor;
 } kj_tune_result;
 

@@ -18,7 +18,7 @@ kj_status kj_toolchain_query(kj_toolchain *info) {
     const char *path;
     const uint8_t *hash;
     if (kj__devrt(&path, &hash) == KJ_OK) t->devrt_path = path;
-    t->arch_count = kj__arch_supported(t->archs, (int)(sizeof t->archs / sizeof t->archs[0]));
+    t->arch_count = kj__arch_list(&t->archs);
     KJ__SIZED_WRITE(info, full);
     return KJ_OK;
 }

@@ -1065,11 +1065,15 @@ kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_
     return KJ_OK;
 }
 
-/* What kj_compile_result points to (the log, the resources): the calling thread's until its next
- * kj_compile, freed with the thread (a pthread key, so that a pool's threads leave nothing behind). */
+/* What kj_compile_result points to (its strings, the resources): the calling thread's until its next
+ * kj_compile or kj_emit, freed with the thread (a pthread key, so that a pool's threads leave nothing
+ * behind). */
 typedef struct result_storage {
     char *log;
     kj__resources resources;
+    char arch[24];
+    char key[33];
+    char cache_path[PATH_MAX];
 } result_storage;
 
 static pthread_key_t result_key;
@@ -1085,14 +1089,21 @@ static void free_result_storage(void *v) {
 
 static void make_result_key(void) { (void)pthread_key_create(&result_key, free_result_storage); }
 
-/* Moves the binary's log and resources into the thread's storage and points result at them. */
-static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_result *result) {
+/* Moves the binary's log and resources into the thread's storage, copies the strings there, and
+ * points result at them (at "" when out of memory). */
+static void keep_for_result(const prepared *p, binary *bin, const char *entry_symbol, kj_compile_result *result) {
     pthread_once(&result_once, make_result_key);
     free_result_storage(pthread_getspecific(result_key));
     result_storage *r = calloc(1, sizeof *r);
     (void)pthread_setspecific(result_key, r);
-    result->log = "";
+    result->log = result->arch = result->key = result->cache_path = "";
     if (!r) return;
+    snprintf(r->arch, sizeof r->arch, "%s", p->target.arch);
+    snprintf(r->key, sizeof r->key, "%s", p->key.hex);
+    snprintf(r->cache_path, sizeof r->cache_path, "%s", bin->path);
+    result->arch = r->arch;
+    result->key = r->key;
+    result->cache_path = r->cache_path;
     r->log = bin->log ? bin->log : kj__strdup("");
     r->resources = bin->resources;
     bin->log = NULL;
@@ -1110,8 +1121,7 @@ const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *res
 }
 
 /* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
- * thread's storage). */
-/* Into the caller's result (checked by KJ__SIZED_CHECK), as much of it as its size holds. */
+ * thread's storage), into the caller's result (checked by KJ__SIZED_CHECK) as far as its size goes. */
 static void fill_result(const prepared *p, binary *bin, kj_compile_result *caller) {
     kj_compile_result full, *result = &full;
     memset(result, 0, sizeof *result);
@@ -1120,14 +1130,11 @@ static void fill_result(const prepared *p, binary *bin, kj_compile_result *calle
     result->stored = bin->stored;
     result->linked = p->devrt;
     result->is_ptx = bin->is_ptx;
-    snprintf(result->arch, sizeof result->arch, "%s", p->target.arch);
-    snprintf(result->key, sizeof result->key, "%s", p->key.hex);
-    snprintf(result->cache_path, sizeof result->cache_path, "%s", bin->path);
     result->compile_ms = bin->compile_ms;
     result->link_ms = bin->link_ms;
     result->binary_bytes = bin->size;
     result->source_count = (unsigned)p->unit_count;
-    keep_for_result(bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
+    keep_for_result(p, bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
     KJ__SIZED_WRITE(caller, full);
 }
 

@@ -37,7 +37,8 @@ kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *
     KJ_CU(cu->cuDeviceGet(&dev, ordinal), "cuDeviceGet");
     memset(info, 0, sizeof *info);
     info->ordinal = ordinal;
-    KJ_CU(cu->cuDeviceGetName(info->name, sizeof info->name, dev), "cuDeviceGetName");
+    char name[256], arch[16];
+    KJ_CU(cu->cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
     struct {
         CUdevice_attribute attr;
         int *out;
@@ -75,7 +76,10 @@ kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *
         info->shared_per_sm = (size_t)v;
     if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS) info->l2_bytes = (size_t)v;
     KJ_CU(cu->cuDeviceTotalMem(&info->total_memory, dev), "cuDeviceTotalMem");
-    snprintf(info->arch, sizeof info->arch, "sm_%d%d", info->cc_major, info->cc_minor);
+    snprintf(arch, sizeof arch, "sm_%d%d", info->cc_major, info->cc_minor);
+    info->name = kj__intern(name);
+    info->arch = kj__intern(arch);
+    KJ_RETURN_IF(!info->name || !info->arch, KJ_ERR_HOST_MEMORY, "out of memory");
     info->arch_name = arch_name(info->cc_major, info->cc_minor);
     info->peak_bandwidth_gbs = 2.0 * info->memory_clock_khz * 1e3 * (info->memory_bus_bits / 8.0) / 1e9;
     info->driver_version = cu->driver_version;

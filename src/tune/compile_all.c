@@ -105,7 +105,8 @@ kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_com
         r.threads = o->threads ? o->threads : kj__pool_default_threads();
         if (r.threads > n) r.threads = n ? (unsigned)n : 1;
         kj__pool_run(r.threads, n, compile_one, compiled, &j);
-        snprintf(r.arch, sizeof r.arch, "%s", j.arch[0] ? j.arch : (o->arch ? o->arch : kj_runtime_arch(rt)));
+        r.arch = kj__intern(j.arch[0] ? j.arch : (o->arch ? o->arch : kj_runtime_arch(rt)));
+        if (!r.arch) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         r.wall_ms = kj__now_ms() - t0;
         for (size_t i = 0; i < n && s == KJ_OK; i++)
             if (j.status[i] != KJ_OK) {

@@ -642,7 +642,7 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     r->n = o->n ? o->n : t->target->default_n;
     r->bucket = kj__tunedb_bucket(r->n);
     r->threads = o->threads ? o->threads : kj__pool_default_threads();
-    snprintf(r->device, sizeof r->device, "%s", rt->info.name);
+    r->device = rt->info.name;
     r->cc_major = rt->info.cc_major;
     r->cc_minor = rt->info.cc_minor;
     t->samples = o->samples ? o->samples : DEFAULT_SAMPLES;

@@ -86,7 +86,7 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
     if (o->report) {
         kj_dp_report full, *r = &full;
         memset(r, 0, sizeof *r);
-        snprintf(r->entry, sizeof r->entry, "%s", entry);
+        r->entry = entry;
         r->grid[0] = gx;
         r->grid[1] = gy;
         r->block[0] = bx;

@@ -39,7 +39,7 @@ static void fill_report(kj_dp_report *caller, const char *entry, unsigned grid, 
                         uint64_t limit, double ms, kj_origin origin) {
     kj_dp_report full, *r = &full;
     memset(r, 0, sizeof *r);
-    snprintf(r->entry, sizeof r->entry, "%s", entry);
+    r->entry = entry;
     r->grid[0] = grid;
     r->grid[1] = 1;
     r->block[0] = block;

@@ -368,7 +368,7 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     KJ_FORWARD(kj__reduce_launch(rt, c.kernel, &job, &grid));
     if (o->report) {
         kj_reduce_report full = {0}, *r = &full;
-        snprintf(r->entry, sizeof r->entry, "%s", job.entry);
+        r->entry = job.entry;
         r->block_size = job.block;
         r->coarse_factor = entries[p.e].coarsens ? job.coarse : 0;
         r->grid = grid;

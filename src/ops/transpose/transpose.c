@@ -113,7 +113,7 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
         kj_transpose_report full = {0}, *r = &full;
         kj_kernel_info info = KJ_KERNEL_INFO_INIT;
         KJ_FORWARD(kj_kernel_query(cfg.kernel, &info));
-        snprintf(r->entry, sizeof r->entry, "%s", variants[v].entry);
+        r->entry = variants[v].entry;
         r->tile[0] = tile[0];
         r->tile[1] = tile[1];
         r->block[0] = block[0];

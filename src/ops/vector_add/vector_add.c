@@ -63,7 +63,7 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     KJ_FORWARD(kj__vector_add_launch(rt, cfg.kernel, type, cfg.values[0], cfg.values[1], a, b, c, n, o->stream, &grid));
     if (o->report) {
         kj_vector_add_report full = {0}, *r = &full;
-        snprintf(r->entry, sizeof r->entry, "%s", entry);
+        r->entry = entry;
         r->block_size = cfg.values[0];
         r->unroll = cfg.values[1];
         r->grid = grid;
