@@ -50,7 +50,10 @@
  *   larger struct with a non-zero byte past the library's sizeof (a field it cannot honour).
  * - Structs the library hands out (a kj_cache_entry in a callback, a kj_tune_result it allocates)
  *   carry no size: they only ever grow at their end. Arrays of structs are read through accessors
- *   (kj_tune_result_variant), never indexed, since a program indexes with the sizeof it knew.
+ *   (kj_tune_result_variant, kj_compile_result_resource), never indexed, since a program indexes
+ *   with the sizeof it knew.
+ * - Strings in structs (paths, names, keys) are pointers owned by the library, never arrays of a
+ *   fixed length; each field states how long it stays valid.
  * - The library never prints, never aborts and never exits. Warnings (a damaged cache entry, a cache
  *   folder that cannot be used) go to the log callback of kj_runtime_options.
  * - Thread safety is stated per function. A kj_runtime may be shared by threads; calls that use the
