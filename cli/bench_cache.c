@@ -56,14 +56,14 @@ static char *source_for(unsigned long run, int set, int sample) {
 
 /* One request, timed: to a loaded kernel with a device, else to a stored binary. */
 static kj_status get_timed(kj_runtime *rt, const char *src, double *ms, kj_origin *origin, size_t *bytes) {
-    kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "poly"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "poly"};
     double t0 = bench_now_ms();
     kj_status s;
     if (kj_runtime_has_device(rt)) {
         kj_kernel *k;
         s = kj_kernel_get(rt, &req, &k, origin);
     } else {
-        kj_compile_result r;
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         s = kj_compile(rt, &req, &r);
         *origin = r.origin;
         if (bytes) *bytes = r.binary_bytes;
@@ -79,7 +79,7 @@ typedef struct tier {
 } tier;
 
 static kj_status open_tier(const tier *t, kj_runtime **rt) {
-    kj_runtime_options o;
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     cli_runtime_options(&o, 0, NULL, 0);
     o.cache_dir = t->dir;
     o.cache_mode = t->dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
@@ -114,14 +114,14 @@ static int run_set(const tier *t, unsigned long run, int set, uint64_t repeat, k
     if (rc == EXIT_OK && bytes) {
         /* the cubin's size, which kj_kernel_get does not tell: a disk hit through kj_compile */
         char *src = source_for(run, set, 0);
-        kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "poly"};
-        kj_compile_result cr;
+        kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "poly"};
+        kj_compile_result cr = KJ_COMPILE_RESULT_INIT;
         if (src && kj_compile(rt, &req, &cr) == KJ_OK) *bytes = cr.binary_bytes;
         free(src);
     }
     if (rc == EXIT_OK && t->remote && want == KJ_ORIGIN_COMPILED) {
         /* the pushes went in the background: wait for them before anyone reads */
-        kj_remote_transfer tr;
+        kj_remote_transfer tr = KJ_REMOTE_TRANSFER_INIT;
         if (kj_remote_push(rt, NULL, &tr) != KJ_OK || tr.failed) rc = cli_error("bench cache", "pushes failed");
     }
     kj_runtime_destroy(rt);
@@ -133,7 +133,7 @@ static double memory_hit_us(const tier *t, unsigned long run, int *ok) {
     *ok = 0;
     if (open_tier(t, &rt) != KJ_OK) return 0;
     char *src = source_for(run, 0, 0);
-    kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "poly"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "poly"};
     kj_kernel *k;
     kj_origin o;
     double samples[10];
@@ -297,7 +297,7 @@ int bench_cache(int argc, char **argv) {
         bench_remove_tree(root);
         return cli_fail("bench cache", s);
     }
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     char device[300], arch[32];
     int has_device = kj_runtime_device(probe, &d) == KJ_OK;
     snprintf(device, sizeof device, "%s, target %s", has_device ? d.name :

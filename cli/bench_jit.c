@@ -81,7 +81,7 @@ static int nvrtc_timed(const char *src, const char *name, int nheaders, const ch
 }
 
 static int raw_nvrtc_ms(const char *src, const char *arch, double *ms) {
-    kj_toolchain tc;
+    kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);
     char a[32], inc[4200];
     snprintf(a, sizeof a, "-arch=%s", arch);
@@ -126,7 +126,7 @@ static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, 
         kj_kernel *k;
         s = kj_kernel_get(rt, &req, &k, origin);
     } else {
-        kj_compile_result r;
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         s = kj_compile(rt, &req, &r);
         *origin = r.cache_hit ? KJ_ORIGIN_DISK : KJ_ORIGIN_COMPILED;
     }
@@ -135,13 +135,12 @@ static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, 
 }
 
 static kj_status kernjit_get(kj_runtime *rt, const char *src, int load, double *ms, kj_origin *origin) {
-    kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
     return kernjit_get_request(rt, &req, load, ms, origin);
 }
 
 static kj_status open_runtime(const char *dir, kj_runtime **rt) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = cli_device;
     o.cache_dir = dir;
     return kj_runtime_create(&o, rt);
@@ -155,7 +154,7 @@ static int child(const char *dir, const char *run, const char *file) {
     char *src = file ? NULL : source_for(strtoul(run, NULL, 10), 0);
     double ms;
     kj_origin origin;
-    kj_request req = {.kernel = file};
+    kj_request req = {.size = sizeof(kj_request), .kernel = file};
     kj_status s = file ? kernjit_get_request(rt, &req, 1, &ms, &origin) : kernjit_get(rt, src, 1, &ms, &origin);
     free(src);
     kj_runtime_destroy(rt);
@@ -229,8 +228,8 @@ static int child_reduce(const char *dir, const char *mode) {
     if (s == KJ_OK) s = kj_memcpy_htod(rt, in, host, FIRST_REDUCE_N * sizeof *host);
     double t1 = bench_now_ms();
     float result;
-    kj_reduce_report rep;
-    kj_reduce_options o = {.report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &rep};
     if (s == KJ_OK) s = kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, in, FIRST_REDUCE_N, &result, &o);
     double t2 = bench_now_ms();
     free(host);
@@ -378,16 +377,15 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     char *src = read_kernel_file("reduce.cu"), *common = read_kernel_file("common.cuh");
     int ok = src && common;
     kj_runtime *mem = NULL;
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.arch = arch;
     o.cache_mode = KJ_CACHE_MEMORY_ONLY;
     ok = ok && kj_runtime_create(&o, &mem) == KJ_OK;
     for (uint64_t i = 0; i < repeat && ok; i++) {
         step("reduce, cold and raw", i, repeat);
-        kj_request req = {.kernel = "reduce"};
-        kj_compile_result r;
+        kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         double t0 = bench_now_ms();
         ok = kj_compile(mem, &req, &r) == KJ_OK;
         b[i] = bench_now_ms() - t0;
@@ -402,8 +400,8 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     for (uint64_t i = 0; i < repeat && ok; i++) {
         step("dynamic parallelism", i, repeat);
         char *dp = dp_source(run, (int)i);
-        kj_request req = {.kernel = "dp.cu", .source_text = dp, .entry = "parent"};
-        kj_compile_result r;
+        kj_request req = {.size = sizeof(kj_request), .kernel = "dp.cu", .source_text = dp, .entry = "parent"};
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         ok = dp && kj_compile(rt, &req, &r) == KJ_OK && r.linked && !r.cache_hit;
         a[i] = r.compile_ms, b[i] = r.link_ms;
         free(dp);
@@ -538,7 +536,7 @@ int bench_jit(int argc, char **argv) {
     char headers_dir[4200];
     snprintf(headers_dir, sizeof headers_dir, "%s/headers", dir);
     const char *headers_kernel = mkdir(headers_dir, 0700) == 0 ? write_header_program(dir, run) : NULL;
-    kj_request headers_req = {.kernel = headers_kernel};
+    kj_request headers_req = {.size = sizeof(kj_request), .kernel = headers_kernel};
     double ignored_ms;
     kj_origin headers_origin;
     if (!headers_kernel || (s = kernjit_get_request(rt, &headers_req, 0, &ignored_ms, &headers_origin)) != KJ_OK) {
@@ -556,7 +554,7 @@ int bench_jit(int argc, char **argv) {
     double mem_us = 0;
     if (device) {
         char *src = source_for(run, 0);
-        kj_request req = {.kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
+        kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
         enum { CALLS = 100000 };
         /* this source was compiled but never loaded: the first get loads it from the disk cache */
         kj_kernel *first;
@@ -591,7 +589,7 @@ int bench_jit(int argc, char **argv) {
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double disk_headers_ms = cli_median(disk_headers, repeat);
     double loaded_ms = device ? cli_median(loaded, repeat) : 0;
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     const char *device_name = device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : NULL;
     if (json) {
         json_begin_object();

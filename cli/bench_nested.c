@@ -37,7 +37,7 @@ typedef struct nested_bench {
 static kj_status flat_once(void *user, kj_stream stream, unsigned i) {
     (void)i;
     nested_bench *b = user;
-    kj_reduce_options o = {.stream = stream};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .stream = stream};
     return kj_reduce_async(b->bench.rt, KJ_OP_SUM, KJ_TYPE_I32, b->pristine, (size_t)b->n, b->result, &o);
 }
 
@@ -105,9 +105,9 @@ static int compare_reductions(nested_bench *b) {
                flat_sum == want ? "" : "  WRONG");
     }
     for (int v = 0; v < KJ_NESTED_VARIANT_COUNT_; v++) {
-        kj_dp_report r;
+        kj_dp_report r = KJ_DP_REPORT_INIT;
         double med;
-        b->nested = (kj_nested_options){(kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
+        b->nested = (kj_nested_options){sizeof(kj_nested_options), (kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
         b->sum = 0;
         bench_step(c, "reduce, %s", kj_nested_variant_name((kj_nested_variant)v));
         if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
@@ -155,10 +155,10 @@ static int mandelbrot_part(nested_bench *b) {
     int json = c->format == 'j';
     uint16_t *host[2] = {malloc(bytes), malloc(bytes)};
     double med[2];
-    kj_dp_report r[2];
+    kj_dp_report r[2] = {KJ_DP_REPORT_INIT, KJ_DP_REPORT_INIT};
     kj_status s = host[0] && host[1] ? KJ_OK : KJ_ERR_HOST_MEMORY;
     for (int a = 0; a < 2 && s == KJ_OK; a++) {
-        b->mandelbrot_options = (kj_mandelbrot_options){.algo = a ? KJ_MANDELBROT_MS : KJ_MANDELBROT_ESCAPE,
+        b->mandelbrot_options = (kj_mandelbrot_options){.size = sizeof(kj_mandelbrot_options), .algo = a ? KJ_MANDELBROT_MS : KJ_MANDELBROT_ESCAPE,
                                                         .max_dwell = (unsigned)b->dwell,
                                                         .count_launches = 1,
                                                         .report = &r[a]};

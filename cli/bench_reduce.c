@@ -108,13 +108,13 @@ static kj_status run_reader(void *user, kj_stream stream, unsigned i) {
     kj_devptr in = j->base + (kj_devptr)(i % j->slots) * j->stride;
     unsigned long long nvec = j->bytes / 16;
     void *args[] = {&in, &nvec, &j->out};
-    kj_launch_config c = {{j->reader_grid, 1, 1}, {READER_BLOCK, 1, 1}, 0, stream, 0};
+    kj_launch_config c = {sizeof(kj_launch_config), {j->reader_grid, 1, 1}, {READER_BLOCK, 1, 1}, 0, stream, 0};
     return kj_kernel_launch(j->reader, &c, args);
 }
 
 /* The reading kernel, compiled once, with a grid of every block the device holds at once. */
 static kj_status load_reader(job *j, const kj_device_info *dev) {
-    kj_request req = {.kernel = "bench_read_ceiling.cu", .source_text = READER, .entry = "read_all"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "bench_read_ceiling.cu", .source_text = READER, .entry = "read_all"};
     int per_sm = 0;
     kj_status s = kj_kernel_get(j->rt, &req, &j->reader, NULL);
     if (s == KJ_OK) s = kj_kernel_occupancy(j->reader, READER_BLOCK, 0, &per_sm);
@@ -126,7 +126,7 @@ static kj_devptr input_at(const job *j, unsigned i) { return j->base + (kj_devpt
 
 static kj_status run_kernjit(void *user, kj_stream stream, unsigned i) {
     job *j = user;
-    kj_reduce_options o = {.entry = j->entry, .block_size = j->block, .coarse_factor = j->coarse, .stream = stream};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = j->entry, .block_size = j->block, .coarse_factor = j->coarse, .stream = stream};
     return kj_reduce_async(j->rt, j->op, j->type, input_at(j, i), j->n, j->out, &o);
 }
 
@@ -295,9 +295,9 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     j->entry = entry;
     j->block = block;
     j->coarse = coarse;
-    row r = {.op = j->op, .type = j->type, .n = j->n, .copy = *copy, .read = *read, .have_cub = b->have_cub};
+    row r = {.op = j->op, .type = j->type, .n = j->n, .rep = KJ_REDUCE_REPORT_INIT, .copy = *copy, .read = *read, .have_cub = b->have_cub};
     snprintf(r.entry, sizeof r.entry, "%s", entry);
-    kj_reduce_options o = {.entry = entry, .block_size = block, .coarse_factor = coarse, .report = &r.rep};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = entry, .block_size = block, .coarse_factor = coarse, .report = &r.rep};
     unsigned char mine[8], theirs[8];
     kj_status s = kj_reduce_async(c->rt, j->op, j->type, j->base, j->n, j->out, &o);
     if (s == KJ_OK) s = kj_memcpy_dtoh(c->rt, mine, j->out, 8);

@@ -250,7 +250,7 @@ static kj_status time_first_calls(const cli_devices *d, const char *dir, double 
     *shared = bench_now_ms() - start;
     *compiles = 0;
     for (int i = 0; i < started; i++) {
-        kj_stats stats;
+        kj_stats stats = KJ_STATS_INIT;
         kj_runtime_stats(f[i].rt, &stats);
         *compiles += stats.compiles;
         if (st == KJ_OK) st = f[i].status;
@@ -360,7 +360,7 @@ int bench_reduce_devices(bench_ctx *c, const cli_devices *d, const kj_op *ops, i
     if (rc == EXIT_OK && c->format == 't') {
         printf("bench reduce --devices:");
         for (int i = 0; i < d->count; i++) {
-            kj_device_info info;
+            kj_device_info info = KJ_DEVICE_INFO_INIT;
             kj_runtime_device(s.rts[i], &info);
             printf("%s %d (%s)", i ? "," : "", d->ordinals[i], info.name);
         }

@@ -129,9 +129,9 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
     const bench_checked measured = {run_once, &j, j.out, host_out, bytes, check};
     for (size_t k = 0; k < CONFIG_COUNT && rc == EXIT_OK; k++) {
         row *w = &t->rows_v[t->nrows];
-        kj_transpose_report rep;
+        kj_transpose_report rep = KJ_TRANSPOSE_REPORT_INIT;
         *w = (row){.rows = R, .cols = C, .cfg = configs[k], .copy_gbps = bench_gbps(2.0 * bytes, copy.median_us)};
-        j.options = (kj_transpose_options){configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL, &rep};
+        j.options = (kj_transpose_options){sizeof(kj_transpose_options), configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL, &rep};
         j.seed = seed ^ k;
         bench_step(c, "%zu x %zu %s %u", R, C, kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim);
         s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r);

@@ -226,6 +226,7 @@ int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
     kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     if (kj_runtime_has_device(c->rt)) {
+        c->dev = (kj_device_info)KJ_DEVICE_INFO_INIT;
         kj_runtime_device(c->rt, &c->dev);
         if (c->format == 'j') { /* what every benchmark's document starts with; the family adds its fields */
             json_begin_object();

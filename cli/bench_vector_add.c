@@ -124,8 +124,8 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     for (size_t k = 0; k < configs && rc == EXIT_OK; k++) {
         config cfg = k == 0 ? (config){0, 0} : sweep[k - 1];
         row *w = &v->rows[v->nrows];
-        *w = (row){.type = type, .n = n, .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
-        j.options = (kj_vector_add_options){cfg.block, cfg.unroll, NULL, &w->rep};
+        *w = (row){.type = type, .n = n, .rep = KJ_VECTOR_ADD_REPORT_INIT, .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
+        j.options = (kj_vector_add_options){sizeof(kj_vector_add_options), cfg.block, cfg.unroll, NULL, &w->rep};
         j.seed = seed ^ k;
         if (k) bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u", kj_type_name(type), n, cfg.block, cfg.unroll);
         else bench_step(c, "%s n=%zu, its default configuration", kj_type_name(type), n);

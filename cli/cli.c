@@ -183,7 +183,7 @@ void cli_relay_log(kj_log_level level, const char *message) {
 int cli_verbosity = 1;
 
 void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose) {
-    kj_runtime_options_init(o);
+    *o = (kj_runtime_options)KJ_RUNTIME_OPTIONS_INIT;
     o->device = compile_only ? KJ_DEVICE_NONE : cli_device;
     o->arch = arch;
     o->log = log_to_stderr;
@@ -191,7 +191,7 @@ void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *ar
 }
 
 kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int verbose) {
-    kj_runtime_options o;
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     cli_runtime_options(&o, compile_only, arch, verbose);
     return kj_runtime_create(&o, rt);
 }

@@ -54,7 +54,7 @@ static void visit(const kj_cache_entry *e, void *user) {
 }
 
 static int transfer(kj_runtime *rt, const char *action, const char *kernel, int json) {
-    kj_remote_transfer t;
+    kj_remote_transfer t = KJ_REMOTE_TRANSFER_INIT;
     int push = strcmp(action, "push") == 0;
     kj_status s = push ? kj_remote_push(rt, kernel, &t) : kj_remote_pull(rt, kernel, &t);
     if (s != KJ_OK) return cli_fail("cache", s);
@@ -78,7 +78,7 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
     uint64_t entries, bytes, max;
     kj_status s = kj_cache_usage(rt, &entries, &bytes, &max);
     if (s != KJ_OK) return cli_fail("cache", s);
-    kj_remote_info remote;
+    kj_remote_info remote = KJ_REMOTE_INFO_INIT;
     kj_remote_query(rt, &remote);
     if (json) {
         json_begin_object();

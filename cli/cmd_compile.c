@@ -62,8 +62,7 @@ static void push_entries(kj_runtime *rt, const char *kernel, int json, FILE *out
     size_t n = strlen(base);
     if (n > 3 && strcmp(base + n - 3, ".cu") == 0) n -= 3;
     snprintf(name, sizeof name, "%.*s", (int)n, base);
-    kj_remote_transfer t;
-    memset(&t, 0, sizeof t);
+    kj_remote_transfer t = KJ_REMOTE_TRANSFER_INIT;
     if (kj_remote_push(rt, name, &t) != KJ_OK) fprintf(stderr, "kernjit: warning: %s\n", kj_last_error());
     if (json) {
         json_object_in("push");
@@ -96,7 +95,7 @@ static unsigned process_count(const kj_space *space, const all_args *aa) {
     size_t want = aa->threads ? aa->threads : online < 1 ? 1 : online > 64 ? 64 : (size_t)online;
     size_t step = aa->shards ? aa->shards : 1, todo = 0;
     for (size_t i = aa->shard; i < kj_space_count(space) && todo < want; i += step) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(space, i, &v);
         todo += !v.skipped;
     }
@@ -107,7 +106,7 @@ static unsigned process_count(const kj_space *space, const all_args *aa) {
 static int compile_all_worker(kj_runtime *rt, kj_compile_all_options *o, kj_space *space) {
     o->progress = worker_progress;
     o->progress_user = space;
-    kj_compile_all_result r = {0};
+    kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     kj_status s = kj_compile_all(rt, o, &r);
     if (s != KJ_OK && !r.failed) return cli_fail("compile", s); /* not a variant's: the parent says it */
     worker_end(s);
@@ -126,10 +125,9 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         kj_space_free(space);
         return cli_fail("compile", s);
     }
-    kj_compile_all_options o = {.kernel = kernel, .entry = entry, .fixed = defines, .fixed_count = ndef, .arch = arch,
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = kernel, .entry = entry, .fixed = defines, .fixed_count = ndef, .arch = arch,
                                 .threads = aa->threads, .progress = all_progress, .shard = aa->shard, .shards = aa->shards};
-    kj_compile_all_result r;
-    memset(&r, 0, sizeof r);
+    kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     if (aa->worker) {
         int rc = compile_all_worker(rt, &o, space);
         kj_space_free(space);
@@ -190,7 +188,7 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
     const kj_resource_usage *e = r->entry_resources;
     for (size_t i = 0; i < r->resource_count + (e != NULL); i++) {
         /* the entry first, then the others */
-        const kj_resource_usage *u = i == 0 && e ? e : &r->resources[i - (e != NULL)];
+        const kj_resource_usage *u = i == 0 && e ? e : kj_compile_result_resource(r, i - (e != NULL));
         if (i && u == e) continue;
         fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
                u->registers, u->stack_bytes, u->shared_static_bytes);
@@ -204,7 +202,7 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
 static void json_resources(const kj_compile_result *r) {
     json_begin_array("resources");
     for (size_t i = 0; i < r->resource_count; i++) {
-        const kj_resource_usage *u = &r->resources[i];
+        const kj_resource_usage *u = kj_compile_result_resource(r, i);
         json_object_in(NULL);
         json_fields("symbol=%s entry?=%d registers=%d spill_store_bytes=%d spill_load_bytes=%d stack_bytes=%d "
                     "shared_static_bytes=%d",
@@ -249,10 +247,10 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
     if (s != KJ_OK) return cli_fail("compile", s);
-    kj_request req = {.kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
+    kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
                       .options = a->options, .option_count = a->nopt, .arch = arch, .sources = prog->sources,
                       .source_count = prog->source_count};
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     int rc = EXIT_OK;
     if (a->emit) rc = write_output(a, rt, &req, &r);
     else if ((s = kj_compile(rt, &req, &r)) != KJ_OK) rc = cli_fail("compile", s);

@@ -29,8 +29,8 @@ static int compile_all(int json) {
         printf("no CUDA device: compiling the built-in kernels for sm_90 (nothing will be launched)\n");
     }
     for (size_t i = 0; kj_builtin_name(i); i++) {
-        kj_request req = {.kernel = kj_builtin_name(i)};
-        kj_compile_result r;
+        kj_request req = {.size = sizeof(kj_request), .kernel = kj_builtin_name(i)};
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         s = kj_compile(rt, &req, &r);
         if (s != KJ_OK) {
             rc = cli_fail("demo", s);

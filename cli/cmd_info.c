@@ -74,7 +74,7 @@ int cmd_info(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage("info", "unexpected argument '%s'", argv[optind]);
 
-    kj_toolchain tc;
+    kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);
     int count = 0;
     kj_status s = kj_device_count(&count);
@@ -83,14 +83,14 @@ int cmd_info(int argc, char **argv) {
     snprintf(why_copy, sizeof why_copy, "%s", why);
 
     /* the remote tier through a runtime that touches nothing else: no device, no disk cache */
-    kj_runtime_options o;
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     cli_runtime_options(&o, 1, NULL, 0);
     o.cache_mode = KJ_CACHE_MEMORY_ONLY;
     kj_runtime *rt = NULL;
     kj_status rs = kj_runtime_create(&o, &rt);
     char remote_error[1024];
     snprintf(remote_error, sizeof remote_error, "%s", rs == KJ_OK ? "" : kj_last_error());
-    kj_remote_info remote;
+    kj_remote_info remote = KJ_REMOTE_INFO_INIT;
     if (rs == KJ_OK) kj_remote_query(rt, &remote);
 
     if (json) {
@@ -121,7 +121,7 @@ int cmd_info(int argc, char **argv) {
     }
     int failed = 0;
     for (int i = 0; i < count; i++) {
-        kj_device_info d;
+        kj_device_info d = KJ_DEVICE_INFO_INIT;
         kj_status ds = kj_device_query(i, &d);
         if (ds != KJ_OK) {
             failed = cli_fail("info", ds);

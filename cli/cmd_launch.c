@@ -365,7 +365,7 @@ static int check_params(launch_cmd *c) {
 /* ---- 3. device limits ------------------------------------------------------------------------ */
 
 static int check_device(launch_cmd *c) {
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     kj_status s = kj_runtime_device(c->rt, &d);
     if (s != KJ_OK) return cli_fail(CMD, s);
     static const char axis[] = "xyz";
@@ -468,8 +468,7 @@ static int make_buffers(launch_cmd *c) {
 }
 
 static kj_launch_config config(const launch_cmd *c, kj_stream stream) {
-    kj_launch_config cfg;
-    memset(&cfg, 0, sizeof cfg);
+    kj_launch_config cfg = KJ_LAUNCH_CONFIG_INIT;
     memcpy(cfg.grid, c->grid, sizeof cfg.grid);
     memcpy(cfg.block, c->block, sizeof cfg.block);
     cfg.shared_bytes = (unsigned)c->shared;
@@ -646,17 +645,18 @@ static int run(launch_cmd *c) {
     if (!kj_runtime_has_device(c->rt))
         return cli_error_as(CMD, KJ_ERR_NO_DEVICE,
                             "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", c->kernel);
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     if ((s = kj_runtime_device(c->rt, &d)) != KJ_OK) return cli_fail(CMD, s);
     /* before compiling anything: the library says the same at the launch */
     if ((c->cluster[0] || c->cluster[1] || c->cluster[2]) && d.cc_major < 9)
         return cli_error_as(CMD, KJ_ERR_UNSUPPORTED,
                             "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
                          d.cc_major, d.cc_minor);
-    kj_request req = {.kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
+    kj_request req = {.size = sizeof(kj_request), .kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
                       .options = c->options, .option_count = c->nopt, .sources = c->program.sources,
                       .source_count = c->program.source_count};
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
+    c->info = (kj_kernel_info)KJ_KERNEL_INFO_INIT;
     if ((s = kj_kernel_query(c->k, &c->info)) != KJ_OK) return cli_fail(CMD, s);
     int rc;
     if ((rc = check_params(c)) || (rc = check_device(c)) || (rc = make_buffers(c))) return rc;

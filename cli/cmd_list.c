@@ -59,7 +59,7 @@ static int show(const char *name, int json) {
         json_end_array();
         json_begin_array("params");
         for (size_t i = 0; i < kj_desc_param_count(d); i++) {
-            kj_param_info p;
+            kj_param_info p = KJ_PARAM_INFO_INIT;
             kj_desc_param(d, i, &p);
             json_begin_object();
             json_string("name", p.name);
@@ -84,7 +84,7 @@ static int show(const char *name, int json) {
             printf("  uses dynamic parallelism (linked with the device runtime; pending launches %llu)\n",
                    (unsigned long long)kj_desc_pending_launches(d));
         for (size_t i = 0; i < kj_desc_param_count(d); i++) {
-            kj_param_info p;
+            kj_param_info p = KJ_PARAM_INFO_INIT;
             kj_desc_param(d, i, &p);
             printf("  -D %-14s", p.name);
             for (size_t v = 0; v < p.value_count; v++) printf(" %s", p.values[v]);

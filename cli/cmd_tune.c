@@ -77,7 +77,7 @@ static const char *status_word(kj_variant_status s) {
 
 /* A cell of the grid: GB/s, or why there is none. */
 static void cell(const kj_tune_result *r, size_t i, char *buf, size_t size) {
-    const kj_tune_variant *v = &r->variants[i];
+    const kj_tune_variant *v = kj_tune_result_variant(r, i);
     switch (v->status) {
     case KJ_VARIANT_MEASURED: snprintf(buf, size, "%.1f%s", v->gbps, i == r->best ? "*" : ""); break;
     case KJ_VARIANT_NOT_TRIED: snprintf(buf, size, "."); break;
@@ -108,7 +108,7 @@ static void print_grid(const kj_tune_result *r) {
 static void print_list(const kj_tune_result *r) {
     printf("%-40s %10s %9s  %s\n", "variant", "us", "GB/s", "");
     for (size_t i = 0; i < r->variant_count; i++) {
-        const kj_tune_variant *v = &r->variants[i];
+        const kj_tune_variant *v = kj_tune_result_variant(r, i);
         if (v->status == KJ_VARIANT_MEASURED)
             printf("%-40s %10.2f %9.1f  %s\n", *v->label ? v->label : "(no tunables)", v->median_us, v->gbps,
                    i == r->best ? "* best" : "");
@@ -123,7 +123,7 @@ static void print_notes(const kj_tune_result *r) {
     for (size_t k = 0; k < 3; k++) {
         size_t shown = 0, total = 0;
         for (size_t i = 0; i < r->variant_count; i++) {
-            const kj_tune_variant *v = &r->variants[i];
+            const kj_tune_variant *v = kj_tune_result_variant(r, i);
             if (v->status != kinds[k]) continue;
             total++;
             if (shown == 3) continue;
@@ -151,7 +151,7 @@ static void print_text(const kj_tune_result *r) {
     if (kj_space_dim_count(r->space) == 2) print_grid(r);
     else print_list(r);
     print_notes(r);
-    const kj_tune_variant *b = &r->variants[r->best];
+    const kj_tune_variant *b = kj_tune_result_variant(r, r->best);
     double diff = r->best_us > 0 ? 100 * (r->remeasured_us - r->best_us) / r->best_us : 0;
     printf("\nwinner      %s\n", *b->label ? b->label : "(no tunables)");
     printf("  sweep     %.2f us, %.1f GB/s (median of %u x %u runs, %d registers)\n", r->best_us, r->best_gbps,
@@ -181,7 +181,7 @@ static void print_json(const kj_tune_result *r) {
     json_end_array();
     json_begin_array("variants");
     for (size_t i = 0; i < r->variant_count; i++) {
-        const kj_tune_variant *v = &r->variants[i];
+        const kj_tune_variant *v = kj_tune_result_variant(r, i);
         json_begin_object();
         json_macros("macros", v->label);
         json_string("status", status_word(v->status));
@@ -194,7 +194,7 @@ static void print_json(const kj_tune_result *r) {
     }
     json_end_array();
     json_object_in("winner");
-    json_macros("macros", r->variants[r->best].label);
+    json_macros("macros", kj_tune_result_variant(r, r->best)[0].label);
     json_fields("sweep_median_us=%g sweep_gbps=%g remeasured_median_us=%g remeasured_gbps=%g remeasured_samples=%u",
                 r->best_us, r->best_gbps, r->remeasured_us, r->remeasured_gbps, r->remeasured_samples);
     json_end_object();
@@ -207,7 +207,7 @@ static void print_json(const kj_tune_result *r) {
 static void print_csv(const kj_tune_result *r) {
     printf("variant,status,median_us,gbps,best,note\n");
     for (size_t i = 0; i < r->variant_count; i++) {
-        const kj_tune_variant *v = &r->variants[i];
+        const kj_tune_variant *v = kj_tune_result_variant(r, i);
         printf("\"%s\",%s,", v->label, status_word(v->status));
         if (v->status == KJ_VARIANT_MEASURED) printf("%.3f,%.1f,", v->median_us, v->gbps);
         else printf(",,");
@@ -237,11 +237,11 @@ static int plot_result(const kj_tune_result *r, const char *path) {
     for (size_t i = 0; i < ny; i++) yv[i] = dims >= 2 ? kj_space_dim_value(r->space, 0, i) : "";
     size_t best = (size_t)-1;
     for (size_t i = 0; i < r->variant_count; i++) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         if (kj_space_variant(r->space, i, &v) != KJ_OK) continue;
         size_t cell = dims >= 2 ? v.coords[0] * nx + v.coords[1] : v.coords[0];
         if (i == r->best) best = cell;
-        double g = r->variants[i].status == KJ_VARIANT_MEASURED ? r->variants[i].gbps : NAN;
+        double g = kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_MEASURED ? kj_tune_result_variant(r, i)[0].gbps : NAN;
         if (!isnan(g) && (isnan(cells[cell]) || g > cells[cell])) cells[cell] = g;
     }
     plot_axis x = {kj_space_dim_name(r->space, dims >= 2 ? 1 : 0), nx, xv};
@@ -259,8 +259,7 @@ static int plot_result(const kj_tune_result *r, const char *path) {
 /* ---- tuning ---------------------------------------------------------------------------------- */
 
 static int do_tune(kj_runtime *rt, const args *a) {
-    kj_tune_options o;
-    kj_tune_options_init(&o);
+    kj_tune_options o = KJ_TUNE_OPTIONS_INIT;
     o.kernel = a->kernel;
     o.entry = a->entry;
     o.fixed = a->defines;
@@ -349,8 +348,7 @@ static int do_show(kj_runtime *rt, const args *a) {
 }
 
 static int do_forget(kj_runtime *rt, const args *a) {
-    kj_tune_filter f;
-    kj_tune_filter_init(&f);
+    kj_tune_filter f = KJ_TUNE_FILTER_INIT;
     f.kernel = a->kernel;
     f.entry = a->entry;
     f.device = a->device;

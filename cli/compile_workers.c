@@ -68,7 +68,7 @@ static long long variant_index(const kj_space *space, const char *label) {
     if (!sorted) {
         if (!(sorted = malloc(n * sizeof *sorted))) return -1;
         for (size_t i = 0; i < n; i++) {
-            kj_variant v;
+            kj_variant v = KJ_VARIANT_INIT;
             kj_space_variant(space, i, &v);
             sorted[i] = (labelled){v.label, i};
         }
@@ -160,7 +160,7 @@ static void said_variant(parent *p, worker *w, char *rest) {
     char *end;
     long long index = strtoll(rest, &end, 10);
     const char *outcome = *end == ' ' ? end + 1 : "";
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     if (index < 0 || (size_t)index % w->shards != w->shard || kj_space_variant(p->plan->space, (size_t)index, &v) != KJ_OK) {
         worker_failed(p, w, "named a variant that is not in its part");
         return;
@@ -329,7 +329,7 @@ static void count_variants(parent *p) {
     const workers_plan *plan = p->plan;
     size_t step = plan->shards ? plan->shards : 1, m = 0;
     for (size_t i = plan->shards ? plan->shard : 0; i < kj_space_count(plan->space); i += step, m++) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(plan->space, i, &v);
         p->r->variants++;
         if (v.skipped) p->r->skipped++;
@@ -339,9 +339,9 @@ static void count_variants(parent *p) {
 
 void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, workers_failures *failures) {
     double t0 = now_ms();
-    memset(r, 0, sizeof *r);
+    *r = (kj_compile_all_result)KJ_COMPILE_ALL_RESULT_INIT;
     r->threads = 1;
-    snprintf(r->arch, sizeof r->arch, "%s", plan->arch);
+    r->arch = plan->arch;
     unsigned j = plan->processes, shards = plan->shards ? plan->shards : 1, shard = plan->shards ? plan->shard : 0;
     workers_failures own = {0}; /* the workers' own failures, said after the variants' */
     parent p = {.plan = plan, .r = r, .failures = &own, .first_failed = -1};
@@ -390,7 +390,7 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
     r->failed = p.failed;
     for (unsigned k = 0; k < j; k++) r->failed += p.w[k].variants - p.w[k].reported;
     if (p.first_failed >= 0) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(plan->space, (size_t)p.first_failed, &v);
         /* the status of the worker whose part holds it: its first failure is this one */
         const worker *w = &p.w[(size_t)(p.first_failed - shard) / shards % j];

@@ -90,7 +90,7 @@ static char *read_all(const char *path, size_t *len) {
 
 /* The toolkit's nvcc (kj_toolchain_query's folder), else the first on PATH. */
 static int find_nvcc(char *out, size_t size) {
-    kj_toolchain tc;
+    kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);
     snprintf(out, size, "%s/bin/nvcc", tc.cuda_home);
     if (access(out, X_OK) == 0) return 0;
@@ -202,7 +202,7 @@ static int compile_plugin(build *b, char *why, size_t why_size) {
 
 /* What the build needs: the device's architecture, the source, nvcc, and a folder. */
 static int prepare_build(build *b, kj_runtime *rt, char *why, size_t why_size) {
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     if (kj_runtime_device(rt, &d) != KJ_OK) {
         snprintf(why, why_size, "the CUB reference is absent (no device to build it for)");
         return -1;

@@ -14,9 +14,9 @@ const char *cli_device_list(char *buf, size_t size) {
     if (kj_device_count(&count) != KJ_OK) return buf;
     size_t used = 0;
     for (int i = 0; i < count && used < size; i++) {
-        kj_device_info d;
-        if (kj_device_query(i, &d) != KJ_OK) snprintf(d.name, sizeof d.name, "?");
-        used += (size_t)snprintf(buf + used, size - used, "%s%d (%s)", i ? ", " : "", i, d.name);
+        kj_device_info d = KJ_DEVICE_INFO_INIT;
+        const char *name = kj_device_query(i, &d) == KJ_OK ? d.name : "?";
+        used += (size_t)snprintf(buf + used, size - used, "%s%d (%s)", i ? ", " : "", i, name);
     }
     return buf;
 }

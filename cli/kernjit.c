@@ -65,10 +65,10 @@ static const cli_dispatch kernjit = {
 
 /* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
 static int print_version(void) {
-    kj_toolchain tc;
+    kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);
     int count = 0;
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     char driver[1024];
     kj_status ds = kj_device_count(&count);
     int have_driver_version = ds == KJ_OK && count > 0 && kj_device_query(0, &d) == KJ_OK;

@@ -144,7 +144,7 @@ static int run_on_device(const run_family *f, run_ctx *c) {
     if (rc == EXIT_OK && f->check) rc = f->check(c);
     if (rc != EXIT_OK) return rc;
     if (c->json) {
-        kj_device_info d;
+        kj_device_info d = KJ_DEVICE_INFO_INIT;
         kj_runtime_device(c->rt, &d);
         json_begin_object();
         json_fields("kernel=%s device=%s", f->kernel, d.name);

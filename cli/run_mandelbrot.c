@@ -37,7 +37,7 @@ static int check_macro(const char *cmd, const char *option, const char *macro, u
     snprintf(v, sizeof v, "%u", value);
     int rc = EXIT_OK;
     for (size_t i = 0; i < kj_desc_param_count(d); i++) {
-        kj_param_info p;
+        kj_param_info p = KJ_PARAM_INFO_INIT;
         if (kj_desc_param(d, i, &p) != KJ_OK || strcmp(p.name, macro) != 0) continue;
         int found = 0;
         for (size_t j = 0; j < p.value_count; j++) found |= strcmp(p.values[j], v) == 0;
@@ -207,7 +207,7 @@ static void spot_check(mandelbrot_run *m) {
 static int compare(run_ctx *c) {
     mandelbrot_run *m = (mandelbrot_run *)c;
     kj_mandelbrot_options oo = m->options;
-    kj_dp_report rr;
+    kj_dp_report rr = KJ_DP_REPORT_INIT;
     kj_devptr other;
     oo.algo = m->other_algo;
     oo.report = &rr;
@@ -295,7 +295,8 @@ static const run_family mandelbrot = {
 
 int run_mandelbrot(int argc, char **argv) {
     mandelbrot_run m = {.run.repeat = 5,
-                        .options = {.algo = KJ_MANDELBROT_MS, .count_launches = 1},
+                        .options = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .count_launches = 1},
+                        .report = KJ_DP_REPORT_INIT,
                         .width = 16384,
                         .height = 16384};
     return run_main(&mandelbrot, &m.run, argc, argv);

@@ -141,7 +141,9 @@ static const run_family nested_reduce = {
     .check = reduce_check, .json = reduce_json, .text = reduce_text};
 
 int run_nested_reduce(int argc, char **argv) {
-    nested_run r = {.run.repeat = 10, .options = {.variant = KJ_NESTED_SYNC, .count_launches = 1},
+    nested_run r = {.run.repeat = 10,
+                    .options = {.size = sizeof(kj_nested_options), .variant = KJ_NESTED_SYNC, .count_launches = 1},
+                    .report = KJ_DP_REPORT_INIT,
                     .type = KJ_TYPE_I32, .n = 1ull << 20, .block = 512};
     return run_main(&nested_reduce, &r.run, argc, argv);
 }
@@ -218,7 +220,7 @@ static const run_family nested_hello = {
     .option = hello_option, .prepare = hello_prepare, .setup = hello_setup, .json = hello_json, .text = hello_text};
 
 int run_nested_hello(int argc, char **argv) {
-    hello_run h = {.block = 8, .grid = 1, .printed = {-1, NULL}};
+    hello_run h = {.block = 8, .grid = 1, .report = KJ_DP_REPORT_INIT, .printed = {-1, NULL}};
     int rc = run_main(&nested_hello, &h.run, argc, argv);
     cli_capture_free(&h.printed);
     return rc;

@@ -91,7 +91,8 @@ static int setup_devices(run_ctx *c, reduce_run *r, const unsigned char *host) {
         RUN_TRY(c, kj_mem_alloc(r->rts[i], r->counts[i] * esize + 1, &r->parts[i]));
         RUN_TRY(c, kj_memcpy_htod(r->rts[i], r->parts[i], host + at * esize, r->counts[i] * esize));
         at += r->counts[i];
-        kj_reduce_options o = {.report = &r->reports[i]};
+        r->reports[i] = (kj_reduce_report)KJ_REDUCE_REPORT_INIT;
+        kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &r->reports[i]};
         unsigned char partial[8];
         RUN_TRY(c, kj_reduce(r->rts[i], r->op, r->type, r->parts[i], r->counts[i], partial, &o));
     }
@@ -167,12 +168,12 @@ static void json(run_ctx *c) {
     json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
                 "config_from=%s origin=%s result=%g reference=%g abs_error=%g tolerance=%g ok?=%d",
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
-                r->first.coarse_factor, r->first.grid, r->first.config_from, kj_origin_name(r->first.origin), r->have,
+                r->first.coarse_factor, r->first.grid, kj_config_from_name(r->first.config_from), kj_origin_name(r->first.origin), r->have,
                 r->want, r->error, r->tolerance, r->ok);
     if (r->devices.count) {
         json_begin_array("devices");
         for (int i = 0; i < r->devices.count; i++) {
-            kj_device_info d;
+            kj_device_info d = KJ_DEVICE_INFO_INIT;
             kj_runtime_device(r->rts[i], &d);
             json_object_in(NULL);
             json_fields("ordinal=%d device=%s n=%zu origin=%s", r->devices.ordinals[i], d.name, r->counts[i],
@@ -189,13 +190,13 @@ static void text(run_ctx *c) {
     printf("reduce %s %s, n = %llu (seed %llu)\n", kj_op_name(r->op), kj_type_name(r->type), (unsigned long long)r->n,
            (unsigned long long)c->seed);
     for (int i = 0; i < r->devices.count; i++) {
-        kj_device_info d;
+        kj_device_info d = KJ_DEVICE_INFO_INIT;
         kj_runtime_device(r->rts[i], &d);
         printf("  %-11s %d (%s): %zu elements, kernel %s\n", i ? "" : "devices", r->devices.ordinals[i], d.name,
                r->counts[i], cli_origin_text(r->reports[i].origin));
     }
     printf("  entry       %s, BLOCK_SIZE=%u COARSE_FACTOR=%u, %u blocks (%s configuration)\n", r->first.entry,
-           r->first.block_size, r->first.coarse_factor, r->first.grid, r->first.config_from);
+           r->first.block_size, r->first.coarse_factor, r->first.grid, kj_config_from_name(r->first.config_from));
     if (!r->devices.count) printf("  kernel      %s\n", cli_origin_text(r->first.origin));
     printf("  result      %.17g%s\n  reference   %.17g (CPU)\n", r->have,
            r->devices.count ? " (the devices' results combined on the host, in the order listed)" : "", r->want);
@@ -215,6 +216,7 @@ static const run_family reduce = {
     .teardown = teardown};
 
 int run_reduce(int argc, char **argv) {
-    reduce_run r = {.run.repeat = 20, .op = KJ_OP_SUM, .type = KJ_TYPE_F32, .n = 64ull << 20};
+    reduce_run r = {.run.repeat = 20, .op = KJ_OP_SUM, .type = KJ_TYPE_F32, .n = 64ull << 20,
+                    .options = KJ_REDUCE_OPTIONS_INIT, .report = KJ_REDUCE_REPORT_INIT};
     return run_main(&reduce, &r.run, argc, argv);
 }

@@ -96,7 +96,7 @@ static void json(run_ctx *c) {
                 "tile_cols=%u block_x=%u block_y=%u grid=%u shared_bytes=%u origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_transpose_variant_name(t->options.variant), f->entry, kj_type_name(t->type), t->rows, t->cols,
                 c->seed, f->tile[0], f->tile[1], f->block[0], f->block[1], f->grid, f->shared_bytes,
-                kj_origin_name(f->origin), f->config_from, t->wrong, t->wrong == 0);
+                kj_origin_name(f->origin), kj_config_from_name(f->config_from), t->wrong, t->wrong == 0);
     run_json_time(c);
 }
 
@@ -107,7 +107,7 @@ static void text(run_ctx *c) {
            (unsigned long long)c->seed);
     printf("  entry       %s, %ux%u tile, %ux%u threads (%s), %u blocks, %u bytes of dynamic shared memory\n",
            t->first.entry, t->first.tile[0], t->first.tile[1], t->first.block[0], t->first.block[1],
-           t->first.config_from, t->first.grid, t->first.shared_bytes);
+           kj_config_from_name(t->first.config_from), t->first.grid, t->first.shared_bytes);
     run_text_checked(c, t->first.origin, !t->wrong, "every element against the input, on the CPU", "read + write");
 }
 
@@ -122,6 +122,7 @@ static const run_family transpose = {
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
 int run_transpose(int argc, char **argv) {
-    transpose_run t = {.run.repeat = 20, .rows = 8192, .cols = 8192, .type = KJ_TYPE_F32};
+    transpose_run t = {.run.repeat = 20, .rows = 8192, .cols = 8192, .type = KJ_TYPE_F32,
+                       .options = KJ_TRANSPOSE_OPTIONS_INIT, .first = KJ_TRANSPOSE_REPORT_INIT};
     return run_main(&transpose, &t.run, argc, argv);
 }

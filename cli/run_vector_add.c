@@ -92,7 +92,7 @@ static void json(run_ctx *c) {
     json_fields("type=%s n=%" PRIu64 " offset=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u unroll=%u grid=%u "
                 "origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_type_name(v->type), v->n, v->offset, c->seed, v->first.entry, v->first.block_size, v->first.unroll,
-                v->first.grid, kj_origin_name(v->first.origin), v->first.config_from, v->wrong, v->wrong == 0);
+                v->first.grid, kj_origin_name(v->first.origin), kj_config_from_name(v->first.config_from), v->wrong, v->wrong == 0);
     run_json_time(c);
 }
 
@@ -101,7 +101,7 @@ static void text(run_ctx *c) {
     printf("vector add %s, n = %llu (seed %llu%s)\n", kj_type_name(v->type), (unsigned long long)v->n,
            (unsigned long long)c->seed, v->offset ? ", offset into the allocations" : "");
     printf("  entry       %s, BLOCK_SIZE=%u UNROLL=%u (%s), %u blocks\n", v->first.entry, v->first.block_size,
-           v->first.unroll, v->first.config_from, v->first.grid);
+           v->first.unroll, kj_config_from_name(v->first.config_from), v->first.grid);
     run_text_checked(c, v->first.origin, !v->wrong, "every element against the CPU's a + b, bit for bit",
                      "2 reads + 1 write");
 }
@@ -117,6 +117,7 @@ static const run_family vector_add = {
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
 
 int run_vector_add(int argc, char **argv) {
-    vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32};
+    vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32,
+                        .options = KJ_VECTOR_ADD_OPTIONS_INIT, .first = KJ_VECTOR_ADD_REPORT_INIT};
     return run_main(&vector_add, &v.run, argc, argv);
 }

@@ -36,8 +36,24 @@
  * - Handles come in create/destroy pairs (kj_runtime_create/kj_runtime_destroy, kj_describe/
  *   kj_desc_free, kj_event_create/kj_event_destroy, kj_stream_create/kj_stream_destroy); every
  *   destroy accepts NULL. A kj_kernel is owned by its runtime and has no destroy.
- * - Structs of options are zero-initialized by the caller (= {0}), so that fields added later take
- *   their defaults; kj_runtime_options has kj_runtime_options_init for the same purpose.
+ * - Structs the caller allocates (options, requests, configs, filters; info, stats, results and
+ *   reports the library fills) begin with `size_t size`, set by the struct's KJ_*_INIT macro
+ *   (kj_request r = KJ_REQUEST_INIT;), which also gives the defaults; from a language without the
+ *   macros, set size to the struct's sizeof and every other field to 0 (kj_runtime_options_init and
+ *   kj_tune_filter_init fill the two whose defaults are not all 0). The
+ *   library reads min(size, its sizeof) bytes of an input, the rest taking their defaults (0 means
+ *   the default for every field added after 0.2.0), and writes min(size, its sizeof) bytes of an
+ *   output, zeroing a larger struct's bytes past its own. So a program built against older headers
+ *   keeps working with a newer library, and one built against newer headers works with an older
+ *   library as long as it leaves the fields that library lacks at 0. KJ_ERR_USAGE: a size of 0 (a
+ *   struct not initialized; the message names its KJ_*_INIT), a size that no such struct has, or a
+ *   larger struct with a non-zero byte past the library's sizeof (a field it cannot honour).
+ * - Structs the library hands out (a kj_cache_entry in a callback, a kj_tune_result it allocates)
+ *   carry no size: they only ever grow at their end. Arrays of structs are read through accessors
+ *   (kj_tune_result_variant, kj_compile_result_resource), never indexed, since a program indexes
+ *   with the sizeof it knew.
+ * - Strings in structs (paths, names, keys) are pointers owned by the library, never arrays of a
+ *   fixed length; each field states how long it stays valid.
  * - The library never prints, never aborts and never exits. Warnings (a damaged cache entry, a cache
  *   folder that cannot be used) go to the log callback of kj_runtime_options.
  * - Thread safety is stated per function. A kj_runtime may be shared by threads; calls that use the
@@ -152,6 +168,14 @@ KJ_API unsigned kj_version_number(void);
 /* ------------------------------------------------------------------------------------------------
  * Plain types
  * ---------------------------------------------------------------------------------------------- */
+/* The KJ_*_INIT of a struct whose defaults are all 0: its size, every other field 0 or NULL. C++
+ * before C++20 has no designated initializers, so there it is a value made by kj_sized_init_. */
+#ifdef __cplusplus
+#define KJ_SIZED_INIT_(type) (kj_sized_init_<type>())
+#else
+#define KJ_SIZED_INIT_(type) {.size = sizeof(type)}
+#endif
+
 typedef uint64_t kj_devptr;               /* a device address: CUdeviceptr, or (uintptr_t)cudaMalloc'd */
 typedef struct kj_stream_opaque *kj_stream; /* a CUstream / cudaStream_t; NULL is the default stream */
 
@@ -194,6 +218,7 @@ typedef enum kj_remote_mode {
 } kj_remote_mode;
 
 typedef struct kj_runtime_options {
+    size_t size;               /* sizeof(kj_runtime_options): KJ_RUNTIME_OPTIONS_INIT */
     int device;                    /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
     const char *arch;              /* target when there is no device, "sm_XY" (default "sm_90") */
     const char *cache_dir;         /* NULL: $KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit, ~/.cache/kernjit */
@@ -220,10 +245,20 @@ typedef struct kj_runtime_options {
     kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
 } kj_runtime_options;
+/* The size and the defaults: KJ_DEVICE_AUTO, the disk cache, KJ_LOG_WARN, every other field 0 or NULL. */
+#ifdef __cplusplus
+#define KJ_RUNTIME_OPTIONS_INIT (kj_runtime_options_defaults_())
+#else
+#define KJ_RUNTIME_OPTIONS_INIT                                                                     \
+    {.size = sizeof(kj_runtime_options), .device = KJ_DEVICE_AUTO, .cache_mode = KJ_CACHE_DISK,     \
+     .log_level = KJ_LOG_WARN}
+#endif
 
-/* Fills *options with the defaults. Call it before setting fields, so that new fields get defaults.
- * options must not be NULL. Thread-safe. No errors. */
-KJ_API void kj_runtime_options_init(kj_runtime_options *options);
+/* KJ_RUNTIME_OPTIONS_INIT for a language without the macro: sets the first `size` bytes of *options
+ * (size: the caller's sizeof(kj_runtime_options), smaller for older headers) to the defaults and the
+ * size field to size; nothing past them is written. Thread-safe. Errors: KJ_ERR_USAGE (options NULL;
+ * size 0, or not the size of a kj_runtime_options). */
+KJ_API kj_status kj_runtime_options_init(kj_runtime_options *options, size_t size);
 
 /* Creates a runtime: loads the driver (dlopen of libcuda.so.1; a missing driver is not an error with
  * KJ_DEVICE_AUTO), retains the device's primary context (or adopts options->cu_context) and opens
@@ -256,10 +291,11 @@ KJ_API int kj_runtime_has_device(const kj_runtime *rt);
 KJ_API const char *kj_runtime_arch(const kj_runtime *rt);
 
 typedef struct kj_device_info {
+    size_t size;               /* sizeof(kj_device_info): KJ_DEVICE_INFO_INIT */
     int ordinal;
-    char name[256];
+    const char *name;                 /* "NVIDIA H100 80GB HBM3"; static storage (the process's life) */
     int cc_major, cc_minor;
-    char arch[16];                    /* "sm_90" */
+    const char *arch;                 /* "sm_90"; static storage */
     const char *arch_name;            /* "Hopper"; static storage */
     int sm_count;
     int warp_size;
@@ -282,6 +318,7 @@ typedef struct kj_device_info {
     int driver_version;               /* 13000 for CUDA 13.0 */
     int max_nesting_depth;            /* device-runtime nesting depth limit (24 on CC >= 3.5) */
 } kj_device_info;
+#define KJ_DEVICE_INFO_INIT KJ_SIZED_INIT_(kj_device_info)
 
 /* Number of devices. Loads the driver on first use (once per process). *count = 0 and KJ_OK when the
  * driver loads and reports none. Thread-safe.
@@ -303,6 +340,7 @@ KJ_API kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info);
 KJ_API size_t kj_device_carveouts(const kj_device_info *device, unsigned *kib, size_t max);
 
 typedef struct kj_stats {
+    size_t size;               /* sizeof(kj_stats): KJ_STATS_INIT */
     uint64_t requests;        /* kj_kernel_get and kj_compile calls */
     uint64_t memory_hits;     /* answered from the in-memory map (no system call) */
     uint64_t disk_hits;       /* answered from a verified disk entry */
@@ -323,15 +361,17 @@ typedef struct kj_stats {
     uint64_t remote_errors;   /* operations that failed or timed out, and those skipped by the breaker */
     double remote_ms;         /* total time of the lookups, waits included */
 } kj_stats;
+#define KJ_STATS_INIT KJ_SIZED_INIT_(kj_stats)
 
-/* Counters since the runtime was created, copied into *stats (a consistent snapshot). Does nothing
- * when rt or stats is NULL. Thread-safe. No errors. */
-KJ_API void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats);
+/* Counters since the runtime was created, copied into *stats (a consistent snapshot). Thread-safe.
+ * Errors: KJ_ERR_USAGE (NULL argument, stats->size refused). */
+KJ_API kj_status kj_runtime_stats(const kj_runtime *rt, kj_stats *stats);
 
 /* ------------------------------------------------------------------------------------------------
  * Kernels
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_request {
+    size_t size;               /* sizeof(kj_request): KJ_REQUEST_INIT */
     const char *kernel;        /* a built-in name ("reduce"), a name found as NAME.cu on the search path
                                   (which wins over the built-in), or a path to a .cu file (contains '/'
                                   or ends in ".cu"); with source_text, the name used in messages */
@@ -355,6 +395,7 @@ typedef struct kj_request {
                                   their order. NULL with source_count 0: a program of one source */
     size_t source_count;       /* at most 63 */
 } kj_request; /* read during the call only: nothing of it is kept */
+#define KJ_REQUEST_INIT KJ_SIZED_INIT_(kj_request)
 
 typedef enum kj_origin {
     KJ_ORIGIN_MEMORY = 0,   /* already loaded in this runtime */
@@ -417,29 +458,38 @@ typedef struct kj_resource_usage {
 } kj_resource_usage;
 
 typedef struct kj_compile_result {
+    size_t size;               /* sizeof(kj_compile_result): KJ_COMPILE_RESULT_INIT */
     int cache_hit;          /* 1: a valid entry was already on disk */
     int stored;             /* 1: the cache holds the entry now (0: compiled in memory only) */
     int linked;             /* 1: linked with the device runtime */
     int is_ptx;             /* 1: PTX for the driver to finish (device newer than NVRTC) */
-    char arch[24];          /* the target compiled for: sm_XY, or compute_XY for PTX */
-    char key[33];           /* the cache key, 32 hex digits */
-    char cache_path[4096];  /* the entry's path; "" when not stored */
+    /* The strings (never NULL) and the resources below are owned by the library: valid until the
+     * calling thread's next kj_compile, kj_emit or kj_compile_all, or its exit. */
+    const char *arch;       /* the target compiled for: sm_XY, or compute_XY for PTX */
+    const char *key;        /* the cache key, 32 hex digits */
+    const char *cache_path; /* the entry's path; "" when not stored */
     double compile_ms;      /* NVRTC time (0 on a hit) */
     double link_ms;         /* nvJitLink time (0 when not linked or on a hit) */
     size_t binary_bytes;
     const char *log;        /* NVRTC's (and nvJitLink's) warnings, "" when none: from this compile, or
-                               as stored with the entry on a hit. Owned by the library; valid until the
-                               calling thread's next kj_compile. They also reach the log callback
+                               as stored with the entry on a hit. They also reach the log callback
                                (KJ_LOG_WARN). */
-    const kj_resource_usage *resources; /* each kernel of the binary (in the compiler's order), from
-                               this compile or as stored with the entry on a hit; NULL when not known
-                               (a PTX target: the driver compiles it). Owned by the library; valid
-                               until the calling thread's next kj_compile */
-    size_t resource_count;
+    const void *resource_table; /* the library's: each kernel's kj_resource_usage, read through
+                               kj_compile_result_resource */
+    size_t resource_count;  /* kernels of the binary whose resources are known (in the compiler's
+                               order), from this compile or as stored with the entry on a hit; 0 when
+                               not known (a PTX target: the driver compiles it) */
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
     unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
     kj_origin origin;       /* where the binary came from: KJ_ORIGIN_DISK, _REMOTE or _COMPILED */
 } kj_compile_result;
+#define KJ_COMPILE_RESULT_INIT KJ_SIZED_INIT_(kj_compile_result)
+
+/* Kernel `index` (below result->resource_count) of a result that kj_compile or kj_emit filled, or
+ * NULL past the end or for a NULL result. An accessor rather than an array, since kj_resource_usage
+ * may grow. Owned by the library; valid until the calling thread's next kj_compile, kj_emit or
+ * kj_compile_all, or its exit. Thread-safe. */
+KJ_API const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *result, size_t index);
 
 /* Compiles (or finds in the cache) without loading; works with no device and no driver. The binary
  * stays in the disk cache (result->cache_path) when the runtime has one. result (caller's storage)
@@ -484,6 +534,7 @@ KJ_API kj_status kj_emit(kj_runtime *rt, const kj_request *request, kj_emit_form
 KJ_API void kj_emit_free(void *data);
 
 typedef struct kj_kernel_info {
+    size_t size;               /* sizeof(kj_kernel_info): KJ_KERNEL_INFO_INIT */
     const char *kernel;        /* the request's kernel name */
     const char *entry;         /* the entry asked for */
     const char *lowered_name;  /* the symbol in the binary */
@@ -504,6 +555,7 @@ typedef struct kj_kernel_info {
     int pdl;                   /* 1: launched with programmatic dependent launch (the metadata's `pdl`,
                                   on a device and target of compute capability 9.0 or later) */
 } kj_kernel_info;
+#define KJ_KERNEL_INFO_INIT KJ_SIZED_INIT_(kj_kernel_info)
 
 /* Facts about a loaded kernel, into *info (caller's storage). The strings are owned by the kernel
  * and live as long as it (until kj_runtime_destroy). Thread-safe. Errors: KJ_ERR_USAGE. */
@@ -519,6 +571,7 @@ KJ_API kj_status kj_kernel_occupancy(const kj_kernel *kernel, unsigned block_thr
                                      int *blocks_per_sm);
 
 typedef struct kj_launch_config {
+    size_t size;               /* sizeof(kj_launch_config): KJ_LAUNCH_CONFIG_INIT */
     unsigned grid[3];          /* 0 in a field is taken as 1 */
     unsigned block[3];
     unsigned shared_bytes;     /* dynamic shared memory; above 48 KiB the kernel is opted in;
@@ -534,6 +587,7 @@ typedef struct kj_launch_config {
                                   all 0: no clusters. Each grid dimension must be a multiple of its
                                   cluster dimension, and the cluster must fit the device (KJ_ERR_LIMIT) */
 } kj_launch_config;
+#define KJ_LAUNCH_CONFIG_INIT KJ_SIZED_INIT_(kj_launch_config)
 
 /* Launches the kernel on config->stream (the host's own stream is fine; see the top of this file)
  * with args as for cuLaunchKernel: an array of pointers to each argument, read during the call (the
@@ -623,17 +677,19 @@ KJ_API kj_status kj_event_elapsed_ms(kj_event *start, kj_event *end, float *ms);
  * Toolchain
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_toolchain {
+    size_t size;               /* sizeof(kj_toolchain): KJ_TOOLCHAIN_INIT */
     int nvrtc_version;            /* 13000 for 13.0 */
     int nvjitlink_version;
     const char *cuda_home;        /* where the device runtime and CUDA headers are looked for */
     const char *devrt_path;       /* libcudadevrt.a, or NULL when it is missing */
     int arch_count;
-    int archs[64];                /* compute capabilities NVRTC can target, 90 for sm_90 */
+    const int *archs;             /* arch_count compute capabilities NVRTC can target, 90 for sm_90 */
 } kj_toolchain;
+#define KJ_TOOLCHAIN_INIT KJ_SIZED_INIT_(kj_toolchain)
 
-/* What compiles kernels here, into *info (caller's storage); needs no driver. The strings are static
- * (valid for the life of the process). Does nothing when info is NULL. Thread-safe. No errors. */
-KJ_API void kj_toolchain_query(kj_toolchain *info);
+/* What compiles kernels here, into *info (caller's storage); needs no driver. The strings and archs
+ * are static storage (valid for the life of the process). Thread-safe. Errors: KJ_ERR_USAGE (info NULL, or its size refused). */
+KJ_API kj_status kj_toolchain_query(kj_toolchain *info);
 
 /* ------------------------------------------------------------------------------------------------
  * Kernel metadata (what `kernjit list` shows)
@@ -644,12 +700,14 @@ KJ_API size_t kj_builtin_count(void);
 KJ_API const char *kj_builtin_name(size_t index);
 
 typedef struct kj_param_info {
+    size_t size;               /* sizeof(kj_param_info): KJ_PARAM_INFO_INIT */
     const char *name;           /* "BLOCK_SIZE" */
     const char *default_value;  /* "256" */
     size_t value_count;
     const char *const *values;  /* the allowed values, in the order the metadata gives them */
     int tunable;                /* 1: a performance knob (the tuner varies it); 0: it changes the result */
 } kj_param_info;
+#define KJ_PARAM_INFO_INIT KJ_SIZED_INIT_(kj_param_info)
 
 /* Reads the metadata of a kernel (found as kj_kernel_get finds it, on rt's search path; rt may be
  * NULL for the defaults: $KERNJIT_PATH, then the built-ins). Needs no device.
@@ -746,6 +804,7 @@ KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *byt
  * without hiredis's header, or a machine without libhiredis, warns and works without the tier.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_remote_info {
+    size_t size;               /* sizeof(kj_remote_info): KJ_REMOTE_INFO_INIT */
     int configured;              /* 0: no remote tier (the fields below are 0 or "") */
     const char *url;             /* as configured, a password shown as "***" */
     kj_remote_mode mode;         /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
@@ -767,6 +826,7 @@ typedef struct kj_remote_info {
     double fetch_ms_total, fetch_ms_max;
     uint64_t bytes_fetched, bytes_pushed;
 } kj_remote_info;
+#define KJ_REMOTE_INFO_INIT KJ_SIZED_INIT_(kj_remote_info)
 
 /* The remote tier's configuration and state, and the server's counters, into *info (caller's
  * storage): a few round trips, each bounded by the timeouts. The strings are owned by the runtime and
@@ -776,6 +836,7 @@ typedef struct kj_remote_info {
 KJ_API kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info);
 
 typedef struct kj_remote_transfer {
+    size_t size;               /* sizeof(kj_remote_transfer): KJ_REMOTE_TRANSFER_INIT */
     uint64_t entries;  /* local entries (push) or remote keys (pull) considered */
     uint64_t moved;    /* pushed, or pulled into the disk cache */
     uint64_t present;  /* already there, left alone */
@@ -783,6 +844,7 @@ typedef struct kj_remote_transfer {
     uint64_t failed;   /* not moved because of a fault: the warnings say which */
     uint64_t bytes;    /* bytes moved */
 } kj_remote_transfer;
+#define KJ_REMOTE_TRANSFER_INIT KJ_SIZED_INIT_(kj_remote_transfer)
 
 /* Pushes the disk cache's entries (all, or those of `kernel`, a name as `kj_cache_entry.kernel` has
  * it; NULL: all) to the remote, skipping those it holds already, after the background pushes queued
@@ -796,6 +858,20 @@ KJ_API kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_tr
 KJ_API kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 
 #ifdef __cplusplus
+}
+
+/* The KJ_*_INIT values of C++ (see KJ_SIZED_INIT_). */
+template <typename T> inline T kj_sized_init_() {
+    T t = T();
+    t.size = sizeof(T);
+    return t;
+}
+inline kj_runtime_options kj_runtime_options_defaults_() {
+    kj_runtime_options o = kj_sized_init_<kj_runtime_options>();
+    o.device = KJ_DEVICE_AUTO;
+    o.cache_mode = KJ_CACHE_DISK;
+    o.log_level = KJ_LOG_WARN;
+    return o;
 }
 #endif
 #endif /* KERNJIT_H */

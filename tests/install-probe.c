@@ -22,15 +22,14 @@ int main(void) {
         printf("the library holds no built-in kernel\n");
         return 1;
     }
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.cache_mode = KJ_CACHE_MEMORY_ONLY;
     kj_runtime *rt = NULL;
     kj_status s = kj_runtime_create(&o, &rt);
-    kj_request req = {0};
+    kj_request req = KJ_REQUEST_INIT;
     req.kernel = kj_builtin_name(0);
-    kj_compile_result result;
+    kj_compile_result result = KJ_COMPILE_RESULT_INIT;
     if (s == KJ_OK) s = kj_compile(rt, &req, &result);
     if (s != KJ_OK) {
         printf("%s: %s\n", kj_status_name(s), kj_last_error());

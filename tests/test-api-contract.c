@@ -24,12 +24,12 @@ static void test_null_arguments_are_usage_errors(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_runtime(NULL, KJ_DEVICE_NONE, NULL);
     assert_non_null(rt);
-    kj_request req = {.kernel = "reduce"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
     kj_kernel_desc *desc;
-    kj_kernel_info kinfo;
-    kj_launch_config cfg = {.block = {1}};
-    kj_param_info pinfo;
-    kj_device_info dinfo;
+    kj_kernel_info kinfo = KJ_KERNEL_INFO_INIT;
+    kj_launch_config cfg = {.size = sizeof(kj_launch_config), .block = {1}};
+    kj_param_info pinfo = KJ_PARAM_INFO_INIT;
+    kj_device_info dinfo = KJ_DEVICE_INFO_INIT;
     kj_op op;
     kj_type type;
     int blocks;
@@ -67,11 +67,11 @@ static void test_accessors_accept_null(void **state) {
     assert_int_equal(kj_runtime_has_device(NULL), 0);
     assert_string_equal(kj_runtime_arch(NULL), "");
     assert_null(kj_cache_dir(NULL));
-    kj_stats st;
+    kj_stats st = KJ_STATS_INIT;
     memset(&st, 0x5a, sizeof st);
-    kj_runtime_stats(NULL, &st);
+    EXPECT_USAGE(kj_runtime_stats(NULL, &st));
     assert_int_equal(st.requests, 0x5a5a5a5a5a5a5a5aull); /* untouched */
-    kj_toolchain_query(NULL);
+    EXPECT_USAGE(kj_toolchain_query(NULL));
     assert_string_equal(kj_desc_name(NULL), "");
     assert_string_equal(kj_desc_origin(NULL), "");
     assert_string_equal(kj_desc_summary(NULL), "");
@@ -102,9 +102,10 @@ static void test_outputs_untouched_on_failure(void **state) {
     assert_int_equal(op, 77);
     assert_non_null(strstr(kj_last_error(), "sum, max, min, prod"));
     kj_runtime *rt = kj_test_runtime(NULL, KJ_DEVICE_NONE, NULL);
-    kj_compile_result result;
+    kj_compile_result result = KJ_COMPILE_RESULT_INIT;
     memset(&result, 0x5a, sizeof result);
-    kj_request req = {.kernel = "no_such_kernel"};
+    result.size = sizeof result;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "no_such_kernel"};
     assert_int_equal(kj_compile(rt, &req, &result), KJ_ERR_UNKNOWN_KERNEL);
     assert_int_equal(result.cache_hit, 0x5a5a5a5a);
     /* the message stays until the next failure */
@@ -124,7 +125,7 @@ static void test_compile_only_runtime_refuses_device_work(void **state) {
     kj_devptr p = 0;
     kj_stream s = NULL;
     kj_event *e = NULL;
-    kj_device_info info;
+    kj_device_info info = KJ_DEVICE_INFO_INIT;
     int32_t r;
     assert_int_equal(kj_mem_alloc(rt, 16, &p), KJ_ERR_NO_DEVICE);
     assert_int_equal(p, 0);
@@ -135,7 +136,7 @@ static void test_compile_only_runtime_refuses_device_work(void **state) {
     assert_int_equal(kj_runtime_device(rt, &info), KJ_ERR_NO_DEVICE);
     assert_int_equal(kj_synchronize(rt), KJ_ERR_NO_DEVICE);
     assert_int_equal(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, 0, 0, &r, NULL), KJ_ERR_NO_DEVICE);
-    kj_request req = {.kernel = "reduce"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
     kj_kernel *k = NULL;
     assert_int_equal(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_NO_DEVICE);
     assert_null(k);

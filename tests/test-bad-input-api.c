@@ -75,12 +75,13 @@ static void test_vector_add_byte_count_overflows(void **state) {
     (void)state;
     kj_runtime *rt = device_runtime();
     size_t before = count_files(cache_dir);
-    kj_vector_add_report report;
+    kj_vector_add_report report = KJ_VECTOR_ADD_REPORT_INIT;
     memset(&report, POISON, sizeof report);
-    kj_vector_add_options o = {.report = &report};
+    report.size = sizeof report;
+    kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .report = &report};
     EXPECT(kj_vector_add(rt, KJ_TYPE_F64, 4096, 8192, 12288, SIZE_MAX / 4, &o), KJ_ERR_USAGE,
            "the byte count overflows size_t");
-    assert_int_equal(((uint8_t *)&report)[0], POISON);
+    assert_int_equal(((uint8_t *)&report)[sizeof report.size], POISON);
     assert_int_equal(count_files(cache_dir), before);
     kj_runtime_destroy(rt);
 }
@@ -133,7 +134,7 @@ static void test_unknown_op_and_type(void **state) {
     assert_int_equal(op, KJ_OP_MAX);
     assert_int_equal(type, KJ_TYPE_F64);
     for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
-    kj_reduce_options o = {.entry = "reduce_nope"};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = "reduce_nope"};
     EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
            "unknown reduction entry 'reduce_nope'");
     kj_runtime_destroy(rt);
@@ -242,24 +243,25 @@ static void test_reduce_nccl_refused(void **state) {
 static void expect_compile(const kj_request *req, kj_status status, const char *needle) {
     kj_runtime *rt = compile_runtime();
     size_t before = count_files(cache_dir);
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     memset(&r, POISON, sizeof r);
+    r.size = sizeof r;
     EXPECT(kj_compile(rt, req, &r), status, needle);
-    assert_int_equal(((uint8_t *)&r)[0], POISON);
+    assert_int_equal(((uint8_t *)&r)[sizeof r.size], POISON);
     assert_int_equal(count_files(cache_dir), before);
     kj_runtime_destroy(rt);
 }
 
 static void test_request_without_kernel(void **state) {
     (void)state;
-    kj_request req = {0};
+    kj_request req = KJ_REQUEST_INIT;
     expect_compile(&req, KJ_ERR_USAGE, "no kernel given");
 }
 
 static void test_define_without_name_or_value(void **state) {
     (void)state;
     kj_define no_name[] = {{NULL, "1"}};
-    kj_request req = {.kernel = "reduce", .defines = no_name, .define_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = no_name, .define_count = 1};
     expect_compile(&req, KJ_ERR_INVALID_DEFINE, "macro name '(null)' for reduce");
     kj_define no_value[] = {{"OP", NULL}};
     req.defines = no_value;
@@ -271,13 +273,13 @@ static void test_define_without_name_or_value(void **state) {
 static void test_define_value_with_space(void **state) {
     (void)state;
     kj_define d[] = {{"OP", "sum -DEVIL=1"}};
-    kj_request req = {.kernel = "reduce", .defines = d, .define_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = d, .define_count = 1};
     expect_compile(&req, KJ_ERR_INVALID_DEFINE, "values are one word");
 }
 
 static void test_request_arch_malformed(void **state) {
     (void)state;
-    kj_request req = {.kernel = "reduce", .arch = "sm_9x"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_9x"};
     expect_compile(&req, KJ_ERR_USAGE, "arch 'sm_9x' is not sm_<digits>");
     req.arch = "sm_10";
     expect_compile(&req, KJ_ERR_USAGE, "arch sm_10 is not a target of this NVRTC");
@@ -287,7 +289,7 @@ static void test_too_many_options(void **state) {
     (void)state;
     const char *opts[200];
     for (size_t i = 0; i < 200; i++) opts[i] = "-lineinfo";
-    kj_request req = {.kernel = "reduce", .options = opts, .option_count = 200};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .options = opts, .option_count = 200};
     expect_compile(&req, KJ_ERR_USAGE, "200 NVRTC options: at most 128");
     const char *reserved[] = {"-DOP=max"};
     req.options = reserved;
@@ -301,8 +303,8 @@ static void test_malformed_request_after_a_memory_hit(void **state) {
     (void)state;
     kj_runtime *rt = device_runtime();
     kj_define d[] = {{"OP", "sum"}, {"T", "f32"}, {"BLOCK_SIZE", "256"}};
-    kj_request good = {.kernel = "reduce", .defines = d, .define_count = 3};
-    kj_request bad = {.kernel = "reduce", .defines = NULL, .define_count = 3};
+    kj_request good = {.size = sizeof(kj_request), .kernel = "reduce", .defines = d, .define_count = 3};
+    kj_request bad = {.size = sizeof(kj_request), .kernel = "reduce", .defines = NULL, .define_count = 3};
     kj_kernel *k = NULL;
     assert_int_equal(kj_kernel_get(rt, &bad, &k, NULL), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "define_count is 3 but defines is NULL"));
@@ -316,7 +318,7 @@ static void test_malformed_request_after_a_memory_hit(void **state) {
 
 static void test_source_text_not_a_kernel(void **state) {
     (void)state;
-    kj_request req = {.kernel = "mine.cu", .source_text = ""};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "mine.cu", .source_text = ""};
     expect_compile(&req, KJ_ERR_SOURCE, "'mine.cu' is empty");
     req.source_text = "int main(void) { return 0; }";
     expect_compile(&req, KJ_ERR_SOURCE, "'mine.cu' is not a kernel file");
@@ -326,7 +328,7 @@ static void test_malformed_source_list(void **state) {
     (void)state;
     char vadd[PATH_MAX];
     snprintf(vadd, sizeof vadd, "%s/vadd.cu", KJ_TEST_KERNELS);
-    kj_request req = {.kernel = vadd, .source_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = vadd, .source_count = 1};
     expect_compile(&req, KJ_ERR_USAGE, "source_count is 1 but sources is NULL");
     const char *null_source[] = {NULL};
     req.sources = null_source;
@@ -348,19 +350,95 @@ static void test_prefetch_malformed(void **state) {
     (void)state;
     kj_runtime *rt = device_runtime();
     size_t before = count_files(cache_dir);
-    kj_request good = {.kernel = "vector_add"};
+    kj_request good = {.size = sizeof(kj_request), .kernel = "vector_add"};
     EXPECT(kj_kernel_prefetch(NULL, &good, 1), KJ_ERR_USAGE, "kj_kernel_prefetch: runtime is NULL");
     EXPECT(kj_kernel_prefetch(rt, NULL, 2), KJ_ERR_USAGE, "kj_kernel_prefetch: 2 requests but requests is NULL");
-    kj_request two[2] = {good, {.kernel = "reduce", .option_count = 1}};
+    kj_request two[2] = {good, {.size = sizeof(kj_request), .kernel = "reduce", .option_count = 1}};
     EXPECT(kj_kernel_prefetch(rt, two, 2), KJ_ERR_USAGE, "option_count is 1 but options is NULL");
     kj_runtime_destroy(rt); /* waits for anything queued: there must be nothing */
     assert_int_equal(count_files(cache_dir), before);
 }
 
+/* A caller struct whose size was never set (0), or is no struct's size: an input, an output, an
+ * option struct's report, and the options of a runtime. */
+static void test_struct_size_not_set(void **state) {
+    (void)state;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
+    req.size = 0;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 0: initialize the struct with KJ_REQUEST_INIT");
+    req.size = 3;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 3, not the size of a kj_request");
+    req.size = (size_t)-1;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 18446744073709551615");
+
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    kj_compile_result r;
+    memset(&r, POISON, sizeof r);
+    r.size = 0;
+    req.size = sizeof req;
+    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_USAGE, "kj_compile_result.size is 0: initialize the struct with KJ_COMPILE_RESULT_INIT");
+    assert_int_equal(((uint8_t *)&r)[sizeof r.size], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+
+    rt = device_runtime();
+    kj_reduce_report report;
+    memset(&report, POISON, sizeof report);
+    report.size = 0;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &report};
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE, "kj_reduce_report.size is 0");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(((uint8_t *)&report)[sizeof report.size], POISON);
+    kj_runtime_destroy(rt);
+
+    kj_runtime_options ro;
+    memset(&ro, 0, sizeof ro);
+    kj_runtime *made = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&ro, &made), KJ_ERR_USAGE, "initialize the struct with KJ_RUNTIME_OPTIONS_INIT");
+    assert_ptr_equal(made, (kj_runtime *)0x1);
+    EXPECT(kj_runtime_options_init(&ro, 0), KJ_ERR_USAGE, "kj_runtime_options.size is 0");
+    assert_int_equal(ro.size, 0);
+}
+
+/* A caller built against newer headers (a larger struct) that set a field this library does not
+ * know: refused, not ignored. Left at 0, the same struct works. */
+static void test_struct_with_unknown_fields_set(void **state) {
+    (void)state;
+    struct {
+        kj_request req;
+        uint64_t newer; /* a field of a later release */
+    } big;
+    memset(&big, 0, sizeof big);
+    big.req.size = sizeof big;
+    big.req.kernel = "empty.cu";
+    big.req.source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n";
+    big.newer = 1;
+    expect_compile(&big.req, KJ_ERR_USAGE, "kj_request has a non-zero byte at offset");
+
+    kj_runtime *rt = compile_runtime();
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    big.newer = 0;
+    KJ_ASSERT_OK(kj_compile(rt, &big.req, &r));
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options)};
+    struct {
+        kj_reduce_options o;
+        unsigned char newer[8];
+    } big_o;
+    memset(&big_o, 0, sizeof big_o);
+    big_o.o = o;
+    big_o.o.size = sizeof big_o;
+    big_o.newer[7] = 1;
+    EXPECT(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 16, &big_o.o), KJ_ERR_USAGE,
+           "kj_reduce_options has a non-zero byte at offset");
+    kj_runtime_destroy(rt);
+}
+
 static void test_runtime_arch_malformed(void **state) {
     (void)state;
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.arch = "compute_90";
     kj_runtime *rt = (kj_runtime *)0x1;
@@ -378,8 +456,7 @@ static void test_runtime_arch_malformed(void **state) {
  * is contacted, naming the value; no runtime. */
 static void test_remote_cache_options_malformed(void **state) {
     (void)state;
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.cache_dir = cache_dir;
     o.remote_cache = "memcached://cache:11211";
@@ -402,14 +479,13 @@ static void test_search_path_entry_is_a_file(void **state) {
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%s/not-a-folder", dir);
     kj_test_write(file, "x", 1);
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.cache_dir = cache_dir;
     o.search_path = file;
     kj_runtime *rt;
     KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
-    kj_request req = {.kernel = "reduce"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
     EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "is not a folder: the search path lists folders");
     kj_kernel_desc *d = (kj_kernel_desc *)0x1;
     EXPECT(kj_describe(rt, "reduce", &d), KJ_ERR_USAGE, "is not a folder");
@@ -423,7 +499,7 @@ static void test_kernel_names_too_long(void **state) {
     char name[70], path[5000], entry[600];
     memset(name, 'k', sizeof name - 1);
     name[sizeof name - 1] = '\0';
-    kj_request req = {.kernel = name};
+    kj_request req = {.size = sizeof(kj_request), .kernel = name};
     expect_compile(&req, KJ_ERR_USAGE, "kernel name of 69 characters: at most 64");
     memset(path, 'p', sizeof path - 4);
     memcpy(path + sizeof path - 4, ".cu", 4);
@@ -501,7 +577,7 @@ static void test_long_description_keeps_the_lowered_name(void **state) {
     memset(value, 'v', 256);
     value[256] = '\0';
     macros m = make_macros(1000, value);
-    kj_request req = {.kernel = "scale.cu", .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
+    kj_request req = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
                       .entry = "scale<3>", .defines = m.d, .define_count = 1000};
     kj_kernel *k = NULL;
     kj_origin origin;
@@ -521,7 +597,7 @@ static void test_too_many_macros(void **state) {
     macros m = make_macros(1025, "1");
     kj_runtime *rt = compile_runtime();
     size_t before = count_files(cache_dir);
-    kj_request req = {.kernel = "mine.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
+    kj_request req = {.size = sizeof(kj_request), .kernel = "mine.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
                       .defines = m.d, .define_count = 1025};
     EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "1025 macros for mine: at most 1024 are allowed");
     req.define_count = 1024; /* the limit itself compiles */
@@ -542,7 +618,7 @@ static int compile_without_descriptors(const char *dir) {
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
     int fds[64], n = 0;
     while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0) n++;
-    kj_request req = {.kernel = "vector_add"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "vector_add"};
     kj_status s = kj_compile(rt, &req, NULL);
     while (n > 0) close(fds[--n]);
     printf("%s\n%s", kj_status_name(s), kj_last_error());
@@ -587,7 +663,7 @@ static void test_emit_misuse(void **state) {
     size_t before = count_files(cache_dir);
     void *data = (void *)&POISON;
     size_t size = 7;
-    kj_request req = {.kernel = "reduce"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
     EXPECT(kj_emit(rt, &req, (kj_emit_format)3, &data, &size, NULL), KJ_ERR_USAGE,
            "format 3 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR");
     EXPECT(kj_emit(rt, &req, KJ_EMIT_PTX, NULL, &size, NULL), KJ_ERR_USAGE, "data and size are required");
@@ -595,11 +671,11 @@ static void test_emit_misuse(void **state) {
     EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir");
     assert_int_equal(format, KJ_EMIT_PTX);
     const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
-    kj_request program = {.kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
+    kj_request program = {.size = sizeof(kj_request), .kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
     EXPECT(kj_emit(rt, &program, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "LTO-IR of a program of 2 sources");
     /* -dlto stays refused as an option of the request: LTO-IR is asked for by format */
     const char *dlto[] = {"-dlto"};
-    kj_request asked = {.kernel = "reduce", .options = dlto, .option_count = 1};
+    kj_request asked = {.size = sizeof(kj_request), .kernel = "reduce", .options = dlto, .option_count = 1};
     EXPECT(kj_emit(rt, &asked, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "ask for it with kj_emit");
     assert_ptr_equal(data, &POISON);
     assert_int_equal(size, 7);
@@ -613,11 +689,12 @@ static void test_compile_all_shard_out_of_range(void **state) {
     size_t before = count_files(cache_dir);
     kj_compile_all_result r;
     memset(&r, POISON, sizeof r);
-    kj_compile_all_options o = {.kernel = "reduce", .arch = "sm_90", .shard = 3, .shards = 3};
+    r.size = sizeof r;
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = "reduce", .arch = "sm_90", .shard = 3, .shards = 3};
     EXPECT(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE, "shard 3 of 3 shards: the shard must be below shards");
     o.shards = 0; /* 0 shards is the whole space, shard 0 only */
     EXPECT(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE, "shard 3 of 0 shards");
-    for (size_t i = 0; i < sizeof r; i++) assert_int_equal(((unsigned char *)&r)[i], POISON);
+    for (size_t i = sizeof r.size; i < sizeof r; i++) assert_int_equal(((unsigned char *)&r)[i], POISON);
     assert_int_equal(count_files(cache_dir), before);
     kj_runtime_destroy(rt);
 }
@@ -660,6 +737,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduce_devices_malformed),
         cmocka_unit_test(test_reduce_nccl_refused), /* its children load NCCL: before this process fails to */
         cmocka_unit_test(test_reduce_nccl_malformed),
+        cmocka_unit_test(test_struct_size_not_set),
+        cmocka_unit_test(test_struct_with_unknown_fields_set),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -299,9 +299,9 @@ static void test_many_runtimes_keep_their_cache(void **state) {
         assert_int_equal(log.warnings, 0);
     }
     kj_define d = {"N", "5"};
-    kj_request req = {.kernel = "k.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = N; }\n",
+    kj_request req = {.size = sizeof(kj_request), .kernel = "k.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = N; }\n",
                       .defines = &d, .define_count = 1};
-    kj_compile_result res;
+    kj_compile_result res = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rts[0], &req, &res));
     assert_true(res.stored && !res.cache_hit);
     for (int i = 1; i < RUNTIMES; i++) {

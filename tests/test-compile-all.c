@@ -28,9 +28,9 @@ static void test_reduce_all_then_cached(void **state) {
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     progress_check pc = {.caller = pthread_self()};
     kj_define fixed[] = {{"OP", "max"}, {"T", "f64"}};
-    kj_compile_all_options o = {.kernel = "reduce", .fixed = fixed, .fixed_count = 2, .arch = "sm_90",
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = "reduce", .fixed = fixed, .fixed_count = 2, .arch = "sm_90",
                                 .progress = on_progress, .progress_user = &pc};
-    kj_compile_all_result r;
+    kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     printf("36 variants compiled in %.2f s on %u threads\n", r.wall_ms / 1e3, r.threads);
     assert_int_equal(r.variants, 36);
@@ -46,8 +46,8 @@ static void test_reduce_all_then_cached(void **state) {
     uint64_t entries;
     KJ_ASSERT_OK(kj_cache_usage(rt, &entries, NULL, NULL));
     assert_int_equal(entries, 36);
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.compiles, 36);
     kj_runtime_destroy(rt);
 
@@ -58,13 +58,13 @@ static void test_reduce_all_then_cached(void **state) {
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     assert_int_equal(r.compiled, 0);
     assert_int_equal(r.cached, 36);
-    kj_runtime_stats(rt, &st);
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.compiles, 0);
     assert_int_equal(st.disk_hits, 36);
     /* each variant is the key kj_compile gives for the same macros */
     kj_define one[] = {{"T", "f64"}, {"OP", "max"}, {"BLOCK_SIZE", "128"}, {"COARSE_FACTOR", "16"}};
-    kj_request req = {.kernel = "reduce", .defines = one, .define_count = 4};
-    kj_compile_result cr;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = one, .define_count = 4};
+    kj_compile_result cr = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &cr));
     assert_true(cr.cache_hit);
     assert_int_equal(log.warnings, 0);
@@ -78,8 +78,8 @@ static void test_tuned_families_all(void **state) {
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     kj_define eight[] = {{"ELEM_BYTES", "8"}}; /* the largest tile: 128 x 129 x 8 bytes of shared memory */
-    kj_compile_all_options o = {.kernel = "transpose", .fixed = eight, .fixed_count = 1, .arch = "sm_90"};
-    kj_compile_all_result r;
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = "transpose", .fixed = eight, .fixed_count = 1, .arch = "sm_90"};
+    kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     printf("transpose: %zu variants compiled in %.2f s on %u threads\n", r.compiled, r.wall_ms / 1e3, r.threads);
     assert_int_equal(r.variants, 24);
@@ -88,7 +88,7 @@ static void test_tuned_families_all(void **state) {
     assert_int_equal(r.failed, 0);
 
     kj_define f64[] = {{"T", "f64"}};
-    o = (kj_compile_all_options){.kernel = "vector_add", .fixed = f64, .fixed_count = 1, .arch = "sm_90"};
+    o = (kj_compile_all_options){.size = sizeof(kj_compile_all_options), .kernel = "vector_add", .fixed = f64, .fixed_count = 1, .arch = "sm_90"};
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     printf("vector_add: %zu variants compiled in %.2f s on %u threads\n", r.compiled, r.wall_ms / 1e3, r.threads);
     assert_int_equal(r.variants, 20);
@@ -133,9 +133,8 @@ static void test_requirements_and_failures(void **state) {
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     failure_check fc = {0};
-    kj_compile_all_options o = {.kernel = path, .threads = 3, .progress = on_failure_progress, .progress_user = &fc};
-    kj_compile_all_result r;
-    memset(&r, 0, sizeof r);
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = path, .threads = 3, .progress = on_failure_progress, .progress_user = &fc};
+    kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     /* 15 combinations, 2 break the requirement, 1 does not compile: the call fails, the counts are there */
     assert_int_equal(kj_compile_all(rt, &o, &r), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "1 of 13 variants"));
@@ -189,7 +188,7 @@ typedef struct {
 static void on_shard_progress(const kj_progress *p, void *user) {
     shard_check *c = user;
     for (size_t i = 0; i < kj_space_count(c->space); i++) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         KJ_ASSERT_OK(kj_space_variant(c->space, i, &v));
         if (strcmp(v.label, p->variant) != 0) continue;
         c->seen[i]++;
@@ -213,9 +212,9 @@ static void test_shards_cover_the_space(void **state) {
         shard_check c = {.space = space, .shards = parts[t]};
         size_t variants = 0, compiled = 0, cached = 0, skipped = 0;
         for (c.shard = 0; c.shard < c.shards; c.shard++) {
-            kj_compile_all_options o = {.kernel = path, .arch = "sm_90", .threads = 2, .progress = on_shard_progress,
+            kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = path, .arch = "sm_90", .threads = 2, .progress = on_shard_progress,
                                         .progress_user = &c, .shard = c.shard, .shards = c.shards};
-            kj_compile_all_result r;
+            kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
             KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
             /* the part's own counts: indices shard, shard + N, ... below 36 */
             assert_int_equal(r.variants, (36 - c.shard + c.shards - 1) / c.shards);

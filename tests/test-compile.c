@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 
 static void compile_ok(kj_runtime *rt, const char *kernel, const char *entry, const kj_define *d, size_t nd) {
-    kj_request req = {.kernel = kernel, .entry = entry, .defines = d, .define_count = nd};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = kernel, .entry = entry, .defines = d, .define_count = nd};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     kj_status s = kj_compile(rt, &req, &r);
     if (s != KJ_OK)
         fail_msg("%s:%s with %s=%s: %s", kernel, entry ? entry : "", nd ? d[0].name : "(defaults)", nd ? d[0].value : "",
@@ -26,8 +26,7 @@ static void count_as_written(kj_log_level level, const char *message, void *user
  * done as written after a shortcut failed into *as_written. */
 static kj_runtime *counting_runtime(const char *dir, int *as_written) {
     *as_written = 0;
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.arch = "sm_90";
     o.cache_dir = dir;
@@ -57,13 +56,13 @@ static void test_every_builtin_every_value(void **state) {
             compile_ok(rt, name, entry, NULL, 0);
             compiled++;
             for (size_t p = 0; p < kj_desc_param_count(d); p++) {
-                kj_param_info info;
+                kj_param_info info = KJ_PARAM_INFO_INIT;
                 KJ_ASSERT_OK(kj_desc_param(d, p, &info));
                 for (size_t v = 0; v < info.value_count; v++) {
                     if (strcmp(info.values[v], info.default_value) == 0) continue;
                     kj_define def = {info.name, info.values[v]};
-                    kj_request req = {.kernel = name, .entry = entry, .defines = &def, .define_count = 1};
-                    kj_compile_result r;
+                    kj_request req = {.size = sizeof(kj_request), .kernel = name, .entry = entry, .defines = &def, .define_count = 1};
+                    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
                     kj_status s = kj_compile(rt, &req, &r);
                     if (s == KJ_ERR_INVALID_DEFINE && strstr(kj_last_error(), "requirement")) continue;
                     if (s != KJ_OK)
@@ -76,8 +75,8 @@ static void test_every_builtin_every_value(void **state) {
     }
     assert_int_equal(as_written, 0);
     printf("compiled %zu variants\n", compiled);
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.compiles, compiled);
     assert_int_equal(st.compile_errors, 0);
     kj_runtime_destroy(rt);
@@ -89,8 +88,8 @@ static void test_cache_flow(void **state) {
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     assert_string_equal(kj_cache_dir(rt), kj_test_dir);
     kj_define d[] = {{"OP", "max"}, {"T", "i32"}};
-    kj_request req = {.kernel = "reduce", .defines = d, .define_count = 2};
-    kj_compile_result a, b, c;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = d, .define_count = 2};
+    kj_compile_result a = KJ_COMPILE_RESULT_INIT, b = KJ_COMPILE_RESULT_INIT, c = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &a));
     assert_false(a.cache_hit);
     assert_true(a.stored);
@@ -100,18 +99,22 @@ static void test_cache_flow(void **state) {
     char expect_prefix[PATH_MAX];
     snprintf(expect_prefix, sizeof expect_prefix, "%s/sm_90/%s.cubin", kj_test_dir, a.key);
     assert_string_equal(a.cache_path, expect_prefix);
+    /* the strings are the library's until this thread's next kj_compile */
+    char key[65], path[PATH_MAX];
+    snprintf(key, sizeof key, "%s", a.key);
+    snprintf(path, sizeof path, "%s", a.cache_path);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_true(b.cache_hit);
-    assert_string_equal(a.key, b.key);
+    assert_string_equal(key, b.key);
     assert_int_equal(a.binary_bytes, b.binary_bytes);
     /* the order of the defines does not change the key */
     kj_define swapped[] = {{"T", "i32"}, {"OP", "max"}};
-    kj_request req2 = {.kernel = "reduce", .defines = swapped, .define_count = 2};
+    kj_request req2 = {.size = sizeof(kj_request), .kernel = "reduce", .defines = swapped, .define_count = 2};
     KJ_ASSERT_OK(kj_compile(rt, &req2, &c));
     assert_true(c.cache_hit);
-    assert_string_equal(a.key, c.key);
+    assert_string_equal(key, c.key);
     /* a damaged entry: recompiled, replaced, with a warning */
-    FILE *f = fopen(a.cache_path, "r+b");
+    FILE *f = fopen(path, "r+b");
     assert_non_null(f);
     fseek(f, 200, SEEK_SET);
     int byte = fgetc(f);
@@ -123,8 +126,8 @@ static void test_cache_flow(void **state) {
     assert_true(c.stored);
     assert_true(log.warnings >= 1);
     assert_non_null(strstr(log.last, "damaged"));
-    kj_stats s;
-    kj_runtime_stats(rt, &s);
+    kj_stats s = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &s));
     assert_int_equal(s.bad_entries, 1);
     assert_int_equal(s.disk_hits, 2);
     assert_int_equal(s.compiles, 2);
@@ -152,15 +155,17 @@ static void test_edit_takes_effect(void **state) {
     setenv("KERNJIT_PATH", kj_test_dir, 1);
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
-    kj_request req = {.kernel = "mine"};
-    kj_compile_result a, b;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "mine"};
+    kj_compile_result a = KJ_COMPILE_RESULT_INIT, b = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &a));
+    char key[65];
+    snprintf(key, sizeof key, "%s", a.key);
     kj_runtime_destroy(rt);
     kj_test_write(src, v2, strlen(v2));
     rt = kj_test_compile_runtime(kj_test_dir, &log);
     KJ_ASSERT_OK(kj_compile(rt, &req, &b));
     assert_false(b.cache_hit);
-    assert_string_not_equal(a.key, b.key);
+    assert_string_not_equal(key, b.key);
     kj_runtime_destroy(rt);
     unsetenv("KERNJIT_PATH");
 }
@@ -169,14 +174,14 @@ static void test_compile_error_log(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
-    kj_request req = {.kernel = "broken.cu",
+    kj_request req = {.size = sizeof(kj_request), .kernel = "broken.cu",
                       .source_text = "extern \"C\" __global__ void k(int *x) {\n  x[0] = not_declared;\n}\n"};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
     const char *msg = kj_last_error();
     assert_non_null(strstr(msg, "broken.cu(2): error"));
     assert_non_null(strstr(msg, "not_declared"));
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.compile_errors, 1);
     kj_runtime_destroy(rt);
 }
@@ -188,19 +193,21 @@ static void test_cpp_entries(void **state) {
     const char *src = "template <typename T, int N> __global__ void scale(T *x, T a) { x[threadIdx.x % N] *= a; }\n"
                       "template __global__ void scale<float, 256>(float *, float);\n"
                       "__global__ void plain(int *x) { *x = 1; }\n";
-    kj_request req = {.kernel = "t.cu", .source_text = src, .entry = "scale<float,256>"};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = src, .entry = "scale<float,256>"};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_false(r.cache_hit);
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_true(r.cache_hit);
+    char key[65];
+    snprintf(key, sizeof key, "%s", r.key);
     /* the entry is part of the key for sources without metadata */
-    kj_request other = {.kernel = "t.cu", .source_text = src, .entry = "plain"};
-    kj_compile_result r2;
+    kj_request other = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = src, .entry = "plain"};
+    kj_compile_result r2 = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &other, &r2));
-    assert_string_not_equal(r.key, r2.key);
+    assert_string_not_equal(key, r2.key);
     /* several kernels and no entry named: a usage error listing them */
-    kj_request none = {.kernel = "t.cu", .source_text = src};
+    kj_request none = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = src};
     assert_int_equal(kj_compile(rt, &none, NULL), KJ_ERR_UNKNOWN_ENTRY);
     assert_non_null(strstr(kj_last_error(), "scale, plain"));
     kj_runtime_destroy(rt);
@@ -213,7 +220,7 @@ static const char *symbols(const kj_compile_result *r) {
     static char out[256];
     const char *names[8];
     size_t n = r->resource_count < 8 ? r->resource_count : 8;
-    for (size_t i = 0; i < n; i++) names[i] = r->resources[i].symbol;
+    for (size_t i = 0; i < n; i++) names[i] = kj_compile_result_resource(r, i)->symbol;
     qsort(names, n, sizeof names[0], by_name);
     out[0] = '\0';
     for (size_t i = 0; i < n; i++) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", names[i]);
@@ -230,8 +237,8 @@ static void test_entry_alone(void **state) {
     const char *two = "//@kernjit entry first second\n"
                       "extern \"C\" __global__ void first(int *v) { v[0] = 1; }\n"
                       "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n";
-    kj_request req = {.kernel = "two.cu", .source_text = two};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "two.cu", .source_text = two};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_string_equal(symbols(&r), "first");
     char first_key[33];
@@ -247,7 +254,7 @@ static void test_entry_alone(void **state) {
                          "#define CAT(a, b) a##b\n"
                          "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n"
                          "extern \"C\" __global__ void first(int *v) { v[0] = (int)sizeof(&CAT(sec, ond)); }\n";
-    kj_request p = {.kernel = "pasted.cu", .source_text = pasted};
+    kj_request p = {.size = sizeof(kj_request), .kernel = "pasted.cu", .source_text = pasted};
     KJ_ASSERT_OK(kj_compile(rt, &p, &r));
     assert_int_equal(as_written, 1);
     assert_false(r.cache_hit);
@@ -259,7 +266,7 @@ static void test_entry_alone(void **state) {
     const char *whole = "//@kernjit entry first second\n//@kernjit whole-file\n"
                         "extern \"C\" __global__ void first(int *v) { v[0] = 1; }\n"
                         "extern \"C\" __global__ void second(int *v) { v[1] = 2; }\n";
-    kj_request w = {.kernel = "whole.cu", .source_text = whole};
+    kj_request w = {.size = sizeof(kj_request), .kernel = "whole.cu", .source_text = whole};
     KJ_ASSERT_OK(kj_compile(rt, &w, &r));
     assert_string_equal(symbols(&r), "first second");
     assert_int_equal(as_written, 1);
@@ -272,9 +279,9 @@ static void test_entry_resolution(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     const char *tmpl = "template <typename T> __global__ void scale(T *x, T a) { x[threadIdx.x] *= a; }\n";
-    kj_request req = {.kernel = "t.cu", .source_text = tmpl};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = tmpl};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_UNKNOWN_ENTRY);
     assert_non_null(strstr(kj_last_error(), "kernel scale is a template: name an instance"));
 
@@ -282,10 +289,12 @@ static void test_entry_resolution(void **state) {
                       "template __global__ void scale<double>(double *, double);\n";
     req.source_text = one;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
-    kj_request named = {.kernel = "t.cu", .source_text = one, .entry = "scale<double>"};
-    kj_compile_result r2;
+    char key[65];
+    snprintf(key, sizeof key, "%s", r.key);
+    kj_request named = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = one, .entry = "scale<double>"};
+    kj_compile_result r2 = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &named, &r2));
-    assert_string_equal(r.key, r2.key); /* the same entry as naming the instance */
+    assert_string_equal(key, r2.key); /* the same entry as naming the instance */
 
     const char *two = "template <typename T> __global__ void scale(T *x, T a) { x[0] *= a; }\n"
                       "template __global__ void scale<float>(float *, float);\n"
@@ -295,20 +304,20 @@ static void test_entry_resolution(void **state) {
     assert_non_null(strstr(kj_last_error(), "several instances (scale<float>, scale<int>)"));
 
     /* an attribute before the name is not the kernel's name */
-    kj_request bounds = {.kernel = "b.cu", .source_text = "__global__ void __launch_bounds__(64) k(int *x) { *x = 1; }\n"};
+    kj_request bounds = {.size = sizeof(kj_request), .kernel = "b.cu", .source_text = "__global__ void __launch_bounds__(64) k(int *x) { *x = 1; }\n"};
     KJ_ASSERT_OK(kj_compile(rt, &bounds, NULL));
 
     /* names NVRTC cannot resolve: usage errors with its explanation, not compile failures */
-    kj_request missing = {.kernel = "t.cu", .source_text = one, .entry = "nosuch"};
+    kj_request missing = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = one, .entry = "nosuch"};
     kj_status s = kj_compile(rt, &missing, NULL);
     assert_int_equal(s, KJ_ERR_UNKNOWN_ENTRY);
     assert_int_equal(kj_status_class(s), 2);
     assert_non_null(strstr(kj_last_error(), "no kernel 'nosuch' in t.cu"));
     assert_non_null(strstr(kj_last_error(), "__nv_name_map"));
-    kj_request bare = {.kernel = "t.cu", .source_text = tmpl, .entry = "scale"};
+    kj_request bare = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = tmpl, .entry = "scale"};
     assert_int_equal(kj_compile(rt, &bare, NULL), KJ_ERR_UNKNOWN_ENTRY);
     /* an error in the source itself stays a compile error */
-    kj_request broken = {.kernel = "x.cu", .source_text = "__global__ void k(int *x) { *x = oops; }\n", .entry = "k"};
+    kj_request broken = {.size = sizeof(kj_request), .kernel = "x.cu", .source_text = "__global__ void k(int *x) { *x = oops; }\n", .entry = "k"};
     assert_int_equal(kj_compile(rt, &broken, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "x.cu(1): error"));
     kj_runtime_destroy(rt);
@@ -327,19 +336,19 @@ static void test_link_device_runtime(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
-    kj_request req = {.kernel = "dp.cu", .source_text = rdc_source};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "dp.cu", .source_text = rdc_source};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_true(r.linked);
     assert_true(r.link_ms > 0);
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.links, 1);
     /* plain kernels are never linked */
-    kj_request plain = {.kernel = "reduce"};
+    kj_request plain = {.size = sizeof(kj_request), .kernel = "reduce"};
     KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
     assert_false(r.linked);
-    kj_runtime_stats(rt, &st);
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.links, 1);
     kj_runtime_destroy(rt);
 }
@@ -354,7 +363,7 @@ static void test_cdp1_explained(void **state) {
                        "    child<<<1, 1>>>(x);\n"
                        "    cudaDeviceSynchronize();\n"
                        "}\n";
-    kj_request req = {.kernel = "cdp1.cu", .source_text = cdp1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "cdp1.cu", .source_text = cdp1};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
     const char *msg = kj_last_error();
     assert_non_null(strstr(msg, "cdp1.cu(6)"));
@@ -367,12 +376,12 @@ static void test_other_arch(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
-    kj_request req = {.kernel = "reduce", .arch = "sm_80"};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_80"};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_string_equal(r.arch, "sm_80");
     assert_non_null(strstr(r.cache_path, "/sm_80/"));
-    kj_request bad = {.kernel = "reduce", .arch = "sm_9"};
+    kj_request bad = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_9"};
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
     bad.arch = "compute_90";
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
@@ -381,8 +390,7 @@ static void test_other_arch(void **state) {
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
     kj_runtime_destroy(rt);
     /* a runtime for an arch NVRTC does not know is refused */
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.arch = "sm_30";
     kj_runtime *r2 = NULL;
@@ -394,7 +402,7 @@ static void test_no_device_means_no_launch(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
-    kj_request req = {.kernel = "reduce"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
     kj_kernel *k = NULL;
     assert_int_equal(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_NO_DEVICE);
     assert_null(k);
@@ -409,18 +417,20 @@ static void test_bad_options(void **state) {
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
     const char *opts[] = {"-arch=sm_80"};
-    kj_request req = {.kernel = "reduce", .options = opts, .option_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .options = opts, .option_count = 1};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
     opts[0] = "lineinfo";
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
     opts[0] = "-DOP=max";
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_USAGE);
     opts[0] = "-lineinfo";
-    kj_compile_result r, r2;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT, r2 = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
-    kj_request plain = {.kernel = "reduce"};
+    char key[65];
+    snprintf(key, sizeof key, "%s", r.key);
+    kj_request plain = {.size = sizeof(kj_request), .kernel = "reduce"};
     KJ_ASSERT_OK(kj_compile(rt, &plain, &r2));
-    assert_string_not_equal(r.key, r2.key); /* options are part of the key */
+    assert_string_not_equal(key, r2.key); /* options are part of the key */
     kj_runtime_destroy(rt);
 }
 

@@ -20,7 +20,7 @@ static int setup(void **state) {
 /* Stores a winner for this device, faster than any before it (so that it replaces them). */
 static void store(const char *kernel, const char *entry, const char *fixed, const char *values) {
     static double gbps = 1;
-    kj_device_info info;
+    kj_device_info info = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &info));
     char device[256];
     kj__tunedb_device_name(info.name, device);
@@ -32,8 +32,8 @@ static void store(const char *kernel, const char *entry, const char *fixed, cons
 }
 
 static kj_vector_add_report vector_add(unsigned block, unsigned unroll) {
-    kj_vector_add_report r;
-    kj_vector_add_options o = {.block_size = block, .unroll = unroll, .report = &r};
+    kj_vector_add_report r = KJ_VECTOR_ADD_REPORT_INIT;
+    kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .block_size = block, .unroll = unroll, .report = &r};
     KJ_ASSERT_OK(kj_vector_add(kj_test_rt, KJ_TYPE_F32, a, b, c, N, &o));
     return r;
 }
@@ -41,21 +41,21 @@ static kj_vector_add_report vector_add(unsigned block, unsigned unroll) {
 static void test_vector_add(void **state) {
     (void)state;
     kj_vector_add_report r = vector_add(0, 0);
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.block_size, 256);
     assert_int_equal(r.unroll, 4);
     r = vector_add(128, 0); /* one value given: the other stays at its default */
-    assert_string_equal(r.config_from, "explicit");
+    assert_int_equal(r.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(r.block_size, 128);
     assert_int_equal(r.unroll, 4);
 
     store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=2");
     r = vector_add(0, 0);
-    assert_string_equal(r.config_from, "tuned");
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(r.block_size, 512);
     assert_int_equal(r.unroll, 2);
     r = vector_add(0, 8); /* what the caller gives wins over the database */
-    assert_string_equal(r.config_from, "explicit");
+    assert_int_equal(r.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(r.block_size, 256);
     assert_int_equal(r.unroll, 8);
 
@@ -63,26 +63,26 @@ static void test_vector_add(void **state) {
     int warnings = kj_test_rt_log.warnings;
     store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=2048 UNROLL=2");
     r = vector_add(0, 0);
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(kj_test_rt_log.warnings, warnings);
 
     /* values the metadata refuses (a hand-edited database): a warning, then the defaults */
     store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=3");
     r = vector_add(0, 0);
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.unroll, 4);
     assert_int_equal(kj_test_rt_log.warnings, warnings + 1);
     assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 for vector_add cannot be "
                                                  "used"));
     assert_non_null(strstr(kj_test_rt_log.last, "UNROLL=3"));
     /* and explicit values the metadata refuses are the caller's error */
-    kj_vector_add_options o = {.unroll = 3};
+    kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .unroll = 3};
     assert_int_equal(kj_vector_add(kj_test_rt, KJ_TYPE_F32, a, b, c, N, &o), KJ_ERR_INVALID_DEFINE);
 }
 
 static kj_reduce_report reduce(const char *entry) {
-    kj_reduce_report r;
-    kj_reduce_options o = {.entry = entry, .report = &r};
+    kj_reduce_report r = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = entry, .report = &r};
     KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, a, N, c, &o));
     return r;
 }
@@ -90,43 +90,43 @@ static kj_reduce_report reduce(const char *entry) {
 static void test_reduce(void **state) {
     (void)state;
     kj_reduce_report r = reduce("reduce_shared");
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.block_size, 1024);
     assert_int_equal(r.coarse_factor, 0);
     /* a single-block entry takes tuned values only when its one block covers n */
     store("reduce", "reduce_shared", "OP=sum T=i32", "BLOCK_SIZE=512");
     r = reduce("reduce_shared");
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.block_size, 1024);
     store("reduce", "reduce_shared", "OP=sum T=i32", "BLOCK_SIZE=1024");
-    assert_string_equal(reduce("reduce_shared").config_from, "tuned");
+    assert_int_equal(reduce("reduce_shared").config_from, KJ_CONFIG_TUNED);
     /* the tuned values of the entry that coarsens: both of them */
     store("reduce", "reduce_fast", "OP=sum T=i32", "BLOCK_SIZE=64 COARSE_FACTOR=2");
     r = reduce(NULL);
     assert_string_equal(r.entry, "reduce_fast");
-    assert_string_equal(r.config_from, "tuned");
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(r.block_size, 64);
     assert_int_equal(r.coarse_factor, 2);
     /* another operator has nothing tuned */
-    kj_reduce_options o = {.report = &r};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &r};
     KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_MAX, KJ_TYPE_I32, a, N, c, &o));
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
 }
 
 static void test_transpose(void **state) {
     (void)state;
-    kj_transpose_report r;
-    kj_transpose_options o = {.report = &r};
+    kj_transpose_report r = KJ_TRANSPOSE_REPORT_INIT;
+    kj_transpose_options o = {.size = sizeof(kj_transpose_options), .report = &r};
     store("transpose", "transpose_padded", "ELEM_BYTES=4", "BLOCK_ROWS=4 TILE_DIM=16");
     KJ_ASSERT_OK(kj_transpose(kj_test_rt, KJ_TYPE_F32, a, c, 30, 50, &o));
-    assert_string_equal(r.config_from, "tuned");
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(r.tile[0], 16);
     assert_int_equal(r.block[1], 4);
     assert_int_equal(r.grid, 2 * 4);
     assert_int_equal(r.shared_bytes, 16 * 17 * 4);
     o.variant = KJ_TRANSPOSE_SHARED; /* a fixed tile: nothing to tune */
     KJ_ASSERT_OK(kj_transpose(kj_test_rt, KJ_TYPE_F32, a, c, 30, 50, &o));
-    assert_string_equal(r.config_from, "default");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.tile[0], 32);
 }
 
@@ -138,12 +138,12 @@ static void test_tune_gets_each_variant_once(void **state) {
     kj_tune_options o = kj_test_tune_options("vector_add", f32, 1, N);
     o.budget = 3;
     o.dry_run = 1;
-    kj_stats before, after;
-    kj_runtime_stats(kj_test_rt, &before);
+    kj_stats before = KJ_STATS_INIT, after = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(kj_test_rt, &before));
     kj_tune_result *r = NULL;
     assert_int_equal(kj_tune(kj_test_rt, &o, &r), KJ_ERR_NOT_FOUND);
     assert_non_null(strstr(kj_last_error(), "3 wrong"));
-    kj_runtime_stats(kj_test_rt, &after);
+    KJ_ASSERT_OK(kj_runtime_stats(kj_test_rt, &after));
     assert_int_equal(after.requests - before.requests, 3);
 }
 
@@ -152,5 +152,16 @@ static int teardown(void **state) {
     return kj_test_teardown(state);
 }
 
+/* The words the CLI and its JSON print for the reports' enum. */
+static void test_config_from_names(void **state) {
+    (void)state;
+    assert_string_equal(kj_config_from_name(KJ_CONFIG_DEFAULT), "default");
+    assert_string_equal(kj_config_from_name(KJ_CONFIG_TUNED), "tuned");
+    assert_string_equal(kj_config_from_name(KJ_CONFIG_EXPLICIT), "explicit");
+    assert_string_equal(kj_config_from_name((kj_config_from)3), "unknown");
+    assert_string_equal(kj_config_from_name((kj_config_from)-1), "unknown");
+}
+
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
-             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once))
+             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
+             cmocka_unit_test(test_config_from_names))

@@ -21,16 +21,15 @@ static int setup(void **state) { return kj_test_setup_stub_devices(state, DEVICE
 static void test_every_device_listed(void **state) {
     (void)state;
     for (int d = 0; d < DEVICES; d++) {
-        kj_device_info info;
+        kj_device_info info = KJ_DEVICE_INFO_INIT;
         KJ_ASSERT_OK(kj_device_query(d, &info));
         assert_int_equal(info.ordinal, d);
         assert_string_equal(info.arch, "sm_90");
     }
-    kj_device_info info;
+    kj_device_info info = KJ_DEVICE_INFO_INIT;
     assert_int_equal(kj_device_query(DEVICES, &info), KJ_ERR_USAGE);
     assert_string_equal(kj_last_error(), "device 4 does not exist: this machine has 4 devices");
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = DEVICES;
     kj_runtime *rt = NULL;
     assert_int_equal(kj_runtime_create(&o, &rt), KJ_ERR_USAGE);
@@ -47,7 +46,7 @@ typedef struct asker {
 
 static void *ask(void *arg) {
     asker *a = arg;
-    kj_request req = {.kernel = "scale.cu", .source_text = source, .entry = "scale"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = source, .entry = "scale"};
     pthread_barrier_wait(a->start);
     a->status = kj_kernel_get(a->rt, &req, &a->kernel, NULL);
     return NULL;
@@ -69,7 +68,7 @@ static uint64_t ask_at_once(kj_runtime **rts, size_t n_rts) {
     uint64_t compiles = 0;
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(askers[i].status, KJ_OK);
-        kj_kernel_info info;
+        kj_kernel_info info = KJ_KERNEL_INFO_INIT;
         KJ_ASSERT_OK(kj_kernel_query(askers[i].kernel, &info));
         assert_string_equal(info.arch, "sm_90");
         /* each runtime's kernel is its own (its device's module), the same for its threads */
@@ -78,8 +77,8 @@ static uint64_t ask_at_once(kj_runtime **rts, size_t n_rts) {
             else assert_ptr_not_equal(askers[j].kernel, askers[i].kernel);
     }
     for (size_t r = 0; r < n_rts; r++) {
-        kj_stats st;
-        kj_runtime_stats(rts[r], &st);
+        kj_stats st = KJ_STATS_INIT;
+        KJ_ASSERT_OK(kj_runtime_stats(rts[r], &st));
         compiles += st.compiles;
         assert_int_equal(st.compile_errors, 0);
     }
@@ -91,7 +90,7 @@ static void test_one_compile_for_every_device(void **state) {
     kj_runtime *rts[DEVICES];
     for (int d = 0; d < DEVICES; d++) {
         assert_non_null(rts[d] = kj_test_runtime(kj_test_dir, d, NULL));
-        kj_device_info info;
+        kj_device_info info = KJ_DEVICE_INFO_INIT;
         KJ_ASSERT_OK(kj_runtime_device(rts[d], &info));
         assert_int_equal(info.ordinal, d);
     }
@@ -105,12 +104,12 @@ static void test_one_compile_for_every_device(void **state) {
         uint64_t compiles = 0, disk_hits = 0;
         for (int d = 0; d < DEVICES; d++) {
             kj_runtime *rt = kj_test_runtime(kj_test_dir, d, NULL);
-            kj_request req = {.kernel = "scale.cu", .source_text = source, .entry = "scale"};
+            kj_request req = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = source, .entry = "scale"};
             kj_kernel *k;
             kj_origin origin;
             if (!rt || kj_kernel_get(rt, &req, &k, &origin) != KJ_OK || origin != KJ_ORIGIN_DISK) _exit(1);
-            kj_stats st;
-            kj_runtime_stats(rt, &st);
+            kj_stats st = KJ_STATS_INIT;
+            if (kj_runtime_stats(rt, &st) != KJ_OK) _exit(3);
             compiles += st.compiles;
             disk_hits += st.disk_hits;
             kj_runtime_destroy(rt);
@@ -135,7 +134,7 @@ static void test_one_compile_across_caches(void **state) {
     for (int i = 0; i < 3; i++) kj_runtime_destroy(rts[i]);
     for (int i = 0; i < 2; i++) {
         kj_runtime *rt = kj_test_runtime(dirs[i], 3, NULL);
-        kj_request req = {.kernel = "scale.cu", .source_text = source, .entry = "scale"};
+        kj_request req = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = source, .entry = "scale"};
         kj_kernel *k;
         kj_origin origin;
         KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, &origin));

@@ -34,8 +34,8 @@ static unsigned char *read_all(const char *path, size_t *size) {
 static void test_cubin_is_the_cache_entry_binary(void **state) {
     (void)state;
     kj_define d[] = {{"OP", "max"}, {"T", "f64"}};
-    kj_request req = {.kernel = "reduce", .defines = d, .define_count = 2};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = d, .define_count = 2};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     void *data;
     size_t size;
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &req, KJ_EMIT_CUBIN, &data, &size, &r));
@@ -63,8 +63,8 @@ static void test_cubin_is_the_cache_entry_binary(void **state) {
 
 static void test_ptx_is_text_for_the_target(void **state) {
     (void)state;
-    kj_request req = {.kernel = "reduce"};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     void *data;
     size_t size;
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &req, KJ_EMIT_PTX, &data, &size, &r));
@@ -82,7 +82,7 @@ static void test_ptx_is_text_for_the_target(void **state) {
     /* a C++ entry: the PTX names its lowered symbol */
     char vadd[PATH_MAX];
     snprintf(vadd, sizeof vadd, "%s/vadd.cu", KJ_TEST_KERNELS);
-    kj_request cpp = {.kernel = vadd};
+    kj_request cpp = {.size = sizeof(kj_request), .kernel = vadd};
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &cpp, KJ_EMIT_PTX, &data, &size, &r));
     assert_non_null(strstr(data, ".entry _Z4vaddPKfS0_Pfi("));
     kj_emit_free(data);
@@ -91,7 +91,7 @@ static void test_ptx_is_text_for_the_target(void **state) {
 /* LTO-IR is what nvJitLink takes for link-time optimization: linked here into a cubin. */
 static void test_ltoir_links_with_nvjitlink(void **state) {
     (void)state;
-    kj_request req = {.kernel = "reduce"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
     void *data;
     size_t size;
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &req, KJ_EMIT_LTOIR, &data, &size, NULL));
@@ -117,14 +117,14 @@ static void test_ltoir_links_with_nvjitlink(void **state) {
 static void test_linked_programs(void **state) {
     (void)state;
     kj_request program = kj_test_two_sources("blend");
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     void *data;
     size_t size;
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &program, KJ_EMIT_CUBIN, &data, &size, &r));
     assert_cuda_elf(data, size);
     assert_int_equal(r.source_count, 2);
     kj_emit_free(data);
-    kj_request nested = {.kernel = "nested"};
+    kj_request nested = {.size = sizeof(kj_request), .kernel = "nested"};
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &nested, KJ_EMIT_CUBIN, &data, &size, &r));
     assert_cuda_elf(data, size);
     assert_true(r.linked);
@@ -141,9 +141,9 @@ static void test_failures_give_nothing(void **state) {
     void *data = (void *)&data;
     size_t size = 7;
     kj_define bad[] = {{"OP", "avg"}};
-    kj_request req = {.kernel = "reduce", .defines = bad, .define_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = bad, .define_count = 1};
     assert_int_equal(kj_emit(kj_test_rt, &req, KJ_EMIT_PTX, &data, &size, NULL), KJ_ERR_INVALID_DEFINE);
-    kj_request broken = {.kernel = "broken.cu", .source_text = "extern \"C\" __global__ void k() { oops; }"};
+    kj_request broken = {.size = sizeof(kj_request), .kernel = "broken.cu", .source_text = "extern \"C\" __global__ void k() { oops; }"};
     assert_int_equal(kj_emit(kj_test_rt, &broken, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "oops"));
     assert_ptr_equal(data, (void *)&data);

@@ -25,7 +25,7 @@ typedef struct worker {
 
 static void *reduce_at_once(void *arg) {
     worker *w = arg;
-    kj_reduce_options o = {.report = &w->report};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &w->report};
     pthread_barrier_wait(w->start);
     w->status = kj_reduce_async(w->rt, KJ_OP_SUM, w->type, w->input, w->n, w->result, &o);
     if (w->status == KJ_OK) w->status = kj_memcpy_dtoh(w->rt, w->got, w->result, kj_result_size(w->type));
@@ -51,6 +51,7 @@ static void test_every_runtime_at_once(void **state) {
     size_t sizes[4], n_sizes = kj_test_sizes(sizes), max_n = sizes[n_sizes - 1];
     for (int i = 0; i < count; i++) {
         memset(&w[i], 0, sizeof w[i]);
+        w[i].report = (kj_reduce_report)KJ_REDUCE_REPORT_INIT;
         assert_non_null(w[i].rt = kj_test_runtime(kj_test_dir, i % devices, NULL));
         assert_non_null(w[i].host = malloc(max_n * 4));
         KJ_ASSERT_OK(kj_mem_alloc(w[i].rt, max_n * 4, &w[i].input));
@@ -91,8 +92,8 @@ static void test_every_runtime_at_once(void **state) {
         }
     uint64_t compiles = 0;
     for (int i = 0; i < count; i++) {
-        kj_stats st;
-        kj_runtime_stats(w[i].rt, &st);
+        kj_stats st = KJ_STATS_INIT;
+        KJ_ASSERT_OK(kj_runtime_stats(w[i].rt, &st));
         compiles += st.compiles;
         kj_mem_free(w[i].rt, w[i].input);
         kj_mem_free(w[i].rt, w[i].result);

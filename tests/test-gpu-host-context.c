@@ -66,8 +66,7 @@ static void load_driver(void) {
 }
 
 static kj_runtime *runtime_on(CUcontext ctx) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.cu_context = ctx;
     o.cache_dir = kj_test_dir;
     kj_runtime *rt = NULL;
@@ -99,7 +98,7 @@ static void test_reduce_in_host_context(void **state) {
         CU_OK(drv.memcpy_htod(in, host, n * sizeof *host));
         int32_t expected, got = (int32_t)0xdeadbeef;
         KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &expected, NULL));
-        kj_reduce_options o = {.stream = (kj_stream)stream};
+        kj_reduce_options o = {.size = sizeof(kj_reduce_options), .stream = (kj_stream)stream};
         KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, (kj_devptr)in, n, &got, &o));
         if (got != expected) fail_msg("n = %zu: kj_reduce gave %d, the CPU %d", n, got, expected);
         /* kernjit leaves the runtime's context current: the host's own */
@@ -146,8 +145,8 @@ static void test_float_and_two_runtimes(void **state) {
     kj_runtime *rts[] = {a, b};
     for (int r = 0; r < 2; r++) {
         float got = NAN;
-        kj_reduce_report report;
-        kj_reduce_options o = {.stream = (kj_stream)stream, .report = &report};
+        kj_reduce_report report = KJ_REDUCE_REPORT_INIT;
+        kj_reduce_options o = {.size = sizeof(kj_reduce_options), .stream = (kj_stream)stream, .report = &report};
         KJ_ASSERT_OK(kj_reduce(rts[r], KJ_OP_SUM, KJ_TYPE_F32, (kj_devptr)in, n, &got, &o));
         double tol = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, expected, abs_sum, &report);
         if (!(fabs((double)got - (double)expected) <= tol))

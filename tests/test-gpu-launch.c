@@ -55,7 +55,7 @@ static int setup(void **state) {
     kj_runtime *rt = kj_test_runtime(NULL, KJ_DEVICE_AUTO, NULL);
     char path[1024];
     snprintf(path, sizeof path, "%s/vadd.cu", kernels);
-    kj_request req = {.kernel = path};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path};
     kj_kernel *k;
     size_t count;
     if (rt && kj_kernel_get(rt, &req, &k, NULL) == KJ_OK) have_param_info = kj_kernel_param_count(k, &count) == KJ_OK;
@@ -74,7 +74,7 @@ static void test_param_api(void **state) {
     size_t count, off, size;
 
     snprintf(path, sizeof path, "%s/vadd.cu", kernels);
-    kj_request vadd = {.kernel = path};
+    kj_request vadd = {.size = sizeof(kj_request), .kernel = path};
     KJ_ASSERT_OK(kj_kernel_get(rt, &vadd, &k, NULL));
     KJ_ASSERT_OK(kj_kernel_param_count(k, &count));
     assert_int_equal(count, 4);
@@ -89,7 +89,7 @@ static void test_param_api(void **state) {
     assert_non_null(strstr(kj_last_error(), "it takes 4"));
 
     snprintf(path, sizeof path, "%s/scalars.cu", kernels);
-    kj_request scalars = {.kernel = path};
+    kj_request scalars = {.size = sizeof(kj_request), .kernel = path};
     KJ_ASSERT_OK(kj_kernel_get(rt, &scalars, &k, NULL));
     KJ_ASSERT_OK(kj_kernel_param_count(k, &count));
     assert_int_equal(count, 4);
@@ -100,7 +100,7 @@ static void test_param_api(void **state) {
         assert_int_equal(size, sc_size[i]);
     }
 
-    kj_request none = {.kernel = "none.cu", .source_text = "__global__ void none() {}\n"};
+    kj_request none = {.size = sizeof(kj_request), .kernel = "none.cu", .source_text = "__global__ void none() {}\n"};
     KJ_ASSERT_OK(kj_kernel_get(rt, &none, &k, NULL));
     KJ_ASSERT_OK(kj_kernel_param_count(k, &count));
     assert_int_equal(count, 0);

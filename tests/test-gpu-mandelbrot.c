@@ -53,8 +53,8 @@ static void test_default_configuration_identical(void **state) {
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     const unsigned w = 16384, h = 16384;
-    kj_mandelbrot_options o = {0};
-    kj_dp_report re, rm;
+    kj_mandelbrot_options o = KJ_MANDELBROT_OPTIONS_INIT;
+    kj_dp_report re = KJ_DP_REPORT_INIT, rm = KJ_DP_REPORT_INIT;
     o.algo = KJ_MANDELBROT_ESCAPE;
     uint16_t *esc = render(rt, w, h, o, &re);
     o.algo = KJ_MANDELBROT_MS;
@@ -77,7 +77,7 @@ static void test_default_configuration_identical(void **state) {
 
 /* GPU escape time = GPU Mariani-Silver = the CPU emulation of Mariani-Silver, launches included. */
 static void check_configuration(kj_runtime *rt, unsigned w, unsigned h, kj_mandelbrot_options o, uint64_t *seed) {
-    kj_dp_report re, rm;
+    kj_dp_report re = KJ_DP_REPORT_INIT, rm = KJ_DP_REPORT_INIT;
     o.algo = KJ_MANDELBROT_ESCAPE;
     uint16_t *esc = render(rt, w, h, o, &re);
     o.algo = KJ_MANDELBROT_MS;
@@ -108,10 +108,10 @@ static void test_subdividing_configurations(void **state) {
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     /* three levels of squares: 512 -> 128 -> 32 (checked offline: 610 launches, no wrong fill) */
-    kj_mandelbrot_options quad = {.max_dwell = 512, .init_subdiv = 8, .subdiv = 4, .max_depth = 4, .min_size = 16};
+    kj_mandelbrot_options quad = {.size = sizeof(kj_mandelbrot_options), .max_dwell = 512, .init_subdiv = 8, .subdiv = 4, .max_depth = 4, .min_size = 16};
     check_configuration(rt, (unsigned)kj_test_cap_side(4096), (unsigned)kj_test_cap_side(4096), quad, &seed);
     /* six levels on a clipped, non-square image */
-    kj_mandelbrot_options deep = {.max_dwell = 256, .init_subdiv = 8, .subdiv = 2, .max_depth = 6, .min_size = 8};
+    kj_mandelbrot_options deep = {.size = sizeof(kj_mandelbrot_options), .max_dwell = 256, .init_subdiv = 8, .subdiv = 2, .max_depth = 6, .min_size = 8};
     check_configuration(rt, kj_test_small() ? 999 : 2999, kj_test_small() ? 666 : 1999, deep, &seed);
     kj_runtime_destroy(rt);
 }
@@ -121,8 +121,8 @@ static void test_escape_matches_cpu(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
     const unsigned w = 640, h = 480;
-    kj_mandelbrot_options o = {.max_dwell = 1024, .x_min = -0.75, .x_max = -0.73, .y_min = 0.1, .y_max = 0.115};
-    kj_dp_report r;
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .max_dwell = 1024, .x_min = -0.75, .x_max = -0.73, .y_min = 0.1, .y_max = 0.115};
+    kj_dp_report r = KJ_DP_REPORT_INIT;
     uint16_t *gpu = render(rt, w, h, o, &r);
     uint16_t *cpu = malloc((size_t)w * h * sizeof *cpu);
     assert_non_null(cpu);
@@ -145,19 +145,19 @@ static void test_escape_matches_cpu(void **state) {
 static void test_limits_and_usage(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
-    kj_device_info dev;
+    kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_devptr img;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 64 * 64 * 2, &img));
     /* deeper than the device runtime nests: refused before anything is compiled or launched */
-    kj_mandelbrot_options o = {.algo = KJ_MANDELBROT_MS, .max_depth = (unsigned)dev.max_nesting_depth + 6};
-    kj_stats before, after;
-    kj_runtime_stats(rt, &before);
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_depth = (unsigned)dev.max_nesting_depth + 6};
+    kj_stats before = KJ_STATS_INIT, after = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &before));
     assert_int_equal(kj_mandelbrot(rt, img, 64, 64, &o), KJ_ERR_LIMIT);
     char depth[16];
     snprintf(depth, sizeof depth, "%d", dev.max_nesting_depth);
     assert_non_null(strstr(kj_last_error(), depth));
-    kj_runtime_stats(rt, &after);
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &after));
     assert_int_equal(after.requests, before.requests);
     /* within the device's limit but not a value the kernel was written for */
     o.max_depth = 9;
@@ -170,7 +170,7 @@ static void test_limits_and_usage(void **state) {
     assert_int_equal(kj_mandelbrot(rt, img, 0, 64, &o), KJ_ERR_USAGE);
     assert_int_equal(kj_mandelbrot(rt, 0, 64, 64, &o), KJ_ERR_USAGE);
     /* the smallest images work */
-    kj_dp_report r;
+    kj_dp_report r = KJ_DP_REPORT_INIT;
     o.count_launches = 1;
     o.report = &r;
     KJ_ASSERT_OK(kj_mandelbrot(rt, img, 1, 1, &o));

@@ -46,8 +46,8 @@ static uint64_t check_sum(kj_runtime *rt, kj_type type, size_t n, kj_nested_vari
     double abs_sum = 0;
     KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, type, host, n, want, &abs_sum));
     memset(got, 0xA5, sizeof got);
-    kj_dp_report r;
-    kj_nested_options o = {variant, block, 1, 0, NULL, &r};
+    kj_dp_report r = KJ_DP_REPORT_INIT;
+    kj_nested_options o = {sizeof(kj_nested_options), variant, block, 1, 0, NULL, &r};
     kj_status s = kj_nested_reduce(rt, type, dev, n, got, &o);
     if (s != KJ_OK)
         fail_msg("%s %s n=%zu block %u: %s: %s", kj_nested_variant_name(variant), kj_type_name(type), n, block,
@@ -117,7 +117,7 @@ static void test_usage_errors(void **state) {
     kj_devptr dev;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 1024, &dev));
     int32_t sum;
-    kj_nested_options o = {KJ_NESTED_SYNC, 0, 0, 0, NULL, NULL};
+    kj_nested_options o = {sizeof(kj_nested_options), KJ_NESTED_SYNC, 0, 0, 0, NULL, NULL};
     assert_int_equal(kj_nested_reduce(rt, KJ_TYPE_F16, dev, 16, &sum, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "f16"));
     const unsigned bad_blocks[] = {1, 3, 2048};
@@ -147,7 +147,7 @@ static void test_usage_errors(void **state) {
 static void test_hello_tree(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
-    kj_dp_report r;
+    kj_dp_report r = KJ_DP_REPORT_INIT;
     fflush(stdout);
     KJ_ASSERT_OK(kj_nested_hello(rt, 2, 8, &r));
     fflush(stdout);
@@ -175,8 +175,8 @@ static void test_pending_overflow_is_an_error(void **state) {
     /* The context's limit now (the limit is only raised, so asking for 1 keeps it), learnt from a
      * tree of 250 launches, which fits the default limit (2048) and anything above. Blocks of 4: one
      * launch per block, so that the tree below needs no more slots than it has blocks. */
-    kj_dp_report r;
-    kj_nested_options o = {KJ_NESTED_NOSYNC, 4, 1, 1, NULL, &r};
+    kj_dp_report r = KJ_DP_REPORT_INIT;
+    kj_nested_options o = {sizeof(kj_nested_options), KJ_NESTED_NOSYNC, 4, 1, 1, NULL, &r};
     kj_devptr dev;
     int32_t sum, want;
     int32_t *host = fresh_input(rt, KJ_TYPE_I32, 1000, &seed, &dev);

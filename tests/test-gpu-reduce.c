@@ -40,7 +40,7 @@ static void fill(void *buf, kj_type t, kj_op op, size_t n, int exact) {
 /* Runs one reduction on the device with the result poisoned first; returns the status. */
 static kj_status gpu_reduce(kj_op op, kj_type t, kj_devptr in, size_t n, const char *entry, void *result,
                             kj_reduce_report *report) {
-    kj_reduce_options o = {.entry = entry, .report = report};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = entry, .report = report};
     kj_status s = kj_memset_u8(kj_test_rt, d_out, 0xA5, 16);
     if (s == KJ_OK) s = kj_reduce_async(kj_test_rt, op, t, in, n, d_out, &o);
     if (s == KJ_OK) s = kj_memcpy_dtoh(kj_test_rt, result, d_out, kj_result_size(t));
@@ -54,7 +54,7 @@ static void check_one(int e, kj_op op, kj_type t, size_t n, int exact) {
     unsigned char want[8], got[8];
     double abs_sum;
     KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
-    kj_reduce_report rep;
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
     kj_status s = gpu_reduce(op, t, d_in, n, entries[e], got, &rep);
     if (s != KJ_OK) fail_msg("%s %s %s n=%zu: %s", entries[e], kj_op_name(op), kj_type_name(t), n, kj_last_error());
     double w = kj_result_as_double(t, want), g = kj_result_as_double(t, got);
@@ -163,30 +163,30 @@ static void test_default_is_deterministic(void **state) {
 static void test_limits_and_options(void **state) {
     (void)state;
     unsigned char got[8];
-    kj_reduce_options o = {.entry = "reduce_simple"};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = "reduce_simple"};
     assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 2049, d_out, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "at most 2 x BLOCK_SIZE = 2048"));
     o.block_size = 64;
     assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 129, d_out, &o), KJ_ERR_USAGE);
-    o = (kj_reduce_options){.entry = "reduce_bogus"};
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .entry = "reduce_bogus"};
     assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
-    o = (kj_reduce_options){.block_size = 48};
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .block_size = 48};
     assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
-    o = (kj_reduce_options){.coarse_factor = 3};
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .coarse_factor = 3};
     assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_INVALID_DEFINE);
     assert_int_equal(kj_reduce_async(kj_test_rt, (kj_op)4, KJ_TYPE_F32, d_in, 10, d_out, NULL), KJ_ERR_USAGE);
-    o = (kj_reduce_options){.entry = "reduce_segmented", .coarse_factor = 4};
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .entry = "reduce_segmented", .coarse_factor = 4};
     assert_int_equal(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d_in, 10, d_out, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "does not coarsen"));
     /* explicit configurations are used and reported */
-    kj_reduce_report rep;
-    o = (kj_reduce_options){.block_size = 128, .coarse_factor = 2, .report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .block_size = 128, .coarse_factor = 2, .report = &rep};
     fill(host, KJ_TYPE_I32, KJ_OP_SUM, 5000, 0);
     KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, 5000 * 4));
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 5000, got, &o));
     assert_int_equal(rep.block_size, 128);
     assert_int_equal(rep.coarse_factor, 2);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_string_equal(rep.entry, "reduce_fast");
     unsigned char want[8];
     KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, 5000, want, NULL));
@@ -212,7 +212,7 @@ static void test_streams(void **state) {
     }
     for (int rep = 0; rep < 5; rep++)
         for (int i = 0; i < S; i++) {
-            kj_reduce_options o = {.stream = streams[i]};
+            kj_reduce_options o = {.size = sizeof(kj_reduce_options), .stream = streams[i]};
             KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, in[i], N, out[i], &o));
         }
     KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
@@ -257,24 +257,24 @@ static void test_early_launch_waits_for_the_producer(void **state) {
     (void)state;
     enum { R = 8 };
     const size_t N = kj_test_cap(1u << 20);
-    kj_request fill_req = {.kernel = "pdl.cu", .source_text = pdl_source, .entry = "fill_slowly"};
-    kj_request peek_req = {.kernel = "pdl.cu", .source_text = pdl_source, .entry = "sum_tail_before_waiting"};
+    kj_request fill_req = {.size = sizeof(kj_request), .kernel = "pdl.cu", .source_text = pdl_source, .entry = "fill_slowly"};
+    kj_request peek_req = {.size = sizeof(kj_request), .kernel = "pdl.cu", .source_text = pdl_source, .entry = "sum_tail_before_waiting"};
     kj_kernel *fill, *peek;
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &fill_req, &fill, NULL));
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &peek_req, &peek, NULL));
-    kj_kernel_info info;
+    kj_kernel_info info = KJ_KERNEL_INFO_INIT;
     KJ_ASSERT_OK(kj_kernel_query(fill, &info));
     assert_int_equal(info.pdl, 0);
     KJ_ASSERT_OK(kj_kernel_query(peek, &info));
-    kj_device_info dev;
+    kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &dev));
     assert_int_equal(info.pdl, dev.cc_major >= 9);
-    kj_reduce_report rep;
-    kj_reduce_options o = {.report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &rep};
     int32_t first;
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, d_in, 1, &first, &o));
     kj_kernel *fast;
-    kj_request fast_req = {.kernel = "reduce", .entry = "reduce_fast"};
+    kj_request fast_req = {.size = sizeof(kj_request), .kernel = "reduce", .entry = "reduce_fast"};
     char b[16], c[16];
     snprintf(b, sizeof b, "%u", rep.block_size);
     snprintf(c, sizeof c, "%u", rep.coarse_factor);
@@ -305,16 +305,16 @@ static void test_early_launch_waits_for_the_producer(void **state) {
         }
         want[r] = (int32_t)w;
         want_control[r] = (int32_t)wc;
-        kj_launch_config lc = {.grid = {16}, .block = {256}, .stream = stream};
+        kj_launch_config lc = {.size = sizeof(kj_launch_config), .grid = {16}, .block = {256}, .stream = stream};
         void *fill_args[] = {&x, &n, &v};
         KJ_ASSERT_OK(kj_kernel_launch(fill, &lc, fill_args));
-        kj_reduce_options ro = {.stream = stream};
+        kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .stream = stream};
         KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_I32, x, N, outs + (kj_devptr)r * 4, &ro));
         /* the control: the same writes, then a consumer that reads their end before it waits */
         v = -v;
         KJ_ASSERT_OK(kj_kernel_launch(fill, &lc, fill_args));
         kj_devptr peek_out = outs + (kj_devptr)(R + r) * 4;
-        kj_launch_config pc = {.grid = {1}, .block = {256}, .stream = stream};
+        kj_launch_config pc = {.size = sizeof(kj_launch_config), .grid = {1}, .block = {256}, .stream = stream};
         void *peek_args[] = {&x, &n, &tail, &peek_out};
         KJ_ASSERT_OK(kj_kernel_launch(peek, &pc, peek_args));
     }

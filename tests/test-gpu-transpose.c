@@ -22,7 +22,7 @@ static void run_and_check(kj_runtime *rt, kj_type type, const void *in, kj_devpt
     KJ_ASSERT_OK(kj_memset_u8(rt, dout, 0xA5, bytes));
     /* the copies and the poison run on the default stream; a non-blocking stream does not wait for it */
     KJ_ASSERT_OK(kj_synchronize(rt));
-    kj_transpose_report rep;
+    kj_transpose_report rep = KJ_TRANSPOSE_REPORT_INIT;
     kj_transpose_options opt = *o;
     opt.report = &rep;
     KJ_ASSERT_OK(kj_transpose(rt, type, din, dout, rows, cols, &opt));
@@ -51,7 +51,7 @@ static void check_all_variants(kj_runtime *rt, kj_type type, size_t rows, size_t
     KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &dout));
     KJ_ASSERT_OK(kj_memcpy_htod(rt, din, in, bytes));
     for (int v = 0; v < KJ_TRANSPOSE_VARIANT_COUNT_; v++) {
-        kj_transpose_options o = {.variant = (kj_transpose_variant)v};
+        kj_transpose_options o = {.size = sizeof(kj_transpose_options), .variant = (kj_transpose_variant)v};
         run_and_check(rt, type, in, din, dout, rows, cols, &o, got);
     }
     KJ_ASSERT_OK(kj_mem_free(rt, din));
@@ -93,7 +93,7 @@ static void test_padded_every_tunable(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_gpu_runtime(&log);
-    kj_device_info dev;
+    kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     uint64_t seed = kj_test_seed();
     const size_t sizes[][2] = {{777, 1000}, {3000, 17}, {1, 4097}};
@@ -111,13 +111,13 @@ static void test_padded_every_tunable(void **state) {
             for (size_t b = 0; b < 6; b++) {
                 if (tiles[t] % block_rows[b] || tiles[t] * block_rows[b] > 1024) {
                     /* the metadata's requirements refuse it, naming the rule */
-                    kj_transpose_options bad = {KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
+                    kj_transpose_options bad = {sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
                     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, din, dout, rows, cols, &bad), KJ_ERR_INVALID_DEFINE);
                     assert_non_null(strstr(kj_last_error(), "requirement"));
                     continue;
                 }
                 size_t need = (size_t)tiles[t] * (tiles[t] + 1) * 4;
-                kj_transpose_options o = {KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
+                kj_transpose_options o = {sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
                 if (need > dev.shared_per_block_optin) {
                     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, din, dout, rows, cols, &o), KJ_ERR_LIMIT);
                     continue;
@@ -133,7 +133,7 @@ static void test_padded_every_tunable(void **state) {
         free(got);
     }
     /* tile_dim with a fixed variant is refused */
-    kj_transpose_options fixed = {KJ_TRANSPOSE_SHARED, 64, 0, NULL, NULL};
+    kj_transpose_options fixed = {sizeof(kj_transpose_options), KJ_TRANSPOSE_SHARED, 64, 0, NULL, NULL};
     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, 256, 512, 4, 4, &fixed), KJ_ERR_USAGE);
     kj_runtime_destroy(rt);
 }
@@ -148,10 +148,10 @@ static void test_builtin_above_48k(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_gpu_runtime(&log);
-    kj_device_info dev;
+    kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_define d[] = {{"ELEM_BYTES", "8"}, {"TILE_DIM", "128"}, {"BLOCK_ROWS", "8"}};
-    kj_request req = {.kernel = "transpose", .entry = "transpose_padded", .defines = d, .define_count = 3};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "transpose", .entry = "transpose_padded", .defines = d, .define_count = 3};
     kj_kernel *k;
     const unsigned need = 128 * 129 * 8;
     if (need > dev.shared_per_block_optin) {
@@ -160,7 +160,7 @@ static void test_builtin_above_48k(void **state) {
         return;
     }
     KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
-    kj_kernel_info info;
+    kj_kernel_info info = KJ_KERNEL_INFO_INIT;
     KJ_ASSERT_OK(kj_kernel_query(k, &info));
     assert_int_equal(info.shared_dynamic_bytes, need);
     assert_true(info.shared_dynamic_bytes > 48 * 1024);
@@ -176,7 +176,7 @@ static void test_builtin_above_48k(void **state) {
     KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &din));
     KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &dout));
     KJ_ASSERT_OK(kj_memcpy_htod(rt, din, in, bytes));
-    kj_transpose_options o = {KJ_TRANSPOSE_PADDED, 128, 8, NULL, NULL};
+    kj_transpose_options o = {sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, 128, 8, NULL, NULL};
     run_and_check(rt, KJ_TYPE_F64, in, din, dout, rows, cols, &o, got);
     KJ_ASSERT_OK(kj_mem_free(rt, din));
     KJ_ASSERT_OK(kj_mem_free(rt, dout));
@@ -208,10 +208,10 @@ static const char *shm_source =
 
 static void run_fill(kj_runtime *rt, const char *kb, unsigned expect_bytes) {
     kj_define d = {"KB", kb};
-    kj_request req = {.kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
     kj_kernel *k;
     KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
-    kj_kernel_info info;
+    kj_kernel_info info = KJ_KERNEL_INFO_INIT;
     KJ_ASSERT_OK(kj_kernel_query(k, &info));
     assert_int_equal(info.shared_dynamic_bytes, expect_bytes);
     assert_int_equal(info.carveout, 100);
@@ -225,7 +225,7 @@ static void run_fill(kj_runtime *rt, const char *kb, unsigned expect_bytes) {
     KJ_ASSERT_OK(kj_mem_alloc(rt, 16, &out));
     KJ_ASSERT_OK(kj_memset_u8(rt, out, 0xA5, 16));
     void *args[] = {&out};
-    kj_launch_config cfg = {{1, 1, 1}, {256, 1, 1}, 0, NULL, 0}; /* 0: the metadata's size */
+    kj_launch_config cfg = {sizeof(kj_launch_config), {1, 1, 1}, {256, 1, 1}, 0, NULL, 0}; /* 0: the metadata's size */
     KJ_ASSERT_OK(kj_kernel_launch(k, &cfg, args));
     KJ_ASSERT_OK(kj_synchronize(rt));
     unsigned got[4];
@@ -240,7 +240,7 @@ static void test_metadata_shared(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_gpu_runtime(&log);
-    kj_device_info dev;
+    kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     run_fill(rt, "1", 1024);
     run_fill(rt, "64", 64 * 1024); /* above 48 KiB: opted in by kj_kernel_get */
@@ -248,7 +248,7 @@ static void test_metadata_shared(void **state) {
 
     /* more than the device allows: refused before any launch, naming both numbers */
     kj_define d = {"KB", "100000"};
-    kj_request req = {.kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
     kj_kernel *k = NULL;
     assert_int_equal(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_LIMIT);
     assert_null(k);
@@ -261,12 +261,12 @@ static void test_metadata_shared(void **state) {
 
     /* an explicit launch size beyond the device is refused too */
     kj_define small = {"KB", "1"};
-    kj_request ok = {.kernel = "shm.cu", .source_text = shm_source, .defines = &small, .define_count = 1};
+    kj_request ok = {.size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &small, .define_count = 1};
     KJ_ASSERT_OK(kj_kernel_get(rt, &ok, &k, NULL));
     kj_devptr out;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 16, &out));
     void *args[] = {&out};
-    kj_launch_config big = {{1, 1, 1}, {32, 1, 1}, (unsigned)dev.shared_per_block_optin + 1, NULL, 0};
+    kj_launch_config big = {sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, (unsigned)dev.shared_per_block_optin + 1, NULL, 0};
     assert_int_equal(kj_kernel_launch(k, &big, args), KJ_ERR_LIMIT);
     KJ_ASSERT_OK(kj_mem_free(rt, out));
     kj_runtime_destroy(rt);
@@ -282,10 +282,10 @@ static void test_carveouts(void **state) {
         int carveout;
     } want[] = {{"transpose_l1_8x32", 0}, {"transpose_l1_4x32", 0}, {"transpose_padded", -1}, {"transpose_shared", -1}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        kj_request req = {.kernel = "transpose", .entry = want[i].entry};
+        kj_request req = {.size = sizeof(kj_request), .kernel = "transpose", .entry = want[i].entry};
         kj_kernel *k;
         KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
-        kj_kernel_info info;
+        kj_kernel_info info = KJ_KERNEL_INFO_INIT;
         KJ_ASSERT_OK(kj_kernel_query(k, &info));
         assert_int_equal(info.carveout, want[i].carveout);
         int v;
@@ -314,7 +314,7 @@ static void test_empty_and_streams(void **state) {
     KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &din));
     KJ_ASSERT_OK(kj_mem_alloc(rt, bytes, &dout));
     KJ_ASSERT_OK(kj_memcpy_htod(rt, din, in, bytes));
-    kj_transpose_options o = {.variant = KJ_TRANSPOSE_PADDED, .stream = st};
+    kj_transpose_options o = {.size = sizeof(kj_transpose_options), .variant = KJ_TRANSPOSE_PADDED, .stream = st};
     run_and_check(rt, KJ_TYPE_F32, in, din, dout, rows, cols, &o, got);
     KJ_ASSERT_OK(kj_stream_destroy(rt, st));
     KJ_ASSERT_OK(kj_mem_free(rt, din));

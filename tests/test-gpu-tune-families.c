@@ -1,6 +1,6 @@
 /* The gpu suite for the transpose and vector-add tuning targets: kj_tune picks a valid configuration
  * that computes the right result and stores it; kj_transpose and kj_vector_add then report
- * config_from "tuned" with those values (in this runtime, and in a new one that reads the file) and
+ * config_from KJ_CONFIG_TUNED with those values (in this runtime, and in a new one that reads the file) and
  * still compute right; explicit options win; other element types, entries and sizes far from the
  * tuned bucket keep the defaults. Also: the vector add's scalar entry (pointers one element into
  * their allocations), a budgeted f16 transpose of a non-square n, a deliberately wrong kernel (from
@@ -17,7 +17,7 @@ static kj_tune_result *tune(kj_tune_options o) {
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("%s tuned in %.2f s: %s, %.1f GB/s, again %.1f GB/s\n", o.kernel, r->total_ms / 1e3,
-           r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
+           kj_tune_result_variant(r, r->best)[0].label, r->best_gbps, r->remeasured_gbps);
     return r;
 }
 
@@ -110,24 +110,24 @@ static void test_transpose_tuned(void **state) {
     assert_true(r->skipped >= 4);   /* the require lines: 16x32, 64x32, 128x16, 128x32 */
     assert_true(r->measured >= 16); /* only a device limit (shared memory, registers) may skip more */
     assert_true(r->stored);
-    const kj_tune_variant *best = &r->variants[r->best];
+    const kj_tune_variant *best = kj_tune_result_variant(r, r->best);
     assert_int_equal(best->status, KJ_VARIANT_MEASURED);
     unsigned tile = value_in(best->label, "TILE_DIM"), rows = value_in(best->label, "BLOCK_ROWS");
     assert_true(tile == 16 || tile == 32 || tile == 64 || tile == 128);
     assert_true(rows >= 1 && tile % rows == 0 && tile * rows <= 1024);
     for (size_t i = 0; i < r->variant_count; i++)
-        if (r->variants[i].status == KJ_VARIANT_SKIPPED) assert_true(strlen(r->variants[i].note) > 0);
+        if (kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_SKIPPED) assert_true(strlen(kj_tune_result_variant(r, i)[0].note) > 0);
 
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "transpose", "transpose_padded", "ELEM_BYTES=4", n, &t));
     assert_string_equal(t.values, best->label);
 
     /* kj_transpose takes it for any rows x cols of the bucket, and transposes right */
     const size_t side = kj_test_small() ? 256 : 1024, mr = side * 1000 / 1024, mc = side * 1100 / 1024;
-    kj_transpose_report rep;
-    kj_transpose_options to = {.report = &rep};
+    kj_transpose_report rep = KJ_TRANSPOSE_REPORT_INIT;
+    kj_transpose_options to = {.size = sizeof(kj_transpose_options), .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_string_equal(rep.entry, "transpose_padded");
     assert_int_equal(rep.tile[0], tile);
     assert_int_equal(rep.tile[1], tile);
@@ -135,33 +135,33 @@ static void test_transpose_tuned(void **state) {
     assert_int_equal(rep.block[1], rows);
     assert_int_equal(rep.shared_bytes, tile * (tile + 1) * 4);
     /* explicit values win; the one not given keeps its default */
-    to = (kj_transpose_options){.tile_dim = 16, .report = &rep};
+    to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .tile_dim = 16, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.tile[0], 16);
     assert_int_equal(rep.block[1], 8);
-    to = (kj_transpose_options){.block_rows = 4, .report = &rep};
+    to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .block_rows = 4, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.tile[0], 32);
     assert_int_equal(rep.block[1], 4);
     /* a fixed variant, another element size, a size two buckets away: the defaults */
-    to = (kj_transpose_options){.variant = KJ_TRANSPOSE_VEC, .report = &rep};
+    to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .variant = KJ_TRANSPOSE_VEC, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "default");
-    to = (kj_transpose_options){.report = &rep};
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
+    to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F64, mr, mc, &to);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(rep.tile[0], 32);
     check_transpose(kj_test_rt, KJ_TYPE_F32, side / 4, side / 4, &to);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
 
     /* a new runtime reads the file once and uses the entry too */
     kj_test_log log_again;
     kj_runtime *rt2 = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, &log_again);
     assert_non_null(rt2);
     check_transpose(rt2, KJ_TYPE_U32, mr, mc, &to);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.tile[0], tile);
     assert_int_equal(rep.block[1], rows);
     assert_int_equal(log_again.warnings, 0);
@@ -177,36 +177,36 @@ static void test_vector_add_tuned(void **state) {
     assert_true(r->bytes_per_run == 3.0 * (double)n * 4);
     assert_true(r->measured >= 16);
     assert_true(r->stored);
-    const kj_tune_variant *best = &r->variants[r->best];
+    const kj_tune_variant *best = kj_tune_result_variant(r, r->best);
     unsigned block = value_in(best->label, "BLOCK_SIZE"), unroll = value_in(best->label, "UNROLL");
     assert_true(block >= 64 && block <= 1024 && (block & (block - 1)) == 0);
     assert_true(unroll == 1 || unroll == 2 || unroll == 4 || unroll == 8);
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "vector_add", "vector_add", "T=f32", n, &t));
     assert_string_equal(t.values, best->label);
 
     const size_t m = n + n / 8;
-    kj_vector_add_report rep;
-    kj_vector_add_options vo = {.report = &rep};
+    kj_vector_add_report rep = KJ_VECTOR_ADD_REPORT_INIT;
+    kj_vector_add_options vo = {.size = sizeof(kj_vector_add_options), .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 0, &vo);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_string_equal(rep.entry, "vector_add");
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.unroll, unroll);
-    vo = (kj_vector_add_options){.unroll = 2, .report = &rep};
+    vo = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .unroll = 2, .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 0, &vo);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.block_size, 256);
     assert_int_equal(rep.unroll, 2);
     /* the scalar entry (not tuned yet), f64, a size two buckets away: the defaults */
-    vo = (kj_vector_add_options){.report = &rep};
+    vo = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F32, m, 1, &vo);
     assert_string_equal(rep.entry, "vector_add_scalar");
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     check_vector_add(kj_test_rt, KJ_TYPE_F64, m, 0, &vo);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     check_vector_add(kj_test_rt, KJ_TYPE_F32, n / 4, 0, &vo);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(rep.block_size, 256);
     assert_int_equal(rep.unroll, 4);
     kj_tune_result_free(r);
@@ -226,19 +226,19 @@ static void test_vector_add_scalar(void **state) {
     assert_int_equal(r->wrong, 0);
     assert_int_equal(r->failed, 0);
     assert_true(r->stored);
-    unsigned block = value_in(r->variants[r->best].label, "BLOCK_SIZE");
-    unsigned unroll = value_in(r->variants[r->best].label, "UNROLL");
+    unsigned block = value_in(kj_tune_result_variant(r, r->best)[0].label, "BLOCK_SIZE");
+    unsigned unroll = value_in(kj_tune_result_variant(r, r->best)[0].label, "UNROLL");
     kj_tune_result_free(r);
-    kj_vector_add_report rep;
-    kj_vector_add_options vo = {.report = &rep};
+    kj_vector_add_report rep = KJ_VECTOR_ADD_REPORT_INIT;
+    kj_vector_add_options vo = {.size = sizeof(kj_vector_add_options), .report = &rep};
     check_vector_add(kj_test_rt, KJ_TYPE_F64, n, 1, &vo);
     assert_string_equal(rep.entry, "vector_add_scalar");
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.unroll, unroll);
     check_vector_add(kj_test_rt, KJ_TYPE_F64, n, 0, &vo); /* aligned: the vector entry, not tuned for f64 */
     assert_string_equal(rep.entry, "vector_add");
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
 }
 
 /* f16 (ELEM_BYTES=2) on 999 x 1001 with a budget: greedy from the defaults, nothing stored. */
@@ -256,10 +256,10 @@ static void test_transpose_budget(void **state) {
     assert_false(r->stored);
     size_t start = r->variant_count;
     for (size_t i = 0; i < r->variant_count; i++)
-        if (strcmp(r->variants[i].label, "TILE_DIM=32 BLOCK_ROWS=8") == 0) start = i;
+        if (strcmp(kj_tune_result_variant(r, i)[0].label, "TILE_DIM=32 BLOCK_ROWS=8") == 0) start = i;
     assert_true(start < r->variant_count);
-    assert_int_equal(r->variants[start].status, KJ_VARIANT_MEASURED);
-    kj_tuned t;
+    assert_int_equal(kj_tune_result_variant(r, start)[0].status, KJ_VARIANT_MEASURED);
+    kj_tuned t = KJ_TUNED_INIT;
     assert_int_equal(kj_tune_db_lookup(kj_test_rt, "transpose", "transpose_padded", "ELEM_BYTES=2", o.n, &t),
                      KJ_ERR_NOT_FOUND);
     kj_tune_result_free(r);
@@ -291,8 +291,7 @@ static void test_wrong_variants_never_win(void **state) {
     snprintf(path, sizeof path, "%s/vector_add.cu", dir);
     snprintf(cache, sizeof cache, "%s/cache", dir);
     kj_test_write(path, wrong_src, strlen(wrong_src));
-    kj_runtime_options ro;
-    kj_runtime_options_init(&ro);
+    kj_runtime_options ro = KJ_RUNTIME_OPTIONS_INIT;
     ro.cache_dir = cache;
     ro.search_path = dir;
     kj_runtime *r2 = NULL;
@@ -306,13 +305,13 @@ static void test_wrong_variants_never_win(void **state) {
     assert_int_equal(r->failed, 0);
     assert_int_equal(r->measured + r->skipped, 15);
     for (size_t i = 0; i < r->variant_count; i++) {
-        const kj_tune_variant *v = &r->variants[i];
+        const kj_tune_variant *v = kj_tune_result_variant(r, i);
         if (value_in(v->label, "UNROLL") != 2) continue;
         assert_int_equal(v->status, KJ_VARIANT_WRONG);
         assert_non_null(strstr(v->note, "c[4098]"));
         assert_non_null(strstr(v->note, "the CPU's a + b"));
     }
-    assert_int_not_equal(value_in(r->variants[r->best].label, "UNROLL"), 2);
+    assert_int_not_equal(value_in(kj_tune_result_variant(r, r->best)[0].label, "UNROLL"), 2);
     kj_tune_result_free(r);
     kj_runtime_destroy(r2);
     kj_test_rmdir(dir);

@@ -1,5 +1,5 @@
 /* The gpu suite for tuning: kj_tune picks a valid configuration of the reduction that computes the
- * right result, stores it, and kj_reduce then reports config_from "tuned" with those values (in this
+ * right result, stores it, and kj_reduce then reports config_from KJ_CONFIG_TUNED with those values (in this
  * runtime, and in a new one that reads the file); explicit options still win; sizes far from the
  * tuned bucket keep the defaults; a budget limits the variants touched; entries that ignore
  * COARSE_FACTOR and single-block entries that cannot take the size; forgetting. Exits 77 without a
@@ -57,18 +57,18 @@ static void test_tune_store_and_use(void **state) {
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("tuned in %.2f s (compile %.2f s, measure %.2f s): %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
-           r->compile_ms / 1e3, r->measure_ms / 1e3, r->variants[r->best].label, r->best_gbps, r->remeasured_gbps);
+           r->compile_ms / 1e3, r->measure_ms / 1e3, kj_tune_result_variant(r, r->best)[0].label, r->best_gbps, r->remeasured_gbps);
     kj_test_assert_tuned(r, "reduce", "reduce_fast", "OP=sum T=f32", 20, 36);
     assert_int_equal(kj_space_dim_count(r->space), 2);
     assert_string_equal(r->strategy, "exhaustive");
     assert_true(r->measured >= 30); /* only a device limit may skip a few */
     assert_int_equal(r->compiled + r->cached, 36);
-    const kj_tune_variant *best = &r->variants[r->best];
+    const kj_tune_variant *best = kj_tune_result_variant(r, r->best);
     assert_int_equal(best->status, KJ_VARIANT_MEASURED);
     assert_true(best->samples >= 10);
     assert_true(best->registers > 0);
     for (size_t i = 0; i < r->variant_count; i++)
-        if (r->variants[i].status == KJ_VARIANT_MEASURED) assert_true(r->variants[i].median_us >= best->median_us);
+        if (kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_MEASURED) assert_true(kj_tune_result_variant(r, i)[0].median_us >= best->median_us);
     assert_true(r->best_gbps > 0 && r->remeasured_gbps > 0);
     assert_true(r->remeasured_samples >= 30);
     assert_true(r->stored);
@@ -82,7 +82,7 @@ static void test_tune_store_and_use(void **state) {
     assert_true(block >= 32 && block <= 1024 && (block & (block - 1)) == 0);
     assert_true(coarse >= 1 && coarse <= 32);
 
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "reduce", "reduce_fast", "OP=sum T=f32", n, &t));
     assert_string_equal(t.values, best->label);
     assert_int_equal(t.bucket, 20);
@@ -92,27 +92,27 @@ static void test_tune_store_and_use(void **state) {
     double abs_sum;
     const size_t m = n + 12345;
     kj_devptr d = upload(m, &want, &abs_sum);
-    kj_reduce_report rep;
-    kj_reduce_options ro = {.report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .report = &rep};
     check_sum(kj_test_rt, d, m, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, coarse);
     assert_string_equal(rep.entry, "reduce_fast");
     /* explicit options win */
-    ro = (kj_reduce_options){.block_size = 128, .report = &rep};
+    ro = (kj_reduce_options){.size = sizeof(kj_reduce_options), .block_size = 128, .report = &rep};
     check_sum(kj_test_rt, d, m, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "explicit");
+    assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(rep.block_size, 128);
     /* another operator, or a size two buckets away: the defaults */
     float got;
-    ro = (kj_reduce_options){.report = &rep};
+    ro = (kj_reduce_options){.size = sizeof(kj_reduce_options), .report = &rep};
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_MAX, KJ_TYPE_F32, d, m, &got, &ro));
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
     d = upload(1000, &want, &abs_sum);
     check_sum(kj_test_rt, d, 1000, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 
     /* a new runtime reads the file once and uses the entry too */
@@ -123,7 +123,7 @@ static void test_tune_store_and_use(void **state) {
     kj_test_rt = rt2; /* upload() works on kj_test_rt */
     d = upload(n, &want, &abs_sum);
     check_sum(rt2, d, n, want, abs_sum, &ro);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, coarse);
     assert_int_equal(log_again.warnings, 0);
@@ -151,9 +151,9 @@ static void test_budget(void **state) {
     /* the defaults (BLOCK_SIZE=256 COARSE_FACTOR=8) are where the descent starts */
     size_t start = 0;
     for (size_t i = 0; i < r->variant_count; i++)
-        if (strcmp(r->variants[i].label, "BLOCK_SIZE=256 COARSE_FACTOR=8") == 0) start = i;
-    assert_int_equal(r->variants[start].status, KJ_VARIANT_MEASURED);
-    kj_tuned t;
+        if (strcmp(kj_tune_result_variant(r, i)[0].label, "BLOCK_SIZE=256 COARSE_FACTOR=8") == 0) start = i;
+    assert_int_equal(kj_tune_result_variant(r, start)[0].status, KJ_VARIANT_MEASURED);
+    kj_tuned t = KJ_TUNED_INIT;
     assert_int_equal(kj_tune_db_lookup(kj_test_rt, "reduce", "reduce_fast", "OP=max T=i32", o.n, &t), KJ_ERR_NOT_FOUND);
     kj_tune_result_free(r);
 }
@@ -173,17 +173,17 @@ static void test_other_entries(void **state) {
     assert_string_equal(r->fixed, "OP=min T=f64");
     assert_int_equal(r->wrong, 0);
     assert_true(r->stored);
-    unsigned block = value_in(r->variants[r->best].label, "BLOCK_SIZE");
+    unsigned block = value_in(kj_tune_result_variant(r, r->best)[0].label, "BLOCK_SIZE");
     kj_tune_result_free(r);
     kj_devptr d;
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 100003 * 8, &d));
     KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, d, 0, 100003 * 8));
     double got;
-    kj_reduce_report rep;
-    kj_reduce_options ro = {.entry = "reduce_segmented", .report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .entry = "reduce_segmented", .report = &rep};
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_MIN, KJ_TYPE_F64, d, 100003, &got, &ro));
     assert_true(got == 0.0);
-    assert_string_equal(rep.config_from, "tuned");
+    assert_int_equal(rep.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(rep.block_size, block);
     assert_int_equal(rep.coarse_factor, 0);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
@@ -194,8 +194,8 @@ static void test_other_entries(void **state) {
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     assert_int_equal(r->variant_count, 6);
     assert_int_equal(r->skipped, 4);
-    assert_non_null(strstr(r->variants[0].note, "at most 2 x BLOCK_SIZE"));
-    assert_true(value_in(r->variants[r->best].label, "BLOCK_SIZE") >= 512);
+    assert_non_null(strstr(kj_tune_result_variant(r, 0)[0].note, "at most 2 x BLOCK_SIZE"));
+    assert_true(value_in(kj_tune_result_variant(r, r->best)[0].label, "BLOCK_SIZE") >= 512);
     kj_tune_result_free(r);
 }
 
@@ -227,10 +227,10 @@ static void test_errors_and_forget(void **state) {
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (1u << 20) * 4, &d));
     KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, d, 0, (1u << 20) * 4));
     float got;
-    kj_reduce_report rep;
-    kj_reduce_options ro = {.report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .report = &rep};
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F32, d, 1u << 20, &got, &ro));
-    assert_string_equal(rep.config_from, "default");
+    assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 }
 

@@ -14,7 +14,7 @@
 #include <math.h>
 
 static const char *kernjit;
-static kj_device_info dev;
+static kj_device_info dev = KJ_DEVICE_INFO_INIT;
 
 static const size_t sizes[] = {1, 31, 1000003, (1u << 24) + 7};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
@@ -27,7 +27,7 @@ static int setup(void **state) {
 static kj_kernel *get(const char *file, const char *entry) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
-    kj_request req = {.kernel = path, .entry = entry};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = entry};
     kj_kernel *k = NULL;
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &k, NULL));
     return k;
@@ -71,7 +71,7 @@ static void test_cooperative_grid_sum(void **state) {
         KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, scratch, 0, 8));
         int nn = (int)n;
         void *args[] = {&din, &nn, &scratch, &out};
-        kj_launch_config c = {.grid = {grid}, .block = {256}, .cooperative = 1};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {grid}, .block = {256}, .cooperative = 1};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
         uint64_t got;
@@ -84,7 +84,7 @@ static void test_cooperative_grid_sum(void **state) {
     int nn = 1;
     kj_devptr z = 0;
     void *args[] = {&z, &nn, &z, &z};
-    kj_launch_config c = {.grid = {grid + 1}, .block = {256}, .cooperative = 1};
+    kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {grid + 1}, .block = {256}, .cooperative = 1};
     assert_int_equal(kj_kernel_launch(k, &c, args), KJ_ERR_LIMIT);
     char want[64];
     snprintf(want, sizeof want, "so at most %u blocks", grid);
@@ -103,7 +103,7 @@ static void test_cub_block_and_warp(void **state) {
         kj_devptr din = upload(in, n * 4), sums = poisoned(blocks * 4), maxes = poisoned(blocks * 8 * 4);
         int nn = (int)n;
         void *args[] = {&din, &nn, &sums, &maxes};
-        kj_launch_config c = {.grid = {(unsigned)blocks}, .block = {256}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)blocks}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         float *gs = malloc(blocks * 4), *gm = malloc(blocks * 32);
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, gs, sums, blocks * 4));
@@ -141,7 +141,7 @@ static void run_histogram(const char *file) {
         KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, bins, 0, sizeof got));
         int nn = (int)n;
         void *args[] = {&din, &nn, &bins};
-        kj_launch_config c = {.grid = {(unsigned)dev.sm_count * 4}, .block = {256}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)dev.sm_count * 4}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, bins, sizeof got));
         assert_memory_equal(got, expect, sizeof got);
@@ -175,7 +175,7 @@ static void test_std_atomic_ref(void **state) {
         top = upload(&lowest, 4);
         int nn = (int)n;
         void *args[] = {&din, &nn, &threshold, &count, &top};
-        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &got, count, 8));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &got_top, top, 4));
@@ -198,7 +198,7 @@ static void test_cg_memcpy_async_and_scan(void **state) {
         kj_devptr din = upload(in, n * 4), dout = poisoned(n * 4);
         int nn = (int)n;
         void *args[] = {&din, &dout, &nn};
-        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dout, n * 4));
         int32_t sum = 0;
@@ -230,7 +230,7 @@ static void test_cub_sort_and_scan(void **state) {
                   dprefix = poisoned(n * 4);
         int nn = (int)n;
         void *args[] = {&dkeys, &dsorted, &dvalues, &dprefix, &nn};
-        kj_launch_config c = {.grid = {(unsigned)((n + 511) / 512)}, .block = {128}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 511) / 512)}, .block = {128}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, sorted, dsorted, n * 4));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, prefix, dprefix, n * 4));
@@ -304,7 +304,7 @@ static void test_half_and_bfloat(void **state) {
             kj_devptr dx = upload(x, n * 2), dy = upload(y, n * 2);
             int nn = (int)n;
             void *args[] = {&nn, &alpha, &dx, &dy};
-            kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+            kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
             KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
             KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dy, n * 2));
             double ah = round_to(alpha, digits, emin);
@@ -330,7 +330,7 @@ static void test_half_and_bfloat(void **state) {
 static void test_tail_launch_without_metadata(void **state) {
     (void)state;
     kj_kernel *k = get("jit_tail.cu", "parent");
-    kj_kernel_info info;
+    kj_kernel_info info = KJ_KERNEL_INFO_INIT;
     KJ_ASSERT_OK(kj_kernel_query(k, &info));
     assert_true(info.linked); /* the launch in the source was seen */
     for (size_t s = 0; s < NSIZES; s++) {
@@ -341,7 +341,7 @@ static void test_tail_launch_without_metadata(void **state) {
         kj_devptr dv = upload(v, n * 4), flag = poisoned(4);
         KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, flag, 0, 4));
         void *args[] = {&dv, &nn, &slice, &flag};
-        kj_launch_config c = {.grid = {grid}, .block = {32}, .pending_launches = grid + 16};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {grid}, .block = {32}, .pending_launches = grid + 16};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dv, n * 4));
@@ -372,14 +372,14 @@ static void test_clusters(void **state) {
         kj_devptr din = upload(in, n * 4), out = poisoned(sizeof got);
         int nn = (int)n;
         void *args[] = {&din, &nn, &out};
-        kj_launch_config c = {.grid = {grid}, .block = {block}, .cluster = {cl, 1, 1}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {grid}, .block = {block}, .cluster = {cl, 1, 1}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, out, sizeof got));
         assert_memory_equal(got, expect, sizeof got);
         kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, out);
         free(in);
     }
-    kj_launch_config odd = {.grid = {grid + 1}, .block = {block}, .cluster = {cl, 1, 1}};
+    kj_launch_config odd = {.size = sizeof(kj_launch_config), .grid = {grid + 1}, .block = {block}, .cluster = {cl, 1, 1}};
     int nn = 1;
     kj_devptr z = 0;
     void *args[] = {&z, &nn, &z};
@@ -405,7 +405,7 @@ static void test_struct_by_value(void **state) {
         struct affine_params p = {1.25f, -3.5f, (int)n, 0};
         kj_devptr dx = upload(x, n * 4), dy = poisoned(n * 4);
         void *args[] = {&p, &dx, &dy};
-        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, y, dy, n * 4));
         for (size_t i = 0; i < n; i++) /* NVRTC contracts to a fused multiply-add by default */
@@ -438,10 +438,10 @@ static void test_two_sources_linked(void **state) {
         kj_devptr dx = upload(x, n * 4), dy = upload(y, n * 4), dout = poisoned(n * 4), dsums = poisoned(blocks * 4);
         int nn = (int)n;
         void *args[] = {&dx, &dy, &dout, &nn};
-        kj_launch_config c = {.grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
         KJ_ASSERT_OK(kj_kernel_launch(blend, &c, args));
         void *sum_args[] = {&dx, &dy, &dsums, &nn};
-        kj_launch_config cs = {.grid = {(unsigned)blocks}, .block = {64}};
+        kj_launch_config cs = {.size = sizeof(kj_launch_config), .grid = {(unsigned)blocks}, .block = {64}};
         KJ_ASSERT_OK(kj_kernel_launch(sums, &cs, sum_args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dout, n * 4));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got_sums, dsums, blocks * 4));
@@ -474,14 +474,14 @@ static void test_two_sources_linked(void **state) {
 static void expect_resources_match(const char *file, const char *const *more, size_t nmore, const char *entry) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
-    kj_request req = {.kernel = path, .entry = entry, .sources = more, .source_count = nmore};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = entry, .sources = more, .source_count = nmore};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     if (!r.entry_resources) fail_msg("%s:%s: no resources", file, entry);
     kj_resource_usage u = *r.entry_resources;
     kj_kernel *k;
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &k, NULL));
-    kj_kernel_info info;
+    kj_kernel_info info = KJ_KERNEL_INFO_INIT;
     KJ_ASSERT_OK(kj_kernel_query(k, &info));
     printf("%s:%s: compile time %d registers, %d B stack, %d B shared; driver %d, %d, %d\n", file, entry, u.registers,
            u.stack_bytes, u.shared_static_bytes, info.num_regs, info.local_bytes, info.shared_static_bytes);

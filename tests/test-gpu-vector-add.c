@@ -42,8 +42,8 @@ static void check_one(kj_runtime *rt, kj_type type, size_t n, const setup_args *
     kj_devptr d[3];
     kj_test_vector_add_buffers(rt, a, b, bytes, off, d);
     kj_devptr out = s->in_place ? d[0] + off : d[2] + off;
-    kj_vector_add_report rep;
-    kj_vector_add_options o = {s->block, s->unroll, NULL, &rep};
+    kj_vector_add_report rep = KJ_VECTOR_ADD_REPORT_INIT;
+    kj_vector_add_options o = {sizeof(kj_vector_add_options), s->block, s->unroll, NULL, &rep};
     KJ_ASSERT_OK(kj_vector_add(rt, type, d[0] + off, d[1] + off, out, n, &o));
     KJ_ASSERT_OK(kj_synchronize(rt));
     KJ_ASSERT_OK(kj_memcpy_dtoh(rt, c, out, bytes));
@@ -108,10 +108,10 @@ static void test_tunables(void **state) {
     /* values the metadata does not list are refused, naming them */
     kj_devptr p;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 64, &p));
-    kj_vector_add_options bad = {.block_size = 96};
+    kj_vector_add_options bad = {.size = sizeof(kj_vector_add_options), .block_size = 96};
     assert_int_equal(kj_vector_add(rt, KJ_TYPE_F32, p, p, p, 16, &bad), KJ_ERR_INVALID_DEFINE);
     assert_non_null(strstr(kj_last_error(), "BLOCK_SIZE=96"));
-    bad = (kj_vector_add_options){.unroll = 3};
+    bad = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .unroll = 3};
     assert_int_equal(kj_vector_add(rt, KJ_TYPE_F32, p, p, p, 16, &bad), KJ_ERR_INVALID_DEFINE);
     assert_non_null(strstr(kj_last_error(), "UNROLL=3"));
     assert_int_equal(kj_vector_add(rt, KJ_TYPE_I64, p, p, p, 16, NULL), KJ_ERR_USAGE);

@@ -9,10 +9,8 @@
 #include <string.h>
 
 int main(void) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
-    kj_tune_options t;
-    kj_tune_options_init(&t);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
+    kj_tune_options t = KJ_TUNE_OPTIONS_INIT;
     if (strcmp(kj_version_string(), KJ_VERSION_STRING) != 0 || kj_version_number() != KJ_VERSION_HEX) {
         printf("header %s (0x%06x), library %s (0x%06x)\n", KJ_VERSION_STRING, (unsigned)KJ_VERSION_HEX,
                kj_version_string(), kj_version_number());

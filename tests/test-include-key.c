@@ -15,8 +15,8 @@ typedef struct result {
 } result;
 
 static result compile_with(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd) {
-    kj_request req = {.kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     kj_status s = kj_compile(kj_test_rt, &req, &r);
     if (s != KJ_OK) fail_msg("compiling %s: %s", kernel, kj_last_error());
     result out;
@@ -145,7 +145,7 @@ static void test_working_folder_never_searched(void **state) {
     char here[PATH_MAX];
     assert_non_null(getcwd(here, sizeof here));
     assert_int_equal(chdir(at("cwd")), 0);
-    kj_request req = {.kernel = at("src/needs.cu")};
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("src/needs.cu")};
     kj_status s = kj_compile(kj_test_rt, &req, NULL);
     assert_int_equal(s, KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "\"planted.h\" in "));
@@ -183,14 +183,14 @@ static void test_refused_options(void **state) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *o[] = {cases[i].option};
-        kj_request req = {.kernel = at("ref/k.cu"), .options = o, .option_count = 1};
+        kj_request req = {.size = sizeof(kj_request), .kernel = at("ref/k.cu"), .options = o, .option_count = 1};
         kj_status s = kj_compile(kj_test_rt, &req, NULL);
         if (s != KJ_ERR_USAGE || !strstr(kj_last_error(), cases[i].message))
             fail_msg("%s: %s, '%s'", cases[i].option, kj_status_name(s), kj_last_error());
     }
     /* a pre-include that is not there is the caller's mistake */
     const char *o[] = {"--pre-include=/nonexistent/x.h"};
-    kj_request req = {.kernel = at("ref/k.cu"), .options = o, .option_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("ref/k.cu"), .options = o, .option_count = 1};
     assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
 }
 
@@ -212,8 +212,8 @@ static void test_user_kernels_compile(void **state) {
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, kernels[i].file);
-        kj_request req = {.kernel = path, .entry = kernels[i].entry};
-        kj_compile_result r;
+        kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = kernels[i].entry};
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         kj_status s = kj_compile(kj_test_rt, &req, &r);
         if (s != KJ_OK) fail_msg("%s:%s: %s", kernels[i].file, kernels[i].entry, kj_last_error());
         assert_int_equal(r.linked, kernels[i].linked);
@@ -225,13 +225,13 @@ static void test_metadata_without_params_and_rdc_option(void **state) {
     (void)state;
     put("meta/k.cu", "//@kernjit rdc\n" KERNEL_USING("N"));
     kj_define d = {"N", "3"};
-    kj_request req = {.kernel = at("meta/k.cu"), .defines = &d, .define_count = 1};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("meta/k.cu"), .defines = &d, .define_count = 1};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_true(r.linked);
     put("meta/plain.cu", KERNEL_USING("1"));
     const char *o[] = {"-rdc=true"};
-    kj_request plain = {.kernel = at("meta/plain.cu"), .options = o, .option_count = 1};
+    kj_request plain = {.size = sizeof(kj_request), .kernel = at("meta/plain.cu"), .options = o, .option_count = 1};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, &r));
     assert_true(r.linked);
     plain.option_count = 0;
@@ -244,8 +244,8 @@ static void test_warnings_kept(void **state) {
     (void)state;
     put("warn/k.cu", "#define ROWS 16\n" KERNEL_USING("ROWS"));
     kj_define d = {"ROWS", "8"};
-    kj_request req = {.kernel = at("warn/k.cu"), .defines = &d, .define_count = 1};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("warn/k.cu"), .defines = &d, .define_count = 1};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_false(r.cache_hit);
     assert_non_null(strstr(r.log, "incompatible redefinition of macro \"ROWS\""));
@@ -254,7 +254,7 @@ static void test_warnings_kept(void **state) {
     assert_true(r.cache_hit);
     assert_non_null(strstr(r.log, "incompatible redefinition of macro \"ROWS\""));
     put("warn/clean.cu", KERNEL_USING("1"));
-    kj_request clean = {.kernel = at("warn/clean.cu")};
+    kj_request clean = {.size = sizeof(kj_request), .kernel = at("warn/clean.cu")};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &clean, &r));
     assert_string_equal(r.log, "");
 }
@@ -266,11 +266,11 @@ static void test_entry_detection_ignores_dead_code(void **state) {
                      "/* __global__ void older(int *o) { } */\n"
                      "#if 0\n__global__ void disabled(int *o) { }\n#else\n"
                      "__global__ void live(int *o) { o[0] = 1; }\n#endif\n");
-    kj_request req = {.kernel = at("dead/k.cu")};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("dead/k.cu")};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     put("dead/two.cu", "__global__ void a(int *o) { }\n__global__ void b(int *o) { }\n");
-    kj_request two = {.kernel = at("dead/two.cu")};
+    kj_request two = {.size = sizeof(kj_request), .kernel = at("dead/two.cu")};
     assert_int_equal(kj_compile(kj_test_rt, &two, &r), KJ_ERR_UNKNOWN_ENTRY);
     assert_non_null(strstr(kj_last_error(), "several kernels (a, b)"));
 }
@@ -280,7 +280,7 @@ static void test_entry_detection_ignores_dead_code(void **state) {
 static void test_failure_hints(void **state) {
     (void)state;
     put("hint/stdio.cu", "#include <stdio.h>\nextern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
-    kj_request req = {.kernel = at("hint/stdio.cu")};
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("hint/stdio.cu")};
     assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "NVRTC ships no C library headers; device printf and assert need none"));
     put("hint/host.h", "int twice(int x) { return 2 * x; }\n");
@@ -294,7 +294,7 @@ static void test_failure_hints(void **state) {
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, NULL));
     /* without the #include, device printf compiles */
     put("hint/printf.cu", "extern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
-    kj_request plain = {.kernel = at("hint/printf.cu")};
+    kj_request plain = {.size = sizeof(kj_request), .kernel = at("hint/printf.cu")};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, NULL));
 }
 

@@ -9,7 +9,7 @@
 static void test_dwell_known_points(void **state) {
     (void)state;
     /* window [-2, 2]^2 on 4 x 4 pixels: dx = dy = 1, pixel (x, y) is c = (x - 2, 2 - y) */
-    kj_mandelbrot_options o = {.x_min = -2, .x_max = 2, .y_min = -2, .y_max = 2, .max_dwell = 64};
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .x_min = -2, .x_max = 2, .y_min = -2, .y_max = 2, .max_dwell = 64};
     unsigned d;
     KJ_ASSERT_OK(kj_mandelbrot_dwell(4, 4, 2, 2, &o, &d)); /* c = 0: in the set */
     assert_int_equal(d, 64);
@@ -39,13 +39,13 @@ static void test_config_messages(void **state) {
     assert_non_null(strstr(why, "0 x 10"));
     assert_int_equal(config(40000, 10, NULL, &c, why), -1);
     assert_non_null(strstr(why, "32768"));
-    kj_mandelbrot_options o = {.x_min = 1, .x_max = 0, .y_min = -1, .y_max = 1};
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .x_min = 1, .x_max = 0, .y_min = -1, .y_max = 1};
     assert_int_equal(config(10, 10, &o, &c, why), -1);
     assert_non_null(strstr(why, "x_min < x_max"));
-    kj_mandelbrot_options s = {.subdiv = 1};
+    kj_mandelbrot_options s = {.size = sizeof(kj_mandelbrot_options), .subdiv = 1};
     assert_int_equal(config(10, 10, &s, &c, why), -1);
     assert_non_null(strstr(why, "subdiv 1"));
-    kj_mandelbrot_options a = {.algo = (kj_mandelbrot_algo)7};
+    kj_mandelbrot_options a = {.size = sizeof(kj_mandelbrot_options), .algo = (kj_mandelbrot_algo)7};
     assert_int_equal(config(10, 10, &a, &c, why), -1);
     kj_mandelbrot_algo algo;
     assert_int_equal(kj_mandelbrot_algo_parse("fast", &algo), KJ_ERR_USAGE);
@@ -73,7 +73,7 @@ static void test_defaults_match_metadata(void **state) {
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         int found = 0;
         for (size_t p = 0; p < kj_desc_param_count(d); p++) {
-            kj_param_info info;
+            kj_param_info info = KJ_PARAM_INFO_INIT;
             KJ_ASSERT_OK(kj_desc_param(d, p, &info));
             if (strcmp(info.name, want[i].name) != 0) continue;
             found = 1;
@@ -98,7 +98,7 @@ static void test_launch_bound(void **state) {
     assert_int_equal(kj__mb_launch_bound(&c, &levels), 1024 + 16384);
     assert_int_equal(levels, 3);
     /* max_depth 1: nothing is launched from the device */
-    kj_mandelbrot_options o = {.max_depth = 1};
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .max_depth = 1};
     assert_int_equal(config(16384, 16384, &o, &c, why), 0);
     assert_int_equal(kj__mb_launch_bound(&c, &levels), 0);
     assert_int_equal(levels, 1);
@@ -135,26 +135,26 @@ static void test_ms_emulation_exact(void **state) {
     (void)state;
     uint64_t launches;
     /* deep and clipped: odd sizes, small squares */
-    kj_mandelbrot_options deep = {.algo = KJ_MANDELBROT_MS, .max_dwell = 256, .init_subdiv = 8, .subdiv = 2,
+    kj_mandelbrot_options deep = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 256, .init_subdiv = 8, .subdiv = 2,
                                   .max_depth = 6, .min_size = 8};
     same_image(601, 397, deep, &launches);
     assert_true(launches > 10);
     /* the GPU test's subdividing configuration, on a quarter of its size */
-    kj_mandelbrot_options quad = {.algo = KJ_MANDELBROT_MS, .max_dwell = 512, .init_subdiv = 8, .subdiv = 4,
+    kj_mandelbrot_options quad = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 512, .init_subdiv = 8, .subdiv = 4,
                                   .max_depth = 4, .min_size = 16};
     same_image(1024, 1024, quad, &launches);
     assert_true(launches > 10);
     /* a zoomed window with long dwells */
-    kj_mandelbrot_options zoom = {.algo = KJ_MANDELBROT_MS, .max_dwell = 2048, .x_min = -0.8, .x_max = -0.7,
+    kj_mandelbrot_options zoom = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 2048, .x_min = -0.8, .x_max = -0.7,
                                   .y_min = 0.05, .y_max = 0.15, .init_subdiv = 8, .subdiv = 4, .max_depth = 4,
                                   .min_size = 8};
     same_image(512, 512, zoom, &launches);
     /* the GPU test's zoomed window (test-gpu-mandelbrot: test_escape_matches_cpu) */
-    kj_mandelbrot_options seahorse = {.algo = KJ_MANDELBROT_MS, .max_dwell = 1024, .x_min = -0.75, .x_max = -0.73,
+    kj_mandelbrot_options seahorse = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 1024, .x_min = -0.75, .x_max = -0.73,
                                       .y_min = 0.1, .y_max = 0.115, .init_subdiv = 4, .min_size = 8};
     same_image(640, 480, seahorse, &launches);
     /* tiny images: squares of one or two pixels */
-    kj_mandelbrot_options tiny = {.algo = KJ_MANDELBROT_MS, .max_dwell = 64, .init_subdiv = 4, .subdiv = 2,
+    kj_mandelbrot_options tiny = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 64, .init_subdiv = 4, .subdiv = 2,
                                   .max_depth = 8, .min_size = 4};
     for (unsigned w = 1; w <= 9; w += 2) same_image(w, 10 - w, tiny, &launches);
 }

@@ -29,7 +29,7 @@ static kj_status compile_files(const char *entry, const char *const *files, size
     assert_true(count >= 1 && count <= 8);
     for (size_t i = 0; i < count; i++) snprintf(paths[i], PATH_MAX, "%s", at(files[i]));
     for (size_t i = 1; i < count; i++) more[i - 1] = paths[i];
-    kj_request req = {.kernel = paths[0], .entry = entry, .sources = more, .source_count = count - 1, .defines = d,
+    kj_request req = {.size = sizeof(kj_request), .kernel = paths[0], .entry = entry, .sources = more, .source_count = count - 1, .defines = d,
                       .define_count = nd};
     return kj_compile(kj_test_rt, &req, r);
 }
@@ -48,7 +48,7 @@ static void test_two_sources_linked(void **state) {
     (void)state;
     setup_program();
     const char *files[] = {"link_main.cu", "link_lib.cu"};
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile_ok("blend", files, 2, &r);
     assert_false(r.cache_hit);
     assert_int_equal(r.source_count, 2);
@@ -71,7 +71,7 @@ static void test_stale_keys(void **state) {
     setup_program();
     put("extra.cu", "__device__ int extra_value = 7;\n");
     const char *files[] = {"link_main.cu", "link_lib.cu"};
-    kj_compile_result a, r;
+    kj_compile_result a = KJ_COMPILE_RESULT_INIT, r = KJ_COMPILE_RESULT_INIT;
     compile_ok("blend", files, 2, &a);
     char key[33];
     snprintf(key, sizeof key, "%s", a.key);
@@ -115,7 +115,7 @@ static void test_same_macros_everywhere(void **state) {
     put("m/b.cu", "#ifndef SCALE\n#error b.cu was not given SCALE\n#endif\n"
                   "__device__ int scaled(int x) { return x * SCALE; }\n");
     const char *files[] = {"m/a.cu", "m/b.cu"};
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     kj_define d = {"SCALE", "3"};
     KJ_ASSERT_OK(compile_files(NULL, files, 2, &d, 1, &r)); /* k, the only kernel, found without naming it */
     assert_int_equal(compile_files(NULL, files, 2, NULL, 0, &r), KJ_ERR_COMPILE);
@@ -135,8 +135,8 @@ static void test_pre_include_in_every_source(void **state) {
     snprintf(a, sizeof a, "%s", at("pre/one/a.cu"));
     snprintf(b, sizeof b, "%s", at("pre/two/b.cu"));
     const char *o[] = {option}, *more[] = {b};
-    kj_request req = {.kernel = a, .sources = more, .source_count = 1, .options = o, .option_count = 1};
-    kj_compile_result r;
+    kj_request req = {.size = sizeof(kj_request), .kernel = a, .sources = more, .source_count = 1, .options = o, .option_count = 1};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     char key[33];
     snprintf(key, sizeof key, "%s", r.key);
@@ -154,14 +154,14 @@ static void test_launch_across_sources(void **state) {
                         "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamFireAndForget>>>(v);\n}\n");
     put("dp/child.cu", "__global__ void child(int *v) { v[threadIdx.x] += 1; }\n");
     const char *files[] = {"dp/parent.cu", "dp/child.cu"};
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile_ok("parent", files, 2, &r);
     assert_true(r.linked);
 }
 
 static void expect_failure(kj_status want, const char *message, const char *entry, const char *const *files,
                            size_t count) {
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     uint64_t before = 0, after = 0;
     KJ_ASSERT_OK(kj_cache_usage(kj_test_rt, &before, NULL, NULL));
     kj_status s = compile_files(entry, files, count, NULL, 0, &r);
@@ -192,7 +192,7 @@ static void test_refusals(void **state) {
 
     /* malformed requests */
     const char *name[] = {"reduce"};
-    kj_request req = {.kernel = at("link_main.cu"), .sources = name, .source_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("link_main.cu"), .sources = name, .source_count = 1};
     assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "source 'reduce' is not a path to a .cu file"));
     req.sources = NULL;

@@ -102,14 +102,14 @@ static void test_tolerance(void **state) {
     double any = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL);
     assert_true(fabs(any - 1000 * (FLT_EPSILON / 2) * 100) < 1e-12);
     /* a tree is much tighter than a chain */
-    kj_reduce_report tree = {.entry = "reduce_fast", .block_size = 256, .grid = 4};
+    kj_reduce_report tree = {.size = sizeof(kj_reduce_report), .entry = "reduce_fast", .block_size = 256, .grid = 4};
     double t = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &tree);
     assert_true(t < kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, NULL) / 100);
     assert_true(t > 0);
     /* f64 is tighter than f32 */
     assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F64, 1000, 5, 100, NULL) < any / 1e8);
     /* atomic entries: a chain across the blocks */
-    kj_reduce_report atomic = {.entry = "reduce_segmented", .block_size = 256, .grid = 2048};
+    kj_reduce_report atomic = {.size = sizeof(kj_reduce_report), .entry = "reduce_segmented", .block_size = 256, .grid = 2048};
     assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &atomic) > t);
 }
 

@@ -17,8 +17,7 @@ static void clear_env(void) {
 }
 
 static kj_runtime_options options(const char *url, const char *secret, kj_remote_mode mode) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.remote_cache = url;
     o.remote_secret = secret;
     o.remote_mode = mode;
@@ -135,8 +134,7 @@ static void test_malformed_urls(void **state) {
 static void test_environment_and_off(void **state) {
     (void)state;
     clear_env();
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     kj__remote_config c;
     int configured = 1;
     KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));

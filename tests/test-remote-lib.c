@@ -38,8 +38,7 @@ static const char *FIXED = "OP=sum T=f32";
 static kj_runtime *machine(const char *name, const char *secret, kj_test_log *log) {
     char dir[600];
     snprintf(dir, sizeof dir, "%s/%s", root, name);
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.cache_dir = dir;
     o.remote_cache = url;
     o.remote_secret = secret;
@@ -83,19 +82,19 @@ static void test_shared_result(void **state) {
     (void)state;
     kj_test_log la, lb;
     kj_runtime *a = machine("shared-a", NULL, &la), *b = machine("shared-b", NULL, &lb);
-    kj_device_info d;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(a, &d));
     kj__tunedb_device_name(d.name, device);
     kj__tuned_rec r = result(device, "BLOCK_SIZE=512 COARSE_FACTOR=4", 1000.0, 67.1);
     KJ_ASSERT_OK(kj__tuned_store(a, &r));
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     assert_non_null(lookup(b, &t));
     assert_string_equal(t.values, "BLOCK_SIZE=512 COARSE_FACTOR=4");
     assert_true(t.gbps == 1000.0 && t.us > 67.0 && t.us < 67.2);
     assert_true(file_has("shared-b", "BLOCK_SIZE=512 COARSE_FACTOR=4\t1000.0"));
     assert_int_equal(lb.warnings, 0);
-    kj_stats s;
-    kj_runtime_stats(a, &s);
+    kj_stats s = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(a, &s));
     assert_int_equal(s.remote_pushes, 1);
     kj_runtime_destroy(a);
     kj_runtime_destroy(b);
@@ -109,7 +108,7 @@ static void test_conflict_rule(void **state) {
     kj_runtime *first = machine("rule-1", NULL, &l1);
     kj__tuned_rec mid = result(device, "BLOCK_SIZE=256 COARSE_FACTOR=8", 2000.0, 33.5);
     KJ_ASSERT_OK(kj__tuned_store(first, &mid));
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     /* a slower result on a machine that has the faster one: kept out, with a warning */
     kj_runtime *second = machine("rule-2", NULL, &l2);
     assert_string_equal(lookup(second, &t), "BLOCK_SIZE=256 COARSE_FACTOR=8");
@@ -153,7 +152,7 @@ static void test_other_devices_apart(void **state) {
     cc.cc_major = 8;
     kj__remote_tune_publish(a->remote, &cc);
     kj_runtime *b = machine("apart-b", NULL, &lb);
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     assert_int_equal(kj_tune_db_lookup(b, "reduce", "reduce_fast", "OP=max T=f32", N, &t), KJ_ERR_NOT_FOUND);
     kj_runtime_destroy(a);
     kj_runtime_destroy(b);
@@ -171,8 +170,7 @@ static void test_signed_results(void **state) {
     /* b's log keeps every warning: the results of the tests before, unsigned, are refused too */
     char dir[600];
     snprintf(dir, sizeof dir, "%s/signed-b", root);
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.cache_dir = dir;
     o.remote_cache = url;
     o.remote_secret = "another secret, not the fleet's";
@@ -181,7 +179,7 @@ static void test_signed_results(void **state) {
     o.log_user = &lb;
     kj_runtime *b = NULL;
     KJ_ASSERT_OK(kj_runtime_create(&o, &b));
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     assert_int_equal(kj_tune_db_lookup(b, "reduce", "reduce_fast", "OP=min T=f32", N, &t), KJ_ERR_NOT_FOUND);
     assert_non_null(strstr(lb.all, "OP=min T=f32\t24 of kernjit:tune:v1:kernjit stub device|9.0|"));
     assert_non_null(strstr(lb.all, "signed with another secret"));
@@ -215,8 +213,8 @@ static void *compile_some(void *arg) {
         snprintf(src, sizeof src,
                  "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += %d.0f; } // %lu thread %d kernel %d\n",
                  w->index * PER_THREAD + i, w->run, w->index, i);
-        kj_request req = {.kernel = "threads.cu", .source_text = src};
-        kj_compile_result r;
+        kj_request req = {.size = sizeof(kj_request), .kernel = "threads.cu", .source_text = src};
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         if (kj_compile(w->rt, &req, &r) != KJ_OK) w->ok = 0;
         else w->origins[i] = r.origin;
     }
@@ -246,17 +244,17 @@ static void test_threads_share_the_tier(void **state) {
     kj_test_log la, lb;
     kj_runtime *a = machine("threads-a", NULL, &la);
     all_threads(a, run, KJ_ORIGIN_COMPILED);
-    kj_remote_transfer t;
+    kj_remote_transfer t = KJ_REMOTE_TRANSFER_INIT;
     KJ_ASSERT_OK(kj_remote_push(a, NULL, &t)); /* waits for the background pushes */
     assert_int_equal(t.moved, 0);
     assert_int_equal(t.failed, 0);
-    kj_stats s;
-    kj_runtime_stats(a, &s);
+    kj_stats s = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(a, &s));
     assert_int_equal(s.remote_pushes, THREADS * PER_THREAD);
     assert_int_equal(s.remote_misses, THREADS * PER_THREAD);
     kj_runtime *b = machine("threads-b", NULL, &lb);
     all_threads(b, run, KJ_ORIGIN_REMOTE);
-    kj_runtime_stats(b, &s);
+    KJ_ASSERT_OK(kj_runtime_stats(b, &s));
     assert_int_equal(s.remote_hits, THREADS * PER_THREAD);
     assert_int_equal(s.compiles, 0);
     assert_int_equal(la.warnings + lb.warnings, 0);

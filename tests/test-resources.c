@@ -14,7 +14,7 @@ static const char *kernel_path(const char *file) {
 
 static const kj_resource_usage *find(const kj_compile_result *r, const char *symbol) {
     for (size_t i = 0; i < r->resource_count; i++)
-        if (strcmp(r->resources[i].symbol, symbol) == 0) return &r->resources[i];
+        if (strcmp(kj_compile_result_resource(r, i)->symbol, symbol) == 0) return kj_compile_result_resource(r, i);
     fail_msg("no resources for %s among %zu kernels", symbol, r->resource_count);
     return NULL;
 }
@@ -23,13 +23,13 @@ static void compile(const char *file, const char *entry, const char *const *opti
                     kj_compile_result *r) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s", kernel_path(file));
-    kj_request req = {.kernel = path, .entry = entry, .options = options, .option_count = nopt};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = entry, .options = options, .option_count = nopt};
     if (kj_compile(kj_test_rt, &req, r) != KJ_OK) fail_msg("%s:%s: %s", file, entry, kj_last_error());
 }
 
 static void test_known_resources(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("resources.cu", "shared_tile", NULL, 0, &r);
     assert_false(r.cache_hit);
     assert_int_equal(r.resource_count, 3); /* every kernel of the binary */
@@ -47,7 +47,7 @@ static void test_known_resources(void **state) {
 
 static void test_spills(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("resources.cu", "many_live", NULL, 0, &r);
     assert_int_equal(r.entry_resources->spill_store_bytes, 0);
     const char *tight[] = {"-maxrregcount=24"};
@@ -65,40 +65,43 @@ static void test_spills(void **state) {
 /* A disk hit reports what the compile did: the numbers are stored with the entry. */
 static void test_from_the_cache(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("resources.cu", "local_array", NULL, 0, &r);
     size_t count = r.resource_count;
     kj_resource_usage first[8];
     char symbols[8][64];
     assert_true(count <= 8);
     for (size_t i = 0; i < count; i++) {
-        first[i] = r.resources[i];
-        snprintf(symbols[i], sizeof symbols[i], "%s", r.resources[i].symbol);
+        first[i] = *kj_compile_result_resource(&r, i);
+        snprintf(symbols[i], sizeof symbols[i], "%s", kj_compile_result_resource(&r, i)->symbol);
     }
     compile("resources.cu", "local_array", NULL, 0, &r);
     assert_true(r.cache_hit);
     assert_int_equal(r.resource_count, count);
     for (size_t i = 0; i < count; i++) {
-        assert_string_equal(r.resources[i].symbol, symbols[i]);
-        assert_int_equal(r.resources[i].registers, first[i].registers);
-        assert_int_equal(r.resources[i].stack_bytes, first[i].stack_bytes);
-        assert_int_equal(r.resources[i].shared_static_bytes, first[i].shared_static_bytes);
-        assert_int_equal(r.resources[i].spill_store_bytes, first[i].spill_store_bytes);
-        assert_int_equal(r.resources[i].spill_load_bytes, first[i].spill_load_bytes);
+        const kj_resource_usage *u = kj_compile_result_resource(&r, i);
+        assert_string_equal(u->symbol, symbols[i]);
+        assert_int_equal(u->registers, first[i].registers);
+        assert_int_equal(u->stack_bytes, first[i].stack_bytes);
+        assert_int_equal(u->shared_static_bytes, first[i].shared_static_bytes);
+        assert_int_equal(u->spill_store_bytes, first[i].spill_store_bytes);
+        assert_int_equal(u->spill_load_bytes, first[i].spill_load_bytes);
     }
     assert_string_equal(r.entry_resources->symbol, "local_array");
+    assert_null(kj_compile_result_resource(&r, count)); /* past the end */
+    assert_null(kj_compile_result_resource(NULL, 0));
 }
 
 /* Linked programs report the linker's numbers: the device runtime's kernels are left out, and the
  * shared memory is the kernel's own (nvJitLink counts 1 KiB more on sm_90). */
 static void test_linked_programs(void **state) {
     (void)state;
-    kj_compile_result r;
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     compile("jit_tail.cu", "parent", NULL, 0, &r);
     assert_true(r.linked);
     assert_non_null(r.entry_resources);
     assert_true(r.entry_resources->registers > 0);
-    for (size_t i = 0; i < r.resource_count; i++) assert_null(strstr(r.resources[i].symbol, "cuda_device_runtime"));
+    for (size_t i = 0; i < r.resource_count; i++) assert_null(strstr(kj_compile_result_resource(&r, i)->symbol, "cuda_device_runtime"));
     assert_null(strstr(r.log, "info    :"));
 
     const char *lib = kernel_path("link_lib.cu");
@@ -107,7 +110,7 @@ static void test_linked_programs(void **state) {
     const char *sources[] = {lib_path};
     char main_path[PATH_MAX];
     snprintf(main_path, sizeof main_path, "%s", kernel_path("link_main.cu"));
-    kj_request req = {.kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
+    kj_request req = {.size = sizeof(kj_request), .kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_int_equal(r.source_count, 2);
     assert_int_equal(r.resource_count, 2);

@@ -54,7 +54,7 @@ static void test_reduce_space(void **state) {
     assert_string_equal(kj_space_dim_value(s, 0, 5), "1024");
     assert_null(kj_space_dim_value(s, 0, 6));
     assert_null(kj_space_dim_name(s, 2));
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     KJ_ASSERT_OK(kj_space_variant(s, 7, &v)); /* 7 = 1 * 6 + 1 */
     assert_int_equal(v.coords[0], 1);
     assert_int_equal(v.coords[1], 1);
@@ -100,7 +100,7 @@ static void test_pin_and_restrict(void **state) {
     KJ_ASSERT_OK(kj_space_create(NULL, "reduce", restrict_, 2, &s));
     assert_int_equal(kj_space_count(s), 2);
     assert_string_equal(kj_space_dim_value(s, 0, 0), "1024"); /* in the order given */
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     KJ_ASSERT_OK(kj_space_variant(s, 1, &v));
     assert_string_equal(v.label, "BLOCK_SIZE=128");
     assert_string_equal(define_of(&v, "COARSE_FACTOR"), "4");
@@ -142,7 +142,7 @@ static void test_family_spaces(void **state) {
     assert_string_equal(kj_space_dim_name(s, 1), "BLOCK_ROWS");
     assert_string_equal(kj__space_fixed(s), "ELEM_BYTES=4");
     for (size_t i = 0; i < kj_space_count(s); i++) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         KJ_ASSERT_OK(kj_space_variant(s, i, &v));
         long tile = strtol(define_of(&v, "TILE_DIM"), NULL, 10), rows = strtol(define_of(&v, "BLOCK_ROWS"), NULL, 10);
         int ok = tile % rows == 0 && tile * rows <= 1024;
@@ -195,7 +195,7 @@ static void test_requirements_filter(void **state) {
     assert_int_equal(kj_space_valid_count(s), 13);
     size_t skipped = 0;
     for (size_t i = 0; i < kj_space_count(s); i++) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         KJ_ASSERT_OK(kj_space_variant(s, i, &v));
         long tile = strtol(define_of(&v, "TILE"), NULL, 10), rows = strtol(define_of(&v, "ROWS"), NULL, 10);
         int ok = tile % rows == 0 && tile * rows <= 256;

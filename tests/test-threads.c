@@ -56,13 +56,12 @@ static void make_variants(void) {
 }
 
 static kj_request request_for(const variant *x) {
-    kj_request r = {.kernel = "scale.cu", .source_text = SOURCE, .defines = x->defines, .define_count = 2};
+    kj_request r = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = SOURCE, .defines = x->defines, .define_count = 2};
     return r;
 }
 
 static kj_runtime *runtime(const char *dir, int device) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = device;
     o.cache_dir = dir;
     o.cache_mode = dir ? KJ_CACHE_DISK : KJ_CACHE_MEMORY_ONLY;
@@ -114,7 +113,7 @@ static void reference(void) {
     kj_runtime *rt = runtime(reference_dir, KJ_DEVICE_NONE);
     for (int v = 0; v < VARIANTS; v++) {
         kj_request r = request_for(&variants[v]);
-        kj_compile_result res;
+        kj_compile_result res = KJ_COMPILE_RESULT_INIT;
         KJ_ASSERT_OK(kj_compile(rt, &r, &res));
         snprintf(variants[v].key, sizeof variants[v].key, "%s", res.key);
         variants[v].binary_bytes = res.binary_bytes;
@@ -146,7 +145,7 @@ static void *compile_worker(void *arg) {
     for (int j = 0; j < VARIANTS; j++) {
         const variant *x = &variants[(w->index * 7 + j) % VARIANTS];
         kj_request r = request_for(x);
-        kj_compile_result res;
+        kj_compile_result res = KJ_COMPILE_RESULT_INIT;
         if (kj_compile(w->rt, &r, &res) != KJ_OK) {
             note(w, "kj_compile %s: %s", x->joined, kj_last_error());
             continue;
@@ -179,8 +178,8 @@ static void test_compile_from_threads(void **state) {
     kj_runtime *rt = runtime(dir, KJ_DEVICE_NONE);
     static worker workers[THREADS];
     run_workers(rt, compile_worker, workers);
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.requests, THREADS * VARIANTS);
     assert_true(st.compiles >= VARIANTS); /* threads that met an uncached variant together each compiled it */
     assert_int_equal(st.compile_errors, 0);
@@ -219,7 +218,7 @@ static void *get_worker(void *arg) {
             continue;
         }
         w->kernels[v] = k;
-        kj_kernel_info info;
+        kj_kernel_info info = KJ_KERNEL_INFO_INIT;
         if (kj_kernel_query(k, &info) != KJ_OK) {
             note(w, "kj_kernel_query %s: %s", x->joined, kj_last_error());
             continue;
@@ -231,7 +230,7 @@ static void *get_worker(void *arg) {
         kj_devptr data = 0;
         int n = 0;
         void *args[] = {&data, &n};
-        kj_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, (unsigned)(49152 + 1024 * (w->index + 1)), NULL, 0};
+        kj_launch_config cfg = {sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, (unsigned)(49152 + 1024 * (w->index + 1)), NULL, 0};
         if (kj_kernel_launch(k, &cfg, args) != KJ_OK) note(w, "launch %s: %s", x->joined, kj_last_error());
         int blocks;
         if (kj_kernel_occupancy(k, 32 << (j % 5), 0, &blocks) != KJ_OK)
@@ -251,8 +250,8 @@ static void test_kernels_from_threads(void **state) {
     /* one handle a request, whichever thread got it */
     for (int v = 0; v < VARIANTS; v++)
         for (int i = 1; i < THREADS; i++) assert_ptr_equal(workers[i].kernels[v], workers[0].kernels[v]);
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     assert_int_equal(st.requests, THREADS * VARIANTS);
     assert_int_equal(st.compile_errors, 0);
     kj_runtime_destroy(rt);
@@ -268,8 +267,7 @@ static void *runtime_worker(void *arg) {
     worker *w = arg;
     pthread_barrier_wait(w->start);
     /* each thread its own runtime on the shared folder, as separate programs would have */
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
     o.cache_dir = (const char *)w->rt;
     kj_runtime *rt;
@@ -280,7 +278,7 @@ static void *runtime_worker(void *arg) {
     for (int j = 0; j < VARIANTS; j += 3) {
         const variant *x = &variants[(w->index * 5 + j) % VARIANTS];
         kj_request r = request_for(x);
-        kj_compile_result res;
+        kj_compile_result res = KJ_COMPILE_RESULT_INIT;
         if (kj_compile(rt, &r, &res) != KJ_OK) note(w, "kj_compile %s: %s", x->joined, kj_last_error());
         else if (strcmp(res.key, x->key) != 0) note(w, "%s: key %s", x->joined, res.key);
     }
@@ -323,7 +321,7 @@ static void *launch_worker(void *arg) {
     void *args[] = {&data, &n};
     for (unsigned i = 0; i < 2000; i++) {
         unsigned shared = l->raise ? 49152 + 8 * (i * THREADS + (unsigned)l->index) : 0;
-        kj_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, shared, NULL, 0};
+        kj_launch_config cfg = {sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, shared, NULL, 0};
         l->errors += kj_kernel_launch(l->k, &cfg, args) != KJ_OK;
     }
     return NULL;
@@ -352,8 +350,8 @@ static void test_launches_raise_limits(void **state) {
 /* ---- kj_kernel_prefetch (stub device) --------------------------------------------------------- */
 
 static uint64_t compiles_of(kj_runtime *rt) {
-    kj_stats st;
-    kj_runtime_stats(rt, &st);
+    kj_stats st = KJ_STATS_INIT;
+    KJ_ASSERT_OK(kj_runtime_stats(rt, &st));
     return st.compiles;
 }
 
@@ -406,7 +404,7 @@ static void test_prefetch(void **state) {
     assert_true(compiles_of(rt) >= VARIANTS);
 
     /* a prefetch that fails says nothing; the get does the work again and reports why */
-    kj_request unknown = {.kernel = "no_such_kernel"};
+    kj_request unknown = {.size = sizeof(kj_request), .kernel = "no_such_kernel"};
     KJ_ASSERT_OK(kj_kernel_prefetch(rt, &unknown, 1));
     assert_int_equal(kj_kernel_get(rt, &unknown, &k, NULL), KJ_ERR_UNKNOWN_KERNEL);
     assert_non_null(strstr(kj_last_error(), "no_such_kernel"));
@@ -418,19 +416,19 @@ static void test_prefetch(void **state) {
     KJ_ASSERT_OK(kj_mem_alloc(rt, 4u << 20, &in));
     KJ_ASSERT_OK(kj_mem_alloc(rt, 16, &out));
     KJ_ASSERT_OK(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, NULL));
-    kj_reduce_options segmented = {.entry = "reduce_segmented"};
+    kj_reduce_options segmented = {.size = sizeof(kj_reduce_options), .entry = "reduce_segmented"};
     KJ_ASSERT_OK(kj_reduce_prefetch(rt, KJ_OP_MAX, KJ_TYPE_I32, 1000, &segmented));
     for (int i = 0; i < 6000 && compiles_of(rt) < 3; i++) usleep(10000);
     assert_int_equal(compiles_of(rt), 3);
-    kj_reduce_report rep;
-    kj_reduce_options o = {.report = &rep};
+    kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &rep};
     KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, in, 1u << 20, out, &o));
     assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
     segmented.report = &rep;
     KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_MAX, KJ_TYPE_I32, in, 1000, out, &segmented));
     assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
     assert_int_equal(compiles_of(rt), 3);
-    assert_int_equal(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, &(kj_reduce_options){.entry = "nope"}),
+    assert_int_equal(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, &(kj_reduce_options){.size = sizeof(kj_reduce_options), .entry = "nope"}),
                      KJ_ERR_USAGE);
     kj_mem_free(rt, in);
     kj_mem_free(rt, out);

@@ -53,12 +53,12 @@ static void test_argument_errors(void **state) {
     (void)state;
     kj_runtime *rt = compile_only();
     kj_devptr p = 256;
-    kj_transpose_options o = {0};
+    kj_transpose_options o = KJ_TRANSPOSE_OPTIONS_INIT;
     o.variant = KJ_TRANSPOSE_SHARED;
     o.tile_dim = 64;
     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, p, p + 4096, 64, 64, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "shared has a fixed tile"));
-    o = (kj_transpose_options){.variant = (kj_transpose_variant)9};
+    o = (kj_transpose_options){.size = sizeof(kj_transpose_options), .variant = (kj_transpose_variant)9};
     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, p, p, 64, 64, &o), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "variant 9"));
     assert_int_equal(kj_transpose(rt, KJ_TYPE_COUNT_, p, p, 64, 64, NULL), KJ_ERR_USAGE);
@@ -80,8 +80,7 @@ static void test_argument_errors(void **state) {
 }
 
 static void expect_carveouts(int major, int minor, size_t shared_per_sm, const unsigned *want, size_t n) {
-    kj_device_info d;
-    memset(&d, 0, sizeof d);
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     d.cc_major = major;
     d.cc_minor = minor;
     d.shared_per_sm = shared_per_sm;
@@ -108,8 +107,7 @@ static void test_carveouts(void **state) {
     /* an architecture not in the table: the usual steps up to its shared memory per multiprocessor */
     expect_carveouts(42, 0, 164 * 1024, a100, 8);
     /* the count is returned even when fewer values fit, and NULL output is allowed */
-    kj_device_info d;
-    memset(&d, 0, sizeof d);
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
     d.cc_major = 9;
     unsigned two[2];
     assert_int_equal(kj_device_carveouts(&d, two, 2), 10);

@@ -320,19 +320,18 @@ static void test_file_update(void **state) {
     snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s' | grep tmp)\"", kj_test_dir);
     assert_int_equal(system(cmd), 0);
 
-    kj_tune_filter f;
-    kj_tune_filter_init(&f);
+    kj_tune_filter f = KJ_TUNE_FILTER_INIT;
     f.device = H100;
     f.fixed = "T=i32";
     size_t removed = 99;
     KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
     assert_int_equal(removed, 1);
     assert_int_equal(count_lines(path, "reduce\t"), 2);
-    kj_tune_filter_init(&f);
+    KJ_ASSERT_OK(kj_tune_filter_init(&f, sizeof f));
     f.cc = 80;
     KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
     assert_int_equal(removed, 1);
-    kj_tune_filter_init(&f);
+    KJ_ASSERT_OK(kj_tune_filter_init(&f, sizeof f));
     f.bucket = 19;
     KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
     assert_int_equal(removed, 0);
@@ -405,7 +404,7 @@ static void test_public_api(void **state) {
     size_t removed = 0;
     KJ_ASSERT_OK(kj_tune_db_forget(rt, NULL, &removed));
     assert_int_equal(removed, 1);
-    kj_tuned t;
+    kj_tuned t = KJ_TUNED_INIT;
     assert_int_equal(kj_tune_db_lookup(rt, "reduce", "reduce_fast", "OP=sum T=f32", 100, &t), KJ_ERR_NO_DEVICE);
     kj_runtime_destroy(rt);
     /* memory only: no database */
@@ -414,8 +413,7 @@ static void test_public_api(void **state) {
     assert_int_equal(kj_tune_db_list(rt, visit_count, &n), KJ_ERR_NOT_FOUND);
     assert_int_equal(kj_tune_db_forget(rt, NULL, NULL), KJ_ERR_NOT_FOUND);
     kj_tune_result *r;
-    kj_tune_options o;
-    kj_tune_options_init(&o);
+    kj_tune_options o = KJ_TUNE_OPTIONS_INIT;
     o.kernel = "reduce";
     assert_int_equal(kj_tune(rt, &o, &r), KJ_ERR_NO_DEVICE);
     kj_runtime_destroy(rt);
@@ -442,8 +440,7 @@ static void test_memory_bounded(void **state) {
     kj__tunedb_clear(&db);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/tuning.db", kj_test_dir);
-    kj_tune_filter f;
-    kj_tune_filter_init(&f);
+    kj_tune_filter f = KJ_TUNE_FILTER_INIT;
     f.bucket = 3;
     f.cc = 70;
     for (int i = 0; i < 500; i++) {

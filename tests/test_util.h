@@ -96,8 +96,7 @@ static inline void kj_test_log_fn(kj_log_level level, const char *message, void 
 /* A runtime with its cache in dir (NULL: memory only), device as given (KJ_DEVICE_NONE: compile-only,
  * for arch, NULL: the default), warnings into log (NULL: the library's default). */
 static inline kj_runtime *kj_test_runtime_for(const char *dir, int device, const char *arch, kj_test_log *log) {
-    kj_runtime_options o;
-    kj_runtime_options_init(&o);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = device;
     o.arch = arch;
     o.cache_dir = dir;
@@ -210,8 +209,7 @@ static inline int kj_test_teardown(void **state) {
  * held. */
 static inline kj_tune_options kj_test_tune_options(const char *kernel, const kj_define *fixed, size_t fixed_count,
                                                    size_t n) {
-    kj_tune_options o;
-    kj_tune_options_init(&o);
+    kj_tune_options o = KJ_TUNE_OPTIONS_INIT;
     o.kernel = kernel;
     o.fixed = fixed;
     o.fixed_count = fixed_count;
@@ -223,8 +221,7 @@ static inline kj_tune_options kj_test_tune_options(const char *kernel, const kj_
 /* kj_tune_db_forget of the entries of kernel with those fixed macros: how many it removed (asserted to
  * succeed). */
 static inline size_t kj_test_forget(kj_runtime *rt, const char *kernel, const char *fixed) {
-    kj_tune_filter f;
-    kj_tune_filter_init(&f);
+    kj_tune_filter f = KJ_TUNE_FILTER_INIT;
     f.kernel = kernel;
     f.fixed = fixed;
     size_t removed = 0;
@@ -255,7 +252,7 @@ static inline kj_request kj_test_two_sources(const char *entry) {
     static const char *more[1] = {lib_cu};
     snprintf(main_cu, sizeof main_cu, "%s/link_main.cu", KJ_TEST_KERNELS);
     snprintf(lib_cu, sizeof lib_cu, "%s/link_lib.cu", KJ_TEST_KERNELS);
-    return (kj_request){.kernel = main_cu, .entry = entry, .sources = more, .source_count = 1};
+    return (kj_request){.size = sizeof(kj_request), .kernel = main_cu, .entry = entry, .sources = more, .source_count = 1};
 }
 #endif
 

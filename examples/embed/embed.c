@@ -96,20 +96,19 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaMemsetAsync(y, 0xff, n * sizeof *y, stream)); /* poison: NaN until written */
 
     /* ---- kernjit on the same device (its primary context, the one cudart uses) --------------- */
-    kj_runtime_options options;
-    kj_runtime_options_init(&options);
+    kj_runtime_options options = KJ_RUNTIME_OPTIONS_INIT;
     options.device = 0;
     kj_runtime *rt;
     KJ_CHECK(kj_runtime_create(&options, &rt));
-    kj_device_info dev;
+    kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_CHECK(kj_runtime_device(rt, &dev));
     printf("embed: %s (%s), kernels for %s, cache %s\n", dev.name, dev.arch, kj_runtime_arch(rt),
            kj_cache_dir(rt) ? kj_cache_dir(rt) : "(memory only)");
 
     /* 1. a built-in family: the sum of x, on our stream (ordered after our copy) */
     float sum = NAN;
-    kj_reduce_report report;
-    kj_reduce_options ro = {.stream = (kj_stream)stream, .report = &report};
+    kj_reduce_report report = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options ro = {.size = sizeof(kj_reduce_options), .stream = (kj_stream)stream, .report = &report};
     KJ_CHECK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, (kj_devptr)(uintptr_t)x, n, &sum, &ro));
     double expected = 0;
     for (size_t i = 0; i < n; i++) expected += host[i];
@@ -122,7 +121,7 @@ int main(int argc, char **argv) {
     snprintf(factor, sizeof factor, "%d", FACTOR);
     snprintf(block, sizeof block, "%d", BLOCK_SIZE);
     kj_define defines[] = {{"ELEM_TYPE", "float"}, {"FACTOR", factor}, {"BLOCK_SIZE", block}};
-    kj_request req = {.kernel = kernel_path,
+    kj_request req = {.size = sizeof(kj_request), .kernel = kernel_path,
                       .entry = "scale",
                       .defines = defines,
                       .define_count = sizeof defines / sizeof defines[0]};
@@ -133,7 +132,7 @@ int main(int argc, char **argv) {
 
     unsigned long long count = n;
     void *args[] = {&y, &x, &count}; /* pointers to each argument, as cuLaunchKernel takes them */
-    kj_launch_config cfg = {.grid = {(unsigned)((n + BLOCK_SIZE - 1) / BLOCK_SIZE)}, /* 0 in y, z: 1 */
+    kj_launch_config cfg = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + BLOCK_SIZE - 1) / BLOCK_SIZE)}, /* 0 in y, z: 1 */
                             .block = {BLOCK_SIZE},
                             .stream = (kj_stream)stream};
     KJ_CHECK(kj_kernel_launch(scale, &cfg, args));

@@ -6,8 +6,9 @@ it on numpy arrays copied to the device and check the result.
 
 The library is found as given, else through $KERNJIT_LIB, else as the system finds libkernjit.so.
 Without a GPU (or a driver) it compiles the kernel and says so. Only kernjit.h's own functions are
-used; the structures below mirror kernjit.h's. Until the API gives its structures a size field,
-each mirror ends in zeroed room, so that fields a newer library appends read as their defaults.
+used; the structures below mirror kernjit.h's from its first field (size) up to the last one this
+program uses. size holds the mirror's own sizeof, so the library reads and writes only those bytes,
+and the fields left out (and any that a newer library adds) take their defaults.
 """
 import argparse
 import ctypes as C
@@ -25,31 +26,32 @@ __global__ void vadd(const float *a, const float *b, float *c, int n) {
 }
 """
 
-KJ_OK, KJ_DEVICE_AUTO, ROOM = 0, -1, 512
+KJ_OK, KJ_DEVICE_AUTO = 0, -1
 
 
-class RuntimeOptions(C.Structure):
-    _fields_ = [("device", C.c_int), ("arch", C.c_char_p), ("cache_dir", C.c_char_p), ("cache_mode", C.c_int),
-                ("cache_max_bytes", C.c_uint64), ("search_path", C.c_char_p), ("cu_context", C.c_void_p),
-                ("log", C.c_void_p), ("log_user", C.c_void_p), ("log_level", C.c_int), ("_room", C.c_byte * ROOM)]
+class Sized(C.Structure):
+    """A struct the caller allocates: zeroed (each field's default), size set to this mirror's sizeof."""
+
+    def __init__(self, **fields):
+        super().__init__(size=C.sizeof(self), **fields)
 
 
-class Request(C.Structure):
-    _fields_ = [("kernel", C.c_char_p), ("source_text", C.c_char_p), ("entry", C.c_char_p),
-                ("defines", C.c_void_p), ("define_count", C.c_size_t), ("options", C.c_void_p),
-                ("option_count", C.c_size_t), ("arch", C.c_char_p), ("_room", C.c_byte * ROOM)]
+class RuntimeOptions(Sized):  # kj_runtime_options up to device; kj_runtime_options_init gives the rest
+    _fields_ = [("size", C.c_size_t), ("device", C.c_int)]
 
 
-class CompileResult(C.Structure):
-    _fields_ = [("cache_hit", C.c_int), ("stored", C.c_int), ("linked", C.c_int), ("is_ptx", C.c_int),
-                ("arch", C.c_char * 24), ("key", C.c_char * 33), ("cache_path", C.c_char * 4096),
-                ("compile_ms", C.c_double), ("link_ms", C.c_double), ("binary_bytes", C.c_size_t),
-                ("_room", C.c_byte * ROOM)]
+class Request(Sized):  # kj_request up to entry
+    _fields_ = [("size", C.c_size_t), ("kernel", C.c_char_p), ("source_text", C.c_char_p), ("entry", C.c_char_p)]
 
 
-class LaunchConfig(C.Structure):
-    _fields_ = [("grid", C.c_uint * 3), ("block", C.c_uint * 3), ("shared_bytes", C.c_uint), ("stream", C.c_void_p),
-                ("pending_launches", C.c_uint64), ("_room", C.c_byte * ROOM)]
+class CompileResult(Sized):  # kj_compile_result up to binary_bytes
+    _fields_ = [("size", C.c_size_t), ("cache_hit", C.c_int), ("stored", C.c_int), ("linked", C.c_int),
+                ("is_ptx", C.c_int), ("arch", C.c_char_p), ("key", C.c_char_p), ("cache_path", C.c_char_p),
+                ("compile_ms", C.c_double), ("link_ms", C.c_double), ("binary_bytes", C.c_size_t)]
+
+
+class LaunchConfig(Sized):  # kj_launch_config up to block
+    _fields_ = [("size", C.c_size_t), ("grid", C.c_uint * 3), ("block", C.c_uint * 3)]
 
 
 def load(path):
@@ -58,6 +60,7 @@ def load(path):
     lib.kj_version_string.restype = C.c_char_p
     lib.kj_status_name.restype = C.c_char_p
     lib.kj_runtime_arch.restype = C.c_char_p
+    lib.kj_runtime_options_init.argtypes = [C.POINTER(RuntimeOptions), C.c_size_t]
     lib.kj_runtime_create.argtypes = [C.POINTER(RuntimeOptions), C.POINTER(C.c_void_p)]
     lib.kj_runtime_destroy.argtypes = [C.c_void_p]
     lib.kj_runtime_has_device.argtypes = [C.c_void_p]
@@ -86,7 +89,7 @@ def main():
     lib = load(args.library)
 
     opts = RuntimeOptions()
-    lib.kj_runtime_options_init(C.byref(opts))
+    check(lib, lib.kj_runtime_options_init(C.byref(opts), C.sizeof(opts)), "kj_runtime_options_init")
     opts.device = KJ_DEVICE_AUTO  # a GPU when there is one, else compile-only
     rt = C.c_void_p()
     check(lib, lib.kj_runtime_create(C.byref(opts), C.byref(rt)), "kj_runtime_create")

@@ -33,22 +33,36 @@ KJ_API kj_status kj_type_parse(const char *text, kj_type *type);
 KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16); 0 out of range */
 KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16: a float); 0 out of range */
 
+/* Where a family's call took its configuration (block size, coarsening, unroll, tile) from: the
+ * caller's options, else the tuning database, else the family's defaults for the device and size. */
+typedef enum kj_config_from {
+    KJ_CONFIG_DEFAULT = 0,  /* the family's defaults (a fixed variant's shape included) */
+    KJ_CONFIG_TUNED = 1,    /* the tuning database's entry for the device, macros and size bucket */
+    KJ_CONFIG_EXPLICIT = 2, /* the caller's options */
+} kj_config_from;
+/* "default", "tuned", "explicit"; "unknown" for another value. Static storage. Thread-safe. No errors. */
+KJ_API const char *kj_config_from_name(kj_config_from from);
+
 typedef struct kj_reduce_report {
-    char entry[64];          /* the entry that ran */
+    size_t size;               /* sizeof(kj_reduce_report): KJ_REDUCE_REPORT_INIT */
+    const char *entry;       /* the entry that ran; static storage */
     unsigned block_size;
     unsigned coarse_factor;
     unsigned grid;           /* blocks launched (first pass) */
     kj_origin origin;        /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" */
+    kj_config_from config_from;
 } kj_reduce_report;
+#define KJ_REDUCE_REPORT_INIT KJ_SIZED_INIT_(kj_reduce_report)
 
 typedef struct kj_reduce_options {
+    size_t size;               /* sizeof(kj_reduce_options): KJ_REDUCE_OPTIONS_INIT */
     const char *entry;        /* NULL: the fast default entry */
     unsigned block_size;      /* 0: chosen (tuning database, else a default for the device and size) */
     unsigned coarse_factor;   /* 0: chosen likewise */
     kj_stream stream;         /* NULL: the default stream; the host's own stream is fine */
     kj_reduce_report *report; /* optional: filled on success (caller's storage) */
 } kj_reduce_options;
+#define KJ_REDUCE_OPTIONS_INIT KJ_SIZED_INIT_(kj_reduce_options)
 
 /* Reduces n elements at `input` (device memory of the runtime's context: kj_mem_alloc'd, or the
  * host's own cuMemAlloc/cudaMalloc memory) with op, writes the result (kj_result_size bytes) to
@@ -139,22 +153,26 @@ KJ_API kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size
  * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu)
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_vector_add_report {
-    char entry[32];         /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
-                               aligned to 16 bytes) */
+    size_t size;               /* sizeof(kj_vector_add_report): KJ_VECTOR_ADD_REPORT_INIT */
+    const char *entry;      /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
+                               aligned to 16 bytes); static storage */
     unsigned block_size;
     unsigned unroll;        /* vectors (or elements) each thread has in flight */
     unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
     kj_origin origin;       /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" (static string) */
+    kj_config_from config_from;
 } kj_vector_add_report;
+#define KJ_VECTOR_ADD_REPORT_INIT KJ_SIZED_INIT_(kj_vector_add_report)
 
 typedef struct kj_vector_add_options {
+    size_t size;               /* sizeof(kj_vector_add_options): KJ_VECTOR_ADD_OPTIONS_INIT */
     unsigned block_size;    /* BLOCK_SIZE; with unroll 0 too: the tuning database's entry for the entry,
                                type and n (see kj_tune_db_lookup), else 256 */
     unsigned unroll;        /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
     kj_stream stream;       /* NULL: the default stream */
     kj_vector_add_report *report; /* optional: filled on success */
 } kj_vector_add_options;
+#define KJ_VECTOR_ADD_OPTIONS_INIT KJ_SIZED_INIT_(kj_vector_add_options)
 
 /* c[i] = a[i] + b[i] for i < n (device memory), elements of type KJ_TYPE_F32 or KJ_TYPE_F64: one IEEE
  * addition rounded to nearest, so the bits equal a CPU's. c may be a or b (in place); other overlaps
@@ -187,17 +205,19 @@ KJ_API const char *kj_transpose_variant_entry(kj_transpose_variant variant);
 KJ_API kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *variant);
 
 typedef struct kj_transpose_report {
-    char entry[32];          /* the entry that ran */
+    size_t size;               /* sizeof(kj_transpose_report): KJ_TRANSPOSE_REPORT_INIT */
+    const char *entry;       /* the entry that ran; static storage */
     unsigned tile[2];        /* the input rows and columns each block moves */
     unsigned block[2];       /* threads per block, x and y */
     unsigned grid;           /* blocks launched: one per tile */
     unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
     kj_origin origin;        /* how the kernel was obtained on this call */
-    const char *config_from; /* "explicit", "tuned" or "default" (static string; the fixed variants:
-                                "default") */
+    kj_config_from config_from; /* the fixed variants: KJ_CONFIG_DEFAULT */
 } kj_transpose_report;
+#define KJ_TRANSPOSE_REPORT_INIT KJ_SIZED_INIT_(kj_transpose_report)
 
 typedef struct kj_transpose_options {
+    size_t size;               /* sizeof(kj_transpose_options): KJ_TRANSPOSE_OPTIONS_INIT */
     kj_transpose_variant variant; /* KJ_TRANSPOSE_PADDED when zeroed */
     unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM; with block_rows 0 too: the tuning
                                 database's entry for ELEM_BYTES and rows x cols elements (see
@@ -207,6 +227,7 @@ typedef struct kj_transpose_options {
     kj_stream stream;        /* NULL: the default stream */
     kj_transpose_report *report; /* optional: filled on success */
 } kj_transpose_options;
+#define KJ_TRANSPOSE_OPTIONS_INIT KJ_SIZED_INIT_(kj_transpose_options)
 
 /* Writes the transpose of `in` (rows x cols, row-major) to `out` (cols x rows, row-major):
  * out[c * rows + r] = in[r * cols + c]. Elements are kj_type_size(type) bytes, moved as they are
@@ -242,7 +263,8 @@ KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_dev
 
 /* What a launch tree did. */
 typedef struct kj_dp_report {
-    char entry[32];             /* the kernel the host launched */
+    size_t size;               /* sizeof(kj_dp_report): KJ_DP_REPORT_INIT */
+    const char *entry;          /* the kernel the host launched; static storage */
     unsigned grid[2];           /* its grid (x, y) and block (x, y) */
     unsigned block[2];
     unsigned levels;            /* grids from the host's to the deepest the configuration allows */
@@ -255,6 +277,7 @@ typedef struct kj_dp_report {
     double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
     kj_origin origin;           /* how the kernel was obtained on this call */
 } kj_dp_report;
+#define KJ_DP_REPORT_INIT KJ_SIZED_INIT_(kj_dp_report)
 
 /* The recursive reductions of "Professional CUDA C Programming", ch. 3, for CDP2. */
 typedef enum kj_nested_variant {
@@ -273,6 +296,7 @@ KJ_API const char *kj_nested_variant_name(kj_nested_variant variant); /* "sync";
 KJ_API kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant);
 
 typedef struct kj_nested_options {
+    size_t size;               /* sizeof(kj_nested_options): KJ_NESTED_OPTIONS_INIT */
     kj_nested_variant variant;
     unsigned block_size;       /* threads of a top-level block: a power of two from 2 to 1024; 0: 512 */
     int count_launches;        /* 1: count the device-side launches (kernels built with COUNT_LAUNCHES=1) */
@@ -280,6 +304,7 @@ typedef struct kj_nested_options {
     kj_stream stream;          /* NULL: the default stream */
     kj_dp_report *report;      /* optional: filled on success */
 } kj_nested_options;
+#define KJ_NESTED_OPTIONS_INIT KJ_SIZED_INIT_(kj_nested_options)
 
 /* Sums n elements at `data` (device memory) with the chosen recursive reduction and writes the sum
  * (kj_result_size bytes) to host_result. Types: i32 u32 i64 f32 f64, with kj_reduce's semantics
@@ -314,6 +339,7 @@ KJ_API const char *kj_mandelbrot_algo_name(kj_mandelbrot_algo algo); /* "escape"
 KJ_API kj_status kj_mandelbrot_algo_parse(const char *text, kj_mandelbrot_algo *algo);
 
 typedef struct kj_mandelbrot_options {
+    size_t size;               /* sizeof(kj_mandelbrot_options): KJ_MANDELBROT_OPTIONS_INIT */
     kj_mandelbrot_algo algo;
     unsigned max_dwell;        /* MAX_DWELL: a power of two from 16 to 16384; 0: 512 */
     double x_min, x_max;       /* the window; all four 0: [-1.5, 0.5] x [-1, 1]. Pixel (x, y) is */
@@ -329,6 +355,7 @@ typedef struct kj_mandelbrot_options {
     kj_stream stream;          /* NULL: the default stream */
     kj_dp_report *report;      /* optional: filled on success */
 } kj_mandelbrot_options;
+#define KJ_MANDELBROT_OPTIONS_INIT KJ_SIZED_INIT_(kj_mandelbrot_options)
 
 /* Renders the width x height image of dwells (one uint16_t per pixel, row-major, row 0 at y_max; a
  * pixel in the set has max_dwell) into device memory at `dwells` and waits. width and height: 1 to

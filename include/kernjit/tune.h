@@ -74,6 +74,7 @@ KJ_API size_t kj_space_count(const kj_space *space);
 KJ_API size_t kj_space_valid_count(const kj_space *space);
 
 typedef struct kj_variant {
+    size_t size;               /* sizeof(kj_variant): KJ_VARIANT_INIT */
     const kj_define *defines; /* every macro of the kernel, sorted by name: a kj_request's defines */
     size_t define_count;
     const size_t *coords;     /* per dimension, the index of its value; the variant's index is these
@@ -81,11 +82,13 @@ typedef struct kj_variant {
     const char *label;        /* the varied macros, "BLOCK_SIZE=256 COARSE_FACTOR=8" ("" if none) */
     const char *skipped;      /* NULL when the variant is in the space, else why not */
 } kj_variant;
+#define KJ_VARIANT_INIT KJ_SIZED_INIT_(kj_variant)
 
 /* Variant `index` (below kj_space_count). The pointers live as long as the space. */
 KJ_API kj_status kj_space_variant(const kj_space *space, size_t index, kj_variant *out);
 
 typedef struct kj_compile_all_options {
+    size_t size;               /* sizeof(kj_compile_all_options): KJ_COMPILE_ALL_OPTIONS_INIT */
     const char *kernel;        /* required */
     const char *entry;         /* NULL: the first entry. Each entry of a source with metadata is compiled
                                   alone, as its own cache entry: build each entry the program launches */
@@ -101,8 +104,10 @@ typedef struct kj_compile_all_options {
                                   dimension's values as the others); 0 and 0: all. The parts 0 to
                                   shards - 1 are disjoint and cover the space */
 } kj_compile_all_options;
+#define KJ_COMPILE_ALL_OPTIONS_INIT KJ_SIZED_INIT_(kj_compile_all_options)
 
 typedef struct kj_compile_all_result {
+    size_t size;               /* sizeof(kj_compile_all_result): KJ_COMPILE_ALL_RESULT_INIT */
     /* the counts are the shard's when options->shards is set */
     size_t variants;           /* combinations in the space */
     size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
@@ -111,8 +116,9 @@ typedef struct kj_compile_all_result {
     size_t failed;             /* did not compile */
     unsigned threads;          /* threads used */
     double wall_ms;
-    char arch[24];             /* the target */
+    const char *arch;          /* the target; static storage (the process's life) */
 } kj_compile_all_result;
+#define KJ_COMPILE_ALL_RESULT_INIT KJ_SIZED_INIT_(kj_compile_all_result)
 
 /* Compiles every variant of the space (kj_space_create with options->fixed), or of its shard, into
  * the cache, on `threads` threads at once; needs no device and no driver. result may be NULL; unlike
@@ -123,6 +129,7 @@ typedef struct kj_compile_all_result {
 KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
 
 typedef struct kj_tune_options {
+    size_t size;               /* sizeof(kj_tune_options): KJ_TUNE_OPTIONS_INIT */
     const char *kernel;        /* required: a family with a tuning target: "reduce", "transpose",
                                   "vector_add" */
     const char *entry;         /* NULL: the family's default entry (reduce_fast, transpose_padded,
@@ -146,9 +153,7 @@ typedef struct kj_tune_options {
     kj_progress_fn progress;   /* optional */
     void *progress_user;
 } kj_tune_options;
-
-/* Fills *options with the defaults (every field 0 or NULL today); call it before setting fields. */
-KJ_API void kj_tune_options_init(kj_tune_options *options);
+#define KJ_TUNE_OPTIONS_INIT KJ_SIZED_INIT_(kj_tune_options)
 
 typedef enum kj_variant_status {
     KJ_VARIANT_MEASURED = 0, /* timed, and its result matched the CPU reference */
@@ -181,7 +186,6 @@ typedef struct kj_tune_result {
     const kj_space *space;      /* the variants searched (owned by the result): names and values of
                                    the dimensions through kj_space_dim_* */
     size_t variant_count;       /* kj_space_count(space) */
-    const kj_tune_variant *variants; /* indexed as the space is */
     size_t best;                /* the winner's index */
     double best_us, best_gbps;  /* its median in the sweep */
     double remeasured_us, remeasured_gbps; /* timed again afterwards, with more samples */
@@ -192,7 +196,7 @@ typedef struct kj_tune_result {
     double compile_ms, measure_ms, total_ms; /* wall-clock times of the phases and of the call */
     int stored;                 /* 1: written to the tuning database */
     const char *db_path;        /* the database's path; NULL when the runtime has no disk cache */
-    char device[256];
+    const char *device;         /* the device's name; static storage (the process's life) */
     int cc_major, cc_minor;
 } kj_tune_result;
 
@@ -215,6 +219,10 @@ typedef struct kj_tune_result {
  * log and stored stays 0. */
 KJ_API kj_status kj_tune(kj_runtime *rt, const kj_tune_options *options, kj_tune_result **out);
 KJ_API void kj_tune_result_free(kj_tune_result *result);
+/* Variant `index` of the result (indexed as the space is: below variant_count; result->best is the
+ * winner's), or NULL past the end or for a NULL result. Owned by the result, valid until
+ * kj_tune_result_free. (An accessor rather than an array: kj_tune_variant may grow.) Thread-safe. */
+KJ_API const kj_tune_variant *kj_tune_result_variant(const kj_tune_result *result, size_t index);
 
 /* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
  * macros, size bucket, device name, compute capability, kernjit version) -> the winning values and
@@ -227,6 +235,7 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
  * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere. Damaged
  * lines are ignored, each with a warning through the log callback. */
 typedef struct kj_tuned {
+    size_t size;               /* sizeof(kj_tuned): KJ_TUNED_INIT */
     const char *kernel;
     const char *entry;
     const char *fixed;          /* "OP=sum T=f32"; "" when none */
@@ -240,6 +249,7 @@ typedef struct kj_tuned {
     uint64_t n;                 /* the size tuned for */
     int64_t time;               /* when it was stored, seconds since the epoch */
 } kj_tuned;
+#define KJ_TUNED_INIT KJ_SIZED_INIT_(kj_tuned)
 typedef void (*kj_tuned_visit_fn)(const kj_tuned *entry, void *user);
 
 /* The database file's path, or NULL when the runtime has no disk cache. Valid for the runtime's
@@ -251,6 +261,7 @@ KJ_API kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *
 
 /* Which entries kj_tune_db_forget removes: NULL strings and -1 numbers match anything. */
 typedef struct kj_tune_filter {
+    size_t size;               /* sizeof(kj_tune_filter): KJ_TUNE_FILTER_INIT */
     const char *kernel;
     const char *entry;
     const char *fixed;   /* every NAME=VALUE in it (space-separated) must be among the entry's */
@@ -258,8 +269,17 @@ typedef struct kj_tune_filter {
     int cc;              /* compute capability as major * 10 + minor */
     int bucket;
 } kj_tune_filter;
-/* Sets every field to "anything". */
-KJ_API void kj_tune_filter_init(kj_tune_filter *filter);
+/* The size and every field "anything": NULL strings, cc and bucket -1. */
+#ifdef __cplusplus
+#define KJ_TUNE_FILTER_INIT (kj_tune_filter_defaults_())
+#else
+#define KJ_TUNE_FILTER_INIT {.size = sizeof(kj_tune_filter), .cc = -1, .bucket = -1}
+#endif
+/* KJ_TUNE_FILTER_INIT for a language without the macro: sets the first `size` bytes of *filter (size:
+ * the caller's sizeof(kj_tune_filter)) to "anything", the size field to size; nothing past them is
+ * written. Thread-safe. Errors: KJ_ERR_USAGE (filter NULL; size 0, or not the size of a
+ * kj_tune_filter). */
+KJ_API kj_status kj_tune_filter_init(kj_tune_filter *filter, size_t size);
 /* Removes matching entries from the file (atomically, under the lock) and from the runtime's copy.
  * filter NULL removes all. removed may be NULL. KJ_ERR_NOT_FOUND when the runtime has no disk
  * cache; KJ_ERR_IO when the file cannot be written. Thread-safe. */
@@ -272,6 +292,13 @@ KJ_API kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const cha
                                    uint64_t n, kj_tuned *out);
 
 #ifdef __cplusplus
+}
+
+inline kj_tune_filter kj_tune_filter_defaults_() {
+    kj_tune_filter f = kj_sized_init_<kj_tune_filter>();
+    f.cc = -1;
+    f.bucket = -1;
+    return f;
 }
 #endif
 #endif /* KERNJIT_TUNE_H */

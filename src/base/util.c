@@ -62,6 +62,27 @@ void kj__buf_free(kj__buf *b) {
 
 char *kj__strdup(const char *s) { return s ? kj__strndup(s, strlen(s)) : NULL; }
 
+/* Never freed: a list reachable from here until the process ends. */
+typedef struct interned {
+    struct interned *next;
+    char text[];
+} interned;
+static interned *interned_strings;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *kj__intern(const char *s) {
+    pthread_mutex_lock(&intern_lock);
+    interned *i = interned_strings;
+    while (i && strcmp(i->text, s) != 0) i = i->next;
+    if (!i && (i = malloc(sizeof *i + strlen(s) + 1))) {
+        strcpy(i->text, s);
+        i->next = interned_strings;
+        interned_strings = i;
+    }
+    pthread_mutex_unlock(&intern_lock);
+    return i ? i->text : NULL;
+}
+
 char *kj__strndup(const char *s, size_t n) {
     char *p = malloc(n + 1);
     if (!p) return NULL;

@@ -21,6 +21,10 @@ int kj__buf_printf(kj__buf *b, const char *fmt, ...) KJ_PRINTF(2, 3);
 void kj__buf_free(kj__buf *b);
 
 char *kj__strdup(const char *s);                 /* NULL for NULL or out of memory */
+/* A copy of s that lives as long as the process, the same one for equal strings: for the few names
+ * the API hands out as static storage (device names, architectures). NULL when out of memory.
+ * Thread-safe. */
+const char *kj__intern(const char *s);
 /* free() of each pointer given, NULL ones too: kj__free_all(a->name, a->path). */
 void kj__free_each(void *const *pointers, size_t count);
 #define kj__free_all(...)                                                                                              \

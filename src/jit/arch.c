@@ -1,6 +1,7 @@
 #include "jit/arch.h"
 
 #include <nvrtc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,16 @@ int kj__arch_supported(int *archs, int max) {
     if (n > max) n = max;
     memcpy(archs, all, (size_t)n * sizeof *archs);
     return n;
+}
+
+static int listed[MAX_ARCHS], listed_count;
+static pthread_once_t listed_once = PTHREAD_ONCE_INIT;
+static void list_archs(void) { listed_count = kj__arch_supported(listed, MAX_ARCHS); }
+
+int kj__arch_list(const int **archs) {
+    pthread_once(&listed_once, list_archs);
+    *archs = listed;
+    return listed_count;
 }
 
 static kj_status supported(int *archs, int *n) {

@@ -28,5 +28,7 @@ kj_status kj__arch_for_user(const char *arch, kj__target *out);
 /* The architectures this NVRTC compiles for, as numbers (90), at most max of them; returns how many
  * (0 when NVRTC cannot say). */
 int kj__arch_supported(int *archs, int max);
+/* The same list, asked of NVRTC once: *archs points to static storage. Thread-safe. */
+int kj__arch_list(const int **archs);
 
 #endif

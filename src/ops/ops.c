@@ -14,9 +14,9 @@ int kj__name_find(const char *const *names, int count, const char *text) {
     return -1;
 }
 
-const char *kj__config_name(kj__config_from from) {
+const char *kj_config_from_name(kj_config_from from) {
     static const char *const names[] = {"default", "tuned", "explicit"};
-    return (unsigned)from < sizeof names / sizeof names[0] ? names[from] : "?";
+    return (unsigned)from < sizeof names / sizeof names[0] ? names[from] : "unknown";
 }
 
 /* "NAME=VALUE NAME=VALUE" of count defines into out. */
@@ -53,7 +53,7 @@ const kj_request *kj__config_request_of(const kj__config_call *c, const unsigned
     for (size_t i = 0; i < c->fixed_count; i++) r->defines[n++] = c->fixed[i];
     for (size_t i = 0; i < c->pinned_count; i++) r->defines[n++] = c->pinned[i];
     tunables(c, values, r->text, r->defines + n);
-    r->req = (kj_request){.kernel = c->kernel, .entry = c->entry, .defines = r->defines, .define_count = n + c->count};
+    r->req = (kj_request){.size = sizeof(kj_request), .kernel = c->kernel, .entry = c->entry, .defines = r->defines, .define_count = n + c->count};
     return &r->req;
 }
 
@@ -69,13 +69,13 @@ void kj__config_choose(kj_runtime *rt, const kj__config_call *c, kj__config *out
         out->values[i] = c->given[i] ? c->given[i] : c->defaults[i];
         given |= c->given[i] != 0;
     }
-    out->from = given ? KJ__CONFIG_EXPLICIT : tuned(rt, c, out->values) ? KJ__CONFIG_TUNED : KJ__CONFIG_DEFAULT;
+    out->from = given ? KJ_CONFIG_EXPLICIT : tuned(rt, c, out->values) ? KJ_CONFIG_TUNED : KJ_CONFIG_DEFAULT;
 }
 
 kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *c, kj__config *out) {
     kj__config_choose(rt, c, out);
     kj_status s = get(rt, c, out);
-    if (s == KJ_OK || out->from != KJ__CONFIG_TUNED || (s != KJ_ERR_INVALID_DEFINE && s != KJ_ERR_LIMIT)) return s;
+    if (s == KJ_OK || out->from != KJ_CONFIG_TUNED || (s != KJ_ERR_INVALID_DEFINE && s != KJ_ERR_LIMIT)) return s;
     kj_define tried[KJ__CONFIG_MAX];
     char text[KJ__CONFIG_MAX][16], list[256];
     tunables(c, out->values, text, tried);
@@ -83,6 +83,6 @@ kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *c, kj__confi
     kj__log(kj__runtime_log(rt), KJ_LOG_WARN, "the tuning database's %s for %s cannot be used (%s); using the defaults",
             list, c->entry, kj_last_error());
     memcpy(out->values, c->defaults, c->count * sizeof *out->values);
-    out->from = KJ__CONFIG_DEFAULT;
+    out->from = KJ_CONFIG_DEFAULT;
     return get(rt, c, out);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/util.h"
 #include "kernjit.h"
 #include "kernjit/ops.h"
@@ -47,12 +48,6 @@ int kj__name_find(const char *const *names, int count, const char *text);
 
 /* ---- "explicit, else tuned, else default" ----------------------------------------------------- */
 
-/* Where a call's configuration came from (reports say it by kj__config_name). */
-typedef enum kj__config_from { KJ__CONFIG_DEFAULT, KJ__CONFIG_TUNED, KJ__CONFIG_EXPLICIT } kj__config_from;
-
-/* "default", "tuned", "explicit". */
-const char *kj__config_name(kj__config_from from);
-
 #define KJ__CONFIG_MAX 4      /* tunables of one call */
 #define KJ__CONFIG_DEFINES 16 /* macros of one call's request: params, pinned macros and tunables */
 
@@ -79,7 +74,7 @@ typedef struct kj__config_call {
 /* What kj__config_resolve chose and got. */
 typedef struct kj__config {
     unsigned values[KJ__CONFIG_MAX];
-    kj__config_from from;
+    kj_config_from from;
     kj_kernel *kernel;
     kj_origin origin;
 } kj__config;

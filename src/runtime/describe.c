@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
@@ -45,14 +46,13 @@ uint64_t kj_desc_pending_launches(const kj_kernel_desc *d) { return d ? d->spec-
 
 kj_status kj_desc_param(const kj_kernel_desc *d, size_t i, kj_param_info *info) {
     KJ_RETURN_IF(!d || !info, KJ_ERR_USAGE, "kj_desc_param: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_param_info, KJ_PARAM_INFO_INIT));
     KJ_RETURN_IF(i >= d->spec->param_count, KJ_ERR_USAGE, "parameter %zu of %s does not exist (it has %zu)", i,
                  d->src->name, d->spec->param_count);
     const kj__param *p = &d->spec->params[i];
-    info->name = p->name;
-    info->default_value = p->default_value;
-    info->value_count = p->value_count;
-    info->values = (const char *const *)p->values;
-    info->tunable = p->tunable;
+    kj_param_info full = {.name = p->name, .default_value = p->default_value, .value_count = p->value_count,
+                          .values = (const char *const *)p->values, .tunable = p->tunable};
+    KJ__SIZED_WRITE(info, full);
     return KJ_OK;
 }
 

@@ -11,6 +11,7 @@
 
 #include "jit/compile.h"
 #include "base/error.h"
+#include "base/sized.h"
 #include "jit/key.h"
 #include "jit/lex.h"
 #include "jit/link.h"
@@ -1064,11 +1065,15 @@ kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_
     return KJ_OK;
 }
 
-/* What kj_compile_result points to (the log, the resources): the calling thread's until its next
- * kj_compile, freed with the thread (a pthread key, so that a pool's threads leave nothing behind). */
+/* What kj_compile_result points to (its strings, the resources): the calling thread's until its next
+ * kj_compile or kj_emit, freed with the thread (a pthread key, so that a pool's threads leave nothing
+ * behind). */
 typedef struct result_storage {
     char *log;
     kj__resources resources;
+    char arch[24];
+    char key[33];
+    char cache_path[PATH_MAX];
 } result_storage;
 
 static pthread_key_t result_key;
@@ -1084,41 +1089,53 @@ static void free_result_storage(void *v) {
 
 static void make_result_key(void) { (void)pthread_key_create(&result_key, free_result_storage); }
 
-/* Moves the binary's log and resources into the thread's storage and points result at them. */
-static void keep_for_result(binary *bin, const char *entry_symbol, kj_compile_result *result) {
+/* Moves the binary's log and resources into the thread's storage, copies the strings there, and
+ * points result at them (at "" when out of memory). */
+static void keep_for_result(const prepared *p, binary *bin, const char *entry_symbol, kj_compile_result *result) {
     pthread_once(&result_once, make_result_key);
     free_result_storage(pthread_getspecific(result_key));
     result_storage *r = calloc(1, sizeof *r);
     (void)pthread_setspecific(result_key, r);
-    result->log = "";
+    result->log = result->arch = result->key = result->cache_path = "";
     if (!r) return;
+    snprintf(r->arch, sizeof r->arch, "%s", p->target.arch);
+    snprintf(r->key, sizeof r->key, "%s", p->key.hex);
+    snprintf(r->cache_path, sizeof r->cache_path, "%s", bin->path);
+    result->arch = r->arch;
+    result->key = r->key;
+    result->cache_path = r->cache_path;
     r->log = bin->log ? bin->log : kj__strdup("");
     r->resources = bin->resources;
     bin->log = NULL;
     memset(&bin->resources, 0, sizeof bin->resources);
     if (r->log) result->log = r->log;
-    result->resources = r->resources.count ? r->resources.items : NULL;
+    result->resource_table = r->resources.count ? r->resources.items : NULL;
     result->resource_count = r->resources.count;
     result->entry_resources = kj__resources_find(&r->resources, entry_symbol);
 }
 
+const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *result, size_t index) {
+    size_t known = offsetof(kj_compile_result, resource_count) + sizeof result->resource_count;
+    if (!result || result->size < known || index >= result->resource_count) return NULL;
+    return &((const kj_resource_usage *)result->resource_table)[index];
+}
+
 /* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
- * thread's storage). */
-static void fill_result(const prepared *p, binary *bin, kj_compile_result *result) {
+ * thread's storage), into the caller's result (checked by KJ__SIZED_CHECK) as far as its size goes. */
+static void fill_result(const prepared *p, binary *bin, kj_compile_result *caller) {
+    kj_compile_result full, *result = &full;
     memset(result, 0, sizeof *result);
     result->cache_hit = bin->origin == KJ_ORIGIN_DISK;
     result->origin = bin->origin;
     result->stored = bin->stored;
     result->linked = p->devrt;
     result->is_ptx = bin->is_ptx;
-    snprintf(result->arch, sizeof result->arch, "%s", p->target.arch);
-    snprintf(result->key, sizeof result->key, "%s", p->key.hex);
-    snprintf(result->cache_path, sizeof result->cache_path, "%s", bin->path);
     result->compile_ms = bin->compile_ms;
     result->link_ms = bin->link_ms;
     result->binary_bytes = bin->size;
     result->source_count = (unsigned)p->unit_count;
-    keep_for_result(bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
+    keep_for_result(p, bin, bin->lowered_name ? bin->lowered_name : p->entry, result);
+    KJ__SIZED_WRITE(caller, full);
 }
 
 static void count_request(kj_runtime *rt) {
@@ -1129,6 +1146,9 @@ static void count_request(kj_runtime *rt) {
 
 kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *result) {
     KJ_RETURN_IF(!rt || !req, KJ_ERR_USAGE, "kj_compile: runtime and request are required");
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
     count_request(rt);
     prepared p;
     binary bin;
@@ -1187,6 +1207,9 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
     KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
     KJ_RETURN_IF((unsigned)format >= KJ_EMIT_FORMAT_COUNT_, KJ_ERR_USAGE,
                  "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR", (int)format);
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
     count_request(rt);
     prepared p;
     binary bin;
@@ -1210,6 +1233,10 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
 
 kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     KJ_RETURN_IF(!k || !info, KJ_ERR_USAGE, "kj_kernel_query: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_kernel_info, KJ_KERNEL_INFO_INIT));
+    kj_kernel_info full;
+    kj_kernel_info *caller = info;
+    info = &full;
     memset(info, 0, sizeof *info);
     info->kernel = k->kernel;
     info->entry = k->entry;
@@ -1227,6 +1254,7 @@ kj_status kj_kernel_query(const kj_kernel *k, kj_kernel_info *info) {
     info->shared_dynamic_bytes = k->shared_dynamic;
     info->carveout = k->carveout == KJ__CARVEOUT_UNSET ? KJ__CARVEOUT_DEFAULT : k->carveout;
     info->pdl = k->pdl;
+    KJ__SIZED_WRITE(caller, full);
     return KJ_OK;
 }
 
@@ -1399,6 +1427,8 @@ static kj_status check_cluster(kj_kernel *k, const kj_launch_config *c, unsigned
 
 kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args) {
     KJ_RETURN_IF(!k || !c, KJ_ERR_USAGE, "kj_kernel_launch: kernel and config are required");
+    kj_launch_config copy;
+    KJ__SIZED_INPUT(c, copy, kj_launch_config, KJ_LAUNCH_CONFIG_INIT);
     kj_runtime *rt = k->rt;
     KJ_FORWARD(kj__enter(rt));
     KJ_FORWARD(check_config(k, c));

@@ -6,16 +6,16 @@
 #include <strings.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/util.h"
 #include "runtime/kernel.h"
 #include "runtime/prefetch.h"
 #include "runtime/runtime.h"
 
-void kj_runtime_options_init(kj_runtime_options *o) {
-    memset(o, 0, sizeof *o);
-    o->device = KJ_DEVICE_AUTO;
-    o->cache_mode = KJ_CACHE_DISK;
-    o->log_level = KJ_LOG_WARN;
+kj_status kj_runtime_options_init(kj_runtime_options *o, size_t size) {
+    KJ_RETURN_IF(!o, KJ_ERR_USAGE, "kj_runtime_options_init: options is NULL");
+    static const kj_runtime_options defaults = KJ_RUNTIME_OPTIONS_INIT;
+    return kj__sized_init(o, size, &defaults, sizeof defaults, "kj_runtime_options", "KJ_RUNTIME_OPTIONS_INIT");
 }
 
 static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
@@ -105,9 +105,9 @@ static int cache_disabled_by_env(const kj__logger *log) {
 
 kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out) {
     KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_runtime_create: out is NULL");
-    kj_runtime_options defaults;
-    kj_runtime_options_init(&defaults);
+    kj_runtime_options defaults = KJ_RUNTIME_OPTIONS_INIT, copy;
     const kj_runtime_options *o = options ? options : &defaults;
+    KJ__SIZED_INPUT(o, copy, kj_runtime_options, KJ_RUNTIME_OPTIONS_INIT);
     KJ_RETURN_IF(o->device < KJ_DEVICE_NONE, KJ_ERR_USAGE, "device %d: use an ordinal, KJ_DEVICE_AUTO or KJ_DEVICE_NONE",
                  o->device);
     KJ_RETURN_IF(o->cache_mode != KJ_CACHE_DISK && o->cache_mode != KJ_CACHE_MEMORY_ONLY, KJ_ERR_USAGE,

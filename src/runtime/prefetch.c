@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/pool.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
@@ -67,6 +68,7 @@ static job *job_copy(const kj_request *r) {
         job_free(j);
         return NULL;
     }
+    j->req.size = sizeof j->req;
     j->req.kernel = own(j, r->kernel, &oom);
     j->req.source_text = own(j, r->source_text, &oom);
     j->req.entry = own(j, r->entry, &oom);
@@ -167,22 +169,40 @@ static int queued_or_running(const kj__prefetch *p, const uint8_t h[16]) {
     return 0;
 }
 
+/* Request i of the caller's array, whose elements are the caller's sizeof(kj_request) apart (its first
+ * element's size: every element must have that size), in our layout in *copy when it differs. */
+static kj_status request_at(const kj_request *requests, size_t i, kj_request *copy, const kj_request **out) {
+    size_t stride = requests[0].size;
+    const kj_request *r = (const kj_request *)((const char *)requests + i * stride);
+    if (i) KJ_RETURN_IF(r->size != stride, KJ_ERR_USAGE, "kj_kernel_prefetch: requests[%zu].size is %zu, requests[0].size "
+                        "%zu: the elements of one array have one size (KJ_REQUEST_INIT)", i, r->size, stride);
+    KJ__SIZED_INPUT(r, *copy, kj_request, KJ_REQUEST_INIT);
+    *out = r;
+    return KJ_OK;
+}
+
 kj_status kj_kernel_prefetch(kj_runtime *rt, const kj_request *requests, size_t n) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_kernel_prefetch: runtime is NULL");
     KJ_RETURN_IF(n && !requests, KJ_ERR_USAGE, "kj_kernel_prefetch: %zu requests but requests is NULL", n);
-    for (size_t i = 0; i < n; i++) KJ_FORWARD(kj__check_request(&requests[i]));
+    kj_request copy;
+    const kj_request *req;
+    for (size_t i = 0; i < n; i++) {
+        KJ_FORWARD(request_at(requests, i, &copy, &req));
+        KJ_FORWARD(kj__check_request(req));
+    }
     kj__prefetch *p = n ? prefetcher(rt) : NULL;
     KJ_RETURN_IF(n && !p, KJ_ERR_HOST_MEMORY, "out of memory");
     job *mine = NULL; /* to do on this thread: no thread could be started */
     kj_status s = KJ_OK;
     for (size_t i = 0; i < n && s == KJ_OK; i++) {
         uint8_t h[16];
-        kj__request_hash(&requests[i], h);
+        request_at(requests, i, &copy, &req); /* checked above */
+        kj__request_hash(req, h);
         pthread_mutex_lock(&rt->lock);
         int loaded = kj__map_get(&rt->requests, h) != NULL;
         pthread_mutex_unlock(&rt->lock);
         if (loaded) continue;
-        job *j = job_copy(&requests[i]);
+        job *j = job_copy(req);
         if (!j) {
             s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
             break;
@@ -264,6 +284,8 @@ void kj__prefetch_destroy(kj_runtime *rt) {
 
 kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
     KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
     KJ_FORWARD(kj__check_request(req));
     uint8_t h[16];
     kj__request_hash(req, h);

@@ -6,6 +6,7 @@
 
 #include "cache/cache.h"
 #include "base/error.h"
+#include "base/sized.h"
 #include "cache/remote.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
@@ -62,8 +63,7 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info) {
-    KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_remote_query: runtime and info are required");
+static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     memset(info, 0, sizeof *info);
     info->url = info->state = info->server_version = info->eviction_policy = "";
     kj__remote *r = rt->remote;
@@ -130,11 +130,24 @@ kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info) {
     return KJ_OK;
 }
 
+kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info) {
+    KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_remote_query: runtime and info are required");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_remote_info, KJ_REMOTE_INFO_INIT));
+    kj_remote_info full;
+    KJ_FORWARD(query(rt, &full));
+    KJ__SIZED_WRITE(info, full);
+    return KJ_OK;
+}
+
 /* ---- push and pull ---------------------------------------------------------------------------- */
 
 static kj_status need_tier(kj_runtime *rt, kj_remote_transfer *result) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "runtime is NULL");
-    if (result) memset(result, 0, sizeof *result);
+    if (result) {
+        KJ_FORWARD(KJ__SIZED_CHECK(result, kj_remote_transfer, KJ_REMOTE_TRANSFER_INIT));
+        kj_remote_transfer none = {0};
+        KJ__SIZED_WRITE(result, none);
+    }
     KJ_RETURN_IF(!rt->remote, KJ_ERR_NOT_FOUND, "no remote cache: set KERNJIT_REMOTE_CACHE=redis://HOST:PORT (or "
                  "unix:///PATH), or kj_runtime_options.remote_cache");
     KJ_RETURN_IF(!rt->cache, KJ_ERR_NOT_FOUND, "this runtime has no disk cache (memory only): nothing to move entries "
@@ -225,7 +238,7 @@ kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     KJ_FORWARD(kj__cache_items(rt->cache, 0, &items, &n));
     for (size_t i = 0; i < n; i++) push_one(rt, &items[i], kernel, &t);
     kj__cache_items_free(items, n);
-    if (result) *result = t;
+    if (result) KJ__SIZED_WRITE(result, t);
     return KJ_OK;
 }
 
@@ -315,6 +328,6 @@ kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer 
         }
         kj__reply_free(reply);
     } while (strcmp(cursor, "0") != 0);
-    if (result) *result = t;
+    if (result) KJ__SIZED_WRITE(result, t);
     return KJ_OK;
 }

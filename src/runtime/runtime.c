@@ -9,6 +9,7 @@
 
 #include "jit/compile.h"
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/util.h"
 
 /* From kernjit-version.h as the library was built: what the program loaded, which may differ from the
@@ -36,7 +37,8 @@ kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *
     KJ_CU(cu->cuDeviceGet(&dev, ordinal), "cuDeviceGet");
     memset(info, 0, sizeof *info);
     info->ordinal = ordinal;
-    KJ_CU(cu->cuDeviceGetName(info->name, sizeof info->name, dev), "cuDeviceGetName");
+    char name[256], arch[16];
+    KJ_CU(cu->cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
     struct {
         CUdevice_attribute attr;
         int *out;
@@ -74,7 +76,10 @@ kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *
         info->shared_per_sm = (size_t)v;
     if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS) info->l2_bytes = (size_t)v;
     KJ_CU(cu->cuDeviceTotalMem(&info->total_memory, dev), "cuDeviceTotalMem");
-    snprintf(info->arch, sizeof info->arch, "sm_%d%d", info->cc_major, info->cc_minor);
+    snprintf(arch, sizeof arch, "sm_%d%d", info->cc_major, info->cc_minor);
+    info->name = kj__intern(name);
+    info->arch = kj__intern(arch);
+    KJ_RETURN_IF(!info->name || !info->arch, KJ_ERR_HOST_MEMORY, "out of memory");
     info->arch_name = arch_name(info->cc_major, info->cc_minor);
     info->peak_bandwidth_gbs = 2.0 * info->memory_clock_khz * 1e3 * (info->memory_bus_bits / 8.0) / 1e9;
     info->driver_version = cu->driver_version;
@@ -99,31 +104,40 @@ kj_status kj_device_count(int *count) {
 
 kj_status kj_device_query(int ordinal, kj_device_info *info) {
     KJ_RETURN_IF(!info, KJ_ERR_USAGE, "kj_device_query: info is NULL");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_device_info, KJ_DEVICE_INFO_INIT));
     const kj__cuda_api *cu;
     KJ_FORWARD(kj__cuda_load(&cu));
     int n = 0;
     KJ_CU(cu->cuDeviceGetCount(&n), "cuDeviceGetCount");
     KJ_RETURN_IF(ordinal < 0 || ordinal >= n, KJ_ERR_USAGE, "device %d does not exist: this machine has %d device%s",
                  ordinal, n, n == 1 ? "" : "s");
-    return kj__query_device(cu, ordinal, info);
+    kj_device_info full;
+    KJ_FORWARD(kj__query_device(cu, ordinal, &full));
+    KJ__SIZED_WRITE(info, full);
+    return KJ_OK;
 }
 
 kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info) {
     KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_runtime_device: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(info, kj_device_info, KJ_DEVICE_INFO_INIT));
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)", rt->target.arch);
-    *info = rt->info;
+    KJ__SIZED_WRITE(info, rt->info);
     return KJ_OK;
 }
 
 int kj_runtime_has_device(const kj_runtime *rt) { return rt && rt->has_device; }
 const char *kj_runtime_arch(const kj_runtime *rt) { return rt ? rt->target.arch : ""; }
 
-void kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
-    if (!rt || !stats) return;
+kj_status kj_runtime_stats(const kj_runtime *rt, kj_stats *stats) {
+    KJ_RETURN_IF(!rt || !stats, KJ_ERR_USAGE, "kj_runtime_stats: NULL argument");
+    KJ_FORWARD(KJ__SIZED_CHECK(stats, kj_stats, KJ_STATS_INIT));
+    kj_stats full;
     pthread_mutex_lock((pthread_mutex_t *)&rt->lock);
-    *stats = rt->stats;
+    full = rt->stats;
     pthread_mutex_unlock((pthread_mutex_t *)&rt->lock);
-    kj__remote_counters(rt->remote, stats);
+    kj__remote_counters(rt->remote, &full);
+    KJ__SIZED_WRITE(stats, full);
+    return KJ_OK;
 }
 
 kj_status kj__enter(kj_runtime *rt) {

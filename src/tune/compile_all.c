@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/pool.h"
 #include "jit/arch.h"
 #include "runtime/runtime.h"
@@ -27,11 +28,11 @@ typedef struct job {
 
 static void compile_one(size_t i, void *user) {
     job *j = user;
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(j->space, j->todo[i], &v);
-    kj_request req = {.kernel = j->o->kernel, .entry = j->o->entry, .defines = v.defines,
+    kj_request req = {.size = sizeof req, .kernel = j->o->kernel, .entry = j->o->entry, .defines = v.defines,
                       .define_count = v.define_count, .arch = j->o->arch};
-    kj_compile_result res;
+    kj_compile_result res = KJ_COMPILE_RESULT_INIT;
     j->status[i] = kj_compile(j->rt, &req, &res);
     if (j->status[i] == KJ_OK) {
         j->cache_hit[i] = res.origin != KJ_ORIGIN_COMPILED; /* on disk, or fetched from the remote */
@@ -51,7 +52,7 @@ static void compiled(size_t i, void *user) {
         j->r->failed++;
     }
     if (!j->o->progress) return;
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(j->space, j->todo[i], &v);
     const char *outcome = j->status[i] != KJ_OK ? "failed" : j->cache_hit[i] ? "cached" : "compiled";
     kj_progress p = {.phase = KJ_PHASE_COMPILE, .done = j->done, .total = j->n, .variant = v.label,
@@ -65,7 +66,7 @@ static size_t shard_todo(const kj_space *space, const kj_compile_all_options *o,
     size_t step = o->shards ? o->shards : 1, k = 0;
     *variants = 0;
     for (size_t i = o->shards ? o->shard : 0; i < kj_space_count(space); i += step) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(space, i, &v);
         ++*variants;
         if (!v.skipped) todo[k++] = i;
@@ -74,10 +75,14 @@ static size_t shard_todo(const kj_space *space, const kj_compile_all_options *o,
 }
 
 kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_compile_all_result *result) {
-    KJ_RETURN_IF(!rt || !o || !o->kernel, KJ_ERR_USAGE, "kj_compile_all: runtime, options and options->kernel are required");
+    KJ_RETURN_IF(!rt || !o, KJ_ERR_USAGE, "kj_compile_all: runtime and options are required");
+    kj_compile_all_options copy;
+    KJ__SIZED_INPUT(o, copy, kj_compile_all_options, KJ_COMPILE_ALL_OPTIONS_INIT);
+    KJ_RETURN_IF(!o->kernel, KJ_ERR_USAGE, "kj_compile_all: options->kernel is required");
     KJ_RETURN_IF(o->shards ? o->shard >= o->shards : o->shard != 0, KJ_ERR_USAGE,
                  "kj_compile_all: shard %u of %u shards: the shard must be below shards (0 and 0 for the whole "
                  "space)", o->shard, o->shards);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_all_result, KJ_COMPILE_ALL_RESULT_INIT));
     double t0 = kj__now_ms();
     kj__target target;
     if (o->arch) KJ_FORWARD(kj__arch_for_user(o->arch, &target)); /* once, rather than once per variant */
@@ -100,16 +105,17 @@ kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_com
         r.threads = o->threads ? o->threads : kj__pool_default_threads();
         if (r.threads > n) r.threads = n ? (unsigned)n : 1;
         kj__pool_run(r.threads, n, compile_one, compiled, &j);
-        snprintf(r.arch, sizeof r.arch, "%s", j.arch[0] ? j.arch : (o->arch ? o->arch : kj_runtime_arch(rt)));
+        r.arch = kj__intern(j.arch[0] ? j.arch : (o->arch ? o->arch : kj_runtime_arch(rt)));
+        if (!r.arch) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         r.wall_ms = kj__now_ms() - t0;
         for (size_t i = 0; i < n && s == KJ_OK; i++)
             if (j.status[i] != KJ_OK) {
-                kj_variant v;
+                kj_variant v = KJ_VARIANT_INIT;
                 kj_space_variant(space, j.todo[i], &v);
                 s = KJ_FAIL(j.status[i], "%zu of %zu variants of %s failed to compile; the first, %s: %s", r.failed, n,
                             o->kernel, v.label, j.error[i] ? j.error[i] : "(no message)");
             }
-        if (result) *result = r;
+        if (result) KJ__SIZED_WRITE(result, r);
     }
     if (j.error)
         for (size_t i = 0; i < n; i++) free(j.error[i]);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "base/util.h"
@@ -290,13 +291,12 @@ size_t kj_space_valid_count(const kj_space *s) { return s ? s->valid : 0; }
 
 kj_status kj_space_variant(const kj_space *s, size_t i, kj_variant *out) {
     KJ_RETURN_IF(!s || !out, KJ_ERR_USAGE, "kj_space_variant: space and out are required");
+    KJ_FORWARD(KJ__SIZED_CHECK(out, kj_variant, KJ_VARIANT_INIT));
     KJ_RETURN_IF(i >= s->count, KJ_ERR_USAGE, "variant %zu of %s does not exist: the space has %zu", i, s->src->name,
                  s->count);
-    out->defines = s->defines + i * s->macro_count;
-    out->define_count = s->macro_count;
-    out->coords = s->coords + i * s->dim_count;
-    out->label = s->labels[i];
-    out->skipped = s->skipped[i];
+    kj_variant full = {.defines = s->defines + i * s->macro_count, .define_count = s->macro_count,
+                       .coords = s->coords + i * s->dim_count, .label = s->labels[i], .skipped = s->skipped[i]};
+    KJ__SIZED_WRITE(out, full);
     return KJ_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "base/pool.h"
 #include "runtime/runtime.h"
 #include "tune/space.h"
@@ -47,8 +48,9 @@ void kj_tune_result_free(kj_tune_result *r) {
     kj__free_all(b->variants, b->kernel, b->entry, b->fixed, b->strategy, b->db_path, b);
 }
 
-void kj_tune_options_init(kj_tune_options *o) {
-    if (o) memset(o, 0, sizeof *o);
+const kj_tune_variant *kj_tune_result_variant(const kj_tune_result *r, size_t index) {
+    if (!r || index >= r->variant_count) return NULL;
+    return &((const box *)r)->variants[index];
 }
 
 /* ---- the tuner's state ----------------------------------------------------------------------- */
@@ -109,9 +111,9 @@ static void progress(tuner *t, kj_phase phase, size_t done, size_t total, size_t
 static void load_one(size_t k, void *user) {
     tuner *t = user;
     size_t i = t->batch[k];
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(t->space, i, &v);
-    kj_request req = {.kernel = t->o->kernel, .entry = t->b->entry, .defines = v.defines, .define_count = v.define_count};
+    kj_request req = {.size = sizeof req, .kernel = t->o->kernel, .entry = t->b->entry, .defines = v.defines, .define_count = v.define_count};
     t->bstatus[k] = kj_kernel_get(t->rt, &req, &t->kernels[i], &t->borigin[k]);
     if (t->bstatus[k] != KJ_OK) t->berror[k] = kj__strdup(kj_last_error());
 }
@@ -162,9 +164,9 @@ static kj_status load_batch(tuner *t, const size_t *idx, size_t n) {
         size_t i = idx[k];
         kj_kernel *kernel = t->kernels[i];
         if (!kernel) continue;
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(t->space, i, &v);
-        kj_kernel_info info;
+        kj_kernel_info info = KJ_KERNEL_INFO_INIT;
         kj_kernel_query(kernel, &info);
         var(t, i)->registers = info.num_regs;
         var(t, i)->max_threads = info.max_threads_per_block;
@@ -233,7 +235,7 @@ static kj_status time_batch(tuner *t, size_t i, const kj_variant *v, unsigned ba
 
 /* A warm variant: one timed run picks the batch, then `samples` batches; the median counts. */
 static kj_status time_variant(tuner *t, size_t i, unsigned samples, timing *out) {
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(t->space, i, &v);
     double one;
     KJ_FORWARD(time_batch(t, i, &v, 1, &one));
@@ -309,7 +311,7 @@ static kj_status runoff(tuner *t) {
 static kj_status measure(tuner *t, size_t i) {
     if (!t->kernels[i]) return KJ_OK;
     double t0 = kj__now_ms();
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(t->space, i, &v);
     kj_tune_variant *tv = var(t, i);
     timing tm = {0};
@@ -350,7 +352,7 @@ static kj_status measure(tuner *t, size_t i) {
 /* Whether variant i may be touched: in the space and able to take the problem (marking it skipped,
  * without compiling, when not). */
 static int eligible(tuner *t, size_t i) {
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(t->space, i, &v);
     if (v.skipped) return 0;
     if (var(t, i)->status == KJ_VARIANT_SKIPPED) return 0;
@@ -371,7 +373,7 @@ static kj_status warm_device(tuner *t, const size_t *todo, size_t m) {
     if (t->warmed) return KJ_OK;
     for (size_t k = 0; k < m; k++) {
         if (!t->kernels[todo[k]]) continue;
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(t->space, todo[k], &v);
         double t0 = kj__now_ms();
         kj_status s = KJ_OK;
@@ -487,7 +489,7 @@ static kj_status greedy(tuner *t, size_t budget) {
         while (s == KJ_OK && moved && used < budget) {
             moved = 0;
             for (size_t d = 0; d < dims && s == KJ_OK && used < budget; d++) {
-                kj_variant v;
+                kj_variant v = KJ_VARIANT_INIT;
                 kj_space_variant(t->space, (size_t)current, &v);
                 memcpy(coords, v.coords, dims * sizeof *coords);
                 size_t here = coords[d], size = kj_space_dim_size(t->space, d), n = 0;
@@ -568,12 +570,11 @@ static kj_status make_box(tuner *t, const char *entry) {
     if (!b->variants || !b->notes || !b->kernel || !b->entry || !b->fixed)
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     b->pub.variant_count = t->count;
-    b->pub.variants = b->variants;
     b->pub.kernel = b->kernel;
     b->pub.entry = b->entry;
     b->pub.fixed = b->fixed;
     for (size_t i = 0; i < t->count; i++) {
-        kj_variant v;
+        kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(t->space, i, &v);
         kj_tune_variant *tv = &b->variants[i];
         tv->label = v.label;
@@ -591,7 +592,7 @@ static kj_status make_box(tuner *t, const char *entry) {
 
 /* The problem's fixed macros for the target: a variant's macros that are not dimensions. */
 static void problem_fixed(tuner *t, kj_define **out, size_t *count) {
-    kj_variant v;
+    kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(t->space, 0, &v);
     *out = malloc((v.define_count ? v.define_count : 1) * sizeof **out);
     *count = 0;
@@ -641,7 +642,7 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     r->n = o->n ? o->n : t->target->default_n;
     r->bucket = kj__tunedb_bucket(r->n);
     r->threads = o->threads ? o->threads : kj__pool_default_threads();
-    snprintf(r->device, sizeof r->device, "%s", rt->info.name);
+    r->device = rt->info.name;
     r->cc_major = rt->info.cc_major;
     r->cc_minor = rt->info.cc_minor;
     t->samples = o->samples ? o->samples : DEFAULT_SAMPLES;
@@ -711,7 +712,9 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
 }
 
 kj_status kj_tune(kj_runtime *rt, const kj_tune_options *o, kj_tune_result **out) {
-    KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_tune: out is NULL");
+    KJ_RETURN_IF(!out || !o, KJ_ERR_USAGE, "kj_tune: options and out are required");
+    kj_tune_options copy;
+    KJ__SIZED_INPUT(o, copy, kj_tune_options, KJ_TUNE_OPTIONS_INIT);
     KJ_FORWARD(check_options(rt, o));
     const kj__tune_target *target = find_target(o->kernel);
     if (!target) return no_target(o->kernel);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/sized.h"
 #include "tunedb/remote_tune.h"
 #include "runtime/runtime.h"
 #include "tunedb/tunedb.h"
@@ -194,6 +195,7 @@ static kj_status need_db(kj_runtime *rt, db_state **st) {
 }
 
 static void to_public(const kj__tuned_rec *r, kj_tuned *t) {
+    t->size = sizeof *t;
     t->kernel = r->kernel;
     t->entry = r->entry;
     t->fixed = r->fixed;
@@ -225,22 +227,22 @@ kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *user) {
     return s;
 }
 
-void kj_tune_filter_init(kj_tune_filter *f) {
-    if (!f) return;
-    memset(f, 0, sizeof *f);
-    f->cc = -1;
-    f->bucket = -1;
+kj_status kj_tune_filter_init(kj_tune_filter *f, size_t size) {
+    KJ_RETURN_IF(!f, KJ_ERR_USAGE, "kj_tune_filter_init: filter is NULL");
+    static const kj_tune_filter anything = KJ_TUNE_FILTER_INIT;
+    return kj__sized_init(f, size, &anything, sizeof anything, "kj_tune_filter", "KJ_TUNE_FILTER_INIT");
 }
 
 kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t *removed) {
+    kj_tune_filter all = KJ_TUNE_FILTER_INIT, copy;
+    if (!filter) filter = &all;
+    KJ__SIZED_INPUT(filter, copy, kj_tune_filter, KJ_TUNE_FILTER_INIT);
     db_state *st;
     KJ_FORWARD(need_db(rt, &st));
     kj__tunedb *merged = calloc(1, sizeof *merged);
     if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     size_t gone = 0;
-    kj_tune_filter all;
-    kj_tune_filter_init(&all);
-    kj_status s = kj__tunedb_update(st->dir, &rt->log, NULL, filter ? filter : &all, &gone, merged);
+    kj_status s = kj__tunedb_update(st->dir, &rt->log, NULL, filter, &gone, merged);
     if (s != KJ_OK) {
         free(merged);
         return s;
@@ -255,6 +257,7 @@ kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t
 kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n,
                             kj_tuned *out) {
     KJ_RETURN_IF(!rt || !kernel || !entry || !out, KJ_ERR_USAGE, "kj_tune_db_lookup: runtime, kernel, entry and out are required");
+    KJ_FORWARD(KJ__SIZED_CHECK(out, kj_tuned, KJ_TUNED_INIT));
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: tuned configurations belong to a device");
     db_state *st;
     KJ_FORWARD(need_db(rt, &st));
@@ -270,7 +273,7 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
     }
     pthread_mutex_unlock(&st->lock);
     KJ_RETURN_IF(oom, KJ_ERR_HOST_MEMORY, "out of memory");
-    if (r) *out = t;
+    if (r) KJ__SIZED_WRITE(out, t);
     KJ_RETURN_IF(!r, KJ_ERR_NOT_FOUND, "no tuned configuration of %.100s %.100s%s%.200s for n = %llu on %s (sm_%d%d)",
                  kernel, entry, fixed && *fixed ? " " : "", fixed ? fixed : "", (unsigned long long)n, rt->info.name,
                  rt->info.cc_major, rt->info.cc_minor);

@@ -27,8 +27,10 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
                         const kj_mandelbrot_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_mandelbrot: runtime is NULL");
     KJ_RETURN_IF(!dwells, KJ_ERR_USAGE, "kj_mandelbrot: dwells is 0");
-    kj_mandelbrot_options defaults = {0};
+    kj_mandelbrot_options defaults = KJ_MANDELBROT_OPTIONS_INIT, copy;
     if (!o) o = &defaults;
+    KJ__SIZED_INPUT(o, copy, kj_mandelbrot_options, KJ_MANDELBROT_OPTIONS_INIT);
+    if (o->report) KJ_FORWARD(KJ__SIZED_CHECK(o->report, kj_dp_report, KJ_DP_REPORT_INIT));
     kj__mb_config c;
     char why[512];
     KJ_RETURN_IF(kj__mb_config_make(width, height, o, &c, why, sizeof why) != 0, KJ_ERR_USAGE, "%s", why);
@@ -50,7 +52,7 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
     kj_define defs[] = {{"MAX_DWELL", v[0]}, {"INIT_SUBDIV", v[1]}, {"SUBDIV", v[2]},
                         {"MAX_DEPTH", v[3]}, {"MIN_SIZE", v[4]},    {"COUNT_LAUNCHES", v[5]}};
     const char *entry = ms ? "mandelbrot_ms" : "mandelbrot_escape";
-    kj_request req = {.kernel = "mandelbrot", .entry = entry, .defines = defs, .define_count = 6};
+    kj_request req = {.size = sizeof req, .kernel = "mandelbrot", .entry = entry, .defines = defs, .define_count = 6};
     kj_kernel *k;
     kj_origin origin;
     KJ_FORWARD(kj_kernel_get(rt, &req, &k, &origin));
@@ -68,23 +70,23 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
         kj__mb_top(&c, &side, &gx, &gy);
         unsigned zero = 0, w = width, h = height;
         void *args[] = {&dwells, &c.view, &zero, &zero, &side, &w, &h, &zero, &status};
-        kj_launch_config cfg = {{gx, gy, 1}, {bx, by, 1}, 0, o->stream, pending};
+        kj_launch_config cfg = {.size = sizeof cfg, .grid = {gx, gy, 1}, .block = {bx, by, 1}, .stream = o->stream, .pending_launches = pending};
         KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
     } else {
         gx = (width + bx - 1) / bx;
         gy = (height + by - 1) / by;
         pending = o->pending_launches ? o->pending_launches : 1;
         void *args[] = {&dwells, &c.view};
-        kj_launch_config cfg = {{gx, gy, 1}, {bx, by, 1}, 0, o->stream, pending};
+        kj_launch_config cfg = {.size = sizeof cfg, .grid = {gx, gy, 1}, .block = {bx, by, 1}, .stream = o->stream, .pending_launches = pending};
         KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
     }
     kj_cdp_status st;
     double ms_time = 0;
     KJ_FORWARD(kj__cdp_finish(rt, lane, NULL, 0, what, &st, o->report ? &ms_time : NULL));
     if (o->report) {
-        kj_dp_report *r = o->report;
+        kj_dp_report full, *r = &full;
         memset(r, 0, sizeof *r);
-        snprintf(r->entry, sizeof r->entry, "%s", entry);
+        r->entry = entry;
         r->grid[0] = gx;
         r->grid[1] = gy;
         r->block[0] = bx;
@@ -97,6 +99,7 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
         r->pending_limit = kj__pending_launch_limit(rt);
         r->gpu_ms = ms_time;
         r->origin = origin;
+        KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;
 }

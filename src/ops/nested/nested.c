@@ -30,15 +30,16 @@ static unsigned log2u(unsigned v) { return v > 1 ? 31u - (unsigned)__builtin_clz
 
 static kj_status get(kj_runtime *rt, const char *entry, kj_type type, int count, kj_kernel **k, kj_origin *origin) {
     kj_define defs[] = {{"T", kj_type_name(type)}, {"COUNT_LAUNCHES", count ? "1" : "0"}};
-    kj_request req = {.kernel = "nested", .entry = entry, .defines = defs, .define_count = 2};
+    kj_request req = {.size = sizeof req, .kernel = "nested", .entry = entry, .defines = defs, .define_count = 2};
     return kj_kernel_get(rt, &req, k, origin);
 }
 
-static void fill_report(kj_dp_report *r, const char *entry, unsigned grid, unsigned block, unsigned levels,
+static void fill_report(kj_dp_report *caller, const char *entry, unsigned grid, unsigned block, unsigned levels,
                         int counted, const kj_cdp_status *st, uint64_t expected, uint64_t pending,
                         uint64_t limit, double ms, kj_origin origin) {
+    kj_dp_report full, *r = &full;
     memset(r, 0, sizeof *r);
-    snprintf(r->entry, sizeof r->entry, "%s", entry);
+    r->entry = entry;
     r->grid[0] = grid;
     r->grid[1] = 1;
     r->block[0] = block;
@@ -51,6 +52,7 @@ static void fill_report(kj_dp_report *r, const char *entry, unsigned grid, unsig
     r->pending_limit = limit;
     r->gpu_ms = ms;
     r->origin = origin;
+    KJ__SIZED_WRITE(caller, full);
 }
 
 kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t n, void *host_result,
@@ -63,8 +65,10 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
     KJ_RETURN_IF(n && !data, KJ_ERR_USAGE, "kj_nested_reduce: data is 0 with n = %zu", n);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
                  "kj_nested_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
-    kj_nested_options defaults = {0};
+    kj_nested_options defaults = KJ_NESTED_OPTIONS_INIT, copy;
     if (!o) o = &defaults;
+    KJ__SIZED_INPUT(o, copy, kj_nested_options, KJ_NESTED_OPTIONS_INIT);
+    if (o->report) KJ_FORWARD(KJ__SIZED_CHECK(o->report, kj_dp_report, KJ_DP_REPORT_INIT));
     KJ_RETURN_IF((unsigned)o->variant >= KJ_NESTED_VARIANT_COUNT_, KJ_ERR_USAGE,
                  "kj_nested_reduce: variant %d: allowed are sync, nosync, reduce2", (int)o->variant);
     const unsigned block = o->block_size ? o->block_size : 512;
@@ -109,14 +113,14 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
             threads = block / 2;
             size = block / 2; /* the first stride */
         }
-        kj_launch_config cfg = {{grid, 1, 1}, {threads, 1, 1}, 0, o->stream, pending};
+        kj_launch_config cfg = {.size = sizeof cfg, .grid = {grid, 1, 1}, .block = {threads, 1, 1}, .stream = o->stream, .pending_launches = pending};
         KJ_FORWARD(kj_kernel_launch(top, &cfg, variant == KJ_NESTED_REDUCE2 ? reduce2 : per_block));
     }
     /* Stream order puts the fold after the whole tree: a host-launched grid is complete only when all
      * the grids it spawned are. */
     unsigned long long m = grid;
     void *fold_args[] = {&sums, &m, &result};
-    kj_launch_config one = {{1, 1, 1}, {FOLD_THREADS, 1, 1}, 0, o->stream, pending};
+    kj_launch_config one = {.size = sizeof one, .grid = {1, 1, 1}, .block = {FOLD_THREADS, 1, 1}, .stream = o->stream, .pending_launches = pending};
     KJ_FORWARD(kj_kernel_launch(fold, &one, fold_args));
 
     kj_cdp_status st;
@@ -133,6 +137,7 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     KJ_RETURN_IF(!kj__is_pow2(block) || block > 1024, KJ_ERR_USAGE,
                  "nested-hello block %u: a power of two from 1 to 1024 is allowed", block);
     KJ_RETURN_IF(grid < 1, KJ_ERR_USAGE, "nested-hello grid %u: at least 1 block", grid);
+    if (report) KJ_FORWARD(KJ__SIZED_CHECK(report, kj_dp_report, KJ_DP_REPORT_INIT));
     const uint64_t lines = (uint64_t)grid * (2ull * block - 1);
     KJ_RETURN_IF(lines > HELLO_MAX_LINES, KJ_ERR_USAGE,
                  "nested-hello with %u blocks of %u prints %llu lines; at most %u fit the device's printf buffer", grid,
@@ -153,7 +158,7 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     unsigned size = block, depth = 0;
     void *args[] = {&size, &depth, &status};
     KJ_FORWARD(kj__cdp_begin(rt, lane));
-    kj_launch_config cfg = {{grid, 1, 1}, {block, 1, 1}, 0, NULL, pending};
+    kj_launch_config cfg = {.size = sizeof cfg, .grid = {grid, 1, 1}, .block = {block, 1, 1}, .pending_launches = pending};
     KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
     kj_cdp_status st;
     double ms = 0;

@@ -102,7 +102,7 @@ static const kj_request *helper_request(helper *h, const char *entry, kj_op op, 
     h->defines[1] = (kj_define){"T", kj_type_name(type)};
     h->defines[2] = (kj_define){"BLOCK_SIZE", h->block};
     h->defines[3] = (kj_define){"COARSE_FACTOR", h->coarse};
-    h->req = (kj_request){.kernel = "reduce", .entry = entry, .defines = h->defines, .define_count = 4};
+    h->req = (kj_request){.size = sizeof(kj_request), .kernel = "reduce", .entry = entry, .defines = h->defines, .define_count = 4};
     return &h->req;
 }
 
@@ -179,7 +179,7 @@ static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, 
 }
 
 static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream stream, void **args) {
-    kj_launch_config c = {{grid, 1, 1}, {block, 1, 1}, 0, stream, 0};
+    kj_launch_config c = {.size = sizeof c, .grid = {grid, 1, 1}, .block = {block, 1, 1}, .stream = stream};
     return kj_kernel_launch(k, &c, args);
 }
 
@@ -323,10 +323,21 @@ static kj_status resolve(kj_runtime *rt, const plan *p, kj_op op, kj_type type, 
     return KJ_OK;
 }
 
+/* The caller's options (NULL: the defaults) in our layout; their report's size checked. */
+static kj_status options_of(const kj_reduce_options **o, kj_reduce_options *copy) {
+    static const kj_reduce_options defaults = KJ_REDUCE_OPTIONS_INIT;
+    const kj_reduce_options *view = *o ? *o : &defaults;
+    KJ__SIZED_INPUT(view, *copy, kj_reduce_options, KJ_REDUCE_OPTIONS_INIT);
+    if (view->report) KJ_FORWARD(KJ__SIZED_CHECK(view->report, kj_reduce_report, KJ_REDUCE_REPORT_INIT));
+    *o = view;
+    return KJ_OK;
+}
+
 kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o) {
-    kj_reduce_options defaults = {0};
+    kj_reduce_options copy;
+    KJ_FORWARD(options_of(&o, &copy));
     plan p;
-    KJ_FORWARD(plan_call(rt, op, type, n, o ? o : &defaults, &p));
+    KJ_FORWARD(plan_call(rt, op, type, n, o, &p));
     kj__config c;
     kj__config_choose(rt, &p.call, &c);
     kj__config_request main;
@@ -339,8 +350,8 @@ kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, c
 
 kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
                           const kj_reduce_options *o) {
-    kj_reduce_options defaults = {0};
-    if (!o) o = &defaults;
+    kj_reduce_options copy;
+    KJ_FORWARD(options_of(&o, &copy));
     plan p;
     KJ_FORWARD(plan_call(rt, op, type, n, o, &p));
     KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
@@ -356,13 +367,14 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     unsigned grid;
     KJ_FORWARD(kj__reduce_launch(rt, c.kernel, &job, &grid));
     if (o->report) {
-        kj_reduce_report *r = o->report;
-        snprintf(r->entry, sizeof r->entry, "%s", job.entry);
+        kj_reduce_report full = {0}, *r = &full;
+        r->entry = job.entry;
         r->block_size = job.block;
         r->coarse_factor = entries[p.e].coarsens ? job.coarse : 0;
         r->grid = grid;
         r->origin = c.origin;
-        r->config_from = kj__config_name(c.from);
+        r->config_from = c.from;
+        KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;
 }
@@ -372,7 +384,9 @@ kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, siz
     KJ_RETURN_IF(!host_result, KJ_ERR_USAGE, "kj_reduce: host_result is NULL");
     KJ_FORWARD(kj__enter(rt));
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
-    kj_stream stream = o ? o->stream : NULL;
+    kj_reduce_options copy;
+    KJ_FORWARD(options_of(&o, &copy));
+    kj_stream stream = o->stream;
     kj_devptr ws;
     KJ_FORWARD(workspace(rt, stream, &ws));
     KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, ws + WS_RESULT, o));

@@ -62,7 +62,7 @@ static kj_status launch_part(kj_runtime *rt, kj_devptr part, size_t count, kj_op
                              kj_devptr *at) {
     kj__lane *lane;
     KJ_FORWARD(kj__lane_get(rt, &partials_key, stream, PARTIAL_BYTES, &lane));
-    kj_reduce_options o = {.stream = stream};
+    kj_reduce_options o = {.size = sizeof o, .stream = stream};
     KJ_FORWARD(kj_reduce_async(rt, op, type, part, count, lane->buffer, &o));
     *at = lane->buffer;
     return KJ_OK;

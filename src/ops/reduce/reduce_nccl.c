@@ -171,7 +171,7 @@ kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size_t coun
     kj__lane *lane;
     KJ_FORWARD(kj__lane_get(rt, &lanes, stream, LANE_BYTES, &lane));
     unsigned char partial[8];
-    kj_reduce_options o = {.stream = stream};
+    kj_reduce_options o = {.size = sizeof o, .stream = stream};
     KJ_FORWARD(kj_reduce(rt, op, type, part, count, partial, &o));
     KJ_FORWARD(same_on_every_rank(rt, nccl, c, op, type, lane->buffer, stream));
     wire w;

@@ -158,8 +158,8 @@ static kj_status verify(void *p) {
     if (memcmp(got, st->expected, kj_result_size(st->type)) == 0) return KJ_OK;
     double g = kj__result_as_double(st->type, got), w = kj__result_as_double(st->type, st->expected);
     if (isnan(g) && isnan(w)) return KJ_OK;
-    kj_reduce_report ran = {.block_size = st->block, .coarse_factor = st->coarsens ? st->coarse : 0, .grid = st->grid};
-    snprintf(ran.entry, sizeof ran.entry, "%s", st->entry);
+    kj_reduce_report ran = {.entry = st->entry, .block_size = st->block, .coarse_factor = st->coarsens ? st->coarse : 0,
+                            .grid = st->grid};
     double tol = kj__reduce_tolerance(st->op, st->type, st->n, w, st->abs_sum, &ran);
     if (fabs(g - w) <= tol) return KJ_OK;
     return KJ_FAIL(KJ_ERR_WRONG_RESULT, "GPU %.17g, CPU reference %.17g, tolerance %.3g", g, w, tol);

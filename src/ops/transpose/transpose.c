@@ -60,7 +60,7 @@ kj_status kj__transpose_launch(kj_runtime *rt, kj_kernel *k, const unsigned tile
     unsigned r32 = (unsigned)rows, c32 = (unsigned)cols;
     void *args[] = {&in, &out, &r32, &c32};
     /* shared_bytes 0: the launch takes the metadata's shared-dynamic (the padded tile's size) */
-    kj_launch_config cfg = {{(unsigned)n, 1, 1}, {block[0], block[1], 1}, 0, stream, 0};
+    kj_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)n, 1, 1}, .block = {block[0], block[1], 1}, .stream = stream};
     KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
     *tiles = (unsigned)n;
     return KJ_OK;
@@ -70,8 +70,10 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
                        const kj_transpose_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_transpose: runtime is NULL");
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_transpose: type %d is not a kj_type", (int)type);
-    kj_transpose_options defaults = {0};
+    kj_transpose_options defaults = KJ_TRANSPOSE_OPTIONS_INIT, copy;
     if (!o) o = &defaults;
+    KJ__SIZED_INPUT(o, copy, kj_transpose_options, KJ_TRANSPOSE_OPTIONS_INIT);
+    if (o->report) KJ_FORWARD(KJ__SIZED_CHECK(o->report, kj_transpose_report, KJ_TRANSPOSE_REPORT_INIT));
     kj_transpose_variant v = o->variant;
     KJ_RETURN_IF((unsigned)v >= KJ_TRANSPOSE_VARIANT_COUNT_, KJ_ERR_USAGE,
                  "kj_transpose: variant %d is not a kj_transpose_variant (0 to %d)", (int)v,
@@ -108,10 +110,10 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
     unsigned tiles;
     KJ_FORWARD(kj__transpose_launch(rt, cfg.kernel, tile, block, in, out, rows, cols, o->stream, &tiles));
     if (o->report) {
-        kj_transpose_report *r = o->report;
-        kj_kernel_info info;
+        kj_transpose_report full = {0}, *r = &full;
+        kj_kernel_info info = KJ_KERNEL_INFO_INIT;
         KJ_FORWARD(kj_kernel_query(cfg.kernel, &info));
-        snprintf(r->entry, sizeof r->entry, "%s", variants[v].entry);
+        r->entry = variants[v].entry;
         r->tile[0] = tile[0];
         r->tile[1] = tile[1];
         r->block[0] = block[0];
@@ -119,7 +121,8 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
         r->grid = tiles;
         r->shared_bytes = info.shared_dynamic_bytes;
         r->origin = cfg.origin;
-        r->config_from = kj__config_name(cfg.from);
+        r->config_from = cfg.from;
+        KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;
 }

@@ -32,7 +32,7 @@ kj_status kj__vector_add_launch(kj_runtime *rt, kj_kernel *k, kj_type type, unsi
     if (g > (uint64_t)d->max_grid_dim[0]) g = (uint64_t)d->max_grid_dim[0];
     unsigned long long count = n;
     void *args[] = {&a, &b, &c, &count};
-    kj_launch_config cfg = {{(unsigned)g, 1, 1}, {block, 1, 1}, 0, stream, 0};
+    kj_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)g, 1, 1}, .block = {block, 1, 1}, .stream = stream};
     KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
     *grid = (unsigned)g;
     return KJ_OK;
@@ -47,8 +47,10 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
                  "kj_vector_add: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
     KJ_RETURN_IF(n && (!a || !b || !c), KJ_ERR_USAGE, "kj_vector_add: a 0 pointer (a %s, b %s, c %s) with n = %zu",
                  a ? "set" : "0", b ? "set" : "0", c ? "set" : "0", n);
-    kj_vector_add_options defaults = {0};
+    kj_vector_add_options defaults = KJ_VECTOR_ADD_OPTIONS_INIT, copy;
     if (!o) o = &defaults;
+    KJ__SIZED_INPUT(o, copy, kj_vector_add_options, KJ_VECTOR_ADD_OPTIONS_INIT);
+    if (o->report) KJ_FORWARD(KJ__SIZED_CHECK(o->report, kj_vector_add_report, KJ_VECTOR_ADD_REPORT_INIT));
     KJ_FORWARD(kj__enter(rt));
     const char *entry = vectors(a, b, c) ? "vector_add" : "vector_add_scalar";
     kj_define t = {"T", kj_type_name(type)};
@@ -60,13 +62,14 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     unsigned grid;
     KJ_FORWARD(kj__vector_add_launch(rt, cfg.kernel, type, cfg.values[0], cfg.values[1], a, b, c, n, o->stream, &grid));
     if (o->report) {
-        kj_vector_add_report *r = o->report;
-        snprintf(r->entry, sizeof r->entry, "%s", entry);
+        kj_vector_add_report full = {0}, *r = &full;
+        r->entry = entry;
         r->block_size = cfg.values[0];
         r->unroll = cfg.values[1];
         r->grid = grid;
         r->origin = cfg.origin;
-        r->config_from = kj__config_name(cfg.from);
+        r->config_from = cfg.from;
+        KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;
 }
