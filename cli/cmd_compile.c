@@ -113,6 +113,21 @@ static int compile_all_worker(kj_runtime *rt, kj_compile_all_options *o, kj_spac
     return kj_status_class(s);
 }
 
+/* A runtime that compiles for `arch`, or when it is NULL for the GPU's own sm_XY, without the GPU's
+ * context: compiling needs only the compute capability, and retaining and then releasing the primary
+ * context costs about 0.25 s on an H100, a third of compile --all's wall time. A device NVRTC cannot
+ * target by name (one newer than the toolkit) is left to the runtime, which compiles PTX for it. */
+static kj_status compile_runtime(const char *arch, kj_runtime **rt) {
+    int count = 0;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
+    kj_toolchain tc = KJ_TOOLCHAIN_INIT;
+    if (!arch && kj_device_count(&count) == KJ_OK && count > 0 && kj_device_query(0, &d) == KJ_OK &&
+        kj_toolchain_query(&tc) == KJ_OK)
+        for (int i = 0; i < tc.arch_count && !arch; i++)
+            if (tc.archs[i] == d.cc_major * 10 + d.cc_minor) arch = d.arch;
+    return cli_runtime(rt, arch != NULL, arch, 0);
+}
+
 static int compile_all(const char *kernel, const char *entry, const kj_define *defines, size_t ndef, const char *arch,
                        const all_args *aa, int push, int json) {
     if (aa->worker) worker_begin();
@@ -120,7 +135,7 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     kj_status s = kj_space_create(NULL, kernel, defines, ndef, &space);
     if (s != KJ_OK) return cli_fail("compile", s);
     kj_runtime *rt;
-    s = cli_runtime(&rt, arch != NULL, arch, 0);
+    s = compile_runtime(arch, &rt);
     if (s != KJ_OK) {
         kj_space_free(space);
         return cli_fail("compile", s);
@@ -245,7 +260,7 @@ static int write_output(const compile_args *a, kj_runtime *rt, const kj_request 
 
 static int compile_one(const compile_args *a, const cli_program *prog, const char *arch) {
     kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, arch != NULL, arch, 0);
+    kj_status s = compile_runtime(arch, &rt);
     if (s != KJ_OK) return cli_fail("compile", s);
     kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
                       .options = a->options, .option_count = a->nopt, .arch = arch, .sources = prog->sources,
