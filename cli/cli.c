@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,10 +152,12 @@ int cli_relay_failure(const char *cmd, const char *status, int class_, const cha
 }
 
 /* The warnings and errors said, so that one relayed from another process is not said again: every
- * worker's runtime warns of the same environment as this process's. */
+ * worker's runtime warns of the same environment as this process's. The library logs from its pool's
+ * threads at once (kj_compile_all, prefetch), so the list and the lines written are under one lock. */
 #define SAID_MAX 64
 static char *said[SAID_MAX];
 static size_t said_count;
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int said_before(const char *message) {
     for (size_t i = 0; i < said_count; i++)
@@ -169,15 +172,20 @@ static void log_to_stderr(kj_log_level level, const char *message, void *user) {
         diversion(0, NULL, (int)level, message);
         return;
     }
+    pthread_mutex_lock(&said_lock);
     if (level <= KJ_LOG_WARN) said_before(message);
     cli_progress_pause();
     fprintf(stderr, "kernjit: %s: ", level == KJ_LOG_ERROR ? "error" : level == KJ_LOG_WARN ? "warning" : "note");
     put_message(message);
     fputc('\n', stderr);
+    pthread_mutex_unlock(&said_lock);
 }
 
 void cli_relay_log(kj_log_level level, const char *message) {
-    if (level > KJ_LOG_WARN || !said_before(message)) log_to_stderr(level, message, NULL);
+    pthread_mutex_lock(&said_lock);
+    int new_message = level > KJ_LOG_WARN || !said_before(message);
+    pthread_mutex_unlock(&said_lock);
+    if (new_message) log_to_stderr(level, message, NULL);
 }
 
 int cli_verbosity = 1;

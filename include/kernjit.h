@@ -185,9 +185,9 @@ typedef struct kj_event kj_event;         /* a CUDA event for timing */
 typedef struct kj_kernel_desc kj_kernel_desc; /* a kernel source's metadata, for listing */
 
 typedef enum kj_log_level { KJ_LOG_ERROR = 0, KJ_LOG_WARN = 1, KJ_LOG_INFO = 2, KJ_LOG_DEBUG = 3 } kj_log_level;
-/* Receives warnings and information. Called from the thread that made the kj_ call, so from several
- * threads at once when threads share the runtime; must not call back into the same runtime. message
- * is valid only during the call. */
+/* Receives warnings and information. Called from the thread that made the kj_ call or from the
+ * library's threads working for it (kj_compile_all's, kj_kernel_prefetch's), so from several threads
+ * at once; must not call back into the same runtime. message is valid only during the call. */
 typedef void (*kj_log_fn)(kj_log_level level, const char *message, void *user);
 
 /* A macro value for a kernel: -DNAME=VALUE. The strings are read during the call they are passed to
