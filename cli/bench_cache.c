@@ -51,13 +51,13 @@ static char *source_for(unsigned long run, int set, int sample) {
         "    float v = x[i];\n"
         "    y[i] = sinf(v) * v + 1.0f;\n"
         "}\n";
-    return bench_format(fmt, run, set, sample);
+    return cli_format(fmt, run, set, sample);
 }
 
 /* One request, timed: to a loaded kernel with a device, else to a stored binary. */
 static kj_status get_timed(kj_runtime *rt, const char *src, double *ms, kj_origin *origin, size_t *bytes) {
     kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "poly"};
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     kj_status s;
     if (kj_runtime_has_device(rt)) {
         kj_kernel *k;
@@ -68,7 +68,7 @@ static kj_status get_timed(kj_runtime *rt, const char *src, double *ms, kj_origi
         *origin = r.origin;
         if (bytes) *bytes = r.binary_bytes;
     }
-    *ms = bench_now_ms() - t0;
+    *ms = cli_now_ms() - t0;
     return s;
 }
 
@@ -140,9 +140,9 @@ static double memory_hit_us(const tier *t, unsigned long run, int *ok) {
     enum { CALLS = 100000 };
     *ok = src && kj_kernel_get(rt, &req, &k, &o) == KJ_OK;
     for (int b = 0; b < 10 && *ok; b++) {
-        double t0 = bench_now_ms();
+        double t0 = cli_now_ms();
         for (int i = 0; i < CALLS && *ok; i++) *ok = kj_kernel_get(rt, &req, &k, &o) == KJ_OK && o == KJ_ORIGIN_MEMORY;
-        samples[b] = (bench_now_ms() - t0) * 1e3 / CALLS;
+        samples[b] = (cli_now_ms() - t0) * 1e3 / CALLS;
     }
     free(src);
     kj_runtime_destroy(rt);

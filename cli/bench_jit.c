@@ -60,13 +60,13 @@ static char *source_for(unsigned long run, int sample) {
         "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
         "    if (i < n) y[i] = a * x[i] + y[i];\n"
         "}\n";
-    return bench_format(fmt, run, sample);
+    return cli_format(fmt, run, sample);
 }
 
 /* One NVRTC compile to a cubin, timed from creating the program to having the binary. */
 static int nvrtc_timed(const char *src, const char *name, int nheaders, const char *const *texts,
                        const char *const *names, const char *const *opts, int nopts, double *ms) {
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     nvrtcProgram p;
     if (nvrtcCreateProgram(&p, src, name, nheaders, texts, names) != NVRTC_SUCCESS) return -1;
     nvrtcResult r = nvrtcCompileProgram(p, nopts, opts);
@@ -76,7 +76,7 @@ static int nvrtc_timed(const char *src, const char *name, int nheaders, const ch
     if (r == NVRTC_SUCCESS && (bin = malloc(size))) r = nvrtcGetCUBIN(p, bin);
     nvrtcDestroyProgram(&p);
     free(bin);
-    *ms = bench_now_ms() - t0;
+    *ms = cli_now_ms() - t0;
     return r == NVRTC_SUCCESS ? 0 : -1;
 }
 
@@ -120,7 +120,7 @@ static const char *write_header_program(const char *dir, unsigned long run) {
  * load is set, else kj_compile (to a stored entry). */
 static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, int load, double *ms, kj_origin *origin) {
     kj_request req = *request;
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     kj_status s;
     if (load && kj_runtime_has_device(rt)) {
         kj_kernel *k;
@@ -130,7 +130,7 @@ static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, 
         s = kj_compile(rt, &req, &r);
         *origin = r.cache_hit ? KJ_ORIGIN_DISK : KJ_ORIGIN_COMPILED;
     }
-    *ms = bench_now_ms() - t0;
+    *ms = cli_now_ms() - t0;
     return s;
 }
 
@@ -215,7 +215,7 @@ static int child_reduce(const char *dir, const char *mode) {
     kj_runtime *rt;
     kj_status s = open_runtime(dir, &rt);
     if (s != KJ_OK) return cli_fail("bench jit", s);
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     if (strcmp(mode, "prefetch") == 0 && (s = kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, FIRST_REDUCE_N, NULL)))
         return kj_runtime_destroy(rt), cli_fail("bench jit", s);
     float *host = malloc(FIRST_REDUCE_N * sizeof *host);
@@ -226,12 +226,12 @@ static int child_reduce(const char *dir, const char *mode) {
         s = kj_mem_alloc(rt, FIRST_REDUCE_N * sizeof *host, &in);
     }
     if (s == KJ_OK) s = kj_memcpy_htod(rt, in, host, FIRST_REDUCE_N * sizeof *host);
-    double t1 = bench_now_ms();
+    double t1 = cli_now_ms();
     float result;
     kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
     kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &rep};
     if (s == KJ_OK) s = kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, in, FIRST_REDUCE_N, &result, &o);
-    double t2 = bench_now_ms();
+    double t2 = cli_now_ms();
     free(host);
     kj_mem_free(rt, in);
     kj_runtime_destroy(rt);
@@ -258,12 +258,12 @@ static int spawn_timed(const char *dir, char *const *args, double *ms) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     pid_t pid;
     int r = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
     int status = 0;
     if (r == 0) waitpid(pid, &status, 0);
-    *ms = bench_now_ms() - t0;
+    *ms = cli_now_ms() - t0;
     posix_spawn_file_actions_destroy(&fa);
     if (saved) setenv("KERNJIT_CACHE_DIR", saved, 1);
     else unsetenv("KERNJIT_CACHE_DIR");
@@ -305,7 +305,7 @@ static char *dp_source(unsigned long run, int sample) {
                              "extern \"C\" __global__ void parent(int *v) {\n"
                              "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamFireAndForget>>>(v);\n"
                              "}\n";
-    return bench_format(fmt, run, sample);
+    return cli_format(fmt, run, sample);
 }
 
 /* The rows beyond the small kernel: each a median of samples, or -1 when it could not be measured. */
@@ -386,9 +386,9 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
         step("reduce, cold and raw", i, repeat);
         kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
         kj_compile_result r = KJ_COMPILE_RESULT_INIT;
-        double t0 = bench_now_ms();
+        double t0 = cli_now_ms();
         ok = kj_compile(mem, &req, &r) == KJ_OK;
-        b[i] = bench_now_ms() - t0;
+        b[i] = cli_now_ms() - t0;
         ok = ok && raw_nvrtc_reduce_ms(src, common, arch, &a[i]) == 0;
     }
     m->reduce_raw_ms = median_or_fail(a, repeat, ok);
@@ -561,7 +561,7 @@ int bench_jit(int argc, char **argv) {
         kj_origin first_origin;
         if ((s = kj_kernel_get(rt, &req, &first, &first_origin)) != KJ_OK) rc = cli_fail("bench jit", s);
         for (int b = 0; b < 10 && rc == EXIT_OK; b++) {
-            double t0 = bench_now_ms();
+            double t0 = cli_now_ms();
             for (int i = 0; i < CALLS; i++) {
                 kj_kernel *k;
                 kj_origin o;
@@ -570,7 +570,7 @@ int bench_jit(int argc, char **argv) {
                     break;
                 }
             }
-            mem[b] = (bench_now_ms() - t0) * 1e3 / CALLS;
+            mem[b] = (cli_now_ms() - t0) * 1e3 / CALLS;
         }
         free(src);
         mem_us = cli_median(mem, 10);

@@ -115,17 +115,17 @@ static int by_value(const void *a, const void *b) {
 /* The median over `samples` of a batch's time per call, after three calls of warm-up. */
 static kj_status time_calls(spread *s, call_fn fn, unsigned samples, double *median_us) {
     for (int i = 0; i < 3; i++) TRY(fn(s));
-    double start = bench_now_ms();
+    double start = cli_now_ms();
     TRY(fn(s));
-    double one_us = (bench_now_ms() - start) * 1e3;
+    double one_us = (cli_now_ms() - start) * 1e3;
     unsigned batch = one_us >= BATCH_US ? 1 : (unsigned)(BATCH_US / (one_us > 0.5 ? one_us : 0.5));
     double *t = malloc(samples * sizeof *t);
     if (!t) return KJ_ERR_HOST_MEMORY;
     kj_status st = KJ_OK;
     for (unsigned i = 0; i < samples && st == KJ_OK; i++) {
-        start = bench_now_ms();
+        start = cli_now_ms();
         for (unsigned b = 0; b < batch && st == KJ_OK; b++) st = fn(s);
-        t[i] = (bench_now_ms() - start) * 1e3 / batch;
+        t[i] = (cli_now_ms() - start) * 1e3 / batch;
     }
     qsort(t, samples, sizeof *t, by_value);
     *median_us = samples % 2 ? t[samples / 2] : (t[samples / 2 - 1] + t[samples / 2]) / 2;
@@ -243,11 +243,11 @@ static kj_status time_first_calls(const cli_devices *d, const char *dir, double 
     kj_status st = open_runtimes(d, dir, f);
     if (st == KJ_OK) st = open_runtimes(d, NULL, g);
     int started = 0;
-    double start = bench_now_ms();
+    double start = cli_now_ms();
     for (; started < d->count && st == KJ_OK; started++)
         if (pthread_create(&threads[started], NULL, first_reduce, &f[started]) != 0) st = KJ_ERR_HOST_MEMORY;
     for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
-    *shared = bench_now_ms() - start;
+    *shared = cli_now_ms() - start;
     *compiles = 0;
     for (int i = 0; i < started; i++) {
         kj_stats stats = KJ_STATS_INIT;
@@ -255,9 +255,9 @@ static kj_status time_first_calls(const cli_devices *d, const char *dir, double 
         *compiles += stats.compiles;
         if (st == KJ_OK) st = f[i].status;
     }
-    start = bench_now_ms();
+    start = cli_now_ms();
     for (int i = 0; i < d->count && st == KJ_OK; i++) first_reduce(&g[i]), st = g[i].status;
-    *apart = bench_now_ms() - start;
+    *apart = cli_now_ms() - start;
     close_runtimes(d, f);
     close_runtimes(d, g);
     return st;

@@ -120,25 +120,11 @@ const char *bench_pow2_label(size_t n, char *buf, size_t size) {
     return buf;
 }
 
-double bench_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 int bench_remove_tree(const char *dir) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd);
-}
-
-char *bench_format(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
-    va_end(ap);
-    return s;
 }
 
 double bench_gbps(double bytes, double us) { return bytes / (us * 1e-6) / 1e9; }

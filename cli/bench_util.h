@@ -38,10 +38,6 @@ kj_status bench_time_pair(kj_runtime *rt, kj_stream stream, bench_fn a, void *us
 kj_status bench_copy(kj_runtime *rt, size_t bytes, unsigned samples, bench_result *out);
 
 /* A monotonic clock in milliseconds, for what CUDA events cannot time (compiles, cache hits). */
-double bench_now_ms(void);
-/* A malloc'd string made as printf makes it (a kernel's source for one sample); NULL when out of
- * memory. */
-char *bench_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rm -rf of a folder the benchmark made; its exit status. */
 int bench_remove_tree(const char *dir);
 

@@ -188,6 +188,15 @@ void cli_relay_log(kj_log_level level, const char *message) {
     if (new_message) log_to_stderr(level, message, NULL);
 }
 
+char *cli_format(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    return s;
+}
+
 int cli_verbosity = 1;
 
 void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose) {
@@ -691,10 +700,10 @@ void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small
     }
 }
 
-static double monotonic_s(void) {
+double cli_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static struct {
@@ -705,7 +714,7 @@ static struct {
 /* One state of long work: drawn on a terminal each time; in a log, once the work has lasted
  * CLI_PROGRESS_EVERY_S, that often, and its last state (final) when a line was printed before. */
 static void progress_show(const char *cmd, const char *live, const char *logged, int final) {
-    double now = monotonic_s();
+    double now = cli_now_ms() / 1e3;
     if (progress.start == 0) {
         progress.start = progress.last = now;
         progress.tty = isatty(2);

@@ -37,6 +37,10 @@ char **cli_name_argv0(char **argv, const char *parent);
  * and, under --json, put it in the document's "error" too (the first failure only).
  *
  * A usage error, with a pointer to --help: returns EXIT_USAGE (status KJ_ERR_USAGE). */
+/* Milliseconds on the monotonic clock, for durations. */
+double cli_now_ms(void);
+/* A malloc'd string made as printf makes it; NULL when out of memory. */
+char *cli_format(const char *fmt, ...) CLI_PRINTF(1, 2);
 int cli_usage(const char *cmd, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* getopt_long's answer for an option it did not take ('?', or ':' for a missing value: every
  * optstring starts with ':' so that getopt itself prints nothing), named as the user typed it:

@@ -125,26 +125,16 @@ static void add_failure(workers_failures *f, const char *status, int class_, cha
     f->items[f->count++] = (workers_failure){status, class_, message};
 }
 
-static char *format(const char *fmt, ...) CLI_PRINTF(1, 2);
-static char *format(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s;
-    int n = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    return n < 0 ? NULL : s;
-}
-
 /* "worker 3 of 8 (pid 1234, shard 3/8)" */
 static char *worker_name(const parent *p, const worker *w) {
-    return format("worker %u of %u (pid %ld, shard %u/%u)", (unsigned)(w - p->w) + 1, p->plan->processes,
+    return cli_format("worker %u of %u (pid %ld, shard %u/%u)", (unsigned)(w - p->w) + 1, p->plan->processes,
                   (long)w->pid, w->shard, w->shards);
 }
 
 static void worker_failed(parent *p, const worker *w, const char *what) {
     char *name = worker_name(p, w);
     add_failure(p->failures, NULL, EXIT_FAILURE_,
-                format("%s %s: %zu of its %zu variants were not compiled", name ? name : "a worker", what,
+                cli_format("%s %s: %zu of its %zu variants were not compiled", name ? name : "a worker", what,
                        w->variants - w->reported, w->variants));
     free(name);
 }
@@ -211,7 +201,7 @@ static void said(parent *p, worker *w, char *line) {
         w->finished = 1;
         w->status = (kj_status)atoi(line + 4);
     } else {
-        char *what = format("wrote a line that is not of the protocol: '%.200s'", line);
+        char *what = cli_format("wrote a line that is not of the protocol: '%.200s'", line);
         worker_failed(p, w, what ? what : "wrote a line that is not of the protocol");
         free(what);
     }
@@ -271,7 +261,7 @@ static char **worker_argv(const workers_plan *plan, const worker *w, char **stri
     argv[n++] = "--all";
     for (size_t i = 0; i < plan->define_count; i++) {
         argv[n++] = "-D";
-        argv[n++] = strings[k++] = format("%s=%s", plan->defines[i].name, plan->defines[i].value);
+        argv[n++] = strings[k++] = cli_format("%s=%s", plan->defines[i].name, plan->defines[i].value);
     }
     if (plan->entry) {
         argv[n++] = "--entry";
@@ -280,7 +270,7 @@ static char **worker_argv(const workers_plan *plan, const worker *w, char **stri
     argv[n++] = "--arch";
     argv[n++] = (char *)plan->arch;
     argv[n++] = "--shard";
-    argv[n++] = strings[k++] = format("%u/%u", w->shard, w->shards);
+    argv[n++] = strings[k++] = cli_format("%u/%u", w->shard, w->shards);
     argv[n++] = "--threads";
     argv[n++] = "1";
     argv[n++] = "--";
@@ -317,12 +307,6 @@ static int spawn_worker(const workers_plan *plan, worker *w) {
     return err;
 }
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The parent's part's variants, and each worker's: index i of the part (i = shard + shards * m) is
  * worker m % J's, whose part is shard + shards * w modulo shards * J. */
 static void count_variants(parent *p) {
@@ -338,7 +322,7 @@ static void count_variants(parent *p) {
 }
 
 void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, workers_failures *failures) {
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     *r = (kj_compile_all_result)KJ_COMPILE_ALL_RESULT_INIT;
     r->threads = 1;
     r->arch = plan->arch;
@@ -396,12 +380,12 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
         const worker *w = &p.w[(size_t)(p.first_failed - shard) / shards % j];
         kj_status s = w->status != KJ_OK ? w->status : KJ_ERR_COMPILE;
         add_failure(failures, kj_status_name(s), kj_status_class(s),
-                    format("%zu of %zu variants of %s failed to compile; the first, %s: %s", p.failed, p.total,
+                    cli_format("%zu of %zu variants of %s failed to compile; the first, %s: %s", p.failed, p.total,
                            plan->kernel, v.label, p.first_error ? p.first_error : "(no message)"));
     }
     for (size_t i = 0; i < own.count; i++) add_failure(failures, own.items[i].status, own.items[i].class_, own.items[i].message);
     free(own.items);
-    r->wall_ms = now_ms() - t0;
+    r->wall_ms = cli_now_ms() - t0;
     for (unsigned k = 0; k < j; k++) free(p.w[k].line);
     free(p.first_error);
     free(p.w);
