@@ -4,6 +4,8 @@
  * with five headers; and a memory hit. Then the built-in reduction's compiles, compile --all and a
  * new process's first kj_reduce, each next to the same with the whole file compiled (a copy marked
  * `whole-file` on KERNJIT_PATH), in the same run. */
+#include <cuda.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -43,7 +45,8 @@ static void help(void) {
            "<= 0.6x) and as now; a new process's first kj_reduce\n"
            "(2^20 f32) to its result, with the whole file, the entry alone, and the entry prefetched before\n"
            "the input is made (goal <= 0.5x the whole file); a disk hit in a new process (after its context\n"
-           "exists), of the small kernel (goal <= 0.1 ms) and of a kernel file with five headers of its own\n"
+           "exists), of the small kernel (goal <= 0.1 ms), next to the driver alone loading the same cubin in\n"
+           "a new process (the floor under it), and of a kernel file with five headers of its own\n"
            "(read and hashed again: goal <= 0.2 ms); and a memory\n"
            "hit (the same request again, in microseconds: goal <= 0.5 us). Every compile is cold: NVRTC\n"
            "keeps compiled code in the driver's cache where there is a driver (comments do not tell sources\n"
@@ -163,6 +166,51 @@ static int child(const char *dir, const char *run, const char *file) {
     return EXIT_OK;
 }
 
+/* The floor under a disk hit: `kernjit bench jit --child-driver FILE ENTRY` loads a plain cubin with
+ * the driver alone, as a host program without kernjit would: the file read (open, fstat, read),
+ * cuModuleLoadData, cuModuleGetFunction and the five attributes kernjit reads, timed after the
+ * context exists, as the disk hit is. The driver is the one kernjit would use (KERNJIT_LIBCUDA). */
+static int child_driver(const char *file, const char *entry) {
+    const char *lib = getenv("KERNJIT_LIBCUDA");
+    void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return cli_error("bench jit", "cannot load the driver: %s", dlerror());
+    CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(h, "cuInit");
+    CUresult (*device_get)(CUdevice *, int) = (CUresult(*)(CUdevice *, int))dlsym(h, "cuDeviceGet");
+    CUresult (*retain)(CUcontext *, CUdevice) = (CUresult(*)(CUcontext *, CUdevice))dlsym(h, "cuDevicePrimaryCtxRetain");
+    CUresult (*set_current)(CUcontext) = (CUresult(*)(CUcontext))dlsym(h, "cuCtxSetCurrent");
+    CUresult (*load)(CUmodule *, const void *) = (CUresult(*)(CUmodule *, const void *))dlsym(h, "cuModuleLoadData");
+    CUresult (*function)(CUfunction *, CUmodule, const char *) =
+        (CUresult(*)(CUfunction *, CUmodule, const char *))dlsym(h, "cuModuleGetFunction");
+    CUresult (*attribute)(int *, CUfunction_attribute, CUfunction) =
+        (CUresult(*)(int *, CUfunction_attribute, CUfunction))dlsym(h, "cuFuncGetAttribute");
+    CUdevice dev;
+    CUcontext ctx;
+    if (!init || !device_get || !retain || !set_current || !load || !function || !attribute || init(0) ||
+        device_get(&dev, cli_device == KJ_DEVICE_AUTO ? 0 : cli_device) || retain(&ctx, dev) || set_current(ctx))
+        return cli_error("bench jit", "the driver alone: cannot make a context");
+    double t0 = cli_now_ms();
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    void *bin = fd >= 0 && fstat(fd, &st) == 0 ? malloc((size_t)st.st_size) : NULL;
+    int whole = bin && read(fd, bin, (size_t)st.st_size) == st.st_size;
+    if (fd >= 0) close(fd);
+    CUmodule m;
+    CUfunction f;
+    static const CUfunction_attribute attrs[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES};
+    int ok = whole && load(&m, bin) == CUDA_SUCCESS && function(&f, m, entry) == CUDA_SUCCESS;
+    for (size_t i = 0; ok && i < sizeof attrs / sizeof attrs[0]; i++) {
+        int v;
+        ok = attribute(&v, attrs[i], f) == CUDA_SUCCESS;
+    }
+    double ms = cli_now_ms() - t0;
+    free(bin);
+    if (!ok) return cli_error("bench jit", "the driver alone could not load %s (entry %s)", file, entry);
+    printf("%.6f %d\n", ms, (int)KJ_ORIGIN_DISK);
+    return EXIT_OK;
+}
+
 /* Runs `kernjit bench jit ARGS...` in a new process and reads the line it prints into buf. */
 static int spawn_reading(char *const *args, char *buf, size_t size) {
     char exe[4096];
@@ -204,6 +252,14 @@ static int spawn_child(const char *dir, unsigned long run, const char *file, dou
     char *args[] = {"--child", (char *)dir, runs, (char *)file, NULL};
     if (spawn_reading(args, buf, sizeof buf) != 0) return -1;
     return sscanf(buf, "%lf %d", ms, origin) == 2 ? 0 : -1;
+}
+
+static int spawn_driver_child(const char *file, double *ms) {
+    char buf[128];
+    int origin;
+    char *args[] = {"--child-driver", (char *)file, "saxpy", NULL};
+    if (spawn_reading(args, buf, sizeof buf) != 0) return -1;
+    return sscanf(buf, "%lf %d", ms, &origin) == 2 ? 0 : -1;
 }
 
 /* The child of the first-kj_reduce rows: `kernjit bench jit --child-reduce DIR MODE`, MODE plain or
@@ -369,6 +425,30 @@ static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_medi
 /* Progress (cli_progress): sample i of n of one row. */
 static void step(const char *row, uint64_t i, uint64_t n) { cli_progress("bench jit", row, (size_t)i + 1, (size_t)n, NULL); }
 
+/* Writes the disk-hit kernel's cubin (the very bytes of its cache entry, after kernjit's header) to
+ * DIR/plain.cubin and loads it with the driver alone in `repeat` new processes. An exit code. */
+static int driver_floor(kj_runtime *rt, const char *dir, unsigned long run, uint64_t repeat, double *ms) {
+    char *src = source_for(run, 0), path[4200];
+    kj_request req = {.size = sizeof(kj_request), .kernel = "bench.cu", .source_text = src, .entry = "saxpy"};
+    void *bin = NULL;
+    size_t size = 0;
+    kj_status s = kj_emit(rt, &req, KJ_EMIT_CUBIN, &bin, &size, NULL);
+    free(src);
+    if (s != KJ_OK) return cli_fail("bench jit", s);
+    snprintf(path, sizeof path, "%s/plain.cubin", dir);
+    FILE *f = fopen(path, "wb");
+    int written = f && fwrite(bin, 1, size, f) == size;
+    if (f && fclose(f) != 0) written = 0;
+    kj_emit_free(bin);
+    if (!written) return cli_error("bench jit", "cannot write %s: %s", path, strerror(errno));
+    for (uint64_t i = 0; i < repeat; i++) {
+        step("the driver alone, new process", i, repeat);
+        if (spawn_driver_child(path, &ms[i]) != 0) return cli_error("bench jit", "the driver-alone child process failed");
+    }
+    return EXIT_OK;
+}
+
+
 static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsigned long run, uint64_t repeat,
                         int device, const char *search_path, more_rows *m) {
     double *a = calloc(repeat, sizeof *a), *b = calloc(repeat, sizeof *b);
@@ -454,13 +534,15 @@ int bench_jit(int argc, char **argv) {
     static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},
                                          {"child", no_argument, 0, 'c'},        {"help", no_argument, 0, 'h'},
                                          {"child-reduce", no_argument, 0, 'R'}, {"device", required_argument, 0, 'G'},
+                                         {"child-driver", no_argument, 0, 'D'},
                                          {0, 0, 0, 0}};
     uint64_t repeat = 7;
-    int json = 0, is_child = 0, is_reduce_child = 0, c;
+    int json = 0, is_child = 0, is_reduce_child = 0, is_driver_child = 0, c;
     while ((c = getopt_long(argc, argv, ":hjr:", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
         else if (c == 'c') is_child = 1;
         else if (c == 'R') is_reduce_child = 1;
+        else if (c == 'D') is_driver_child = 1;
         else if (c == 'G') {
             int rc = cli_device_arg("bench jit", optarg);
             if (rc != EXIT_OK) return rc;
@@ -475,6 +557,7 @@ int bench_jit(int argc, char **argv) {
         return optind + 2 == argc || optind + 3 == argc ? child(argv[optind], argv[optind + 1], argv[optind + 2])
                                                         : EXIT_USAGE;
     if (is_reduce_child) return optind + 2 == argc ? child_reduce(argv[optind], argv[optind + 1]) : EXIT_USAGE;
+    if (is_driver_child) return optind + 2 == argc ? child_driver(argv[optind], argv[optind + 1]) : EXIT_USAGE;
     if (optind < argc) return cli_usage("bench jit", "unexpected argument '%s'", argv[optind]);
 
     /* NVRTC keeps compiled code in the driver's cache where there is a driver, keyed so that sources
@@ -493,9 +576,10 @@ int bench_jit(int argc, char **argv) {
     unsigned long run = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
     double *raw = calloc(repeat, sizeof *raw), *cold = calloc(repeat, sizeof *cold), *disk = calloc(repeat, sizeof *disk);
     double *loaded = calloc(repeat, sizeof *loaded), *disk_headers = calloc(repeat, sizeof *disk_headers);
+    double *driver = calloc(repeat, sizeof *driver);
     double mem[10];
     int rc = EXIT_OK;
-    if (!raw || !cold || !disk || !loaded || !disk_headers) {
+    if (!raw || !cold || !disk || !loaded || !disk_headers || !driver) {
         rc = cli_error("bench jit", "out of memory");
         goto done;
     }
@@ -531,6 +615,8 @@ int bench_jit(int argc, char **argv) {
             goto done;
         }
     }
+    /* the floor under that hit: the same cubin, loaded by the driver alone in new processes */
+    if (device && (rc = driver_floor(rt, dir, run, repeat, driver)) != EXIT_OK) goto done;
     /* a kernel file with five headers: compiled once here, then hit in new processes, which read the
      * file and every header again, hash them, and verify and load the entry */
     char headers_dir[4200];
@@ -588,16 +674,17 @@ int bench_jit(int argc, char **argv) {
     cli_progress_end();
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double disk_headers_ms = cli_median(disk_headers, repeat);
-    double loaded_ms = device ? cli_median(loaded, repeat) : 0;
+    double loaded_ms = device ? cli_median(loaded, repeat) : 0, driver_ms = device ? cli_median(driver, repeat) : NAN;
     kj_device_info d = KJ_DEVICE_INFO_INIT;
     const char *device_name = device && kj_runtime_device(rt, &d) == KJ_OK ? d.name : NULL;
     if (json) {
         json_begin_object();
         /* what was not measured without a device is null (NAN) */
-        json_fields("arch=%s device=%s samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
-                    "disk_hit_ms=%g disk_hit_goal_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g "
+        json_string("device", device_name); /* null without a device: kept out of the checked format */
+        json_fields("arch=%s samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
+                    "disk_hit_ms=%g driver_alone_load_ms=%g disk_hit_goal_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g "
                     "memory_hit_us=%g memory_hit_goal_us=%g driver_cache_disabled?=%d",
-                    arch, device_name, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms,
+                    arch, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms, driver_ms,
                     SMALL_DISK_HIT_GOAL_MS, disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN,
                     MEMORY_HIT_GOAL_US, 1);
         json_fields("reduce_raw_nvrtc_ms=%g reduce_cold_ms=%g dp_compile_ms=%g dp_link_ms=%g first_process_ms=%g "
@@ -624,6 +711,9 @@ int bench_jit(int argc, char **argv) {
         printf("  %-46s %10.3f ms   (goal <= %.1f ms%s: %s)\n",
                device ? "kernjit disk hit, new process (read, load)" : "kernjit disk hit, new process (read)", disk_ms,
                SMALL_DISK_HIT_GOAL_MS, device ? "" : " with the load", disk_ms <= SMALL_DISK_HIT_GOAL_MS ? "met" : "MISSED");
+        if (device)
+            printf("  %-46s %10.3f ms   (the floor under it: the same cubin, no kernjit)\n",
+                   "the driver alone, new process (read, load)", driver_ms);
         printf("  %-46s %10.3f ms   (goal <= %.1f ms: %s)\n",
                device ? "disk hit, 5 user headers (read, hash, load)" : "disk hit, 5 user headers (read, hash)",
                disk_headers_ms, DISK_HIT_GOAL_MS, disk_headers_ms <= DISK_HIT_GOAL_MS ? "met" : "MISSED");
@@ -667,6 +757,7 @@ done:
     free(disk);
     free(loaded);
     free(disk_headers);
+    free(driver);
     kj_runtime_destroy(rt);
     bench_remove_tree(dir);
     return rc;

@@ -45,6 +45,10 @@ for c in "run reduce" "bench reduce"; do
 done
 # --device on bench jit (its child processes too: the disk hit is timed in one), bench cache and tune
 expect 0 '"device":"kernjit stub device 2"' "$K" bench jit --device 2 --repeat 1 --json
+# ... and the driver-alone child, which loads the same cubin on that device without kernjit
+if ! grep -qE '"driver_alone_load_ms":[0-9]' <<<"$expected_output"; then
+    echo "FAIL: bench jit --device 2 measured no driver-alone load"; failures=$((failures + 1))
+fi
 expect 0 '"device":"kernjit stub device 1"' "$K" bench cache --device 1 --repeat 1 --json
 expect 2 "--device 3 does not exist: the devices are 0 (kernjit stub device)" "$K" tune reduce --device 3
 expect 2 "--cc and --device NAME are filters for --forget; tuning takes --device N" "$K" tune reduce --cc 9.0
