@@ -113,6 +113,33 @@ static void test_reduce(void **state) {
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
 }
 
+/* The fast entry's defaults by size (reduce.c, fast_default): one block up to 8 vectors a thread of
+ * 256; then 512 threads with two vectors a pass where 128 blocks still get them, else one; past
+ * 32 MiB 1024 threads with 4. */
+static void test_reduce_fast_defaults(void **state) {
+    (void)state;
+    static const struct {
+        kj_type type;
+        size_t n;
+        unsigned block, coarse;
+    } cases[] = {{KJ_TYPE_F32, 1000, 256, 1},          {KJ_TYPE_F32, 8192, 256, 8},
+                 {KJ_TYPE_F32, 8193, 512, 1},          {KJ_TYPE_F32, (1u << 19) - 1, 512, 1},
+                 {KJ_TYPE_F32, 1u << 19, 512, 2},      {KJ_TYPE_F16, 1u << 20, 512, 2},
+                 {KJ_TYPE_F16, (1u << 20) - 1, 512, 1}, {KJ_TYPE_F64, 1u << 22, 512, 2},
+                 {KJ_TYPE_F32, 1u << 23, 512, 2},      {KJ_TYPE_F32, (1u << 23) + 1, 1024, 4}};
+    kj_devptr in;
+    KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (32u << 20) + 64, &in));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kj_reduce_report r = KJ_REDUCE_REPORT_INIT;
+        kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &r};
+        KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_MAX, cases[i].type, in, cases[i].n, c, &o));
+        assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+        assert_int_equal(r.block_size, cases[i].block);
+        assert_int_equal(r.coarse_factor, cases[i].coarse);
+    }
+    KJ_ASSERT_OK(kj_mem_free(kj_test_rt, in));
+}
+
 static void test_transpose(void **state) {
     (void)state;
     kj_transpose_report r = KJ_TRANSPOSE_REPORT_INIT;
@@ -163,5 +190,5 @@ static void test_config_from_names(void **state) {
 }
 
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
-             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
+             cmocka_unit_test(test_reduce_fast_defaults),             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
              cmocka_unit_test(test_config_from_names))
