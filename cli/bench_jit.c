@@ -174,18 +174,25 @@ static int child_driver(const char *file, const char *entry) {
     const char *lib = getenv("KERNJIT_LIBCUDA");
     void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) return cli_error("bench jit", "cannot load the driver: %s", dlerror());
-    CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(h, "cuInit");
-    CUresult (*device_get)(CUdevice *, int) = (CUresult(*)(CUdevice *, int))dlsym(h, "cuDeviceGet");
-    CUresult (*retain)(CUcontext *, CUdevice) = (CUresult(*)(CUcontext *, CUdevice))dlsym(h, "cuDevicePrimaryCtxRetain");
-    CUresult (*set_current)(CUcontext) = (CUresult(*)(CUcontext))dlsym(h, "cuCtxSetCurrent");
-    CUresult (*load)(CUmodule *, const void *) = (CUresult(*)(CUmodule *, const void *))dlsym(h, "cuModuleLoadData");
-    CUresult (*function)(CUfunction *, CUmodule, const char *) =
-        (CUresult(*)(CUfunction *, CUmodule, const char *))dlsym(h, "cuModuleGetFunction");
-    CUresult (*attribute)(int *, CUfunction_attribute, CUfunction) =
-        (CUresult(*)(int *, CUfunction_attribute, CUfunction))dlsym(h, "cuFuncGetAttribute");
+/* the names as the driver exports them: cuda.h maps some to versions (cuDevicePrimaryCtxRelease_v2) */
+#define NAME_(x) #x
+#define NAME(x) NAME_(x)
+#define SYMBOL(name) (__typeof__(name) *)dlsym(h, NAME(name))
+    __typeof__(cuInit) *init = SYMBOL(cuInit);
+    __typeof__(cuDeviceGet) *device_get = SYMBOL(cuDeviceGet);
+    __typeof__(cuDevicePrimaryCtxRetain) *retain = SYMBOL(cuDevicePrimaryCtxRetain);
+    __typeof__(cuDevicePrimaryCtxRelease) *release = SYMBOL(cuDevicePrimaryCtxRelease);
+    __typeof__(cuCtxSetCurrent) *set_current = SYMBOL(cuCtxSetCurrent);
+    __typeof__(cuModuleLoadData) *load = SYMBOL(cuModuleLoadData);
+    __typeof__(cuModuleUnload) *unload = SYMBOL(cuModuleUnload);
+    __typeof__(cuModuleGetFunction) *function = SYMBOL(cuModuleGetFunction);
+    __typeof__(cuFuncGetAttribute) *attribute = SYMBOL(cuFuncGetAttribute);
+#undef SYMBOL
+#undef NAME
+#undef NAME_
     CUdevice dev;
     CUcontext ctx;
-    if (!init || !device_get || !retain || !set_current || !load || !function || !attribute || init(0) ||
+    if (!init || !device_get || !retain || !set_current || !load || !function || !attribute || !unload || !release || init(0) ||
         device_get(&dev, cli_device == KJ_DEVICE_AUTO ? 0 : cli_device) || retain(&ctx, dev) || set_current(ctx))
         return cli_error("bench jit", "the driver alone: cannot make a context");
     double t0 = cli_now_ms();
@@ -194,7 +201,7 @@ static int child_driver(const char *file, const char *entry) {
     void *bin = fd >= 0 && fstat(fd, &st) == 0 ? malloc((size_t)st.st_size) : NULL;
     int whole = bin && read(fd, bin, (size_t)st.st_size) == st.st_size;
     if (fd >= 0) close(fd);
-    CUmodule m;
+    CUmodule m = NULL;
     CUfunction f;
     static const CUfunction_attribute attrs[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                                  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
@@ -206,6 +213,9 @@ static int child_driver(const char *file, const char *entry) {
     }
     double ms = cli_now_ms() - t0;
     free(bin);
+    if (m) unload(m);
+    release(dev);
+    dlclose(h);
     if (!ok) return cli_error("bench jit", "the driver alone could not load %s (entry %s)", file, entry);
     printf("%.6f %d\n", ms, (int)KJ_ORIGIN_DISK);
     return EXIT_OK;
