@@ -435,6 +435,18 @@ static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_medi
 /* Progress (cli_progress): sample i of n of one row. */
 static void step(const char *row, uint64_t i, uint64_t n) { cli_progress("bench jit", row, (size_t)i + 1, (size_t)n, NULL); }
 
+/* `repeat` disk hits, each in a new process: of the small in-memory kernel (file NULL) or of the
+ * kernel file with its headers. An exit code. */
+static int disk_hits(const char *dir, unsigned long run, const char *file, uint64_t repeat, double *ms) {
+    for (uint64_t i = 0; i < repeat; i++) {
+        int origin = -1;
+        step(file ? "disk hits, 5 headers" : "disk hits, new process", i, repeat);
+        if (spawn_child(dir, run, file, &ms[i], &origin) != 0 || origin != KJ_ORIGIN_DISK)
+            return cli_error("bench jit", "the disk-hit child process%s failed", file ? " (kernel with headers)" : "");
+    }
+    return EXIT_OK;
+}
+
 /* Writes the disk-hit kernel's cubin (the very bytes of its cache entry, after kernjit's header) to
  * DIR/plain.cubin and loads it with the driver alone in `repeat` new processes. An exit code. */
 static int driver_floor(kj_runtime *rt, const char *dir, unsigned long run, uint64_t repeat, double *ms) {
@@ -617,14 +629,7 @@ int bench_jit(int argc, char **argv) {
         free(src);
         if (rc != EXIT_OK) goto done;
     }
-    for (uint64_t i = 0; i < repeat; i++) {
-        int origin = -1;
-        step("disk hits, new process", i, repeat);
-        if (spawn_child(dir, run, NULL, &disk[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
-            rc = cli_error("bench jit", "the disk-hit child process failed");
-            goto done;
-        }
-    }
+    if ((rc = disk_hits(dir, run, NULL, repeat, disk)) != EXIT_OK) goto done;
     /* the floor under that hit: the same cubin, loaded by the driver alone in new processes */
     if (device && (rc = driver_floor(rt, dir, run, repeat, driver)) != EXIT_OK) goto done;
     /* a kernel file with five headers: compiled once here, then hit in new processes, which read the
@@ -639,14 +644,7 @@ int bench_jit(int argc, char **argv) {
         rc = headers_kernel ? cli_fail("bench jit", s) : cli_error("bench jit", "cannot write the kernel with headers");
         goto done;
     }
-    for (uint64_t i = 0; i < repeat; i++) {
-        int origin = -1;
-        step("disk hits, 5 headers", i, repeat);
-        if (spawn_child(dir, run, headers_kernel, &disk_headers[i], &origin) != 0 || origin != KJ_ORIGIN_DISK) {
-            rc = cli_error("bench jit", "the disk-hit child process (kernel with headers) failed");
-            goto done;
-        }
-    }
+    if ((rc = disk_hits(dir, run, headers_kernel, repeat, disk_headers)) != EXIT_OK) goto done;
     double mem_us = 0;
     if (device) {
         char *src = source_for(run, 0);
