@@ -256,20 +256,24 @@ static int spawn_reading(char *const *args, char *buf, size_t size) {
     return 0;
 }
 
-static int spawn_child(const char *dir, unsigned long run, const char *file, double *ms, int *origin) {
-    char runs[32], buf[128];
-    snprintf(runs, sizeof runs, "%lu", run);
-    char *args[] = {"--child", (char *)dir, runs, (char *)file, NULL};
+/* A child that prints "MS ORIGIN": its time and where its binary came from. */
+static int spawn_reporting(char *const *args, double *ms, int *origin) {
+    char buf[128];
     if (spawn_reading(args, buf, sizeof buf) != 0) return -1;
     return sscanf(buf, "%lf %d", ms, origin) == 2 ? 0 : -1;
 }
 
+static int spawn_child(const char *dir, unsigned long run, const char *file, double *ms, int *origin) {
+    char runs[32];
+    snprintf(runs, sizeof runs, "%lu", run);
+    char *args[] = {"--child", (char *)dir, runs, (char *)file, NULL};
+    return spawn_reporting(args, ms, origin);
+}
+
 static int spawn_driver_child(const char *file, double *ms) {
-    char buf[128];
     int origin;
     char *args[] = {"--child-driver", (char *)file, "saxpy", NULL};
-    if (spawn_reading(args, buf, sizeof buf) != 0) return -1;
-    return sscanf(buf, "%lf %d", ms, &origin) == 2 ? 0 : -1;
+    return spawn_reporting(args, ms, &origin);
 }
 
 /* The child of the first-kj_reduce rows: `kernjit bench jit --child-reduce DIR MODE`, MODE plain or
@@ -469,7 +473,6 @@ static int driver_floor(kj_runtime *rt, const char *dir, unsigned long run, uint
     }
     return EXIT_OK;
 }
-
 
 static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsigned long run, uint64_t repeat,
                         int device, const char *search_path, more_rows *m) {

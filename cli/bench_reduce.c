@@ -443,10 +443,10 @@ static void print_targets(const reduce_bench *b) {
         worst("interleaved", b->cub28[0], 1, 1.02, NULL, &met, &seen);
         worst(", back to back", b->cub28[1], 1, 1.02, NULL, &met, &seen);
         printf("%s\n", verdict(met, seen));
-        int bound_met, bound_seen; /* context, not targets */
+        int context_met, context_seen; /* context, not targets */
         printf("    context, CUB's time over the plain read's (what a reduction as fast as the read gets):");
-        worst("interleaved", b->read_cub28[0], 1, 1.02, NULL, &bound_met, &bound_seen);
-        worst(", back to back", b->read_cub28[1], 1, 1.02, NULL, &bound_met, &bound_seen);
+        worst("interleaved", b->read_cub28[0], 1, 1.02, NULL, &context_met, &context_seen);
+        worst(", back to back", b->read_cub28[1], 1, 1.02, NULL, &context_met, &context_seen);
         printf("\n");
         for (int k = 0; k < 2; k++) {
             met = 1, seen = 0;
@@ -455,8 +455,8 @@ static void print_targets(const reduce_bench *b) {
             worst(", back to back", b->time20[1], 0, at20[k].goal, at20[k].counts, &met, &seen);
             printf("%s\n", verdict(met, seen));
             printf("    context, the plain read's time over CUB's (one kernel that combines nothing):");
-            worst("interleaved", b->read_cub20[0], 0, at20[k].goal, at20[k].counts, &bound_met, &bound_seen);
-            worst(", back to back", b->read_cub20[1], 0, at20[k].goal, at20[k].counts, &bound_met, &bound_seen);
+            worst("interleaved", b->read_cub20[0], 0, at20[k].goal, at20[k].counts, &context_met, &context_seen);
+            worst(", back to back", b->read_cub20[1], 0, at20[k].goal, at20[k].counts, &context_met, &context_seen);
             printf("\n");
         }
         printf("  configurations slower than CUB (interleaved): %d of the reduce_fast rows\n", b->slower);
