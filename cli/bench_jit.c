@@ -462,11 +462,9 @@ static int driver_floor(kj_runtime *rt, const char *dir, unsigned long run, uint
     free(src);
     if (s != KJ_OK) return cli_fail("bench jit", s);
     snprintf(path, sizeof path, "%s/plain.cubin", dir);
-    FILE *f = fopen(path, "wb");
-    int written = f && fwrite(bin, 1, size, f) == size;
-    if (f && fclose(f) != 0) written = 0;
+    int rc = cli_write_file("bench jit", path, bin, size);
     kj_emit_free(bin);
-    if (!written) return cli_error("bench jit", "cannot write %s: %s", path, strerror(errno));
+    if (rc != EXIT_OK) return rc;
     for (uint64_t i = 0; i < repeat; i++) {
         step("the driver alone, new process", i, repeat);
         if (spawn_driver_child(path, &ms[i]) != 0) return cli_error("bench jit", "the driver-alone child process failed");
