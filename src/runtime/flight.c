@@ -65,14 +65,27 @@ static int keep(kj__flight *f, const kj__flight_entry *e) {
     return 1;
 }
 
-void kj__flight_land(kj__flight *f, const kj__flight_entry *entry) {
-    int kept = entry && keep(f, entry); /* outside the lock: the copy may be megabytes */
-    pthread_mutex_lock(&lock);
+/* Takes f off the table (no effect when it is off already); under the lock. */
+static void take_off(kj__flight *f) {
     for (kj__flight **p = &flights; *p; p = &(*p)->next)
         if (*p == f) {
             *p = f->next;
             break;
         }
+}
+
+int kj__flight_close(kj__flight *f) {
+    pthread_mutex_lock(&lock);
+    take_off(f);
+    int waited = f->refs > 1;
+    pthread_mutex_unlock(&lock);
+    return waited;
+}
+
+void kj__flight_land(kj__flight *f, const kj__flight_entry *entry) {
+    int kept = entry && keep(f, entry); /* outside the lock: the copy may be megabytes */
+    pthread_mutex_lock(&lock);
+    take_off(f);
     f->has_entry = kept;
     f->landed = 1;
     pthread_cond_broadcast(&landed);

@@ -29,6 +29,10 @@ typedef struct kj__flight_entry {
  * work alone). */
 kj__flight *kj__flight_join(const uint8_t key[16], int *leads);
 
+/* The leader, before it lands: takes the flight off the table, so that no one joins it any more, and
+ * tells whether anyone did (0: the entry need not be copied; land with NULL). */
+int kj__flight_close(kj__flight *f);
+
 /* The leader's entry, copied into the flight (NULL or a failure: the waiters do the work themselves,
  * so that each reports its own error). Takes the flight off the table and wakes the waiters. */
 void kj__flight_land(kj__flight *f, const kj__flight_entry *entry);

@@ -255,7 +255,8 @@ static kj_status choose_entry(prepared *p, const char *asked) {
         p->entry = kj__strdup(asked);
         return p->entry ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    kernel_names k = {0};
+    kernel_names k; /* its lists fill as they grow: only the counts start at zero (not 8 KB to clear) */
+    k.n = k.ninst = 0;
     if (!asked) KJ_FORWARD(detect_entry(p, &asked, &k));
     p->entry = kj__strdup(asked);
     /* Sources without metadata may be C++ (no extern "C", templates): NVRTC lowers the name. */
@@ -790,7 +791,8 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
         return used ? KJ_OK : obtain_here(rt, p, out);
     }
     kj_status s = obtain_here(rt, p, out);
-    char *desc = s == KJ_OK ? stored_description(p, out) : NULL;
+    int waited = kj__flight_close(f); /* no copy for a flight nobody joined: the usual case */
+    char *desc = s == KJ_OK && waited ? stored_description(p, out) : NULL;
     kj__flight_entry e = {out->data, out->size, out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, desc,
                           rt->cache ? kj__cache_root(rt->cache) : "", out->stored ? out->path : ""};
     kj__flight_land(f, desc ? &e : NULL);
