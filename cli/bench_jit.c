@@ -415,23 +415,18 @@ static void set_search_path(const char *value) {
     else unsetenv("KERNJIT_PATH");
 }
 
-/* Medians of the first-kj_reduce child over repeat new processes, each on an empty cache of its own;
- * -1 when one failed or did not compile. */
-static void first_reduce(const char *dir, const char *tag, const char *mode, uint64_t repeat, double *call_ms,
-                         double *total_ms) {
-    double *a = calloc(repeat, sizeof *a), *b = calloc(repeat, sizeof *b);
-    int ok = a && b;
-    for (uint64_t i = 0; i < repeat && ok; i++) {
-        char sub[4200], buf[128];
-        int origin = -1;
-        snprintf(sub, sizeof sub, "%s/%s-%llu", dir, tag, (unsigned long long)i);
-        char *args[] = {"--child-reduce", sub, (char *)mode, NULL};
-        ok = spawn_reading(args, buf, sizeof buf) == 0 && sscanf(buf, "%lf %lf %d", &a[i], &b[i], &origin) == 3 &&
-             origin == KJ_ORIGIN_COMPILED;
-    }
-    *call_ms = ok ? cli_median(a, repeat) : -1;
-    *total_ms = ok ? cli_median(b, repeat) : -1;
-    free(a), free(b);
+/* One first-kj_reduce child in a new process on an empty cache of its own (DIR/TAG-I): its times from
+ * the call and from the start of its input. 0, or -1 when it failed or did not compile. */
+static int first_reduce(const char *dir, const char *tag, const char *mode, uint64_t i, double *call_ms,
+                        double *total_ms) {
+    char sub[4200], buf[128];
+    int origin = -1;
+    snprintf(sub, sizeof sub, "%s/%s-%llu", dir, tag, (unsigned long long)i);
+    char *args[] = {"--child-reduce", sub, (char *)mode, NULL};
+    return spawn_reading(args, buf, sizeof buf) == 0 && sscanf(buf, "%lf %lf %d", call_ms, total_ms, &origin) == 3 &&
+                   origin == KJ_ORIGIN_COMPILED
+               ? 0
+               : -1;
 }
 
 static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_median(v, n) : -1; }
@@ -521,32 +516,48 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
         ok = spawn_timed(sub, args, &a[i]) == 0;
     }
     m->first_process_ms = median_or_fail(a, repeat, ok);
-    /* compile --all and the first kj_reduce, with the whole file (KERNJIT_PATH) and then entries alone */
+    /* compile --all and the first kj_reduce, with the whole file (KERNJIT_PATH) and with entries alone.
+     * Each sample runs every form in turn: this host's compile times drift by a third from one
+     * minute to the next, and a drift then falls on all forms alike rather than on one block. */
     char whole[4200];
     snprintf(whole, sizeof whole, "%s/whole", dir);
     int have_whole = write_whole_reduce(whole) == 0;
     size_t all_samples = repeat < 3 ? repeat : 3;
-    for (int w = have_whole ? 1 : 0; w >= 0; w--) {
-        set_search_path(w ? whole : NULL);
-        ok = 1;
-        for (size_t i = 0; i < all_samples && ok; i++) {
-            step(w ? "compile reduce --all, whole files, new process" : "compile reduce --all, new process", i,
-                 all_samples);
+    ok = 1;
+    for (size_t i = 0; i < all_samples && ok; i++) {
+        step("compile reduce --all, new process", i, all_samples);
+        for (int w = have_whole ? 1 : 0; w >= 0 && ok; w--) {
+            set_search_path(w ? whole : NULL);
             snprintf(sub, sizeof sub, "%s/all-%d-%zu", dir, w, i);
             char *args[] = {"compile", "reduce", "--all", "--arch", (char *)arch, NULL};
-            ok = spawn_timed(sub, args, &a[i]) == 0;
+            ok = spawn_timed(sub, args, w ? &b[i] : &a[i]) == 0;
         }
-        *(w ? &m->all_whole_ms : &m->all_ms) = median_or_fail(a, all_samples, ok);
     }
+    m->all_ms = median_or_fail(a, all_samples, ok);
+    m->all_whole_ms = have_whole ? median_or_fail(b, all_samples, ok) : -1;
     m->first_whole_ms = m->first_alone_ms = m->first_prefetch_ms = -1;
     if (device) {
-        if (have_whole) {
-            set_search_path(whole);
-            first_reduce(dir, "first-whole", "plain", repeat, &m->first_whole_ms, &m->first_whole_total_ms);
+        struct {
+            const char *tag, *mode, *path;
+            double *call_ms, *total_ms;
+        } forms[] = {{"first-whole", "plain", whole, &m->first_whole_ms, &m->first_whole_total_ms},
+                     {"first-alone", "plain", NULL, &m->first_alone_ms, &m->first_alone_total_ms},
+                     {"first-prefetch", "prefetch", NULL, &m->first_prefetch_ms, &m->first_prefetch_total_ms}};
+        enum { FORMS = sizeof forms / sizeof forms[0] };
+        double *call = calloc(FORMS * repeat, sizeof *call), *total = calloc(FORMS * repeat, sizeof *total);
+        ok = call && total;
+        for (uint64_t i = 0; i < repeat && ok; i++) {
+            step("first kj_reduce, new process", i, repeat);
+            for (size_t f = have_whole ? 0 : 1; f < FORMS && ok; f++) {
+                set_search_path(forms[f].path);
+                ok = first_reduce(dir, forms[f].tag, forms[f].mode, i, &call[f * repeat + i], &total[f * repeat + i]) == 0;
+            }
         }
-        set_search_path(NULL);
-        first_reduce(dir, "first-alone", "plain", repeat, &m->first_alone_ms, &m->first_alone_total_ms);
-        first_reduce(dir, "first-prefetch", "prefetch", repeat, &m->first_prefetch_ms, &m->first_prefetch_total_ms);
+        for (size_t f = have_whole ? 0 : 1; f < FORMS; f++) {
+            *forms[f].call_ms = median_or_fail(call + f * repeat, repeat, ok);
+            *forms[f].total_ms = median_or_fail(total + f * repeat, repeat, ok);
+        }
+        free(call), free(total);
     }
     set_search_path(search_path);
     free(a), free(b);
