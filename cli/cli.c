@@ -709,10 +709,12 @@ double cli_now_ms(void) {
 static struct {
     double start, last;
     int printed, tty, columns;
+    char unsaid[1200]; /* in a log: the latest state, while it is not printed */
 } progress;
 
 /* One state of long work: drawn on a terminal each time; in a log, once the work has lasted
- * CLI_PROGRESS_EVERY_S, that often, and its last state (final) when a line was printed before. */
+ * CLI_PROGRESS_EVERY_S, that often, and its last state (final, or at cli_progress_end) when a line
+ * was printed before or the work lasted that long. */
 static void progress_show(const char *cmd, const char *live, const char *logged, int final) {
     double now = cli_now_ms() / 1e3;
     if (progress.start == 0) {
@@ -733,6 +735,10 @@ static void progress_show(const char *cmd, const char *live, const char *logged,
         fprintf(stderr, "kernjit %s: %s\n", cmd, logged);
         progress.last = now;
         progress.printed = 1;
+        progress.unsaid[0] = '\0';
+    } else {
+        /* a last step that runs past the interval would otherwise leave long work without a line */
+        snprintf(progress.unsaid, sizeof progress.unsaid, "kernjit %s: %s\n", cmd, logged);
     }
 }
 
@@ -759,6 +765,9 @@ void cli_progress_pause(void) {
 
 void cli_progress_end(void) {
     cli_progress_pause();
+    if (!progress.tty && progress.unsaid[0] &&
+        (progress.printed || cli_now_ms() / 1e3 - progress.start >= CLI_PROGRESS_EVERY_S))
+        fputs(progress.unsaid, stderr);
     memset(&progress, 0, sizeof progress);
 }
 
