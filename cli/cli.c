@@ -712,6 +712,13 @@ static struct {
     char unsaid[1200]; /* in a log: the latest state, while it is not printed */
 } progress;
 
+/* A line in a log: after what stdout holds, so that a log of both streams keeps the rows before it
+ * whole (a file's stdout is fully buffered). */
+static void progress_line(const char *line) {
+    fflush(stdout);
+    fputs(line, stderr);
+}
+
 /* One state of long work: drawn on a terminal each time; in a log, once the work has lasted
  * CLI_PROGRESS_EVERY_S, that often, and its last state (final, or at cli_progress_end) when a line
  * was printed before or the work lasted that long. */
@@ -730,15 +737,14 @@ static void progress_show(const char *cmd, const char *live, const char *logged,
         progress.printed = 1;
         return;
     }
+    /* kept until printed: a last step that runs past the interval is said at cli_progress_end */
+    snprintf(progress.unsaid, sizeof progress.unsaid, "kernjit %s: %s\n", cmd, logged);
     if ((now - progress.last >= CLI_PROGRESS_EVERY_S && now - progress.start >= CLI_PROGRESS_EVERY_S) ||
         (final && progress.printed)) {
-        fprintf(stderr, "kernjit %s: %s\n", cmd, logged);
+        progress_line(progress.unsaid);
         progress.last = now;
         progress.printed = 1;
         progress.unsaid[0] = '\0';
-    } else {
-        /* a last step that runs past the interval would otherwise leave long work without a line */
-        snprintf(progress.unsaid, sizeof progress.unsaid, "kernjit %s: %s\n", cmd, logged);
     }
 }
 
@@ -767,7 +773,7 @@ void cli_progress_end(void) {
     cli_progress_pause();
     if (!progress.tty && progress.unsaid[0] &&
         (progress.printed || cli_now_ms() / 1e3 - progress.start >= CLI_PROGRESS_EVERY_S))
-        fputs(progress.unsaid, stderr);
+        progress_line(progress.unsaid);
     memset(&progress, 0, sizeof progress);
 }
 

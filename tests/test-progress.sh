@@ -68,6 +68,23 @@ if [ "$took_ms" -gt 4000 ]; then
 else
     echo "skip: bench jit took $took_ms ms, too short for a progress line"
 fi
+# One log of both streams (> log 2>&1): each progress line after the rows of every measure before it,
+# on a line of its own (stdout, buffered, is flushed first).
+start=$(date +%s%N)
+KERNJIT_LIBCUDA="$STUB" "$K" bench reduce --sizes 1K --samples 1 > "$W/both.log" 2>&1 || fail "bench reduce failed"
+took_ms=$((($(date +%s%N) - start) / 1000000))
+if grep -q "^kernjit bench reduce: measure " "$W/both.log"; then
+    awk '/^(sum|max|min|prod) +[a-z0-9]+ +2\^/ { rows++ }
+         /kernjit bench reduce: measure / {
+             if (index($0, "kernjit") != 1) { print "FAIL: a progress line inside a row: " $0; bad++ }
+             split($0, m, /measure |\/|:/); k[++n] = m[3]; of = m[4]; before[n] = rows }
+         END { per = rows / of
+               for (i = 1; i <= n; i++) if (before[i] != (k[i] - 1) * per) {
+                   print "FAIL: measure " k[i] " of " of " began after " before[i] " rows in the log, not " (k[i] - 1) * per; bad++ }
+               exit bad > 0 }' "$W/both.log" || failures=$((failures + 1))
+else
+    echo "skip: bench reduce took $took_ms ms, too short for a progress line"
+fi
 start=$(date +%s%N)
 KERNJIT_LIBCUDA=/nonexistent/libcuda.so.1 "$K" bench cache --repeat 1 > /dev/null 2> "$W/short.err"
 if [ $((($(date +%s%N) - start) / 1000000)) -lt 2500 ] && grep -q "kernjit bench cache: " "$W/short.err"; then
