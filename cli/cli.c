@@ -771,8 +771,7 @@ void cli_progress_pause(void) {
 
 void cli_progress_end(void) {
     cli_progress_pause();
-    if (!progress.tty && progress.unsaid[0] &&
-        (progress.printed || cli_now_ms() / 1e3 - progress.start >= CLI_PROGRESS_EVERY_S))
+    if (progress.unsaid[0] && (progress.printed || cli_now_ms() / 1e3 - progress.start >= CLI_PROGRESS_EVERY_S))
         progress_line(progress.unsaid);
     memset(&progress, 0, sizeof progress);
 }
