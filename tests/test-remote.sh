@@ -264,5 +264,24 @@ src=$(kernel nolib)
 KERNJIT_LIBHIREDIS=/nonexistent/libhiredis.so.0.14 compile NL "$src"
 expect R12 0 compiled "is not used: cannot load /nonexistent/libhiredis.so.0.14"
 
+# row R13: names that no kernjit writes, each holding a valid entry (a folder that leaves the cache, a
+# folder that is not sm_<digits>, a key in upper case): cache pull refuses them, and writes nothing
+# outside the cache (once "pulled 1 of 1", and <cache>/../../x/ made)
+good=$(rcli --scan --pattern 'kernjit:entry:v1:sm_90:*' | head -1)
+hex=${good##*:}
+for bad in "kernjit:entry:v1:../../x:$hex" "kernjit:entry:v1:sm_9x:$hex" "kernjit:entry:v1:sm_90:${hex^^}"; do
+    rcli EVAL "return redis.call('SET', KEYS[2], redis.call('GET', KEYS[1]))" 2 "$good" "$bad" > /dev/null
+done
+mkdir -p "$work/deep/a"
+KERNJIT_CACHE_DIR="$work/deep/a/b" "$K" cache pull > "$work/out" 2> "$work/err"
+rc=$?
+expect R13 0 "" "refused the name kernjit:entry:v1:../../x:$hex: its folder is not one kernjit writes (sm_<digits>)"
+grep -q "3 refused" "$work/out" && grep -q "kernjit:entry:v1:sm_9x:$hex: its folder is not one kernjit writes" "$work/err" \
+    && grep -q "its key is not 32 lower-case hex digits" "$work/err" && ok "R13: all three refused" \
+    || fail "R13: $(cat "$work/out" "$work/err")"
+[ "$(ls -A "$work/deep")" = a ] && [ "$(ls -A "$work/deep/a/b")" = sm_90 ] \
+    && ok "R13: nothing written outside the cache's sm_90 folder" || fail "R13: $(find "$work/deep")"
+rcli DEL "kernjit:entry:v1:../../x:$hex" "kernjit:entry:v1:sm_9x:$hex" "kernjit:entry:v1:sm_90:${hex^^}" > /dev/null
+
 echo "$failures failure(s)"
 [ "$failures" = 0 ]

@@ -18,6 +18,11 @@ int kj__arch_number(const char *arch) {
     return v;
 }
 
+int kj__arch_folder_valid(const char *name) {
+    size_t digits = name && strncmp(name, "sm_", 3) == 0 ? strspn(name + 3, "0123456789") : 0;
+    return digits >= 2 && digits <= 4 && name[3] != '0' && name[3 + digits] == '\0';
+}
+
 int kj__arch_supported(int *archs, int max) {
     int n = 0;
     if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > MAX_ARCHS) return 0;

@@ -15,6 +15,13 @@ typedef struct kj__target {
 /* The number of an architecture's name: 90 for "sm_90", "sm_90a" or "compute_90"; 0 when it has none. */
 int kj__arch_number(const char *arch);
 
+/* Whether name is a cache folder kernjit writes ("sm_90": sm_ and 2 to 4 digits, no leading zero):
+ * the one test of it, which the disk cache applies to every path it makes and the remote cache to
+ * every name a server hands out, so that nothing is written outside the cache's folders.
+ * KJ_ARCH_FOLDER_FORM says the allowed form in messages. */
+int kj__arch_folder_valid(const char *name);
+#define KJ_ARCH_FOLDER_FORM "sm_<digits>"
+
 /* The target for a device of compute capability cc (90 for 9.0): sm_XY when NVRTC knows it; else
  * PTX for the newest architecture NVRTC supports below it, cached in the device's sm_XY folder.
  * Errors: KJ_ERR_UNSUPPORTED (older than any architecture NVRTC supports), KJ_ERR_COMPILE (NVRTC

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/sized.h"
 #include "cache/remote.h"
+#include "jit/arch.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
 
@@ -155,19 +156,6 @@ static kj_status need_tier(kj_runtime *rt, kj_remote_transfer *result) {
     return KJ_OK;
 }
 
-static int key_from_hex(const char *hex, kj__key *key) {
-    if (strlen(hex) != 32) return -1;
-    for (int i = 0; i < 16; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return -1;
-        key->bytes[i] = (uint8_t)v;
-    }
-    for (int i = 0; i < 32; i++)
-        if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f'))) return -1;
-    memcpy(key->hex, hex, 33);
-    return 0;
-}
-
 static int kernel_matches(const char *description, const char *kernel) {
     if (!kernel) return 1;
     char name[4096];
@@ -189,7 +177,7 @@ static long long remote_length(kj__remote *r, const char *name) {
 static void push_one(kj_runtime *rt, const kj__cache_item *it, const char *kernel, kj_remote_transfer *t) {
     kj__remote *r = rt->remote;
     kj__key key;
-    if (key_from_hex(it->key, &key) != 0) return;
+    if (kj__key_from_hex(it->key, &key) != 0) return;
     char *payload, *desc = NULL, path[PATH_MAX];
     size_t len;
     uint32_t flags;
@@ -242,26 +230,39 @@ kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     return KJ_OK;
 }
 
-/* "kernjit:entry:v<format>:<arch>:<hex>" into arch and key; -1 when the name is not one. */
-static int parse_entry_name(const char *name, size_t n, char arch[16], kj__key *key) {
-    char prefix[64], copy[160];
+/* "kernjit:entry:v<format>:<arch>:<hex>" (NUL-terminated) into arch and key: NULL, or why the name is
+ * not one kernjit writes. The folder is the disk cache's own test (a name such as
+ * "kernjit:entry:v1:../../x:<hex>" would write outside the cache), and the key its file name. */
+static const char *parse_entry_name(const char *name, char arch[16], kj__key *key) {
+    char prefix[64];
     snprintf(prefix, sizeof prefix, KJ_REMOTE_ENTRY_PREFIX "%d:", KJ_CACHE_FORMAT_VERSION);
     size_t p = strlen(prefix);
-    if (n >= sizeof copy || n <= p || strncmp(name, prefix, p) != 0) return -1;
-    memcpy(copy, name, n);
-    copy[n] = '\0';
-    char *colon = strchr(copy + p, ':');
-    if (!colon || colon - (copy + p) >= 16) return -1;
-    snprintf(arch, 16, "%.*s", (int)(colon - (copy + p)), copy + p);
-    return key_from_hex(colon + 1, key);
+    const char *colon = strncmp(name, prefix, p) == 0 ? strrchr(name + p, ':') : NULL;
+    if (!colon) return "not " KJ_REMOTE_ENTRY_PREFIX "<format>:<folder>:<key>";
+    size_t folder = (size_t)(colon - (name + p));
+    if (folder < 16) {
+        memcpy(arch, name + p, folder);
+        arch[folder] = '\0';
+    }
+    if (folder >= 16 || !kj__arch_folder_valid(arch))
+        return "its folder is not one kernjit writes (" KJ_ARCH_FOLDER_FORM ")";
+    if (kj__key_from_hex(colon + 1, key) != 0) return "its key is not 32 lower-case hex digits";
+    return NULL;
 }
 
 static void pull_one(kj_runtime *rt, const char *name, size_t n, const char *kernel, kj_remote_transfer *t) {
     kj__remote *r = rt->remote;
     char arch[16], full[160], path[PATH_MAX], why[512], most[32];
     kj__key key;
-    if (parse_entry_name(name, n, arch, &key) != 0) return;
-    snprintf(full, sizeof full, "%.*s", (int)n, name);
+    const char *bad = n < sizeof full && !memchr(name, '\0', n) ? NULL : "longer than any name kernjit writes";
+    snprintf(full, sizeof full, "%.*s", (int)(n < sizeof full ? n : sizeof full - 1), name);
+    if (!bad) bad = parse_entry_name(full, arch, &key);
+    if (bad) {
+        t->entries++, t->refused++;
+        kj__remote_count(r, KJ__RC_REFUSALS, 1);
+        kj__remote_warn(r, "refused the name %.100s%s: %s; not pulled", full, n > 100 ? "..." : "", bad);
+        return;
+    }
     char *payload, *desc = NULL;
     size_t len;
     uint32_t flags;
