@@ -239,9 +239,11 @@ typedef struct kj_runtime_options {
                                       connect_timeout=MS (default 50), timeout=MS (each operation,
                                       default 200) and, for a socket, db=N; unset everywhere: no remote */
     const char *remote_secret;     /* NULL or "": $KERNJIT_REMOTE_SECRET; an absolute path ("/...") names
-                                      a file holding the secret (less a final new line), anything else
-                                      is the secret itself; 16 to 4096 bytes. With a secret, what is
-                                      pushed is signed (HMAC-SHA256) and what is fetched must be */
+                                      a file holding the secret (less a final new line); a value that
+                                      looks like a relative path (a '/' after its first character, or
+                                      a first '~' or '.') is refused; anything else is the secret
+                                      itself; 16 to 4096 bytes. With a secret, what is pushed is
+                                      signed (HMAC-SHA256) and what is fetched must be */
     kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
 } kj_runtime_options;

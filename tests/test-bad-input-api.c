@@ -469,6 +469,11 @@ static void test_remote_cache_options_malformed(void **state) {
     o.remote_mode = KJ_REMOTE_DEFAULT;
     o.remote_secret = "too short";
     EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "the secret is 9 bytes; 16 to 4096 are allowed");
+    o.remote_secret = "~/.kernjit/remote-secret";
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_secret looks like a relative path");
+    o.remote_secret = NULL;
+    o.remote_cache = "redis://builder:hun?ter2@cache:0";
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_cache='redis://builder:***@cache:0': port '0'");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
     assert_int_equal(count_files(cache_dir), before);
 }
