@@ -841,22 +841,29 @@ typedef struct kj_remote_transfer {
     size_t size;               /* sizeof(kj_remote_transfer): KJ_REMOTE_TRANSFER_INIT */
     uint64_t entries;  /* local entries (push) or remote keys (pull) considered */
     uint64_t moved;    /* pushed, or pulled into the disk cache */
-    uint64_t present;  /* already there, left alone */
-    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format) */
+    uint64_t present;  /* already there (push: the same bytes, or a value that verifies), left alone */
+    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format, a
+                          name no kernjit writes) */
     uint64_t failed;   /* not moved because of a fault: the warnings say which */
     uint64_t bytes;    /* bytes moved */
 } kj_remote_transfer;
 #define KJ_REMOTE_TRANSFER_INIT KJ_SIZED_INIT_(kj_remote_transfer)
 
 /* Pushes the disk cache's entries (all, or those of `kernel`, a name as `kj_cache_entry.kernel` has
- * it; NULL: all) to the remote, skipping those it holds already, after the background pushes queued
- * so far are done; returns when everything was tried. A read-only mode (KJ_REMOTE_READ) pushes
- * nothing, with a warning. Faults are warnings and counted in result->failed. result may be NULL.
- * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+ * it; NULL: all) to the remote, after the background pushes queued so far are done; returns when
+ * everything was tried. An entry is left alone when the server holds the same bytes or another value
+ * that verifies under this process's secret; a value that does not (signed with a secret since
+ * rotated, damaged, unsigned where a secret is set) is pushed over. A read-only mode
+ * (KJ_REMOTE_READ) pushes nothing, with a warning. Faults of single entries are warnings, counted in
+ * result->failed. result may be NULL. Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND
+ * (no remote tier, or no disk cache), KJ_ERR_UNSUPPORTED (the tier cannot work here: no libhiredis),
+ * KJ_ERR_IO (the server does not answer: nothing was pushed). */
 KJ_API kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 /* Fetches the remote's entries (all, or those of `kernel`) that the disk cache lacks, verifies them
- * and stores them on disk. Faults are warnings; refused values are counted. result may be NULL.
- * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+ * and stores them on disk; a name whose folder or key kernjit does not write is refused. Faults are
+ * warnings; refused values are counted. result may be NULL. Thread-safe. Errors: KJ_ERR_USAGE (NULL
+ * rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache), KJ_ERR_UNSUPPORTED (no libhiredis),
+ * KJ_ERR_IO (the server does not answer: nothing was pulled). */
 KJ_API kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 
 #ifdef __cplusplus

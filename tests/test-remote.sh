@@ -283,5 +283,45 @@ grep -q "3 refused" "$work/out" && grep -q "kernjit:entry:v1:sm_9x:$hex: its fol
     && ok "R13: nothing written outside the cache's sm_90 folder" || fail "R13: $(find "$work/deep")"
 rcli DEL "kernjit:entry:v1:../../x:$hex" "kernjit:entry:v1:sm_9x:$hex" "kernjit:entry:v1:sm_90:${hex^^}" > /dev/null
 
+# row R14: values there that do not verify under this process's secret, though exactly as long as its
+# own: after a secret rotation the builder's push replaces every one (once "4 already there", and the
+# read-only nodes refused them for good), and a value damaged in place is pushed over
+printf '//@kernjit entry k\n//@kernjit tune V 1..4 = 1\nextern "C" __global__ void k(float *x) { x[threadIdx.x] -= V; } // %s rotate\n' "$$" > rotate.cu
+echo "kernjit test secret two: 32 bytes long" > "$work/secret2"
+chmod 600 "$work/secret2"
+KERNJIT_REMOTE_SECRET="$work/secret1" KERNJIT_CACHE_DIR="$work/rot" "$K" compile rotate.cu --all --push --arch sm_90 > "$work/out" 2> "$work/err"
+# (in the background while it compiled, or by --push when a lookup had no answer in time)
+grep -qE "push  [0-4] of 4 entries of rotate pushed to the remote cache, [0-4] already there$" "$work/out" \
+    && ok "R14: the builder pushed all 4, signed with the first secret" || fail "R14: $(cat "$work/out" "$work/err")"
+KERNJIT_REMOTE_SECRET="$work/secret2" KERNJIT_CACHE_DIR="$work/rot" "$K" -v compile rotate.cu --all --push --arch sm_90 > "$work/out" 2> "$work/err"
+rc=$?
+expect R14 0 "" "pushing over kernjit:entry:v1:sm_90:"
+grep -q "push  4 of 4 entries of rotate pushed to the remote cache, 0 already there" "$work/out" \
+    && grep -q "signed with another secret, or changed after it was signed" "$work/err" \
+    && ok "R14: the secret rotated, the builder's push replaced all 4" || fail "R14: $(cat "$work/out" "$work/err")"
+KERNJIT_REMOTE_MODE=read KERNJIT_REMOTE_SECRET="$work/secret2" KERNJIT_CACHE_DIR="$work/rot-reader" "$K" compile rotate.cu --all --arch sm_90 --json > "$work/out" 2> "$work/err"
+grep -q '"compiled":0,"cached":4' "$work/out" && ! grep -q warning "$work/err" \
+    && ok "R14: a read-only node with the new secret takes all 4" || fail "R14: $(cat "$work/out" "$work/err")"
+damaged=$(rcli --scan --pattern 'kernjit:entry:v1:sm_90:*' | while read -r n; do
+    KERNJIT_CACHE_DIR="$work/rot" "$K" cache list | grep -q "${n##*:}" && echo "$n" && break; done)
+rcli SETRANGE "$damaged" 300 "XYZ" > /dev/null
+KERNJIT_REMOTE_SECRET="$work/secret2" KERNJIT_CACHE_DIR="$work/rot" "$K" -v cache push > "$work/out" 2> "$work/err"
+grep -q "^pushed 1 of 4 entries.*3 already there" "$work/out" && grep -q "pushing over $damaged: signed with another secret" "$work/err" \
+    && [ "$(rcli GETRANGE "$damaged" 300 302)" != XYZ ] && ok "R14: the value damaged in place was pushed over" \
+    || fail "R14: $(cat "$work/out" "$work/err")"
+
+# row R15: the server is down when the command's work is the server's: cache push, cache pull and
+# compile --all --push exit 1 and say so (once exit 0: "pushed 0 of 4", "4 failed")
+down="redis://127.0.0.1:$(redis_free_port)"
+for command in "cache push" "cache pull" "compile rotate.cu --all --push --arch sm_90"; do
+    KERNJIT_REMOTE_CACHE="$down" KERNJIT_CACHE_DIR="$work/rot" "$K" $command > "$work/out" 2> "$work/err"
+    rc=$?
+    moved=pushed
+    [ "$command" = "cache pull" ] && moved=pulled
+    expect "R15 ($command)" 1 "" "could not be reached: cannot connect to 127.0.0.1 port ${down##*:}: Connection refused; nothing $moved"
+done
+grep -q "^rotate.cu for sm_90: 4 variants" "$work/out" && ok "R15: compile --all reported its variants before the push failed" \
+    || fail "R15: $(cat "$work/out")"
+
 echo "$failures failure(s)"
 [ "$failures" = 0 ]

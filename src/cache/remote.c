@@ -116,13 +116,24 @@ void kj__remote_counters(kj__remote *r, kj_stats *s) {
     pthread_mutex_unlock(&r->lock);
 }
 
-void kj__remote_warn(kj__remote *r, const char *fmt, ...) {
+static void say(kj__remote *r, kj_log_level level, const char *fmt, va_list ap) {
     char msg[1536];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    kj__log(&r->log, level, "remote cache %s: %s", r->cfg.url, msg);
+}
+
+void kj__remote_warn(kj__remote *r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    say(r, KJ_LOG_WARN, fmt, ap);
     va_end(ap);
-    kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: %s", r->cfg.url, msg);
+}
+
+void kj__remote_note(kj__remote *r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(r, KJ_LOG_INFO, fmt, ap);
+    va_end(ap);
 }
 
 void kj__remote_fault(kj__remote *r, kj__redis_result result, const char *what, const char *why,

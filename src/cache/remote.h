@@ -133,8 +133,9 @@ const char *kj__remote_counter_name(kj__remote_counter which);
  * reply), or NULL after kj__remote_fault(what, consequence). */
 kj__reply *kj__remote_call(kj__remote *r, int argc, const char *const *argv, const size_t *lens, const char *what,
                            const char *consequence);
-/* A warning that starts "remote cache URL: ". */
+/* A warning that starts "remote cache URL: "; kj__remote_note, the same at info level. */
 void kj__remote_warn(kj__remote *r, const char *fmt, ...) KJ_PRINTF(2, 3);
+void kj__remote_note(kj__remote *r, const char *fmt, ...) KJ_PRINTF(2, 3);
 /* Warns about a failed operation: "remote cache URL: WHAT failed: WHY; CONSEQUENCE" (an operation the
  * breaker skipped is counted, and only noted at info level). */
 void kj__remote_fault(kj__remote *r, kj__redis_result result, const char *what, const char *why,

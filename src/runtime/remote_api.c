@@ -64,6 +64,20 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* One PING: 0 and its round trip in *ms, or -1 with why (no answer, or a refusal). */
+static int ping(kj__redis *redis, double *ms, char *why, size_t size) {
+    const char *argv[] = {"PING"};
+    kj__redis_cmd cmd = {1, argv, NULL};
+    kj__reply *reply = NULL;
+    double t0 = kj__now_ms();
+    kj__redis_result res = kj__redis_exec(redis, 1, &cmd, &reply, why, size);
+    *ms = kj__now_ms() - t0;
+    int refused = res == KJ__REDIS_OK && kj__reply_kind(reply) == KJ__REPLY_ERROR;
+    if (refused) snprintf(why, size, "PING: %s", kj__reply_str(reply, NULL));
+    kj__reply_free(reply);
+    return res == KJ__REDIS_OK && !refused ? 0 : -1;
+}
+
 static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     memset(info, 0, sizeof *info);
     info->url = info->state = info->server_version = info->eviction_policy = "";
@@ -89,21 +103,11 @@ static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     }
     char why[512];
     double rtt[PINGS];
-    for (int i = 0; i < PINGS; i++) {
-        const char *ping[] = {"PING"};
-        kj__redis_cmd cmd = {1, ping, NULL};
-        kj__reply *reply = NULL;
-        double t0 = kj__now_ms();
-        kj__redis_result res = kj__redis_exec(redis, 1, &cmd, &reply, why, sizeof why);
-        rtt[i] = kj__now_ms() - t0;
-        int refused = res == KJ__REDIS_OK && kj__reply_kind(reply) == KJ__REPLY_ERROR;
-        if (refused) snprintf(why, sizeof why, "PING: %s", kj__reply_str(reply, NULL));
-        kj__reply_free(reply);
-        if (res != KJ__REDIS_OK || refused) {
+    for (int i = 0; i < PINGS; i++)
+        if (ping(redis, &rtt[i], why, sizeof why) != 0) {
             snprintf(rep->state, sizeof rep->state, "unreachable: %s", why);
             return KJ_OK;
         }
-    }
     qsort(rtt, PINGS, sizeof rtt[0], by_value);
     info->round_trip_ms = rtt[PINGS / 2];
     info->reachable = 1;
@@ -163,17 +167,45 @@ static int kernel_matches(const char *description, const char *kernel) {
     return strcmp(name, kernel) == 0;
 }
 
-/* The server's value length for name (STRLEN), or -1 after a warning. */
-static long long remote_length(kj__remote *r, const char *name) {
-    const char *argv[] = {"STRLEN", name};
-    kj__reply *reply = kj__remote_call(r, 2, argv, NULL, "a push", "not pushed");
-    if (!reply) return -1;
-    long long n = kj__reply_int(reply);
-    kj__reply_free(reply);
-    return n;
+/* Before a push or a pull: KJ_ERR_UNSUPPORTED when the tier cannot work here (no hiredis), KJ_ERR_IO
+ * when the server does not answer a PING, each naming the server, why, and what follows (nothing
+ * moved): a command that moves nothing must not look like one that had nothing to move. */
+static kj_status reach(kj__remote *r, const char *consequence) {
+    const char *url = kj__remote_settings(r)->url;
+    KJ_RETURN_IF(!kj__remote_redis(r), KJ_ERR_UNSUPPORTED, "the remote cache %s cannot be used here: %s; %s", url,
+                 kj__remote_unavailable(r), consequence);
+    char why[512];
+    double ms;
+    KJ_RETURN_IF(ping(kj__remote_redis(r), &ms, why, sizeof why) != 0, KJ_ERR_IO,
+                 "the remote cache %s could not be reached: %s; %s", url, why, consequence);
+    return KJ_OK;
 }
 
-/* Pushes one local entry unless the server holds a value of its length. */
+/* Whether the server holds under name a value this process would use: 1 for the very bytes of value,
+ * or another value that verifies (another builder's); 0 for none, or one that does not verify (signed
+ * with a secret since rotated, damaged in place, unsigned where a secret is set), which the push
+ * replaces; -1 after a warning (a fault). A length alone proves nothing: a rotated secret's
+ * signatures are as long as the new one's. */
+static int held_there(kj__remote *r, const char *name, const kj__key *key, const uint8_t *value, size_t size) {
+    char most[32], why[512];
+    snprintf(most, sizeof most, "%u", KJ_REMOTE_MAX_VALUE); /* at most one byte past the bound */
+    const char *argv[] = {"GETRANGE", name, "0", most};
+    kj__reply *reply = kj__remote_call(r, 4, argv, NULL, "a push", "not pushed");
+    if (!reply) return -1;
+    size_t n;
+    const char *v = kj__reply_kind(reply) == KJ__REPLY_STRING ? kj__reply_str(reply, &n) : NULL;
+    int held = v && n == size && memcmp(v, value, n) == 0;
+    kj__remote_entry e;
+    if (!held && v && n) {
+        held = kj__remote_open_value(r, name, key, (const uint8_t *)v, n, &e, why, sizeof why) == 0;
+        if (held) free(e.data);
+        else kj__remote_note(r, "pushing over %s: %s", name, why);
+    }
+    kj__reply_free(reply);
+    return held;
+}
+
+/* Pushes one local entry unless the server holds a value this process would use. */
 static void push_one(kj_runtime *rt, const kj__cache_item *it, const char *kernel, kj_remote_transfer *t) {
     kj__remote *r = rt->remote;
     kj__key key;
@@ -190,9 +222,9 @@ static void push_one(kj_runtime *rt, const kj__cache_item *it, const char *kerne
         t->entries++;
         value = kj__cache_format_entry(&key, desc, payload, len, flags, &size);
         if (value) value = kj__remote_seal(r, name, value, size, &sealed);
-        long long there = value ? remote_length(r, name) : -1;
-        if (!value || there < 0) t->failed++;
-        else if ((size_t)there == sealed) t->present++;
+        int held = value ? held_there(r, name, &key, value, sealed) : -1;
+        if (held < 0) t->failed++;
+        else if (held) t->present++;
         else if (sealed > KJ_REMOTE_MAX_VALUE) {
             kj__remote_warn(r, "%s is %zu bytes, above the %u MiB bound for values: not pushed", name, sealed,
                             KJ_REMOTE_MAX_VALUE >> 20);
@@ -213,12 +245,12 @@ kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     kj_remote_transfer t = {0};
     KJ_FORWARD(need_tier(rt, result));
     kj__remote *r = rt->remote;
-    if (!kj__remote_redis(r) || kj__remote_settings(r)->mode != KJ_REMOTE_READWRITE) {
-        kj__remote_warn(r, "nothing pushed: %s", !kj__remote_redis(r) ? kj__remote_unavailable(r)
-                        : "this process only reads the remote cache (KERNJIT_REMOTE_MODE=read); a builder pushes with "
-                          "KERNJIT_REMOTE_MODE=readwrite");
+    if (kj__remote_settings(r)->mode != KJ_REMOTE_READWRITE) {
+        kj__remote_warn(r, "nothing pushed: this process only reads the remote cache (KERNJIT_REMOTE_MODE=read); a "
+                        "builder pushes with KERNJIT_REMOTE_MODE=readwrite");
         return KJ_OK;
     }
+    KJ_FORWARD(reach(r, "nothing pushed (the entries stay in the disk cache)"));
     size_t left = kj__remote_drain(r, DRAIN_BEFORE_PUSH_MS);
     if (left) kj__remote_warn(r, "%zu background pushes still waiting after %d s", left, DRAIN_BEFORE_PUSH_MS / 1000);
     kj__cache_item *items;
@@ -309,10 +341,7 @@ kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     kj_remote_transfer t = {0};
     KJ_FORWARD(need_tier(rt, result));
     kj__remote *r = rt->remote;
-    if (!kj__remote_redis(r)) {
-        kj__remote_warn(r, "nothing pulled: %s", kj__remote_unavailable(r));
-        return KJ_OK;
-    }
+    KJ_FORWARD(reach(r, "nothing pulled"));
     char match[64], cursor[32] = "0";
     snprintf(match, sizeof match, KJ_REMOTE_ENTRY_PREFIX "%d:*", KJ_CACHE_FORMAT_VERSION);
     do {
