@@ -37,7 +37,10 @@ static void help(void) {
            "random starting points. --dry-run stores nothing. --plot draws the sweep as a heat map (the first\n"
            "two tunables as rows and columns, GB/s in colour, the winner outlined; PNG, or PPM without libpng).\n\n"
            "--show lists the database; --forget removes the entries that match every filter given (all of\n"
-           "them without filters; --device NAME there is a device's name). Both work without a GPU. Exit 1\n"
+           "them without filters; --device NAME there is a device's name), and with a remote cache in readwrite\n"
+           "mode the matching shared results there too (else the next run would merge them back; a read-only\n"
+           "node says so). Both work without a GPU. A stored result whose variant a tuning run here measures\n"
+           "at less than 1/1.5 of its claim gives way to the run's result, here and on the server. Exit 1\n"
            "without a CUDA device. --device N tunes on device N (default 0; `kernjit info` lists them).\n"
            "Kernels that can be tuned: reduce, transpose, vector_add.\n");
 }
@@ -505,7 +508,8 @@ int cmd_tune(int argc, char **argv) {
         return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)");
     /* the database is in the cache folder: --show and --forget need no device */
     kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, a.show || a.forget, NULL, 0);
+    /* --forget: its notes say what it removed from the remote cache */
+    kj_status s = cli_runtime(&rt, a.show || a.forget, NULL, a.forget);
     if (s != KJ_OK) return cli_fail("tune", s);
     rc = a.show ? do_show(rt, &a) : a.forget ? do_forget(rt, &a) : do_tune(rt, &a);
     kj_runtime_destroy(rt);

@@ -28,7 +28,7 @@ static void store(const char *kernel, const char *entry, const char *fixed, cons
                          .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
                          .cc_minor = info.cc_minor, .version = (char *)kj_version_string(), .values = (char *)values,
                          .gbps = gbps++, .us = 1, .n = N, .time = 1};
-    KJ_ASSERT_OK(kj__tuned_store(kj_test_rt, &rec));
+    KJ_ASSERT_OK(kj__tuned_store(kj_test_rt, &rec, NULL));
 }
 
 static kj_vector_add_report vector_add(unsigned block, unsigned unroll) {

@@ -323,5 +323,25 @@ done
 grep -q "^rotate.cu for sm_90: 4 variants" "$work/out" && ok "R15: compile --all reported its variants before the push failed" \
     || fail "R15: $(cat "$work/out")"
 
+# row R16: tune --forget where the server holds a matching shared result: a read-only node leaves it
+# and says it comes back and how to remove it; a read-write one removes it (once "removed 1 entry",
+# and the next run merged the server's back)
+hash="kernjit:tune:v1:NVIDIA H100 80GB HBM3|9.0|0.2.0|nvrtc13000"
+field=$(printf 'reduce\treduce_fast\tOP=sum T=f32\t20')
+# the value: the database's line, then an empty signature line (no secret); -x keeps its new lines
+printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.2.0\tBLOCK_SIZE=32 COARSE_FACTOR=1\t99999.0\t0.1\t1048576\t1700000000\n\n' \
+    | rcli -x HSET "$hash" "$field" > /dev/null
+rcli HSET "$hash" "$(printf 'transpose\ttranspose_padded\tT=f32\t20')" "kept: not a match" > /dev/null
+KERNJIT_REMOTE_MODE=read KERNJIT_CACHE_DIR="$work/forget" "$K" tune --forget reduce > "$work/out" 2> "$work/err"
+rc=$?
+expect R16 0 "" "1 shared tuning result matches, and stays on the server: this process only reads it (KERNJIT_REMOTE_MODE=read), so it comes back"
+[ "$(rcli HEXISTS "$hash" "$field")" = 1 ] && ok "R16: a read-only node left it" || fail "R16: a read-only node removed it"
+KERNJIT_CACHE_DIR="$work/forget" "$K" tune --forget reduce > "$work/out" 2> "$work/err"
+rc=$?
+[ $rc = 0 ] && grep -q "^removed 0 entries from" "$work/out" && grep -q "note: remote cache $REDIS_URL: removed 1 shared tuning result" "$work/err" \
+    && [ "$(rcli HEXISTS "$hash" "$field")" = 0 ] && [ "$(rcli HLEN "$hash")" = 1 ] \
+    && ok "R16: a read-write node removed the shared result, and only it" || fail "R16: exit $rc: $(cat "$work/out" "$work/err")"
+rcli DEL "$hash" > /dev/null
+
 echo "$failures failure(s)"
 [ "$failures" = 0 ]

@@ -307,7 +307,9 @@ static void test_file_update(void **state) {
 
     kj__tuned_rec r = rec(A100, 8, 0, "OP=sum T=f64", 24, "BLOCK_SIZE=512 COARSE_FACTOR=2");
     kj__tunedb merged = {0};
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &r, NULL, NULL, &merged));
+    kj__tunedb one = {.recs = &r, .count = 1};
+    kj__tunedb_change add = {.add = &one};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &add, NULL, &merged));
     assert_int_equal(merged.count, 3);
     kj__tunedb_clear(&merged);
     assert_int_equal(count_lines(path, "garbage"), 0);
@@ -324,18 +326,19 @@ static void test_file_update(void **state) {
     f.device = H100;
     f.fixed = "T=i32";
     size_t removed = 99;
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
+    kj__tunedb_change forget = {.forget = &f}, nothing = {0};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &forget, &removed, NULL));
     assert_int_equal(removed, 1);
     assert_int_equal(count_lines(path, "reduce\t"), 2);
     KJ_ASSERT_OK(kj_tune_filter_init(&f, sizeof f));
     f.cc = 80;
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &forget, &removed, NULL));
     assert_int_equal(removed, 1);
     KJ_ASSERT_OK(kj_tune_filter_init(&f, sizeof f));
     f.bucket = 19;
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &forget, &removed, NULL));
     assert_int_equal(removed, 0);
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, NULL, &removed, NULL)); /* no filter: nothing */
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &nothing, &removed, NULL)); /* no filter: nothing */
     assert_int_equal(count_lines(path, "reduce\t"), 1);
 
     /* not a regular file: ignored with a warning */
@@ -346,6 +349,87 @@ static void test_file_update(void **state) {
     assert_int_equal(db.count, 0);
     assert_int_equal(log.warnings, 1);
     rmdir(path);
+}
+
+/* A run that measured 32/1 at 400 GB/s, did not try 64/2, and measured the rest at 2000. */
+static double measured_here(const char *values, void *user) {
+    (void)user;
+    if (strcmp(values, "BLOCK_SIZE=32 COARSE_FACTOR=1") == 0) return 400.0;
+    return strcmp(values, "BLOCK_SIZE=64 COARSE_FACTOR=2") == 0 ? -1 : 2000.0;
+}
+
+/* A record this machine's tuning run did not reproduce (it claims more than 1.5 times what the run
+ * measured of its variant) gives way to the new measurement, whatever its speed: in a database and in
+ * the file, with a warning; without that evidence (not measured, or no run) the faster one stays. */
+static void test_unreproduced_record_gives_way(void **state) {
+    (void)state;
+    const char *f = "OP=sum T=f32";
+    kj__tunedb_measured run = {measured_here, NULL};
+    kj__tuned_rec bogus = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=32 COARSE_FACTOR=1");
+    bogus.gbps = 99999.0;
+    kj__tuned_rec real = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    real.gbps = 2000.0;
+    double got;
+    assert_true(kj__tunedb_unreproduced(&bogus, &run, &got));
+    assert_true(got == 400.0);
+    assert_true(kj__tunedb_replaces(&real, &bogus, &run));
+    assert_false(kj__tunedb_replaces(&real, &bogus, NULL));
+    bogus.gbps = 600.0; /* 1.5 times 400: within the margin */
+    assert_false(kj__tunedb_unreproduced(&bogus, &run, NULL));
+    assert_false(kj__tunedb_replaces(&real, &bogus, &run) && !kj__tunedb_better(&real, &bogus));
+    kj__tuned_rec unmeasured = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=64 COARSE_FACTOR=2");
+    unmeasured.gbps = 99999.0;
+    assert_false(kj__tunedb_replaces(&real, &unmeasured, &run));
+    /* the file: a bogus line there gives way to the run's result, with a warning naming both */
+    bogus.gbps = 99999.0;
+    kj__tunedb one = {.recs = &bogus, .count = 1};
+    kj__tunedb_change change = {.add = &one};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, NULL, &change, NULL, NULL));
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
+    one.recs = &real;
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &change, NULL, NULL));
+    kj__tunedb db = {0};
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=32 COARSE_FACTOR=1");
+    kj__tunedb_clear(&db);
+    assert_int_equal(log.warnings, 0);
+    change.measured = &run;
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &change, NULL, NULL));
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    assert_int_equal(db.count, 1);
+    kj__tunedb_clear(&db);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "BLOCK_SIZE=32 COARSE_FACTOR=1 at 99999.0 GB/s, was not reproduced here (this run "
+                                     "measured 400.0 GB/s of it): replaced by BLOCK_SIZE=256 COARSE_FACTOR=8 at 2000.0"));
+}
+
+/* One update puts many records and writes the file once; a change with nothing in it writes nothing. */
+static void test_update_many_at_once(void **state) {
+    (void)state;
+    enum { COUNT = 300 };
+    kj__tunedb add = {0};
+    for (int i = 0; i < COUNT; i++) {
+        char fixed[32];
+        snprintf(fixed, sizeof fixed, "OP=sum T=m%d", i);
+        kj__tuned_rec r = rec(H100, 9, 0, fixed, 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+        KJ_ASSERT_OK(kj__tunedb_put(&add, &r));
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tuning.db", kj_test_dir);
+    kj__tunedb_change change = {.add = &add}, nothing = {0};
+    kj__tunedb merged = {0};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, NULL, &change, NULL, &merged));
+    assert_int_equal(merged.count, COUNT);
+    kj__tunedb_clear(&merged);
+    assert_int_equal(count_lines(path, "reduce\t"), COUNT);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, NULL, &nothing, NULL, NULL));
+    assert_int_equal(stat(path, &after), 0);
+    assert_true(before.st_ino == after.st_ino); /* not rewritten */
+    kj__tunedb_clear(&add);
 }
 
 /* Writers in several processes at once: every line survives (lock + re-read + rename). */
@@ -361,7 +445,9 @@ static void test_concurrent_writers(void **state) {
                 char fixed[64];
                 snprintf(fixed, sizeof fixed, "OP=sum T=w%di%d", w, i);
                 kj__tuned_rec r = rec(H100, 9, 0, fixed, 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
-                bad |= kj__tunedb_update(kj_test_dir, NULL, &r, NULL, NULL, NULL) != KJ_OK;
+                kj__tunedb one = {.recs = &r, .count = 1};
+                kj__tunedb_change add = {.add = &one};
+                bad |= kj__tunedb_update(kj_test_dir, NULL, &add, NULL, NULL) != KJ_OK;
             }
             _exit(bad);
         }
@@ -462,4 +548,5 @@ KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_b
              cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_put_checks_fields),
              cmocka_unit_test(test_damaged_lines), cmocka_unit_test(test_binary_junk),
              KJ_TEST_IN_DIR(test_file_update), KJ_TEST_IN_DIR(test_concurrent_writers),
+             KJ_TEST_IN_DIR(test_unreproduced_record_gives_way), KJ_TEST_IN_DIR(test_update_many_at_once),
              KJ_TEST_IN_DIR(test_public_api), KJ_TEST_IN_DIR(test_memory_bounded))

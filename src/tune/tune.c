@@ -604,6 +604,21 @@ static void problem_fixed(tuner *t, kj_define **out, size_t *count) {
     }
 }
 
+/* What this run measured of a variant (its label), the evidence against a stored record that claims
+ * far more (kj__tunedb_replaces): the winner's re-measured GB/s, a correct variant's median, 0 for one
+ * that failed, was wrong or could not run here; -1 for one the run did not try. */
+static double measured_gbps(const char *values, void *user) {
+    tuner *t = user;
+    const kj_tune_result *r = &t->b->pub;
+    for (size_t i = 0; i < t->count; i++) {
+        const kj_tune_variant *v = var(t, i);
+        if (strcmp(v->label, values) != 0) continue;
+        if (i == r->best) return r->remeasured_gbps;
+        return v->status == KJ_VARIANT_MEASURED ? v->gbps : v->status == KJ_VARIANT_NOT_TRIED ? -1 : 0;
+    }
+    return -1;
+}
+
 static void store(tuner *t) {
     kj_tune_result *r = &t->b->pub;
     const char *dir = kj_cache_dir(t->rt);
@@ -618,7 +633,8 @@ static void store(tuner *t) {
         .cc_major = t->rt->info.cc_major, .cc_minor = t->rt->info.cc_minor, .version = (char *)kj_version_string(),
         .values = (char *)var(t, r->best)->label, .gbps = r->remeasured_gbps, .us = r->remeasured_us, .n = r->n,
         .time = (int64_t)time(NULL)};
-    if (kj__tuned_store(t->rt, &rec) == KJ_OK) r->stored = 1;
+    kj__tunedb_measured measured = {measured_gbps, t};
+    if (kj__tuned_store(t->rt, &rec, &measured) == KJ_OK) r->stored = 1;
     else kj__log(&t->rt->log, KJ_LOG_WARN, "the tuning result was not stored: %s", kj_last_error());
 }
 

@@ -168,11 +168,21 @@ int kj__tunedb_better(const kj__tuned_rec *a, const kj__tuned_rec *b) {
     return !(b->gbps > a->gbps || (b->gbps == a->gbps && b->us < a->us));
 }
 
+int kj__tunedb_unreproduced(const kj__tuned_rec *b, const kj__tunedb_measured *measured, double *got) {
+    double here = measured && measured->gbps ? measured->gbps(b->values, measured->user) : -1;
+    if (got) *got = here;
+    return here >= 0 && b->gbps > KJ_TUNEDB_UNREPRODUCED * here;
+}
+
+int kj__tunedb_replaces(const kj__tuned_rec *a, const kj__tuned_rec *b, const kj__tunedb_measured *measured) {
+    return kj__tunedb_better(a, b) || kj__tunedb_unreproduced(b, measured, NULL);
+}
+
 /* Takes ownership of rec's strings on success (also when the record there wins and rec is dropped). */
-static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
+static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec, const kj__tunedb_measured *measured) {
     for (size_t i = 0; i < db->count; i++)
         if (same_key(&db->recs[i], rec)) {
-            if (kj__tunedb_better(rec, &db->recs[i])) {
+            if (kj__tunedb_replaces(rec, &db->recs[i], measured)) {
                 rec_free(&db->recs[i]);
                 db->recs[i] = *rec;
             } else {
@@ -191,15 +201,17 @@ static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
     return KJ_OK;
 }
 
-kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec) {
+static kj_status put_measured(kj__tunedb *db, const kj__tuned_rec *rec, const kj__tunedb_measured *measured) {
     const char *why = check_rec(rec);
     KJ_RETURN_IF(why, KJ_ERR_USAGE, "tuning database entry for %.100s: %s", rec->kernel ? rec->kernel : "(null)", why);
     kj__tuned_rec copy;
     KJ_FORWARD(copy_rec(&copy, rec));
-    kj_status s = put_owned(db, &copy);
+    kj_status s = put_owned(db, &copy, measured);
     if (s != KJ_OK) rec_free(&copy);
     return s;
 }
+
+kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec) { return put_measured(db, rec, NULL); }
 
 /* ---- matching -------------------------------------------------------------------------------- */
 
@@ -603,8 +615,28 @@ out:
     return rc;
 }
 
-kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
-                            const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged) {
+/* Puts add's records into db, warning of each record there that gives way because this machine did
+ * not reproduce it. */
+static kj_status put_all(kj__tunedb *db, const kj__tunedb_change *change, const kj__logger *log) {
+    for (size_t i = 0; i < change->add->count; i++) {
+        const kj__tuned_rec *rec = &change->add->recs[i];
+        for (size_t j = 0; j < db->count && change->measured; j++) {
+            const kj__tuned_rec *old = &db->recs[j];
+            double got;
+            if (same_key(old, rec) && !kj__tunedb_better(rec, old) &&
+                kj__tunedb_unreproduced(old, change->measured, &got))
+                kj__log(log, KJ_LOG_WARN, "the tuning database's result for %s %s %s (bucket %u), %s at %.1f GB/s, "
+                        "was not reproduced here (this run measured %.1f GB/s of it): replaced by %s at %.1f GB/s",
+                        rec->kernel, rec->entry, rec->fixed, rec->bucket, old->values, old->gbps, got, rec->values,
+                        rec->gbps);
+        }
+        KJ_FORWARD(put_measured(db, rec, change->measured));
+    }
+    return KJ_OK;
+}
+
+kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tunedb_change *change, size_t *removed,
+                            kj__tunedb *merged) {
     char *why = NULL;
     int lock = take_lock(dir, &why);
     if (lock < 0) {
@@ -616,13 +648,13 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
     kj__tunedb db = {0};
     kj_status s = read_db(dir, log, 1, &db);
     size_t gone = 0;
-    if (s == KJ_OK && forget) gone = kj__tunedb_remove(&db, forget);
-    if (s == KJ_OK && add) s = kj__tunedb_put(&db, add);
+    if (s == KJ_OK && change->forget) gone = kj__tunedb_remove(&db, change->forget);
+    if (s == KJ_OK && change->add) s = put_all(&db, change, log);
     char *text = NULL;
     /* nothing to forget and nothing to add: the file stays as it is (or absent) */
-    int change = add || gone;
-    if (s == KJ_OK && change && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    if (s == KJ_OK && change && replace_file(dir, text, &why) != 0) {
+    int changed = (change->add && change->add->count) || gone;
+    if (s == KJ_OK && changed && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK && changed && replace_file(dir, text, &why) != 0) {
         s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         free(why);
     }
