@@ -5,8 +5,9 @@
 #   - A compiles, B gets a remote hit with no compile; a launch on a third machine (the stub driver);
 #   - 16 processes over 4 folders miss one key at once: exactly one compile fleet-wide, one entry;
 #   - a unix socket; cache push and pull; compile --all --push; stats and info;
-#   - the faults of docs/bad-input.md, "Remote cache faults" (blocks marked "# row R<n>"): in every
-#     case the command succeeds and the warning says why.
+#   - the faults of docs/bad-input.md, "Remote cache faults" (blocks marked "# row R<n>"): the
+#     command succeeds and the warning says why; only push and pull (and compile --push) fail when the
+#     server cannot be reached, saying so.
 # Usage: test-remote.sh path/to/kernjit path/to/libstub-cuda.so tests/kernels
 set -u
 K="$1"
