@@ -492,6 +492,7 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
      * reports a size the macros make impossible as early as kj_kernel_get does. */
     KJ_FORWARD(kj__spec_shared_dynamic(p->spec, p->src->name, p->entry, p->defines, p->define_count,
                                        &p->shared_dynamic));
+    kj__spec_drop_launch(p->spec, p->defines, &p->define_count);
     p->carveout = kj__spec_carveout(p->spec, p->entry);
     KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
     p->pdl = kj__spec_pdl(p->spec, p->entry) && kj__arch_number(p->target.arch) >= 90;
