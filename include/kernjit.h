@@ -47,7 +47,11 @@
  *   keeps working with a newer library, and one built against newer headers works with an older
  *   library as long as it leaves the fields that library lacks at 0. KJ_ERR_USAGE: a size of 0 (a
  *   struct not initialized; the message names its KJ_*_INIT), a size that no such struct has, or a
- *   larger struct with a non-zero byte past the library's sizeof (a field it cannot honour).
+ *   larger struct with a non-zero byte past the library's sizeof (a field it cannot honour). Sizes
+ *   are multiples of 8: a size that would end inside a field is refused as well. Such a struct has no
+ *   implicit padding: where its fields would leave some, a field named `reserved` holds the bytes (0,
+ *   and an input's is refused otherwise), so every byte of a caller's struct is one it set. Structs
+ *   grow in units of 8 bytes, never into padding; a later field of 4 bytes takes a `reserved`.
  * - Structs the library hands out (a kj_cache_entry in a callback, a kj_tune_result it allocates)
  *   carry no size: they only ever grow at their end. Arrays of structs are read through accessors
  *   (kj_tune_result_variant, kj_compile_result_resource), never indexed, since a program indexes
@@ -244,6 +248,8 @@ typedef struct kj_runtime_options {
                                       pushed is signed (HMAC-SHA256) and what is fetched must be */
     kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
+    uint32_t reserved;             /* 0 (refused otherwise): names what would be padding, so that a later
+                                      field never lands in bytes an older caller left undefined */
 } kj_runtime_options;
 /* The size and the defaults: KJ_DEVICE_AUTO, the disk cache, KJ_LOG_WARN, every other field 0 or NULL. */
 #ifdef __cplusplus
@@ -554,6 +560,7 @@ typedef struct kj_kernel_info {
                                   percentage 0..100 of the largest shared memory, -1: the driver's choice */
     int pdl;                   /* 1: launched with programmatic dependent launch (the metadata's `pdl`,
                                   on a device and target of compute capability 9.0 or later) */
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_kernel_info;
 #define KJ_KERNEL_INFO_INIT KJ_SIZED_INIT_(kj_kernel_info)
 
@@ -706,6 +713,7 @@ typedef struct kj_param_info {
     size_t value_count;
     const char *const *values;  /* the allowed values, in the order the metadata gives them */
     int tunable;                /* 1: a performance knob (the tuner varies it); 0: it changes the result */
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_param_info;
 #define KJ_PARAM_INFO_INIT KJ_SIZED_INIT_(kj_param_info)
 

@@ -405,6 +405,45 @@ static void test_struct_size_not_set(void **state) {
 
 /* A caller built against newer headers (a larger struct) that set a field this library does not
  * know: refused, not ignored. Left at 0, the same struct works. */
+/* A size that ends inside a field (half of a pointer) would make the library read a pointer from one
+ * half the caller's and one half its own defaults; and the padding a struct names must be 0. */
+static void test_struct_size_inside_a_field(void **state) {
+    (void)state;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
+    req.size = 12;
+    expect_compile(&req, KJ_ERR_USAGE,
+                   "kj_request.size is 12, which ends inside a field: the sizes of a kj_request are multiples of 8");
+    req.size = 68;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 68, which ends inside a field");
+
+    kj_runtime_options ro = KJ_RUNTIME_OPTIONS_INIT;
+    ro.size = 20;
+    kj_runtime *made = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&ro, &made), KJ_ERR_USAGE, "kj_runtime_options.size is 20, which ends inside a field");
+    assert_ptr_equal(made, (kj_runtime *)0x1);
+    EXPECT(kj_runtime_options_init(&ro, 12), KJ_ERR_USAGE, "kj_runtime_options.size is 12, which ends inside a field");
+    assert_int_equal(ro.size, 20);
+
+    kj_runtime_options padded = KJ_RUNTIME_OPTIONS_INIT;
+    padded.device = KJ_DEVICE_NONE;
+    padded.reserved = 7;
+    EXPECT(kj_runtime_create(&padded, &made), KJ_ERR_USAGE, "kj_runtime_options.reserved is 7: it must be 0");
+    assert_ptr_equal(made, (kj_runtime *)0x1);
+
+    kj_runtime *rt = device_runtime();
+    kj_reduce_report report;
+    memset(&report, POISON, sizeof report);
+    report.size = 36;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &report};
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "kj_reduce_report.size is 36, which ends inside a field");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(((uint8_t *)&report)[sizeof report.size], POISON);
+    kj_runtime_destroy(rt);
+}
+
 static void test_struct_with_unknown_fields_set(void **state) {
     (void)state;
     struct {
@@ -739,6 +778,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduce_nccl_malformed),
         cmocka_unit_test(test_struct_size_not_set),
         cmocka_unit_test(test_struct_with_unknown_fields_set),
+        cmocka_unit_test(test_struct_size_inside_a_field),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

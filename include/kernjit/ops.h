@@ -51,6 +51,7 @@ typedef struct kj_reduce_report {
     unsigned grid;           /* blocks launched (first pass) */
     kj_origin origin;        /* how the kernel was obtained on this call */
     kj_config_from config_from;
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_reduce_report;
 #define KJ_REDUCE_REPORT_INIT KJ_SIZED_INIT_(kj_reduce_report)
 
@@ -161,6 +162,7 @@ typedef struct kj_vector_add_report {
     unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
     kj_origin origin;       /* how the kernel was obtained on this call */
     kj_config_from config_from;
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_vector_add_report;
 #define KJ_VECTOR_ADD_REPORT_INIT KJ_SIZED_INIT_(kj_vector_add_report)
 
@@ -276,6 +278,7 @@ typedef struct kj_dp_report {
     uint64_t pending_limit;     /* the context's limit after the run (it may have been higher already) */
     double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
     kj_origin origin;           /* how the kernel was obtained on this call */
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_dp_report;
 #define KJ_DP_REPORT_INIT KJ_SIZED_INIT_(kj_dp_report)
 

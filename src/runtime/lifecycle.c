@@ -112,6 +112,9 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
                  o->device);
     KJ_RETURN_IF(o->cache_mode != KJ_CACHE_DISK && o->cache_mode != KJ_CACHE_MEMORY_ONLY, KJ_ERR_USAGE,
                  "cache_mode %d is not KJ_CACHE_DISK or KJ_CACHE_MEMORY_ONLY", (int)o->cache_mode);
+    KJ_RETURN_IF(o->reserved != 0, KJ_ERR_USAGE,
+                 "kj_runtime_options.reserved is %u: it must be 0 (initialize the struct with KJ_RUNTIME_OPTIONS_INIT, "
+                 "or set every field it does not name to 0)", (unsigned)o->reserved);
     kj_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&rt->lock, NULL);
