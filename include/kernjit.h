@@ -713,7 +713,9 @@ typedef struct kj_param_info {
     size_t value_count;
     const char *const *values;  /* the allowed values, in the order the metadata gives them */
     int tunable;                /* 1: a performance knob (the tuner varies it); 0: it changes the result */
-    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
+    int launch;                 /* 1: a knob of the launch alone (`launch` in the metadata: the grid, say),
+                                   tunable, read by the host; the compiler never sees it and the variants
+                                   that differ only in it share one binary */
 } kj_param_info;
 #define KJ_PARAM_INFO_INIT KJ_SIZED_INIT_(kj_param_info)
 

@@ -444,6 +444,30 @@ static void test_struct_size_inside_a_field(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A grid bound (WAVES) the entry cannot honour, a value the metadata does not allow, and the named
+ * padding of the options set: refused before anything runs. */
+static void test_launch_waves_refused(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = "reduce_segmented", .waves = 4};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "reduce_segmented has a grid fixed by n: WAVES (waves) applies to reduce_fast alone");
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .waves = 3};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_INVALID_DEFINE, "WAVES=3");
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .reserved = 1};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "kj_reduce_options.reserved is 1: it must be 0");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    kj_vector_add_options v = {.size = sizeof(kj_vector_add_options), .reserved = 2};
+    EXPECT(kj_vector_add(rt, KJ_TYPE_F32, 4096, 8192, 12288, 16, &v), KJ_ERR_USAGE,
+           "kj_vector_add_options.reserved is 2: it must be 0");
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 static void test_struct_with_unknown_fields_set(void **state) {
     (void)state;
     struct {
@@ -779,6 +803,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_struct_size_not_set),
         cmocka_unit_test(test_struct_with_unknown_fields_set),
         cmocka_unit_test(test_struct_size_inside_a_field),
+        cmocka_unit_test(test_launch_waves_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -230,6 +230,27 @@ static const char *symbols(const kj_compile_result *r) {
 /* A request compiles its entry alone: the binary holds that kernel only, each entry has its own key;
  * a file whose entries name each other in ways kernjit cannot see is compiled whole (under the same
  * key, every time), as is one whose metadata says `whole-file`. */
+/* A `launch` parameter is checked like a macro but never compiled: its values share one key. */
+static void test_launch_parameter_shares_the_binary(void **state) {
+    (void)state;
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, NULL);
+    kj_define one[] = {{"WAVES", "1"}}, eight[] = {{"WAVES", "8"}}, three[] = {{"WAVES", "3"}};
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .entry = "reduce_fast", .defines = one,
+                      .define_count = 1};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    char key[33];
+    snprintf(key, sizeof key, "%s", r.key);
+    req.defines = eight;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_equal(r.key, key);
+    assert_true(r.cache_hit);
+    req.defines = three;
+    assert_int_equal(kj_compile(rt, &req, &r), KJ_ERR_INVALID_DEFINE);
+    assert_non_null(strstr(kj_last_error(), "WAVES"));
+    kj_runtime_destroy(rt);
+}
+
 static void test_entry_alone(void **state) {
     (void)state;
     int as_written;
@@ -436,7 +457,8 @@ static void test_bad_options(void **state) {
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TEST_IN_DIR(test_cache_flow),
              KJ_TEST_IN_DIR(test_edit_takes_effect), cmocka_unit_test(test_compile_error_log),
-             KJ_TEST_IN_DIR(test_cpp_entries), KJ_TEST_IN_DIR(test_entry_alone), cmocka_unit_test(test_entry_resolution),
+             KJ_TEST_IN_DIR(test_cpp_entries), KJ_TEST_IN_DIR(test_launch_parameter_shares_the_binary),
+             KJ_TEST_IN_DIR(test_entry_alone), cmocka_unit_test(test_entry_resolution),
              cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
              KJ_TEST_IN_DIR(test_other_arch), cmocka_unit_test(test_no_device_means_no_launch),
              cmocka_unit_test(test_bad_options))

@@ -51,7 +51,8 @@ typedef struct kj_reduce_report {
     unsigned grid;           /* blocks launched (first pass) */
     kj_origin origin;        /* how the kernel was obtained on this call */
     kj_config_from config_from;
-    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
+    unsigned waves;          /* reduce_fast: its grid was at most WAVES times the blocks the device holds at
+                                once; 0 for the other entries */
 } kj_reduce_report;
 #define KJ_REDUCE_REPORT_INIT KJ_SIZED_INIT_(kj_reduce_report)
 
@@ -62,6 +63,9 @@ typedef struct kj_reduce_options {
     unsigned coarse_factor;   /* 0: chosen likewise */
     kj_stream stream;         /* NULL: the default stream; the host's own stream is fine */
     kj_reduce_report *report; /* optional: filled on success (caller's storage) */
+    unsigned waves;           /* reduce_fast: its grid is at most WAVES (a power of two up to 64) times the
+                                 blocks the device holds at once; 0: chosen as block_size is */
+    uint32_t reserved;        /* 0 (refused otherwise): names what would be padding */
 } kj_reduce_options;
 #define KJ_REDUCE_OPTIONS_INIT KJ_SIZED_INIT_(kj_reduce_options)
 
@@ -159,10 +163,10 @@ typedef struct kj_vector_add_report {
                                aligned to 16 bytes); static storage */
     unsigned block_size;
     unsigned unroll;        /* vectors (or elements) each thread has in flight */
-    unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
+    unsigned grid;          /* blocks launched */
     kj_origin origin;       /* how the kernel was obtained on this call */
     kj_config_from config_from;
-    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
+    unsigned waves;         /* the grid was at most WAVES times the blocks the device holds at once */
 } kj_vector_add_report;
 #define KJ_VECTOR_ADD_REPORT_INIT KJ_SIZED_INIT_(kj_vector_add_report)
 
@@ -173,6 +177,10 @@ typedef struct kj_vector_add_options {
     unsigned unroll;        /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
     kj_stream stream;       /* NULL: the default stream */
     kj_vector_add_report *report; /* optional: filled on success */
+    unsigned waves;         /* WAVES: the grid holds at most this many times (a power of two up to 1024) the
+                               blocks the device holds at once, each block striding through its share;
+                               0: chosen as block_size is, else 1024 (every block one pass) */
+    uint32_t reserved;      /* 0 (refused otherwise): names what would be padding */
 } kj_vector_add_options;
 #define KJ_VECTOR_ADD_OPTIONS_INIT KJ_SIZED_INIT_(kj_vector_add_options)
 

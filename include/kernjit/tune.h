@@ -53,8 +53,9 @@ typedef void (*kj_progress_fn)(const kj_progress *progress, void *user);
 /* Builds the variants of `kernel` (found as kj_kernel_get finds it; rt may be NULL for the
  * defaults). `fixed` holds macros: NAME=VALUE pins a param or a tunable to one value;
  * NAME=V1,V2,... restricts it to those values (a param given so varies too: for offline builds of
- * several operators). Tunables not given vary over all their values; params not given take their
- * default. Every value is checked against the metadata. Combinations that break a `require` line
+ * several operators). Tunables not given vary over all their values, but for `launch` parameters
+ * (knobs of the launch alone, which the compiler never sees: the variants that differ only in them are
+ * one binary), which take their default; params not given take their default. Every value is checked against the metadata. Combinations that break a `require` line
  * stay in the space, marked skipped with the requirement as the reason.
  * Errors: those of kj_describe; KJ_ERR_INVALID_DEFINE (unknown macro, value not allowed, macro
  * given twice); KJ_ERR_USAGE (more than KJ_SPACE_MAX combinations); KJ_ERR_SPEC (a requirement

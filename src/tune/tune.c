@@ -626,7 +626,7 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     kj_runtime *rt = t->rt;
     const char *entry = o->entry ? o->entry : t->target->default_entry;
     const char *const *pin = t->target->unused_tunables ? t->target->unused_tunables(entry) : NULL;
-    KJ_FORWARD(kj__space_create(rt, o->kernel, o->fixed, o->fixed_count, pin, 1, &t->space));
+    KJ_FORWARD(kj__space_create(rt, o->kernel, o->fixed, o->fixed_count, pin, 1, 1, &t->space));
     const kj__spec *spec = kj__space_spec(t->space);
     if (spec->present && !kj__spec_has_entry(spec, entry)) {
         char *list = kj__spec_entry_list(spec);

@@ -21,6 +21,7 @@ typedef struct kj__reduce_job {
     size_t n;
     kj_devptr result;
     unsigned block, coarse;  /* the kernel's BLOCK_SIZE and COARSE_FACTOR */
+    unsigned waves;          /* reduce_fast's grid: at most WAVES times the blocks the device holds at once */
     kj_stream stream;
 } kj__reduce_job;
 
