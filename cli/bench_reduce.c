@@ -35,11 +35,13 @@ static void help(void) {
            "=off for none.\n"
            "With --devices, times kj_reduce_devices over those devices, --sizes elements on each (default\n"
            BENCH_DEVICES_SIZES ", --op " BENCH_DEVICES_OPS ", --type " BENCH_DEVICES_TYPES "), against kj_reduce of the same\n"
-           "size on the first device alone, both from the call to the result on the host, and, where kernjit\n"
-           "finds NCCL (kj_nccl_library), an NCCL all-reduce of the whole data over the same devices; first, the\n"
-           "first launch on every device from an empty cache (one compile, the others loading it) against a\n"
-           "compile on each. Targets at 1 GiB a device: within 20 us of the local call, >= 10x faster than the\n"
-           "NCCL all-reduce. --entry, --block, --coarse and --waves do not go with it.\n"
+           "size on the first device alone, both from the call to the result on the host, what each device past\n"
+           "the first adds ((multi - local) / (devices - 1)), the same parts collected one device after the\n"
+           "other (the earlier design), and, where kernjit finds NCCL (kj_nccl_library), an NCCL all-reduce of\n"
+           "the whole data over the same devices; first, the first launch on every device from an empty cache\n"
+           "(one compile, the others loading it) against a compile on each. Targets: within 10 us of the local\n"
+           "call at every size, >= 10x faster than the NCCL all-reduce at 1 GiB a device. --entry, --block,\n"
+           "--coarse and --waves do not go with it.\n"
            CLI_DEVICES_HELP);
 }
 

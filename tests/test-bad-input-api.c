@@ -171,6 +171,35 @@ static void test_reduce_devices_malformed(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* kj_reduce_devices whose part fails on its device once launched (the stub's KJ_STUB_FAULT_DEVICE: a
+ * fault in a kernel): the part and its device are named, the result is not written, the other part is
+ * waited for, and the runtimes work on. */
+static void test_reduce_devices_part_fails(void **state) {
+    (void)state;
+    setenv("KJ_STUB_DEVICES", "2", 1);
+    kj_runtime *rts[2] = {device_runtime(), kj_test_runtime(cache_dir, 1, NULL)};
+    assert_non_null(rts[1]);
+    kj_devptr parts[2];
+    size_t counts[2] = {3, 4};
+    for (int i = 0; i < 2; i++) KJ_ASSERT_OK(kj_mem_alloc(rts[i], 64, &parts[i]));
+    uint8_t result[8];
+    KJ_ASSERT_OK(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL)); /* compiled */
+    size_t before = count_files(cache_dir);
+    memset(result, POISON, sizeof result);
+    setenv("KJ_STUB_FAULT_DEVICE", "1", 1);
+    EXPECT(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL), KJ_ERR_CUDA,
+           "kj_reduce_devices: part 1 (device 1): the part's reduction failed (cuEventQuery): CUDA_ERROR_LAUNCH_FAILED");
+    unsetenv("KJ_STUB_FAULT_DEVICE");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    KJ_ASSERT_OK(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL));
+    for (int i = 0; i < 2; i++) {
+        kj_mem_free(rts[i], parts[i]);
+        kj_runtime_destroy(rts[i]);
+    }
+    unsetenv("KJ_STUB_DEVICES");
+}
+
 /* kj_reduce_nccl's arguments, checked before NCCL is loaded; then, with NCCL missing (KERNJIT_NCCL
  * naming nothing, before this process loads any), the call is refused naming KERNJIT_NCCL. */
 static void test_reduce_nccl_malformed(void **state) {
@@ -798,6 +827,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_prefetch_malformed),
         cmocka_unit_test(test_compile_all_shard_out_of_range),
         cmocka_unit_test(test_reduce_devices_malformed),
+        cmocka_unit_test(test_reduce_devices_part_fails),
         cmocka_unit_test(test_reduce_nccl_refused), /* its children load NCCL: before this process fails to */
         cmocka_unit_test(test_reduce_nccl_malformed),
         cmocka_unit_test(test_struct_size_not_set),

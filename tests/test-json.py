@@ -150,7 +150,8 @@ def main():
         ('stub2', 'run reduce', ['run', 'reduce', '--n', '1001', '--devices', 'all', '--type', 'u32'], 1,
          lambda d: d['result'] == 1001 and [p['n'] for p in d['devices']] == [501, 500]),
         ('stub2', 'bench reduce', ['bench', 'reduce', '--devices', '1,0', '--sizes', '1K', '--samples', '1'], 0,
-         lambda d: d['rows'][0]['device_count'] == 2 and d['rows'][0]['same_as_parts'] is True),
+         lambda d: d['rows'][0]['device_count'] == 2 and d['rows'][0]['same_as_parts'] is True
+         and d['rows'][0]['per_device_us'] == d['rows'][0]['diff_us'] and 'sequential_median_us' in d['rows'][0]),
         ('stub', 'run transpose', ['run', 'transpose', '--rows', '64', '--cols', '64'], 1, lambda d: 'rows' in d),
         ('stub', 'run vector-add', ['run', 'vector-add', '--n', '1000'], 1, lambda d: d['n'] == 1000),
         ('stub', 'run nested-reduce', ['run', 'nested-reduce', '--n', '1000', '--repeat', '1'], 1, lambda d: 'sum' in d),

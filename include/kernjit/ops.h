@@ -110,14 +110,18 @@ KJ_API kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size
  * `result`: bit-identical from run to run, whichever device finishes first. A part may be empty
  * (counts[i] = 0: the identity). streams: NULL for each runtime's default stream, else one per part
  * (a stream of that part's runtime); each part's work is ordered after what was queued there before.
- * Returns once every part is done, also on an error (the parts already launched are waited for), so
- * the inputs may be reused at once. The runtime keeps 16 bytes of device memory per stream it has
- * reduced parts on, until kj_runtime_destroy. Thread-safe as kj_reduce: calls on different streams
- * may run at once.
+ * Each part's kernel writes its result straight into page-locked host memory, and the call polls
+ * every part's completion in turn, so that no part's result waits for another's. Returns once every
+ * part is done, also on an error (the parts already launched are waited for), so the inputs may be
+ * reused at once; a part not done after 120 s (work queued before it that never ends) is reported
+ * instead, its work still queued. The runtime keeps a small page-locked host buffer and an event per
+ * stream it has reduced parts on, until kj_runtime_destroy. Thread-safe as kj_reduce: calls on
+ * different streams may run at once.
  * Errors (those of the arguments before any part is launched): KJ_ERR_USAGE (n = 0, rts, parts,
  * counts or result NULL, a NULL runtime, one runtime twice with the same stream, a bad op or type),
- * KJ_ERR_NO_DEVICE (a compile-only runtime), KJ_ERR_HOST_MEMORY, and kj_reduce's errors for a part,
- * the message led by "part I (device D)". */
+ * KJ_ERR_NO_DEVICE (a compile-only runtime), KJ_ERR_HOST_MEMORY; then kj_reduce's errors for a part,
+ * and KJ_ERR_CUDA for a part that fails on its device or is not done after 120 s, the message led by
+ * "part I (device D)". */
 KJ_API kj_status kj_reduce_devices(kj_runtime *const *rts, const kj_devptr *parts, const size_t *counts, size_t n,
                                    kj_op op, kj_type type, void *result, const kj_stream *streams);
 

@@ -50,6 +50,9 @@
     X(cuMemsetD8, 1)                                                                                \
     X(cuMemsetD32, 1)                                                                               \
     X(cuMemsetD8Async, 1)                                                                           \
+    X(cuMemHostAlloc, 1)                                                                            \
+    X(cuMemHostGetDevicePointer, 1)                                                                 \
+    X(cuMemFreeHost, 1)                                                                             \
     X(cuStreamCreate, 1)                                                                            \
     X(cuStreamDestroy, 1)                                                                           \
     X(cuStreamSynchronize, 1)                                                                       \
@@ -57,6 +60,7 @@
     X(cuEventCreate, 1)                                                                             \
     X(cuEventDestroy, 1)                                                                            \
     X(cuEventRecord, 1)                                                                             \
+    X(cuEventQuery, 1)                                                                              \
     X(cuEventSynchronize, 1)                                                                        \
     X(cuEventElapsedTime, 1)                                                                        \
     X(cuFuncGetParamInfo, 0)                                                                        \
