@@ -49,11 +49,17 @@ static void test_vector_add(void **state) {
     assert_int_equal(r.block_size, 128);
     assert_int_equal(r.unroll, 4);
 
+    /* a record from before WAVES existed: its values, and WAVES at its default */
     store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=2");
     r = vector_add(0, 0);
     assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(r.block_size, 512);
     assert_int_equal(r.unroll, 2);
+    assert_int_equal(r.waves, 1024);
+    store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=2 WAVES=4");
+    r = vector_add(0, 0);
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.waves, 4);
     r = vector_add(0, 8); /* what the caller gives wins over the database */
     assert_int_equal(r.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(r.block_size, 256);
@@ -72,8 +78,8 @@ static void test_vector_add(void **state) {
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.unroll, 4);
     assert_int_equal(kj_test_rt_log.warnings, warnings + 1);
-    assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 for vector_add cannot be "
-                                                 "used"));
+    assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 WAVES=1024 for vector_add "
+                                                 "cannot be used"));
     assert_non_null(strstr(kj_test_rt_log.last, "UNROLL=3"));
     /* and explicit values the metadata refuses are the caller's error */
     kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .unroll = 3};
@@ -113,9 +119,10 @@ static void test_reduce(void **state) {
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
 }
 
-/* The fast entry's defaults by size (reduce.c, fast_default): one block up to 8 vectors a thread of
- * 256; then 512 threads with two vectors a pass where 128 blocks still get them, else one; past
- * 32 MiB 1024 threads with 4. */
+/* The fast entry's defaults by size (reduce.c, fast_default) on the stub's device (132 SMs, 50 MiB of
+ * L2, 3.35 TB/s): one block up to 8 vectors a thread of 256; then 512 threads with two vectors a pass
+ * where 132 blocks still get them, else one; past half the L2 (25 MiB) 1024 threads with the loads in
+ * flight that hold 3 us of the bandwidth: 4. */
 static void test_reduce_fast_defaults(void **state) {
     (void)state;
     static const struct {
@@ -123,10 +130,11 @@ static void test_reduce_fast_defaults(void **state) {
         size_t n;
         unsigned block, coarse;
     } cases[] = {{KJ_TYPE_F32, 1000, 256, 1},          {KJ_TYPE_F32, 8192, 256, 8},
-                 {KJ_TYPE_F32, 8193, 512, 1},          {KJ_TYPE_F32, (1u << 19) - 1, 512, 1},
-                 {KJ_TYPE_F32, 1u << 19, 512, 2},      {KJ_TYPE_F16, 1u << 20, 512, 2},
-                 {KJ_TYPE_F16, (1u << 20) - 1, 512, 1}, {KJ_TYPE_F64, 1u << 22, 512, 2},
-                 {KJ_TYPE_F32, 1u << 23, 512, 2},      {KJ_TYPE_F32, (1u << 23) + 1, 1024, 4}};
+                 {KJ_TYPE_F32, 8193, 512, 1},          {KJ_TYPE_F32, 512 * 4 * 2 * 132 - 1, 512, 1},
+                 {KJ_TYPE_F32, 512 * 4 * 2 * 132, 512, 2}, {KJ_TYPE_F16, 512 * 8 * 2 * 132, 512, 2},
+                 {KJ_TYPE_F16, 512 * 8 * 2 * 132 - 1, 512, 1}, {KJ_TYPE_F64, (25u << 20) / 8, 512, 2},
+                 {KJ_TYPE_F64, (25u << 20) / 8 + 1, 1024, 4}, {KJ_TYPE_F32, 25u << 18, 512, 2},
+                 {KJ_TYPE_F32, (25u << 18) + 1, 1024, 4}};
     kj_devptr in;
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (32u << 20) + 64, &in));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

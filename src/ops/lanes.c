@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ops/ops.h"
 
@@ -112,4 +113,18 @@ kj_status kj__lane_get(kj_runtime *rt, const kj__state_key *key, kj_stream strea
     KJ_FORWARD(s);
     *out = &n->lane;
     return KJ_OK;
+}
+
+kj_status kj__lane_wait(kj__lane *lane, const char *what, double limit_ms) {
+    double start = kj__now_ms();
+    for (;;) {
+        int done = 0;
+        KJ_FORWARD(kj__event_done(lane->done, what, &done));
+        if (done) return KJ_OK;
+        double waited = kj__now_ms() - start;
+        KJ_RETURN_IF(waited > limit_ms, KJ_ERR_CUDA,
+                     "%s: not done after %.0f s (work queued before it on its stream may never end); it is still "
+                     "queued", what, limit_ms / 1000);
+        if (waited > KJ__SPIN_MS) nanosleep(&(struct timespec){0, KJ__PAUSE_NS}, NULL);
+    }
 }

@@ -50,6 +50,16 @@ void kj__lanes_destroy(kj_runtime *rt, void *state);
  * it is. */
 kj_status kj__lane_get(kj_runtime *rt, const kj__state_key *lanes, kj_stream stream, size_t bytes, kj__lane **out);
 
+/* Waiting for results in host lanes: the marker is polled without a pause for KJ__SPIN_MS (the caller
+ * waits for nothing else, and a sleep, or a blocking wait, would add its wake-up, tens of us, to the
+ * result's latency), then every KJ__PAUSE_NS. */
+#define KJ__SPIN_MS 2.0
+#define KJ__PAUSE_NS 20000
+/* Waits until the host lane's marker, recorded after the work that writes it, is done; a failure of
+ * that work is named as `what`. After limit_ms it gives up: KJ_ERR_CUDA, saying the work is still
+ * queued. */
+kj_status kj__lane_wait(kj__lane *lane, const char *what, double limit_ms);
+
 /* ---- names ---------------------------------------------------------------------------------- */
 
 /* The index of text in names[0 .. count), or -1 (text NULL included). */

@@ -18,11 +18,6 @@
 static const kj__state_key partials_key = KJ__HOST_LANES;
 #define PARTIAL_BYTES 16
 
-/* The wait polls the events without a pause this long: the caller waits for nothing else, and a
- * sleep would add its wake-up (tens of us) to the result's latency. Then it pauses between rounds. */
-#define SPIN_MS 2.0
-#define PAUSE_NS 20000
-
 static kj_stream stream_of(const kj_stream *streams, size_t i) { return streams ? streams[i] : NULL; }
 
 /* Every argument, before any part is launched: no (runtime, stream) pair twice (their partials
@@ -117,7 +112,7 @@ static void wait_parts(kj_runtime *const *rts, const kj_stream *streams, part *p
             note(f, s, rts[first], first);
             return;
         }
-        if (waited > SPIN_MS) nanosleep(&(struct timespec){0, PAUSE_NS}, NULL);
+        if (waited > KJ__SPIN_MS) nanosleep(&(struct timespec){0, KJ__PAUSE_NS}, NULL);
     }
 }
 
