@@ -194,6 +194,127 @@ static void test_refused_options(void **state) {
     assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
 }
 
+/* Compiles kernel with the options and macros given: its status, and its key and hit when it built. */
+static kj_status try_compile(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd,
+                             result *out) {
+    kj_request req = {.size = sizeof(kj_request), .kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    kj_status s = kj_compile(kj_test_rt, &req, &r);
+    if (s == KJ_OK && out) {
+        snprintf(out->key, sizeof out->key, "%s", r.key);
+        out->hit = r.cache_hit;
+    }
+    return s;
+}
+
+/* The branch a file's #if took, as a static_assert in it reports it: whether the compile with
+ * WANT=want passed. */
+static int takes(const char *kernel, const char *want, const char *const *options, size_t nopt) {
+    kj_define d = {"WANT", want};
+    kj_status s = try_compile(kernel, options, nopt, &d, 1, NULL);
+    if (s != KJ_OK && !strstr(kj_last_error(), "the branch taken")) fail_msg("%s: %s", kernel, kj_last_error());
+    return s == KJ_OK;
+}
+
+#define BRANCH_CHECK(X) "static_assert(" X " == WANT, \"the branch taken\");\n"
+
+/* __has_include answers as the #include of the name would resolve (nvcc stores 71 here), and what it
+ * looked at is in the key: a header that appears beside the file, or goes, changes the key and the
+ * branch. */
+static void test_has_include_beside_and_toolkit(void **state) {
+    (void)state;
+    put("has/k.cu", "#if __has_include(\"cfg.h\")\n#include \"cfg.h\"\n#else\n#define CFG 10\n#endif\n"
+                    "#if __has_include(<cuda_fp16.h>)\n#define FP16 61\n#else\n#define FP16 0\n#endif\n"
+                    BRANCH_CHECK("CFG + FP16") KERNEL_USING("CFG + FP16"));
+    unlink(at("has/cfg.h"));
+    kj_define d71 = {"WANT", "71"}, d81 = {"WANT", "81"};
+    result absent, again, back;
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, &absent));
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, &again));
+    assert_string_equal(absent.key, again.key);
+    assert_true(again.hit);
+    /* the header appears: a new key (not the absent one's binary), and the other branch */
+    put("has/cfg.h", "#define CFG 20\n");
+    assert_int_equal(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "the branch taken"));
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d81, 1, NULL));
+    /* an edit of it is an edit of the source */
+    put("has/k2.cu", "#if __has_include(\"cfg.h\")\n#include \"cfg.h\"\n#endif\n" KERNEL_USING("1"));
+    expect_edit_seen(at("has/k2.cu"), NULL, 0, NULL, 0, "has/cfg.h", "#define CFG 20\n", "#define CFG 21\n");
+    /* gone again: the first key, from the cache */
+    unlink(at("has/cfg.h"));
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, &back));
+    assert_string_equal(absent.key, back.key);
+    assert_true(back.hit);
+}
+
+/* Every way to name what __has_include looks for: an include folder, a header beside a header, the
+ * built-in headers, a macro (in the source or with -D), a wrapper macro, and __has_include_next with
+ * #include_next. */
+static void test_has_include_forms(void **state) {
+    (void)state;
+    char inc[PATH_MAX + 8], one[PATH_MAX + 8], two[PATH_MAX + 8];
+    snprintf(inc, sizeof inc, "-I%s", at("forms/inc"));
+    snprintf(one, sizeof one, "-I%s", at("forms/one"));
+    snprintf(two, sizeof two, "-I%s", at("forms/two"));
+    const char *o_inc[] = {inc}, *o_both[] = {one, two}, *o_one[] = {one};
+    put("forms/inc/found.h", "#define FOUND 1\n");
+    put("forms/folder.cu", "#if __has_include(<found.h>) && !__has_include(<nothere.h>)\n#define R 1\n#else\n#define R 2\n"
+                           "#endif\n" BRANCH_CHECK("R") KERNEL_USING("R"));
+    assert_true(takes(at("forms/folder.cu"), "1", o_inc, 1));
+    assert_true(takes(at("forms/folder.cu"), "2", NULL, 0));
+    /* a header's quoted names look beside it */
+    put("forms/sub/h.h", "#if __has_include(\"near.h\")\n#define NEAR 1\n#else\n#define NEAR 2\n#endif\n");
+    put("forms/sub/near.h", "\n");
+    put("forms/near.cu", "#include \"sub/h.h\"\n" BRANCH_CHECK("NEAR") KERNEL_USING("NEAR"));
+    assert_true(takes(at("forms/near.cu"), "1", NULL, 0));
+    /* the built-in headers answer a quoted name, as #include finds them */
+    put("forms/builtin.cu", "#if __has_include(\"common.cuh\") && !__has_include(<common.cuh>)\n#define B 1\n#else\n"
+                            "#define B 2\n#endif\n" BRANCH_CHECK("B") KERNEL_USING("B"));
+    assert_true(takes(at("forms/builtin.cu"), "1", NULL, 0));
+    /* NAME #defined as a header name, in the source or with -D */
+    put("forms/found.h", "\n");
+    put("forms/macro.cu", "#define HEADER \"found.h\"\n#if __has_include(HEADER) && __has_include(OTHER)\n#define M 1\n"
+                          "#else\n#define M 2\n#endif\n" BRANCH_CHECK("M") KERNEL_USING("M"));
+    kj_define md[] = {{"OTHER", "\"found.h\""}, {"WANT", "1"}};
+    KJ_ASSERT_OK(try_compile(at("forms/macro.cu"), NULL, 0, md, 2, NULL));
+    /* wrappers: a function-like macro, an alias, one in a header, CCCL's */
+    put("forms/wrap.h", "#define HAS_HEADER(x) (defined(__has_include) && __has_include(x))\n");
+    put("forms/wrap.cu", "#include \"wrap.h\"\n#define HAS(x) __has_include(x)\n#define HAS_ALIAS __has_include\n"
+                         "#define _CCCL_HAS_INCLUDE(x) __has_include(x)\n"
+                         "#if HAS(\"found.h\") && !HAS(\"nothere.h\") && HAS_ALIAS(\"found.h\") && HAS_HEADER(\"found.h\") && "
+                         "_CCCL_HAS_INCLUDE(\"found.h\")\n#define W 1\n#else\n#define W 2\n#endif\n"
+                         BRANCH_CHECK("W") KERNEL_USING("W"));
+    assert_true(takes(at("forms/wrap.cu"), "1", NULL, 0));
+    /* __has_include_next and #include_next go on past the folder the header was found in */
+    put("forms/one/n.h", "#if __has_include_next(<n.h>)\n#include_next <n.h>\n#else\n#define N 2\n#endif\n");
+    put("forms/two/n.h", "#define N 1\n");
+    put("forms/next.cu", "#include <n.h>\n" BRANCH_CHECK("N") KERNEL_USING("N"));
+    assert_true(takes(at("forms/next.cu"), "1", o_both, 2));
+    assert_true(takes(at("forms/next.cu"), "2", o_one, 1));
+}
+
+/* An operand kernjit cannot resolve is refused: NVRTC, which sees no user folder, would answer false
+ * for a file kernjit would have found. */
+static void test_has_include_refused(void **state) {
+    (void)state;
+    put("hasref/name.cu", "#if __has_include(NOWHERE)\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/name.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
+    assert_non_null(strstr(kj_last_error(), "__has_include(NOWHERE) in "));
+    assert_non_null(strstr(kj_last_error(), "kernjit follows __has_include(NAME) only when NAME is #defined as"));
+    put("hasref/odd.cu", "#if __has_include(dir/x.h)\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/odd.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
+    assert_non_null(strstr(kj_last_error(), "__has_include(dir/x.h) in "));
+    assert_non_null(strstr(kj_last_error(), "only as \"file\", <file> or a NAME #defined as one"));
+    put("hasref/open.cu", "#if __has_include(\"x.h\"\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/open.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
+    assert_non_null(strstr(kj_last_error(), "kernjit reads __has_include only with its operand and ')' on the line"));
+    /* `defined(__has_include)` and #ifdef ask whether it exists: nothing to resolve */
+    put("hasref/defined.cu", "#if defined(__has_include)\n#define D 1\n#endif\n#ifdef __has_include\n#endif\n"
+                             KERNEL_USING("D"));
+    KJ_ASSERT_OK(try_compile(at("hasref/defined.cu"), NULL, 0, NULL, 0, NULL));
+}
+
 /* The user kernels of tests/kernels: the toolkit's headers, dynamic parallelism without metadata, a
  * wrapper, each with no options. */
 static void test_user_kernels_compile(void **state) {
@@ -305,4 +426,6 @@ KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_he
              cmocka_unit_test(test_macro_include), cmocka_unit_test(test_working_folder_never_searched),
              cmocka_unit_test(test_refused_options), cmocka_unit_test(test_user_kernels_compile),
              cmocka_unit_test(test_metadata_without_params_and_rdc_option), cmocka_unit_test(test_warnings_kept),
-             cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints))
+             cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints),
+             cmocka_unit_test(test_has_include_beside_and_toolkit), cmocka_unit_test(test_has_include_forms),
+             cmocka_unit_test(test_has_include_refused))
