@@ -315,6 +315,21 @@ static void test_has_include_refused(void **state) {
     KJ_ASSERT_OK(try_compile(at("hasref/defined.cu"), NULL, 0, NULL, 0, NULL));
 }
 
+/* A built-in's includes are its own headers: a common.cuh in an include folder changes nothing. */
+static void test_builtin_headers_are_its_own(void **state) {
+    (void)state;
+    put("planted/common.cuh", "#error planted\n");
+    char dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "-I%s", at("planted"));
+    const char *o[] = {dir};
+    kj_define d = {"OP", "max"};
+    result plain, with;
+    KJ_ASSERT_OK(try_compile("reduce", NULL, 0, &d, 1, &plain));
+    KJ_ASSERT_OK(try_compile("reduce", o, 1, &d, 1, &with));
+    assert_string_equal(plain.key, with.key);
+    assert_true(with.hit);
+}
+
 /* The user kernels of tests/kernels: the toolkit's headers, dynamic parallelism without metadata, a
  * wrapper, each with no options. */
 static void test_user_kernels_compile(void **state) {
@@ -428,4 +443,4 @@ KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_he
              cmocka_unit_test(test_metadata_without_params_and_rdc_option), cmocka_unit_test(test_warnings_kept),
              cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints),
              cmocka_unit_test(test_has_include_beside_and_toolkit), cmocka_unit_test(test_has_include_forms),
-             cmocka_unit_test(test_has_include_refused))
+             cmocka_unit_test(test_has_include_refused), cmocka_unit_test(test_builtin_headers_are_its_own))

@@ -133,6 +133,8 @@ static kj_status lookup(const kj__include_config *cfg, const includer *inc, cons
         KJ_FORWARD(probe(NULL, name, inc->name, f, &hit));
         return hit ? file_found(f, AT_BESIDE) : KJ_OK;
     }
+    /* a built-in file's own headers: no folder of the user's can replace them */
+    if (!angle && inc->embedded && after < AT_EMBEDDED && (e = kj__embedded_find(name))) return embedded_found(f, e);
     if (!angle && inc->dir && after < 0) {
         tried(looked, inc->dir);
         KJ_FORWARD(probe(inc->dir, name, inc->name, f, &hit));
@@ -194,6 +196,17 @@ static char *vname(const char *canonical) {
     return kj__asprintf("%s%s%s", KJ__VROOT, canonical[0] == '/' ? "" : "/", canonical);
 }
 
+/* The name of a built-in header: KJ__VROOT/name, or, when a user file has that name already, a name
+ * no user file can have (no real path holds a "." folder). */
+static char *embedded_vname(const kj__source *src, const char *name) {
+    char *v = vname(name);
+    if (v && name_taken(src, v)) {
+        free(v);
+        v = kj__asprintf("%s/./built-in/%s", KJ__VROOT, name);
+    }
+    return v;
+}
+
 /* The header for a resolved file: the one already there, or a new one read now. */
 static kj_status header_for(kj__source *src, const found *f, size_t *index) {
     for (size_t i = 0; i < src->header_count; i++) {
@@ -214,7 +227,7 @@ static kj_status header_for(kj__source *src, const found *f, size_t *index) {
     }
     kj__header h = {.at = f->at};
     if (f->kind == FOUND_EMBEDDED) {
-        h.name = vname(f->embedded->name);
+        h.name = embedded_vname(src, f->embedded->name);
         h.text = kj__strndup(f->embedded->data, f->embedded->len);
         h.len = f->embedded->len;
         h.embedded = f->embedded;

@@ -6,11 +6,12 @@
  *   #include <x.h>  the include folders, then the toolkit (include/, include/cccl/);
  *   #include NAME   as above when NAME is #defined (in a scanned file, or with -D) as "x.h" or <x.h>;
  *   #include_next   as above, past the folder the including header was found in;
- * never the process's working directory unless the including file lies there. Every #include line
- * counts, whatever #if guards it (hashing more than is used is safe). Each user header found gets
- * a canonical name (its path relative to the source's folder, else its absolute path), and the
- * include lines are rewritten to it, so that two files both named "b.h" stay apart. Headers that
- * resolve into the toolkit are left to NVRTC, which then searches the toolkit's folders: the
+ * never the process's working directory unless the including file lies there. A built-in file's
+ * quoted includes are the built-in headers first: no folder of the user's replaces them. Every
+ * #include line counts, whatever #if guards it (hashing more than is used is safe). Each user header
+ * found gets a canonical name (its path relative to the source's folder, else its absolute path),
+ * and the include lines are rewritten to it, so that two files both named "b.h" stay apart. Headers
+ * that resolve into the toolkit are left to NVRTC, which then searches the toolkit's folders: the
  * toolkit's state then joins the key (see toolkit.h).
  *
  * __has_include(X) and __has_include_next(X), and the calls of macros that wrap them, answer as the
