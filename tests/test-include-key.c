@@ -5,6 +5,8 @@
  * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
 #include "test_util.h"
 
+#include "jit/toolkit.h"
+
 static const char *at(const char *rel) { return kj_test_path(kj_test_dir, rel); }
 
 static void put(const char *rel, const char *text) { kj_test_put(kj_test_dir, rel, text); }
@@ -330,6 +332,32 @@ static void test_builtin_headers_are_its_own(void **state) {
     assert_true(with.hit);
 }
 
+/* The toolkit's own folders given again with -I (as CuPy's and jitify's examples do) are the
+ * toolkit's: one file has one name (no "already defined"), the key is the one without them, and
+ * nothing is linked that was not. */
+static void test_toolkit_folders_given_again(void **state) {
+    (void)state;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/jit_cub.cu", KJ_TEST_KERNELS);
+    char cccl[PATH_MAX + 32], include[PATH_MAX + 32], slash[PATH_MAX + 32];
+    snprintf(cccl, sizeof cccl, "-I%s/include/cccl", kj__cuda_home());
+    snprintf(include, sizeof include, "-I%s/include", kj__cuda_home());
+    snprintf(slash, sizeof slash, "--include-path=%s/include/", kj__cuda_home());
+    const char *const options[][1] = {{cccl}, {include}, {slash}};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = "cub_sums<256>"};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
+    char key[33];
+    snprintf(key, sizeof key, "%s", r.key);
+    for (size_t i = 0; i < 3; i++) {
+        req.options = options[i];
+        req.option_count = 1;
+        if (kj_compile(kj_test_rt, &req, &r) != KJ_OK) fail_msg("%s: %s", options[i][0], kj_last_error());
+        assert_string_equal(r.key, key);
+        assert_false(r.linked);
+    }
+}
+
 /* The user kernels of tests/kernels: the toolkit's headers, dynamic parallelism without metadata, a
  * wrapper, each with no options. */
 static void test_user_kernels_compile(void **state) {
@@ -443,4 +471,5 @@ KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_he
              cmocka_unit_test(test_metadata_without_params_and_rdc_option), cmocka_unit_test(test_warnings_kept),
              cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints),
              cmocka_unit_test(test_has_include_beside_and_toolkit), cmocka_unit_test(test_has_include_forms),
-             cmocka_unit_test(test_has_include_refused), cmocka_unit_test(test_builtin_headers_are_its_own))
+             cmocka_unit_test(test_has_include_refused), cmocka_unit_test(test_builtin_headers_are_its_own),
+             cmocka_unit_test(test_toolkit_folders_given_again))

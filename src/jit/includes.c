@@ -92,9 +92,15 @@ static kj_status probe(const char *dir, const char *name, const char *who, found
     return KJ_OK;
 }
 
-/* A file found at `at`. */
+/* A file found at `at` is the toolkit's when its real path lies in the toolkit's include folders
+ * (given again with -I, say): then NVRTC reads it, by the name it has there, so that one file has
+ * one name and its include guards hold. Otherwise a user file. */
 static kj_status file_found(found *f, long at) {
     f->at = at;
+    char *name = kj__toolkit_name(f->real);
+    if (!name) return errno == ENOMEM ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
+    found_clear(f);
+    *f = (found){.kind = FOUND_TOOLKIT, .at = at, .fd = -1, .toolkit_name = name};
     return KJ_OK;
 }
 

@@ -11,7 +11,8 @@
  * #include line counts, whatever #if guards it (hashing more than is used is safe). Each user header
  * found gets a canonical name (its path relative to the source's folder, else its absolute path),
  * and the include lines are rewritten to it, so that two files both named "b.h" stay apart. Headers
- * that resolve into the toolkit are left to NVRTC, which then searches the toolkit's folders: the
+ * that resolve into the toolkit, also through another folder (an -I of the toolkit's own), are left
+ * to NVRTC by the name it finds them by in the toolkit's folders, which it then searches: the
  * toolkit's state then joins the key (see toolkit.h).
  *
  * __has_include(X) and __has_include_next(X), and the calls of macros that wrap them, answer as the

@@ -20,6 +20,14 @@ kj_status kj__toolkit_fingerprint(const uint8_t **fingerprint);
  * where it exists, "<cuda>/include/cccl" (CCCL: cuda/std, cub, thrust). count is 1 or 2. */
 void kj__toolkit_include_dirs(const char *dirs[2], size_t *count);
 
+/* Whether the file at real path `real` (a real path: no symbolic link, no "." or "..") is one of the
+ * toolkit's headers, reached through another folder (an -I of the toolkit's include folder, say):
+ * then the name NVRTC finds that very file by when it searches the toolkit's include folders (its
+ * path below include/cccl/ when that is what NVRTC meets first, else below include/), malloc'd; else
+ * NULL (errno ENOMEM when out of memory, else 0). So one file has one name, whatever folder led to
+ * it, and include guards and #pragma once hold. Thread-safe. */
+char *kj__toolkit_name(const char *real);
+
 /* The CUDA toolkit folder: $KERNJIT_CUDA_HOME, $CUDA_HOME, else the one kernjit was built with. */
 const char *kj__cuda_home(void);
 
