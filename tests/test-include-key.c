@@ -460,6 +460,13 @@ static void test_failure_hints(void **state) {
     put("hint/printf.cu", "extern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
     kj_request plain = {.size = sizeof(kj_request), .kernel = at("hint/printf.cu")};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, NULL));
+    /* all of CUB is host code too: the block- and warp-level headers are what a kernel includes */
+    put("hint/cub.cu", "#include <cub/cub.cuh>\n" KERNEL_USING("1"));
+    kj_request cub = {.size = sizeof(kj_request), .kernel = at("hint/cub.cu")};
+    assert_int_equal(kj_compile(kj_test_rt, &cub, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "note: <cub/cub.cuh>, CUB's device-wide algorithms (<cub/device/...>) and "
+                                            "Thrust are host code, which NVRTC does not compile"));
+    assert_null(strstr(kj_last_error(), "-default-device"));
 }
 
 KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_header_beside),

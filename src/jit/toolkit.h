@@ -1,7 +1,7 @@
 /* The CUDA toolkit kernjit compiles with: its folder, the include folders NVRTC searches, and its
- * headers as a cache-key input. When NVRTC may read them (a source includes
- * <cooperative_groups.h>, <cub/cub.cuh>, ...), the key holds this fingerprint: XXH3-128 over the
- * toolkit's include folder's real path and, for every file and folder under it in name order, its
+ * headers as a cache-key input. When NVRTC may read them (a source includes <cooperative_groups.h>,
+ * <cub/block/block_reduce.cuh>, ...), the key holds this fingerprint: XXH3-128 over the toolkit's
+ * include folder's real path and, for every file and folder under it in name order, its
  * relative path, type, size and modification time (ns). Editing, adding, removing or replacing any
  * toolkit header changes it. It is computed once per process (about 2000 files: a few ms) on first
  * use, so a long-running process notices a toolkit change only when it starts again. */
