@@ -469,6 +469,27 @@ static void test_failure_hints(void **state) {
     assert_null(strstr(kj_last_error(), "-default-device"));
 }
 
+/* Messages name files as the user knows them: a header by its path (also inside parentheses), a
+ * built-in by its name. */
+static void test_messages_name_files(void **state) {
+    (void)state;
+    put("names/a.h", "__device__ int v;\n");
+    put("names/b.h", "__device__ int v;\n");
+    put("names/k.cu", "#include \"a.h\"\n#include \"b.h\"\n" KERNEL_USING("v"));
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("names/k.cu")};
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
+    char want[PATH_MAX + 40];
+    snprintf(want, sizeof want, "(previous definition at line 1 of %s)", at("names/a.h"));
+    if (!strstr(kj_last_error(), want)) fail_msg("no '%s' in: %s", want, kj_last_error());
+    put("names/bad.h", "int oops = ;\n");
+    char pre[PATH_MAX + 20];
+    snprintf(pre, sizeof pre, "--pre-include=%s", at("names/bad.h"));
+    const char *o[] = {pre};
+    req = (kj_request){.size = sizeof(kj_request), .kernel = "vector_add", .options = o, .option_count = 1};
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "compiling built-in vector_add.cu failed"));
+}
+
 KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_header_beside),
              cmocka_unit_test(test_sibling_in_subfolder), cmocka_unit_test(test_parent_folder_and_two_projects),
              cmocka_unit_test(test_absolute_path), cmocka_unit_test(test_include_folder_option),
@@ -479,4 +500,4 @@ KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_he
              cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints),
              cmocka_unit_test(test_has_include_beside_and_toolkit), cmocka_unit_test(test_has_include_forms),
              cmocka_unit_test(test_has_include_refused), cmocka_unit_test(test_builtin_headers_are_its_own),
-             cmocka_unit_test(test_toolkit_folders_given_again))
+             cmocka_unit_test(test_toolkit_folders_given_again), cmocka_unit_test(test_messages_name_files))

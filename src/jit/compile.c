@@ -34,7 +34,7 @@ static char *readable_log(const kj__source *src, char *log) {
     const char *p = log;
     for (const char *v; (v = strstr(p, KJ__VROOT));) {
         kj__buf_append(&out, p, (size_t)(v - p));
-        size_t n = strcspn(v, "\"'( \n\t:");
+        size_t n = strcspn(v, "\"'() \n\t:");
         const char *shown = NULL;
         if (strlen(src->vfile) == n && strncmp(v, src->vfile, n) == 0) shown = src->origin;
         for (size_t i = 0; i < src->header_count && !shown; i++) {
