@@ -102,7 +102,8 @@ def make_fixtures(w, kernjit, kernels):
         f.write('#include "hostdecl.h"\nextern "C" __global__ void k(int *x) { *x = twice(*x); }\n')
     # __has_include operands kernjit cannot resolve; all of CUB (host code)
     with open(os.path.join(w, 'hasinc.cu'), 'w') as f:
-        f.write('#if __has_include(CONFIG_HEADER)\n#endif\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
+        f.write('#define CONFIG_HEADER PICK(config)\n#if __has_include(CONFIG_HEADER)\n#endif\n'
+                'extern "C" __global__ void k(int *x) { *x = 1; }\n')
     with open(os.path.join(w, 'hasodd.cu'), 'w') as f:
         f.write('#if __has_include(dir/x.h)\n#endif\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
     with open(os.path.join(w, 'hasopen.cu'), 'w') as f:

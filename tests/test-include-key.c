@@ -300,7 +300,7 @@ static void test_has_include_forms(void **state) {
  * for a file kernjit would have found. */
 static void test_has_include_refused(void **state) {
     (void)state;
-    put("hasref/name.cu", "#if __has_include(NOWHERE)\n#endif\n" KERNEL_USING("1"));
+    put("hasref/name.cu", "#define NOWHERE PICK(cfg)\n#if __has_include(NOWHERE)\n#endif\n" KERNEL_USING("1"));
     assert_int_equal(try_compile(at("hasref/name.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
     assert_non_null(strstr(kj_last_error(), "__has_include(NOWHERE) in "));
     assert_non_null(strstr(kj_last_error(), "kernjit follows __has_include(NAME) only when NAME is #defined as"));
@@ -311,6 +311,11 @@ static void test_has_include_refused(void **state) {
     put("hasref/open.cu", "#if __has_include(\"x.h\"\n#endif\n" KERNEL_USING("1"));
     assert_int_equal(try_compile(at("hasref/open.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
     assert_non_null(strstr(kj_last_error(), "kernjit reads __has_include only with its operand and ')' on the line"));
+    /* a NAME defined nowhere is NVRTC's error where it is evaluated, and nothing where it is not */
+    put("hasref/unset.cu", "#ifdef UNSET\n#if __has_include(UNSET)\n#endif\n#endif\n" KERNEL_USING("1"));
+    KJ_ASSERT_OK(try_compile(at("hasref/unset.cu"), NULL, 0, NULL, 0, NULL));
+    put("hasref/unset2.cu", "#if __has_include(UNSET)\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/unset2.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_COMPILE);
     /* `defined(__has_include)` and #ifdef ask whether it exists: nothing to resolve */
     put("hasref/defined.cu", "#if defined(__has_include)\n#define D 1\n#endif\n#ifdef __has_include\n#endif\n"
                              KERNEL_USING("D"));

@@ -284,7 +284,7 @@ kj_status kj__includes_add_file(kj__source *src, const char *path, const char **
 
 typedef struct macro {
     char name[65];
-    char value[PATH_MAX];  /* "x.h" or <x.h>, with its delimiters */
+    char *value;  /* "x.h" or <x.h>, with its delimiters; NULL: defined as something else */
 } macro;
 
 /* A macro that stands for __has_include (or __has_include_next) of one of its arguments, as
@@ -338,18 +338,23 @@ typedef struct definition {
     int function_like;
 } definition;
 
-static void remember_macro(scan *sc, const char *name, size_t name_len, const char *value, size_t value_len) {
-    if (name_len >= sizeof sc->macros[0].name || value_len >= sizeof sc->macros[0].value) return;
+/* Remembers that NAME is #defined: as the header name value (value_len bytes), or as something else
+ * (value NULL). */
+static kj_status remember_macro(scan *sc, const char *name, size_t name_len, const char *value, size_t value_len) {
+    if (name_len >= sizeof sc->macros[0].name) return KJ_OK; /* no such name is used: C's names are shorter */
     if (sc->macro_count == sc->macro_cap) {
         size_t cap = sc->macro_cap ? 2 * sc->macro_cap : 16;
         macro *grown = realloc(sc->macros, cap * sizeof *grown);
-        if (!grown) return; /* then NAME stays unresolved: a clear error later, never a wrong binary */
+        if (!grown) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         sc->macros = grown;
         sc->macro_cap = cap;
     }
-    macro *m = &sc->macros[sc->macro_count++];
+    macro *m = &sc->macros[sc->macro_count];
     snprintf(m->name, sizeof m->name, "%.*s", (int)name_len, name);
-    snprintf(m->value, sizeof m->value, "%.*s", (int)value_len, value);
+    if (value && !(m->value = kj__strndup(value, value_len))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (!value) m->value = NULL;
+    sc->macro_count++;
+    return KJ_OK;
 }
 
 static kj_status remember_wrapper(scan *sc, const char *name, size_t len, size_t param, int next) {
@@ -374,14 +379,17 @@ static const wrapper *find_wrapper(const scan *sc, const char *name, size_t len)
     return NULL;
 }
 
-/* "x.h" or <x.h> that NAME stands for: the request's -D first, then the last #define seen. */
-static const char *macro_value(const scan *sc, const char *name, size_t len) {
+/* What NAME stands for: the request's -D first, then the last #define seen; NULL when it is defined
+ * as no header name (*defined then says whether it is defined at all). */
+static const char *macro_value(const scan *sc, const char *name, size_t len, int *defined) {
     const kj__include_config *cfg = sc->cfg;
+    *defined = 1;
     for (size_t i = 0; i < cfg->define_count; i++)
         if (strlen(cfg->defines[i].name) == len && strncmp(cfg->defines[i].name, name, len) == 0)
             return cfg->defines[i].value;
     for (size_t i = sc->macro_count; i-- > 0;)
         if (strlen(sc->macros[i].name) == len && strncmp(sc->macros[i].name, name, len) == 0) return sc->macros[i].value;
+    *defined = 0;
     return NULL;
 }
 
@@ -518,7 +526,8 @@ static kj_status include_line(scan *sc, const includer *inc, const char *p, size
     if (n) return resolve_operand(sc, inc, q, n, next, 0, q, q + n, next_at);
     size_t k = ident_len(q, end);
     if (!k) return KJ_OK; /* malformed: NVRTC says so */
-    const char *v = macro_value(sc, q, k);
+    int defined;
+    const char *v = macro_value(sc, q, k, &defined);
     if (v && header_name(v, v + strlen(v)) == strlen(v))
         return resolve_operand(sc, inc, v, strlen(v), next, 0, q, q + k, next_at);
     /* NVRTC may still find it in the toolkit; a user file it cannot find (it sees none) */
@@ -573,9 +582,14 @@ static kj_status has_operand(scan *sc, const includer *inc, const definition *de
         for (size_t i = 0; def && i < def->param_count; i++)
             if (def->param_lens[i] == k && strncmp(def->params[i], a, k) == 0)
                 return remember_wrapper(sc, def->name, def->name_len, i, next);
-        const char *v = macro_value(sc, a, k);
+        int defined;
+        const char *v = macro_value(sc, a, k, &defined);
         if (v && header_name(v, v + strlen(v)) == strlen(v))
             return resolve_operand(sc, inc, v, strlen(v), next, 1, a, a_end, next_at);
+        if (!defined) { /* NVRTC says "expected a file name" where it is evaluated; a toolkit header may define it */
+            sc->src->toolkit = 1;
+            return KJ_OK;
+        }
         return KJ_FAIL(KJ_ERR_SOURCE, "%.*s(%.*s) in %s: kernjit follows __has_include(NAME) only when NAME is "
                        "#defined as \"file\" or <file> (in the sources or with -D)", (int)form_len, form, (int)k, a,
                        inc->name);
@@ -640,7 +654,8 @@ static kj_status define_line(scan *sc, const includer *inc, const char *p, const
     }
     body = skip_blank(body, end);
     size_t n = def.function_like ? 0 : header_name(body, end);
-    if (n && skip_blank(body + n, end) == end) remember_macro(sc, def.name, def.name_len, body, n);
+    if (n && skip_blank(body + n, end) != end) n = 0;
+    KJ_FORWARD(remember_macro(sc, def.name, def.name_len, n ? body : NULL, n));
     size_t k = ident_len(body, end);
     if (!def.function_like && k && skip_blank(body + k, end) == end &&
         (word_is(body, k, "__has_include") || word_is(body, k, "__has_include_next")))
@@ -741,6 +756,7 @@ kj_status kj__includes_resolve(kj__source *src, const kj__include_config *cfg) {
     while (sc.depth) frame_pop(&sc, KJ_ERR_SOURCE);
     free(sc.frames);
     free(sc.found);
+    for (size_t i = 0; i < sc.macro_count; i++) free(sc.macros[i].value);
     free(sc.macros);
     free(sc.wrappers);
     return s;

@@ -19,7 +19,8 @@
  * #include of X would: the operand is rewritten to the header's canonical name (the header joins the
  * source), to the toolkit's name, or, found nowhere, to a name no file can have (false for NVRTC). So
  * the answer is in the text the key hashes. An operand that is not a header name nor a NAME
- * #defined as one is refused.
+ * #defined as one is refused; a NAME #defined nowhere is left to NVRTC, which refuses it where it is
+ * evaluated.
  *
  * NVRTC looks for an include it is not handed beside the including file and beside each input
  * source, whatever folder the program names them in; so the source and every header are named
