@@ -1,6 +1,6 @@
 /* A stand-in for libcuda.so.1 (loaded through KERNJIT_LIBCUDA) so that `kernjit launch` can be run
  * end to end where there is no GPU: one "sm_90" device whose memory is host memory, modules that are
- * the real NVRTC cubins (only searched for the entry's name), and launches that run a few known
+ * the real NVRTC cubins or PTX (only searched for the entry's name), and launches that run a few known
  * kernels on the CPU. It checks the CLI's plumbing (argument bytes, fills, copies back, files,
  * validation), never CUDA semantics: the gpu suite does that on a device.
  *
@@ -139,11 +139,22 @@ API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
 typedef struct stub_module {
     unsigned char *image; /* a copy, as the driver makes: the caller may free its own at once */
     size_t size;
+    int is_ptx;           /* the image is PTX text */
     stub_function *functions;
 } stub_module;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     const unsigned char *p = image;
+    if (strncmp(image, "//", 2) == 0 || strncmp(image, ".version", 8) == 0) {
+        /* PTX, which the driver would compile: its text, searched for ".entry NAME(" */
+        stub_module *sm = calloc(1, sizeof *sm);
+        sm->size = strlen(image) + 1;
+        sm->image = malloc(sm->size);
+        memcpy(sm->image, image, sm->size);
+        sm->is_ptx = 1;
+        *m = (CUmodule)sm;
+        return CUDA_SUCCESS;
+    }
     if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F') return CUDA_ERROR_INVALID_IMAGE;
     stub_module *sm = calloc(1, sizeof *sm);
     /* the ELF header's section-header offset and count bound the file: e_shoff + e_shnum * e_shentsize */
@@ -174,7 +185,10 @@ static pthread_mutex_t functions_lock = PTHREAD_MUTEX_INITIALIZER;
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     stub_module *sm = (stub_module *)m;
     size_t n = strlen(name);
-    if (!memmem(sm->image, sm->size, name, n + 1)) return CUDA_ERROR_NOT_FOUND;
+    char entry[600];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    if (sm->is_ptx ? !strstr((const char *)sm->image, entry) : !memmem(sm->image, sm->size, name, n + 1))
+        return CUDA_ERROR_NOT_FOUND;
     stub_function *fn = calloc(1, sizeof *fn);
     snprintf(fn->name, sizeof fn->name, "%s", name);
     pthread_mutex_lock(&functions_lock);

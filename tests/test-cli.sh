@@ -148,8 +148,8 @@ expect 2 "unknown macro FOO" "$K" compile reduce -D FOO=1 --arch sm_90
 expect 2 "has no value" "$K" compile reduce -D OP --arch sm_90
 expect 2 "has no macro name" "$K" compile reduce -D =1 --arch sm_90
 expect 2 "unknown entry 'nope'" "$K" compile reduce --entry nope --arch sm_90
-expect 2 "not sm_<digits>" "$K" compile reduce --arch 90
-expect 2 "not sm_<digits>" "$K" compile reduce --arch sm_9a
+expect 2 "is not a target's name: give sm_XY" "$K" compile reduce --arch 90
+expect 2 "is not a target's name: give sm_XY" "$K" compile reduce --arch sm_9a
 expect 2 "unknown kernel 'nosuch'" "$K" compile nosuch --arch sm_90
 expect 2 "which kernel" "$K" compile --arch sm_90
 d=$(mktemp -d)

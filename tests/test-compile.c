@@ -381,11 +381,34 @@ static void test_other_arch(void **state) {
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_string_equal(r.arch, "sm_80");
     assert_non_null(strstr(r.cache_path, "/sm_80/"));
+    /* an architecture-specific, a family and a PTX target: each its own name, folder and key */
+    const char *forms[] = {"sm_90a", "sm_100f", "compute_80"};
+    char keys[3][33];
+    for (size_t i = 0; i < 3; i++) {
+        req.arch = forms[i];
+        KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+        assert_string_equal(r.arch, forms[i]);
+        assert_int_equal(r.is_ptx, i == 2);
+        char folder[32];
+        snprintf(folder, sizeof folder, "/%s/", forms[i]);
+        assert_non_null(strstr(r.cache_path, folder));
+        snprintf(keys[i], sizeof keys[i], "%s", r.key);
+    }
+    assert_string_not_equal(keys[0], keys[1]);
+    req.arch = "sm_90";
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_not_equal(r.key, keys[0]);
     kj_request bad = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_9"};
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
-    bad.arch = "compute_90";
+    bad.arch = "compute_90x";
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "sm_<digits>"));
+    assert_non_null(strstr(kj_last_error(), "is not a target's name: give sm_XY"));
+    bad.arch = "sm_80a"; /* 'a' targets begin at 9.0 */
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "its architecture-specific targets are sm_90a"));
+    bad.arch = "sm_90f"; /* 'f' targets begin at 10.0 */
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "its family-specific targets are sm_100f"));
     bad.arch = "sm_999";
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
     kj_runtime_destroy(rt);

@@ -390,8 +390,8 @@ static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, in
         return KJ_OK;
     }
     KJ_FORWARD(kj__arch_for_user(arch, &p->target));
-    KJ_RETURN_IF(for_launch, KJ_ERR_USAGE, "arch %s differs from the device's %s: kernels to launch are built for the device",
-                 arch, own->cache_arch);
+    /* a kernel to launch: any target whose code the device runs, refused here rather than by the driver */
+    if (for_launch) KJ_FORWARD(kj__runtime_runs(rt, arch));
     return KJ_OK;
 }
 
@@ -653,6 +653,17 @@ static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c
  * then linked when the program is relocatable. out also gets the lowered name of the entry, the
  * warnings of both tools and each kernel's resources. */
 static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out) {
+    /* nvJitLink links machine code (PTX only from LTO-IR, which the device runtime has none of) */
+    if (p->rdc && p->target.ptx) {
+        char *where = p->unit_count > 1 ? program_origins(p) : NULL;
+        kj_status s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "%s cannot be built as PTX (%s): %s, and kernjit links with nvJitLink, "
+                              "which makes machine code; build it for an sm_XY target",
+                              where ? where : p->src->embedded ? p->src->name : p->src->origin,
+                              p->target.arch, p->devrt ? "it launches kernels, so the device runtime is linked in"
+                                                       : "its sources are linked into one program");
+        free(where);
+        return s;
+    }
     kj__compiled c[MAX_SOURCES];
     memset(c, 0, sizeof c);
     kj__buf log = {0};
@@ -1002,7 +1013,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->key = kj__strdup(p->key.hex);
     k->defines = joined_defines(p);
     k->log = kj__strdup(bin->log ? bin->log : "");
-    k->arch = rt->target.arch;
+    k->arch = kj__intern(p->target.arch);
     k->origin = bin->origin;
     k->linked = p->devrt;
     k->pending_launches = p->spec->pending_launches;
@@ -1011,7 +1022,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     /* The wait only exists in code built for 9.0 or later (griddepcontrol), and only such devices
      * honour the attribute. */
     k->pdl = p->pdl && rt->info.cc_major >= 9 && rt->cu->cuLaunchKernelEx != NULL;
-    if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log) {
+    if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log || !k->arch) {
         kernel_free(k);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -1216,12 +1227,10 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
     prepared p;
     binary bin;
     kj_status s = prepare(rt, req, 0, &p);
+    if (s == KJ_OK && format == KJ_EMIT_CUBIN && p.target.ptx)
+        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s: there is PTX for the driver to finish, no cubin; emit ptx, "
+                    "or give an sm_XY target", p.target.arch);
     if (s == KJ_OK) s = format == KJ_EMIT_CUBIN ? obtain_binary(rt, &p, &bin) : emit_unit(rt, &p, format, &bin);
-    if (s == KJ_OK && format == KJ_EMIT_CUBIN && bin.is_ptx) {
-        binary_free(&bin);
-        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s (the device is newer than this NVRTC): there is PTX for the "
-                    "driver to finish, no cubin; emit ptx, or give an arch NVRTC knows", p.target.arch);
-    }
     if (s == KJ_OK) {
         if (result) fill_result(&p, &bin, result);
         *data = bin.data;
