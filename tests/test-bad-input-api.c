@@ -8,6 +8,7 @@
 #include "nccl_util.h"
 
 #include "jit/arch.h"
+#include "jit/link.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -479,6 +480,33 @@ static void test_arch_the_device_does_not_run(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A target this toolkit's device runtime has no code for (CUDA 13.0's has none for sm_87 and
+ * sm_88): a kernel that launches kernels cannot be linked for it, and the message says that the
+ * toolkit lacks it rather than nvJitLink's "bad input". On a toolkit without such a gap, every
+ * target NVRTC has must have the device runtime's code. */
+static void test_device_runtime_without_code_for_the_target(void **state) {
+    (void)state;
+    const int *archs;
+    int n = kj__arch_list(&archs), gap = 0;
+    for (int i = 0; i < n && !gap; i++)
+        if (kj__devrt_has_code(archs[i]) == 0) gap = archs[i];
+    if (!gap) {
+        for (int i = 0; i < n; i++) assert_int_equal(kj__devrt_has_code(archs[i]), 1);
+        return;
+    }
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    char arch[16], want[128];
+    snprintf(arch, sizeof arch, "sm_%d", gap);
+    snprintf(want, sizeof want, "has no code for sm_%d: kernels that launch kernels cannot be built for it", gap);
+    kj_request req = {.size = sizeof(kj_request), .kernel = "nested", .arch = arch};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_LINK, want);
+    assert_non_null(strstr(kj_last_error(), "this toolkit's device runtime ("));
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 /* A remote cache configured wrongly through the options: a usage error at creation, before anything
  * is contacted, naming the value; no runtime. */
 static void test_remote_cache_options_malformed(void **state) {
@@ -753,6 +781,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
         cmocka_unit_test(test_arch_the_device_does_not_run),
+        cmocka_unit_test(test_device_runtime_without_code_for_the_target),
         cmocka_unit_test(test_remote_cache_options_malformed),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
