@@ -151,3 +151,27 @@ kj_status kj__arch_check_device(const char *arch, int cc, const char *device) {
     return KJ_FAIL(KJ_ERR_USAGE, "arch %s: its code runs %s, and %s is %d.%d (sm_%d): build for sm_%d, or for a "
                    "target that runs there", arch, runs, device, cc / 10, cc % 10, cc, cc);
 }
+
+void kj__arch_explain_failure(const char *log) {
+    static const char said[] = "not supported on .target '";
+    const char *at = log ? strstr(log, said) : NULL;
+    if (!at) return;
+    at += sizeof said - 1;
+    char name[24];
+    size_t n = strcspn(at, "'");
+    if (n >= sizeof name) return;
+    memcpy(name, at, n);
+    name[n] = '\0';
+    kj__arch_name a;
+    if (kj__arch_parse(name, &a) != 0 || a.suffix || !kj__arch_suffix_supported(a.number, 'a')) return;
+    const char *prefix = a.ptx ? "compute" : "sm";
+    char family[64] = "";
+    if (kj__arch_suffix_supported(a.number, 'f'))
+        snprintf(family, sizeof family, ", or to its family's: %s_%df", prefix, a.number);
+    char note[512];
+    kj_message_format(note, sizeof note, "note: some instructions (wgmma, setmaxnreg, tcgen05 ...) belong to a target's "
+                      "architecture-specific set, whose code runs on that compute capability alone: if this one belongs "
+                      "to %s_%da's%s, build for that target (--arch %s_%da, kj_request.arch)", prefix, a.number, family,
+                      prefix, a.number);
+    kj__error_append(note);
+}

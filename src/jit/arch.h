@@ -61,6 +61,11 @@ int kj__arch_supported(int *archs, int max);
 /* The same list, asked of NVRTC once: *archs points to static storage. Thread-safe. */
 int kj__arch_list(const int **archs);
 
+/* After a failed compile whose log (the message) says an instruction is "not supported on .target
+ * 'sm_XY'", a note pointing at the architecture-specific target sm_XYa (and the family's) where
+ * there is one: instructions such as wgmma and setmaxnreg exist only there. Appended to the message. */
+void kj__arch_explain_failure(const char *log);
+
 /* Whether this NVRTC has the 'a' or 'f' form of architecture number (which must be in its list):
  * 'a' from 9.0 on (NVRTC 12.0), 'f' from 10.0 on (NVRTC 12.9). test-arch checks the rule against
  * what NVRTC accepts for every architecture it lists. */

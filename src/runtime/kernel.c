@@ -613,6 +613,11 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_em
         s = kj__compile(&job, c);
     }
     unit_options_free(&options);
+    if (s == KJ_ERR_COMPILE) {
+        char *said = kj__strdup(kj_last_error()); /* the note is appended to this very message */
+        kj__arch_explain_failure(said);
+        free(said);
+    }
     pthread_mutex_lock(&rt->lock);
     if (s == KJ_OK) {
         rt->stats.compiles++;
