@@ -9,6 +9,7 @@
  *                    none
  *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
  *   KJ_STUB_ATTR_FAIL set: cuFuncGetAttribute fails (CUDA_ERROR_INVALID_HANDLE)
+ *   KJ_STUB_JIT_FAIL set: loading PTX fails (CUDA_ERROR_INVALID_PTX), the JIT's error log this text
  *   KJ_STUB_DEVICES  how many devices it presents (default 1, at most 16), alike but for their
  *                    names ("kernjit stub device", then "... device 1" ...); a primary context each
  * reduce_fast "reduces" to its element count (see cuLaunchKernel), for kj_reduce_devices' plumbing.
@@ -54,6 +55,7 @@ API CUresult cuGetErrorName(CUresult e, const char **s) {
     *s = e == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
        : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
        : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+       : e == CUDA_ERROR_INVALID_PTX   ? "CUDA_ERROR_INVALID_PTX"
                                        : "CUDA_ERROR_STUB";
     return CUDA_SUCCESS;
 }
@@ -168,6 +170,20 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     memcpy(sm->image, p, sm->size);
     *m = (CUmodule)sm;
     return CUDA_SUCCESS;
+}
+/* PTX through the driver's JIT: with KJ_STUB_JIT_FAIL set, the JIT fails and its error log holds
+ * that text */
+API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *options, void **values) {
+    const char *fail = getenv("KJ_STUB_JIT_FAIL");
+    if (!fail || (strncmp(image, "//", 2) != 0 && strncmp(image, ".version", 8) != 0)) return cuModuleLoadData(m, image);
+    char *log = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER) log = values[i];
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = (size_t)(uintptr_t)values[i];
+    }
+    if (log && size) snprintf(log, size, "%s", fail);
+    return CUDA_ERROR_INVALID_PTX;
 }
 API CUresult cuModuleUnload(CUmodule m) {
     stub_module *sm = (stub_module *)m;

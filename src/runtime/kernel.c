@@ -956,7 +956,25 @@ static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmo
     KJ_FORWARD(obtain_binary(rt, p, bin));
     KJ_FORWARD(kj__enter(rt));
     CUmodule loaded;
-    CUresult r = rt->cu->cuModuleLoadData(&loaded, bin->data);
+    CUresult r;
+    /* PTX is compiled by the driver now: what it says when it cannot goes into the message */
+    char jit_log[4096] = "";
+    if (bin->is_ptx && rt->cu->cuModuleLoadDataEx) {
+        CUjit_option names[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+        void *values[] = {jit_log, (void *)(uintptr_t)sizeof jit_log};
+        r = rt->cu->cuModuleLoadDataEx(&loaded, bin->data, 2, names, values);
+    } else {
+        r = rt->cu->cuModuleLoadData(&loaded, bin->data);
+    }
+    if (r != CUDA_SUCCESS && bin->is_ptx) {
+        char what[160];
+        snprintf(what, sizeof what, "the driver compiling the PTX for %s for device %d (sm_%d%d) (cuModuleLoadDataEx)",
+                 p->target.arch, rt->info.ordinal, rt->info.cc_major, rt->info.cc_minor);
+        kj_status s = kj__cuda_fail(r, __FILE__, __LINE__, what);
+        jit_log[sizeof jit_log - 1] = '\0';
+        if (*jit_log) kj__error_append(jit_log);
+        return s;
+    }
     if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "loading the compiled module (cuModuleLoadData)");
     kj__module *node = calloc(1, sizeof *node);
     pthread_mutex_lock(&rt->lock);
