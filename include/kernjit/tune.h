@@ -94,7 +94,8 @@ typedef struct kj_compile_all_options {
                                   alone, as its own cache entry: build each entry the program launches */
     const kj_define *fixed;    /* as for kj_space_create */
     size_t fixed_count;
-    const char *arch;          /* target "sm_XY"; NULL: the runtime's */
+    const char *arch;          /* the target (sm_XY, sm_XYa, sm_XYf, compute_XY...: kj_runtime_options.arch);
+                                  NULL: the runtime's */
     unsigned threads;          /* compiling threads; 0: the processors online */
     kj_progress_fn progress;   /* optional */
     void *progress_user;
