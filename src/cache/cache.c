@@ -38,7 +38,8 @@ char *kj__cache_default_dir(void) {
     return NULL;
 }
 
-/* Entries live at <root>/sm_XY/<32 hex>.cubin: the root's path leaves room for that in PATH_MAX. */
+/* Entries live at <root>/<target>/<32 hex>.cubin, a target's name of at most 13 characters
+ * (compute_1234f): the root's path leaves room for that in PATH_MAX. */
 #define ROOT_MAX (PATH_MAX - 1 - 64)
 
 /* A cache folder path that can be used whole: checked before anything is created, so that a path

@@ -6,9 +6,14 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "jit/compile.h"
 
 #define MAX_ARCHS 256
+
+int kj__nvrtc_version(void) {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return major * 1000 + minor * 10;
+}
 
 int kj__arch_parse(const char *name, kj__arch_name *out) {
     kj__arch_name a = {0, '\0', 0};

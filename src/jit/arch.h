@@ -15,6 +15,10 @@ typedef struct kj__target {
     int ptx;             /* arch is compute_... */
 } kj__target;
 
+/* NVRTC's version as major * 1000 + minor * 10: what it supports depends on it. arch.c uses no other
+ * module of jit/, so that any of them may ask it about targets. */
+int kj__nvrtc_version(void);
+
 /* A target's name read: sm_ or compute_, the architecture's number (2 to 4 digits, no leading zero),
  * then 'a' (that architecture only), 'f' (its family) or nothing. */
 typedef struct kj__arch_name {

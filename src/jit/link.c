@@ -233,7 +233,8 @@ kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, i
     if (count > 1) KJ_FORWARD(check_definitions(units, count));
     char opt_arch[32];
     snprintf(opt_arch, sizeof opt_arch, "-arch=%s", arch);
-    int want_ptx = strncmp(arch, "compute_", 8) == 0;
+    kj__arch_name target;
+    int want_ptx = kj__arch_parse(arch, &target) == 0 && target.ptx;
     /* -verbose: the resources of each kernel after linking (resources.h) */
     const char *opts[] = {opt_arch, "-verbose", want_ptx ? "-ptx" : NULL};
     double t0 = kj__now_ms();
