@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "jit/arch.h"
 
 static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
 #define MAX_PAYLOAD (1ull << 30)
@@ -37,7 +38,8 @@ char *kj__cache_default_dir(void) {
     return NULL;
 }
 
-/* Entries live at <root>/sm_XY/<32 hex>.cubin: the root's path leaves room for that in PATH_MAX. */
+/* Entries live at <root>/<target>/<32 hex>.cubin, a target's name of at most 13 characters
+ * (compute_1234f): the root's path leaves room for that in PATH_MAX. */
 #define ROOT_MAX (PATH_MAX - 1 - 64)
 
 /* A cache folder path that can be used whole: checked before anything is created, so that a path
@@ -510,14 +512,6 @@ typedef struct {
     int is_tmp;
 } file_info;
 
-static int is_arch_name(const char *s) {
-    const char *p = strncmp(s, "sm_", 3) == 0 ? s + 3 : NULL;
-    if (!p || !*p || strlen(s) >= 16) return 0;
-    for (; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z'))) return 0;
-    return 1;
-}
-
 static int is_entry_name(const char *s) { return strlen(s) == 32 + 6 && kj__ends_with(s, ".cubin"); }
 
 /* The files below the root (rfd, which stays open). */
@@ -535,7 +529,7 @@ static int scan(int rfd, file_info **out, size_t *count) {
     rewinddir(root);
     struct dirent *d;
     while ((d = readdir(root))) {
-        if (!is_arch_name(d->d_name)) continue;
+        if (!kj__arch_folder_valid(d->d_name)) continue;
         int afd = openat(rfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (afd < 0) continue;
         DIR *ad = fdopendir(afd);
@@ -556,7 +550,7 @@ static int scan(int rfd, file_info **out, size_t *count) {
                 *out = p;
             }
             file_info *f = &(*out)[(*count)++];
-            snprintf(f->arch, sizeof f->arch, "%s", d->d_name);
+            snprintf(f->arch, sizeof f->arch, "%.15s", d->d_name); /* at most 13: kj__arch_folder_valid */
             snprintf(f->name, sizeof f->name, "%s", e->d_name);
             f->bytes = (uint64_t)st.st_size;
             f->mtime = (int64_t)st.st_mtime;

@@ -11,12 +11,6 @@
 #include "jit/includes.h"
 #include "base/util.h"
 
-int kj__nvrtc_version(void) {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    return major * 1000 + minor * 10;
-}
-
 void kj__compiled_free(kj__compiled *c) {
     if (!c) return;
     free(c->binary);

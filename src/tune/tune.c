@@ -615,7 +615,8 @@ static void store(tuner *t) {
     kj__tunedb_device_name(t->rt->info.name, device);
     kj__tuned_rec rec = {
         .kernel = t->b->kernel, .entry = t->b->entry, .fixed = t->b->fixed, .bucket = r->bucket, .device = device,
-        .cc_major = t->rt->info.cc_major, .cc_minor = t->rt->info.cc_minor, .version = (char *)kj_version_string(),
+        .cc_major = t->rt->info.cc_major, .cc_minor = t->rt->info.cc_minor,
+        .target = (char *)kj__tuned_target(t->rt), .version = (char *)kj_version_string(),
         .values = (char *)var(t, r->best)->label, .gbps = r->remeasured_gbps, .us = r->remeasured_us, .n = r->n,
         .time = (int64_t)time(NULL)};
     if (kj__tuned_store(t->rt, &rec) == KJ_OK) r->stored = 1;
