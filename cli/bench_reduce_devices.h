@@ -6,11 +6,11 @@
 #include "bench_util.h"
 #include "devices.h"
 
-/* The defaults of --op, --type and --sizes with --devices (sizes per device: 2^28 f32 is the 1 GiB
- * per device of the target). */
+/* The defaults of --op, --type and --sizes with --devices (sizes per device, from one element, where
+ * the call is all overhead, to 2^28 f32, the 1 GiB per device of the NCCL target). */
 #define BENCH_DEVICES_OPS "sum"
 #define BENCH_DEVICES_TYPES "f32"
-#define BENCH_DEVICES_SIZES "2^20,2^24,2^28"
+#define BENCH_DEVICES_SIZES "1,2^10,2^20,2^24,2^28"
 
 /* Every op x type x size (elements per device) over the devices listed, c->rt being the first's: a
  * row each, then the target's line. Returns the exit code. */

@@ -19,11 +19,13 @@ static void help(void) {
 }
 
 typedef struct config {
-    unsigned block, unroll; /* 0: the defaults */
+    unsigned block, unroll, waves; /* 0: the defaults */
 } config;
 
-/* variations at the largest size, besides the default (256, 4) */
-static const config sweep[] = {{256, 1}, {256, 2}, {256, 8}, {128, 4}, {512, 4}, {1024, 4}};
+/* variations at the largest size, besides the default (256, 4, a block per tile): the grid held to 1
+ * and 4 waves of the blocks the device holds at once among them */
+static const config sweep[] = {{256, 1, 0}, {256, 2, 0}, {256, 8, 0}, {128, 4, 0}, {512, 4, 0},
+                               {1024, 4, 0}, {1024, 1, 0}, {256, 4, 1}, {256, 4, 4}};
 #define SWEEP_COUNT (sizeof sweep / sizeof sweep[0])
 
 typedef struct job {
@@ -122,12 +124,14 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     }
     const bench_checked measured = {run_once, &j, j.c, hc, bytes, check};
     for (size_t k = 0; k < configs && rc == EXIT_OK; k++) {
-        config cfg = k == 0 ? (config){0, 0} : sweep[k - 1];
+        config cfg = k == 0 ? (config){0, 0, 0} : sweep[k - 1];
         row *w = &v->rows[v->nrows];
         *w = (row){.type = type, .n = n, .rep = KJ_VECTOR_ADD_REPORT_INIT, .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
-        j.options = (kj_vector_add_options){sizeof(kj_vector_add_options), cfg.block, cfg.unroll, NULL, &w->rep};
+        j.options = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .block_size = cfg.block,
+                                            .unroll = cfg.unroll, .report = &w->rep, .waves = cfg.waves};
         j.seed = seed ^ k;
-        if (k) bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u", kj_type_name(type), n, cfg.block, cfg.unroll);
+        if (k) bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u WAVES=%u", kj_type_name(type), n, cfg.block, cfg.unroll,
+                          cfg.waves);
         else bench_step(c, "%s n=%zu, its default configuration", kj_type_name(type), n);
         if ((s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r)) != KJ_OK) {
             rc = cli_fail(c->cmd, s);
@@ -151,8 +155,8 @@ static void print_json(const vector_add_bench *v) {
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
         json_begin_object();
-        json_fields("type=%s n=%zu entry=%s block_size=%u unroll=%u grid=%u", kj_type_name(w->type), w->n,
-                    w->rep.entry, w->rep.block_size, w->rep.unroll, w->rep.grid);
+        json_fields("type=%s n=%zu entry=%s block_size=%u unroll=%u waves=%u grid=%u", kj_type_name(w->type), w->n,
+                    w->rep.entry, w->rep.block_size, w->rep.unroll, w->rep.waves, w->rep.grid);
         bench_json_speed(w->r.median_us, w->gbps, w->copy_gbps);
         json_bool("ok", w->ok);
         json_end_object();
@@ -161,11 +165,11 @@ static void print_json(const vector_add_bench *v) {
 }
 
 static void print_csv(const vector_add_bench *v) {
-    printf("type,n,entry,block_size,unroll,grid,median_us,gbps,copy_gbps,pct_of_copy,ok\n");
+    printf("type,n,entry,block_size,unroll,waves,grid,median_us,gbps,copy_gbps,pct_of_copy,ok\n");
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
-        printf("%s,%zu,%s,%u,%u,%u", kj_type_name(w->type), w->n, w->rep.entry, w->rep.block_size, w->rep.unroll,
-               w->rep.grid);
+        printf("%s,%zu,%s,%u,%u,%u,%u", kj_type_name(w->type), w->n, w->rep.entry, w->rep.block_size, w->rep.unroll,
+               w->rep.waves, w->rep.grid);
         bench_csv_speed(w->r.median_us, w->gbps, w->copy_gbps);
         printf(",%d\n", w->ok);
     }
@@ -176,13 +180,13 @@ static void print_text(const vector_add_bench *v) {
     printf("vector add on %s (median of %llu samples; GB/s = 2 reads + 1 write / time; the copy moves as many "
            "bytes)\n\n",
            v->bench.dev.name, (unsigned long long)v->bench.samples);
-    printf("  %-4s %-8s %-10s %5s %6s %7s %10s %9s %10s %8s %s\n", "type", "n", "entry", "block", "unroll", "grid",
-           "median us", "GB/s", "copy GB/s", "% copy", "check");
+    printf("  %-4s %-8s %-10s %5s %6s %5s %7s %10s %9s %10s %8s %s\n", "type", "n", "entry", "block", "unroll",
+           "waves", "grid", "median us", "GB/s", "copy GB/s", "% copy", "check");
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
-        printf("  %-4s %-8s %-10s %5u %6u %7u %10.2f %9.1f %10.1f %7.1f%% %s\n", kj_type_name(w->type),
+        printf("  %-4s %-8s %-10s %5u %6u %5u %7u %10.2f %9.1f %10.1f %7.1f%% %s\n", kj_type_name(w->type),
                bench_pow2_label(w->n, n_label, sizeof n_label), w->rep.entry, w->rep.block_size, w->rep.unroll,
-               w->rep.grid, w->r.median_us, w->gbps, w->copy_gbps, 100.0 * w->gbps / w->copy_gbps,
+               w->rep.waves, w->rep.grid, w->r.median_us, w->gbps, w->copy_gbps, 100.0 * w->gbps / w->copy_gbps,
                w->ok ? "ok" : "WRONG");
     }
     printf("\n");
@@ -196,9 +200,9 @@ static void print_text(const vector_add_bench *v) {
                 best = w;
         }
         if (best)
-            printf("best %s at n = %s: BLOCK_SIZE=%u UNROLL=%u, %.1f GB/s = %.1f%% of the copy\n",
+            printf("best %s at n = %s: BLOCK_SIZE=%u UNROLL=%u WAVES=%u, %.1f GB/s = %.1f%% of the copy\n",
                    kj_type_name(best->type), bench_pow2_label(best->n, n_label, sizeof n_label), best->rep.block_size,
-                   best->rep.unroll, best->gbps, 100.0 * best->gbps / best->copy_gbps);
+                   best->rep.unroll, best->rep.waves, best->gbps, 100.0 * best->gbps / best->copy_gbps);
     }
 }
 

@@ -16,15 +16,21 @@
 
 static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
-           "                      [--arch sm_XY[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
+           "                      [--arch TARGET[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
            "                      [--emit cubin|ptx|ltoir -o FILE]\n"
-           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--shard K/N]\n"
+           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch TARGET] [--threads J] [--shard K/N]\n"
            "                      [--push] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
            "there is none; --arch sm_80,sm_90 (or --arch again) builds each target in turn. --json gives\n"
            "{\"kernel\": ..., \"targets\": [one object per target]}.\n\n"
+           "A TARGET is any NVRTC has (`kernjit info` lists the architectures; a name NVRTC lacks is\n"
+           "refused with every target it has): sm_XY, a cubin for compute capability X.Y to X.9; sm_XYa,\n"
+           "for X.Y alone, with that architecture's own instructions (sm_90a: wgmma, setmaxnreg); sm_XYf,\n"
+           "for X.Y's family (sm_100f: 10.0 and 10.3); compute_XY (and compute_XYa, compute_XYf), PTX that\n"
+           "the driver compiles for the device, also one newer than this toolkit. Each target is its own\n"
+           "cache folder (<cache>/sm_90a/) and key.\n\n"
            "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
            "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
            "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
@@ -389,8 +395,8 @@ int cmd_compile(int argc, char **argv) {
             for (char *t = optarg;; t++) {
                 char *comma = strchr(t, ',');
                 if (comma) *comma = '\0';
-                if (!*t) return cli_usage("compile", "--arch has an empty target: give sm_<digits>, or several "
-                                          "separated by commas (sm_80,sm_90)");
+                if (!*t) return cli_usage("compile", "--arch has an empty target: give a target (sm_90, sm_90a, "
+                                          "compute_90), or several separated by commas (sm_80,sm_90)");
                 if (narch == MAX_ARCHS) return cli_usage("compile", "at most %d targets", MAX_ARCHS);
                 for (size_t k = 0; k < narch; k++)
                     if (strcmp(archs[k], t) == 0) return cli_usage("compile", "target %s is given twice", t);

@@ -65,6 +65,7 @@ static int show(const char *name, int json) {
             json_string("name", p.name);
             json_string("default", p.default_value);
             json_bool("tunable", p.tunable);
+            json_bool("launch", p.launch);
             json_begin_array("values");
             for (size_t v = 0; v < p.value_count; v++) json_string(NULL, p.values[v]);
             json_end_array();
@@ -88,7 +89,8 @@ static int show(const char *name, int json) {
             kj_desc_param(d, i, &p);
             printf("  -D %-14s", p.name);
             for (size_t v = 0; v < p.value_count; v++) printf(" %s", p.values[v]);
-            printf("   (default %s%s)\n", p.default_value, p.tunable ? ", tunable" : "");
+            printf("   (default %s%s)\n", p.default_value,
+                   p.launch ? ", tunable, of the launch alone" : p.tunable ? ", tunable" : "");
         }
         printf("\n");
     }

@@ -312,22 +312,24 @@ static void show_one(const kj_tuned *t, void *user) {
         json_macros("fixed", t->fixed);
         json_fields("bucket=%u device=%s", t->bucket, t->device);
         json_arch("arch", t->cc_major, t->cc_minor);
+        if (t->target && *t->target) json_string("target", t->target);
+        else json_null("target");
         json_string("kernjit_version", t->version);
         json_macros("macros", t->values);
         json_fields("gbps=%g median_us=%g n=%" PRIu64 " tuned_unix_s=%lld", t->gbps, t->us, t->n, (long long)t->time);
         json_end_object();
     } else if (st->format == 'c') {
-        if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time\n");
-        printf("%s,%s,\"%s\",%u,\"%s\",%d.%d,%s,\"%s\",%.1f,%.3f,%llu,%lld\n", t->kernel, t->entry, t->fixed, t->bucket,
-               t->device, t->cc_major, t->cc_minor, t->version, t->values, t->gbps, t->us, (unsigned long long)t->n,
-               (long long)t->time);
+        if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time,target\n");
+        printf("%s,%s,\"%s\",%u,\"%s\",%d.%d,%s,\"%s\",%.1f,%.3f,%llu,%lld,%s\n", t->kernel, t->entry, t->fixed,
+               t->bucket, t->device, t->cc_major, t->cc_minor, t->version, t->values, t->gbps, t->us,
+               (unsigned long long)t->n, (long long)t->time, t->target ? t->target : "");
     } else {
         if (!st->count)
             printf("%-8s %-18s %-14s %-5s %-34s %9s %10s  %s\n", "kernel", "entry", "fixed", "n", "values", "GB/s",
                    "us", "device, when");
-        printf("%-8s %-18s %-14s 2^%-3u %-34s %9.1f %10.2f  %s (sm_%d%d), %s, kernjit %s\n", t->kernel, t->entry,
+        printf("%-8s %-18s %-14s 2^%-3u %-34s %9.1f %10.2f  %s (sm_%d%d%s%s), %s, kernjit %s\n", t->kernel, t->entry,
                *t->fixed ? t->fixed : "-", t->bucket, t->values, t->gbps, t->us, t->device, t->cc_major, t->cc_minor,
-               when, t->version);
+               t->target && *t->target ? ", built for " : "", t->target ? t->target : "", when, t->version);
     }
     st->count++;
 }

@@ -61,10 +61,15 @@ static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
     char err[256];
     uint64_t v;
     if (cli_parse_define(text, &d, err, sizeof err) != 0) return cli_usage(c->cmd, "%s", err);
-    int which = strcmp(d.name, m->names[0]) == 0 ? 0 : strcmp(d.name, m->names[1]) == 0 ? 1 : -1;
-    if (which < 0)
-        return cli_usage(c->cmd, "-D %s: %s takes -D %s and -D %s (%s)", d.name, c->cmd, m->names[0], m->names[1],
-                         m->instead);
+    int which = -1, count = 0;
+    char names[128] = "";
+    for (; count < RUN_MACROS && m->names[count]; count++) {
+        if (strcmp(d.name, m->names[count]) == 0) which = count;
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s-D %s", count ? (count + 1 < RUN_MACROS && m->names[count + 1]
+                                                                          ? ", " : " and ") : "", m->names[count]);
+    }
+    if (which < 0) return cli_usage(c->cmd, "-D %s: %s takes %s (%s)", d.name, c->cmd, names, m->instead);
     if (cli_parse_uint(d.value, m->max, &v) != 0 || v == 0)
         return cli_usage(c->cmd, "-D %s=%s: the value must be %s", d.name, d.value, m->allowed);
     *(unsigned *)((char *)c + m->at[which]) = (unsigned)v;

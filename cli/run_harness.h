@@ -41,9 +41,10 @@ typedef struct run_ctx {
 } run_ctx;
 
 /* The two macros a family takes from -D NAME=VALUE (its other macros come from its options). */
+#define RUN_MACROS 3
 typedef struct run_macros {
-    const char *names[2];
-    size_t at[2];        /* where each value goes: an unsigned at that offset in the family's state */
+    const char *names[RUN_MACROS]; /* NULL past the last */
+    size_t at[RUN_MACROS];         /* where each value goes: an unsigned at that offset in the family's state */
     uint64_t max;        /* values from 1 to max */
     const char *allowed; /* the message's name for that range: "a positive integer" */
     const char *instead; /* where the other macros come from: "use --type for the element size" */

@@ -207,9 +207,9 @@ static void text(run_ctx *c) {
 static const run_family reduce = {
     .kernel = "reduce", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
     .options = "op=o: type=t: n=n: entry=e: devices=d:",
-    .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR"},
+    .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR", "WAVES"},
                                   {offsetof(reduce_run, options.block_size),
-                                   offsetof(reduce_run, options.coarse_factor)},
+                                   offsetof(reduce_run, options.coarse_factor), offsetof(reduce_run, options.waves)},
                                   1u << 20, "a positive integer",
                                   "use --op and --type for the operator and type"},
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .check = check, .json = json, .text = text,

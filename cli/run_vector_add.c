@@ -109,9 +109,9 @@ static void text(run_ctx *c) {
 static const run_family vector_add = {
     .kernel = "vector_add", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
     .options = "n=n: type=t: offset=o:",
-    .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL"},
+    .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL", "WAVES"},
                                   {offsetof(vector_add_run, options.block_size),
-                                   offsetof(vector_add_run, options.unroll)},
+                                   offsetof(vector_add_run, options.unroll), offsetof(vector_add_run, options.waves)},
                                   1024, "an integer from 1 to 1024",
                                   "use --type for the element type"},
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};

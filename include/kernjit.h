@@ -47,7 +47,11 @@
  *   keeps working with a newer library, and one built against newer headers works with an older
  *   library as long as it leaves the fields that library lacks at 0. KJ_ERR_USAGE: a size of 0 (a
  *   struct not initialized; the message names its KJ_*_INIT), a size that no such struct has, or a
- *   larger struct with a non-zero byte past the library's sizeof (a field it cannot honour).
+ *   larger struct with a non-zero byte past the library's sizeof (a field it cannot honour). Sizes
+ *   are multiples of 8: a size that would end inside a field is refused as well. Such a struct has no
+ *   implicit padding: where its fields would leave some, a field named `reserved` holds the bytes (0,
+ *   and an input's is refused otherwise), so every byte of a caller's struct is one it set. Structs
+ *   grow in units of 8 bytes, never into padding; a later field of 4 bytes takes a `reserved`.
  * - Structs the library hands out (a kj_cache_entry in a callback, a kj_tune_result it allocates)
  *   carry no size: they only ever grow at their end. Arrays of structs are read through accessors
  *   (kj_tune_result_variant, kj_compile_result_resource), never indexed, since a program indexes
@@ -220,7 +224,11 @@ typedef enum kj_remote_mode {
 typedef struct kj_runtime_options {
     size_t size;               /* sizeof(kj_runtime_options): KJ_RUNTIME_OPTIONS_INIT */
     int device;                    /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
-    const char *arch;              /* target when there is no device, "sm_XY" (default "sm_90") */
+    const char *arch;              /* the target: sm_XY, sm_XYa (that architecture alone), sm_XYf (its
+                                      family), compute_XY, compute_XYa or compute_XYf (PTX the driver
+                                      compiles). With a device, one whose code the device runs (sm_90a
+                                      on 9.0), NULL being the device's own sm_XY; with none, NULL is
+                                      "sm_90" */
     const char *cache_dir;         /* NULL: $KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit, ~/.cache/kernjit */
     kj_cache_mode cache_mode;
     uint64_t cache_max_bytes;      /* 0: $KERNJIT_CACHE_MAX (bytes, or with K/M/G suffix), else 1 GiB */
@@ -246,6 +254,8 @@ typedef struct kj_runtime_options {
                                       signed (HMAC-SHA256) and what is fetched must be */
     kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
+    uint32_t reserved;             /* 0 (refused otherwise): names what would be padding, so that a later
+                                      field never lands in bytes an older caller left undefined */
 } kj_runtime_options;
 /* The size and the defaults: KJ_DEVICE_AUTO, the disk cache, KJ_LOG_WARN, every other field 0 or NULL. */
 #ifdef __cplusplus
@@ -271,7 +281,8 @@ KJ_API kj_status kj_runtime_options_init(kj_runtime_options *options, size_t siz
  * GPUs: one runtime per device; runtimes of one process asking at the same moment for a kernel that
  * no cache holds compile it once (the others wait and load its bytes; their origin is memory).
  * Thread-safe (a runtime is created by one thread, then may be shared).
- * Errors: KJ_ERR_USAGE (bad arch, device or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
+ * Errors: KJ_ERR_USAGE (bad arch, an arch whose code the device does not run, a device or option
+ * that is not there), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
  * explicit device was asked for and is not there), KJ_ERR_UNSUPPORTED (a device older than NVRTC
  * can target), KJ_ERR_CUDA (including a cu_context that is not a valid context), KJ_ERR_HOST_MEMORY.
  * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. The
@@ -287,8 +298,9 @@ KJ_API void kj_runtime_destroy(kj_runtime *rt);
 /* 1 when the runtime has a device to launch on, 0 when it is compile-only (or rt is NULL).
  * Thread-safe. No errors. */
 KJ_API int kj_runtime_has_device(const kj_runtime *rt);
-/* The compile target, "sm_90" (compute_XY when NVRTC is older than the device and the driver
- * finishes PTX). Owned by the runtime, valid until kj_runtime_destroy; "" when rt is NULL.
+/* The compile target: options->arch, else the device's "sm_90" (compute_XY when NVRTC is older than
+ * the device and the driver finishes PTX). Owned by the runtime, valid until kj_runtime_destroy; ""
+ * when rt is NULL.
  * Thread-safe. No errors. */
 KJ_API const char *kj_runtime_arch(const kj_runtime *rt);
 
@@ -385,7 +397,11 @@ typedef struct kj_request {
     size_t define_count;
     const char *const *options;/* extra NVRTC options ("-lineinfo"); part of the cache key */
     size_t option_count;
-    const char *arch;          /* kj_compile only: target other than the runtime's ("sm_80") */
+    const char *arch;          /* a target other than the runtime's, as kj_runtime_options.arch names
+                                  it ("sm_80", "sm_90a", "compute_75"): kj_compile builds any NVRTC
+                                  has; kj_kernel_get one whose code the device runs (sm_90a only on
+                                  9.0, compute_75 on 7.5 and newer), and refuses another before the
+                                  driver sees it. NULL: the runtime's */
     const char *const *sources;/* more translation units of the same program: paths to .cu files (a
                                   '/' or ".cu" in each; `kernel` must then be a path too, and
                                   source_text NULL). `kernel` and these, in this order, are
@@ -418,7 +434,8 @@ KJ_API const char *kj_origin_name(kj_origin origin);
  * next request that is not a memory hit (a new runtime, another spelling of the request, and every
  * kj_compile, which re-reads and re-hashes them all). Nothing stale is ever taken from the disk cache.
  * Thread-safe: threads may ask for the same or different kernels at once.
- * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
+ * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch; an arch whose code the
+ * device does not run), KJ_ERR_UNKNOWN_KERNEL,
  * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),
  * KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in kj_last_error()),
  * KJ_ERR_IO (the process has no file descriptor left for NVRTC: EMFILE or ENFILE, named so),
@@ -464,10 +481,11 @@ typedef struct kj_compile_result {
     int cache_hit;          /* 1: a valid entry was already on disk */
     int stored;             /* 1: the cache holds the entry now (0: compiled in memory only) */
     int linked;             /* 1: linked with the device runtime */
-    int is_ptx;             /* 1: PTX for the driver to finish (device newer than NVRTC) */
+    int is_ptx;             /* 1: PTX for the driver to finish (a compute_XY target, or a device newer
+                               than NVRTC) */
     /* The strings (never NULL) and the resources below are owned by the library: valid until the
      * calling thread's next kj_compile, kj_emit or kj_compile_all, or its exit. */
-    const char *arch;       /* the target compiled for: sm_XY, or compute_XY for PTX */
+    const char *arch;       /* the target compiled for: sm_XY, sm_XYa, sm_XYf, or compute_XY... for PTX */
     const char *key;        /* the cache key, 32 hex digits */
     const char *cache_path; /* the entry's path; "" when not stored */
     double compile_ms;      /* NVRTC time (0 on a hit) */
@@ -497,7 +515,9 @@ KJ_API const kj_resource_usage *kj_compile_result_resource(const kj_compile_resu
  * stays in the disk cache (result->cache_path) when the runtime has one. result (caller's storage)
  * may be NULL. Thread-safe.
  * Errors as kj_kernel_get, except KJ_ERR_NO_DEVICE and the module-loading ones; KJ_ERR_USAGE also
- * for a request arch that NVRTC cannot target. */
+ * for a request arch that NVRTC cannot target; KJ_ERR_UNSUPPORTED for a linked program (several
+ * sources, or kernels that launch kernels) built for a compute_XY target (nvJitLink links machine
+ * code only); KJ_ERR_LINK saying so when the toolkit's device runtime has no code for the target. */
 KJ_API kj_status kj_compile(kj_runtime *rt, const kj_request *request, kj_compile_result *result);
 
 /* The compiler's output, to keep or to hand to other tools. */
@@ -529,7 +549,7 @@ KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
  * Thread-safe.
  * Errors as kj_compile; KJ_ERR_USAGE also for a NULL data or size, a format outside the enum, or PTX
  * or LTO-IR of a program of several sources; KJ_ERR_UNSUPPORTED for KJ_EMIT_CUBIN when the target is
- * compute_XY (a device newer than this NVRTC, for which only PTX exists). */
+ * compute_XY (asked for, or a device newer than this NVRTC, for which only PTX exists). */
 KJ_API kj_status kj_emit(kj_runtime *rt, const kj_request *request, kj_emit_format format, void **data, size_t *size,
                          kj_compile_result *result);
 /* Frees what kj_emit gave. Accepts NULL. Thread-safe. */
@@ -556,6 +576,7 @@ typedef struct kj_kernel_info {
                                   percentage 0..100 of the largest shared memory, -1: the driver's choice */
     int pdl;                   /* 1: launched with programmatic dependent launch (the metadata's `pdl`,
                                   on a device and target of compute capability 9.0 or later) */
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_kernel_info;
 #define KJ_KERNEL_INFO_INIT KJ_SIZED_INIT_(kj_kernel_info)
 
@@ -708,6 +729,9 @@ typedef struct kj_param_info {
     size_t value_count;
     const char *const *values;  /* the allowed values, in the order the metadata gives them */
     int tunable;                /* 1: a performance knob (the tuner varies it); 0: it changes the result */
+    int launch;                 /* 1: a knob of the launch alone (`launch` in the metadata: the grid, say),
+                                   tunable, read by the host; the compiler never sees it and the variants
+                                   that differ only in it share one binary */
 } kj_param_info;
 #define KJ_PARAM_INFO_INIT KJ_SIZED_INIT_(kj_param_info)
 

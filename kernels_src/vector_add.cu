@@ -3,12 +3,14 @@
 //@kernjit param    T f32 f64 = f32
 //@kernjit tune     BLOCK_SIZE pow2 64..1024 = 256
 //@kernjit tune     UNROLL 1 2 4 8 = 4
+//@kernjit launch   WAVES pow2 1..1024 = 1024
 #include "common.cuh"
 
 // A memory-bound kernel reaches the device's bandwidth only with enough bytes in flight: each thread
-// issues UNROLL 16-byte loads from each input before it uses any of them, and the host sizes the grid
-// to the blocks the device holds at once, so that every resident warp streams through a grid-stride
-// loop instead of paying a block launch per few elements.
+// issues UNROLL 16-byte loads from each input before it uses any of them. The grid is at most WAVES
+// times the blocks the device holds at once (the host reads WAVES; the compiler never sees it), the
+// blocks striding through the rest: on the H200 a grid of one block per BLOCK_SIZE x UNROLL vectors,
+// each block one pass, moved 4.29-4.35 TB/s against 4.04-4.12 for 1 to 4 waves (1 GiB arrays).
 
 #if KJ_TYPE == KJ_T_f32
 typedef float4 kj_vec;

@@ -1,6 +1,6 @@
 /* A stand-in for libcuda.so.1 (loaded through KERNJIT_LIBCUDA) so that `kernjit launch` can be run
  * end to end where there is no GPU: one "sm_90" device whose memory is host memory, modules that are
- * the real NVRTC cubins (only searched for the entry's name), and launches that run a few known
+ * the real NVRTC cubins or PTX (only searched for the entry's name), and launches that run a few known
  * kernels on the CPU. It checks the CLI's plumbing (argument bytes, fills, copies back, files,
  * validation), never CUDA semantics: the gpu suite does that on a device.
  *
@@ -9,8 +9,16 @@
  *                    none
  *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
  *   KJ_STUB_ATTR_FAIL set: cuFuncGetAttribute fails (CUDA_ERROR_INVALID_HANDLE)
+ *   KJ_STUB_JIT_FAIL set: loading PTX fails (CUDA_ERROR_INVALID_PTX), the JIT's error log this text
  *   KJ_STUB_DEVICES  how many devices it presents (default 1, at most 16), alike but for their
  *                    names ("kernjit stub device", then "... device 1" ...); a primary context each
+ *   KJ_STUB_EVENT_PENDING  N: after each record, an event answers N queries "not ready" before it is
+ *                    done (work still running)
+ *   KJ_STUB_FAULT_DEVICE D: waits on device D's work (its events, its streams) fail with
+ *                    CUDA_ERROR_LAUNCH_FAILED, as after a fault in one of its kernels
+ *   KJ_STUB_TRACE    a file to which each launch, context switch, copy back, event record and query,
+ *                    and stream or context wait appends a line "CALL DEVICE [ANSWER]", for tests of
+ *                    what a call asks of the driver and in which order
  * reduce_fast "reduces" to its element count (see cuLaunchKernel), for kj_reduce_devices' plumbing.
  * Built twice: with cuFuncGetParamInfo, and without it (-DSTUB_OLD_DRIVER) as a CUDA 12.0 driver. */
 #include <cuda.h>
@@ -25,6 +33,27 @@
 #define MAX_DEVICES 16
 static int context_tokens[MAX_DEVICES]; /* a device's context is &context_tokens[ordinal] */
 static _Thread_local CUcontext current; /* per thread, as the driver's current context is */
+
+static int env_int(const char *name, int otherwise) {
+    const char *env = getenv(name);
+    return env && *env ? atoi(env) : otherwise;
+}
+
+/* The device of a context (-1: none). */
+static int device_of(CUcontext c) { return c ? (int)((int *)c - context_tokens) : -1; }
+
+/* A line of KJ_STUB_TRACE; the file is opened for each line, so that a test may set and unset the
+ * variable between calls. */
+static void trace(const char *call, int device, const char *answer) {
+    const char *path = getenv("KJ_STUB_TRACE");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f) return;
+    fprintf(f, "%s %d%s%s\n", call, device, answer ? " " : "", answer ? answer : "");
+    fclose(f);
+}
+
+/* Waits on the work of this device fail (KJ_STUB_FAULT_DEVICE). */
+static int faulted(int device) { return device >= 0 && device == env_int("KJ_STUB_FAULT_DEVICE", -1); }
 
 static int device_count(void) {
     const char *env = getenv("KJ_STUB_DEVICES");
@@ -54,6 +83,8 @@ API CUresult cuGetErrorName(CUresult e, const char **s) {
     *s = e == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
        : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
        : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+       : e == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
+       : e == CUDA_ERROR_INVALID_PTX   ? "CUDA_ERROR_INVALID_PTX"
                                        : "CUDA_ERROR_STUB";
     return CUDA_SUCCESS;
 }
@@ -93,6 +124,11 @@ API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
+    /* an H100 SXM's memory, which the reduction's defaults are derived from: 50 MiB of L2, HBM3 at
+     * 2619 MHz on 5120 bits (3.35 TB/s) */
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 50 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
     default: *v = 1; break;
     }
     return CUDA_SUCCESS;
@@ -116,14 +152,18 @@ API CUresult cuCtxGetCurrent(CUcontext *c) {
     return CUDA_SUCCESS;
 }
 API CUresult cuCtxSetCurrent(CUcontext c) {
+    trace("cuCtxSetCurrent", device_of(c), NULL);
     current = c;
     return CUDA_SUCCESS;
 }
 API CUresult cuCtxGetDevice(CUdevice *d) {
-    *d = current ? (CUdevice)((int *)current - context_tokens) : 0;
+    *d = current ? (CUdevice)device_of(current) : 0;
     return CUDA_SUCCESS;
 }
-API CUresult cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+API CUresult cuCtxSynchronize(void) {
+    trace("cuCtxSynchronize", device_of(current), NULL);
+    return faulted(device_of(current)) ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
+}
 API CUresult cuCtxSetLimit(CUlimit l, size_t v) {
     (void)l, (void)v;
     return CUDA_SUCCESS;
@@ -139,11 +179,22 @@ API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
 typedef struct stub_module {
     unsigned char *image; /* a copy, as the driver makes: the caller may free its own at once */
     size_t size;
+    int is_ptx;           /* the image is PTX text */
     stub_function *functions;
 } stub_module;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     const unsigned char *p = image;
+    if (strncmp(image, "//", 2) == 0 || strncmp(image, ".version", 8) == 0) {
+        /* PTX, which the driver would compile: its text, searched for ".entry NAME(" */
+        stub_module *sm = calloc(1, sizeof *sm);
+        sm->size = strlen(image) + 1;
+        sm->image = malloc(sm->size);
+        memcpy(sm->image, image, sm->size);
+        sm->is_ptx = 1;
+        *m = (CUmodule)sm;
+        return CUDA_SUCCESS;
+    }
     if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F') return CUDA_ERROR_INVALID_IMAGE;
     stub_module *sm = calloc(1, sizeof *sm);
     /* the ELF header's section-header offset and count bound the file: e_shoff + e_shnum * e_shentsize */
@@ -157,6 +208,20 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     memcpy(sm->image, p, sm->size);
     *m = (CUmodule)sm;
     return CUDA_SUCCESS;
+}
+/* PTX through the driver's JIT: with KJ_STUB_JIT_FAIL set, the JIT fails and its error log holds
+ * that text */
+API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *options, void **values) {
+    const char *fail = getenv("KJ_STUB_JIT_FAIL");
+    if (!fail || (strncmp(image, "//", 2) != 0 && strncmp(image, ".version", 8) != 0)) return cuModuleLoadData(m, image);
+    char *log = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER) log = values[i];
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = (size_t)(uintptr_t)values[i];
+    }
+    if (log && size) snprintf(log, size, "%s", fail);
+    return CUDA_ERROR_INVALID_PTX;
 }
 API CUresult cuModuleUnload(CUmodule m) {
     stub_module *sm = (stub_module *)m;
@@ -174,7 +239,10 @@ static pthread_mutex_t functions_lock = PTHREAD_MUTEX_INITIALIZER;
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     stub_module *sm = (stub_module *)m;
     size_t n = strlen(name);
-    if (!memmem(sm->image, sm->size, name, n + 1)) return CUDA_ERROR_NOT_FOUND;
+    char entry[600];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    if (sm->is_ptx ? !strstr((const char *)sm->image, entry) : !memmem(sm->image, sm->size, name, n + 1))
+        return CUDA_ERROR_NOT_FOUND;
     stub_function *fn = calloc(1, sizeof *fn);
     snprintf(fn->name, sizeof fn->name, "%s", name);
     pthread_mutex_lock(&functions_lock);
@@ -280,13 +348,35 @@ API CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
     memcpy((void *)(uintptr_t)d, s, n);
     return CUDA_SUCCESS;
 }
+static void copy_back(void *d, CUdeviceptr s, size_t n) { memcpy(d, (const void *)(uintptr_t)s, n); }
 API CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
-    memcpy(d, (const void *)(uintptr_t)s, n);
+    trace("cuMemcpyDtoH", device_of(current), NULL);
+    copy_back(d, s, n);
     return CUDA_SUCCESS;
 }
 API CUresult cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) {
     (void)st;
-    return cuMemcpyDtoH(d, s, n);
+    trace("cuMemcpyDtoHAsync", device_of(current), NULL);
+    copy_back(d, s, n);
+    return CUDA_SUCCESS;
+}
+/* Page-locked host memory: plain host memory, its device address its host address (unified
+ * addressing). */
+API CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned int flags) {
+    (void)flags;
+    *p = malloc(bytes ? bytes : 1);
+    if (!*p) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(*p, 0xA5, bytes); /* not zeroed, as the driver's is not */
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags) {
+    (void)flags;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+API CUresult cuMemFreeHost(void *p) {
+    free(p);
+    return CUDA_SUCCESS;
 }
 API CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) {
     (void)st;
@@ -319,17 +409,28 @@ API CUresult cuStreamDestroy(CUstream s) {
     free(s);
     return CUDA_SUCCESS;
 }
+/* A stream's work is the current context's (the stub's streams do not know their device). */
 API CUresult cuStreamSynchronize(CUstream s) {
     (void)s;
-    return CUDA_SUCCESS;
+    trace("cuStreamSynchronize", device_of(current), NULL);
+    return faulted(device_of(current)) ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
 }
 API CUresult cuStreamQuery(CUstream s) {
     (void)s;
-    return CUDA_SUCCESS;
+    trace("cuStreamQuery", device_of(current), NULL);
+    return faulted(device_of(current)) ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
 }
+/* An event knows its device (the context current when it was made) and how many more queries it
+ * answers "not ready" (KJ_STUB_EVENT_PENDING, from its last record). */
+typedef struct stub_event {
+    int device, pending;
+} stub_event;
 API CUresult cuEventCreate(CUevent *e, unsigned int flags) {
     (void)flags;
-    *e = (CUevent)malloc(1);
+    stub_event *se = calloc(1, sizeof *se);
+    if (!se) return CUDA_ERROR_OUT_OF_MEMORY;
+    se->device = device_of(current);
+    *e = (CUevent)se;
     return CUDA_SUCCESS;
 }
 API CUresult cuEventDestroy(CUevent e) {
@@ -337,12 +438,24 @@ API CUresult cuEventDestroy(CUevent e) {
     return CUDA_SUCCESS;
 }
 API CUresult cuEventRecord(CUevent e, CUstream s) {
-    (void)e, (void)s;
+    (void)s;
+    stub_event *se = (stub_event *)e;
+    trace("cuEventRecord", se->device, NULL);
+    se->pending = env_int("KJ_STUB_EVENT_PENDING", 0);
     return CUDA_SUCCESS;
 }
+API CUresult cuEventQuery(CUevent e) {
+    stub_event *se = (stub_event *)e;
+    CUresult r = faulted(se->device) ? CUDA_ERROR_LAUNCH_FAILED : se->pending > 0 ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    if (r == CUDA_ERROR_NOT_READY) se->pending--;
+    trace("cuEventQuery", se->device, r == CUDA_SUCCESS ? "done" : r == CUDA_ERROR_NOT_READY ? "not-ready" : "failed");
+    return r;
+}
 API CUresult cuEventSynchronize(CUevent e) {
-    (void)e;
-    return CUDA_SUCCESS;
+    stub_event *se = (stub_event *)e;
+    trace("cuEventSynchronize", se->device, NULL);
+    se->pending = 0;
+    return faulted(se->device) ? CUDA_ERROR_LAUNCH_FAILED : CUDA_SUCCESS;
 }
 API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
     (void)a, (void)b;
@@ -379,6 +492,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     (void)gz, (void)bz, (void)shared, (void)s, (void)extra;
     const char *name = ((stub_function *)f)->name;
     uint64_t threads = (uint64_t)gx * bx;
+    trace("launch", device_of(current), name);
     if (strstr(name, "vadd")) { /* (const float *a, const float *b, float *c, int n) */
         const float *a = ptr_at(params, 0), *b = ptr_at(params, 1);
         float *c = ptr_at(params, 2);

@@ -7,7 +7,8 @@
  * - an old output is written up to its size and no further (a canary after it stays intact);
  * - a newer input with a non-zero unknown byte is refused, with zeros it works; a newer output gets
  *   zeros in the bytes this library does not know;
- * - size 0 is refused. */
+ * - size 0 is refused;
+ * - the fields an older input lacks take their documented defaults, which are not all 0. */
 #include "test_util.h"
 
 #include <stddef.h>
@@ -122,6 +123,44 @@ static void test_old_caller(void **state) {
     kj_runtime_destroy(rt);
 }
 
+static int warnings_seen;
+static void count_warnings(kj_log_level level, const char *message, void *user) {
+    (void)message, (void)user;
+    if (level == KJ_LOG_WARN) warnings_seen++;
+}
+
+/* The fields an older (smaller) struct lacks take their documented defaults, not 0: a struct of the
+ * size field alone asks for KJ_DEVICE_AUTO (0 would be device 0, which this process's driver, a file
+ * that does not exist, cannot give), and one that ends before log_level logs warnings (0 would be
+ * errors only). */
+static void test_old_caller_defaults(void **state) {
+    (void)state;
+    setenv("KERNJIT_LIBCUDA", "/proc/self/fdinfo/no-driver/libcuda.so.1", 1);
+    struct {
+        kj_runtime_options o;
+        unsigned char poison[64];
+    } box;
+    memset(&box, POISON, sizeof box);
+    box.o.size = sizeof box.o.size;
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&box.o, &rt));
+    assert_int_equal(kj_runtime_has_device(rt), 0); /* AUTO without a driver: compile-only */
+    kj_runtime_destroy(rt);
+
+    memset(&box, POISON, sizeof box);
+    memset(&box.o, 0, offsetof(kj_runtime_options, log_level));
+    box.o.size = offsetof(kj_runtime_options, log_level);
+    box.o.device = KJ_DEVICE_NONE;
+    box.o.cache_mode = KJ_CACHE_MEMORY_ONLY;
+    box.o.log = count_warnings;
+    setenv("KERNJIT_PATH", " /tmp", 1); /* white space at an end: a warning */
+    warnings_seen = 0;
+    KJ_ASSERT_OK(kj_runtime_create(&box.o, &rt));
+    unsetenv("KERNJIT_PATH");
+    assert_int_equal(warnings_seen, 1);
+    kj_runtime_destroy(rt);
+}
+
 static void test_newer_caller(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_compile_runtime(NULL, NULL);
@@ -173,6 +212,7 @@ static void test_size_zero(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_old_caller),
+        cmocka_unit_test(test_old_caller_defaults),
         cmocka_unit_test(test_newer_caller),
         cmocka_unit_test(test_size_zero),
     };

@@ -7,6 +7,9 @@
 
 #include "nccl_util.h"
 
+#include "jit/arch.h"
+#include "jit/link.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -171,6 +174,35 @@ static void test_reduce_devices_malformed(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* kj_reduce_devices whose part fails on its device once launched (the stub's KJ_STUB_FAULT_DEVICE: a
+ * fault in a kernel): the part and its device are named, the result is not written, the other part is
+ * waited for, and the runtimes work on. */
+static void test_reduce_devices_part_fails(void **state) {
+    (void)state;
+    setenv("KJ_STUB_DEVICES", "2", 1);
+    kj_runtime *rts[2] = {device_runtime(), kj_test_runtime(cache_dir, 1, NULL)};
+    assert_non_null(rts[1]);
+    kj_devptr parts[2];
+    size_t counts[2] = {3, 4};
+    for (int i = 0; i < 2; i++) KJ_ASSERT_OK(kj_mem_alloc(rts[i], 64, &parts[i]));
+    uint8_t result[8];
+    KJ_ASSERT_OK(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL)); /* compiled */
+    size_t before = count_files(cache_dir);
+    memset(result, POISON, sizeof result);
+    setenv("KJ_STUB_FAULT_DEVICE", "1", 1);
+    EXPECT(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL), KJ_ERR_CUDA,
+           "kj_reduce_devices: part 1 (device 1): the part's reduction failed (cuEventQuery): CUDA_ERROR_LAUNCH_FAILED");
+    unsetenv("KJ_STUB_FAULT_DEVICE");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(count_files(cache_dir), before);
+    KJ_ASSERT_OK(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL));
+    for (int i = 0; i < 2; i++) {
+        kj_mem_free(rts[i], parts[i]);
+        kj_runtime_destroy(rts[i]);
+    }
+    unsetenv("KJ_STUB_DEVICES");
+}
+
 /* kj_reduce_nccl's arguments, checked before NCCL is loaded; then, with NCCL missing (KERNJIT_NCCL
  * naming nothing, before this process loads any), the call is refused naming KERNJIT_NCCL. */
 static void test_reduce_nccl_malformed(void **state) {
@@ -280,7 +312,7 @@ static void test_define_value_with_space(void **state) {
 static void test_request_arch_malformed(void **state) {
     (void)state;
     kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_9x"};
-    expect_compile(&req, KJ_ERR_USAGE, "arch 'sm_9x' is not sm_<digits>");
+    expect_compile(&req, KJ_ERR_USAGE, "arch 'sm_9x' is not a target's name: give sm_XY");
     req.arch = "sm_10";
     expect_compile(&req, KJ_ERR_USAGE, "arch sm_10 is not a target of this NVRTC");
 }
@@ -405,6 +437,69 @@ static void test_struct_size_not_set(void **state) {
 
 /* A caller built against newer headers (a larger struct) that set a field this library does not
  * know: refused, not ignored. Left at 0, the same struct works. */
+/* A size that ends inside a field (half of a pointer) would make the library read a pointer from one
+ * half the caller's and one half its own defaults; and the padding a struct names must be 0. */
+static void test_struct_size_inside_a_field(void **state) {
+    (void)state;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
+    req.size = 12;
+    expect_compile(&req, KJ_ERR_USAGE,
+                   "kj_request.size is 12, which ends inside a field: the sizes of a kj_request are multiples of 8");
+    req.size = 68;
+    expect_compile(&req, KJ_ERR_USAGE, "kj_request.size is 68, which ends inside a field");
+
+    kj_runtime_options ro = KJ_RUNTIME_OPTIONS_INIT;
+    ro.size = 20;
+    kj_runtime *made = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&ro, &made), KJ_ERR_USAGE, "kj_runtime_options.size is 20, which ends inside a field");
+    assert_ptr_equal(made, (kj_runtime *)0x1);
+    EXPECT(kj_runtime_options_init(&ro, 12), KJ_ERR_USAGE, "kj_runtime_options.size is 12, which ends inside a field");
+    assert_int_equal(ro.size, 20);
+
+    kj_runtime_options padded = KJ_RUNTIME_OPTIONS_INIT;
+    padded.device = KJ_DEVICE_NONE;
+    padded.reserved = 7;
+    EXPECT(kj_runtime_create(&padded, &made), KJ_ERR_USAGE, "kj_runtime_options.reserved is 7: it must be 0");
+    assert_ptr_equal(made, (kj_runtime *)0x1);
+
+    kj_runtime *rt = device_runtime();
+    kj_reduce_report report;
+    memset(&report, POISON, sizeof report);
+    report.size = 36;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &report};
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "kj_reduce_report.size is 36, which ends inside a field");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    assert_int_equal(((uint8_t *)&report)[sizeof report.size], POISON);
+    kj_runtime_destroy(rt);
+}
+
+/* A grid bound (WAVES) the entry cannot honour, a value the metadata does not allow, and the named
+ * padding of the options set: refused before anything runs. */
+static void test_launch_waves_refused(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = "reduce_segmented", .waves = 4};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "reduce_segmented has a grid fixed by n: WAVES (waves) applies to reduce_fast alone");
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .waves = 3};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_INVALID_DEFINE, "WAVES=3");
+    o = (kj_reduce_options){.size = sizeof(kj_reduce_options), .reserved = 1};
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_F32, 4096, 16, result, &o), KJ_ERR_USAGE,
+           "kj_reduce_options.reserved is 1: it must be 0");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    kj_vector_add_options v = {.size = sizeof(kj_vector_add_options), .reserved = 2};
+    EXPECT(kj_vector_add(rt, KJ_TYPE_F32, 4096, 8192, 12288, 16, &v), KJ_ERR_USAGE,
+           "kj_vector_add_options.reserved is 2: it must be 0");
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 static void test_struct_with_unknown_fields_set(void **state) {
     (void)state;
     struct {
@@ -440,9 +535,9 @@ static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
-    o.arch = "compute_90";
+    o.arch = "compute_9";
     kj_runtime *rt = (kj_runtime *)0x1;
-    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "arch 'compute_90' is not sm_<digits>");
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "arch 'compute_9' is not a target's name");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
     o.arch = NULL;
     o.device = 7; /* the stub has one device */
@@ -450,6 +545,58 @@ static void test_runtime_arch_malformed(void **state) {
     o.device = -5;
     EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "device -5");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
+}
+
+/* A target whose code the device does not run, for the runtime or for one request: refused before
+ * the driver sees a binary (nothing compiled, nothing stored). The stub device is 9.0. */
+static void test_arch_the_device_does_not_run(void **state) {
+    (void)state;
+    size_t before = count_files(cache_dir);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
+    o.device = 0;
+    o.cache_dir = cache_dir;
+    o.arch = "sm_100a";
+    kj_runtime *rt = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE,
+           "arch sm_100a: its code runs only on compute capability 10.0, and device 0 (kernjit stub device) is 9.0 "
+           "(sm_90): build for sm_90, or for a target that runs there");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+    rt = device_runtime();
+    kj_kernel *k = (kj_kernel *)0x1;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_80"};
+    EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE, "arch sm_80: its code runs on compute capability 8.0 to 8.9");
+    req.arch = "compute_100";
+    EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE, "its code runs on compute capability 10.0 and newer");
+    assert_ptr_equal(k, (kj_kernel *)0x1);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+/* A target this toolkit's device runtime has no code for (CUDA 13.0's has none for sm_87 and
+ * sm_88): a kernel that launches kernels cannot be linked for it, and the message says that the
+ * toolkit lacks it rather than nvJitLink's "bad input". On a toolkit without such a gap, every
+ * target NVRTC has must have the device runtime's code. */
+static void test_device_runtime_without_code_for_the_target(void **state) {
+    (void)state;
+    const int *archs;
+    int n = kj__arch_list(&archs), gap = 0;
+    for (int i = 0; i < n && !gap; i++)
+        if (kj__devrt_has_code(archs[i]) == 0) gap = archs[i];
+    if (!gap) {
+        for (int i = 0; i < n; i++) assert_int_equal(kj__devrt_has_code(archs[i]), 1);
+        return;
+    }
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    char arch[16], want[128];
+    snprintf(arch, sizeof arch, "sm_%d", gap);
+    snprintf(want, sizeof want, "has no code for sm_%d: kernels that launch kernels cannot be built for it", gap);
+    kj_request req = {.size = sizeof(kj_request), .kernel = "nested", .arch = arch};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_LINK, want);
+    assert_non_null(strstr(kj_last_error(), "this toolkit's device runtime ("));
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
 }
 
 /* A remote cache configured wrongly through the options: a usage error at creation, before anything
@@ -730,6 +877,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_source_text_not_a_kernel),
         cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
+        cmocka_unit_test(test_arch_the_device_does_not_run),
+        cmocka_unit_test(test_device_runtime_without_code_for_the_target),
         cmocka_unit_test(test_remote_cache_options_malformed),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
@@ -740,10 +889,13 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_prefetch_malformed),
         cmocka_unit_test(test_compile_all_shard_out_of_range),
         cmocka_unit_test(test_reduce_devices_malformed),
+        cmocka_unit_test(test_reduce_devices_part_fails),
         cmocka_unit_test(test_reduce_nccl_refused), /* its children load NCCL: before this process fails to */
         cmocka_unit_test(test_reduce_nccl_malformed),
         cmocka_unit_test(test_struct_size_not_set),
         cmocka_unit_test(test_struct_with_unknown_fields_set),
+        cmocka_unit_test(test_struct_size_inside_a_field),
+        cmocka_unit_test(test_launch_waves_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(cache_dir);

@@ -30,7 +30,10 @@ expect 1 "result      1001 (the devices' results combined on the host" "$K" run 
 expect 1 '"result":501,' "$K" run reduce --devices 2,0 --n 1001 --type i64 --op max --json
 expect 1 '"devices":[{"ordinal":2,"device":"kernjit stub device 2","n":501' "$K" run reduce --devices 2,0 --n 1001 --type i64 --op max --json
 expect 0 '"device_count":3,' "$K" bench reduce --devices all --sizes 1K --samples 3 --json
-expect 0 "targets at 1 GiB per device" "$K" bench reduce --devices 0,2 --sizes 1K --samples 3
+# what each device past the first adds, and the parts collected one after the other, beside the call
+expect 0 '"per_device_us":' "$K" bench reduce --devices all --sizes 1 --samples 3 --json
+expect 0 '"sequential_median_us":' "$K" bench reduce --devices all --sizes 1 --samples 3 --json
+expect 0 "multi - local <= 10 us at every size" "$K" bench reduce --devices 0,2 --sizes 1K --samples 3
 expect 0 "all at once (1 compile" "$K" bench reduce --devices all --sizes 1K --samples 1
 expect 0 '"first_launch":{"device_count":3,' "$K" bench reduce --devices all --sizes 1K --samples 1 --json
 # NCCL through tests/fake-nccl.c (its communicators stand for 3 equal ranks): the NCCL columns are there

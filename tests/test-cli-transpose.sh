@@ -42,7 +42,7 @@ expect 2 "--type i32: vector-add takes f32 or f64" "$K" run vector-add --type i3
 expect 2 "unknown type 'f128'" "$K" run vector-add --type f128
 expect 2 "--n '0' is not a number" "$K" run vector-add --n 0
 expect 2 "--n 'lots' is not a number" "$K" run vector-add --n lots
-expect 2 "-D T: run vector-add takes -D BLOCK_SIZE and -D UNROLL" "$K" run vector-add -D T=f64
+expect 2 "-D T: run vector-add takes -D BLOCK_SIZE, -D UNROLL and -D WAVES" "$K" run vector-add -D T=f64
 expect 2 "-D UNROLL=-1: the value must be an integer" "$K" run vector-add -D UNROLL=-1
 expect 2 "--offset '5000' is not a number from 0 to 1024" "$K" run vector-add --offset 5000
 expect 2 "unexpected argument" "$K" run vector-add 7

@@ -49,11 +49,17 @@ static void test_vector_add(void **state) {
     assert_int_equal(r.block_size, 128);
     assert_int_equal(r.unroll, 4);
 
+    /* a record from before WAVES existed: its values, and WAVES at its default */
     store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=2");
     r = vector_add(0, 0);
     assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
     assert_int_equal(r.block_size, 512);
     assert_int_equal(r.unroll, 2);
+    assert_int_equal(r.waves, 1024);
+    store("vector_add", "vector_add", "T=f32", "BLOCK_SIZE=512 UNROLL=2 WAVES=4");
+    r = vector_add(0, 0);
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.waves, 4);
     r = vector_add(0, 8); /* what the caller gives wins over the database */
     assert_int_equal(r.config_from, KJ_CONFIG_EXPLICIT);
     assert_int_equal(r.block_size, 256);
@@ -72,8 +78,8 @@ static void test_vector_add(void **state) {
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.unroll, 4);
     assert_int_equal(kj_test_rt_log.warnings, warnings + 1);
-    assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 for vector_add cannot be "
-                                                 "used"));
+    assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 WAVES=1024 for vector_add "
+                                                 "cannot be used"));
     assert_non_null(strstr(kj_test_rt_log.last, "UNROLL=3"));
     /* and explicit values the metadata refuses are the caller's error */
     kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .unroll = 3};
@@ -113,9 +119,10 @@ static void test_reduce(void **state) {
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
 }
 
-/* The fast entry's defaults by size (reduce.c, fast_default): one block up to 8 vectors a thread of
- * 256; then 512 threads with two vectors a pass where 128 blocks still get them, else one; past
- * 32 MiB 1024 threads with 4. */
+/* The fast entry's defaults by size (reduce.c, fast_default) on the stub's device (132 SMs, 50 MiB of
+ * L2, 3.35 TB/s): one block up to 8 vectors a thread of 256; then 512 threads with two vectors a pass
+ * where 132 blocks still get them, else one; past half the L2 (25 MiB) 1024 threads with the loads in
+ * flight that hold 3 us of the bandwidth: 4. */
 static void test_reduce_fast_defaults(void **state) {
     (void)state;
     static const struct {
@@ -123,10 +130,11 @@ static void test_reduce_fast_defaults(void **state) {
         size_t n;
         unsigned block, coarse;
     } cases[] = {{KJ_TYPE_F32, 1000, 256, 1},          {KJ_TYPE_F32, 8192, 256, 8},
-                 {KJ_TYPE_F32, 8193, 512, 1},          {KJ_TYPE_F32, (1u << 19) - 1, 512, 1},
-                 {KJ_TYPE_F32, 1u << 19, 512, 2},      {KJ_TYPE_F16, 1u << 20, 512, 2},
-                 {KJ_TYPE_F16, (1u << 20) - 1, 512, 1}, {KJ_TYPE_F64, 1u << 22, 512, 2},
-                 {KJ_TYPE_F32, 1u << 23, 512, 2},      {KJ_TYPE_F32, (1u << 23) + 1, 1024, 4}};
+                 {KJ_TYPE_F32, 8193, 512, 1},          {KJ_TYPE_F32, 512 * 4 * 2 * 132 - 1, 512, 1},
+                 {KJ_TYPE_F32, 512 * 4 * 2 * 132, 512, 2}, {KJ_TYPE_F16, 512 * 8 * 2 * 132, 512, 2},
+                 {KJ_TYPE_F16, 512 * 8 * 2 * 132 - 1, 512, 1}, {KJ_TYPE_F64, (25u << 20) / 8, 512, 2},
+                 {KJ_TYPE_F64, (25u << 20) / 8 + 1, 1024, 4}, {KJ_TYPE_F32, 25u << 18, 512, 2},
+                 {KJ_TYPE_F32, (25u << 18) + 1, 1024, 4}};
     kj_devptr in;
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (32u << 20) + 64, &in));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -174,6 +182,46 @@ static void test_tune_gets_each_variant_once(void **state) {
     assert_int_equal(after.requests - before.requests, 3);
 }
 
+/* A runtime whose target is not the device's own (sm_90a on the stub's 9.0) builds every family's
+ * kernels for it, in its folder, and keeps its tuning results apart: what it stored the device's own
+ * target does not use, and the database's line says the target. */
+static void test_target_keeps_its_tuning(void **state) {
+    (void)state;
+    kj_runtime *rt = kj_test_runtime_for(kj_test_dir, KJ_DEVICE_AUTO, "sm_90a", NULL);
+    assert_non_null(rt);
+    assert_string_equal(kj_runtime_arch(rt), "sm_90a");
+    assert_string_equal(kj__tuned_target(rt), "sm_90a");
+    assert_string_equal(kj__tuned_target(kj_test_rt), "");
+    kj_device_info info = KJ_DEVICE_INFO_INIT;
+    KJ_ASSERT_OK(kj_runtime_device(rt, &info));
+    char device[256];
+    kj__tunedb_device_name(info.name, device);
+    kj__tuned_rec rec = {.kernel = (char *)"vector_add", .entry = (char *)"vector_add", .fixed = (char *)"T=f64",
+                         .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
+                         .cc_minor = info.cc_minor, .target = (char *)kj__tuned_target(rt),
+                         .version = (char *)kj_version_string(), .values = (char *)"BLOCK_SIZE=128 UNROLL=1",
+                         .gbps = 1, .us = 1, .n = N, .time = 1};
+    KJ_ASSERT_OK(kj__tuned_store(rt, &rec, NULL));
+    kj_vector_add_report r = KJ_VECTOR_ADD_REPORT_INIT;
+    kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .report = &r};
+    KJ_ASSERT_OK(kj_vector_add(rt, KJ_TYPE_F64, a, b, c, N, &o));
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.block_size, 128);
+    kj_tuned t = KJ_TUNED_INIT;
+    KJ_ASSERT_OK(kj_tune_db_lookup(rt, "vector_add", "vector_add", "T=f64", N, &t));
+    assert_string_equal(t.target, "sm_90a");
+    struct stat st;
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "sm_90a"), &st), 0); /* its kernels' folder */
+    /* a runtime for the device's own sm_90 reads the same file and does not take it */
+    kj_runtime *own = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, NULL);
+    assert_non_null(own);
+    KJ_ASSERT_OK(kj_vector_add(own, KJ_TYPE_F64, a, b, c, N, &o));
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(kj_tune_db_lookup(own, "vector_add", "vector_add", "T=f64", N, &t), KJ_ERR_NOT_FOUND);
+    kj_runtime_destroy(own);
+    kj_runtime_destroy(rt);
+}
+
 static int teardown(void **state) {
     kj_mem_free(kj_test_rt, a);
     return kj_test_teardown(state);
@@ -191,4 +239,4 @@ static void test_config_from_names(void **state) {
 
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
              cmocka_unit_test(test_reduce_fast_defaults),             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
-             cmocka_unit_test(test_config_from_names))
+             cmocka_unit_test(test_config_from_names), cmocka_unit_test(test_target_keeps_its_tuning))

@@ -3,7 +3,8 @@
  * unevenly across the runtimes (empty parts included), fresh random inputs, the result poisoned
  * first; the result must equal the CPU reference over the whole input (within the float bound), be
  * bit for bit the host combine of each part's own kj_reduce in part order, and be the same bits when
- * the call is repeated. Exits 77 without a GPU. */
+ * the call is repeated on a stream of each runtime's own (the parts' results come back through host
+ * memory their kernels write, and events on those streams). Exits 77 without a GPU. */
 #include "test_util.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@
 
 static kj_runtime *rts[MAX_RUNTIMES];
 static kj_devptr inputs[MAX_RUNTIMES];
+static kj_stream streams[MAX_RUNTIMES];
 static size_t runtimes;
 static void *host;
 #define MAX_N ((1u << 24) + 7)
@@ -26,6 +28,7 @@ static int setup(void **state) {
     for (size_t i = 0; i < runtimes; i++) {
         if (!(rts[i] = kj_test_runtime(kj_test_dir, devices < 2 ? 0 : (int)i, NULL))) return -1;
         if (kj_mem_alloc(rts[i], (size_t)MAX_N * 8, &inputs[i]) != KJ_OK) return -1;
+        if (kj_stream_create(rts[i], &streams[i]) != KJ_OK) return -1;
     }
     return (host = malloc((size_t)MAX_N * 8)) ? 0 : -1;
 }
@@ -33,6 +36,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     for (size_t i = 0; i < runtimes; i++) {
         kj_mem_free(rts[i], inputs[i]);
+        kj_stream_destroy(rts[i], streams[i]);
         kj_runtime_destroy(rts[i]);
     }
     free(host);
@@ -64,15 +68,15 @@ static void check(kj_op op, kj_type t, size_t n) {
     memset(got, 0xA5, sizeof got);
     memset(again, 0x5A, sizeof again);
     kj_status s = kj_reduce_devices(rts, inputs, counts, runtimes, op, t, got, NULL);
-    if (s == KJ_OK) s = kj_reduce_devices(rts, inputs, counts, runtimes, op, t, again, NULL);
+    if (s == KJ_OK) s = kj_reduce_devices(rts, inputs, counts, runtimes, op, t, again, streams);
     if (s != KJ_OK) fail_msg("%s %s n=%zu: %s", kj_op_name(op), kj_type_name(t), n, kj_last_error());
     const char *what = kj_op_name(op), *type = kj_type_name(t);
     if (memcmp(got, combined, rs) != 0)
         fail_msg("%s %s n=%zu: %.17g is not the combine of the parts' own results in part order, %.17g", what, type,
                  n, kj_result_as_double(t, got), kj_result_as_double(t, combined));
     if (memcmp(got, again, rs) != 0)
-        fail_msg("%s %s n=%zu: %.17g, then %.17g: not bit-identical from run to run", what, type, n,
-                 kj_result_as_double(t, got), kj_result_as_double(t, again));
+        fail_msg("%s %s n=%zu: %.17g, then %.17g on the runtimes' own streams: not bit-identical from run to run",
+                 what, type, n, kj_result_as_double(t, got), kj_result_as_double(t, again));
     double w = kj_result_as_double(t, want), g = kj_result_as_double(t, got);
     double tol = kj_reduce_tolerance(op, t, n, w, abs_sum, NULL);
     if (memcmp(want, got, rs) != 0 && !(fabs(g - w) <= tol))

@@ -1,7 +1,9 @@
 /* kj_reduce_devices on the stub driver (tests/stub-cuda.c with KJ_STUB_DEVICES=4): the plumbing of a
  * reduction split across devices. The stub's reduce_fast "reduces" a part to its element count, so a
  * u32 or i64 result combines the counts each device was given: a sum is the total, max and min the
- * largest and smallest part, prod their product. Real NVRTC compiles; the gpu suite's
+ * largest and smallest part, prod their product. The stub's trace (KJ_STUB_TRACE) shows what a call
+ * asks of the driver: every launch before any wait, and the parts' events polled in turn. Real NVRTC
+ * compiles; the gpu suite's
  * test-gpu-reduce-devices checks the arithmetic against the CPU reference. */
 #include "test_util.h"
 
@@ -91,5 +93,114 @@ static void test_failed_part_is_named(void **state) {
     parts_close(&p);
 }
 
+/* ---- what one call asks of the driver, and in which order (the stub's KJ_STUB_TRACE) ---- */
+
+#define MAX_LINES 512
+typedef struct trace {
+    char lines[MAX_LINES][160];
+    int count;
+} trace;
+
+/* One kj_reduce_devices of the four parts (sum u32 of 1 to 4 elements), traced, with each event
+ * answering `pending` queries "not ready" first; its status. */
+static kj_status traced_call(parts *p, int pending, uint32_t *got, trace *t) {
+    const char *path = kj_test_path(kj_test_dir, "trace.txt");
+    remove(path);
+    char text[16];
+    snprintf(text, sizeof text, "%d", pending);
+    setenv("KJ_STUB_EVENT_PENDING", text, 1);
+    setenv("KJ_STUB_TRACE", path, 1);
+    const size_t counts[DEVICES] = {1, 2, 3, 4};
+    kj_status s = kj_reduce_devices(p->rts, p->parts, counts, DEVICES, KJ_OP_SUM, KJ_TYPE_U32, got, NULL);
+    unsetenv("KJ_STUB_TRACE");
+    unsetenv("KJ_STUB_EVENT_PENDING");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    for (t->count = 0; t->count < MAX_LINES && fgets(t->lines[t->count], sizeof t->lines[0], f); t->count++)
+        t->lines[t->count][strcspn(t->lines[t->count], "\n")] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* The index of the first (last: from the end) line that begins with `prefix`, -1 when none. */
+static int find(const trace *t, const char *prefix, int last) {
+    for (int k = 0; k < t->count; k++) {
+        int i = last ? t->count - 1 - k : k;
+        if (strncmp(t->lines[i], prefix, strlen(prefix)) == 0) return i;
+    }
+    return -1;
+}
+
+static int count_of(const trace *t, const char *prefix) {
+    int n = 0;
+    for (int i = 0; i < t->count; i++) n += strncmp(t->lines[i], prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+/* Every device's kernel goes out before anything is waited for; each device's context is made
+ * current once; nothing is copied back or waited for one device at a time: the parts' events are
+ * polled in turn (device 3's is asked before device 0's is done), with no context switch. */
+static void test_launches_go_out_before_any_wait(void **state) {
+    (void)state;
+    parts p;
+    parts_open(&p, 0);
+    uint32_t got = 0;
+    trace t;
+    KJ_ASSERT_OK(traced_call(&p, 0, &got, &t)); /* kernels got, lanes made: what is left is the call itself */
+    got = 0;
+    KJ_ASSERT_OK(traced_call(&p, 2, &got, &t));
+    assert_int_equal(got, 10);
+    char line[64];
+    for (int d = 0; d < DEVICES; d++) {
+        snprintf(line, sizeof line, "launch %d ", d);
+        assert_int_equal(count_of(&t, line), 1);
+        snprintf(line, sizeof line, "cuCtxSetCurrent %d", d);
+        assert_true(count_of(&t, line) <= 1);
+        snprintf(line, sizeof line, "cuEventQuery %d not-ready", d);
+        assert_int_equal(count_of(&t, line), 2);
+        snprintf(line, sizeof line, "cuEventQuery %d done", d);
+        assert_int_equal(count_of(&t, line), 1);
+    }
+    int last_launch = find(&t, "launch ", 1), first_query = find(&t, "cuEventQuery", 0);
+    assert_true(last_launch >= 0 && first_query > last_launch);
+    assert_true(find(&t, "cuCtxSetCurrent", 1) < first_query);
+    assert_true(find(&t, "cuEventQuery 3", 0) < find(&t, "cuEventQuery 0 done", 0));
+    const char *waits[] = {"cuStreamSynchronize", "cuStreamQuery", "cuEventSynchronize", "cuCtxSynchronize",
+                           "cuMemcpyDtoH"};
+    for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++)
+        if (count_of(&t, waits[i])) fail_msg("%s in a kj_reduce_devices call", waits[i]);
+    parts_close(&p);
+}
+
+/* A part whose work fails on its device (the stub's KJ_STUB_FAULT_DEVICE) is named with its index and
+ * device; the other parts are still waited for until done; the result is not written; the runtimes
+ * work on afterwards. */
+static void test_failed_part_waits_for_the_others(void **state) {
+    (void)state;
+    parts p;
+    parts_open(&p, 0);
+    uint32_t got = 0x1234;
+    trace t;
+    setenv("KJ_STUB_FAULT_DEVICE", "1", 1);
+    kj_status s = traced_call(&p, 3, &got, &t);
+    unsetenv("KJ_STUB_FAULT_DEVICE");
+    assert_int_equal(s, KJ_ERR_CUDA);
+    assert_non_null(strstr(kj_last_error(), "kj_reduce_devices: part 1 (device 1): the part's reduction failed"));
+    assert_non_null(strstr(kj_last_error(), "CUDA_ERROR_LAUNCH_FAILED"));
+    assert_int_equal(got, 0x1234);
+    assert_true(find(&t, "cuEventQuery 1 failed", 0) >= 0);
+    for (int d = 0; d < DEVICES; d++) {
+        if (d == 1) continue;
+        char done[64];
+        snprintf(done, sizeof done, "cuEventQuery %d done", d);
+        assert_int_equal(count_of(&t, done), 1);
+    }
+    KJ_ASSERT_OK(traced_call(&p, 0, &got, &t));
+    assert_int_equal(got, 10);
+    parts_close(&p);
+}
+
 KJ_TEST_MAIN(setup, kj_test_teardown, cmocka_unit_test(test_every_device_reduces_its_part),
-             cmocka_unit_test(test_runtimes_and_streams_share_a_device), cmocka_unit_test(test_failed_part_is_named))
+             cmocka_unit_test(test_runtimes_and_streams_share_a_device), cmocka_unit_test(test_failed_part_is_named),
+             cmocka_unit_test(test_launches_go_out_before_any_wait),
+             cmocka_unit_test(test_failed_part_waits_for_the_others))

@@ -39,7 +39,8 @@ static const char *define_of(const kj_variant *v, const char *name) {
     return NULL;
 }
 
-/* The reduction: BLOCK_SIZE x COARSE_FACTOR, 6 x 6, params at their defaults, last dimension fastest. */
+/* The reduction: BLOCK_SIZE x COARSE_FACTOR, 6 x 6, params at their defaults, last dimension fastest;
+ * WAVES, a `launch` parameter (no new binary), held at its default for an offline build. */
 static void test_reduce_space(void **state) {
     (void)state;
     kj_space *s;
@@ -60,12 +61,14 @@ static void test_reduce_space(void **state) {
     assert_int_equal(v.coords[1], 1);
     assert_string_equal(v.label, "BLOCK_SIZE=64 COARSE_FACTOR=2");
     assert_null(v.skipped);
-    assert_int_equal(v.define_count, 4);
+    assert_int_equal(v.define_count, 5);
     /* sorted by name, with the params at their defaults */
     assert_string_equal(v.defines[0].name, "BLOCK_SIZE");
     assert_string_equal(v.defines[1].name, "COARSE_FACTOR");
     assert_string_equal(v.defines[2].name, "OP");
     assert_string_equal(v.defines[3].name, "T");
+    assert_string_equal(v.defines[4].name, "WAVES");
+    assert_string_equal(define_of(&v, "WAVES"), "1");
     assert_string_equal(define_of(&v, "OP"), "sum");
     assert_string_equal(define_of(&v, "T"), "f32");
     /* every combination once */
@@ -115,12 +118,17 @@ static void test_pin_and_restrict(void **state) {
     assert_string_equal(kj_space_dim_name(s, 0), "OP"); /* metadata order: OP T BLOCK_SIZE COARSE_FACTOR */
     kj_space_free(s);
     /* ... but not for tuning */
-    assert_int_equal(kj__space_create(NULL, "reduce", ops, 1, NULL, 1, &s), KJ_ERR_USAGE);
+    assert_int_equal(kj__space_create(NULL, "reduce", ops, 1, NULL, 1, 1, &s), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "one value"));
 
-    /* the tuner pins tunables an entry ignores: they leave the space and the key */
+    /* the tuner pins tunables an entry ignores: they leave the space and the key; it varies WAVES
+     * (pow2 1..64) too */
     static const char *const pin_coarse[] = {"COARSE_FACTOR", NULL};
-    KJ_ASSERT_OK(kj__space_create(NULL, "reduce", NULL, 0, pin_coarse, 1, &s));
+    KJ_ASSERT_OK(kj__space_create(NULL, "reduce", NULL, 0, pin_coarse, 1, 1, &s));
+    assert_int_equal(kj_space_count(s), 6 * 7);
+    assert_string_equal(kj_space_dim_name(s, 1), "WAVES");
+    kj_space_free(s);
+    KJ_ASSERT_OK(kj__space_create(NULL, "reduce", NULL, 0, pin_coarse, 1, 0, &s));
     assert_int_equal(kj_space_count(s), 6);
     KJ_ASSERT_OK(kj_space_variant(s, 0, &v));
     assert_string_equal(define_of(&v, "COARSE_FACTOR"), "8");
@@ -130,11 +138,11 @@ static void test_pin_and_restrict(void **state) {
 
 /* The other tuned families. transpose: TILE_DIM x BLOCK_ROWS, 4 x 6, of which the `require` lines
  * (TILE_DIM % BLOCK_ROWS == 0, TILE_DIM * BLOCK_ROWS <= 1024) leave out 16x32, 64x32, 128x16 and
- * 128x32; keyed by ELEM_BYTES. vector_add: BLOCK_SIZE x UNROLL, 5 x 4, all valid; keyed by T. */
+ * 128x32; keyed by ELEM_BYTES. vector_add: BLOCK_SIZE x UNROLL x WAVES, 5 x 4 x 11, all valid; keyed by T. */
 static void test_family_spaces(void **state) {
     (void)state;
     kj_space *s;
-    KJ_ASSERT_OK(kj__space_create(NULL, "transpose", NULL, 0, NULL, 1, &s));
+    KJ_ASSERT_OK(kj__space_create(NULL, "transpose", NULL, 0, NULL, 1, 1, &s));
     assert_int_equal(kj_space_count(s), 24);
     assert_int_equal(kj_space_valid_count(s), 20);
     assert_int_equal(kj_space_dim_count(s), 2);
@@ -151,16 +159,17 @@ static void test_family_spaces(void **state) {
     }
     kj_space_free(s);
     kj_define eight[] = {{"ELEM_BYTES", "8"}};
-    KJ_ASSERT_OK(kj__space_create(NULL, "transpose", eight, 1, NULL, 1, &s));
+    KJ_ASSERT_OK(kj__space_create(NULL, "transpose", eight, 1, NULL, 1, 1, &s));
     assert_string_equal(kj__space_fixed(s), "ELEM_BYTES=8");
     kj_space_free(s);
 
-    KJ_ASSERT_OK(kj__space_create(NULL, "vector_add", NULL, 0, NULL, 1, &s));
-    assert_int_equal(kj_space_count(s), 20);
-    assert_int_equal(kj_space_valid_count(s), 20);
-    assert_int_equal(kj_space_dim_count(s), 2);
+    KJ_ASSERT_OK(kj__space_create(NULL, "vector_add", NULL, 0, NULL, 1, 1, &s));
+    assert_int_equal(kj_space_count(s), 220);
+    assert_int_equal(kj_space_valid_count(s), 220);
+    assert_int_equal(kj_space_dim_count(s), 3);
     assert_string_equal(kj_space_dim_name(s, 0), "BLOCK_SIZE");
     assert_string_equal(kj_space_dim_name(s, 1), "UNROLL");
+    assert_string_equal(kj_space_dim_name(s, 2), "WAVES");
     assert_string_equal(kj_space_dim_value(s, 0, 0), "64");
     assert_string_equal(kj__space_fixed(s), "T=f32");
     kj_space_free(s);

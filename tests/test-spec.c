@@ -28,6 +28,7 @@ static void test_full_block(void **state) {
                            "//@kernjit param OP sum max = max\n"
                            "//@kernjit tune BLOCK_SIZE pow2 32..256 = 64\n"
                            "//@kernjit tune N 1..4 = 2\n"
+                           "//@kernjit launch GRID pow2 1..8 = 2\n"
                            "//@kernjit require BLOCK_SIZE * N <= 512\n"
                            "//@kernjit rdc\n"
                            "//@kernjit limit pending-launches 4096\n"
@@ -37,7 +38,24 @@ static void test_full_block(void **state) {
     assert_string_equal(s->summary, "Some kernels");
     assert_int_equal(s->entry_count, 3);
     assert_string_equal(s->entries[2], "c");
-    assert_int_equal(s->param_count, 3);
+    assert_int_equal(s->param_count, 4);
+    const kj__param *grid = kj__spec_find_param(s, "GRID");
+    assert_true(grid->launch);
+    assert_true(grid->tunable);
+    assert_int_equal(grid->value_count, 4);
+    assert_false(kj__spec_find_param(s, "N")->launch);
+    /* the launch parameter is validated with the others, then left out of what the compiler gets */
+    kj_define bad[] = {{"GRID", "3"}};
+    char **canonical;
+    size_t count;
+    assert_int_equal(kj__spec_resolve(s, "k", bad, 1, &canonical, &count), KJ_ERR_INVALID_DEFINE);
+    kj_define good[] = {{"GRID", "8"}};
+    KJ_ASSERT_OK(kj__spec_resolve(s, "k", good, 1, &canonical, &count));
+    assert_int_equal(count, 4);
+    kj__spec_drop_launch(s, canonical, &count);
+    assert_int_equal(count, 3);
+    for (size_t i = 0; i < count; i++) assert_null(strstr(canonical[i], "GRID"));
+    kj__strings_free(canonical, count);
     const kj__param *b = kj__spec_find_param(s, "BLOCK_SIZE");
     assert_non_null(b);
     assert_int_equal(b->value_count, 4);

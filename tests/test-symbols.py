@@ -2,11 +2,17 @@
 """The libraries export exactly the public API.
 
 usage: test-symbols.py --header include/kernjit.h [--header ...] [--testing testing/kjtest.h]
+                       [--map src/kernjit.map] [--layout src/base/layout.c]
                        [--shared libkernjit.so] [--static libkernjit.a]
 
-The intended set is every function the public headers declare with KJ_API. The shared library's
-dynamic symbol table must hold exactly that set (a function declared but not exported, or exported
-but not declared, fails), each under the version node of src/kernjit.map. The static archive may
+The intended set is every function the public headers declare with KJ_API. The version script
+(--map) names exactly that set, each name once and no pattern, so that a function added to a header
+must be added to the map too. The shared library's dynamic symbol table must hold exactly that set (a
+function declared but not exported, or exported but not declared, fails), each under the version
+node the map gives it.
+
+Every struct of the public headers that begins with `size_t size` (a caller's sized struct) has its
+layout assertion in src/base/layout.c (--layout), and that file asserts nothing else. The static archive may
 also hold the kj__ internals, but no other global name: a program linking it statically must not
 meet a name of ours outside the kj_ prefix.
 
@@ -18,7 +24,61 @@ import re
 import subprocess
 import sys
 
-VERSION_NODE = 'KERNJIT_0.2'
+def version_nodes(path):
+    """The names the version script exports, each with its node: {name: node}; and the problems."""
+    with open(path) as f:
+        text = re.sub(r'/\*.*?\*/', ' ', f.read(), flags=re.S)
+    nodes, problems = {}, []
+    for node, body in re.findall(r'([A-Za-z_][A-Za-z0-9_.]*)\s*\{(.*?)\}\s*[A-Za-z0-9_.]*\s*;', text, flags=re.S):
+        glob = re.search(r'global\s*:(.*?)(?:local\s*:|$)', body, flags=re.S)
+        for name in (n.strip() for n in (glob.group(1) if glob else '').split(';')):
+            if not name:
+                continue
+            if not re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', name):
+                problems.append('%s: a pattern in the global list of %s: name each function' % (name, path))
+            elif name in nodes:
+                problems.append('%s: listed twice in %s' % (name, path))
+            else:
+                nodes[name] = node
+    if not nodes:
+        problems.append('no exported name found in %s' % path)
+    return nodes, problems
+
+
+def check_map(path, intended):
+    nodes, problems = version_nodes(path)
+    for n in sorted(intended - set(nodes)):
+        problems.append('%s: declared KJ_API in a public header but not listed in %s' % (n, path))
+    for n in sorted(set(nodes) - intended):
+        problems.append('%s: listed in %s but not declared KJ_API in a public header' % (n, path))
+    print('%s: %d names in %d node(s)' % (path, len(nodes), len(set(nodes.values()))))
+    return nodes, problems
+
+
+def sized_structs(header_paths):
+    """The structs that begin with `size_t size`: the callers' sized structs."""
+    names = set()
+    for path in header_paths:
+        with open(path) as f:
+            text = re.sub(r'/\*.*?\*/', ' ', f.read(), flags=re.S)
+        names |= set(re.findall(r'typedef\s+struct\s+\w+\s*\{\s*size_t\s+size\s*;[^}]*\}\s*(\w+)\s*;', text))
+    return names
+
+
+def check_layout(path, header_paths):
+    with open(path) as f:
+        text = re.sub(r'/\*.*?\*/', ' ', f.read(), flags=re.S)
+    asserted = re.findall(r'^KJ__NO_TAIL_PADDING\(\s*(\w+)\s*,', text, flags=re.M)
+    structs = sized_structs(header_paths)
+    problems = ['%s: asserted twice in %s' % (n, path) for n in sorted({n for n in asserted if asserted.count(n) > 1})]
+    problems += ['%s: a sized struct of the public headers without its layout assertion in %s' % (n, path)
+                 for n in sorted(structs - set(asserted))]
+    problems += ['%s: asserted in %s but not a sized struct of the public headers' % (n, path)
+                 for n in sorted(set(asserted) - structs)]
+    if not structs:
+        problems.append('no sized struct found in the public headers')
+    print('%s: %d sized structs, %d asserted' % (path, len(structs), len(asserted)))
+    return problems
 
 
 def declared(header_paths):
@@ -58,7 +118,7 @@ def nm(args):
     return rows
 
 
-def check_shared(path, intended):
+def check_shared(path, intended, nodes):
     problems = []
     exported = {}
     for kind, sym in nm(['-D', '--defined-only', '--with-symbol-versions', path]):
@@ -72,8 +132,8 @@ def check_shared(path, intended):
     for n in sorted(names - intended):
         problems.append('%s: exported but not declared KJ_API in the public header' % n)
     for n in sorted(names & intended):
-        if exported[n] != VERSION_NODE:
-            problems.append('%s: exported with version %r, expected %s' % (n, exported[n] or 'none', VERSION_NODE))
+        if nodes and exported[n] != nodes.get(n):
+            problems.append('%s: exported with version %r, expected %s' % (n, exported[n] or 'none', nodes.get(n)))
     print('%s: %d symbols exported, %d declared' % (path, len(names), len(intended)))
     return problems
 
@@ -104,6 +164,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--header', action='append', required=True)
     ap.add_argument('--testing')
+    ap.add_argument('--map')
+    ap.add_argument('--layout')
     ap.add_argument('--shared')
     ap.add_argument('--static')
     a = ap.parse_args()
@@ -111,6 +173,12 @@ def main():
     problems = ['%s: declared twice in the public headers' % n for n in dups]
     if not public:
         problems.append('no KJ_API declaration found in %s' % ', '.join(a.header))
+    nodes = {}
+    if a.map:
+        nodes, found = check_map(a.map, public)
+        problems += found
+    if a.layout:
+        problems += check_layout(a.layout, a.header)
     oracles = set()
     if a.testing:
         oracles = functions(a.testing)
@@ -119,7 +187,7 @@ def main():
         problems += ['%s: declared both in %s and in a public header' % (n, a.testing) for n in sorted(oracles & public)]
         print('the oracles of %s, not in the libraries: %s' % (a.testing, ', '.join(sorted(oracles))))
     if a.shared:
-        problems += check_shared(a.shared, public)
+        problems += check_shared(a.shared, public, nodes)
         exported = {sym.partition('@')[0] for kind, sym in nm(['-D', '--defined-only', a.shared])}
         problems += ['%s: an oracle of %s, exported by %s' % (n, a.testing, a.shared) for n in sorted(oracles & exported)]
     if a.static:

@@ -1,5 +1,5 @@
 /* The tuning database (src/tunedb/tunedb.c, src/tunedb/tunedb_api.c): size buckets and their neighbours, keys kept
- * apart by device, compute capability, version and macros, the text format, damaged files (garbage,
+ * apart by device, compute capability, target, version and macros, the text format, damaged files (garbage,
  * truncated, binary), atomic updates, writers in several processes, and the public API on a
  * compile-only runtime. No GPU. */
 #include "test_util.h"
@@ -24,7 +24,7 @@ static kj__tuned_rec rec(const char *device, int major, int minor, const char *f
 
 static const kj__tuned_rec *find(const kj__tunedb *db, const char *device, int major, int minor, const char *fixed,
                                  uint64_t n) {
-    return kj__tunedb_find(db, "reduce", "reduce_fast", fixed, n, device, major, minor, "0.1.0");
+    return kj__tunedb_find(db, "reduce", "reduce_fast", fixed, n, device, major, minor, "", "0.1.0");
 }
 
 static void test_buckets(void **state) {
@@ -137,10 +137,53 @@ static void test_keys_apart(void **state) {
     assert_null(find(&db, "NVIDIA H200", 9, 0, f, 1u << 28));
     assert_null(find(&db, H100, 9, 0, "OP=max T=f32", 1u << 28));
     assert_null(find(&db, H100, 9, 0, "", 1u << 28));
-    assert_null(kj__tunedb_find(&db, "reduce", "reduce_coarsened", f, 1u << 28, H100, 9, 0, "0.1.0"));
-    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "0.2.0"));
-    assert_null(kj__tunedb_find(&db, "transpose", "reduce_fast", f, 1u << 28, H100, 9, 0, "0.1.0"));
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_coarsened", f, 1u << 28, H100, 9, 0, "", "0.1.0"));
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "", "0.2.0"));
+    assert_null(kj__tunedb_find(&db, "transpose", "reduce_fast", f, 1u << 28, H100, 9, 0, "", "0.1.0"));
     kj__tunedb_clear(&db);
+}
+
+/* A runtime that builds for another target than the device's own (sm_90a on a 9.0 device) keeps
+ * its results apart: its own key, its own line ("9.0/sm_90a"), and no other target's. */
+static void test_targets_apart(void **state) {
+    (void)state;
+    kj__tunedb db = {0}, back = {0};
+    const char *f = "OP=sum T=f32";
+    kj__tuned_rec own = rec(H100, 9, 0, f, 28, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    kj__tuned_rec a = rec(H100, 9, 0, f, 28, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    a.target = (char *)"sm_90a";
+    a.gbps = 1; /* slower: it must not replace the device's own, nor be replaced by it */
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &own));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &a));
+    assert_int_equal(db.count, 2);
+    const kj__tuned_rec *r = kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "sm_90a", "0.1.0");
+    assert_non_null(r);
+    assert_string_equal(r->values, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 28)->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "compute_80", "0.1.0"));
+    char *text = kj__tunedb_format(&db);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\t9.0/sm_90a\t0.1.0\tBLOCK_SIZE=512"));
+    assert_non_null(strstr(text, "\t9.0\t0.1.0\tBLOCK_SIZE=1024"));
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_DEBUG};
+    KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text), "t", &lg, &back));
+    assert_int_equal(log.warnings, 0);
+    assert_int_equal(back.count, 2);
+    r = kj__tunedb_find(&back, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "sm_90a", "0.1.0");
+    assert_non_null(r);
+    assert_string_equal(r->target, "sm_90a");
+    /* a target that is not one kernjit writes is a damaged line; so is one put in directly */
+    const char *bad = "reduce\treduce_fast\t-\t10\tX\t9.0/../etc\t0.1.0\tA=1\t1.0\t1.000\t1024\t1\n";
+    kj__tunedb none = {0};
+    KJ_ASSERT_OK(kj__tunedb_parse(bad, strlen(bad), "t", &lg, &none));
+    assert_int_equal(none.count, 0);
+    assert_non_null(strstr(log.last, "the target after the compute capability is not a target's name"));
+    a.target = (char *)"sm90a";
+    assert_int_equal(kj__tunedb_put(&db, &a), KJ_ERR_USAGE);
+    free(text);
+    kj__tunedb_clear(&db);
+    kj__tunedb_clear(&back);
 }
 
 static void test_format_round_trip(void **state) {
@@ -160,7 +203,7 @@ static void test_format_round_trip(void **state) {
     KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text), "t", &lg, &back));
     assert_int_equal(log.warnings, 0);
     assert_int_equal(back.count, 2);
-    const kj__tuned_rec *r = kj__tunedb_find(&back, "reduce", "reduce_fast", "", 1024, A100, 8, 0, "0.1.0");
+    const kj__tuned_rec *r = kj__tunedb_find(&back, "reduce", "reduce_fast", "", 1024, A100, 8, 0, "", "0.1.0");
     assert_non_null(r);
     assert_string_equal(r->values, "TILE=32");
     r = find(&back, H100, 9, 0, "OP=sum T=f32", 1u << 28);
@@ -545,7 +588,8 @@ static void test_memory_bounded(void **state) {
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_bucket_matching),
              cmocka_unit_test(test_faster_result_wins), cmocka_unit_test(test_keys_apart),
-             cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_put_checks_fields),
+             cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_targets_apart),
+             cmocka_unit_test(test_put_checks_fields),
              cmocka_unit_test(test_damaged_lines), cmocka_unit_test(test_binary_junk),
              KJ_TEST_IN_DIR(test_file_update), KJ_TEST_IN_DIR(test_concurrent_writers),
              KJ_TEST_IN_DIR(test_unreproduced_record_gives_way), KJ_TEST_IN_DIR(test_update_many_at_once),

@@ -51,6 +51,8 @@ typedef struct kj_reduce_report {
     unsigned grid;           /* blocks launched (first pass) */
     kj_origin origin;        /* how the kernel was obtained on this call */
     kj_config_from config_from;
+    unsigned waves;          /* reduce_fast: its grid was at most WAVES times the blocks the device holds at
+                                once; 0 for the other entries */
 } kj_reduce_report;
 #define KJ_REDUCE_REPORT_INIT KJ_SIZED_INIT_(kj_reduce_report)
 
@@ -61,6 +63,9 @@ typedef struct kj_reduce_options {
     unsigned coarse_factor;   /* 0: chosen likewise */
     kj_stream stream;         /* NULL: the default stream; the host's own stream is fine */
     kj_reduce_report *report; /* optional: filled on success (caller's storage) */
+    unsigned waves;           /* reduce_fast: its grid is at most WAVES (a power of two up to 64) times the
+                                 blocks the device holds at once; 0: chosen as block_size is */
+    uint32_t reserved;        /* 0 (refused otherwise): names what would be padding */
 } kj_reduce_options;
 #define KJ_REDUCE_OPTIONS_INIT KJ_SIZED_INIT_(kj_reduce_options)
 
@@ -105,14 +110,18 @@ KJ_API kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size
  * `result`: bit-identical from run to run, whichever device finishes first. A part may be empty
  * (counts[i] = 0: the identity). streams: NULL for each runtime's default stream, else one per part
  * (a stream of that part's runtime); each part's work is ordered after what was queued there before.
- * Returns once every part is done, also on an error (the parts already launched are waited for), so
- * the inputs may be reused at once. The runtime keeps 16 bytes of device memory per stream it has
- * reduced parts on, until kj_runtime_destroy. Thread-safe as kj_reduce: calls on different streams
- * may run at once.
+ * Each part's kernel writes its result straight into page-locked host memory, and the call polls
+ * every part's completion in turn, so that no part's result waits for another's. Returns once every
+ * part is done, also on an error (the parts already launched are waited for), so the inputs may be
+ * reused at once; a part not done after 120 s (work queued before it that never ends) is reported
+ * instead, its work still queued. The runtime keeps a small page-locked host buffer and an event per
+ * stream it has reduced parts on, until kj_runtime_destroy. Thread-safe as kj_reduce: calls on
+ * different streams may run at once.
  * Errors (those of the arguments before any part is launched): KJ_ERR_USAGE (n = 0, rts, parts,
  * counts or result NULL, a NULL runtime, one runtime twice with the same stream, a bad op or type),
- * KJ_ERR_NO_DEVICE (a compile-only runtime), KJ_ERR_HOST_MEMORY, and kj_reduce's errors for a part,
- * the message led by "part I (device D)". */
+ * KJ_ERR_NO_DEVICE (a compile-only runtime), KJ_ERR_HOST_MEMORY; then kj_reduce's errors for a part,
+ * and KJ_ERR_CUDA for a part that fails on its device or is not done after 120 s, the message led by
+ * "part I (device D)". */
 KJ_API kj_status kj_reduce_devices(kj_runtime *const *rts, const kj_devptr *parts, const size_t *counts, size_t n,
                                    kj_op op, kj_type type, void *result, const kj_stream *streams);
 
@@ -158,9 +167,10 @@ typedef struct kj_vector_add_report {
                                aligned to 16 bytes); static storage */
     unsigned block_size;
     unsigned unroll;        /* vectors (or elements) each thread has in flight */
-    unsigned grid;          /* blocks launched: a whole number of the blocks the device holds at once */
+    unsigned grid;          /* blocks launched */
     kj_origin origin;       /* how the kernel was obtained on this call */
     kj_config_from config_from;
+    unsigned waves;         /* the grid was at most WAVES times the blocks the device holds at once */
 } kj_vector_add_report;
 #define KJ_VECTOR_ADD_REPORT_INIT KJ_SIZED_INIT_(kj_vector_add_report)
 
@@ -171,6 +181,10 @@ typedef struct kj_vector_add_options {
     unsigned unroll;        /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
     kj_stream stream;       /* NULL: the default stream */
     kj_vector_add_report *report; /* optional: filled on success */
+    unsigned waves;         /* WAVES: the grid holds at most this many times (a power of two up to 1024) the
+                               blocks the device holds at once, each block striding through its share;
+                               0: chosen as block_size is, else 1024 (every block one pass) */
+    uint32_t reserved;      /* 0 (refused otherwise): names what would be padding */
 } kj_vector_add_options;
 #define KJ_VECTOR_ADD_OPTIONS_INIT KJ_SIZED_INIT_(kj_vector_add_options)
 
@@ -276,6 +290,7 @@ typedef struct kj_dp_report {
     uint64_t pending_limit;     /* the context's limit after the run (it may have been higher already) */
     double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
     kj_origin origin;           /* how the kernel was obtained on this call */
+    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
 } kj_dp_report;
 #define KJ_DP_REPORT_INIT KJ_SIZED_INIT_(kj_dp_report)
 

@@ -53,8 +53,9 @@ typedef void (*kj_progress_fn)(const kj_progress *progress, void *user);
 /* Builds the variants of `kernel` (found as kj_kernel_get finds it; rt may be NULL for the
  * defaults). `fixed` holds macros: NAME=VALUE pins a param or a tunable to one value;
  * NAME=V1,V2,... restricts it to those values (a param given so varies too: for offline builds of
- * several operators). Tunables not given vary over all their values; params not given take their
- * default. Every value is checked against the metadata. Combinations that break a `require` line
+ * several operators). Tunables not given vary over all their values, but for `launch` parameters
+ * (knobs of the launch alone, which the compiler never sees: the variants that differ only in them are
+ * one binary), which take their default; params not given take their default. Every value is checked against the metadata. Combinations that break a `require` line
  * stay in the space, marked skipped with the requirement as the reason.
  * Errors: those of kj_describe; KJ_ERR_INVALID_DEFINE (unknown macro, value not allowed, macro
  * given twice); KJ_ERR_USAGE (more than KJ_SPACE_MAX combinations); KJ_ERR_SPEC (a requirement
@@ -94,7 +95,8 @@ typedef struct kj_compile_all_options {
                                   alone, as its own cache entry: build each entry the program launches */
     const kj_define *fixed;    /* as for kj_space_create */
     size_t fixed_count;
-    const char *arch;          /* target "sm_XY"; NULL: the runtime's */
+    const char *arch;          /* the target (sm_XY, sm_XYa, sm_XYf, compute_XY...: kj_runtime_options.arch);
+                                  NULL: the runtime's */
     unsigned threads;          /* compiling threads; 0: the processors online */
     kj_progress_fn progress;   /* optional */
     void *progress_user;
@@ -225,7 +227,8 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
 KJ_API const kj_tune_variant *kj_tune_result_variant(const kj_tune_result *result, size_t index);
 
 /* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
- * macros, size bucket, device name, compute capability, kernjit version) -> the winning values and
+ * macros, size bucket, device name, compute capability, target when not the device's own, kernjit
+ * version) -> the winning values and
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
  * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
  * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
@@ -250,6 +253,9 @@ typedef struct kj_tuned {
     double us;                  /* median time per run */
     uint64_t n;                 /* the size tuned for */
     int64_t time;               /* when it was stored, seconds since the epoch */
+    const char *target;         /* "" when tuned with the device's own target (sm_XY); else the runtime's
+                                   target ("sm_90a", kj_runtime_options.arch), which only a runtime
+                                   with that target uses */
 } kj_tuned;
 #define KJ_TUNED_INIT KJ_SIZED_INIT_(kj_tuned)
 typedef void (*kj_tuned_visit_fn)(const kj_tuned *entry, void *user);

@@ -10,10 +10,15 @@ static kj_status check_size(size_t size, size_t ours, const char *type, const ch
     KJ_RETURN_IF(size < sizeof(size_t) || size > ours + KJ__SIZED_MAX_GROWTH, KJ_ERR_USAGE,
                  "%s.size is %zu, not the size of a %s (this library's is %zu): initialize the struct with %s", type,
                  size, type, ours, init);
+    KJ_RETURN_IF(size % KJ__SIZED_UNIT != 0, KJ_ERR_USAGE,
+                 "%s.size is %zu, which ends inside a field: the sizes of a %s are multiples of %u (this library's "
+                 "is %zu): initialize the struct with %s",
+                 type, size, type, KJ__SIZED_UNIT, ours, init);
     return KJ_OK;
 }
 
-kj_status kj__sized_read(void *copy, size_t ours, const void *caller, const char *type, const char *init) {
+kj_status kj__sized_read(void *copy, size_t ours, const void *caller, const void *defaults, const char *type,
+                         const char *init) {
     size_t size;
     memcpy(&size, caller, sizeof size);
     KJ_FORWARD(check_size(size, ours, type, init));
@@ -23,21 +28,22 @@ kj_status kj__sized_read(void *copy, size_t ours, const void *caller, const char
                      "%s has a non-zero byte at offset %zu, past the %zu bytes this library knows: a field of newer "
                      "headers (kernjit %s) that this library cannot honour; leave it 0 or use a newer library",
                      type, i, ours, KJ_VERSION_STRING);
-    memset(copy, 0, ours);
+    if (defaults) memcpy(copy, defaults, ours);
+    else memset(copy, 0, ours);
     memcpy(copy, caller, size < ours ? size : ours);
     memcpy(copy, &ours, sizeof ours);
     return KJ_OK;
 }
 
-kj_status kj__sized_view(const void *caller, const void **view, void *copy, size_t ours, const char *type,
-                         const char *init) {
+kj_status kj__sized_view(const void *caller, const void **view, void *copy, size_t ours, const void *defaults,
+                         const char *type, const char *init) {
     size_t size;
     memcpy(&size, caller, sizeof size);
     if (size == ours) {
         *view = caller;
         return KJ_OK;
     }
-    KJ_FORWARD(kj__sized_read(copy, ours, caller, type, init));
+    KJ_FORWARD(kj__sized_read(copy, ours, caller, defaults, type, init));
     *view = copy;
     return KJ_OK;
 }

@@ -38,7 +38,8 @@ char *kj__cache_default_dir(void) {
     return NULL;
 }
 
-/* Entries live at <root>/sm_XY/<32 hex>.cubin: the root's path leaves room for that in PATH_MAX. */
+/* Entries live at <root>/<target>/<32 hex>.cubin, a target's name of at most 13 characters
+ * (compute_1234f): the root's path leaves room for that in PATH_MAX. */
 #define ROOT_MAX (PATH_MAX - 1 - 64)
 
 /* A cache folder path that can be used whole: checked before anything is created, so that a path
@@ -551,8 +552,7 @@ static int scan(int rfd, file_info **out, size_t *count) {
     rewinddir(root);
     struct dirent *d;
     while ((d = readdir(root))) {
-        size_t folder_len = strlen(d->d_name);
-        if (folder_len >= sizeof ((file_info *)0)->arch || !kj__arch_folder_valid(d->d_name)) continue;
+        if (!kj__arch_folder_valid(d->d_name)) continue;
         int afd = openat(rfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (afd < 0) continue;
         DIR *ad = fdopendir(afd);
@@ -573,7 +573,7 @@ static int scan(int rfd, file_info **out, size_t *count) {
                 *out = p;
             }
             file_info *f = &(*out)[(*count)++];
-            memcpy(f->arch, d->d_name, folder_len + 1);
+            snprintf(f->arch, sizeof f->arch, "%.15s", d->d_name); /* at most 13: kj__arch_folder_valid */
             snprintf(f->name, sizeof f->name, "%s", e->d_name);
             f->bytes = (uint64_t)st.st_size;
             f->mtime = (int64_t)st.st_mtime;

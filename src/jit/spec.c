@@ -167,8 +167,8 @@ static kj_status check_param(const where *w, const kj__param *p) {
     return KJ_OK;
 }
 
-static kj_status parse_param(const where *w, kj__spec *spec, char **tok, size_t n, int tunable) {
-    const char *kind = tunable ? "tune" : "param";
+static kj_status parse_param(const where *w, kj__spec *spec, char **tok, size_t n, const char *kind) {
+    int tunable = strcmp(kind, "param") != 0;
     if (n < 4 || strcmp(tok[n - 2], "=") != 0) return SPEC_FAIL(w, "`%s` takes NAME VALUES... = DEFAULT", kind);
     const char *name = tok[0];
     if (!kj__is_identifier(name)) return SPEC_FAIL(w, "`%s %.80s`: the name must be a C identifier", kind, name);
@@ -176,6 +176,7 @@ static kj_status parse_param(const where *w, kj__spec *spec, char **tok, size_t 
     if (spec->param_count == KJ_MAX_ITEMS) return SPEC_FAIL(w, "more than %d macros", KJ_MAX_ITEMS);
     kj__param p = {0};
     p.tunable = tunable;
+    p.launch = strcmp(kind, "launch") == 0;
     p.name = kj__strdup(name);
     p.default_value = kj__strdup(tok[n - 1]);
     kj_status s = !p.name || !p.default_value ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
@@ -341,7 +342,8 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
         }
         return KJ_OK;
     }
-    if (strcmp(d, "param") == 0 || strcmp(d, "tune") == 0) return parse_param(w, spec, tok + 1, ntok - 1, d[0] == 't');
+    if (strcmp(d, "param") == 0 || strcmp(d, "tune") == 0 || strcmp(d, "launch") == 0)
+        return parse_param(w, spec, tok + 1, ntok - 1, d);
     if (strcmp(d, "require") == 0) {
         char *expr = trimmed(after);
         if (!expr) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -380,8 +382,8 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
     if (strcmp(d, "carveout") == 0) return parse_carveout(w, spec, after);
     if (strcmp(d, "pdl") == 0) return parse_pdl(w, spec, tok + 1, ntok - 1);
     return SPEC_FAIL(w,
-                     "unknown directive '%.40s' (known: summary entry param tune require rdc limit shared-dynamic "
-                     "carveout pdl whole-file)", d);
+                     "unknown directive '%.40s' (known: summary entry param tune launch require rdc limit "
+                     "shared-dynamic carveout pdl whole-file)", d);
 }
 
 typedef struct {
@@ -573,6 +575,20 @@ kj_status kj__spec_parse(const char *origin, const char *text, size_t len, kj__s
     if (s == KJ_OK) *out = spec;
     else kj__spec_free(spec);
     return s;
+}
+
+void kj__spec_drop_launch(const kj__spec *spec, char **canonical, size_t *count) {
+    size_t kept = 0;
+    for (size_t i = 0; i < *count; i++) {
+        size_t len = strcspn(canonical[i], "=");
+        const kj__param *p = NULL;
+        for (size_t j = 0; j < spec->param_count && !p; j++)
+            if (strlen(spec->params[j].name) == len && strncmp(spec->params[j].name, canonical[i], len) == 0)
+                p = &spec->params[j];
+        if (p && p->launch) free(canonical[i]);
+        else canonical[kept++] = canonical[i];
+    }
+    *count = kept;
 }
 
 /* ---- validating a request's macros ----------------------------------------------------------- */

@@ -5,6 +5,8 @@
  *   //@kernjit param    OP sum max min prod = sum           a macro that changes the result
  *   //@kernjit tune     BLOCK_SIZE pow2 32..1024 = 256      a performance knob the tuner varies
  *   //@kernjit tune     COARSE_FACTOR 1 2 4 8 16 32 = 8     (values: a list, `pow2 A..B` or `A..B`)
+ *   //@kernjit launch   WAVES pow2 1..256 = 1               a knob of the launch alone (the grid), which
+ *                                                           the tuner varies and the compiler never sees
  *   //@kernjit require  BLOCK_SIZE * COARSE_FACTOR <= 32768 a constraint between macro values
  *   //@kernjit rdc                                          needs the device runtime (-rdc, cudadevrt)
  *   //@kernjit limit    pending-launches 16384              context limits to set before launching
@@ -52,6 +54,7 @@ typedef struct kj__param {
     size_t value_count;
     char *default_value;
     int tunable;
+    int launch; /* `launch`: tunable, read by the host when it launches; not a macro of the compile */
 } kj__param;
 
 /* A launch attribute from the metadata: for one entry, or for every entry without its own line. */
@@ -109,6 +112,11 @@ char *kj__spec_entry_list(const kj__spec *spec);
  * KJ_ERR_INVALID_DEFINE names the macro and the allowed values. Free with kj__strings_free. */
 kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_define *defines, size_t count,
                            char ***canonical, size_t *canonical_count);
+
+/* Takes the `launch` parameters out of a canonical NAME=VALUE list (after the requirements and the
+ * shared-dynamic expressions have seen them): what is left is what the compiler gets and the cache key
+ * holds, so the variants that differ only in how they are launched share one binary. */
+void kj__spec_drop_launch(const kj__spec *spec, char **canonical, size_t *count);
 
 /* The dynamic shared memory (bytes) the metadata asks for `entry`, evaluated over the canonical
  * NAME=VALUE list of kj__spec_resolve; 0 when no line applies. kernel names the kernel in messages.

@@ -32,9 +32,20 @@ static int tuned(kj_runtime *rt, const kj__config_call *c, unsigned *values) {
     char fixed[256], list[KJ_TUNEDB_MAX_LINE];
     join(c->fixed, c->fixed_count, fixed, sizeof fixed);
     if (kj__tuned_find(rt, c->kernel, c->entry, fixed, c->n, list, sizeof list) != 0) return 0;
+    /* a record from before a tunable existed (WAVES, say) gives what it has, the rest its default; a
+     * value that is there but not a plain number from 1 to MAX_TUNED makes the whole record unused */
     unsigned v[KJ__CONFIG_MAX];
-    for (size_t i = 0; i < c->count; i++)
+    size_t found = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        char text[32];
+        if (kj__tunedb_value(list, c->names[i], text, sizeof text) != 0) {
+            v[i] = c->defaults[i];
+            continue;
+        }
         if (kj__tunedb_uint(list, c->names[i], MAX_TUNED, &v[i]) != 0) return 0;
+        found++;
+    }
+    if (!found) return 0;
     if (c->suits && !c->suits(c->user, v)) return 0;
     memcpy(values, v, c->count * sizeof *v);
     return 1;

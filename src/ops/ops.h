@@ -21,25 +21,44 @@
 
 /* ---- per-stream work buffers ---------------------------------------------------------------- */
 
-/* A family's device buffer for one stream: work on one stream runs in order, so one buffer a stream
- * is enough. Kept until the runtime is destroyed; a stream is known by its handle value. */
+/* A family's buffer for one stream: work on one stream runs in order, so one buffer a stream is
+ * enough. Kept until the runtime is destroyed; a stream is known by its handle value. The buffer is
+ * device memory, or in a table of host lanes page-locked host memory the device writes directly
+ * (kj__host_alloc): kernels are given `buffer`, the host reads `host` once `done`, recorded after
+ * them, is (kj__event_done). */
 typedef struct kj__lane {
     kj_stream stream;
     kj_devptr buffer;
     size_t bytes;
-    kj_event *start, *stop; /* for timing work on the stream */
+    kj_event *start, *stop; /* device lanes: for timing work on the stream */
+    void *host;             /* host lanes: the buffer's host address (NULL in device lanes) */
+    kj_event *done;         /* host lanes: a marker for the work that writes the buffer */
 } kj__lane;
 
 /* A family's table of lanes is its state under a key of its own:
- *   static const kj__state_key lanes = KJ__LANES; */
+ *   static const kj__state_key lanes = KJ__LANES;        (device memory)
+ *   static const kj__state_key lanes = KJ__HOST_LANES;   (page-locked host memory) */
 kj_status kj__lanes_create(kj_runtime *rt, void **state);
+kj_status kj__host_lanes_create(kj_runtime *rt, void **state);
 void kj__lanes_destroy(kj_runtime *rt, void *state);
 #define KJ__LANES {kj__lanes_create, kj__lanes_destroy}
+#define KJ__HOST_LANES {kj__host_lanes_create, kj__lanes_destroy}
 
 /* The lane of `stream` in the table under `lanes`, with a buffer of at least `bytes`. A new buffer is
- * cleared to zero, in order on its stream; a buffer too small is replaced by one of `bytes`, or
- * twice its size when that is more (the stream is drained first). The lane stays where it is. */
+ * cleared to zero (device memory in order on its stream); a buffer too small is replaced by one of
+ * `bytes`, or twice its size when that is more (the stream is drained first). The lane stays where
+ * it is. */
 kj_status kj__lane_get(kj_runtime *rt, const kj__state_key *lanes, kj_stream stream, size_t bytes, kj__lane **out);
+
+/* Waiting for results in host lanes: the marker is polled without a pause for KJ__SPIN_MS (the caller
+ * waits for nothing else, and a sleep, or a blocking wait, would add its wake-up, tens of us, to the
+ * result's latency), then every KJ__PAUSE_NS. */
+#define KJ__SPIN_MS 2.0
+#define KJ__PAUSE_NS 20000
+/* Waits until the host lane's marker, recorded after the work that writes it, is done; a failure of
+ * that work is named as `what`. After limit_ms it gives up: KJ_ERR_CUDA, saying the work is still
+ * queued. */
+kj_status kj__lane_wait(kj__lane *lane, const char *what, double limit_ms);
 
 /* ---- names ---------------------------------------------------------------------------------- */
 

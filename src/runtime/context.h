@@ -1,6 +1,7 @@
 /* What the layers above the runtime need of it without its struct: the device and its context,
- * state kept per runtime under a key of the user's own, the log, and copies and clears ordered on a
- * stream. The kernel families reach these through ops/ops.h. */
+ * state kept per runtime under a key of the user's own, the log, host memory the device writes,
+ * completion events, and copies and clears ordered on a stream. The kernel families reach these
+ * through ops/ops.h. */
 #ifndef KJ_CONTEXT_H
 #define KJ_CONTEXT_H
 
@@ -32,6 +33,22 @@ typedef struct kj__state_key {
 
 /* The state under key, made with key->create on first use. Thread-safe. */
 kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state);
+
+/* Page-locked host memory that the device reads and writes directly: kernels are given *device, the
+ * host reads *host (the same address under unified addressing). A kernel's result written there is
+ * in host memory once an event recorded after the kernel is done (kj__event_done): no copy to queue,
+ * none to wait for. Freed by kj__host_free (NULL: nothing). */
+kj_status kj__host_alloc(kj_runtime *rt, size_t bytes, void **host, kj_devptr *device);
+void kj__host_free(kj_runtime *rt, void *host);
+
+/* An event that only marks completion (no timestamps, which makes it cheaper to record and to query);
+ * recorded with kj_event_record, freed with kj_event_destroy. */
+kj_status kj__event_create_marker(kj_runtime *rt, kj_event **out);
+/* Whether the work queued before the event's last record is done (*done), without waiting and
+ * without making the event's runtime current (the driver needs no current context to query an
+ * event), so that one loop may poll the events of several devices. A failure of that work is named
+ * as `what`. */
+kj_status kj__event_done(kj_event *e, const char *what, int *done);
 
 /* Work ordered on `stream` after what was queued there before (the legacy kj_memset_u8 and
  * kj_memcpy_dtoh are not ordered with a non-blocking stream). `what` names the work in the message

@@ -32,6 +32,7 @@
     X(cuCtxSetLimit, 1)                                                                             \
     X(cuCtxGetLimit, 1)                                                                             \
     X(cuModuleLoadData, 1)                                                                          \
+    X(cuModuleLoadDataEx, 0)                                                                        \
     X(cuModuleUnload, 1)                                                                            \
     X(cuModuleGetFunction, 1)                                                                       \
     X(cuModuleGetGlobal, 1)                                                                         \
@@ -50,6 +51,9 @@
     X(cuMemsetD8, 1)                                                                                \
     X(cuMemsetD32, 1)                                                                               \
     X(cuMemsetD8Async, 1)                                                                           \
+    X(cuMemHostAlloc, 1)                                                                            \
+    X(cuMemHostGetDevicePointer, 1)                                                                 \
+    X(cuMemFreeHost, 1)                                                                             \
     X(cuStreamCreate, 1)                                                                            \
     X(cuStreamDestroy, 1)                                                                           \
     X(cuStreamSynchronize, 1)                                                                       \
@@ -57,6 +61,7 @@
     X(cuEventCreate, 1)                                                                             \
     X(cuEventDestroy, 1)                                                                            \
     X(cuEventRecord, 1)                                                                             \
+    X(cuEventQuery, 1)                                                                              \
     X(cuEventSynchronize, 1)                                                                        \
     X(cuEventElapsedTime, 1)                                                                        \
     X(cuFuncGetParamInfo, 0)                                                                        \

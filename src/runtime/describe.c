@@ -34,7 +34,7 @@ void kj_desc_free(kj_kernel_desc *d) {
 }
 
 const char *kj_desc_name(const kj_kernel_desc *d) { return d ? d->src->name : ""; }
-const char *kj_desc_origin(const kj_kernel_desc *d) { return d ? d->src->origin : ""; }
+const char *kj_desc_origin(const kj_kernel_desc *d) { return !d ? "" : d->src->embedded ? "built-in" : d->src->origin; }
 const char *kj_desc_summary(const kj_kernel_desc *d) { return d && d->spec->summary ? d->spec->summary : ""; }
 size_t kj_desc_entry_count(const kj_kernel_desc *d) { return d ? d->spec->entry_count : 0; }
 const char *kj_desc_entry(const kj_kernel_desc *d, size_t i) {
@@ -51,7 +51,8 @@ kj_status kj_desc_param(const kj_kernel_desc *d, size_t i, kj_param_info *info) 
                  d->src->name, d->spec->param_count);
     const kj__param *p = &d->spec->params[i];
     kj_param_info full = {.name = p->name, .default_value = p->default_value, .value_count = p->value_count,
-                          .values = (const char *const *)p->values, .tunable = p->tunable};
+                          .values = (const char *const *)p->values, .tunable = p->tunable,
+                          .launch = p->launch};
     KJ__SIZED_WRITE(info, full);
     return KJ_OK;
 }

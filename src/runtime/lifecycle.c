@@ -65,6 +65,16 @@ static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
 static kj_status choose_arch(kj_runtime *rt, const kj_runtime_options *o) {
     if (!rt->has_device) return kj__arch_for_user(o->arch && *o->arch ? o->arch : "sm_90", &rt->target);
     KJ_FORWARD(kj__arch_for_device(rt->info.cc_major * 10 + rt->info.cc_minor, &rt->target));
+    rt->own_target = 1;
+    /* a target asked for that is the device's own, by either name, stays the device's */
+    if (o->arch && *o->arch && strcmp(o->arch, rt->target.arch) != 0 && strcmp(o->arch, rt->target.cache_arch) != 0) {
+        kj__target asked;
+        KJ_FORWARD(kj__arch_for_user(o->arch, &asked));
+        KJ_FORWARD(kj__runtime_runs(rt, o->arch));
+        rt->target = asked;
+        rt->own_target = 0;
+        return KJ_OK;
+    }
     if (rt->target.ptx)
         kj__log(&rt->log, KJ_LOG_INFO, "device %s is newer than NVRTC knows: compiling PTX for %s",
                 rt->target.cache_arch, rt->target.arch);
@@ -112,6 +122,9 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
                  o->device);
     KJ_RETURN_IF(o->cache_mode != KJ_CACHE_DISK && o->cache_mode != KJ_CACHE_MEMORY_ONLY, KJ_ERR_USAGE,
                  "cache_mode %d is not KJ_CACHE_DISK or KJ_CACHE_MEMORY_ONLY", (int)o->cache_mode);
+    KJ_RETURN_IF(o->reserved != 0, KJ_ERR_USAGE,
+                 "kj_runtime_options.reserved is %u: it must be 0 (initialize the struct with KJ_RUNTIME_OPTIONS_INIT, "
+                 "or set every field it does not name to 0)", (unsigned)o->reserved);
     kj_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&rt->lock, NULL);

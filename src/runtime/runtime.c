@@ -152,6 +152,12 @@ kj_status kj__enter(kj_runtime *rt) {
 
 const kj_device_info *kj__device_info(const kj_runtime *rt) { return &rt->info; }
 
+kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch) {
+    char device[320];
+    snprintf(device, sizeof device, "device %d (%s)", rt->info.ordinal, rt->info.name ? rt->info.name : "?");
+    return kj__arch_check_device(arch, rt->info.cc_major * 10 + rt->info.cc_minor, device);
+}
+
 const kj__logger *kj__runtime_log(const kj_runtime *rt) { return &rt->log; }
 
 kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
@@ -209,6 +215,26 @@ kj_status kj_mem_info(kj_runtime *rt, size_t *free_bytes, size_t *total_bytes) {
     if (free_bytes) *free_bytes = f;
     if (total_bytes) *total_bytes = t;
     return KJ_OK;
+}
+
+kj_status kj__host_alloc(kj_runtime *rt, size_t bytes, void **host, kj_devptr *device) {
+    KJ_RETURN_IF(bytes == 0, KJ_ERR_USAGE, "page-locked host memory of 0 bytes asked for");
+    KJ_FORWARD(kj__enter(rt));
+    void *p = NULL;
+    KJ_CU(rt->cu->cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc (page-locked host memory)");
+    CUdeviceptr d = 0;
+    CUresult r = rt->cu->cuMemHostGetDevicePointer(&d, p, 0);
+    if (r != CUDA_SUCCESS) {
+        rt->cu->cuMemFreeHost(p);
+        return kj__cuda_fail(r, __FILE__, __LINE__, "cuMemHostGetDevicePointer (host memory the device writes)");
+    }
+    *host = p;
+    *device = (kj_devptr)d;
+    return KJ_OK;
+}
+
+void kj__host_free(kj_runtime *rt, void *host) {
+    if (host && kj__enter(rt) == KJ_OK) rt->cu->cuMemFreeHost(host);
 }
 
 kj_status kj_memcpy_htod(kj_runtime *rt, kj_devptr dst, const void *src, size_t bytes) {
@@ -323,12 +349,12 @@ struct kj_event {
     CUevent event;
 };
 
-kj_status kj_event_create(kj_runtime *rt, kj_event **out) {
+static kj_status event_create(kj_runtime *rt, unsigned flags, kj_event **out) {
     KJ_RETURN_IF(!out, KJ_ERR_USAGE, "kj_event_create: out is NULL");
     KJ_FORWARD(kj__enter(rt));
     kj_event *e = calloc(1, sizeof *e);
     if (!e) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    CUresult r = rt->cu->cuEventCreate(&e->event, CU_EVENT_DEFAULT);
+    CUresult r = rt->cu->cuEventCreate(&e->event, flags);
     if (r != CUDA_SUCCESS) {
         free(e);
         return kj__cuda_fail(r, __FILE__, __LINE__, "cuEventCreate");
@@ -336,6 +362,20 @@ kj_status kj_event_create(kj_runtime *rt, kj_event **out) {
     e->rt = rt;
     *out = e;
     return KJ_OK;
+}
+
+kj_status kj_event_create(kj_runtime *rt, kj_event **out) { return event_create(rt, CU_EVENT_DEFAULT, out); }
+
+kj_status kj__event_create_marker(kj_runtime *rt, kj_event **out) {
+    return event_create(rt, CU_EVENT_DISABLE_TIMING, out);
+}
+
+/* No kj__enter: the driver queries an event whatever context is current, so a loop over the events of
+ * several devices switches no context. */
+kj_status kj__event_done(kj_event *e, const char *what, int *done) {
+    CUresult r = e->rt->cu->cuEventQuery(e->event);
+    *done = r != CUDA_ERROR_NOT_READY;
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY ? KJ_OK : stream_fail(r, what, "cuEventQuery");
 }
 
 void kj_event_destroy(kj_event *e) {

@@ -103,7 +103,7 @@ static int in_list(const char *const *list, const char *name) {
 
 /* The macros: every param of the metadata (or, without metadata, the ones given), with their values. */
 static kj_status collect(kj_space *s, const char *kernel, const kj_define *fixed, size_t fixed_count,
-                         const char *const *pin, int single_params) {
+                         const char *const *pin, int single_params, int vary_launch) {
     const kj__spec *spec = s->spec;
     for (size_t i = 0; i < fixed_count; i++) {
         KJ_RETURN_IF(!fixed[i].name || !kj__is_identifier(fixed[i].name), KJ_ERR_INVALID_DEFINE,
@@ -140,7 +140,7 @@ static kj_status collect(kj_space *s, const char *kernel, const kj_define *fixed
                          "%s=%s for %s: %s changes the result, so it takes one value here (tune each separately)",
                          m->name, given->value, kernel, m->name);
         } else {
-            int all = m->tunable && !in_list(pin, m->name);
+            int all = m->tunable && !in_list(pin, m->name) && (vary_launch || !p->launch);
             size_t count = all ? p->value_count : 1;
             m->values = calloc(count, sizeof *m->values);
             if (!m->values) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -245,7 +245,7 @@ static kj_status enumerate(kj_space *s) {
 }
 
 kj_status kj__space_create(kj_runtime *rt, const char *kernel, const kj_define *fixed, size_t fixed_count,
-                           const char *const *pin, int single_params, kj_space **out) {
+                           const char *const *pin, int single_params, int vary_launch, kj_space **out) {
     KJ_RETURN_IF(!kernel || !out, KJ_ERR_USAGE, "kj_space_create: kernel and out are required");
     KJ_RETURN_IF(fixed_count && !fixed, KJ_ERR_USAGE, "fixed_count is %zu but fixed is NULL", fixed_count);
     kj_space *s = calloc(1, sizeof *s);
@@ -253,7 +253,7 @@ kj_status kj__space_create(kj_runtime *rt, const char *kernel, const kj_define *
     const char *search = rt ? rt->search_path : kj__getenv_path("KERNJIT_PATH");
     kj_status st = kj__source_find(search && *search ? search : NULL, kernel, NULL, &s->src);
     if (st == KJ_OK) st = kj__spec_parse(s->src->file, s->src->text, s->src->len, &s->spec);
-    if (st == KJ_OK) st = collect(s, s->src->name, fixed, fixed_count, pin, single_params);
+    if (st == KJ_OK) st = collect(s, s->src->name, fixed, fixed_count, pin, single_params, vary_launch);
     if (st == KJ_OK) st = choose_dims(s);
     if (st == KJ_OK) {
         qsort(s->macros, s->macro_count, sizeof *s->macros, by_name);
@@ -271,7 +271,7 @@ kj_status kj__space_create(kj_runtime *rt, const char *kernel, const kj_define *
 
 kj_status kj_space_create(kj_runtime *rt, const char *kernel, const kj_define *fixed, size_t fixed_count,
                           kj_space **out) {
-    return kj__space_create(rt, kernel, fixed, fixed_count, NULL, 0, out);
+    return kj__space_create(rt, kernel, fixed, fixed_count, NULL, 0, 0, out);
 }
 
 size_t kj_space_dim_count(const kj_space *s) { return s ? s->dim_count : 0; }

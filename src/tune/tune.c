@@ -630,7 +630,8 @@ static void store(tuner *t) {
     kj__tunedb_device_name(t->rt->info.name, device);
     kj__tuned_rec rec = {
         .kernel = t->b->kernel, .entry = t->b->entry, .fixed = t->b->fixed, .bucket = r->bucket, .device = device,
-        .cc_major = t->rt->info.cc_major, .cc_minor = t->rt->info.cc_minor, .version = (char *)kj_version_string(),
+        .cc_major = t->rt->info.cc_major, .cc_minor = t->rt->info.cc_minor,
+        .target = (char *)kj__tuned_target(t->rt), .version = (char *)kj_version_string(),
         .values = (char *)var(t, r->best)->label, .gbps = r->remeasured_gbps, .us = r->remeasured_us, .n = r->n,
         .time = (int64_t)time(NULL)};
     kj__tunedb_measured measured = {measured_gbps, t};
@@ -642,7 +643,7 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     kj_runtime *rt = t->rt;
     const char *entry = o->entry ? o->entry : t->target->default_entry;
     const char *const *pin = t->target->unused_tunables ? t->target->unused_tunables(entry) : NULL;
-    KJ_FORWARD(kj__space_create(rt, o->kernel, o->fixed, o->fixed_count, pin, 1, &t->space));
+    KJ_FORWARD(kj__space_create(rt, o->kernel, o->fixed, o->fixed_count, pin, 1, 1, &t->space));
     const kj__spec *spec = kj__space_spec(t->space);
     if (spec->present && !kj__spec_has_entry(spec, entry)) {
         char *list = kj__spec_entry_list(spec);

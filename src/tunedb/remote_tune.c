@@ -20,9 +20,11 @@ static const char FORGET_SCRIPT[] =
     "return redis.call('HDEL', KEYS[1], ARGV[1])";
 #define HASH_PREFIX "kernjit:tune:v1:"
 
-static void hash_name(const char *device, int cc_major, int cc_minor, const char *version, char *out, size_t size) {
-    snprintf(out, size, HASH_PREFIX "%s|%d.%d|%s|nvrtc%d", device, cc_major, cc_minor, version,
-             kj__nvrtc_version());
+static void hash_name(const char *device, int cc_major, int cc_minor, const char *target, const char *version,
+                      char *out, size_t size) {
+    int other = target && *target;
+    snprintf(out, size, HASH_PREFIX "%s|%d.%d%s%s|%s|nvrtc%d", device, cc_major, cc_minor, other ? "/" : "",
+             other ? target : "", version, kj__nvrtc_version());
 }
 
 static void field_name(const kj__tuned_rec *rec, char *out, size_t size) {
@@ -66,7 +68,7 @@ static int open_record(kj__remote *r, const char *hash, const char *field, const
 void kj__remote_tune_publish(kj__remote *r, const kj__tuned_rec *rec, const kj__tunedb_measured *measured) {
     if (!r || !kj__remote_redis(r) || kj__remote_settings(r)->mode != KJ_REMOTE_READWRITE) return;
     char hash[512], field[512], why[512], sig[65];
-    hash_name(rec->device, rec->cc_major, rec->cc_minor, rec->version, hash, sizeof hash);
+    hash_name(rec->device, rec->cc_major, rec->cc_minor, rec->target, rec->version, hash, sizeof hash);
     field_name(rec, field, sizeof field);
     char *line = kj__tunedb_format_record(rec), *signed_name = kj__asprintf("%s\t%s", hash, field), *value = NULL;
     if (line) line[strlen(line) - 1] = '\0';
@@ -122,11 +124,11 @@ void kj__remote_tune_publish(kj__remote *r, const kj__tuned_rec *rec, const kj__
     free(value);
 }
 
-size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, int cc_minor, const char *version,
-                             kj__tunedb *into) {
+size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, int cc_minor, const char *target,
+                             const char *version, kj__tunedb *into) {
     if (!r || !kj__remote_redis(r)) return 0;
     char hash[512], why[512];
-    hash_name(device, cc_major, cc_minor, version, hash, sizeof hash);
+    hash_name(device, cc_major, cc_minor, target, version, hash, sizeof hash);
     /* the count first: a hash filled beyond what kernjit writes is not read */
     static const char *const what = "reading the shared tuning results", *lost = "only the local tuning database is used";
     const char *len[] = {"HLEN", hash}, *get[] = {"HGETALL", hash};
@@ -149,7 +151,8 @@ size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, in
             const kj__tuned_rec *rec = &one.recs[0];
             /* the hash is this device's: a record that says otherwise was not written by kernjit */
             if (strcmp(rec->device, device) == 0 && rec->cc_major == cc_major && rec->cc_minor == cc_minor &&
-                strcmp(rec->version, version) == 0 && kj__tunedb_put(into, rec) == KJ_OK)
+                strcmp(rec->target, target) == 0 && strcmp(rec->version, version) == 0 &&
+                kj__tunedb_put(into, rec) == KJ_OK)
                 got++;
         } else if (field) {
             kj__remote_count(r, KJ__RC_REFUSALS, 1);

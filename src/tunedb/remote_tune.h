@@ -1,5 +1,6 @@
-/* Tuning results shared through the remote cache: one hash per device name, compute capability,
- * kernjit version and NVRTC version ("kernjit:tune:v1:<device>|<cc>|<version>|nvrtc<N>"), a field per
+/* Tuning results shared through the remote cache: one hash per device name, compute capability (and
+ * target, when not the device's own), kernjit version and NVRTC version
+ * ("kernjit:tune:v1:<device>|<cc>[/<target>]|<version>|nvrtc<N>"), a field per
  * kernel, entry, fixed macros and size bucket, and as its value the tuning database's line for the
  * result (tunedb.h) with, when a secret is set, its signature on a second line. The conflict rule is
  * the database's (kj__tunedb_replaces): a result replaces the server's only when it is faster, or when
@@ -24,10 +25,10 @@ void kj__remote_tune_publish(kj__remote *r, const kj__tuned_rec *rec, const kj__
  * them. Returns how many were removed. Faults are warnings. Accepts NULL. */
 size_t kj__remote_tune_forget(kj__remote *r, const kj_tune_filter *filter);
 
-/* The server's results for this device (name as the database writes it), compute capability and
- * versions, verified, added to into by the conflict rule; returns how many were read. Faults and
- * refused values are warnings. */
-size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, int cc_minor, const char *version,
-                             kj__tunedb *into);
+/* The server's results for this device (name as the database writes it), compute capability, target
+ * ("" for the device's own) and versions, verified, added to into by the conflict rule; returns how
+ * many were read. Faults and refused values are warnings. */
+size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, int cc_minor, const char *target,
+                             const char *version, kj__tunedb *into);
 
 #endif

@@ -8,11 +8,13 @@
  *           BLOCK_SIZE=1024 COARSE_FACTOR=4  3140.2  341.906  268435456  1735689600
  *
  * FIXED and VALUES are space-separated NAME=VALUE lists sorted by name ("-" when empty); BUCKET is
- * floor(log2 n) of the size tuned for; CC is "major.minor"; TIME is when it was stored (seconds since
- * the epoch). The first seven fields are the key. Of two records with the same key, the faster one
- * is kept (kj__tunedb_better): in the file, in a runtime's copy, and in the remote cache's copy;
- * unless a tuning run here measured the kept one's variant at far less than it claims
- * (kj__tunedb_replaces): then the new measurement wins.
+ * floor(log2 n) of the size tuned for; CC is "major.minor", followed by "/TARGET" when the kernels
+ * were built for a target other than the device's own sm_XY (9.0/sm_90a: a runtime whose arch is
+ * sm_90a); TIME is when it was stored (seconds since the epoch). The first seven fields are the key,
+ * the target among them. Of two records with the same key, the faster one is kept
+ * (kj__tunedb_better): in the file, in a runtime's copy, and in the remote cache's copy; unless a
+ * tuning run here measured the kept one's variant at far less than it claims (kj__tunedb_replaces):
+ * then the new measurement wins.
  * Lines are strictly checked (field count, characters, numbers, the final new line), so a damaged
  * file (garbage, a truncated last line, binary junk) loses only its damaged lines, each reported
  * once through the log; the next store rewrites the file without them.
@@ -38,6 +40,8 @@ typedef struct kj__tuned_rec {
     unsigned bucket;
     char *device;
     int cc_major, cc_minor;
+    char *target;  /* NULL or "" for the device's own; else what the kernels were built for ("sm_90a");
+                      a record in a kj__tunedb always has a string */
     char *version;
     char *values;
     double gbps, us;
@@ -96,13 +100,14 @@ kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec);
 size_t kj__tunedb_remove(kj__tunedb *db, const kj_tune_filter *filter);
 int kj__tunedb_matches(const kj__tuned_rec *rec, const kj_tune_filter *filter);
 void kj__tunedb_clear(kj__tunedb *db);
-/* Sorts the records by key (kernel, entry, fixed, device, cc, version, bucket). */
+/* Sorts the records by key (kernel, entry, fixed, device, cc, target, version, bucket). */
 void kj__tunedb_sort(kj__tunedb *db);
 
 /* The record for this key and size: the size's bucket, else bucket - 1, else bucket + 1. NULL when
- * none. device is the kj__tunedb_device_name form. */
+ * none. device is the kj__tunedb_device_name form; target "" for the device's own. */
 const kj__tuned_rec *kj__tunedb_find(const kj__tunedb *db, const char *kernel, const char *entry, const char *fixed,
-                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *version);
+                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *target,
+                                     const char *version);
 
 /* Reads <dir>/tuning.db into db (a missing file is an empty database). A file that is not a regular
  * file, or too large, is ignored with a warning. Fails only when out of memory. */
@@ -131,6 +136,9 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
  * first call only. */
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size);
+/* The target a runtime's tuning results are stored under: "" when it builds for its device's own
+ * target, else that target ("sm_90a"), which a runtime for the plain sm_90 does not use. */
+const char *kj__tuned_target(const kj_runtime *rt);
 /* Stores rec, a result of kj_tune, by the conflict rule with that run's evidence (measured; NULL:
  * none) in the file (kj__tunedb_update) and on the remote server, and makes the merged file the
  * runtime's copy. */

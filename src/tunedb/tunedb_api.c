@@ -98,13 +98,13 @@ static const char *intern(db_state *st, const char *s) {
  * machine and its next processes use them. db is the file's copy, replaced by the merged one. */
 static void merge_remote(kj_runtime *rt, db_state *st, kj__tunedb **db) {
     kj__tunedb fetched = {0}, wins = {0};
-    if (!kj__remote_tune_fetch(rt->remote, st->device, rt->info.cc_major, rt->info.cc_minor, kj_version_string(),
-                               &fetched))
+    if (!kj__remote_tune_fetch(rt->remote, st->device, rt->info.cc_major, rt->info.cc_minor, kj__tuned_target(rt),
+                               kj_version_string(), &fetched))
         return;
     for (size_t i = 0; i < fetched.count; i++) {
         const kj__tuned_rec *r = &fetched.recs[i];
         const kj__tuned_rec *mine = kj__tunedb_find(*db, r->kernel, r->entry, r->fixed, r->n, r->device, r->cc_major,
-                                                    r->cc_minor, r->version);
+                                                    r->cc_minor, r->target, r->version);
         int same_key = mine && mine->bucket == r->bucket;
         if (same_key && (!kj__tunedb_better(r, mine) || (strcmp(mine->values, r->values) == 0 && mine->gbps == r->gbps)))
             continue; /* the file's is as good */
@@ -144,8 +144,10 @@ static const kj__tuned_rec *find_locked(kj_runtime *rt, db_state *st, const char
     ensure_loaded(rt, st);
     if (!st->current) return NULL;
     return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, rt->info.cc_major,
-                           rt->info.cc_minor, kj_version_string());
+                           rt->info.cc_minor, kj__tuned_target(rt), kj_version_string());
 }
+
+const char *kj__tuned_target(const kj_runtime *rt) { return rt->own_target ? "" : rt->target.arch; }
 
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size) {
@@ -174,7 +176,8 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tu
         return s;
     }
     const kj__tuned_rec *kept = kj__tunedb_find(merged, rec->kernel, rec->entry, rec->fixed, rec->n, rec->device,
-                                                rec->cc_major, rec->cc_minor, rec->version);
+                                                rec->cc_major, rec->cc_minor, rec->target ? rec->target : "",
+                                                rec->version);
     if (kept && kept->bucket == rec->bucket && strcmp(kept->values, rec->values) != 0 &&
         !kj__tunedb_replaces(rec, kept, measured))
         kj__log(&rt->log, KJ_LOG_WARN, "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
@@ -211,6 +214,7 @@ static void to_public(const kj__tuned_rec *r, kj_tuned *t) {
     t->device = r->device;
     t->cc_major = r->cc_major;
     t->cc_minor = r->cc_minor;
+    t->target = r->target;
     t->version = r->version;
     t->values = r->values;
     t->gbps = r->gbps;
@@ -279,7 +283,7 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
     if (r) {
         to_public(r, &t);
         /* strings that outlive this copy of the database */
-        const char **fields[] = {&t.kernel, &t.entry, &t.fixed, &t.device, &t.version, &t.values};
+        const char **fields[] = {&t.kernel, &t.entry, &t.fixed, &t.device, &t.target, &t.version, &t.values};
         for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !oom; i++) oom = !(*fields[i] = intern(st, *fields[i]));
     }
     pthread_mutex_unlock(&st->lock);

@@ -75,6 +75,11 @@ int kj__reduce_entry(const char *name, int *coarsens, int *single_block) {
 #define WS_BYTES (WS_COPY + 2048 * 8)
 
 static const kj__state_key lanes = KJ__LANES;
+/* The synchronous call's result: page-locked host memory that reduce_fast writes directly, so that
+ * the host reads it once the marker after the kernel is done, with no copy to queue and wait for
+ * (about 10 us of a one-element call on the H200). The other entries combine into their result with
+ * atomics, which stay in device memory: they use the workspace and a copy. */
+static const kj__state_key results = KJ__HOST_LANES;
 
 /* The stream's workspace (reduce_fast needs it cleared, as kj__lane_get makes it). */
 static kj_status workspace(kj_runtime *rt, kj_stream stream, kj_devptr *out) {
@@ -116,7 +121,7 @@ static const kj_request *helper_request(helper *h, const char *entry, kj_op op, 
 #define MEMO_SLOTS 64
 typedef struct memo_slot {
     const char *entry;
-    unsigned op, type, block, coarse;
+    unsigned op, type, block, coarse, waves; /* waves: not the kernel's, but checked with it on the first get */
     kj_kernel *kernel;
 } memo_slot;
 
@@ -143,26 +148,31 @@ static void memo_destroy(kj_runtime *rt, void *p) {
 
 static const kj__state_key memo_key = {memo_create, memo_destroy};
 
-static memo_slot *memo_slot_of(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse) {
+static memo_slot *memo_slot_of(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
+                               unsigned waves) {
     uintptr_t e = (uintptr_t)entry;
-    return &m->slots[(e / 8 * 31u + (unsigned)op * 7u + (unsigned)type * 13u + block / 32u + coarse * 5u) % MEMO_SLOTS];
+    return &m->slots[(e / 8 * 31u + (unsigned)op * 7u + (unsigned)type * 13u + block / 32u + coarse * 5u + waves * 3u) %
+                     MEMO_SLOTS];
 }
 
 /* The kernel got before for these, else NULL. */
-static kj_kernel *memo_find(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse) {
+static kj_kernel *memo_find(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
+                            unsigned waves) {
     pthread_mutex_lock(&m->lock);
-    memo_slot *s = memo_slot_of(m, entry, op, type, block, coarse);
+    memo_slot *s = memo_slot_of(m, entry, op, type, block, coarse, waves);
     kj_kernel *k = s->kernel && s->entry == entry && s->op == (unsigned)op && s->type == (unsigned)type &&
-                           s->block == block && s->coarse == coarse
+                           s->block == block && s->coarse == coarse && s->waves == waves
                        ? s->kernel
                        : NULL;
     pthread_mutex_unlock(&m->lock);
     return k;
 }
 
-static void memo_keep(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse, kj_kernel *k) {
+static void memo_keep(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
+                      unsigned waves, kj_kernel *k) {
     pthread_mutex_lock(&m->lock);
-    *memo_slot_of(m, entry, op, type, block, coarse) = (memo_slot){entry, (unsigned)op, (unsigned)type, block, coarse, k};
+    *memo_slot_of(m, entry, op, type, block, coarse, waves) =
+        (memo_slot){entry, (unsigned)op, (unsigned)type, block, coarse, waves, k};
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -171,10 +181,10 @@ static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, 
                      kj_kernel **k) {
     void *m;
     KJ_FORWARD(kj__state(rt, &memo_key, &m));
-    if ((*k = memo_find(m, entry, op, type, block, coarse))) return KJ_OK;
+    if ((*k = memo_find(m, entry, op, type, block, coarse, 0))) return KJ_OK;
     helper h;
     KJ_FORWARD(kj_kernel_get(rt, helper_request(&h, entry, op, type, block, coarse), k, NULL));
-    memo_keep(m, entry, op, type, block, coarse, *k);
+    memo_keep(m, entry, op, type, block, coarse, 0, *k);
     return KJ_OK;
 }
 
@@ -185,36 +195,55 @@ static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream s
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* The fast entry's grid: enough blocks for the data, at most what is resident at once (the blocks
- * then stride through the rest), so that no block waits for a slot. */
+/* The fast entry's grid: enough blocks for the data, at most `waves` times what is resident at once
+ * (the blocks then stride through the rest) and at most the slots of the workspace. One wave means no
+ * block waits for a slot on the device; more waves even out how fast the multiprocessors drain their
+ * share (a block that finishes early makes room for another), which a streaming read on the H200 was
+ * measured to gain from (0.3% to 1% at 1 GiB), at the cost of more slots for the last block. */
 static kj_status fast_grid(kj_runtime *rt, kj_kernel *k, kj_type type, size_t n, unsigned block, unsigned coarse,
-                           unsigned *grid) {
+                           unsigned waves, unsigned *grid) {
     int per_sm = 0;
     KJ_FORWARD(kj_kernel_occupancy(k, block, 0, &per_sm));
     uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)kj__device_info(rt)->sm_count;
     uint64_t per_block = (uint64_t)block * coarse * (16 / kj_type_size(type));
     uint64_t g = ceil_div(n ? n : 1, per_block);
-    if (g > resident) g = resident;
+    if (g > resident * (waves ? waves : 1)) g = resident * (waves ? waves : 1);
     if (g > MAX_GRID) g = MAX_GRID;
     *grid = (unsigned)(g ? g : 1);
     return KJ_OK;
 }
 
-/* The fast entry's configuration when none is given or tuned, from back-to-back sweeps on an H100
- * (f16, f32, i32, f64 from 2^14 to 2^24 elements, and bench reduce over every op and type from 2^10
- * to 2^28):
+/* A DRAM round trip under a full streaming load, for Little's law below: a read on the H200 reached
+ * 97% of its best with one 16-byte load in flight per resident thread (4.3 MB in flight), 98.8% with
+ * two and 99.9% with four (17 MB), so the memory wants about 3 us of its bandwidth in flight. */
+#define LOADED_LATENCY_NS 3000.0
+#define STREAM_WAVES 1u
+
+/* The fast entry's configuration when none is given or tuned, from what the device reports:
  * - up to 8 vectors a thread, one block of 256 threads does it all, which saves the cross-block
  *   combine (the slots, the ticket and the last block's pass over the slots);
- * - then 512 threads a block, each with one vector in flight per pass, or two where that still
- *   leaves at least 128 blocks (about one an SM): more threads with fewer loads each reach the
- *   memory sooner than 256 threads with 8 (f16 at 2^20: 3.5-3.8 us a call against 4.2-4.6; f64 at
- *   2^22: 13.8 against 14.3);
- * - large inputs stream best with 1024 threads and 4 loads in flight per thread (2 blocks an SM). */
-static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coarse) {
+ * - then, while the input is at most half the L2, 512 threads a block, each with one vector in flight
+ *   per pass, or two where that still leaves at least one block an SM: more threads with fewer loads
+ *   each reach the memory sooner than 256 threads with 8 (H100, f16 at 2^20: 3.5-3.8 us a call
+ *   against 4.2-4.6; f64 at 2^22: 13.8 against 14.3);
+ * - larger inputs stream from DRAM: the largest block (1024 threads), and enough loads in flight per
+ *   thread that the resident threads hold the bandwidth x latency product (Little's law), a power of
+ *   two from 2 to 8: 4 on the H100 (3.35 TB/s) and the H200 (4.8 TB/s), each with 2048 threads on each
+ *   of its 132 multiprocessors. */
+static void fast_default(const kj_device_info *d, kj_type type, size_t n, unsigned *block, unsigned *coarse,
+                         unsigned *waves) {
     size_t vec = 16 / kj_type_size(type);
-    if ((uint64_t)n * kj_type_size(type) > (32u << 20)) {
-        *block = 1024;
-        *coarse = 4;
+    uint64_t l2 = d->l2_bytes ? d->l2_bytes : 50u << 20;
+    *waves = STREAM_WAVES;
+    if ((uint64_t)n * kj_type_size(type) > l2 / 2) {
+        double gbs = d->peak_bandwidth_gbs > 0 ? d->peak_bandwidth_gbs : 3350;
+        double threads = (double)(d->sm_count > 0 ? d->sm_count : 132) *
+                         (d->max_threads_per_sm > 0 ? d->max_threads_per_sm : 2048);
+        double in_flight = gbs * LOADED_LATENCY_NS; /* bytes: GB/s x ns */
+        unsigned loads = 2;
+        while (loads < 8 && loads * 16.0 * threads < in_flight) loads *= 2;
+        *block = d->max_threads_per_block >= 1024 || d->max_threads_per_block <= 0 ? 1024 : 512;
+        *coarse = loads;
         return;
     }
     if (n <= 256 * 8 * vec) {
@@ -224,8 +253,9 @@ static void fast_default(kj_type type, size_t n, unsigned *block, unsigned *coar
         *coarse = p;
         return;
     }
+    unsigned sms = d->sm_count > 0 ? (unsigned)d->sm_count : 132;
     *block = 512;
-    *coarse = (uint64_t)n >= (uint64_t)512 * vec * 2 * 128 ? 2 : 1;
+    *coarse = (uint64_t)n >= (uint64_t)512 * vec * 2 * sms ? 2 : 1;
 }
 
 kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *j, unsigned *grid) {
@@ -236,7 +266,7 @@ kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *
     unsigned long long count = j->n;
     *grid = 1;
     if (e == FAST) {
-        KJ_FORWARD(fast_grid(rt, k, j->type, j->n, j->block, j->coarse, grid));
+        KJ_FORWARD(fast_grid(rt, k, j->type, j->n, j->block, j->coarse, j->waves, grid));
         kj_devptr slots = ws + WS_SLOTS, counter = ws + WS_COUNTER;
         void *args[] = {&input, &count, &result, &slots, &counter};
         return launch(k, *grid, j->block, j->stream, args);
@@ -288,8 +318,11 @@ static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, con
     KJ_FORWARD(find_entry(o->entry, &e));
     KJ_RETURN_IF(o->coarse_factor && !entries[e].coarsens, KJ_ERR_USAGE,
                  "%s does not coarsen: COARSE_FACTOR applies to reduce_fast and reduce_coarsened", entries[e].name);
-    unsigned block = entries[e].block, coarse = entries[e].coarse;
-    if (e == FAST) fast_default(type, n, &block, &coarse);
+    KJ_RETURN_IF(o->waves && e != FAST, KJ_ERR_USAGE,
+                 "%s has a grid fixed by n: WAVES (waves) applies to reduce_fast alone", entries[e].name);
+    KJ_RETURN_IF(o->reserved, KJ_ERR_USAGE, "kj_reduce_options.reserved is %u: it must be 0", (unsigned)o->reserved);
+    unsigned block = entries[e].block, coarse = entries[e].coarse, waves = 0;
+    if (e == FAST) fast_default(kj__device_info(rt), type, n, &block, &coarse, &waves);
     /* tuned values that would not fit are not used (fits), so the block given or the default decides */
     unsigned given_block = o->block_size ? o->block_size : block;
     KJ_RETURN_IF(entries[e].single_block && n > 2ull * given_block, KJ_ERR_USAGE,
@@ -304,14 +337,17 @@ static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, con
     int coarsens = entries[e].coarsens;
     p->call = (kj__config_call){.kernel = "reduce", .entry = entries[e].name, .fixed = p->fixed, .fixed_count = 2,
                                 .pinned = coarsens ? NULL : &p->pinned, .pinned_count = coarsens ? 0 : 1, .n = n,
-                                .count = coarsens ? 2 : 1, .names = {"BLOCK_SIZE", "COARSE_FACTOR"},
-                                .given = {o->block_size, o->coarse_factor}, .defaults = {block, coarse},
+                                .count = e == FAST ? 3 : coarsens ? 2 : 1,
+                                .names = {"BLOCK_SIZE", "COARSE_FACTOR", "WAVES"},
+                                .given = {o->block_size, o->coarse_factor, o->waves}, .defaults = {block, coarse, waves},
                                 .suits = entries[e].single_block ? fits : NULL, .user = &p->n};
     return KJ_OK;
 }
 
 /* COARSE_FACTOR of a configuration: the chosen one where the entry uses it, else the metadata's. */
 static unsigned coarse_of(const plan *p, const kj__config *c) { return entries[p->e].coarsens ? c->values[1] : UNUSED_COARSE; }
+/* WAVES of a configuration: reduce_fast's; 0 for the entries whose grid n fixes. */
+static unsigned waves_of(const plan *p, const kj__config *c) { return p->e == FAST ? c->values[2] : 0; }
 
 /* kj__config_resolve, with the kernel of the values chosen from the memo when it was got before. */
 static kj_status resolve(kj_runtime *rt, const plan *p, kj_op op, kj_type type, kj__config *c) {
@@ -319,12 +355,12 @@ static kj_status resolve(kj_runtime *rt, const plan *p, kj_op op, kj_type type, 
     KJ_FORWARD(kj__state(rt, &memo_key, &m));
     const char *entry = entries[p->e].name;
     kj__config_choose(rt, &p->call, c);
-    if ((c->kernel = memo_find(m, entry, op, type, c->values[0], coarse_of(p, c)))) {
+    if ((c->kernel = memo_find(m, entry, op, type, c->values[0], coarse_of(p, c), waves_of(p, c)))) {
         c->origin = KJ_ORIGIN_MEMORY;
         return KJ_OK;
     }
     KJ_FORWARD(kj__config_resolve(rt, &p->call, c));
-    memo_keep(m, entry, op, type, c->values[0], coarse_of(p, c), c->kernel);
+    memo_keep(m, entry, op, type, c->values[0], coarse_of(p, c), waves_of(p, c), c->kernel);
     return KJ_OK;
 }
 
@@ -368,7 +404,8 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     KJ_FORWARD(kj__enter(rt));
     kj__config c;
     KJ_FORWARD(resolve(rt, &p, op, type, &c));
-    kj__reduce_job job = {entries[p.e].name, op, type, input, n, result, c.values[0], coarse_of(&p, &c), o->stream};
+    kj__reduce_job job = {entries[p.e].name, op,     type,   input, n, result, c.values[0], coarse_of(&p, &c),
+                          waves_of(&p, &c), o->stream};
     unsigned grid;
     KJ_FORWARD(kj__reduce_launch(rt, c.kernel, &job, &grid));
     if (o->report) {
@@ -379,6 +416,7 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
         r->grid = grid;
         r->origin = c.origin;
         r->config_from = c.from;
+        r->waves = job.waves;
         KJ__SIZED_WRITE(o->report, full);
     }
     return KJ_OK;
@@ -392,6 +430,17 @@ kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, siz
     kj_reduce_options copy;
     KJ_FORWARD(options_of(&o, &copy));
     kj_stream stream = o->stream;
+    entry_id e;
+    KJ_FORWARD(find_entry(o->entry, &e));
+    if (e == FAST) {
+        kj__lane *lane;
+        KJ_FORWARD(kj__lane_get(rt, &results, stream, 16, &lane));
+        KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, lane->buffer, o));
+        KJ_FORWARD(kj_event_record(lane->done, stream));
+        KJ_FORWARD(kj__lane_wait(lane, "the reduction failed", KJ__REDUCE_WAIT_LIMIT_MS));
+        memcpy(host_result, lane->host, kj_result_size(type));
+        return KJ_OK;
+    }
     kj_devptr ws;
     KJ_FORWARD(workspace(rt, stream, &ws));
     KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, ws + WS_RESULT, o));

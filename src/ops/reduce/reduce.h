@@ -1,4 +1,5 @@
-/* What the reduction's tuning target needs of reduce.c. */
+/* What the reduction's tuning target needs of reduce.c, and what the reductions across devices and
+ * ranks share. */
 #ifndef KJ_OPS_REDUCE_H
 #define KJ_OPS_REDUCE_H
 
@@ -21,11 +22,17 @@ typedef struct kj__reduce_job {
     size_t n;
     kj_devptr result;
     unsigned block, coarse;  /* the kernel's BLOCK_SIZE and COARSE_FACTOR */
+    unsigned waves;          /* reduce_fast's grid: at most WAVES times the blocks the device holds at once */
     kj_stream stream;
 } kj__reduce_job;
 
 /* Launches the job with k, its entry's kernel (the helper kernels it needs are got here), on the
  * job's stream; *grid gets the blocks of the main launch. */
 kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *job, unsigned *grid);
+
+/* The longest a reduction waits for work it queued (kj_reduce_devices' parts, kj_reduce_nccl's
+ * collectives) before it reports that work as not done: far past any reduction, short of forever
+ * (a kernel queued before it that never ends, a rank that never calls). */
+#define KJ__REDUCE_WAIT_LIMIT_MS (120 * 1000.0)
 
 #endif

@@ -7,11 +7,11 @@
 #include <time.h>
 
 #include "ops/ops.h"
+#include "ops/reduce/reduce.h"
 
 static const kj__state_key lanes = KJ__LANES;
 #define LANE_BYTES 32 /* the handshake's two words, then the partial */
 #define PARTIAL_AT 16
-#define WAIT_LIMIT_MS (120 * 1000.0)
 
 /* ---- the partial as NCCL combines it ----------------------------------------------------------- */
 
@@ -99,10 +99,10 @@ static kj_status wait_for(kj_runtime *rt, const kj__nccl_api *nccl, kj__nccl_com
         KJ_FORWARD(kj__stream_done(rt, stream, what, &done));
         if (done) return KJ_OK;
         KJ_FORWARD(async_error(nccl, comm));
-        KJ_RETURN_IF(kj__now_ms() - start > WAIT_LIMIT_MS, KJ_ERR_CUDA,
+        KJ_RETURN_IF(kj__now_ms() - start > KJ__REDUCE_WAIT_LIMIT_MS, KJ_ERR_CUDA,
                      "kj_reduce_nccl: %s has not completed after %.0f s: every rank of the communicator must call "
                      "kj_reduce_nccl; abort the communicator (ncclCommAbort) before using it again",
-                     what, WAIT_LIMIT_MS / 1000);
+                     what, KJ__REDUCE_WAIT_LIMIT_MS / 1000);
         struct timespec pause = {0, 20000};
         nanosleep(&pause, NULL);
     }

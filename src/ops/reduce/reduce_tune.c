@@ -31,12 +31,15 @@ typedef struct state {
     unsigned block, coarse, grid; /* of the latest run: its configuration bounds the float error */
 } state;
 
-static const char *const unused_coarse[] = {"COARSE_FACTOR", NULL};
+static const char *const unused_coarse[] = {"COARSE_FACTOR", "WAVES", NULL};
+static const char *const unused_waves[] = {"WAVES", NULL};
 
+/* reduce_fast alone sizes its grid by WAVES; the entries that do not coarsen ignore COARSE_FACTOR too. */
 static const char *const *unused_tunables(const char *entry) {
     int coarsens = 1, single = 0;
+    if (entry && strcmp(entry, "reduce_fast") == 0) return NULL;
     if (kj__reduce_entry(entry, &coarsens, &single) == 0 && !coarsens) return unused_coarse;
-    return NULL;
+    return unused_waves;
 }
 
 /* Random elements for op: uniform in [-1, 1) for float sums and max/min; +-1 for float products (so
@@ -142,9 +145,16 @@ static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj
     state *st = p;
     /* COARSE_FACTOR is in the variant's macros also where the entry does not use it (at its default) */
     kj_devptr input = kj__tune_array(&st->input, 0, kj__tune_arrays_rotate(&st->input, i));
-    kj__reduce_job job = {st->entry, st->op, st->type, input, st->n, st->out,
+    kj__reduce_job job = {st->entry,
+                          st->op,
+                          st->type,
+                          input,
+                          st->n,
+                          st->out,
                           kj__tune_define_uint(d, count, "BLOCK_SIZE"),
-                          kj__tune_define_uint(d, count, "COARSE_FACTOR"), stream};
+                          kj__tune_define_uint(d, count, "COARSE_FACTOR"),
+                          kj__tune_define_uint(d, count, "WAVES"),
+                          stream};
     st->block = job.block;
     st->coarse = job.coarse;
     return kj__reduce_launch(st->rt, k, &job, &st->grid);

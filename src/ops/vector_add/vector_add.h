@@ -5,8 +5,10 @@
 #include "ops/ops.h"
 
 /* kj_vector_add's launch of k (the entry for these pointers, built with BLOCK_SIZE = block and
- * UNROLL = unroll) on stream: the grid sized to the device, written to *grid (0 when n is 0). */
+ * UNROLL = unroll) on stream: the grid sized to the data, at most `waves` times the blocks the device
+ * holds at once, written to *grid (0 when n is 0). */
 kj_status kj__vector_add_launch(kj_runtime *rt, kj_kernel *k, kj_type type, unsigned block, unsigned unroll,
-                                kj_devptr a, kj_devptr b, kj_devptr c, size_t n, kj_stream stream, unsigned *grid);
+                                unsigned waves, kj_devptr a, kj_devptr b, kj_devptr c, size_t n, kj_stream stream,
+                                unsigned *grid);
 
 #endif

@@ -86,7 +86,8 @@ static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj
     state *st = p;
     unsigned grid, copy = kj__tune_arrays_rotate(&st->arrays, i);
     return kj__vector_add_launch(st->arrays.rt, k, st->type, kj__tune_define_uint(d, count, "BLOCK_SIZE"),
-                                 kj__tune_define_uint(d, count, "UNROLL"), kj__tune_array(&st->arrays, 0, copy),
+                                 kj__tune_define_uint(d, count, "UNROLL"), kj__tune_define_uint(d, count, "WAVES"),
+                                 kj__tune_array(&st->arrays, 0, copy),
                                  kj__tune_array(&st->arrays, 1, copy), kj__tune_array(&st->arrays, 2, copy), st->n,
                                  stream, &grid);
 }
