@@ -38,5 +38,5 @@ KJ__NO_TAIL_PADDING(kj_variant, skipped);
 KJ__NO_TAIL_PADDING(kj_compile_all_options, shards);
 KJ__NO_TAIL_PADDING(kj_compile_all_result, arch);
 KJ__NO_TAIL_PADDING(kj_tune_options, progress_user);
-KJ__NO_TAIL_PADDING(kj_tuned, time);
+KJ__NO_TAIL_PADDING(kj_tuned, target);
 KJ__NO_TAIL_PADDING(kj_tune_filter, bucket);
