@@ -293,6 +293,12 @@ void kj__remote_close(kj__remote *r) {
     pthread_mutex_lock(&r->lock);
     r->closing = 1;
     r->drain_until = kj__now_ms() + DRAIN_MS;
+    /* a call in progress (a push to a server that trickles its answer) ends then too */
+    if (r->redis) {
+        char why[64];
+        snprintf(why, sizeof why, "not done within %d s of closing the runtime", DRAIN_MS / 1000);
+        kj__redis_cut_off(r->redis, r->drain_until, why);
+    }
     pthread_cond_broadcast(&r->changed);
     int running = r->worker_running;
     pthread_mutex_unlock(&r->lock);
