@@ -342,7 +342,59 @@ grep -q "a string of 536870912 bytes: more than the answer to INFO may take" "$w
 within 3000 "R24 (INFO)"
 fake_reset
 
+# row R25: lookup answers that are not the script's: a failed lookup each, no busy wait
+for answer in '*2\r\n:1\r\n:42\r\n' '*2\r\n:1\r\n*0\r\n' '*1\r\n:1\r\n' '*2\r\n:3\r\n:7\r\n' ':5\r\n'; do
+    fake_answer EVAL "$answer"
+    KERNJIT_REMOTE_CACHE="$FAKE_URL" bounded O1 "$(kernel "odd$RANDOM")"
+    expect "R25 ($answer)" 0 compiled "an answer that is not the lookup script's"
+    within 3000 "R25 ($answer)"
+    evals=$(fake_commands EVAL)
+    [ "$evals" -le 2 ] && ok "R25 ($answer): $evals scripts" || fail "R25 ($answer): $evals scripts run"
+    fake_reset
+done
 fake_stop
+
+# row R26: a lease that holds no process's token ("" or any other text, with no expiry): nobody
+# compiles the key, so this process does, at once
+src=$(kernel badlease)
+KERNJIT_REMOTE_CACHE= compile B0 "$src"
+key=$(key_of "$work/out")
+for holder in "" "garbage"; do
+    rcli DEL "kernjit:entry:v1:sm_90:$key" > /dev/null
+    rcli SET "kernjit:lease:sm_90:$key" "$holder" > /dev/null
+    KERNJIT_REMOTE_MODE=read bounded "B1$holder" "$src"
+    expect "R26 ('$holder', read-only)" 0 compiled "which is not a compiling process's token"
+    within 3000 "R26 ('$holder', read-only)"
+    bounded "B2$holder" "$src"
+    expect "R26 ('$holder')" 0 compiled "which is not a compiling process's token"
+    within 3000 "R26 ('$holder')"
+done
+rcli DEL "kernjit:lease:sm_90:$key" > /dev/null
+
+# row R27: a key of the wrong type (a hash where the lease is, a list where the entry is): a failed
+# lookup of that key, with the server's error; leases stay on
+src=$(kernel wrongtype)
+KERNJIT_REMOTE_CACHE= compile W0 "$src"
+key=$(key_of "$work/out")
+rcli HSET "kernjit:lease:sm_90:$key" a b > /dev/null
+KERNJIT_REMOTE_MODE=read bounded W1 "$src"
+expect "R27 (read-only)" 0 compiled "WRONGTYPE"
+within 3000 "R27 (read-only)"
+bounded W2 "$src"
+expect R27 0 compiled "WRONGTYPE"
+within 3000 R27
+rcli DEL "kernjit:lease:sm_90:$key" > /dev/null
+src=$(kernel wrongentry)
+KERNJIT_REMOTE_CACHE= compile W3 "$src"
+key=$(key_of "$work/out")
+rcli RPUSH "kernjit:entry:v1:sm_90:$key" x > /dev/null
+KERNJIT_REMOTE_MODE=read bounded W4 "$src"
+expect "R27 (the entry, read-only)" 0 compiled "WRONGTYPE"
+bounded W5 "$src"
+expect "R27 (the entry)" 0 compiled "WRONGTYPE"
+! grep -q "without compile leases" "$work/err" && ok "R27: leases stay on" || fail "R27: leases turned off: $(cat "$work/err")"
+[ "$(rcli TYPE "kernjit:entry:v1:sm_90:$key")" = string ] && ok "R27: the entry pushed over the list" \
+    || fail "R27: the entry is a $(rcli TYPE "kernjit:entry:v1:sm_90:$key")"
 
 echo "$failures failure(s)"
 [ "$failures" = 0 ]
