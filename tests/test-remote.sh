@@ -257,7 +257,8 @@ start=$(date +%s%N)
 compile N1 "$src"
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 expect "R11: a holder that pushed nothing" 0 compiled ""
-[ "$took" -lt 900 ] && ok "R11: not waited for ($took ms)" || fail "R11: waited $took ms for nothing"
+# (waiting would take the lease's 10 s: a compile on a busy machine takes more than a second)
+[ "$took" -lt 5000 ] && ok "R11: not waited for ($took ms)" || fail "R11: waited $took ms for nothing"
 
 # ---- a hostile server (tests/fake-redis.py): slow, huge, odd and wrong answers ------------------------
 # Every command here runs under a hard bound (a hang is a failure, never a stuck test) and a 2 GB
