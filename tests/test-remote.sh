@@ -397,5 +397,19 @@ expect "R27 (the entry)" 0 compiled "WRONGTYPE"
 [ "$(rcli TYPE "kernjit:entry:v1:sm_90:$key")" = string ] && ok "R27: the entry pushed over the list" \
     || fail "R27: the entry is a $(rcli TYPE "kernjit:entry:v1:sm_90:$key")"
 
+# row R28: a read-only node writes nothing, not even the fleet's counters: as a user whose ACL has
+# no write command, it meets no refusal
+rcli ACL SETUSER kjreader on '>a-reader-password' '~*' '+@read' > /dev/null
+rcli ACL LOG RESET > /dev/null
+src=$(kernel reader)
+compile RD0 "$src"
+reader="redis://kjreader:a-reader-password@127.0.0.1:$REDIS_PORT"
+KERNJIT_REMOTE_MODE=read KERNJIT_REMOTE_CACHE="$reader" compile RD1 "$src"
+expect "R28: a read-only node fetches" 0 remote ""
+KERNJIT_REMOTE_MODE=read KERNJIT_REMOTE_CACHE="$reader" compile RD2 "$(kernel reader-miss)"
+expect "R28: a read-only node compiles" 0 compiled ""
+denied=$(rcli ACL LOG | grep -A1 -x object | grep -v -x 'object\|--' | sort -u | tr '\n' ' ')
+[ -z "$denied" ] && ok "R28: no write was tried" || fail "R28: the server refused: $denied"
+
 echo "$failures failure(s)"
 [ "$failures" = 0 ]

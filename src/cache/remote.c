@@ -391,8 +391,10 @@ static void renew_leases(kj__remote *r) {
     free(claims);
 }
 
-/* Adds the counters gathered since the last time to the server's. */
+/* Adds the counters gathered since the last time to the server's; a read-only process writes
+ * nothing, these neither. */
 static void flush_counters(kj__remote *r) {
+    if (r->cfg.mode != KJ_REMOTE_READWRITE) return;
     char values[KJ__RC_COUNT][24], max[24];
     const char *argv[4 + 2 * KJ__RC_COUNT + 1] = {"EVAL", FLUSH_SCRIPT, "1", KJ_REMOTE_STATS_KEY};
     int argc = 4;
