@@ -29,7 +29,7 @@ static void help(void) {
            "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run`,\n"
            "kj_reduce, kj_transpose and kj_vector_add then use it when no configuration is given.\n"
            "N counts elements (it takes 64M, 2^28); it defaults to 2^24 for reduce and 2^26 for transpose and\n"
-           "vector_add. transpose tunes transpose_padded (TILE_DIM x BLOCK_ROWS) on a rows x cols = N matrix,\n"
+           "vector_add. transpose tunes transpose_padded (TILE_DIM x BLOCK_ROWS x GROUP) on a rows x cols = N matrix,\n"
            "rows the largest divisor of N not above its square root (2^26: 8192 x 8192; 2^25: 4096 x 8192);\n"
            "its --type sets ELEM_BYTES (f16 2, f32 4, f64 8), the other kernels' sets T.\n"
            "-D NAME=V1,V2 restricts a tunable to those values; NAME=V pins it (and keys the result by it).\n"
