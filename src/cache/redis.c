@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "cache/tls.h"
 
 #define MAX_IDLE 4
 #define BREAKER_FAILURES 3
@@ -26,12 +27,14 @@
 
 typedef struct conn {
     int fd;
+    kj__tls_conn *tls; /* rediss:// */
     struct conn *next;
 } conn;
 
 struct kj__redis {
     const kj__remote_config *cfg;
     kj__logger log;
+    kj__tls *tls;         /* rediss:// */
     pthread_mutex_t lock; /* guards everything below */
     conn *idle;
     unsigned idle_count;
@@ -48,6 +51,13 @@ kj_status kj__redis_create(const kj__remote_config *cfg, const kj__logger *log, 
     if (!r) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     r->cfg = cfg;
     if (log) r->log = *log;
+    if (cfg->tls) {
+        kj_status s = kj__tls_create(cfg, log, &r->tls);
+        if (s != KJ_OK) {
+            free(r);
+            return s;
+        }
+    }
     r->pause_ms = BREAKER_FIRST_MS;
     pthread_mutex_init(&r->lock, NULL);
     *out = r;
@@ -56,6 +66,7 @@ kj_status kj__redis_create(const kj__remote_config *cfg, const kj__logger *log, 
 
 static void conn_close(conn *c) {
     if (!c) return;
+    kj__tls_conn_free(c->tls);
     close(c->fd);
     free(c);
 }
@@ -66,6 +77,7 @@ void kj__redis_destroy(kj__redis *r) {
         next = c->next;
         conn_close(c);
     }
+    kj__tls_destroy(r->tls);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
@@ -231,6 +243,36 @@ static int resolve(const kj__remote_config *cfg, unsigned bound_ms, struct socka
 static failure exchange(kj__redis *r, conn *c, size_t n, const kj__redis_cmd *cmds, kj__reply **replies, int *clean,
                         char *why, size_t why_size);
 
+/* TLS's handshake on c's socket, under the operation timeout, as AUTH's exchange is: a server that
+ * never answers it (a port without TLS, which waits for a line) or trickles it is given up then. */
+static failure handshake(kj__redis *r, conn *c, char *why, size_t why_size) {
+    unsigned ms = r->cfg->timeout_ms;
+    double at = kj__now_ms() + ms;
+    if (!(c->tls = kj__tls_conn_new(r->tls, c->fd, why, why_size))) return BROKE;
+    for (;;) {
+        short wait = 0;
+        int err = 0, cut;
+        ssize_t k = kj__tls_handshake(c->tls, &wait, &err, why, why_size);
+        if (k > 0) return FINE;
+        if (k < 0) {
+            if (err >= 0)
+                snprintf(why, why_size, "the TLS handshake failed: %s",
+                         err ? kj__strerror(err) : "the server closed the connection");
+            return BROKE;
+        }
+        int w = wait ? ready(r, c->fd, wait, at, &cut) : 1;
+        if (w < 0) {
+            snprintf(why, why_size, "the TLS handshake failed: %s", kj__strerror(errno));
+            return BROKE;
+        }
+        if (w == 0 && cut) return cut_short(r, why, why_size);
+        if (w == 0) {
+            snprintf(why, why_size, "the TLS handshake was not done within %u ms (the operation timeout)", ms);
+            return BROKE;
+        }
+    }
+}
+
 /* A new connection, with its credentials and database set; NULL and why (and *f) when there is none. */
 static conn *connect_one(kj__redis *r, failure *f, char *why, size_t why_size) {
     const kj__remote_config *cfg = r->cfg;
@@ -297,6 +339,10 @@ static conn *connect_one(kj__redis *r, failure *f, char *why, size_t why_size) {
         return NULL;
     }
     c->fd = fd;
+    if (r->tls && (*f = handshake(r, c, why, why_size)) != FINE) {
+        conn_close(c);
+        return NULL;
+    }
     /* credentials and database, in one round trip */
     char db[16];
     snprintf(db, sizeof db, "%d", cfg->db);
@@ -334,7 +380,9 @@ static conn *connect_one(kj__redis *r, failure *f, char *why, size_t why_size) {
 
 /* ---- commands --------------------------------------------------------------------------------- */
 
+/* err: an errno (0: the end of the stream), or -1 where why says what failed already (TLS's reasons). */
 static failure io_failure(int err, size_t answered, char *why, size_t why_size) {
+    if (err < 0) return BROKE;
     if (err == 0 || err == ECONNRESET || err == EPIPE) {
         snprintf(why, why_size, "the server closed the connection");
         return answered ? BROKE : GONE;
@@ -350,11 +398,51 @@ static failure timed_out(kj__redis *r, int cut, unsigned ms, size_t got, char *w
     return BROKE;
 }
 
+/* Waits for events on fd until the deadline at: FINE, or how the call failed (got: bytes of the answer
+ * so far). */
+static failure await(kj__redis *r, int fd, short events, double at, unsigned ms, size_t got, char *why,
+                     size_t why_size) {
+    int cut;
+    int w = ready(r, fd, events, at, &cut);
+    if (w > 0) return FINE;
+    if (w < 0) return io_failure(errno, got, why, why_size);
+    return timed_out(r, cut, ms, got, why, why_size);
+}
+
+/* What a plain socket's send or recv that returned k <= 0 means, as tls.h's steps say it. */
+static ssize_t plain_step(ssize_t k, short events, short *wait, int *err) {
+    *wait = 0;
+    if (k == 0) {
+        *err = 0; /* recv: the end of the stream */
+        return -1;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        *wait = events;
+        return 0;
+    }
+    if (errno == EINTR) return 0;
+    *err = errno;
+    return -1;
+}
+
+/* One step of I/O on c, plain or TLS (tls.h): > 0 bytes moved; 0 to wait for *wait's events (0: again
+ * at once); -1 when it failed, *err an errno (0: the server closed the connection) or -1 with why. */
+static ssize_t conn_send(conn *c, const char *data, size_t n, short *wait, int *err, char *why, size_t why_size) {
+    if (c->tls) return kj__tls_send(c->tls, data, n, wait, err, why, why_size);
+    ssize_t k = send(c->fd, data, n, MSG_NOSIGNAL);
+    return k > 0 ? k : plain_step(k, POLLOUT, wait, err);
+}
+
+static ssize_t conn_recv(conn *c, char *data, size_t n, short *wait, int *err, char *why, size_t why_size) {
+    if (c->tls) return kj__tls_recv(c->tls, data, n, wait, err, why, why_size);
+    ssize_t k = recv(c->fd, data, n, 0);
+    return k > 0 ? k : plain_step(k, POLLIN, wait, err);
+}
+
 /* Writes the commands and reads their replies, all before one deadline. *clean = 0 when the server
  * sent more than the replies: the connection is not used again. */
 static failure exchange(kj__redis *r, conn *c, size_t n, const kj__redis_cmd *cmds, kj__reply **replies, int *clean,
                         char *why, size_t why_size) {
-    int cut = 0;
     unsigned ms = r->cfg->timeout_ms;
     double at = kj__now_ms() + ms;
     kj__buf out = {0};
@@ -366,13 +454,12 @@ static failure exchange(kj__redis *r, conn *c, size_t n, const kj__redis_cmd *cm
         }
     failure f = FINE;
     for (size_t sent = 0; sent < out.len && f == FINE;) {
-        ssize_t k = send(c->fd, out.data + sent, out.len - sent, MSG_NOSIGNAL);
-        int w = 1;
+        short wait;
+        int err;
+        ssize_t k = conn_send(c, out.data + sent, out.len - sent, &wait, &err, why, why_size);
         if (k > 0) sent += (size_t)k;
-        else if (errno == EAGAIN || errno == EWOULDBLOCK) w = ready(r, c->fd, POLLOUT, at, &cut);
-        else if (errno != EINTR) f = io_failure(errno, 0, why, why_size);
-        if (w < 0) f = io_failure(errno, 0, why, why_size);
-        else if (w == 0) f = timed_out(r, cut, ms, 0, why, why_size);
+        else if (k < 0) f = io_failure(err, 0, why, why_size);
+        else if (wait) f = await(r, c->fd, wait, at, ms, 0, why, why_size);
     }
     kj__buf_free(&out);
     char *in = NULL;
@@ -402,14 +489,12 @@ static failure exchange(kj__redis *r, conn *c, size_t n, const kj__redis_cmd *cm
             in = grown;
             cap += READ_CHUNK * 2;
         }
-        ssize_t k = recv(c->fd, in + len, cap - len, 0);
-        int w = 1;
+        short wait;
+        int err;
+        ssize_t k = conn_recv(c, in + len, cap - len, &wait, &err, why, why_size);
         if (k > 0) len += (size_t)k, got += (size_t)k;
-        else if (k == 0) f = io_failure(0, got, why, why_size);
-        else if (errno == EAGAIN || errno == EWOULDBLOCK) w = ready(r, c->fd, POLLIN, at, &cut);
-        else if (errno != EINTR) f = io_failure(errno, got, why, why_size);
-        if (w < 0) f = io_failure(errno, got, why, why_size);
-        else if (w == 0) f = timed_out(r, cut, ms, got, why, why_size);
+        else if (k < 0) f = io_failure(err, got, why, why_size);
+        else if (wait) f = await(r, c->fd, wait, at, ms, got, why, why_size);
     }
     *clean = off == len;
     free(in);

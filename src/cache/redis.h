@@ -1,11 +1,11 @@
-/* Connections to one Redis server, for the remote cache (remote.h): a few kept open and shared by
- * the threads of a runtime (one thread uses a connection at a time); every call bounded in time (a
- * bounded name lookup, the connect timeout, and the operation timeout for the whole exchange of
- * commands and replies, however the server paces its bytes) and in memory (each reply may allocate
- * at most its command's bound, checked at each header: resp.h); writes that raise no SIGPIPE; and a
- * circuit breaker: after 3 failures in a row the server is not tried for 30 s (60, 120, up to 300 s
- * while it keeps failing). Callers run commands in one round trip and read the replies through
- * resp.h's accessors. */
+/* Connections to one Redis server, for the remote cache (remote.h): plain, or TLS for rediss://
+ * (tls.h); a few kept open and shared by the threads of a runtime (one thread uses a connection at a
+ * time); every call bounded in time (a bounded name lookup, the connect timeout, and the operation
+ * timeout for TLS's handshake and for the whole exchange of commands and replies, however the server
+ * paces its bytes) and in memory (each reply may allocate at most its command's bound, checked at
+ * each header: resp.h); writes that raise no SIGPIPE; and a circuit breaker: after 3 failures in a
+ * row the server is not tried for 30 s (60, 120, up to 300 s while it keeps failing). Callers run
+ * commands in one round trip and read the replies through resp.h's accessors. */
 #ifndef KJ_REDIS_H
 #define KJ_REDIS_H
 
@@ -31,7 +31,8 @@ typedef struct kj__redis_cmd {
     size_t most;       /* what its reply may allocate; 0: KJ__REDIS_REPLY_MOST */
 } kj__redis_cmd;
 
-/* Keeps cfg's connection settings (cfg must outlive the result). Connects nothing yet. */
+/* Keeps cfg's connection settings (cfg must outlive the result). Connects nothing yet. For rediss://,
+ * sets up TLS (tls.h): its failure (no libssl, a certificate or key OpenSSL cannot use) is returned. */
 kj_status kj__redis_create(const kj__remote_config *cfg, const kj__logger *log, kj__redis **out);
 void kj__redis_destroy(kj__redis *r);
 

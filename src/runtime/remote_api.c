@@ -169,8 +169,9 @@ static int kernel_matches(const char *description, const char *kernel) {
     return strcmp(name, kernel) == 0;
 }
 
-/* Before a push or a pull: KJ_ERR_UNSUPPORTED when the tier cannot work here (a secret and no libcrypto), KJ_ERR_IO
- * when the server does not answer a PING, each naming the server, why, and what follows (nothing
+/* Before a push or a pull: KJ_ERR_UNSUPPORTED when the tier cannot work here (a secret and no
+ * libcrypto, rediss:// and no libssl, a certificate or key that cannot be used), KJ_ERR_IO when the
+ * server does not answer a PING, each naming the server, why, and what follows (nothing
  * moved): a command that moves nothing must not look like one that had nothing to move. */
 static kj_status reach(kj__remote *r, const char *consequence) {
     const char *url = kj__remote_settings(r)->url;
