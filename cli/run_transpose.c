@@ -46,8 +46,8 @@ static int option(run_ctx *c, int opt, char *arg) {
 
 static int prepare(run_ctx *c) {
     transpose_run *t = (transpose_run *)c;
-    if (t->options.variant != KJ_TRANSPOSE_PADDED && (t->options.tile_dim || t->options.block_rows))
-        return cli_usage(c->cmd, "-D TILE_DIM and -D BLOCK_ROWS shape the padded variant; %s has a fixed tile",
+    if (t->options.variant != KJ_TRANSPOSE_PADDED && (t->options.tile_dim || t->options.block_rows || t->options.group))
+        return cli_usage(c->cmd, "-D TILE_DIM, -D BLOCK_ROWS and -D GROUP shape the padded variant; %s has a fixed tile",
                          kj_transpose_variant_name(t->options.variant));
     t->esize = kj_type_size(t->type);
     if (t->rows * t->cols > SIZE_MAX / 2 / t->esize)

@@ -25,13 +25,14 @@ expect 2 "--cols 'wide' is not a number" "$K" run transpose --cols wide
 expect 2 "--rows '4294967296' is not a number from 1 to 2^31-1" "$K" run transpose --rows 4294967296
 expect 2 "--rows '-3' is not a number" "$K" run transpose --rows -3
 expect 2 "unknown type 'f8'" "$K" run transpose --type f8
-expect 2 "-D FOO: run transpose takes -D TILE_DIM and -D BLOCK_ROWS" "$K" run transpose -D FOO=1
+expect 2 "-D FOO: run transpose takes -D TILE_DIM, -D BLOCK_ROWS and -D GROUP" "$K" run transpose -D FOO=1
 expect 2 "-D TILE_DIM=0: the value must be an integer from 1 to 1024" "$K" run transpose -D TILE_DIM=0
 expect 2 "-D BLOCK_ROWS=many" "$K" run transpose -D BLOCK_ROWS=many
 expect 2 "has no value" "$K" run transpose -D TILE_DIM
 expect 2 "shared has a fixed tile" "$K" run transpose --variant shared -D TILE_DIM=64
 expect 2 "l1-4x32 has a fixed tile" "$K" run transpose -D BLOCK_ROWS=4 --variant l1-4x32
 expect 2 "vec has a fixed tile" "$K" run transpose -D TILE_DIM=16 --variant vec
+expect 2 "vec has a fixed tile" "$K" run transpose -D GROUP=4 --variant vec
 expect 2 "--repeat '0'" "$K" run transpose --repeat 0
 expect 2 "--seed 'x'" "$K" run transpose --seed x
 expect 2 "unexpected argument 'extra'" "$K" run transpose extra
