@@ -218,6 +218,7 @@ const char *cli_origin_text(kj_origin o) {
     case KJ_ORIGIN_COMPILED: return "compiled now";
     case KJ_ORIGIN_DISK: return "disk cache";
     case KJ_ORIGIN_REMOTE: return "remote cache";
+    case KJ_ORIGIN_SEED: return "seed (built ahead of time)";
     default: return "memory (already loaded)";
     }
 }

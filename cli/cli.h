@@ -29,7 +29,7 @@ enum { EXIT_OK = 0, EXIT_FAILURE_ = 1, EXIT_USAGE = 2 };
 typedef int cli_command(int argc, char **argv);
 
 /* kernjit's own commands, cmd_<name>.c each (kernjit run and kernjit bench: run.h) */
-cli_command cmd_info, cmd_list, cmd_compile, cmd_cache, cmd_demo, cmd_launch, cmd_tune;
+cli_command cmd_info, cmd_list, cmd_compile, cmd_cache, cmd_demo, cmd_launch, cmd_tune, cmd_seed;
 
 /* Sets argv[0] to "PARENT ARGV0" ("kernjit compile") for a subcommand's getopt messages; returns argv. */
 char **cli_name_argv0(char **argv, const char *parent);
@@ -94,8 +94,8 @@ kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int v
 /* The options cli_runtime uses, for a command that changes some before creating the runtime. */
 void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose);
 
-/* How a kernel was obtained, for people: "compiled now", "disk cache", "remote cache", "memory
- * (already loaded)". */
+/* How a kernel was obtained, for people: "compiled now", "disk cache", "remote cache", "seed (built
+ * ahead of time)", "memory (already loaded)". */
 const char *cli_origin_text(kj_origin origin);
 
 /* The remote cache's state and the fleet's counters (kj_remote_query), as text lines or as a JSON

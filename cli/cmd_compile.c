@@ -332,13 +332,17 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
         if (compiled_now)
             fprintf(out, "%s for %s: %s compiled in %.1f ms%s\n", prog->kernel, r.arch, kj_emit_format_name(a->format),
                     r.compile_ms, r.linked ? " (before the link with the device runtime)" : "");
+        else if (r.origin == KJ_ORIGIN_SEED)
+            fprintf(out, "%s for %s: seed hit (built ahead of time; not copied to the cache)%s\n", prog->kernel, r.arch,
+                    linked);
         else if (r.cache_hit) fprintf(out, "%s for %s: cache hit%s\n", prog->kernel, r.arch, linked);
         else if (r.origin == KJ_ORIGIN_REMOTE)
             fprintf(out, "%s for %s: remote cache hit (verified, stored here)%s\n", prog->kernel, r.arch, linked);
         else fprintf(out, "%s for %s: compiled in %.1f ms%s\n", prog->kernel, r.arch, r.compile_ms + r.link_ms, linked);
         fprintf(out, "  key   %s\n", r.key);
         if (!compiled_now)
-            fprintf(out, "  cache %s\n", r.stored ? r.cache_path : "(not stored: compiled in memory only)");
+            fprintf(out, "  %-5s %s\n", r.origin == KJ_ORIGIN_SEED ? "seed" : "cache",
+                    r.stored ? r.cache_path : "(not stored: compiled in memory only)");
         if (a->emit)
             fprintf(out, "  %-5s %zu bytes to %s\n", kj_emit_format_name(a->format), r.binary_bytes,
                     strcmp(a->output, "-") == 0 ? "stdout" : a->output);
