@@ -838,7 +838,7 @@ KJ_API kj_status kj_seed_sign(kj_runtime *rt, uint64_t *count);
 /* ------------------------------------------------------------------------------------------------
  * Remote cache: a Redis server that machines share, behind each one's disk cache
  *
- * Lookups go memory, disk, remote, compile. A remote value is an entry as the disk holds it (header,
+ * Lookups go memory, seed, disk, remote, compile. A remote value is an entry as the disk holds it (header,
  * checksum) and, when a secret is set, its HMAC-SHA256 signature; it is verified, stored on disk,
  * then used (KJ_ORIGIN_REMOTE). What is compiled here is stored on disk and pushed in the background:
  * the caller never waits for the server. When processes miss the same key at once, one compiles
