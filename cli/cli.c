@@ -299,8 +299,8 @@ int cli_arch_list(const char *cmd, char *arg, const char **archs, size_t *n, siz
     for (char *t = arg;; t++) {
         char *comma = strchr(t, ',');
         if (comma) *comma = '\0';
-        if (!*t) return cli_usage(cmd, "--arch has an empty target: give sm_<digits>, or several separated by commas "
-                                  "(sm_80,sm_90)");
+        if (!*t) return cli_usage(cmd, "--arch has an empty target: give a target (sm_90, sm_90a, compute_90), or "
+                                  "several separated by commas (sm_80,sm_90)");
         if (*n == max) return cli_usage(cmd, "at most %zu targets", max);
         for (size_t k = 0; k < *n; k++)
             if (strcmp(archs[k], t) == 0) return cli_usage(cmd, "target %s is given twice", t);

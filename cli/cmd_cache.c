@@ -17,7 +17,9 @@ static void help(void) {
            "         fleet's counters: hits, misses, waits, pushes, refusals, errors, lookup latency, traffic\n"
            "  clear  remove every entry (of the disk cache; the remote's entries expire or are evicted)\n"
            "  push   send the disk cache's entries (all, or KERNEL's) to the remote cache, skipping those it has\n"
-           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache lacks, verified\n");
+           "         (the same bytes, or a value that verifies: one signed with a rotated secret is replaced)\n"
+           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache lacks, verified\n"
+           "push and pull exit 1 when the server cannot be reached.\n");
 }
 
 typedef struct {

@@ -16,15 +16,21 @@
 
 static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
-           "                      [--arch sm_XY[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
+           "                      [--arch TARGET[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
            "                      [--emit cubin|ptx|ltoir -o FILE]\n"
-           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch sm_XY] [--threads J] [--shard K/N]\n"
+           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch TARGET] [--threads J] [--shard K/N]\n"
            "                      [--push] [--json]\n\n"
            "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
            "disk cache and says whether it was already there, and where. Macros are checked against the\n"
            "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
            "there is none; --arch sm_80,sm_90 (or --arch again) builds each target in turn. --json gives\n"
            "{\"kernel\": ..., \"targets\": [one object per target]}.\n\n"
+           "A TARGET is any NVRTC has (`kernjit info` lists the architectures; a name NVRTC lacks is\n"
+           "refused with every target it has): sm_XY, a cubin for compute capability X.Y to X.9; sm_XYa,\n"
+           "for X.Y alone, with that architecture's own instructions (sm_90a: wgmma, setmaxnreg); sm_XYf,\n"
+           "for X.Y's family (sm_100f: 10.0 and 10.3); compute_XY (and compute_XYa, compute_XYf), PTX that\n"
+           "the driver compiles for the device, also one newer than this toolkit. Each target is its own\n"
+           "cache folder (<cache>/sm_90a/) and key.\n\n"
            "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
            "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
            "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
@@ -51,19 +57,22 @@ static void help(void) {
            "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from it when the disk\n"
            "cache lacks them (\"origin\": \"remote\" in --json), and what is compiled is pushed in the\n"
            "background. --push (a builder) then sends every entry of the kernel in the disk cache that the\n"
-           "remote lacks, and waits until they are there.\n");
+           "remote lacks, or holds in a form this machine refuses (signed with a rotated secret, damaged), and\n"
+           "waits until they are there; it exits 1 when the server cannot be reached.\n");
 }
 
 /* --push: the kernel's entries in the disk cache to the remote (a builder), waiting for each, and the
- * counts in the target's report. Faults are warnings (the compile itself succeeded). */
-static void push_entries(kj_runtime *rt, const char *kernel, int json, FILE *out) {
+ * counts in the target's report. A server that cannot be reached fails the command (exit 1: a builder
+ * that pushed nothing must not pass); faults of single entries are warnings and counted. */
+static int push_entries(kj_runtime *rt, const char *kernel, int json, FILE *out) {
     char name[256];
     const char *base = strrchr(kernel, '/') ? strrchr(kernel, '/') + 1 : kernel;
     size_t n = strlen(base);
     if (n > 3 && strcmp(base + n - 3, ".cu") == 0) n -= 3;
     snprintf(name, sizeof name, "%.*s", (int)n, base);
     kj_remote_transfer t = KJ_REMOTE_TRANSFER_INIT;
-    if (kj_remote_push(rt, name, &t) != KJ_OK) fprintf(stderr, "kernjit: warning: %s\n", kj_last_error());
+    kj_status s = kj_remote_push(rt, name, &t);
+    if (s != KJ_OK) return cli_fail("compile", s);
     if (json) {
         json_object_in("push");
         json_transfer_fields(&t);
@@ -73,6 +82,7 @@ static void push_entries(kj_runtime *rt, const char *kernel, int json, FILE *out
                (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies", name,
                (unsigned long long)t.present, t.failed ? ", some FAILED (see the warnings)" : "");
     }
+    return EXIT_OK;
 }
 
 static void all_progress(const kj_progress *p, void *user) {
@@ -184,6 +194,7 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         return rc;
     }
     workers_failures failures = {0};
+    int pushed = EXIT_OK;
     unsigned processes = process_count(space, aa);
     if (processes == 1) {
         s = kj_compile_all(rt, &o, &r);
@@ -203,7 +214,7 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
                     "cache_dir=%s",
                     r.variants, r.compiled, r.cached, r.skipped, r.failed, r.threads, processes, r.wall_ms,
                     kj_cache_dir(rt));
-        if (push) push_entries(rt, kernel, 1, stdout);
+        if (push) pushed = push_entries(rt, kernel, 1, stdout);
         json_end_object();
     } else if (processes > 1 || s == KJ_OK || r.failed) { /* else there is no result, only the failure */
         printf("%s for %s", kernel, r.arch);
@@ -217,11 +228,12 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         if (processes > 1) printf("; %.2f s in %u processes\n", r.wall_ms / 1e3, processes);
         else printf("; %.2f s on %u thread%s\n", r.wall_ms / 1e3, r.threads, r.threads == 1 ? "" : "s");
         printf("  cache %s\n", kj_cache_dir(rt) ? kj_cache_dir(rt) : "(none: compiled in memory only)");
-        if (push) push_entries(rt, kernel, 0, stdout);
+        if (push) pushed = push_entries(rt, kernel, 0, stdout);
     }
     int rc = EXIT_OK;
     if (processes > 1) rc = workers_report("compile", &failures);
     else if (s != KJ_OK) rc = cli_fail("compile", s);
+    if (rc == EXIT_OK) rc = pushed;
     kj_space_free(space);
     kj_runtime_destroy(rt);
     return rc;
@@ -321,7 +333,7 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
                         strcmp(a->output, "-") == 0 ? NULL : a->output, r.binary_bytes);
             json_end_object();
         }
-        if (a->push) push_entries(rt, prog->kernel, 1, stdout);
+        if (a->push) rc = push_entries(rt, prog->kernel, 1, stdout);
         json_end_object();
     } else {
         char linked[64] = "";
@@ -347,10 +359,10 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
             fprintf(out, "  %-5s %zu bytes to %s\n", kj_emit_format_name(a->format), r.binary_bytes,
                     strcmp(a->output, "-") == 0 ? "stdout" : a->output);
         print_resources(&r, out);
-        if (a->push) push_entries(rt, prog->kernel, 0, out);
+        if (a->push) rc = push_entries(rt, prog->kernel, 0, out);
     }
     kj_runtime_destroy(rt);
-    return EXIT_OK;
+    return rc;
 }
 
 /* "K/N" with K < N <= max (digits only); 0, or -1. */

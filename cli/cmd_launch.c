@@ -45,6 +45,7 @@ typedef struct launch_cmd {
     size_t ndef;
     const char *options[MAX_OPTIONS];
     size_t nopt;
+    const char *arch; /* --arch: NULL, the device's own target */
     unsigned grid[3], block[3];
     int have_grid, have_block;
     uint64_t shared;
@@ -83,7 +84,8 @@ static void help(void) {
     printf("usage: kernjit launch FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... --grid X[,Y[,Z]] --block X[,Y[,Z]] --arg SPEC...\n"
            "                      [-D NAME=VALUE]... [--shared BYTES] [--repeat R] [--seed S]\n"
            "                      [--print I[:A..B]]... [--save I=FILE]... [--option NVRTC_OPTION]...\n"
-           "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--device N] [--json]\n\n"
+           "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--device N] [--arch TARGET]\n"
+           "                      [--json]\n\n"
            "Compiles FILE.cu (through the cache), allocates and fills the buffers, launches the kernel once, prints\n"
            "or saves buffers, then times R more launches. No host code needed.\n\n"
            "ENTRY      the kernel: a plain or extern \"C\" name, or a C++ name expression such as 'scale<float,256>'\n"
@@ -112,6 +114,9 @@ static void help(void) {
            "--cluster X[,Y[,Z]]  thread-block clusters of X x Y x Z blocks (compute capability 9.0 and later)\n"
            "--pending P       device-side launches the kernel may have pending (dynamic parallelism)\n"
            "--device N        the device to run on (default 0; `kernjit info` lists them)\n"
+           "--arch TARGET     build for TARGET rather than the device's own sm_XY: one whose code the device runs,\n"
+           "           such as sm_90a on a 9.0 device (its own instructions: wgmma, setmaxnreg), or compute_75\n"
+           "           (PTX the driver compiles); another is refused before anything is loaded\n"
            "--repeat R        launches timed after the first, one per pair of CUDA events; the median is shown\n"
            "           (default %d; 0: launch once, no timing)\n\n"
            "What is printed and saved is the result of the first launch alone, on the buffers as described: it is\n"
@@ -132,7 +137,8 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         {"seed", required_argument, 0, 's'},   {"option", required_argument, 0, 'O'},
         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
         {"cooperative", no_argument, 0, 'C'},  {"cluster", required_argument, 0, 'K'},
-        {"pending", required_argument, 0, 'P'}, {"device", required_argument, 0, 'G'}, {0, 0, 0, 0}};
+        {"pending", required_argument, 0, 'P'}, {"device", required_argument, 0, 'G'},
+        {"arch", required_argument, 0, 'A'},   {0, 0, 0, 0}};
     char err[512];
     int o;
     c->repeat = DEFAULT_REPEAT;
@@ -141,6 +147,7 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
         switch (o) {
         case 'h': help(); return HELP_SHOWN;
         case 'j': c->json = 1; break;
+        case 'A': c->arch = optarg; break;
         case 'G': {
             int rc = cli_device_arg(CMD, optarg);
             if (rc) return rc;
@@ -606,7 +613,8 @@ static void report_json(const launch_cmd *c) {
 
 static void report_text(const launch_cmd *c) {
     char num[64];
-    printf("%s %s (%s), %s\n", c->kernel, c->info.entry, c->info.lowered_name, cli_origin_text(c->origin));
+    printf("%s %s (%s) for %s, %s\n", c->kernel, c->info.entry, c->info.lowered_name, c->info.arch,
+           cli_origin_text(c->origin));
     printf("  launch      grid %u,%u,%u  block %u,%u,%u  shared %llu bytes\n", c->grid[0], c->grid[1], c->grid[2],
            c->block[0], c->block[1], c->block[2], (unsigned long long)c->shared);
     if (strcmp(c->checked_by, "none") == 0)
@@ -653,7 +661,7 @@ static int run(launch_cmd *c) {
                             "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
                          d.cc_major, d.cc_minor);
     kj_request req = {.size = sizeof(kj_request), .kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
-                      .options = c->options, .option_count = c->nopt, .sources = c->program.sources,
+                      .options = c->options, .option_count = c->nopt, .arch = c->arch, .sources = c->program.sources,
                       .source_count = c->program.source_count};
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
     c->info = (kj_kernel_info)KJ_KERNEL_INFO_INIT;

@@ -29,7 +29,7 @@ static void help(void) {
            "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run`,\n"
            "kj_reduce, kj_transpose and kj_vector_add then use it when no configuration is given.\n"
            "N counts elements (it takes 64M, 2^28); it defaults to 2^24 for reduce and 2^26 for transpose and\n"
-           "vector_add. transpose tunes transpose_padded (TILE_DIM x BLOCK_ROWS) on a rows x cols = N matrix,\n"
+           "vector_add. transpose tunes transpose_padded (TILE_DIM x BLOCK_ROWS x GROUP) on a rows x cols = N matrix,\n"
            "rows the largest divisor of N not above its square root (2^26: 8192 x 8192; 2^25: 4096 x 8192);\n"
            "its --type sets ELEM_BYTES (f16 2, f32 4, f64 8), the other kernels' sets T.\n"
            "-D NAME=V1,V2 restricts a tunable to those values; NAME=V pins it (and keys the result by it).\n"
@@ -37,7 +37,10 @@ static void help(void) {
            "random starting points. --dry-run stores nothing. --plot draws the sweep as a heat map (the first\n"
            "two tunables as rows and columns, GB/s in colour, the winner outlined; PNG, or PPM without libpng).\n\n"
            "--show lists the database; --forget removes the entries that match every filter given (all of\n"
-           "them without filters; --device NAME there is a device's name). Both work without a GPU. Exit 1\n"
+           "them without filters; --device NAME there is a device's name), and with a remote cache in readwrite\n"
+           "mode the matching shared results there too (else the next run would merge them back; a read-only\n"
+           "node says so). Both work without a GPU. A stored result whose variant a tuning run here measures\n"
+           "at less than 1/1.5 of its claim gives way to the run's result, here and on the server. Exit 1\n"
            "without a CUDA device. --device N tunes on device N (default 0; `kernjit info` lists them).\n"
            "Kernels that can be tuned: reduce, transpose, vector_add.\n");
 }
@@ -309,22 +312,24 @@ static void show_one(const kj_tuned *t, void *user) {
         json_macros("fixed", t->fixed);
         json_fields("bucket=%u device=%s", t->bucket, t->device);
         json_arch("arch", t->cc_major, t->cc_minor);
+        if (t->target && *t->target) json_string("target", t->target);
+        else json_null("target");
         json_string("kernjit_version", t->version);
         json_macros("macros", t->values);
         json_fields("gbps=%g median_us=%g n=%" PRIu64 " tuned_unix_s=%lld", t->gbps, t->us, t->n, (long long)t->time);
         json_end_object();
     } else if (st->format == 'c') {
-        if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time\n");
-        printf("%s,%s,\"%s\",%u,\"%s\",%d.%d,%s,\"%s\",%.1f,%.3f,%llu,%lld\n", t->kernel, t->entry, t->fixed, t->bucket,
-               t->device, t->cc_major, t->cc_minor, t->version, t->values, t->gbps, t->us, (unsigned long long)t->n,
-               (long long)t->time);
+        if (!st->count) printf("kernel,entry,fixed,bucket,device,cc,version,values,gbps,us,n,time,target\n");
+        printf("%s,%s,\"%s\",%u,\"%s\",%d.%d,%s,\"%s\",%.1f,%.3f,%llu,%lld,%s\n", t->kernel, t->entry, t->fixed,
+               t->bucket, t->device, t->cc_major, t->cc_minor, t->version, t->values, t->gbps, t->us,
+               (unsigned long long)t->n, (long long)t->time, t->target ? t->target : "");
     } else {
         if (!st->count)
             printf("%-8s %-18s %-14s %-5s %-34s %9s %10s  %s\n", "kernel", "entry", "fixed", "n", "values", "GB/s",
                    "us", "device, when");
-        printf("%-8s %-18s %-14s 2^%-3u %-34s %9.1f %10.2f  %s (sm_%d%d), %s, kernjit %s\n", t->kernel, t->entry,
+        printf("%-8s %-18s %-14s 2^%-3u %-34s %9.1f %10.2f  %s (sm_%d%d%s%s), %s, kernjit %s\n", t->kernel, t->entry,
                *t->fixed ? t->fixed : "-", t->bucket, t->values, t->gbps, t->us, t->device, t->cc_major, t->cc_minor,
-               when, t->version);
+               t->target && *t->target ? ", built for " : "", t->target ? t->target : "", when, t->version);
     }
     st->count++;
 }
@@ -505,7 +510,8 @@ int cmd_tune(int argc, char **argv) {
         return cli_usage("tune", "which kernel? (kernels that can be tuned: reduce, transpose, vector_add)");
     /* the database is in the cache folder: --show and --forget need no device */
     kj_runtime *rt;
-    kj_status s = cli_runtime(&rt, a.show || a.forget, NULL, 0);
+    /* --forget: its notes say what it removed from the remote cache */
+    kj_status s = cli_runtime(&rt, a.show || a.forget, NULL, a.forget);
     if (s != KJ_OK) return cli_fail("tune", s);
     rc = a.show ? do_show(rt, &a) : a.forget ? do_forget(rt, &a) : do_tune(rt, &a);
     kj_runtime_destroy(rt);

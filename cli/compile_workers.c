@@ -365,8 +365,8 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
         const worker *w = &p.w[(size_t)(p.first_failed - shard) / shards % j];
         kj_status s = w->status != KJ_OK ? w->status : KJ_ERR_COMPILE;
         add_failure(failures, kj_status_name(s), kj_status_class(s),
-                    cli_format("%zu of %zu %s failed to compile; the first, %s: %s", p.failed, p.total, plan->what,
-                               label, p.first_error ? p.first_error : "(no message)"));
+                    cli_format("%zu of %zu %s failed to compile%s%s: %s", p.failed, p.total, plan->what,
+                               *label ? "; the first, " : "", label, p.first_error ? p.first_error : "(no message)"));
     }
     for (size_t i = 0; i < own.count; i++) add_failure(failures, own.items[i].status, own.items[i].class_, own.items[i].message);
     free(own.items);

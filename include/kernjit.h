@@ -224,7 +224,11 @@ typedef enum kj_remote_mode {
 typedef struct kj_runtime_options {
     size_t size;               /* sizeof(kj_runtime_options): KJ_RUNTIME_OPTIONS_INIT */
     int device;                    /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
-    const char *arch;              /* target when there is no device, "sm_XY" (default "sm_90") */
+    const char *arch;              /* the target: sm_XY, sm_XYa (that architecture alone), sm_XYf (its
+                                      family), compute_XY, compute_XYa or compute_XYf (PTX the driver
+                                      compiles). With a device, one whose code the device runs (sm_90a
+                                      on 9.0), NULL being the device's own sm_XY; with none, NULL is
+                                      "sm_90" */
     const char *cache_dir;         /* NULL: $KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit, ~/.cache/kernjit */
     kj_cache_mode cache_mode;
     uint64_t cache_max_bytes;      /* 0: $KERNJIT_CACHE_MAX (bytes, or with K/M/G suffix), else 1 GiB */
@@ -243,9 +247,11 @@ typedef struct kj_runtime_options {
                                       connect_timeout=MS (default 50), timeout=MS (each operation,
                                       default 200) and, for a socket, db=N; unset everywhere: no remote */
     const char *remote_secret;     /* NULL or "": $KERNJIT_REMOTE_SECRET; an absolute path ("/...") names
-                                      a file holding the secret (less a final new line), anything else
-                                      is the secret itself; 16 to 4096 bytes. With a secret, what is
-                                      pushed is signed (HMAC-SHA256) and what is fetched must be */
+                                      a file holding the secret (less a final new line); a value that
+                                      looks like a relative path (a '/' after its first character, or
+                                      a first '~' or '.') is refused; anything else is the secret
+                                      itself; 16 to 4096 bytes. With a secret, what is pushed is
+                                      signed (HMAC-SHA256) and what is fetched must be */
     kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
     uint32_t reserved;             /* 0 (refused otherwise): names what would be padding, so that a later
@@ -280,7 +286,8 @@ KJ_API kj_status kj_runtime_options_init(kj_runtime_options *options, size_t siz
  * GPUs: one runtime per device; runtimes of one process asking at the same moment for a kernel that
  * no cache holds compile it once (the others wait and load its bytes; their origin is memory).
  * Thread-safe (a runtime is created by one thread, then may be shared).
- * Errors: KJ_ERR_USAGE (bad arch, device or option), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
+ * Errors: KJ_ERR_USAGE (bad arch, an arch whose code the device does not run, a device or option
+ * that is not there), KJ_ERR_NO_DRIVER / KJ_ERR_NO_DEVICE (an
  * explicit device was asked for and is not there), KJ_ERR_UNSUPPORTED (a device older than NVRTC
  * can target), KJ_ERR_CUDA (including a cu_context that is not a valid context), KJ_ERR_HOST_MEMORY.
  * A cache folder that cannot be used is not an error: the runtime warns and compiles in memory. The
@@ -296,8 +303,9 @@ KJ_API void kj_runtime_destroy(kj_runtime *rt);
 /* 1 when the runtime has a device to launch on, 0 when it is compile-only (or rt is NULL).
  * Thread-safe. No errors. */
 KJ_API int kj_runtime_has_device(const kj_runtime *rt);
-/* The compile target, "sm_90" (compute_XY when NVRTC is older than the device and the driver
- * finishes PTX). Owned by the runtime, valid until kj_runtime_destroy; "" when rt is NULL.
+/* The compile target: options->arch, else the device's "sm_90" (compute_XY when NVRTC is older than
+ * the device and the driver finishes PTX). Owned by the runtime, valid until kj_runtime_destroy; ""
+ * when rt is NULL.
  * Thread-safe. No errors. */
 KJ_API const char *kj_runtime_arch(const kj_runtime *rt);
 
@@ -395,7 +403,11 @@ typedef struct kj_request {
     size_t define_count;
     const char *const *options;/* extra NVRTC options ("-lineinfo"); part of the cache key */
     size_t option_count;
-    const char *arch;          /* kj_compile only: target other than the runtime's ("sm_80") */
+    const char *arch;          /* a target other than the runtime's, as kj_runtime_options.arch names
+                                  it ("sm_80", "sm_90a", "compute_75"): kj_compile builds any NVRTC
+                                  has; kj_kernel_get one whose code the device runs (sm_90a only on
+                                  9.0, compute_75 on 7.5 and newer), and refuses another before the
+                                  driver sees it. NULL: the runtime's */
     const char *const *sources;/* more translation units of the same program: paths to .cu files (a
                                   '/' or ".cu" in each; `kernel` must then be a path too, and
                                   source_text NULL). `kernel` and these, in this order, are
@@ -429,7 +441,8 @@ KJ_API const char *kj_origin_name(kj_origin origin);
  * next request that is not a memory hit (a new runtime, another spelling of the request, and every
  * kj_compile, which re-reads and re-hashes them all). Nothing stale is ever taken from the disk cache.
  * Thread-safe: threads may ask for the same or different kernels at once.
- * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch), KJ_ERR_UNKNOWN_KERNEL,
+ * Errors: KJ_ERR_USAGE (a malformed request: bad names, options or arch; an arch whose code the
+ * device does not run), KJ_ERR_UNKNOWN_KERNEL,
  * KJ_ERR_UNKNOWN_ENTRY, KJ_ERR_INVALID_DEFINE (unknown macro or a value outside the allowed set),
  * KJ_ERR_SOURCE, KJ_ERR_SPEC, KJ_ERR_COMPILE / KJ_ERR_LINK (the log is in kj_last_error()),
  * KJ_ERR_IO (the process has no file descriptor left for NVRTC: EMFILE or ENFILE, named so),
@@ -475,10 +488,11 @@ typedef struct kj_compile_result {
     int cache_hit;          /* 1: a valid entry was already on disk (in the disk cache, or a seed) */
     int stored;             /* 1: the cache holds the entry now (0: compiled in memory only) */
     int linked;             /* 1: linked with the device runtime */
-    int is_ptx;             /* 1: PTX for the driver to finish (device newer than NVRTC) */
+    int is_ptx;             /* 1: PTX for the driver to finish (a compute_XY target, or a device newer
+                               than NVRTC) */
     /* The strings (never NULL) and the resources below are owned by the library: valid until the
      * calling thread's next kj_compile, kj_emit or kj_compile_all, or its exit. */
-    const char *arch;       /* the target compiled for: sm_XY, or compute_XY for PTX */
+    const char *arch;       /* the target compiled for: sm_XY, sm_XYa, sm_XYf, or compute_XY... for PTX */
     const char *key;        /* the cache key, 32 hex digits */
     const char *cache_path; /* the entry's path (a seed's file for KJ_ORIGIN_SEED); "" when not stored */
     double compile_ms;      /* NVRTC time (0 on a hit) */
@@ -508,7 +522,9 @@ KJ_API const kj_resource_usage *kj_compile_result_resource(const kj_compile_resu
  * stays in the disk cache (result->cache_path) when the runtime has one. result (caller's storage)
  * may be NULL. Thread-safe.
  * Errors as kj_kernel_get, except KJ_ERR_NO_DEVICE and the module-loading ones; KJ_ERR_USAGE also
- * for a request arch that NVRTC cannot target. */
+ * for a request arch that NVRTC cannot target; KJ_ERR_UNSUPPORTED for a linked program (several
+ * sources, or kernels that launch kernels) built for a compute_XY target (nvJitLink links machine
+ * code only); KJ_ERR_LINK saying so when the toolkit's device runtime has no code for the target. */
 KJ_API kj_status kj_compile(kj_runtime *rt, const kj_request *request, kj_compile_result *result);
 
 /* The compiler's output, to keep or to hand to other tools. */
@@ -540,7 +556,7 @@ KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
  * Thread-safe.
  * Errors as kj_compile; KJ_ERR_USAGE also for a NULL data or size, a format outside the enum, or PTX
  * or LTO-IR of a program of several sources; KJ_ERR_UNSUPPORTED for KJ_EMIT_CUBIN when the target is
- * compute_XY (a device newer than this NVRTC, for which only PTX exists). */
+ * compute_XY (asked for, or a device newer than this NVRTC, for which only PTX exists). */
 KJ_API kj_status kj_emit(kj_runtime *rt, const kj_request *request, kj_emit_format format, void **data, size_t *size,
                          kj_compile_result *result);
 /* Frees what kj_emit gave. Accepts NULL. Thread-safe. */
@@ -844,14 +860,16 @@ KJ_API kj_status kj_seed_sign(kj_runtime *rt, uint64_t *count);
  * the caller never waits for the server. When processes miss the same key at once, one compiles
  * (under a lease it renews while it works) and the others wait for its push; a lease whose holder
  * died expires within 2 s and another process takes over. Faults never fail a call: an unreachable
- * or slow server, a damaged, unsigned or wrongly signed value, a full server are warnings, and the
- * local path goes on; after 3 failures in a row the tier is skipped for 30 s (then 60, 120, up to
+ * or slow server (each call bounded by the timeout, whole), a damaged, unsigned or wrongly signed
+ * value, a full server, an answer that makes no sense or is larger than it may be are warnings, and
+ * the local path goes on; after 3 failures in a row the tier is skipped for 30 s (then 60, 120, up to
  * 300 s) and tried again. Tuning results are shared the same way (kj_tune pushes its winner; a
  * runtime merges the records for its device, compute capability and toolchain into its tuning
  * database on first use). Warnings of background pushes reach the log callback from kernjit's push
  * thread. Configured by kj_runtime_options.remote_* or KERNJIT_REMOTE_CACHE, KERNJIT_REMOTE_SECRET,
- * KERNJIT_REMOTE_MODE; a malformed value is KJ_ERR_USAGE from kj_runtime_create. A kernjit built
- * without hiredis's header, or a machine without libhiredis, warns and works without the tier.
+ * KERNJIT_REMOTE_MODE; a malformed value is KJ_ERR_USAGE from kj_runtime_create. Signing needs
+ * OpenSSL's libcrypto, loaded at run time: a machine without it, with a secret set, warns and works
+ * without the tier. kj_runtime_destroy gives the pushes still queued at most 2 s.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_remote_info {
     size_t size;               /* sizeof(kj_remote_info): KJ_REMOTE_INFO_INIT */
@@ -889,22 +907,29 @@ typedef struct kj_remote_transfer {
     size_t size;               /* sizeof(kj_remote_transfer): KJ_REMOTE_TRANSFER_INIT */
     uint64_t entries;  /* local entries (push) or remote keys (pull) considered */
     uint64_t moved;    /* pushed, or pulled into the disk cache */
-    uint64_t present;  /* already there, left alone */
-    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format) */
+    uint64_t present;  /* already there (push: the same bytes, or a value that verifies), left alone */
+    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format, a
+                          name no kernjit writes) */
     uint64_t failed;   /* not moved because of a fault: the warnings say which */
     uint64_t bytes;    /* bytes moved */
 } kj_remote_transfer;
 #define KJ_REMOTE_TRANSFER_INIT KJ_SIZED_INIT_(kj_remote_transfer)
 
 /* Pushes the disk cache's entries (all, or those of `kernel`, a name as `kj_cache_entry.kernel` has
- * it; NULL: all) to the remote, skipping those it holds already, after the background pushes queued
- * so far are done; returns when everything was tried. A read-only mode (KJ_REMOTE_READ) pushes
- * nothing, with a warning. Faults are warnings and counted in result->failed. result may be NULL.
- * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+ * it; NULL: all) to the remote, after the background pushes queued so far are done; returns when
+ * everything was tried. An entry is left alone when the server holds the same bytes or another value
+ * that verifies under this process's secret; a value that does not (signed with a secret since
+ * rotated, damaged, unsigned where a secret is set) is pushed over. A read-only mode
+ * (KJ_REMOTE_READ) pushes nothing, with a warning. Faults of single entries are warnings, counted in
+ * result->failed. result may be NULL. Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND
+ * (no remote tier, or no disk cache), KJ_ERR_UNSUPPORTED (the tier cannot work here: no libhiredis),
+ * KJ_ERR_IO (the server does not answer: nothing was pushed). */
 KJ_API kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 /* Fetches the remote's entries (all, or those of `kernel`) that the disk cache lacks, verifies them
- * and stores them on disk. Faults are warnings; refused values are counted. result may be NULL.
- * Thread-safe. Errors: KJ_ERR_USAGE (NULL rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache). */
+ * and stores them on disk; a name whose folder or key kernjit does not write is refused. Faults are
+ * warnings; refused values are counted. result may be NULL. Thread-safe. Errors: KJ_ERR_USAGE (NULL
+ * rt), KJ_ERR_NOT_FOUND (no remote tier, or no disk cache), KJ_ERR_UNSUPPORTED (no libhiredis),
+ * KJ_ERR_IO (the server does not answer: nothing was pulled). */
 KJ_API kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer *result);
 
 #ifdef __cplusplus

@@ -6,7 +6,7 @@
 #                            REDIS_SOCK, REDIS_URL (redis://127.0.0.1:PORT), REDIS_PID
 #   redis_kill               kill -9, as a crash would
 #   rcli ARGS...             redis-cli against it
-#   redis_stop               stops it (the EXIT trap calls it)
+#   redis_stop               stops it, and the fake server below (the EXIT trap calls it)
 
 redis_require() {
     if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
@@ -49,6 +49,47 @@ redis_kill() {
 }
 
 redis_stop() {
+    fake_stop
     # it keeps nothing: no need to wait for a clean shutdown (which takes Redis up to a second)
     redis_kill
+}
+
+# A hostile server (tests/fake-redis.py) beside the real one, one for the whole test:
+#   fake_start DIR                 starts it, answering as DIR says; sets FAKE_PORT, FAKE_URL, FAKE_PID
+#   fake_answer CMD REPLY [HOW]    from now on CMD gets REPLY (raw RESP, C escapes: '*1\r\n:2\r\n'),
+#                                  HOW: "trickle" (a byte every 100 ms) or "flood" (zeros after it)
+#   fake_reset                     every command its default answer again; the log of commands empty
+#   fake_commands CMD              how many CMDs it received since the last fake_reset
+#   fake_stop                      stops it (redis_stop calls it)
+fake_start() {
+    FAKE_DIR="$1"
+    mkdir -p "$FAKE_DIR"
+    rm -f "$FAKE_DIR/port"
+    python3 "$(dirname "${BASH_SOURCE[0]}")/fake-redis.py" "$FAKE_DIR" > "$FAKE_DIR/fake.log" 2>&1 &
+    FAKE_PID=$!
+    for _ in $(seq 500); do
+        [ -s "$FAKE_DIR/port" ] && break
+        kill -0 "$FAKE_PID" 2>/dev/null || { cat "$FAKE_DIR/fake.log"; return 1; }
+        sleep 0.02
+    done
+    FAKE_PORT=$(cat "$FAKE_DIR/port")
+    FAKE_URL="redis://127.0.0.1:$FAKE_PORT"
+}
+
+fake_answer() {
+    rm -f "$FAKE_DIR/$1".*
+    printf '%s' "$2" > "$FAKE_DIR/$1.reply"
+    [ -z "${3:-}" ] || touch "$FAKE_DIR/$1.$3"
+}
+
+fake_reset() { rm -f "$FAKE_DIR"/*.reply "$FAKE_DIR"/*.trickle "$FAKE_DIR"/*.flood "$FAKE_DIR/commands"; }
+
+fake_commands() { cat "$FAKE_DIR/commands" 2>/dev/null | grep -c -x "$1"; }
+
+fake_stop() {
+    if [ -n "${FAKE_PID:-}" ]; then
+        kill "$FAKE_PID" 2>/dev/null
+        wait "$FAKE_PID" 2>/dev/null
+    fi
+    FAKE_PID=
 }

@@ -1,6 +1,6 @@
 /* A stand-in for libcuda.so.1 (loaded through KERNJIT_LIBCUDA) so that `kernjit launch` can be run
  * end to end where there is no GPU: one "sm_90" device whose memory is host memory, modules that are
- * the real NVRTC cubins (only searched for the entry's name), and launches that run a few known
+ * the real NVRTC cubins or PTX (only searched for the entry's name), and launches that run a few known
  * kernels on the CPU. It checks the CLI's plumbing (argument bytes, fills, copies back, files,
  * validation), never CUDA semantics: the gpu suite does that on a device.
  *
@@ -9,6 +9,7 @@
  *                    none
  *   KJ_STUB_FREE     free device memory in bytes (default 1 GiB)
  *   KJ_STUB_ATTR_FAIL set: cuFuncGetAttribute fails (CUDA_ERROR_INVALID_HANDLE)
+ *   KJ_STUB_JIT_FAIL set: loading PTX fails (CUDA_ERROR_INVALID_PTX), the JIT's error log this text
  *   KJ_STUB_DEVICES  how many devices it presents (default 1, at most 16), alike but for their
  *                    names ("kernjit stub device", then "... device 1" ...); a primary context each
  *   KJ_STUB_EVENT_PENDING  N: after each record, an event answers N queries "not ready" before it is
@@ -83,6 +84,7 @@ API CUresult cuGetErrorName(CUresult e, const char **s) {
        : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
        : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
        : e == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
+       : e == CUDA_ERROR_INVALID_PTX   ? "CUDA_ERROR_INVALID_PTX"
                                        : "CUDA_ERROR_STUB";
     return CUDA_SUCCESS;
 }
@@ -177,11 +179,22 @@ API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
 typedef struct stub_module {
     unsigned char *image; /* a copy, as the driver makes: the caller may free its own at once */
     size_t size;
+    int is_ptx;           /* the image is PTX text */
     stub_function *functions;
 } stub_module;
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     const unsigned char *p = image;
+    if (strncmp(image, "//", 2) == 0 || strncmp(image, ".version", 8) == 0) {
+        /* PTX, which the driver would compile: its text, searched for ".entry NAME(" */
+        stub_module *sm = calloc(1, sizeof *sm);
+        sm->size = strlen(image) + 1;
+        sm->image = malloc(sm->size);
+        memcpy(sm->image, image, sm->size);
+        sm->is_ptx = 1;
+        *m = (CUmodule)sm;
+        return CUDA_SUCCESS;
+    }
     if (p[0] != 0x7f || p[1] != 'E' || p[2] != 'L' || p[3] != 'F') return CUDA_ERROR_INVALID_IMAGE;
     stub_module *sm = calloc(1, sizeof *sm);
     /* the ELF header's section-header offset and count bound the file: e_shoff + e_shnum * e_shentsize */
@@ -195,6 +208,20 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
     memcpy(sm->image, p, sm->size);
     *m = (CUmodule)sm;
     return CUDA_SUCCESS;
+}
+/* PTX through the driver's JIT: with KJ_STUB_JIT_FAIL set, the JIT fails and its error log holds
+ * that text */
+API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *options, void **values) {
+    const char *fail = getenv("KJ_STUB_JIT_FAIL");
+    if (!fail || (strncmp(image, "//", 2) != 0 && strncmp(image, ".version", 8) != 0)) return cuModuleLoadData(m, image);
+    char *log = NULL;
+    size_t size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER) log = values[i];
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) size = (size_t)(uintptr_t)values[i];
+    }
+    if (log && size) snprintf(log, size, "%s", fail);
+    return CUDA_ERROR_INVALID_PTX;
 }
 API CUresult cuModuleUnload(CUmodule m) {
     stub_module *sm = (stub_module *)m;
@@ -212,7 +239,10 @@ static pthread_mutex_t functions_lock = PTHREAD_MUTEX_INITIALIZER;
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     stub_module *sm = (stub_module *)m;
     size_t n = strlen(name);
-    if (!memmem(sm->image, sm->size, name, n + 1)) return CUDA_ERROR_NOT_FOUND;
+    char entry[600];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    if (sm->is_ptx ? !strstr((const char *)sm->image, entry) : !memmem(sm->image, sm->size, name, n + 1))
+        return CUDA_ERROR_NOT_FOUND;
     stub_function *fn = calloc(1, sizeof *fn);
     snprintf(fn->name, sizeof fn->name, "%s", name);
     pthread_mutex_lock(&functions_lock);

@@ -7,6 +7,9 @@
 
 #include "nccl_util.h"
 
+#include "jit/arch.h"
+#include "jit/link.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -309,7 +312,7 @@ static void test_define_value_with_space(void **state) {
 static void test_request_arch_malformed(void **state) {
     (void)state;
     kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_9x"};
-    expect_compile(&req, KJ_ERR_USAGE, "arch 'sm_9x' is not sm_<digits>");
+    expect_compile(&req, KJ_ERR_USAGE, "arch 'sm_9x' is not a target's name: give sm_XY");
     req.arch = "sm_10";
     expect_compile(&req, KJ_ERR_USAGE, "arch sm_10 is not a target of this NVRTC");
 }
@@ -532,9 +535,9 @@ static void test_runtime_arch_malformed(void **state) {
     (void)state;
     kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
     o.device = KJ_DEVICE_NONE;
-    o.arch = "compute_90";
+    o.arch = "compute_9";
     kj_runtime *rt = (kj_runtime *)0x1;
-    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "arch 'compute_90' is not sm_<digits>");
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "arch 'compute_9' is not a target's name");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
     o.arch = NULL;
     o.device = 7; /* the stub has one device */
@@ -542,6 +545,58 @@ static void test_runtime_arch_malformed(void **state) {
     o.device = -5;
     EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "device -5");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
+}
+
+/* A target whose code the device does not run, for the runtime or for one request: refused before
+ * the driver sees a binary (nothing compiled, nothing stored). The stub device is 9.0. */
+static void test_arch_the_device_does_not_run(void **state) {
+    (void)state;
+    size_t before = count_files(cache_dir);
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
+    o.device = 0;
+    o.cache_dir = cache_dir;
+    o.arch = "sm_100a";
+    kj_runtime *rt = (kj_runtime *)0x1;
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE,
+           "arch sm_100a: its code runs only on compute capability 10.0, and device 0 (kernjit stub device) is 9.0 "
+           "(sm_90): build for sm_90, or for a target that runs there");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+    rt = device_runtime();
+    kj_kernel *k = (kj_kernel *)0x1;
+    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_80"};
+    EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE, "arch sm_80: its code runs on compute capability 8.0 to 8.9");
+    req.arch = "compute_100";
+    EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE, "its code runs on compute capability 10.0 and newer");
+    assert_ptr_equal(k, (kj_kernel *)0x1);
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
+/* A target this toolkit's device runtime has no code for (CUDA 13.0's has none for sm_87 and
+ * sm_88): a kernel that launches kernels cannot be linked for it, and the message says that the
+ * toolkit lacks it rather than nvJitLink's "bad input". On a toolkit without such a gap, every
+ * target NVRTC has must have the device runtime's code. */
+static void test_device_runtime_without_code_for_the_target(void **state) {
+    (void)state;
+    const int *archs;
+    int n = kj__arch_list(&archs), gap = 0;
+    for (int i = 0; i < n && !gap; i++)
+        if (kj__devrt_has_code(archs[i]) == 0) gap = archs[i];
+    if (!gap) {
+        for (int i = 0; i < n; i++) assert_int_equal(kj__devrt_has_code(archs[i]), 1);
+        return;
+    }
+    kj_runtime *rt = compile_runtime();
+    size_t before = count_files(cache_dir);
+    char arch[16], want[128];
+    snprintf(arch, sizeof arch, "sm_%d", gap);
+    snprintf(want, sizeof want, "has no code for sm_%d: kernels that launch kernels cannot be built for it", gap);
+    kj_request req = {.size = sizeof(kj_request), .kernel = "nested", .arch = arch};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_LINK, want);
+    assert_non_null(strstr(kj_last_error(), "this toolkit's device runtime ("));
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
 }
 
 /* A remote cache configured wrongly through the options: a usage error at creation, before anything
@@ -561,6 +616,11 @@ static void test_remote_cache_options_malformed(void **state) {
     o.remote_mode = KJ_REMOTE_DEFAULT;
     o.remote_secret = "too short";
     EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "the secret is 9 bytes; 16 to 4096 are allowed");
+    o.remote_secret = "~/.kernjit/remote-secret";
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_secret looks like a relative path");
+    o.remote_secret = NULL;
+    o.remote_cache = "redis://builder:hun?ter2@cache:0";
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "remote_cache='redis://builder:***@cache:0': port '0'");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
     assert_int_equal(count_files(cache_dir), before);
 }
@@ -845,6 +905,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_source_text_not_a_kernel),
         cmocka_unit_test(test_malformed_request_after_a_memory_hit),
         cmocka_unit_test(test_runtime_arch_malformed),
+        cmocka_unit_test(test_arch_the_device_does_not_run),
+        cmocka_unit_test(test_device_runtime_without_code_for_the_target),
         cmocka_unit_test(test_remote_cache_options_malformed),
         cmocka_unit_test(test_seed_refused),
         cmocka_unit_test(test_search_path_entry_is_a_file),

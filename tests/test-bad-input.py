@@ -100,6 +100,16 @@ def make_fixtures(w, kernjit, kernels):
         f.write('int twice(int x) { return 2 * x; }\n')
     with open(os.path.join(w, 'hostdecl.cu'), 'w') as f:
         f.write('#include "hostdecl.h"\nextern "C" __global__ void k(int *x) { *x = twice(*x); }\n')
+    # __has_include operands kernjit cannot resolve; all of CUB (host code)
+    with open(os.path.join(w, 'hasinc.cu'), 'w') as f:
+        f.write('#define CONFIG_HEADER PICK(config)\n#if __has_include(CONFIG_HEADER)\n#endif\n'
+                'extern "C" __global__ void k(int *x) { *x = 1; }\n')
+    with open(os.path.join(w, 'hasodd.cu'), 'w') as f:
+        f.write('#if __has_include(dir/x.h)\n#endif\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
+    with open(os.path.join(w, 'hasopen.cu'), 'w') as f:
+        f.write('#if __has_include("x.h"\n#endif\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
+    with open(os.path.join(w, 'cub.cu'), 'w') as f:
+        f.write('#include <cub/cub.cuh>\nextern "C" __global__ void k(int *x) { *x = 1; }\n')
     with open(os.path.join(w, 'emptylib.cu'), 'w') as f:
         f.write('// defines nothing the other source needs\n')
     # a cache holding one valid entry (vadd, as `kernjit launch` on the stub device builds it)

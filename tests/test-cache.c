@@ -9,6 +9,7 @@
 #include <utime.h>
 
 #include "cache/cache.h"
+#include "jit/arch.h"
 
 static kj__key make_key(int i) {
     kj__key k;
@@ -174,6 +175,49 @@ static void test_symlink_never_followed(void **state) {
     assert_int_equal(symlink(realdir, linkdir), 0);
     assert_int_equal(kj__cache_store(c, "sm_80", &k, "d", "x", 1, 0, path), -1);
     assert_int_equal(count_files(realdir, NULL), 0);
+    kj__cache_close(c);
+}
+
+/* A load or a store names nothing outside the cache's folders, whoever gave the folder and the key (a
+ * remote server names both): a folder name kernjit does not write, or a key that is not 32 lower-case
+ * hex digits, is a warning and a miss, and nothing is made anywhere. */
+static void test_names_outside_the_folders_refused(void **state) {
+    (void)state;
+    kj_test_log log;
+    char root[PATH_MAX], above[PATH_MAX], path[PATH_MAX], *payload;
+    snprintf(above, sizeof above, "%s/a", kj_test_dir);
+    snprintf(root, sizeof root, "%s/a/b/cache", kj_test_dir);
+    kj__cache *c = open_cache(root, 0, &log);
+    assert_non_null(c);
+    size_t len;
+    uint32_t flags;
+    kj__key k = make_key(9);
+    const char *folders[] = {"../../x", "..", ".", "", "sm_", "sm_9", "sm_090", "sm_12345", "sm_90/..", "x/sm_90",
+                             "sm_90/../../..", "SM_90", "sm_-90"};
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
+        assert_false(kj__arch_folder_valid(folders[i]));
+        int warnings = log.warnings;
+        assert_int_equal(kj__cache_store(c, folders[i], &k, "d", "x", 1, 0, path), -1);
+        assert_int_equal(log.warnings, warnings + 1);
+        assert_non_null(strstr(log.last, "is not one kernjit writes (a target's name"));
+        assert_int_equal(kj__cache_load(c, folders[i], &k, &payload, &len, &flags, NULL, path), KJ__MISS);
+    }
+    assert_false(kj__arch_folder_valid(NULL));
+    const char *good[] = {"sm_50", "sm_90", "sm_100", "sm_1000", "sm_90a", "sm_100f", "compute_90"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) assert_true(kj__arch_folder_valid(good[i]));
+    /* keys: upper-case, short, not hex, or a name that disagrees with the bytes */
+    const char *hex[] = {"0900000000000000000000000000005A", "09000000000000000000000000005a", "../../../../../../tmp/x",
+                         "0900000000000000000000000000005g", "0a00000000000000000000000000005a"};
+    for (size_t i = 0; i < sizeof hex / sizeof hex[0]; i++) {
+        kj__key bad = k;
+        snprintf(bad.hex, sizeof bad.hex, "%s", hex[i]);
+        assert_int_equal(kj__cache_store(c, "sm_90", &bad, "d", "x", 1, 0, path), -1);
+        assert_non_null(strstr(log.last, "is not 32 lower-case hex digits"));
+        assert_int_equal(kj__cache_load(c, "sm_90", &bad, &payload, &len, &flags, NULL, path), KJ__MISS);
+    }
+    assert_int_equal(count_files(root, NULL), 0);
+    assert_int_equal(count_files(above, NULL), 1); /* b, and no x beside it */
+    assert_int_equal(count_files(kj_test_dir, NULL), 1);
     kj__cache_close(c);
 }
 
@@ -422,7 +466,8 @@ static void test_parse_entry_rejects_short_input(void **state) {
 
 KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_store_load), cmocka_unit_test(test_truncated),
              cmocka_unit_test(test_bit_flips), cmocka_unit_test(test_wrong_length_or_key),
-             KJ_TEST_IN_DIR(test_symlink_never_followed), KJ_TEST_IN_DIR(test_unsafe_folders_refused),
+             KJ_TEST_IN_DIR(test_symlink_never_followed), KJ_TEST_IN_DIR(test_names_outside_the_folders_refused),
+             KJ_TEST_IN_DIR(test_unsafe_folders_refused),
              KJ_TEST_IN_DIR(test_unusable_paths_create_nothing), KJ_TEST_IN_DIR(test_folder_checked_at_each_use),
              KJ_TEST_IN_DIR(test_many_runtimes_keep_their_cache), KJ_TEST_IN_DIR(test_eviction_lru),
              KJ_TEST_IN_DIR(test_list_and_clear), cmocka_unit_test(test_parse_entry_rejects_short_input))

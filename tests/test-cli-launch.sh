@@ -74,7 +74,11 @@ V="$K launch $KD/vadd.cu --grid 4 --block 256"
 VARGS=(--arg 'f32[1000]=iota' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000)
 expect 0 "vadd (_Z4vaddPKfS0_Pfi)" $V "${VARGS[@]}"
 expect 0 "checked against the compiled kernel" $V "${VARGS[@]}"
-expect 0 "vadd (_Z4vaddPKfS0_Pfi), disk cache" $V "${VARGS[@]}"    # cached like any other kernel
+expect 0 "vadd (_Z4vaddPKfS0_Pfi) for sm_90, disk cache" $V "${VARGS[@]}"    # cached like any other kernel
+# another target the device runs: the request's, in its own folder; PTX loads too
+expect 0 "vadd (_Z4vaddPKfS0_Pfi) for sm_90a, compiled now" $V "${VARGS[@]}" --arch sm_90a
+expect 0 "vadd (_Z4vaddPKfS0_Pfi) for compute_75, compiled now" $V "${VARGS[@]}" --arch compute_75
+expect 0 "[999] 1001" $V "${VARGS[@]}" --arch compute_75 --print 2:995.. --repeat 0
 expect 0 "[999] 1001" $V "${VARGS[@]}" --print 2:995.. --repeat 0
 expect 0 "[0] 2" $V "${VARGS[@]}" --print 2
 expect 0 '"values":[2,3,4]' $V "${VARGS[@]}" --print 2:0..3 --json

@@ -148,8 +148,8 @@ expect 2 "unknown macro FOO" "$K" compile reduce -D FOO=1 --arch sm_90
 expect 2 "has no value" "$K" compile reduce -D OP --arch sm_90
 expect 2 "has no macro name" "$K" compile reduce -D =1 --arch sm_90
 expect 2 "unknown entry 'nope'" "$K" compile reduce --entry nope --arch sm_90
-expect 2 "not sm_<digits>" "$K" compile reduce --arch 90
-expect 2 "not sm_<digits>" "$K" compile reduce --arch sm_9a
+expect 2 "is not a target's name: give sm_XY" "$K" compile reduce --arch 90
+expect 2 "is not a target's name: give sm_XY" "$K" compile reduce --arch sm_9a
 expect 2 "unknown kernel 'nosuch'" "$K" compile nosuch --arch sm_90
 expect 2 "which kernel" "$K" compile --arch sm_90
 d=$(mktemp -d)
@@ -205,14 +205,18 @@ db="$KERNJIT_CACHE_DIR/tuning.db"
     printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n'
     printf 'this line is garbage\n'
     printf 'reduce\treduce_fast\tOP=max T=i32\t24\tNVIDIA A100-SXM4-80GB\t8.0\t0.1.0\tBLOCK_SIZE=512 COARSE_FACTOR=4\t90.0\t2.0\t16777216\t1\n'
+    printf 'reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0/sm_90a\t0.1.0\tBLOCK_SIZE=128 COARSE_FACTOR=8\t99.0\t1.0\t1048576\t1\n'
     printf 'reduce\ttrunc'
 } > "$db"
-expect 0 "2 entries" "$K" tune --show
+expect 0 "3 entries" "$K" tune --show
 expect 0 "line 3" "$K" tune --show
+expect 0 "(sm_90, built for sm_90a)" "$K" tune --show
 expect 0 '"macros":{"BLOCK_SIZE":"512","COARSE_FACTOR":"4"}' "$K" tune --show --json
+expect 0 '"target":"sm_90a"' "$K" tune --show --json
+expect 0 '"target":null' "$K" tune --show --json
 expect 0 "removed 1 entry" "$K" tune --forget reduce --cc 8.0
 expect 0 "removed 0 entries" "$K" tune --forget reduce --n 2^21
-expect 0 "removed 1 entry" "$K" tune --forget reduce -D OP=sum --n 1048577
+expect 0 "removed 2 entries" "$K" tune --forget reduce -D OP=sum --n 1048577   # for every target
 expect 0 "0 entries" "$K" tune --show
 
 # cache

@@ -402,11 +402,34 @@ static void test_other_arch(void **state) {
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     assert_string_equal(r.arch, "sm_80");
     assert_non_null(strstr(r.cache_path, "/sm_80/"));
+    /* an architecture-specific, a family and a PTX target: each its own name, folder and key */
+    const char *forms[] = {"sm_90a", "sm_100f", "compute_80"};
+    char keys[3][33];
+    for (size_t i = 0; i < 3; i++) {
+        req.arch = forms[i];
+        KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+        assert_string_equal(r.arch, forms[i]);
+        assert_int_equal(r.is_ptx, i == 2);
+        char folder[32];
+        snprintf(folder, sizeof folder, "/%s/", forms[i]);
+        assert_non_null(strstr(r.cache_path, folder));
+        snprintf(keys[i], sizeof keys[i], "%s", r.key);
+    }
+    assert_string_not_equal(keys[0], keys[1]);
+    req.arch = "sm_90";
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_not_equal(r.key, keys[0]);
     kj_request bad = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_9"};
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
-    bad.arch = "compute_90";
+    bad.arch = "compute_90x";
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "sm_<digits>"));
+    assert_non_null(strstr(kj_last_error(), "is not a target's name: give sm_XY"));
+    bad.arch = "sm_80a"; /* 'a' targets begin at 9.0 */
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "its architecture-specific targets are sm_90a"));
+    bad.arch = "sm_90f"; /* 'f' targets begin at 10.0 */
+    assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "its family-specific targets are sm_100f"));
     bad.arch = "sm_999";
     assert_int_equal(kj_compile(rt, &bad, NULL), KJ_ERR_USAGE);
     kj_runtime_destroy(rt);
@@ -417,6 +440,46 @@ static void test_other_arch(void **state) {
     kj_runtime *r2 = NULL;
     assert_int_equal(kj_runtime_create(&o, &r2), KJ_ERR_USAGE);
     assert_null(r2);
+}
+
+/* A user kernel with an instruction of sm_90a's own set (wgmma.fence): built for sm_90a and
+ * compute_90a, each in its own folder; for sm_90 the compile fails with ptxas's words and a note that
+ * names the target that has it. A runtime for sm_90a builds it by default. */
+static void test_arch_specific_instruction(void **state) {
+    (void)state;
+    kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, NULL);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/wgmma_fence.cu", KJ_TEST_KERNELS);
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .arch = "sm_90a"};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_string_equal(r.arch, "sm_90a");
+    assert_non_null(strstr(r.cache_path, "/sm_90a/"));
+    assert_int_equal(r.is_ptx, 0);
+    req.arch = "compute_90a";
+    void *ptx;
+    size_t size;
+    KJ_ASSERT_OK(kj_emit(rt, &req, KJ_EMIT_PTX, &ptx, &size, NULL));
+    assert_non_null(memmem(ptx, size, ".target sm_90a", 14));
+    assert_non_null(memmem(ptx, size, "wgmma.fence.sync.aligned", 24));
+    kj_emit_free(ptx);
+    req.arch = NULL; /* the runtime's sm_90 */
+    assert_int_equal(kj_compile(rt, &req, &r), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "Instruction 'wgmma.fence' not supported on .target 'sm_90'"));
+    assert_non_null(strstr(kj_last_error(), "if this one belongs to sm_90a's, build for that target (--arch sm_90a, "
+                                            "kj_request.arch)"));
+    req.arch = "sm_100a"; /* not Blackwell's either: no note for an architecture-specific target */
+    assert_int_equal(kj_compile(rt, &req, &r), KJ_ERR_COMPILE);
+    assert_null(strstr(kj_last_error(), "note: some instructions"));
+    kj_runtime_destroy(rt);
+    kj_runtime *a = kj_test_runtime_for(kj_test_dir, KJ_DEVICE_NONE, "sm_90a", NULL);
+    assert_non_null(a);
+    assert_string_equal(kj_runtime_arch(a), "sm_90a");
+    req.arch = NULL;
+    KJ_ASSERT_OK(kj_compile(a, &req, &r));
+    assert_string_equal(r.arch, "sm_90a");
+    assert_int_equal(r.cache_hit, 1); /* the same target, key and folder as the request's above */
+    kj_runtime_destroy(a);
 }
 
 static void test_no_device_means_no_launch(void **state) {
@@ -460,5 +523,6 @@ KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TE
              KJ_TEST_IN_DIR(test_cpp_entries), KJ_TEST_IN_DIR(test_launch_parameter_shares_the_binary),
              KJ_TEST_IN_DIR(test_entry_alone), cmocka_unit_test(test_entry_resolution),
              cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
-             KJ_TEST_IN_DIR(test_other_arch), cmocka_unit_test(test_no_device_means_no_launch),
+             KJ_TEST_IN_DIR(test_other_arch), KJ_TEST_IN_DIR(test_arch_specific_instruction),
+             cmocka_unit_test(test_no_device_means_no_launch),
              cmocka_unit_test(test_bad_options))

@@ -28,7 +28,7 @@ static void store(const char *kernel, const char *entry, const char *fixed, cons
                          .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
                          .cc_minor = info.cc_minor, .version = (char *)kj_version_string(), .values = (char *)values,
                          .gbps = gbps++, .us = 1, .n = N, .time = 1};
-    KJ_ASSERT_OK(kj__tuned_store(kj_test_rt, &rec));
+    KJ_ASSERT_OK(kj__tuned_store(kj_test_rt, &rec, NULL));
 }
 
 static kj_vector_add_report vector_add(unsigned block, unsigned unroll) {
@@ -182,6 +182,46 @@ static void test_tune_gets_each_variant_once(void **state) {
     assert_int_equal(after.requests - before.requests, 3);
 }
 
+/* A runtime whose target is not the device's own (sm_90a on the stub's 9.0) builds every family's
+ * kernels for it, in its folder, and keeps its tuning results apart: what it stored the device's own
+ * target does not use, and the database's line says the target. */
+static void test_target_keeps_its_tuning(void **state) {
+    (void)state;
+    kj_runtime *rt = kj_test_runtime_for(kj_test_dir, KJ_DEVICE_AUTO, "sm_90a", NULL);
+    assert_non_null(rt);
+    assert_string_equal(kj_runtime_arch(rt), "sm_90a");
+    assert_string_equal(kj__tuned_target(rt), "sm_90a");
+    assert_string_equal(kj__tuned_target(kj_test_rt), "");
+    kj_device_info info = KJ_DEVICE_INFO_INIT;
+    KJ_ASSERT_OK(kj_runtime_device(rt, &info));
+    char device[256];
+    kj__tunedb_device_name(info.name, device);
+    kj__tuned_rec rec = {.kernel = (char *)"vector_add", .entry = (char *)"vector_add", .fixed = (char *)"T=f64",
+                         .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
+                         .cc_minor = info.cc_minor, .target = (char *)kj__tuned_target(rt),
+                         .version = (char *)kj_version_string(), .values = (char *)"BLOCK_SIZE=128 UNROLL=1",
+                         .gbps = 1, .us = 1, .n = N, .time = 1};
+    KJ_ASSERT_OK(kj__tuned_store(rt, &rec, NULL));
+    kj_vector_add_report r = KJ_VECTOR_ADD_REPORT_INIT;
+    kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .report = &r};
+    KJ_ASSERT_OK(kj_vector_add(rt, KJ_TYPE_F64, a, b, c, N, &o));
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.block_size, 128);
+    kj_tuned t = KJ_TUNED_INIT;
+    KJ_ASSERT_OK(kj_tune_db_lookup(rt, "vector_add", "vector_add", "T=f64", N, &t));
+    assert_string_equal(t.target, "sm_90a");
+    struct stat st;
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "sm_90a"), &st), 0); /* its kernels' folder */
+    /* a runtime for the device's own sm_90 reads the same file and does not take it */
+    kj_runtime *own = kj_test_runtime(kj_test_dir, KJ_DEVICE_AUTO, NULL);
+    assert_non_null(own);
+    KJ_ASSERT_OK(kj_vector_add(own, KJ_TYPE_F64, a, b, c, N, &o));
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(kj_tune_db_lookup(own, "vector_add", "vector_add", "T=f64", N, &t), KJ_ERR_NOT_FOUND);
+    kj_runtime_destroy(own);
+    kj_runtime_destroy(rt);
+}
+
 static int teardown(void **state) {
     kj_mem_free(kj_test_rt, a);
     return kj_test_teardown(state);
@@ -199,4 +239,4 @@ static void test_config_from_names(void **state) {
 
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
              cmocka_unit_test(test_reduce_fast_defaults),             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
-             cmocka_unit_test(test_config_from_names))
+             cmocka_unit_test(test_config_from_names), cmocka_unit_test(test_target_keeps_its_tuning))

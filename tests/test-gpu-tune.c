@@ -2,8 +2,8 @@
  * right result, stores it, and kj_reduce then reports config_from KJ_CONFIG_TUNED with those values (in this
  * runtime, and in a new one that reads the file); explicit options still win; sizes far from the
  * tuned bucket keep the defaults; a budget limits the variants touched; entries that ignore
- * COARSE_FACTOR and single-block entries that cannot take the size; forgetting. Exits 77 without a
- * GPU. */
+ * COARSE_FACTOR and single-block entries that cannot take the size; forgetting; a stored record the
+ * run does not reproduce gives way. Exits 77 without a GPU. */
 #include "test_util.h"
 
 #include <math.h>
@@ -237,6 +237,37 @@ static void test_errors_and_forget(void **state) {
     KJ_ASSERT_OK(kj_mem_free(kj_test_rt, d));
 }
 
+/* A record in the database that claims far more than this device gives for its variant (a bogus
+ * shared result: 99999 GB/s for the slowest) once won for good, the faster being kept: a tuning run
+ * that measures that variant here replaces it with its own winner. */
+static void test_unreproduced_record_replaced(void **state) {
+    (void)state;
+    const size_t n = 1u << 20;
+    kj_device_info d = KJ_DEVICE_INFO_INIT;
+    KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &d));
+    char line[1024];
+    snprintf(line, sizeof line, "reduce\treduce_fast\tOP=prod T=f32\t20\t%s\t%d.%d\t%s\tBLOCK_SIZE=32 COARSE_FACTOR=1\t"
+             "99999.0\t0.042\t%zu\t1700000000\n", d.name, d.cc_major, d.cc_minor, kj_version_string(), n);
+    FILE *f = fopen(kj_tune_db_path(kj_test_rt), "a");
+    assert_non_null(f);
+    fputs(line, f);
+    fclose(f);
+    kj_define fixed[] = {{"OP", "prod"}, {"T", "f32"}, {"BLOCK_SIZE", "32,256"}, {"COARSE_FACTOR", "1,8"}};
+    kj_tune_options o = kj_test_tune_options("reduce", fixed, 4, n);
+    kj_tune_result *r;
+    KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
+    const char *best = kj_tune_result_variant(r, r->best)->label;
+    printf("winner %s at %.1f GB/s over a record of BLOCK_SIZE=32 COARSE_FACTOR=1 at 99999 GB/s\n", best,
+           r->remeasured_gbps);
+    assert_true(r->stored);
+    kj_tuned t = KJ_TUNED_INIT;
+    KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "reduce", "reduce_fast", "OP=prod T=f32", n, &t));
+    assert_string_equal(t.values, best);
+    assert_true(t.gbps < 99999.0);
+    kj_tune_result_free(r);
+    assert_int_equal(kj_test_forget(kj_test_rt, "reduce", "OP=prod"), 1);
+}
+
 KJ_TEST_MAIN(kj_test_setup_gpu_runtime, kj_test_teardown, cmocka_unit_test(test_tune_store_and_use),
              cmocka_unit_test(test_budget), cmocka_unit_test(test_other_entries),
-             cmocka_unit_test(test_errors_and_forget))
+             cmocka_unit_test(test_errors_and_forget), cmocka_unit_test(test_unreproduced_record_replaced))

@@ -4,8 +4,8 @@
  * file), cuda::std::atomic_ref, cooperative groups' memcpy_async and inclusive_scan, fp16/bf16 axpy,
  * dynamic parallelism without metadata (a tail launch), thread-block clusters with distributed
  * shared memory, a struct passed by value, two sources linked by nvJitLink (a kernel calling a
- * __device__ function and reading a __device__ variable of the other file), and the resources
- * kj_compile reports against the driver's. Through `kernjit launch`: the same features from the
+ * __device__ function and reading a __device__ variable of the other file), an instruction of
+ * sm_90a's own set built for that target, and the resources kj_compile reports against the driver's. Through `kernjit launch`: the same features from the
  * command line. Each result against a CPU computation on fresh random inputs (seed printed), outputs
  * poisoned first, at awkward sizes. Exits 77 without a GPU.
  * Usage: test-gpu-user-kernels path/to/kernjit */
@@ -468,6 +468,47 @@ static void test_two_sources_linked(void **state) {
     }
 }
 
+/* ---- an architecture-specific target: sm_90a's own instructions ------------------------------ */
+
+/* wgmma_fence.cu, built for sm_90a through the request's arch: on a 9.0 device it runs (out = 2 x in,
+ * exact); on any other it is refused before the driver sees it. */
+static void test_arch_specific_target(void **state) {
+    (void)state;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/wgmma_fence.cu", KJ_TEST_KERNELS);
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .arch = "sm_90a"};
+    kj_kernel *k = NULL;
+    if (dev.cc_major != 9 || dev.cc_minor != 0) {
+        assert_int_equal(kj_kernel_get(kj_test_rt, &req, &k, NULL), KJ_ERR_USAGE);
+        assert_non_null(strstr(kj_last_error(), "arch sm_90a: its code runs only on compute capability 9.0"));
+        printf("device %d.%d: sm_90a refused, as it must be\n", dev.cc_major, dev.cc_minor);
+        return;
+    }
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &k, NULL));
+    kj_kernel_info info = KJ_KERNEL_INFO_INIT;
+    KJ_ASSERT_OK(kj_kernel_query(k, &info));
+    assert_string_equal(info.arch, "sm_90a");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        float *in = malloc(n * 4), *got = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) in[i] = (float)((double)(kj_test_next(&kj_test_rng) % 2000001) / 1e3 - 1000);
+        kj_devptr din = upload(in, n * 4), dout = poisoned(n * 4);
+        int nn = (int)n;
+        void *args[] = {&din, &dout, &nn};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 127) / 128)}, .block = {128}};
+        KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dout, n * 4));
+        for (size_t i = 0; i < n; i++)
+            if (got[i] != 2.0f * in[i]) fail_msg("twice_fenced n=%zu [%zu]: %.9g, expected %.9g", n, i, got[i], 2.0f * in[i]);
+        kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, dout);
+        free(in), free(got);
+    }
+    /* the device's own sm_90 has no wgmma: the compile fails and says which target has it */
+    req.arch = NULL;
+    assert_int_equal(kj_kernel_get(kj_test_rt, &req, &k, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "build for that target (--arch sm_90a"));
+}
+
 /* ---- resources known at compile time, against the driver's ------------------------------------ */
 
 /* What kj_compile reports from ptxas and nvJitLink is what the driver says of the loaded function. */
@@ -544,6 +585,16 @@ static void test_cli(void **state) {
     expect_out(launch("link_main.cu link_lib.cu:blend --grid 1 --block 32 --arg 'f32[8]=iota' --arg 'f32[8]=1' "
                       "--arg 'f32[8]=zeros' --arg i32=8 --print 2 --repeat 0"), "[7] 10");
     assert_non_null(strstr(out, "[3] 4"));
+    /* an architecture-specific target: runs on 9.0, refused (usage, exit 2) elsewhere */
+    int rc = launch("wgmma_fence.cu --arch sm_90a --grid 2 --block 128 --arg 'f32[200]=iota' --arg 'f32[200]=zeros' "
+                    "--arg i32=200 --print 1 --print 1:199 --repeat 0");
+    if (dev.cc_major == 9 && dev.cc_minor == 0) {
+        expect_out(rc, "[199] 398");
+        assert_non_null(strstr(out, "for sm_90a"));
+    } else {
+        assert_int_equal(rc, 2);
+        assert_non_null(strstr(out, "its code runs only on compute capability 9.0"));
+    }
 }
 
 int main(int argc, char **argv) {
@@ -556,6 +607,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
         cmocka_unit_test(test_resources_match_driver),
+        cmocka_unit_test(test_arch_specific_target),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, setup, kj_test_teardown);

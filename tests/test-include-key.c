@@ -5,6 +5,8 @@
  * a wrapper file compile with no options at all (tests/kernels/jit_*.cu). */
 #include "test_util.h"
 
+#include "jit/toolkit.h"
+
 static const char *at(const char *rel) { return kj_test_path(kj_test_dir, rel); }
 
 static void put(const char *rel, const char *text) { kj_test_put(kj_test_dir, rel, text); }
@@ -194,6 +196,173 @@ static void test_refused_options(void **state) {
     assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_USAGE);
 }
 
+/* Compiles kernel with the options and macros given: its status, and its key and hit when it built. */
+static kj_status try_compile(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd,
+                             result *out) {
+    kj_request req = {.size = sizeof(kj_request), .kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    kj_status s = kj_compile(kj_test_rt, &req, &r);
+    if (s == KJ_OK && out) {
+        snprintf(out->key, sizeof out->key, "%s", r.key);
+        out->hit = r.cache_hit;
+    }
+    return s;
+}
+
+/* The branch a file's #if took, as a static_assert in it reports it: whether the compile with
+ * WANT=want passed. */
+static int takes(const char *kernel, const char *want, const char *const *options, size_t nopt) {
+    kj_define d = {"WANT", want};
+    kj_status s = try_compile(kernel, options, nopt, &d, 1, NULL);
+    if (s != KJ_OK && !strstr(kj_last_error(), "the branch taken")) fail_msg("%s: %s", kernel, kj_last_error());
+    return s == KJ_OK;
+}
+
+#define BRANCH_CHECK(X) "static_assert(" X " == WANT, \"the branch taken\");\n"
+
+/* __has_include answers as the #include of the name would resolve (nvcc stores 71 here), and what it
+ * looked at is in the key: a header that appears beside the file, or goes, changes the key and the
+ * branch. */
+static void test_has_include_beside_and_toolkit(void **state) {
+    (void)state;
+    put("has/k.cu", "#if __has_include(\"cfg.h\")\n#include \"cfg.h\"\n#else\n#define CFG 10\n#endif\n"
+                    "#if __has_include(<cuda_fp16.h>)\n#define FP16 61\n#else\n#define FP16 0\n#endif\n"
+                    BRANCH_CHECK("CFG + FP16") KERNEL_USING("CFG + FP16"));
+    unlink(at("has/cfg.h"));
+    kj_define d71 = {"WANT", "71"}, d81 = {"WANT", "81"};
+    result absent, again, back;
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, &absent));
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, &again));
+    assert_string_equal(absent.key, again.key);
+    assert_true(again.hit);
+    /* the header appears: a new key (not the absent one's binary), and the other branch */
+    put("has/cfg.h", "#define CFG 20\n");
+    assert_int_equal(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "the branch taken"));
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d81, 1, NULL));
+    /* an edit of it is an edit of the source */
+    put("has/k2.cu", "#if __has_include(\"cfg.h\")\n#include \"cfg.h\"\n#endif\n" KERNEL_USING("1"));
+    expect_edit_seen(at("has/k2.cu"), NULL, 0, NULL, 0, "has/cfg.h", "#define CFG 20\n", "#define CFG 21\n");
+    /* gone again: the first key, from the cache */
+    unlink(at("has/cfg.h"));
+    KJ_ASSERT_OK(try_compile(at("has/k.cu"), NULL, 0, &d71, 1, &back));
+    assert_string_equal(absent.key, back.key);
+    assert_true(back.hit);
+}
+
+/* Every way to name what __has_include looks for: an include folder, a header beside a header, the
+ * built-in headers, a macro (in the source or with -D), a wrapper macro, and __has_include_next with
+ * #include_next. */
+static void test_has_include_forms(void **state) {
+    (void)state;
+    char inc[PATH_MAX + 8], one[PATH_MAX + 8], two[PATH_MAX + 8];
+    snprintf(inc, sizeof inc, "-I%s", at("forms/inc"));
+    snprintf(one, sizeof one, "-I%s", at("forms/one"));
+    snprintf(two, sizeof two, "-I%s", at("forms/two"));
+    const char *o_inc[] = {inc}, *o_both[] = {one, two}, *o_one[] = {one};
+    put("forms/inc/found.h", "#define FOUND 1\n");
+    put("forms/folder.cu", "#if __has_include(<found.h>) && !__has_include(<nothere.h>)\n#define R 1\n#else\n#define R 2\n"
+                           "#endif\n" BRANCH_CHECK("R") KERNEL_USING("R"));
+    assert_true(takes(at("forms/folder.cu"), "1", o_inc, 1));
+    assert_true(takes(at("forms/folder.cu"), "2", NULL, 0));
+    /* a header's quoted names look beside it */
+    put("forms/sub/h.h", "#if __has_include(\"near.h\")\n#define NEAR 1\n#else\n#define NEAR 2\n#endif\n");
+    put("forms/sub/near.h", "\n");
+    put("forms/near.cu", "#include \"sub/h.h\"\n" BRANCH_CHECK("NEAR") KERNEL_USING("NEAR"));
+    assert_true(takes(at("forms/near.cu"), "1", NULL, 0));
+    /* the built-in headers answer a quoted name, as #include finds them */
+    put("forms/builtin.cu", "#if __has_include(\"common.cuh\") && !__has_include(<common.cuh>)\n#define B 1\n#else\n"
+                            "#define B 2\n#endif\n" BRANCH_CHECK("B") KERNEL_USING("B"));
+    assert_true(takes(at("forms/builtin.cu"), "1", NULL, 0));
+    /* NAME #defined as a header name, in the source or with -D */
+    put("forms/found.h", "\n");
+    put("forms/macro.cu", "#define HEADER \"found.h\"\n#if __has_include(HEADER) && __has_include(OTHER)\n#define M 1\n"
+                          "#else\n#define M 2\n#endif\n" BRANCH_CHECK("M") KERNEL_USING("M"));
+    kj_define md[] = {{"OTHER", "\"found.h\""}, {"WANT", "1"}};
+    KJ_ASSERT_OK(try_compile(at("forms/macro.cu"), NULL, 0, md, 2, NULL));
+    /* wrappers: a function-like macro, an alias, one in a header, CCCL's */
+    put("forms/wrap.h", "#define HAS_HEADER(x) (defined(__has_include) && __has_include(x))\n");
+    put("forms/wrap.cu", "#include \"wrap.h\"\n#define HAS(x) __has_include(x)\n#define HAS_ALIAS __has_include\n"
+                         "#define _CCCL_HAS_INCLUDE(x) __has_include(x)\n"
+                         "#if HAS(\"found.h\") && !HAS(\"nothere.h\") && HAS_ALIAS(\"found.h\") && HAS_HEADER(\"found.h\") && "
+                         "_CCCL_HAS_INCLUDE(\"found.h\")\n#define W 1\n#else\n#define W 2\n#endif\n"
+                         BRANCH_CHECK("W") KERNEL_USING("W"));
+    assert_true(takes(at("forms/wrap.cu"), "1", NULL, 0));
+    /* __has_include_next and #include_next go on past the folder the header was found in */
+    put("forms/one/n.h", "#if __has_include_next(<n.h>)\n#include_next <n.h>\n#else\n#define N 2\n#endif\n");
+    put("forms/two/n.h", "#define N 1\n");
+    put("forms/next.cu", "#include <n.h>\n" BRANCH_CHECK("N") KERNEL_USING("N"));
+    assert_true(takes(at("forms/next.cu"), "1", o_both, 2));
+    assert_true(takes(at("forms/next.cu"), "2", o_one, 1));
+}
+
+/* An operand kernjit cannot resolve is refused: NVRTC, which sees no user folder, would answer false
+ * for a file kernjit would have found. */
+static void test_has_include_refused(void **state) {
+    (void)state;
+    put("hasref/name.cu", "#define NOWHERE PICK(cfg)\n#if __has_include(NOWHERE)\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/name.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
+    assert_non_null(strstr(kj_last_error(), "__has_include(NOWHERE) in "));
+    assert_non_null(strstr(kj_last_error(), "kernjit follows __has_include(NAME) only when NAME is #defined as"));
+    put("hasref/odd.cu", "#if __has_include(dir/x.h)\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/odd.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
+    assert_non_null(strstr(kj_last_error(), "__has_include(dir/x.h) in "));
+    assert_non_null(strstr(kj_last_error(), "only as \"file\", <file> or a NAME #defined as one"));
+    put("hasref/open.cu", "#if __has_include(\"x.h\"\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/open.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_SOURCE);
+    assert_non_null(strstr(kj_last_error(), "kernjit reads __has_include only with its operand and ')' on the line"));
+    /* a NAME defined nowhere is NVRTC's error where it is evaluated, and nothing where it is not */
+    put("hasref/unset.cu", "#ifdef UNSET\n#if __has_include(UNSET)\n#endif\n#endif\n" KERNEL_USING("1"));
+    KJ_ASSERT_OK(try_compile(at("hasref/unset.cu"), NULL, 0, NULL, 0, NULL));
+    put("hasref/unset2.cu", "#if __has_include(UNSET)\n#endif\n" KERNEL_USING("1"));
+    assert_int_equal(try_compile(at("hasref/unset2.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_COMPILE);
+    /* `defined(__has_include)` and #ifdef ask whether it exists: nothing to resolve */
+    put("hasref/defined.cu", "#if defined(__has_include)\n#define D 1\n#endif\n#ifdef __has_include\n#endif\n"
+                             KERNEL_USING("D"));
+    KJ_ASSERT_OK(try_compile(at("hasref/defined.cu"), NULL, 0, NULL, 0, NULL));
+}
+
+/* A built-in's includes are its own headers: a common.cuh in an include folder changes nothing. */
+static void test_builtin_headers_are_its_own(void **state) {
+    (void)state;
+    put("planted/common.cuh", "#error planted\n");
+    char dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "-I%s", at("planted"));
+    const char *o[] = {dir};
+    kj_define d = {"OP", "max"};
+    result plain, with;
+    KJ_ASSERT_OK(try_compile("reduce", NULL, 0, &d, 1, &plain));
+    KJ_ASSERT_OK(try_compile("reduce", o, 1, &d, 1, &with));
+    assert_string_equal(plain.key, with.key);
+    assert_true(with.hit);
+}
+
+/* The toolkit's own folders given again with -I (as CuPy's and jitify's examples do) are the
+ * toolkit's: one file has one name (no "already defined"), the key is the one without them, and
+ * nothing is linked that was not. */
+static void test_toolkit_folders_given_again(void **state) {
+    (void)state;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/jit_cub.cu", KJ_TEST_KERNELS);
+    char cccl[PATH_MAX + 32], include[PATH_MAX + 32], slash[PATH_MAX + 32];
+    snprintf(cccl, sizeof cccl, "-I%s/include/cccl", kj__cuda_home());
+    snprintf(include, sizeof include, "-I%s/include", kj__cuda_home());
+    snprintf(slash, sizeof slash, "--include-path=%s/include/", kj__cuda_home());
+    const char *const options[][1] = {{cccl}, {include}, {slash}};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = "cub_sums<256>"};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
+    char key[33];
+    snprintf(key, sizeof key, "%s", r.key);
+    for (size_t i = 0; i < 3; i++) {
+        req.options = options[i];
+        req.option_count = 1;
+        if (kj_compile(kj_test_rt, &req, &r) != KJ_OK) fail_msg("%s: %s", options[i][0], kj_last_error());
+        assert_string_equal(r.key, key);
+        assert_false(r.linked);
+    }
+}
+
 /* The user kernels of tests/kernels: the toolkit's headers, dynamic parallelism without metadata, a
  * wrapper, each with no options. */
 static void test_user_kernels_compile(void **state) {
@@ -296,6 +465,34 @@ static void test_failure_hints(void **state) {
     put("hint/printf.cu", "extern \"C\" __global__ void k(int *o) { printf(\"%d\\n\", o[0]); }\n");
     kj_request plain = {.size = sizeof(kj_request), .kernel = at("hint/printf.cu")};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &plain, NULL));
+    /* all of CUB is host code too: the block- and warp-level headers are what a kernel includes */
+    put("hint/cub.cu", "#include <cub/cub.cuh>\n" KERNEL_USING("1"));
+    kj_request cub = {.size = sizeof(kj_request), .kernel = at("hint/cub.cu")};
+    assert_int_equal(kj_compile(kj_test_rt, &cub, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "note: <cub/cub.cuh>, CUB's device-wide algorithms (<cub/device/...>) and "
+                                            "Thrust are host code, which NVRTC does not compile"));
+    assert_null(strstr(kj_last_error(), "-default-device"));
+}
+
+/* Messages name files as the user knows them: a header by its path (also inside parentheses), a
+ * built-in by its name. */
+static void test_messages_name_files(void **state) {
+    (void)state;
+    put("names/a.h", "__device__ int v;\n");
+    put("names/b.h", "__device__ int v;\n");
+    put("names/k.cu", "#include \"a.h\"\n#include \"b.h\"\n" KERNEL_USING("v"));
+    kj_request req = {.size = sizeof(kj_request), .kernel = at("names/k.cu")};
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
+    char want[PATH_MAX + 40];
+    snprintf(want, sizeof want, "(previous definition at line 1 of %s)", at("names/a.h"));
+    if (!strstr(kj_last_error(), want)) fail_msg("no '%s' in: %s", want, kj_last_error());
+    put("names/bad.h", "int oops = ;\n");
+    char pre[PATH_MAX + 20];
+    snprintf(pre, sizeof pre, "--pre-include=%s", at("names/bad.h"));
+    const char *o[] = {pre};
+    req = (kj_request){.size = sizeof(kj_request), .kernel = "vector_add", .options = o, .option_count = 1};
+    assert_int_equal(kj_compile(kj_test_rt, &req, NULL), KJ_ERR_COMPILE);
+    assert_non_null(strstr(kj_last_error(), "compiling built-in vector_add.cu failed"));
 }
 
 KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_header_beside),
@@ -305,4 +502,7 @@ KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_he
              cmocka_unit_test(test_macro_include), cmocka_unit_test(test_working_folder_never_searched),
              cmocka_unit_test(test_refused_options), cmocka_unit_test(test_user_kernels_compile),
              cmocka_unit_test(test_metadata_without_params_and_rdc_option), cmocka_unit_test(test_warnings_kept),
-             cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints))
+             cmocka_unit_test(test_entry_detection_ignores_dead_code), cmocka_unit_test(test_failure_hints),
+             cmocka_unit_test(test_has_include_beside_and_toolkit), cmocka_unit_test(test_has_include_forms),
+             cmocka_unit_test(test_has_include_refused), cmocka_unit_test(test_builtin_headers_are_its_own),
+             cmocka_unit_test(test_toolkit_folders_given_again), cmocka_unit_test(test_messages_name_files))

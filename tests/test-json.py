@@ -8,7 +8,7 @@
   exit code is the one the command gives without --json; a success has no "error";
 - keys are lower_snake_case (but macro names, inside "macros" and "fixed"), none of the names the
   schema retired, units in the names (_ms, _us, _bytes, _gbps ... hold numbers or null), every
-  compute capability written "sm_XY";
+  compute capability written "sm_XY" (a target also "sm_XYa", "sm_XYf", "compute_XY");
 - every command that `kernjit --help`, `kernjit run --help` and `kernjit bench --help` list (and each
   `cache` action and `tune` mode) has a case here, so that a new command cannot go untested.
 
@@ -49,8 +49,9 @@ def lint(value, where, parent, problems):
                 problems.append('%s: a quantity with a unit is a number (or null), got %r' % (path, v))
             if k.endswith(('_path', '_dir')) and not (v is None or isinstance(v, str)):
                 problems.append('%s: a path is a string (or null)' % path)
-            if k == 'arch' and not (v is None or re.match(r'^sm_\d+$', str(v))):
-                problems.append('%s: a compute capability is "sm_XY", got %r' % (path, v))
+            if k == 'arch' and not (v is None or re.match(r'^(sm|compute)_\d+[af]?$', str(v))):
+                problems.append('%s: a compute capability is "sm_XY" (a target also sm_XYa, sm_XYf, compute_XY), '
+                                'got %r' % (path, v))
             lint(v, path, k, problems)
     elif isinstance(value, list):
         for i, v in enumerate(value):
@@ -122,6 +123,8 @@ def main():
         ('none', 'compile', ['compile', 'reduce', '--arch', 'sm_90'], 0,
          lambda d: d['targets'][0]['origin'] in ('compiled', 'disk')),
         ('none', 'compile', ['compile', vadd, '--arch', 'sm_80,sm_90'], 0, lambda d: len(d['targets']) == 2),
+        ('none', 'compile', ['compile', vadd, '--arch', 'sm_90a,compute_80'], 0,
+         lambda d: [t['arch'] for t in d['targets']] == ['sm_90a', 'compute_80'] and d['targets'][1]['ptx'] is True),
         ('none', 'compile', ['compile', 'reduce', '--all', '--arch', 'sm_90', '-D', 'BLOCK_SIZE=256',
                              '-D', 'COARSE_FACTOR=2,4'], 0, lambda d: d['targets'][0]['variants'] == 2),
         ('none', 'compile', ['compile', 'reduce', '-D', 'OP=avg'], 2,
@@ -165,6 +168,9 @@ def main():
         ('stub', 'launch', ['launch', vadd, '--grid', '1', '--block', '32', '--arg', 'f32[8]=iota', '--arg', 'f32[8]=1',
                             '--arg', 'f32[8]=zeros', '--arg', 'i32=8', '--print', '2', '--repeat', '2'], 0,
          lambda d: d['printed'][0]['values'] == [1, 2, 3, 4, 5, 6, 7, 8] and d['device_output'] == []),
+        ('stub', 'launch', ['launch', vadd, '--grid', '1', '--block', '32', '--arch', 'compute_75', '--arg', 'f32[8]=iota',
+                            '--arg', 'f32[8]=1', '--arg', 'f32[8]=zeros', '--arg', 'i32=8', '--print', '2'], 0,
+         lambda d: d['arch'] == 'compute_75' and d['printed'][0]['values'] == [1, 2, 3, 4, 5, 6, 7, 8]),
         ('none', 'launch', ['launch', vadd, '--grid', '1', '--block', '32'], 1, None),
         ('stub', 'launch', ['launch', vadd, '--block', '32'], 2, lambda d: '--grid' in d['error']['message']),
         ('none', 'bench jit', ['bench', 'jit', '--repeat', '0'], 2, None),

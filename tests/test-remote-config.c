@@ -1,7 +1,7 @@
 /* The remote cache's configuration (src/cache/remote_config.c): the URL forms and their defaults, the
- * options, credentials (and that messages hide the password), the mode, the secret's rule (a path is
- * a file, anything else the secret itself), and every malformed value refused as a usage error that
- * names it. Nothing is contacted. */
+ * options, credentials (and that no message shows the password), the mode, the secret's rule (an
+ * absolute path is a file, a relative one is refused, anything else is the secret itself), and every
+ * malformed value refused as a usage error that names it. Nothing is contacted. */
 #include "test_util.h"
 
 #include <sys/stat.h>
@@ -90,6 +90,41 @@ static void test_credentials(void **state) {
     assert_string_equal(c.url, "redis://:***@h");
     kj__remote_config_free(&c);
     read_refused("redis://user:pw@h:99999", NULL, KJ_REMOTE_DEFAULT, "redis://user:***@h:99999");
+    /* the last '@' ends the credentials: a password may hold '@', '?' and '/' */
+    c = read_ok("redis://u:p@ss@h:7", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.user, "u");
+    assert_string_equal(c.password, "p@ss");
+    assert_string_equal(c.host, "h");
+    assert_int_equal(c.port, 7);
+    assert_string_equal(c.url, "redis://u:***@h:7");
+    kj__remote_config_free(&c);
+    c = read_ok("redis://:pa?s/s@h/3?timeout=9", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.password, "pa?s/s");
+    assert_int_equal(c.db, 3);
+    assert_int_equal(c.timeout_ms, 9);
+    assert_string_equal(c.url, "redis://:***@h/3?timeout=9");
+    kj__remote_config_free(&c);
+    /* no message shows the password, in any refused form: each shows *** where the credentials were */
+    static const struct {
+        const char *url, *shown, *why;
+    } hidden[] = {
+        {"redis://:hun%zzter2@h", "redis://:***@h", "the password has a malformed %XX escape"},
+        {"redis://hunter2@h", "redis://***@h", "USER:PASSWORD@ or :PASSWORD@"},
+        {"redis://:hun?ter2@h:0", "redis://:***@h:0", "port '0' is not a number"},
+        {"redis://:hun?ter2@h?colour=1", "redis://:***@h?colour=1", "unknown option 'colour'"},
+        {"redis://user:hun@ter2@h:0", "redis://user:***@h:0", "port '0' is not a number"},
+        {"redis://user:hunter2@", "redis://user:***@", "no host"},
+        {"rediss://user:hunter2@h", "rediss://user:***@h", "TLS (rediss://) is not supported"},
+        {"http://user:hunter2@h", "http://user:***@h", "is not a Redis URL"},
+        {"redis:/user:hunter2@h", "redis:***@h", "is not a Redis URL"},
+        {"unix://user:hunter2@h", "unix://user:***@h", "a socket is unix:///PATH"},
+    };
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++) {
+        read_refused(hidden[i].url, NULL, KJ_REMOTE_DEFAULT, hidden[i].why);
+        if (!strstr(kj_last_error(), hidden[i].shown) || strstr(kj_last_error(), "ter2"))
+            fail_msg("'%s': the message '%s' shows the password, or not '%s'", hidden[i].url, kj_last_error(),
+                     hidden[i].shown);
+    }
     kj_runtime_options o = options("redis://user:hunter2@h:0", NULL, KJ_REMOTE_DEFAULT);
     kj_runtime *rt = NULL;
     assert_int_equal(kj_runtime_create(&o, &rt), KJ_ERR_USAGE);
@@ -159,8 +194,9 @@ static void test_environment_and_off(void **state) {
     clear_env();
 }
 
-/* An absolute path names a file holding the secret (less a final new line); anything else is the
- * secret. Both must be 16 to 4096 bytes; a file that cannot be read is a usage error. */
+/* An absolute path names a file holding the secret (less a final new line); a relative path is
+ * refused; anything else is the secret. Both must be 16 to 4096 bytes; a file that cannot be read is
+ * a usage error. */
 static void test_secret(void **state) {
     (void)state;
     clear_env();
@@ -195,6 +231,17 @@ static void test_secret(void **state) {
     read_refused("redis://h", kj_test_dir, KJ_REMOTE_DEFAULT, "is a folder, not a regular file");
     setenv("KERNJIT_REMOTE_SECRET", missing, 1);
     read_refused("redis://h", NULL, KJ_REMOTE_DEFAULT, "KERNJIT_REMOTE_SECRET names the file");
+    /* a relative path, ~ or a dot first: neither read nor taken as the secret (it would be a guessable
+     * key); the message names the form, never the value (which may be a secret) */
+    const char *paths[] = {"secrets/fleet-secret.key", "~/.kernjit/remote-secret", "./remote-secret-file",
+                           "../remote-secret-file", ".remote-secret-file-name"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        setenv("KERNJIT_REMOTE_SECRET", paths[i], 1);
+        read_refused("redis://h", NULL, KJ_REMOTE_DEFAULT, "KERNJIT_REMOTE_SECRET looks like a relative path");
+        assert_non_null(strstr(kj_last_error(), "name the file by its absolute path"));
+        assert_null(strstr(kj_last_error(), paths[i]));
+    }
+    read_refused("redis://h", "a/secret/of/many/bytes", KJ_REMOTE_DEFAULT, "remote_secret looks like a relative path");
     clear_env();
 }
 

@@ -32,7 +32,7 @@ static void test_builtin(void **state) {
     kj__source *s;
     KJ_ASSERT_OK(kj__source_find(NULL, "reduce", NULL, &s));
     assert_true(s->embedded);
-    assert_string_equal(s->origin, "built-in");
+    assert_string_equal(s->origin, "built-in reduce.cu"); /* what messages call it */
     assert_string_equal(s->file, "reduce.cu");
     assert_non_null(strstr(s->text, "//@kernjit"));
     /* common.cuh is resolved from the embedded copy */
@@ -65,6 +65,58 @@ static void test_search_path_overrides(void **state) {
     kj__source_free(s);
     unlink(path_in("reduce.cu"));
     unlink(path_in("common.cuh"));
+}
+
+/* A built-in's includes are its own headers, whatever folders the request or KERNJIT_PATH name; an
+ * override on KERNJIT_PATH is a user file: the header beside it, else the built-in one. */
+static void test_builtin_headers_first(void **state) {
+    (void)state;
+    mkdir(path_in("planted"), 0700);
+    put("planted/common.cuh", "#error planted\n");
+    char *dir = strdup(path_in("planted"));
+    char *const dirs[] = {dir};
+    kj__include_config cfg = {.search_path = dir, .dirs = dirs, .dir_count = 1};
+    kj__source *s;
+    KJ_ASSERT_OK(kj__source_find_with(&cfg, "reduce", NULL, &s));
+    assert_int_equal(s->header_count, 1);
+    assert_null(s->headers[0].path);
+    assert_null(strstr(s->headers[0].text, "planted"));
+    kj__source_free(s);
+    /* the override, with no common.cuh beside it: the built-in one */
+    mkdir(path_in("over"), 0700);
+    put("over/reduce.cu", "#include \"common.cuh\"\n__global__ void x() {}\n");
+    KJ_ASSERT_OK(kj__source_find(path_in("over"), "reduce", NULL, &s));
+    assert_false(s->embedded);
+    assert_int_equal(s->header_count, 1);
+    assert_null(s->headers[0].path);
+    assert_string_equal(s->headers[0].name, KJ__VROOT "/common.cuh");
+    kj__source_free(s);
+    free(dir);
+}
+
+/* A user file may have a built-in header's name: the built-in header, which a built-in header
+ * includes, then takes a name no user file can have, and NVRTC gets both. */
+static void test_builtin_header_name_taken(void **state) {
+    (void)state;
+    mkdir(path_in("clash"), 0700);
+    put("clash/cdp_status.h", "#define MINE 1\n");
+    put("clash/k.cu", "#include \"cdp_status.h\"\n#include \"cdp.cuh\"\n__global__ void k() {}\n");
+    kj__source *s;
+    KJ_ASSERT_OK(kj__source_find(NULL, path_in("clash/k.cu"), NULL, &s));
+    const kj__header *mine = NULL, *builtin = NULL, *cdp = NULL;
+    for (size_t i = 0; i < s->header_count; i++) {
+        const kj__header *h = &s->headers[i];
+        if (h->path && strstr(h->path, "clash/cdp_status.h")) mine = h;
+        if (!h->path && strstr(h->name, "cdp_status.h")) builtin = h;
+        if (!h->path && strstr(h->name, "cdp.cuh")) cdp = h;
+    }
+    assert_non_null(mine);
+    assert_non_null(builtin);
+    assert_non_null(cdp);
+    assert_string_equal(mine->name, KJ__VROOT "/cdp_status.h");
+    assert_string_equal(builtin->name, KJ__VROOT "/./built-in/cdp_status.h");
+    assert_non_null(strstr(cdp->text, "#include \"" KJ__VROOT "/./built-in/cdp_status.h\""));
+    kj__source_free(s);
 }
 
 static void test_explicit_path_and_nested_includes(void **state) {
@@ -130,5 +182,6 @@ static void test_bad_sources(void **state) {
 }
 
 KJ_TEST_MAIN(kj_test_setup_dir, kj_test_teardown, cmocka_unit_test(test_builtin),
-             cmocka_unit_test(test_search_path_overrides), cmocka_unit_test(test_explicit_path_and_nested_includes),
+             cmocka_unit_test(test_search_path_overrides), cmocka_unit_test(test_builtin_headers_first),
+             cmocka_unit_test(test_builtin_header_name_taken), cmocka_unit_test(test_explicit_path_and_nested_includes),
              cmocka_unit_test(test_source_text), cmocka_unit_test(test_bad_sources))

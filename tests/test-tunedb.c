@@ -1,5 +1,5 @@
 /* The tuning database (src/tunedb/tunedb.c, src/tunedb/tunedb_api.c): size buckets and their neighbours, keys kept
- * apart by device, compute capability, version and macros, the text format, damaged files (garbage,
+ * apart by device, compute capability, target, version and macros, the text format, damaged files (garbage,
  * truncated, binary), atomic updates, writers in several processes, and the public API on a
  * compile-only runtime. No GPU. */
 #include "test_util.h"
@@ -24,7 +24,7 @@ static kj__tuned_rec rec(const char *device, int major, int minor, const char *f
 
 static const kj__tuned_rec *find(const kj__tunedb *db, const char *device, int major, int minor, const char *fixed,
                                  uint64_t n) {
-    return kj__tunedb_find(db, "reduce", "reduce_fast", fixed, n, device, major, minor, "0.1.0");
+    return kj__tunedb_find(db, "reduce", "reduce_fast", fixed, n, device, major, minor, "", "0.1.0");
 }
 
 static void test_buckets(void **state) {
@@ -137,10 +137,53 @@ static void test_keys_apart(void **state) {
     assert_null(find(&db, "NVIDIA H200", 9, 0, f, 1u << 28));
     assert_null(find(&db, H100, 9, 0, "OP=max T=f32", 1u << 28));
     assert_null(find(&db, H100, 9, 0, "", 1u << 28));
-    assert_null(kj__tunedb_find(&db, "reduce", "reduce_coarsened", f, 1u << 28, H100, 9, 0, "0.1.0"));
-    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "0.2.0"));
-    assert_null(kj__tunedb_find(&db, "transpose", "reduce_fast", f, 1u << 28, H100, 9, 0, "0.1.0"));
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_coarsened", f, 1u << 28, H100, 9, 0, "", "0.1.0"));
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "", "0.2.0"));
+    assert_null(kj__tunedb_find(&db, "transpose", "reduce_fast", f, 1u << 28, H100, 9, 0, "", "0.1.0"));
     kj__tunedb_clear(&db);
+}
+
+/* A runtime that builds for another target than the device's own (sm_90a on a 9.0 device) keeps
+ * its results apart: its own key, its own line ("9.0/sm_90a"), and no other target's. */
+static void test_targets_apart(void **state) {
+    (void)state;
+    kj__tunedb db = {0}, back = {0};
+    const char *f = "OP=sum T=f32";
+    kj__tuned_rec own = rec(H100, 9, 0, f, 28, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    kj__tuned_rec a = rec(H100, 9, 0, f, 28, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    a.target = (char *)"sm_90a";
+    a.gbps = 1; /* slower: it must not replace the device's own, nor be replaced by it */
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &own));
+    KJ_ASSERT_OK(kj__tunedb_put(&db, &a));
+    assert_int_equal(db.count, 2);
+    const kj__tuned_rec *r = kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "sm_90a", "0.1.0");
+    assert_non_null(r);
+    assert_string_equal(r->values, "BLOCK_SIZE=512 COARSE_FACTOR=8");
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 28)->values, "BLOCK_SIZE=1024 COARSE_FACTOR=4");
+    assert_null(kj__tunedb_find(&db, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "compute_80", "0.1.0"));
+    char *text = kj__tunedb_format(&db);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\t9.0/sm_90a\t0.1.0\tBLOCK_SIZE=512"));
+    assert_non_null(strstr(text, "\t9.0\t0.1.0\tBLOCK_SIZE=1024"));
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_DEBUG};
+    KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text), "t", &lg, &back));
+    assert_int_equal(log.warnings, 0);
+    assert_int_equal(back.count, 2);
+    r = kj__tunedb_find(&back, "reduce", "reduce_fast", f, 1u << 28, H100, 9, 0, "sm_90a", "0.1.0");
+    assert_non_null(r);
+    assert_string_equal(r->target, "sm_90a");
+    /* a target that is not one kernjit writes is a damaged line; so is one put in directly */
+    const char *bad = "reduce\treduce_fast\t-\t10\tX\t9.0/../etc\t0.1.0\tA=1\t1.0\t1.000\t1024\t1\n";
+    kj__tunedb none = {0};
+    KJ_ASSERT_OK(kj__tunedb_parse(bad, strlen(bad), "t", &lg, &none));
+    assert_int_equal(none.count, 0);
+    assert_non_null(strstr(log.last, "the target after the compute capability is not a target's name"));
+    a.target = (char *)"sm90a";
+    assert_int_equal(kj__tunedb_put(&db, &a), KJ_ERR_USAGE);
+    free(text);
+    kj__tunedb_clear(&db);
+    kj__tunedb_clear(&back);
 }
 
 static void test_format_round_trip(void **state) {
@@ -160,7 +203,7 @@ static void test_format_round_trip(void **state) {
     KJ_ASSERT_OK(kj__tunedb_parse(text, strlen(text), "t", &lg, &back));
     assert_int_equal(log.warnings, 0);
     assert_int_equal(back.count, 2);
-    const kj__tuned_rec *r = kj__tunedb_find(&back, "reduce", "reduce_fast", "", 1024, A100, 8, 0, "0.1.0");
+    const kj__tuned_rec *r = kj__tunedb_find(&back, "reduce", "reduce_fast", "", 1024, A100, 8, 0, "", "0.1.0");
     assert_non_null(r);
     assert_string_equal(r->values, "TILE=32");
     r = find(&back, H100, 9, 0, "OP=sum T=f32", 1u << 28);
@@ -307,7 +350,9 @@ static void test_file_update(void **state) {
 
     kj__tuned_rec r = rec(A100, 8, 0, "OP=sum T=f64", 24, "BLOCK_SIZE=512 COARSE_FACTOR=2");
     kj__tunedb merged = {0};
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &r, NULL, NULL, &merged));
+    kj__tunedb one = {.recs = &r, .count = 1};
+    kj__tunedb_change add = {.add = &one};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &add, NULL, &merged));
     assert_int_equal(merged.count, 3);
     kj__tunedb_clear(&merged);
     assert_int_equal(count_lines(path, "garbage"), 0);
@@ -324,18 +369,19 @@ static void test_file_update(void **state) {
     f.device = H100;
     f.fixed = "T=i32";
     size_t removed = 99;
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
+    kj__tunedb_change forget = {.forget = &f}, nothing = {0};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &forget, &removed, NULL));
     assert_int_equal(removed, 1);
     assert_int_equal(count_lines(path, "reduce\t"), 2);
     KJ_ASSERT_OK(kj_tune_filter_init(&f, sizeof f));
     f.cc = 80;
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &forget, &removed, NULL));
     assert_int_equal(removed, 1);
     KJ_ASSERT_OK(kj_tune_filter_init(&f, sizeof f));
     f.bucket = 19;
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, &f, &removed, NULL));
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &forget, &removed, NULL));
     assert_int_equal(removed, 0);
-    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, NULL, NULL, &removed, NULL)); /* no filter: nothing */
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &nothing, &removed, NULL)); /* no filter: nothing */
     assert_int_equal(count_lines(path, "reduce\t"), 1);
 
     /* not a regular file: ignored with a warning */
@@ -346,6 +392,87 @@ static void test_file_update(void **state) {
     assert_int_equal(db.count, 0);
     assert_int_equal(log.warnings, 1);
     rmdir(path);
+}
+
+/* A run that measured 32/1 at 400 GB/s, did not try 64/2, and measured the rest at 2000. */
+static double measured_here(const char *values, void *user) {
+    (void)user;
+    if (strcmp(values, "BLOCK_SIZE=32 COARSE_FACTOR=1") == 0) return 400.0;
+    return strcmp(values, "BLOCK_SIZE=64 COARSE_FACTOR=2") == 0 ? -1 : 2000.0;
+}
+
+/* A record this machine's tuning run did not reproduce (it claims more than 1.5 times what the run
+ * measured of its variant) gives way to the new measurement, whatever its speed: in a database and in
+ * the file, with a warning; without that evidence (not measured, or no run) the faster one stays. */
+static void test_unreproduced_record_gives_way(void **state) {
+    (void)state;
+    const char *f = "OP=sum T=f32";
+    kj__tunedb_measured run = {measured_here, NULL};
+    kj__tuned_rec bogus = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=32 COARSE_FACTOR=1");
+    bogus.gbps = 99999.0;
+    kj__tuned_rec real = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    real.gbps = 2000.0;
+    double got;
+    assert_true(kj__tunedb_unreproduced(&bogus, &run, &got));
+    assert_true(got == 400.0);
+    assert_true(kj__tunedb_replaces(&real, &bogus, &run));
+    assert_false(kj__tunedb_replaces(&real, &bogus, NULL));
+    bogus.gbps = 600.0; /* 1.5 times 400: within the margin */
+    assert_false(kj__tunedb_unreproduced(&bogus, &run, NULL));
+    assert_false(kj__tunedb_replaces(&real, &bogus, &run) && !kj__tunedb_better(&real, &bogus));
+    kj__tuned_rec unmeasured = rec(H100, 9, 0, f, 24, "BLOCK_SIZE=64 COARSE_FACTOR=2");
+    unmeasured.gbps = 99999.0;
+    assert_false(kj__tunedb_replaces(&real, &unmeasured, &run));
+    /* the file: a bogus line there gives way to the run's result, with a warning naming both */
+    bogus.gbps = 99999.0;
+    kj__tunedb one = {.recs = &bogus, .count = 1};
+    kj__tunedb_change change = {.add = &one};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, NULL, &change, NULL, NULL));
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_WARN};
+    one.recs = &real;
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &change, NULL, NULL));
+    kj__tunedb db = {0};
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=32 COARSE_FACTOR=1");
+    kj__tunedb_clear(&db);
+    assert_int_equal(log.warnings, 0);
+    change.measured = &run;
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, &lg, &change, NULL, NULL));
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_dir, &lg, &db));
+    assert_string_equal(find(&db, H100, 9, 0, f, 1u << 24)->values, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+    assert_int_equal(db.count, 1);
+    kj__tunedb_clear(&db);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "BLOCK_SIZE=32 COARSE_FACTOR=1 at 99999.0 GB/s, was not reproduced here (this run "
+                                     "measured 400.0 GB/s of it): replaced by BLOCK_SIZE=256 COARSE_FACTOR=8 at 2000.0"));
+}
+
+/* One update puts many records and writes the file once; a change with nothing in it writes nothing. */
+static void test_update_many_at_once(void **state) {
+    (void)state;
+    enum { COUNT = 300 };
+    kj__tunedb add = {0};
+    for (int i = 0; i < COUNT; i++) {
+        char fixed[32];
+        snprintf(fixed, sizeof fixed, "OP=sum T=m%d", i);
+        kj__tuned_rec r = rec(H100, 9, 0, fixed, 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
+        KJ_ASSERT_OK(kj__tunedb_put(&add, &r));
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tuning.db", kj_test_dir);
+    kj__tunedb_change change = {.add = &add}, nothing = {0};
+    kj__tunedb merged = {0};
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, NULL, &change, NULL, &merged));
+    assert_int_equal(merged.count, COUNT);
+    kj__tunedb_clear(&merged);
+    assert_int_equal(count_lines(path, "reduce\t"), COUNT);
+    struct stat before, after;
+    assert_int_equal(stat(path, &before), 0);
+    KJ_ASSERT_OK(kj__tunedb_update(kj_test_dir, NULL, &nothing, NULL, NULL));
+    assert_int_equal(stat(path, &after), 0);
+    assert_true(before.st_ino == after.st_ino); /* not rewritten */
+    kj__tunedb_clear(&add);
 }
 
 /* Writers in several processes at once: every line survives (lock + re-read + rename). */
@@ -361,7 +488,9 @@ static void test_concurrent_writers(void **state) {
                 char fixed[64];
                 snprintf(fixed, sizeof fixed, "OP=sum T=w%di%d", w, i);
                 kj__tuned_rec r = rec(H100, 9, 0, fixed, 20, "BLOCK_SIZE=256 COARSE_FACTOR=8");
-                bad |= kj__tunedb_update(kj_test_dir, NULL, &r, NULL, NULL, NULL) != KJ_OK;
+                kj__tunedb one = {.recs = &r, .count = 1};
+                kj__tunedb_change add = {.add = &one};
+                bad |= kj__tunedb_update(kj_test_dir, NULL, &add, NULL, NULL) != KJ_OK;
             }
             _exit(bad);
         }
@@ -459,7 +588,9 @@ static void test_memory_bounded(void **state) {
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_bucket_matching),
              cmocka_unit_test(test_faster_result_wins), cmocka_unit_test(test_keys_apart),
-             cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_put_checks_fields),
+             cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_targets_apart),
+             cmocka_unit_test(test_put_checks_fields),
              cmocka_unit_test(test_damaged_lines), cmocka_unit_test(test_binary_junk),
              KJ_TEST_IN_DIR(test_file_update), KJ_TEST_IN_DIR(test_concurrent_writers),
+             KJ_TEST_IN_DIR(test_unreproduced_record_gives_way), KJ_TEST_IN_DIR(test_update_many_at_once),
              KJ_TEST_IN_DIR(test_public_api), KJ_TEST_IN_DIR(test_memory_bounded))

@@ -95,7 +95,8 @@ typedef struct kj_compile_all_options {
                                   alone, as its own cache entry: build each entry the program launches */
     const kj_define *fixed;    /* as for kj_space_create */
     size_t fixed_count;
-    const char *arch;          /* target "sm_XY"; NULL: the runtime's */
+    const char *arch;          /* the target (sm_XY, sm_XYa, sm_XYf, compute_XY...: kj_runtime_options.arch);
+                                  NULL: the runtime's */
     unsigned threads;          /* compiling threads; 0: the processors online */
     kj_progress_fn progress;   /* optional */
     void *progress_user;
@@ -226,15 +227,18 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
 KJ_API const kj_tune_variant *kj_tune_result_variant(const kj_tune_result *result, size_t index);
 
 /* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
- * macros, size bucket, device name, compute capability, kernjit version) -> the winning values and
+ * macros, size bucket, device name, compute capability, target when not the device's own, kernjit
+ * version) -> the winning values and
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
  * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
  * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
  * memory (kj_tune and kj_tune_db_forget update that copy): lookups touch no file. With a remote
  * cache, the results other machines published for this device name, compute capability, kernjit
  * version and NVRTC version are merged into the file then. Of two results for one key, the faster
- * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere. Damaged
- * lines are ignored, each with a warning through the log callback. */
+ * re-measured one is kept (more GB/s; as many in less time), with its numbers, everywhere; unless
+ * kj_tune measured the kept one's variant on this machine at less than 1/1.5 of its claim: then its
+ * own result replaces it (a warning says so). Damaged lines are ignored, each with a warning through
+ * the log callback. */
 typedef struct kj_tuned {
     size_t size;               /* sizeof(kj_tuned): KJ_TUNED_INIT */
     const char *kernel;
@@ -249,6 +253,9 @@ typedef struct kj_tuned {
     double us;                  /* median time per run */
     uint64_t n;                 /* the size tuned for */
     int64_t time;               /* when it was stored, seconds since the epoch */
+    const char *target;         /* "" when tuned with the device's own target (sm_XY); else the runtime's
+                                   target ("sm_90a", kj_runtime_options.arch), which only a runtime
+                                   with that target uses */
 } kj_tuned;
 #define KJ_TUNED_INIT KJ_SIZED_INIT_(kj_tuned)
 typedef void (*kj_tuned_visit_fn)(const kj_tuned *entry, void *user);
@@ -281,9 +288,12 @@ typedef struct kj_tune_filter {
  * written. Thread-safe. Errors: KJ_ERR_USAGE (filter NULL; size 0, or not the size of a
  * kj_tune_filter). */
 KJ_API kj_status kj_tune_filter_init(kj_tune_filter *filter, size_t size);
-/* Removes matching entries from the file (atomically, under the lock) and from the runtime's copy.
- * filter NULL removes all. removed may be NULL. KJ_ERR_NOT_FOUND when the runtime has no disk
- * cache; KJ_ERR_IO when the file cannot be written. Thread-safe. */
+/* Removes matching entries from the file (atomically, under the lock) and from the runtime's copy;
+ * *removed (may be NULL) counts those. With a remote cache in KJ_REMOTE_READWRITE mode the matching
+ * shared results are removed from the server too (a note at KJ_LOG_INFO says how many), else the next
+ * runtime would merge them back; a read-only process, or a server that cannot be reached, leaves
+ * them there with a warning that they come back. filter NULL removes all. KJ_ERR_NOT_FOUND when the
+ * runtime has no disk cache; KJ_ERR_IO when the file cannot be written. Thread-safe. */
 KJ_API kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t *removed);
 /* The entry that a kernel family would use on this runtime's device: kernel, entry and fixed
  * ("OP=sum T=f32", canonical) for size n, by the bucket rule above. KJ_ERR_NOT_FOUND when there is

@@ -12,6 +12,7 @@
 
 #include "base/util.h"
 #include "cache/sign.h"
+#include "jit/arch.h"
 
 static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
 #define MAX_PAYLOAD (1ull << 30)
@@ -39,7 +40,8 @@ char *kj__cache_default_dir(void) {
     return NULL;
 }
 
-/* Entries live at <root>/sm_XY/<32 hex>.cubin: the root's path leaves room for that in PATH_MAX. */
+/* Entries live at <root>/<target>/<32 hex>.cubin, a target's name of at most 13 characters
+ * (compute_1234f): the root's path leaves room for that in PATH_MAX. */
 #define ROOT_MAX (PATH_MAX - 1 - 64)
 
 /* A cache folder path that can be used whole: checked before anything is created, so that a path
@@ -396,7 +398,26 @@ uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, con
     return buf;
 }
 
-static void entry_name(const kj__key *key, char *out, size_t size) { snprintf(out, size, "%s.cubin", key->hex); }
+/* The entry's file name (name) and path (path): -1 after a warning when the folder or the key is not
+ * one kernjit writes, so that no load or store names a path outside the cache's folders, whoever
+ * gave the arch and the key (a remote server names both). */
+static int entry_path(kj__cache *c, const char *arch, const kj__key *key, char name[64], char path[PATH_MAX]) {
+    kj__key parsed;
+    int folder_ok = kj__arch_folder_valid(arch);
+    if (!folder_ok || kj__key_from_hex(key->hex, &parsed) != 0 || memcmp(parsed.bytes, key->bytes, 16) != 0) {
+        snprintf(path, PATH_MAX, "%s", c->root);
+        if (!folder_ok)
+            kj__log(&c->log, KJ_LOG_WARN, "not using a cache entry in %s: the folder name '%.40s' is not one kernjit "
+                    "writes (%s)", c->root, arch ? arch : "", KJ_ARCH_FOLDER_FORM);
+        else
+            kj__log(&c->log, KJ_LOG_WARN, "not using a cache entry in %s: its key '%.40s' is not 32 lower-case hex "
+                    "digits", c->root, key->hex);
+        return -1;
+    }
+    snprintf(name, 64, "%s.cubin", key->hex);
+    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    return 0;
+}
 
 /* Reads a whole entry through an open descriptor (its fstat into *st); NULL when it is not a plain
  * file of ours (for a seed: ours or root's, and nobody else's to write) or too big. */
@@ -428,8 +449,7 @@ static int remove_bad(int dfd, const char *name, const struct stat *seen) {
 kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, char **payload, size_t *len,
                           uint32_t *flags, char **description, char path[PATH_MAX]) {
     char name[64];
-    entry_name(key, name, sizeof name);
-    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    if (entry_path(c, arch, key, name, path) != 0) return KJ__MISS;
     int dfd = open_arch_dir(c, arch, 0);
     if (dfd < 0) return KJ__MISS;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -521,8 +541,7 @@ kj__cache *kj__cache_open_seed(const char *dir, const kj__logger *log, int *miss
 kj__lookup kj__cache_read(kj__cache *c, const char *arch, const kj__key *key, uint8_t **data, size_t *size,
                           char path[PATH_MAX]) {
     char name[64];
-    entry_name(key, name, sizeof name);
-    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    if (entry_path(c, arch, key, name, path) != 0) return KJ__MISS;
     int dfd = open_arch_dir(c, arch, 0);
     if (dfd < 0) return KJ__MISS;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -552,8 +571,7 @@ static void evict(kj__cache *c, const char *keep_arch, const char *keep_name);
 int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const char *description, const void *payload,
                     size_t len, uint32_t flags, char path[PATH_MAX]) {
     char name[64];
-    entry_name(key, name, sizeof name);
-    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    if (entry_path(c, arch, key, name, path) != 0) return -1;
     if ((uint64_t)len > MAX_PAYLOAD) {
         kj__log(&c->log, KJ_LOG_WARN, "binary of %zu bytes is too large to cache", len);
         return -1;
@@ -569,8 +587,7 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
 int kj__cache_store_raw(kj__cache *c, const char *arch, const kj__key *key, const uint8_t *buf, size_t size,
                         char path[PATH_MAX]) {
     char name[64];
-    entry_name(key, name, sizeof name);
-    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    if (entry_path(c, arch, key, name, path) != 0) return -1;
     int dfd = c->seed ? -1 : open_arch_dir(c, arch, 1);
     if (dfd < 0) return -1;
 
@@ -616,15 +633,13 @@ typedef struct {
     int is_tmp;
 } file_info;
 
-static int is_arch_name(const char *s) {
-    const char *p = strncmp(s, "sm_", 3) == 0 ? s + 3 : NULL;
-    if (!p || !*p || strlen(s) >= 16) return 0;
-    for (; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z'))) return 0;
-    return 1;
+static int is_entry_name(const char *s) {
+    char hex[33];
+    kj__key key;
+    if (strlen(s) != 32 + 6 || !kj__ends_with(s, ".cubin")) return 0;
+    snprintf(hex, sizeof hex, "%.32s", s);
+    return kj__key_from_hex(hex, &key) == 0;
 }
-
-static int is_entry_name(const char *s) { return strlen(s) == 32 + 6 && kj__ends_with(s, ".cubin"); }
 
 /* The files below the root (rfd, which stays open). */
 static int scan(int rfd, file_info **out, size_t *count) {
@@ -641,7 +656,7 @@ static int scan(int rfd, file_info **out, size_t *count) {
     rewinddir(root);
     struct dirent *d;
     while ((d = readdir(root))) {
-        if (!is_arch_name(d->d_name)) continue;
+        if (!kj__arch_folder_valid(d->d_name)) continue;
         int afd = openat(rfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (afd < 0) continue;
         DIR *ad = fdopendir(afd);
@@ -662,7 +677,7 @@ static int scan(int rfd, file_info **out, size_t *count) {
                 *out = p;
             }
             file_info *f = &(*out)[(*count)++];
-            snprintf(f->arch, sizeof f->arch, "%s", d->d_name);
+            snprintf(f->arch, sizeof f->arch, "%.15s", d->d_name); /* at most 13: kj__arch_folder_valid */
             snprintf(f->name, sizeof f->name, "%s", e->d_name);
             f->bytes = (uint64_t)st.st_size;
             f->mtime = (int64_t)st.st_mtime;

@@ -7,7 +7,8 @@
  *                                           renewed every 0.5 s while it compiles); after a compile or
  *                                           push that failed, "nopush: why" for 10 s
  *   kernjit:tune:v1:<device>|<cc>|<version>|<nvrtc>   a hash of tuning results (remote_tune.c)
- *   kernjit:stats                           the fleet's counters (a hash)
+ *   kernjit:stats                           the fleet's counters (a hash; read-write processes add
+ *                                           theirs)
  *
  * A lookup (kj__remote_lookup, after a disk miss) fetches and verifies the entry; when it is not
  * there, a read-write process takes the key's lease (SET NX, atomically with the fetch, in a script)
@@ -29,14 +30,15 @@
 typedef struct kj__remote kj__remote;
 
 /* Opens the tier that the options (or the environment) ask for; *out = NULL when none is. KJ_ERR_USAGE
- * for a configuration that is not allowed. A tier that cannot work here (no hiredis, no libcrypto for
- * a secret) is a warning and a tier that only reports why (kj__remote_unavailable). */
+ * for a configuration that is not allowed. A tier that cannot work here (no libcrypto for a secret)
+ * is a warning and a tier that only reports why (kj__remote_unavailable). */
 kj_status kj__remote_open(const kj_runtime_options *options, const kj__logger *log, kj__remote **out);
-/* Finishes the queued pushes (2 s at most: the rest are dropped with a warning), adds this
- * runtime's counters to the server's, and frees the tier. Accepts NULL. */
+/* Finishes the queued pushes and adds a read-write runtime's counters to the server's, all within
+ * 2 s (a call in progress then ends, and the pushes left are dropped with a warning), and frees the
+ * tier. Accepts NULL. */
 void kj__remote_close(kj__remote *r);
 
-/* Why the tier does nothing ("cannot load libhiredis.so.0.14 ..."), or NULL when it works. */
+/* Why the tier does nothing ("cannot load libcrypto.so.3 ..."), or NULL when it works. */
 const char *kj__remote_unavailable(const kj__remote *r);
 const kj__remote_config *kj__remote_settings(const kj__remote *r);
 kj__redis *kj__remote_redis(const kj__remote *r); /* NULL when unavailable */
@@ -133,8 +135,9 @@ const char *kj__remote_counter_name(kj__remote_counter which);
  * reply), or NULL after kj__remote_fault(what, consequence). */
 kj__reply *kj__remote_call(kj__remote *r, int argc, const char *const *argv, const size_t *lens, const char *what,
                            const char *consequence);
-/* A warning that starts "remote cache URL: ". */
+/* A warning that starts "remote cache URL: "; kj__remote_note, the same at info level. */
 void kj__remote_warn(kj__remote *r, const char *fmt, ...) KJ_PRINTF(2, 3);
+void kj__remote_note(kj__remote *r, const char *fmt, ...) KJ_PRINTF(2, 3);
 /* Warns about a failed operation: "remote cache URL: WHAT failed: WHY; CONSEQUENCE" (an operation the
  * breaker skipped is counted, and only noted at info level). */
 void kj__remote_fault(kj__remote *r, kj__redis_result result, const char *what, const char *why,

@@ -154,11 +154,19 @@ static kj_status parse_host(const char *what, const char *url, const char *s, si
     return c->host ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
 }
 
-/* The URL for messages: the password (between ':' and '@' after the scheme) replaced by "***". */
-static char *shown_url(const char *url, const char *creds, size_t creds_len) {
-    const char *colon = creds ? memchr(creds, ':', creds_len) : NULL;
-    if (!colon) return kj__strdup(url);
-    return kj__asprintf("%.*s:***%s", (int)(colon - url), url, creds + creds_len);
+/* The URL for messages, computed before anything else is looked at, so that no message shows a
+ * password: the credentials (up to the last '@', which ends them, as URL parsers have it, whatever the
+ * password holds: '@', '?', '/') shown as "USER:***" or, without a ':', "***". unix:///PATH has no
+ * credentials and is shown as given. */
+static char *shown_url(const char *url) {
+    if (strncmp(url, "unix:///", 8) == 0) return kj__strdup(url);
+    const char *scheme = strstr(url, "://");
+    const char *start = scheme ? scheme + 3 : url;
+    const char *at = strrchr(start, '@');
+    if (!at) return kj__strdup(url);
+    const char *colon = memchr(start, ':', (size_t)(at - start));
+    const char *keep = colon ? colon + 1 : start;
+    return kj__asprintf("%.*s***%s", (int)(keep - url), url, at);
 }
 
 static kj_status parse_url(const char *what, const char *url, kj__remote_config *c) {
@@ -167,35 +175,29 @@ static kj_status parse_url(const char *what, const char *url, kj__remote_config 
                      "%s has a space, control or non-ASCII character: the forms are %s", what, URL_FORMS);
     c->connect_timeout_ms = KJ_REMOTE_CONNECT_TIMEOUT_MS;
     c->timeout_ms = KJ_REMOTE_TIMEOUT_MS;
-    const char *query = strchr(url, '?');
-    size_t main_len = query ? (size_t)(query - url) : strlen(url);
+    if (!(c->url = shown_url(url))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    const char *shown = c->url;
     if (strncmp(url, "unix://", 7) == 0) {
-        const char *path = url + 7;
-        size_t n = main_len - 7;
+        const char *path = url + 7, *query = strchr(path, '?');
+        size_t n = query ? (size_t)(query - path) : strlen(path);
         KJ_RETURN_IF(n < 2 || path[0] != '/', KJ_ERR_USAGE, "%s='%s': a socket is unix:///PATH (an absolute path)",
-                     what, url);
+                     what, shown);
         KJ_RETURN_IF(n > 107, KJ_ERR_USAGE, "%s='%s': the socket path is %zu characters; at most 107 are allowed",
-                     what, url, n);
-        if (!(c->socket_path = kj__strndup(path, n)) || !(c->url = kj__strdup(url)))
-            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-        return query ? parse_options(what, url, query + 1, 1, c) : KJ_OK;
+                     what, shown, n);
+        if (!(c->socket_path = kj__strndup(path, n))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        return query ? parse_options(what, shown, query + 1, 1, c) : KJ_OK;
     }
     KJ_RETURN_IF(strncmp(url, "rediss://", 9) == 0, KJ_ERR_USAGE,
                  "%s='%s': TLS (rediss://) is not supported: reach the server through a TLS tunnel (stunnel, spiped) "
-                 "or a unix socket, and give redis:// or unix:// here", what, url);
+                 "or a unix socket, and give redis:// or unix:// here", what, shown);
     KJ_RETURN_IF(strncmp(url, "redis://", 8) != 0, KJ_ERR_USAGE, "%s='%s' is not a Redis URL: the forms are %s", what,
-                 url, URL_FORMS);
-    const char *rest = url + 8, *end = url + main_len;
-    const char *at = memchr(rest, '@', (size_t)(end - rest));
-    const char *creds = at ? rest : NULL;
-    size_t creds_len = at ? (size_t)(at - rest) : 0;
+                 shown, URL_FORMS);
+    const char *rest = url + 8, *at = strrchr(rest, '@');
     if (at) {
-        KJ_FORWARD(parse_userinfo(what, url, rest, creds_len, c));
+        KJ_FORWARD(parse_userinfo(what, shown, rest, (size_t)(at - rest), c));
         rest = at + 1;
     }
-    if (!(c->url = shown_url(url, creds, creds_len))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    /* the messages below show the URL without its password */
-    const char *shown = c->url;
+    const char *query = strchr(rest, '?'), *end = query ? query : rest + strlen(rest);
     KJ_FORWARD(parse_host(what, shown, rest, (size_t)(end - rest), c));
     return query ? parse_options(what, shown, query + 1, 0, c) : KJ_OK;
 }
@@ -218,8 +220,11 @@ static kj_status parse_mode(const kj_runtime_options *o, kj_remote_mode *mode) {
     return KJ_OK;
 }
 
-/* The secret: an absolute path names a file holding it; anything else is the secret itself. A final
- * new line (LF or CR LF) is not part of it, so that `echo ... > file` and $(cat file) both work. */
+/* The secret: an absolute path names a file holding it; a value that looks like a relative path (a '/'
+ * after its start, a first '~' or '.') is refused, since taking it as the secret would make a
+ * guessable key of a file name nobody reads; anything else is the secret itself. A final new line (LF
+ * or CR LF) is not part of it, so that `echo ... > file` and $(cat file) both work. The value is
+ * never shown: it may be the secret. */
 static kj_status read_secret(const char *what, const char *value, const kj__logger *log, kj__remote_config *c) {
     char *data = NULL;
     size_t len = strlen(value);
@@ -234,6 +239,12 @@ static kj_status read_secret(const char *what, const char *value, const kj__logg
         if (stat(value, &st) == 0 && (st.st_mode & 077))
             kj__log(log, KJ_LOG_WARN, "the remote cache's secret file %s may be read by others (mode %04o): chmod 600 "
                     "it", value, (unsigned)(st.st_mode & 07777));
+    } else if (strchr(value, '/') || value[0] == '~' || value[0] == '.') {
+        return KJ_FAIL(KJ_ERR_USAGE, "%s looks like a relative path (it has a '/' after its first character, or "
+                       "starts with '~' or '.'), which kernjit neither reads nor takes as the secret: name the file by "
+                       "its absolute path (starting with '/'; '~' is not expanded), or give the secret itself (16 to "
+                       "%d bytes with no '/', not starting with '~' or '.', for example the output of `openssl rand "
+                       "-hex 32`)", what, KJ_REMOTE_SECRET_MAX);
     } else if (!(data = kj__strdup(value))) {
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }

@@ -228,10 +228,7 @@ static int sign_entry(const kj__seed *s, kj__cache *cache, const kj__cache_item 
     uint8_t *data;
     size_t size, len;
     char path[PATH_MAX], name[256];
-    /* the file is named by the hex alone; the key itself is its header's, checked against the name */
-    memset(&key, 0, sizeof key);
-    snprintf(key.hex, sizeof key.hex, "%s", item->key);
-    if (kj__cache_read(cache, item->arch, &key, &data, &size, path) != KJ__HIT) {
+    if (kj__key_from_hex(item->key, &key) != 0 || kj__cache_read(cache, item->arch, &key, &data, &size, path) != KJ__HIT) {
         snprintf(why, why_size, "cannot read %s", item->path);
         return -1;
     }

@@ -11,12 +11,6 @@
 #include "jit/includes.h"
 #include "base/util.h"
 
-int kj__nvrtc_version(void) {
-    int major = 0, minor = 0;
-    nvrtcVersion(&major, &minor);
-    return major * 1000 + minor * 10;
-}
-
 void kj__compiled_free(kj__compiled *c) {
     if (!c) return;
     free(c->binary);
@@ -34,7 +28,7 @@ static char *readable_log(const kj__source *src, char *log) {
     const char *p = log;
     for (const char *v; (v = strstr(p, KJ__VROOT));) {
         kj__buf_append(&out, p, (size_t)(v - p));
-        size_t n = strcspn(v, "\"'( \n\t:");
+        size_t n = strcspn(v, "\"'() \n\t:");
         const char *shown = NULL;
         if (strlen(src->vfile) == n && strncmp(v, src->vfile, n) == 0) shown = src->origin;
         for (size_t i = 0; i < src->header_count && !shown; i++) {
@@ -103,8 +97,14 @@ static void explain_failure(const kj__source *src, const char *log) {
             kj__error_append("note: NVRTC ships no C library headers; device printf and assert need none (drop the "
                              "#include)");
     }
-    if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code") ||
-        strstr(log, "host functions are not allowed in JIT mode"))
+    /* <cub/cub.cuh> reaches CUB's device-wide algorithms, host code that includes the C++ library */
+    int host_cccl = strstr(log, "/cub/device/") || strstr(log, "/thrust/") || strstr(log, "/cub/detail/launcher/");
+    if (host_cccl)
+        kj__error_append("note: <cub/cub.cuh>, CUB's device-wide algorithms (<cub/device/...>) and Thrust are host "
+                         "code, which NVRTC does not compile: include the block- and warp-level headers the kernel "
+                         "uses (<cub/block/block_reduce.cuh>, <cub/warp/warp_reduce.cuh>, ...)");
+    else if (strstr(log, "calling a __host__ function") || strstr(log, "is not allowed in device code") ||
+             strstr(log, "host functions are not allowed in JIT mode"))
         kj__error_append("note: a header of host declarations can be compiled for the device with "
                          "--option -default-device (functions without an execution space become __device__)");
     if (strstr(log, "device-side kernel launch could not be processed") || strstr(log, "requires separate compilation"))

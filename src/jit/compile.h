@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "jit/arch.h" /* kj__nvrtc_version */
 #include "jit/resources.h"
 #include "jit/unit.h"
 
@@ -34,8 +35,5 @@ typedef struct kj__compile_job {
  * message, and what kernjit knows of headers NVRTC could not open. */
 kj_status kj__compile(const kj__compile_job *job, kj__compiled *out);
 void kj__compiled_free(kj__compiled *c);
-
-/* NVRTC's version as major * 1000 + minor * 10. */
-int kj__nvrtc_version(void);
 
 #endif

@@ -5,12 +5,22 @@
  *                   search path (KERNJIT_PATH), then the embedded built-in headers, then the toolkit;
  *   #include <x.h>  the include folders, then the toolkit (include/, include/cccl/);
  *   #include NAME   as above when NAME is #defined (in a scanned file, or with -D) as "x.h" or <x.h>;
- * never the process's working directory unless the including file lies there. Every #include line
- * counts, whatever #if guards it (hashing more than is used is safe). Each user header found gets
- * a canonical name (its path relative to the source's folder, else its absolute path), and the
- * include lines are rewritten to it, so that two files both named "b.h" stay apart. Headers that
- * resolve into the toolkit are left to NVRTC, which then searches the toolkit's folders: the
+ *   #include_next   as above, past the folder the including header was found in;
+ * never the process's working directory unless the including file lies there. A built-in file's
+ * quoted includes are the built-in headers first: no folder of the user's replaces them. Every
+ * #include line counts, whatever #if guards it (hashing more than is used is safe). Each user header
+ * found gets a canonical name (its path relative to the source's folder, else its absolute path),
+ * and the include lines are rewritten to it, so that two files both named "b.h" stay apart. Headers
+ * that resolve into the toolkit, also through another folder (an -I of the toolkit's own), are left
+ * to NVRTC by the name it finds them by in the toolkit's folders, which it then searches: the
  * toolkit's state then joins the key (see toolkit.h).
+ *
+ * __has_include(X) and __has_include_next(X), and the calls of macros that wrap them, answer as the
+ * #include of X would: the operand is rewritten to the header's canonical name (the header joins the
+ * source), to the toolkit's name, or, found nowhere, to a name no file can have (false for NVRTC). So
+ * the answer is in the text the key hashes. An operand that is not a header name nor a NAME
+ * #defined as one is refused; a NAME #defined nowhere is left to NVRTC, which refuses it where it is
+ * evaluated.
  *
  * NVRTC looks for an include it is not handed beside the including file and beside each input
  * source, whatever folder the program names them in; so the source and every header are named
@@ -42,8 +52,8 @@ typedef struct kj__include_config {
  * the headers to src and rewriting the include lines to their canonical names. Sets src->toolkit
  * when NVRTC needs the toolkit's folders. Includes found nowhere are left as written and listed in
  * src->unresolved, for the message NVRTC's "could not open" gets.
- * Errors: KJ_ERR_SOURCE (a header that cannot be read, is a special file, or one too many),
- * KJ_ERR_HOST_MEMORY. */
+ * Errors: KJ_ERR_SOURCE (a header that cannot be read, is a special file, or one too many; a
+ * __has_include operand that cannot be resolved), KJ_ERR_HOST_MEMORY. */
 kj_status kj__includes_resolve(struct kj__source *src, const kj__include_config *cfg);
 
 /* Adds the file at path (relative to the working directory: a --pre-include the caller named) as

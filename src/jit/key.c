@@ -76,6 +76,21 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     kj__hex(out->bytes, 16, out->hex);
 }
 
+static int hex_value(char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; }
+
+int kj__key_from_hex(const char *hex, kj__key *key) {
+    if (!hex || strlen(hex) != 32) return -1;
+    uint8_t bytes[16];
+    for (int i = 0; i < 16; i++) {
+        int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) return -1;
+        bytes[i] = (uint8_t)(hi * 16 + lo);
+    }
+    memcpy(key->bytes, bytes, 16);
+    memcpy(key->hex, hex, 33);
+    return 0;
+}
+
 void kj__hash128(const void *data, size_t len, uint8_t out[16]) {
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, XXH3_128bits(data, len));

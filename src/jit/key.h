@@ -38,6 +38,9 @@ typedef struct kj__key_input {
 } kj__key_input;
 
 void kj__key_compute(const kj__key_input *in, kj__key *out);
+/* The key a name gives (an entry's file name less ".cubin", a remote value's last part): 0 when hex is
+ * exactly 32 lower-case hex digits, as kj__key_compute writes them; -1 otherwise (*key unchanged). */
+int kj__key_from_hex(const char *hex, kj__key *key);
 
 /* XXH3-128 of bytes, as 16 big-endian bytes (the canonical form). */
 void kj__hash128(const void *data, size_t len, uint8_t out[16]);

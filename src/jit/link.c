@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "jit/arch.h"
 #include "jit/key.h"
 #include "jit/toolkit.h"
 #include "base/util.h"
@@ -17,6 +18,49 @@ static char *devrt_path;
 static uint8_t devrt_hash[16];
 static int devrt_found;
 static char devrt_error[KJ__MESSAGE_MAX];
+#define MAX_DEVRT_CODES 64
+static int devrt_codes[MAX_DEVRT_CODES]; /* the architectures the library has machine code for (90) */
+static int devrt_code_count = -1;        /* -1: its fat binaries could not be read */
+
+static uint64_t le(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+/* The fat binaries the archive's objects carry (magic 0xBA55ED50, version 1, a 16-byte header, then
+ * entries: kind 1 PTX or 2 ELF, their header's size and the payload's, the architecture at byte 28 of
+ * the entry's header), found by their magic and kept only when their entries fill them exactly: the
+ * architectures with ELF code into devrt_codes. The format is the toolkit's own and undocumented, so
+ * what does not read so leaves the list unknown (-1), and messages say only what nvJitLink said. */
+static void read_devrt_codes(const unsigned char *d, size_t len) {
+    int n = 0, any = 0;
+    for (size_t at = 0; at + 16 <= len; at++) {
+        if (le(d + at, 4) != 0xBA55ED50u || le(d + at + 4, 2) != 1 || le(d + at + 6, 2) != 16) continue;
+        uint64_t size = le(d + at + 8, 8);
+        if (size > len - at - 16) continue;
+        size_t p = at + 16, end = at + 16 + (size_t)size;
+        int codes[MAX_DEVRT_CODES], c = 0, whole = 1;
+        while (whole && p < end) {
+            if (end - p < 32) whole = 0;
+            uint64_t kind = whole ? le(d + p, 2) : 0, head = whole ? le(d + p + 4, 4) : 0, body = whole ? le(d + p + 8, 8) : 0;
+            if (!whole || (kind != 1 && kind != 2) || head < 32 || head > end - p || body > end - p - head) whole = 0;
+            else {
+                if (kind == 2 && c < MAX_DEVRT_CODES) codes[c++] = (int)le(d + p + 28, 4);
+                p += (size_t)(head + body);
+            }
+        }
+        if (!whole || p != end) continue;
+        any = 1;
+        for (int i = 0; i < c && n < MAX_DEVRT_CODES; i++) {
+            int k = n++;
+            for (; k > 0 && devrt_codes[k - 1] > codes[i]; k--) devrt_codes[k] = devrt_codes[k - 1];
+            devrt_codes[k] = codes[i];
+        }
+        at = end - 1;
+    }
+    devrt_code_count = any ? n : -1;
+}
 
 static void find_devrt(void) {
     devrt_path = kj__asprintf("%s/lib64/libcudadevrt.a", kj__cuda_home());
@@ -30,6 +74,7 @@ static void find_devrt(void) {
         return;
     }
     kj__hash128(data, len, devrt_hash);
+    read_devrt_codes((const unsigned char *)data, len);
     free(data);
     devrt_found = 1;
 }
@@ -145,8 +190,25 @@ static kj_status check_definitions(const kj__link_unit *units, size_t count) {
     return s;
 }
 
+int kj__devrt_has_code(int number) {
+    pthread_once(&devrt_once, find_devrt);
+    if (!devrt_found || devrt_code_count < 0) return -1;
+    for (int i = 0; i < devrt_code_count; i++)
+        if (devrt_codes[i] == number) return 1;
+    return 0;
+}
+
 static kj_status link_failed(nvJitLinkHandle h, const char *arch, const kj__link_unit *units, size_t count,
                              int with_devrt, const char *lib, int code) {
+    /* the toolkit's own gap, not the program's: nvJitLink says only "bad input" */
+    if (with_devrt && kj__devrt_has_code(kj__arch_number(arch)) == 0) {
+        kj__buf has = {0};
+        for (int i = 0; i < devrt_code_count; i++) kj__buf_printf(&has, "%ssm_%d", i ? " " : "", devrt_codes[i]);
+        kj_status s = KJ_FAIL(KJ_ERR_LINK, "this toolkit's device runtime (%s) has no code for %s: kernels that launch "
+                              "kernels cannot be built for it (it has code for %s)", lib, arch, has.data ? has.data : "none");
+        kj__buf_free(&has);
+        return s;
+    }
     kj__buf names = {0};
     for (size_t i = 0; i < count; i++) kj__buf_printf(&names, "%s%s", i ? ", " : "", units[i].name);
     if (with_devrt) kj__buf_printf(&names, "%sthe device runtime (%s)", count ? ", " : "", lib);
@@ -171,7 +233,8 @@ kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, i
     if (count > 1) KJ_FORWARD(check_definitions(units, count));
     char opt_arch[32];
     snprintf(opt_arch, sizeof opt_arch, "-arch=%s", arch);
-    int want_ptx = strncmp(arch, "compute_", 8) == 0;
+    kj__arch_name target;
+    int want_ptx = kj__arch_parse(arch, &target) == 0 && target.ptx;
     /* -verbose: the resources of each kernel after linking (resources.h) */
     const char *opts[] = {opt_arch, "-verbose", want_ptx ? "-ptx" : NULL};
     double t0 = kj__now_ms();

@@ -13,6 +13,11 @@
  * KJ_ERR_LINK names the path looked at when it is missing. */
 kj_status kj__devrt(const char **path, const uint8_t **hash);
 
+/* Whether the device runtime library has machine code for architecture `number` (90): 1 or 0, read
+ * from its fat binaries; -1 when the library is missing or they cannot be read. A link for a target
+ * it has no code for fails, and the message then says that the toolkit lacks it. */
+int kj__devrt_has_code(int number);
+
 /* nvJitLink's version, major * 1000 + minor * 10. */
 int kj__nvjitlink_version(void);
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jit/arch.h"
+
 /* A description keeps at most this much of them: a binary of many kernels must not push the
  * warnings out of the description's bound. */
 #define MAX_DESCRIBED (16u << 10)
@@ -166,9 +168,7 @@ char *kj__resources_from_ptxas(const char *log, kj__resources *res) {
  * CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES. Measured with nvJitLink 13.0 for sm_75 to sm_121: only sm_90
  * and sm_90a; test-resources checks it stays so. */
 static long linker_reserved_shared(const char *arch, long shared) {
-    const char *u = strchr(arch, '_');
-    int sm90 = u && strncmp(u + 1, "90", 2) == 0 && !isdigit((unsigned char)u[3]);
-    return sm90 && shared >= 1024 ? 1024 : 0;
+    return kj__arch_number(arch) == 90 && shared >= 1024 ? 1024 : 0;
 }
 
 char *kj__resources_from_linker(const char *info, const char *arch, kj__resources *res) {

@@ -182,7 +182,7 @@ static kj_status find(const kj__include_config *cfg, const char *kernel, const c
                 goto done;
             }
             src->name = kj__strdup(kernel);
-            src->origin = kj__strdup("built-in");
+            src->origin = kj__asprintf("built-in %s.cu", kernel); /* messages name the kernel */
             src->text = kj__strndup(e->data, e->len);
             src->len = e->len;
             src->embedded = 1;

@@ -43,6 +43,56 @@ void kj__toolkit_include_dirs(const char *dirs[2], size_t *count) {
     *count = stat(cccl, &st) == 0 && S_ISDIR(st.st_mode) ? 2 : 1;
 }
 
+/* The toolkit's include folders and their real paths, kept while the toolkit folder stays the same:
+ * a realpath per header looked up would cost a system call per component. */
+static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
+static char real_home[PATH_MAX], dirs_of_home[2][PATH_MAX], real_dirs[2][PATH_MAX];
+static size_t real_count;
+
+/* Whether a and b are the same file (both exist). */
+static int same_file(const char *a, const char *b) {
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+char *kj__toolkit_name(const char *real) {
+    char dirs[2][PATH_MAX], reals[2][PATH_MAX];
+    size_t count;
+    const char *home = kj__cuda_home();
+    pthread_mutex_lock(&real_lock);
+    if (strcmp(real_home, home) != 0) {
+        const char *now[2];
+        kj__toolkit_include_dirs(now, &real_count);
+        for (size_t i = 0; i < real_count; i++) {
+            char *r = realpath(now[i], NULL);
+            snprintf(dirs_of_home[i], sizeof dirs_of_home[i], "%s", now[i]);
+            snprintf(real_dirs[i], sizeof real_dirs[i], "%s", r ? r : "");
+            free(r);
+        }
+        snprintf(real_home, sizeof real_home, "%s", home);
+    }
+    count = real_count;
+    memcpy(dirs, dirs_of_home, sizeof dirs);
+    memcpy(reals, real_dirs, sizeof reals);
+    pthread_mutex_unlock(&real_lock);
+    /* the deepest folder first: <cub/...> rather than <cccl/cub/...>, when NVRTC meets that file first */
+    for (size_t i = count; i-- > 0;) {
+        size_t n = strlen(reals[i]);
+        if (!n || strncmp(real, reals[i], n) != 0 || real[n] != '/') continue;
+        const char *rel = real + n + 1;
+        for (size_t j = 0; j < count; j++) { /* NVRTC's order: the first folder that has rel wins */
+            char path[2 * PATH_MAX];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s", dirs[j], rel);
+            if (stat(path, &st) != 0) continue;
+            if (same_file(path, real)) return kj__strdup(rel);
+            break;
+        }
+    }
+    errno = 0;
+    return NULL;
+}
+
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Hashes the folder at path (relative name rel) and everything under it, in name order; symbolic

@@ -11,19 +11,23 @@
 #define KJ_MAX_NAME_LEN 64
 #define KJ_MAX_HEADERS 1024
 
+struct kj__embedded_file;
+
 typedef struct kj__header {
     char *name;  /* the name NVRTC knows it by: KJ__VROOT and its canonical name (includes.h) */
     char *text;  /* with its include lines rewritten to canonical names */
     size_t len;
     char *path;  /* the real path read; NULL for an embedded header */
     char *dir;   /* its folder, for the quoted includes in it; NULL for an embedded header */
+    const struct kj__embedded_file *embedded; /* the built-in header it is, else NULL */
+    long at;     /* where in the search it was found, for #include_next (includes.c) */
 } kj__header;
 
 typedef struct kj__source {
     char *name;     /* the kernel's name: "reduce", or the file name without folder and ".cu" */
     char *file;     /* the file's name: "reduce.cu" */
     char *vfile;    /* the name NVRTC knows it by: KJ__VROOT "/reduce.cu" (includes.h) */
-    char *origin;   /* "built-in", or the path read */
+    char *origin;   /* the path read, or "built-in reduce.cu": what messages call it */
     char *dir;      /* folder of the file, for quoted includes; NULL when embedded or in memory */
     char *root;     /* its real path: canonical names are relative to it; NULL likewise */
     char *text;     /* with its include lines rewritten to canonical names */

@@ -32,6 +32,7 @@
     X(cuCtxSetLimit, 1)                                                                             \
     X(cuCtxGetLimit, 1)                                                                             \
     X(cuModuleLoadData, 1)                                                                          \
+    X(cuModuleLoadDataEx, 0)                                                                        \
     X(cuModuleUnload, 1)                                                                            \
     X(cuModuleGetFunction, 1)                                                                       \
     X(cuModuleGetGlobal, 1)                                                                         \

@@ -34,7 +34,7 @@ void kj_desc_free(kj_kernel_desc *d) {
 }
 
 const char *kj_desc_name(const kj_kernel_desc *d) { return d ? d->src->name : ""; }
-const char *kj_desc_origin(const kj_kernel_desc *d) { return d ? d->src->origin : ""; }
+const char *kj_desc_origin(const kj_kernel_desc *d) { return !d ? "" : d->src->embedded ? "built-in" : d->src->origin; }
 const char *kj_desc_summary(const kj_kernel_desc *d) { return d && d->spec->summary ? d->spec->summary : ""; }
 size_t kj_desc_entry_count(const kj_kernel_desc *d) { return d ? d->spec->entry_count : 0; }
 const char *kj_desc_entry(const kj_kernel_desc *d, size_t i) {

@@ -391,8 +391,8 @@ static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, in
         return KJ_OK;
     }
     KJ_FORWARD(kj__arch_for_user(arch, &p->target));
-    KJ_RETURN_IF(for_launch, KJ_ERR_USAGE, "arch %s differs from the device's %s: kernels to launch are built for the device",
-                 arch, own->cache_arch);
+    /* a kernel to launch: any target whose code the device runs, refused here rather than by the driver */
+    if (for_launch) KJ_FORWARD(kj__runtime_runs(rt, arch));
     return KJ_OK;
 }
 
@@ -615,6 +615,11 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_em
         s = kj__compile(&job, c);
     }
     unit_options_free(&options);
+    if (s == KJ_ERR_COMPILE) {
+        char *said = kj__strdup(kj_last_error()); /* the note is appended to this very message */
+        kj__arch_explain_failure(said);
+        free(said);
+    }
     pthread_mutex_lock(&rt->lock);
     if (s == KJ_OK) {
         rt->stats.compiles++;
@@ -655,6 +660,17 @@ static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c
  * then linked when the program is relocatable. out also gets the lowered name of the entry, the
  * warnings of both tools and each kernel's resources. */
 static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out) {
+    /* nvJitLink links machine code (PTX only from LTO-IR, which the device runtime has none of) */
+    if (p->rdc && p->target.ptx) {
+        char *where = p->unit_count > 1 ? program_origins(p) : NULL;
+        kj_status s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "%s cannot be built as PTX (%s): %s, and kernjit links with nvJitLink, "
+                              "which makes machine code; build it for an sm_XY target",
+                              where ? where : p->src->embedded ? p->src->name : p->src->origin,
+                              p->target.arch, p->devrt ? "it launches kernels, so the device runtime is linked in"
+                                                       : "its sources are linked into one program");
+        free(where);
+        return s;
+    }
     kj__compiled c[MAX_SOURCES];
     memset(c, 0, sizeof c);
     kj__buf log = {0};
@@ -968,7 +984,25 @@ static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmo
     KJ_FORWARD(obtain_binary(rt, p, bin));
     KJ_FORWARD(kj__enter(rt));
     CUmodule loaded;
-    CUresult r = rt->cu->cuModuleLoadData(&loaded, bin->data);
+    CUresult r;
+    /* PTX is compiled by the driver now: what it says when it cannot goes into the message */
+    char jit_log[4096] = "";
+    if (bin->is_ptx && rt->cu->cuModuleLoadDataEx) {
+        CUjit_option names[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+        void *values[] = {jit_log, (void *)(uintptr_t)sizeof jit_log};
+        r = rt->cu->cuModuleLoadDataEx(&loaded, bin->data, 2, names, values);
+    } else {
+        r = rt->cu->cuModuleLoadData(&loaded, bin->data);
+    }
+    if (r != CUDA_SUCCESS && bin->is_ptx) {
+        char what[160];
+        snprintf(what, sizeof what, "the driver compiling the PTX for %s for device %d (sm_%d%d) (cuModuleLoadDataEx)",
+                 p->target.arch, rt->info.ordinal, rt->info.cc_major, rt->info.cc_minor);
+        kj_status s = kj__cuda_fail(r, __FILE__, __LINE__, what);
+        jit_log[sizeof jit_log - 1] = '\0';
+        if (*jit_log) kj__error_append(jit_log);
+        return s;
+    }
     if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "loading the compiled module (cuModuleLoadData)");
     kj__module *node = calloc(1, sizeof *node);
     pthread_mutex_lock(&rt->lock);
@@ -1030,7 +1064,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     k->key = kj__strdup(p->key.hex);
     k->defines = joined_defines(p);
     k->log = kj__strdup(bin->log ? bin->log : "");
-    k->arch = rt->target.arch;
+    k->arch = kj__intern(p->target.arch);
     k->origin = bin->origin;
     k->linked = p->devrt;
     k->pending_launches = p->spec->pending_launches;
@@ -1039,7 +1073,7 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepar
     /* The wait only exists in code built for 9.0 or later (griddepcontrol), and only such devices
      * honour the attribute. */
     k->pdl = p->pdl && rt->info.cc_major >= 9 && rt->cu->cuLaunchKernelEx != NULL;
-    if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log) {
+    if (!k->kernel || !k->entry || !k->lowered_name || !k->key || !k->defines || !k->log || !k->arch) {
         kernel_free(k);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -1244,12 +1278,10 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
     prepared p;
     binary bin;
     kj_status s = prepare(rt, req, 0, &p);
+    if (s == KJ_OK && format == KJ_EMIT_CUBIN && p.target.ptx)
+        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s: there is PTX for the driver to finish, no cubin; emit ptx, "
+                    "or give an sm_XY target", p.target.arch);
     if (s == KJ_OK) s = format == KJ_EMIT_CUBIN ? obtain_binary(rt, &p, &bin) : emit_unit(rt, &p, format, &bin);
-    if (s == KJ_OK && format == KJ_EMIT_CUBIN && bin.is_ptx) {
-        binary_free(&bin);
-        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s (the device is newer than this NVRTC): there is PTX for the "
-                    "driver to finish, no cubin; emit ptx, or give an arch NVRTC knows", p.target.arch);
-    }
     if (s == KJ_OK) {
         if (result) fill_result(&p, &bin, result);
         *data = bin.data;

@@ -65,6 +65,16 @@ static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
 static kj_status choose_arch(kj_runtime *rt, const kj_runtime_options *o) {
     if (!rt->has_device) return kj__arch_for_user(o->arch && *o->arch ? o->arch : "sm_90", &rt->target);
     KJ_FORWARD(kj__arch_for_device(rt->info.cc_major * 10 + rt->info.cc_minor, &rt->target));
+    rt->own_target = 1;
+    /* a target asked for that is the device's own, by either name, stays the device's */
+    if (o->arch && *o->arch && strcmp(o->arch, rt->target.arch) != 0 && strcmp(o->arch, rt->target.cache_arch) != 0) {
+        kj__target asked;
+        KJ_FORWARD(kj__arch_for_user(o->arch, &asked));
+        KJ_FORWARD(kj__runtime_runs(rt, o->arch));
+        rt->target = asked;
+        rt->own_target = 0;
+        return KJ_OK;
+    }
     if (rt->target.ptx)
         kj__log(&rt->log, KJ_LOG_INFO, "device %s is newer than NVRTC knows: compiling PTX for %s",
                 rt->target.cache_arch, rt->target.arch);

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/sized.h"
 #include "cache/remote.h"
+#include "jit/arch.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
 
@@ -63,6 +64,20 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* One PING: 0 and its round trip in *ms, or -1 with why (no answer, or a refusal). */
+static int ping(kj__redis *redis, double *ms, char *why, size_t size) {
+    const char *argv[] = {"PING"};
+    kj__redis_cmd cmd = {1, argv, NULL};
+    kj__reply *reply = NULL;
+    double t0 = kj__now_ms();
+    kj__redis_result res = kj__redis_exec(redis, 1, &cmd, &reply, why, size);
+    *ms = kj__now_ms() - t0;
+    int refused = res == KJ__REDIS_OK && kj__reply_kind(reply) == KJ__REPLY_ERROR;
+    if (refused) snprintf(why, size, "PING: %s", kj__reply_str(reply, NULL));
+    kj__reply_free(reply);
+    return res == KJ__REDIS_OK && !refused ? 0 : -1;
+}
+
 static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     memset(info, 0, sizeof *info);
     info->url = info->state = info->server_version = info->eviction_policy = "";
@@ -88,27 +103,19 @@ static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     }
     char why[512];
     double rtt[PINGS];
-    for (int i = 0; i < PINGS; i++) {
-        const char *ping[] = {"PING"};
-        kj__redis_cmd cmd = {1, ping, NULL};
-        kj__reply *reply = NULL;
-        double t0 = kj__now_ms();
-        kj__redis_result res = kj__redis_exec(redis, 1, &cmd, &reply, why, sizeof why);
-        rtt[i] = kj__now_ms() - t0;
-        int refused = res == KJ__REDIS_OK && kj__reply_kind(reply) == KJ__REPLY_ERROR;
-        if (refused) snprintf(why, sizeof why, "PING: %s", kj__reply_str(reply, NULL));
-        kj__reply_free(reply);
-        if (res != KJ__REDIS_OK || refused) {
+    for (int i = 0; i < PINGS; i++)
+        if (ping(redis, &rtt[i], why, sizeof why) != 0) {
             snprintf(rep->state, sizeof rep->state, "unreachable: %s", why);
             return KJ_OK;
         }
-    }
     qsort(rtt, PINGS, sizeof rtt[0], by_value);
     info->round_trip_ms = rtt[PINGS / 2];
     info->reachable = 1;
     const char *server[] = {"INFO", "server"}, *memory[] = {"INFO", "memory"}, *dbsize[] = {"DBSIZE"},
                *stats[] = {"HGETALL", KJ_REMOTE_STATS_KEY};
-    kj__redis_cmd cmds[4] = {{2, server, NULL}, {2, memory, NULL}, {1, dbsize, NULL}, {2, stats, NULL}};
+    /* INFO's sections are a few KiB; the fleet's counters, a dozen fields */
+    kj__redis_cmd cmds[4] = {{2, server, NULL, 64u << 10}, {2, memory, NULL, 64u << 10},
+                             {1, dbsize, NULL, KJ__REDIS_REPLY_SMALL}, {2, stats, NULL, 64u << 10}};
     kj__reply *replies[4] = {NULL};
     kj__redis_result res = kj__redis_exec(redis, 4, cmds, replies, why, sizeof why);
     if (res != KJ__REDIS_OK) {
@@ -155,19 +162,6 @@ static kj_status need_tier(kj_runtime *rt, kj_remote_transfer *result) {
     return KJ_OK;
 }
 
-static int key_from_hex(const char *hex, kj__key *key) {
-    if (strlen(hex) != 32) return -1;
-    for (int i = 0; i < 16; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return -1;
-        key->bytes[i] = (uint8_t)v;
-    }
-    for (int i = 0; i < 32; i++)
-        if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f'))) return -1;
-    memcpy(key->hex, hex, 33);
-    return 0;
-}
-
 static int kernel_matches(const char *description, const char *kernel) {
     if (!kernel) return 1;
     char name[4096];
@@ -175,21 +169,49 @@ static int kernel_matches(const char *description, const char *kernel) {
     return strcmp(name, kernel) == 0;
 }
 
-/* The server's value length for name (STRLEN), or -1 after a warning. */
-static long long remote_length(kj__remote *r, const char *name) {
-    const char *argv[] = {"STRLEN", name};
-    kj__reply *reply = kj__remote_call(r, 2, argv, NULL, "a push", "not pushed");
-    if (!reply) return -1;
-    long long n = kj__reply_int(reply);
-    kj__reply_free(reply);
-    return n;
+/* Before a push or a pull: KJ_ERR_UNSUPPORTED when the tier cannot work here (a secret and no libcrypto), KJ_ERR_IO
+ * when the server does not answer a PING, each naming the server, why, and what follows (nothing
+ * moved): a command that moves nothing must not look like one that had nothing to move. */
+static kj_status reach(kj__remote *r, const char *consequence) {
+    const char *url = kj__remote_settings(r)->url;
+    KJ_RETURN_IF(!kj__remote_redis(r), KJ_ERR_UNSUPPORTED, "the remote cache %s cannot be used here: %s; %s", url,
+                 kj__remote_unavailable(r), consequence);
+    char why[512];
+    double ms;
+    KJ_RETURN_IF(ping(kj__remote_redis(r), &ms, why, sizeof why) != 0, KJ_ERR_IO,
+                 "the remote cache %s could not be reached: %s; %s", url, why, consequence);
+    return KJ_OK;
 }
 
-/* Pushes one local entry unless the server holds a value of its length. */
+/* Whether the server holds under name a value this process would use: 1 for the very bytes of value,
+ * or another value that verifies (another builder's); 0 for none, or one that does not verify (signed
+ * with a secret since rotated, damaged in place, unsigned where a secret is set), which the push
+ * replaces; -1 after a warning (a fault). A length alone proves nothing: a rotated secret's
+ * signatures are as long as the new one's. */
+static int held_there(kj__remote *r, const char *name, const kj__key *key, const uint8_t *value, size_t size) {
+    char most[32], why[512];
+    snprintf(most, sizeof most, "%u", KJ_REMOTE_MAX_VALUE); /* at most one byte past the bound */
+    const char *argv[] = {"GETRANGE", name, "0", most};
+    kj__reply *reply = kj__remote_call(r, 4, argv, NULL, "a push", "not pushed");
+    if (!reply) return -1;
+    size_t n;
+    const char *v = kj__reply_kind(reply) == KJ__REPLY_STRING ? kj__reply_str(reply, &n) : NULL;
+    int held = v && n == size && memcmp(v, value, n) == 0;
+    kj__remote_entry e;
+    if (!held && v && n) {
+        held = kj__remote_open_value(r, name, key, (const uint8_t *)v, n, &e, why, sizeof why) == 0;
+        if (held) free(e.data);
+        else kj__remote_note(r, "pushing over %s: %s", name, why);
+    }
+    kj__reply_free(reply);
+    return held;
+}
+
+/* Pushes one local entry unless the server holds a value this process would use. */
 static void push_one(kj_runtime *rt, const kj__cache_item *it, const char *kernel, kj_remote_transfer *t) {
     kj__remote *r = rt->remote;
     kj__key key;
-    if (key_from_hex(it->key, &key) != 0) return;
+    if (kj__key_from_hex(it->key, &key) != 0) return;
     char *payload, *desc = NULL, path[PATH_MAX];
     size_t len;
     uint32_t flags;
@@ -202,9 +224,9 @@ static void push_one(kj_runtime *rt, const kj__cache_item *it, const char *kerne
         t->entries++;
         value = kj__cache_format_entry(&key, desc, payload, len, flags, &size);
         if (value) value = kj__remote_seal(r, name, value, size, &sealed);
-        long long there = value ? remote_length(r, name) : -1;
-        if (!value || there < 0) t->failed++;
-        else if ((size_t)there == sealed) t->present++;
+        int held = value ? held_there(r, name, &key, value, sealed) : -1;
+        if (held < 0) t->failed++;
+        else if (held) t->present++;
         else if (sealed > KJ_REMOTE_MAX_VALUE) {
             kj__remote_warn(r, "%s is %zu bytes, above the %u MiB bound for values: not pushed", name, sealed,
                             KJ_REMOTE_MAX_VALUE >> 20);
@@ -225,12 +247,12 @@ kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     kj_remote_transfer t = {0};
     KJ_FORWARD(need_tier(rt, result));
     kj__remote *r = rt->remote;
-    if (!kj__remote_redis(r) || kj__remote_settings(r)->mode != KJ_REMOTE_READWRITE) {
-        kj__remote_warn(r, "nothing pushed: %s", !kj__remote_redis(r) ? kj__remote_unavailable(r)
-                        : "this process only reads the remote cache (KERNJIT_REMOTE_MODE=read); a builder pushes with "
-                          "KERNJIT_REMOTE_MODE=readwrite");
+    if (kj__remote_settings(r)->mode != KJ_REMOTE_READWRITE) {
+        kj__remote_warn(r, "nothing pushed: this process only reads the remote cache (KERNJIT_REMOTE_MODE=read); a "
+                        "builder pushes with KERNJIT_REMOTE_MODE=readwrite");
         return KJ_OK;
     }
+    KJ_FORWARD(reach(r, "nothing pushed (the entries stay in the disk cache)"));
     size_t left = kj__remote_drain(r, DRAIN_BEFORE_PUSH_MS);
     if (left) kj__remote_warn(r, "%zu background pushes still waiting after %d s", left, DRAIN_BEFORE_PUSH_MS / 1000);
     kj__cache_item *items;
@@ -242,26 +264,39 @@ kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     return KJ_OK;
 }
 
-/* "kernjit:entry:v<format>:<arch>:<hex>" into arch and key; -1 when the name is not one. */
-static int parse_entry_name(const char *name, size_t n, char arch[16], kj__key *key) {
-    char prefix[64], copy[160];
+/* "kernjit:entry:v<format>:<arch>:<hex>" (NUL-terminated) into arch and key: NULL, or why the name is
+ * not one kernjit writes. The folder is the disk cache's own test (a name such as
+ * "kernjit:entry:v1:../../x:<hex>" would write outside the cache), and the key its file name. */
+static const char *parse_entry_name(const char *name, char arch[16], kj__key *key) {
+    char prefix[64];
     snprintf(prefix, sizeof prefix, KJ_REMOTE_ENTRY_PREFIX "%d:", KJ_CACHE_FORMAT_VERSION);
     size_t p = strlen(prefix);
-    if (n >= sizeof copy || n <= p || strncmp(name, prefix, p) != 0) return -1;
-    memcpy(copy, name, n);
-    copy[n] = '\0';
-    char *colon = strchr(copy + p, ':');
-    if (!colon || colon - (copy + p) >= 16) return -1;
-    snprintf(arch, 16, "%.*s", (int)(colon - (copy + p)), copy + p);
-    return key_from_hex(colon + 1, key);
+    const char *colon = strncmp(name, prefix, p) == 0 ? strrchr(name + p, ':') : NULL;
+    if (!colon) return "not " KJ_REMOTE_ENTRY_PREFIX "<format>:<folder>:<key>";
+    size_t folder = (size_t)(colon - (name + p));
+    if (folder < 16) {
+        memcpy(arch, name + p, folder);
+        arch[folder] = '\0';
+    }
+    if (folder >= 16 || !kj__arch_folder_valid(arch))
+        return "its folder is not one kernjit writes (" KJ_ARCH_FOLDER_FORM ")";
+    if (kj__key_from_hex(colon + 1, key) != 0) return "its key is not 32 lower-case hex digits";
+    return NULL;
 }
 
 static void pull_one(kj_runtime *rt, const char *name, size_t n, const char *kernel, kj_remote_transfer *t) {
     kj__remote *r = rt->remote;
     char arch[16], full[160], path[PATH_MAX], why[512], most[32];
     kj__key key;
-    if (parse_entry_name(name, n, arch, &key) != 0) return;
-    snprintf(full, sizeof full, "%.*s", (int)n, name);
+    const char *bad = n < sizeof full && !memchr(name, '\0', n) ? NULL : "longer than any name kernjit writes";
+    snprintf(full, sizeof full, "%.*s", (int)(n < sizeof full ? n : sizeof full - 1), name);
+    if (!bad) bad = parse_entry_name(full, arch, &key);
+    if (bad) {
+        t->entries++, t->refused++;
+        kj__remote_count(r, KJ__RC_REFUSALS, 1);
+        kj__remote_warn(r, "refused the name %.100s%s: %s; not pulled", full, n > 100 ? "..." : "", bad);
+        return;
+    }
     char *payload, *desc = NULL;
     size_t len;
     uint32_t flags;
@@ -308,10 +343,7 @@ kj_status kj_remote_pull(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     kj_remote_transfer t = {0};
     KJ_FORWARD(need_tier(rt, result));
     kj__remote *r = rt->remote;
-    if (!kj__remote_redis(r)) {
-        kj__remote_warn(r, "nothing pulled: %s", kj__remote_unavailable(r));
-        return KJ_OK;
-    }
+    KJ_FORWARD(reach(r, "nothing pulled"));
     char match[64], cursor[32] = "0";
     snprintf(match, sizeof match, KJ_REMOTE_ENTRY_PREFIX "%d:*", KJ_CACHE_FORMAT_VERSION);
     do {

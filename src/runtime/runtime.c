@@ -152,6 +152,12 @@ kj_status kj__enter(kj_runtime *rt) {
 
 const kj_device_info *kj__device_info(const kj_runtime *rt) { return &rt->info; }
 
+kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch) {
+    char device[320];
+    snprintf(device, sizeof device, "device %d (%s)", rt->info.ordinal, rt->info.name ? rt->info.name : "?");
+    return kj__arch_check_device(arch, rt->info.cc_major * 10 + rt->info.cc_minor, device);
+}
+
 const kj__logger *kj__runtime_log(const kj_runtime *rt) { return &rt->log; }
 
 kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {

@@ -60,7 +60,8 @@ struct kj_runtime {
     CUcontext context;
     int owns_primary;           /* we retained the primary context and must release it */
     kj_device_info info;
-    kj__target target;          /* of the device, or the options' arch when compile-only */
+    kj__target target;          /* the options' arch, else the device's own (kj__arch_for_device) */
+    int own_target;             /* target is the device's own (what the tuning database assumes) */
     char *search_path;
     kj__cache *cache;           /* NULL: memory only */
     kj__remote *remote;         /* NULL: no remote tier (remote.h) */
@@ -76,6 +77,10 @@ struct kj_runtime {
     kj__state_node *states;     /* kj__state's, newest first */
     kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
 };
+
+/* KJ_ERR_USAGE, naming the device, when code built for arch does not run on the runtime's device
+ * (kj__arch_check_device). */
+kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch);
 
 /* The device `ordinal` as kj_device_query describes it, through an open driver table. */
 kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *info);

@@ -112,8 +112,9 @@ kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_com
             if (j.status[i] != KJ_OK) {
                 kj_variant v = KJ_VARIANT_INIT;
                 kj_space_variant(space, j.todo[i], &v);
-                s = KJ_FAIL(j.status[i], "%zu of %zu variants of %s failed to compile; the first, %s: %s", r.failed, n,
-                            o->kernel, v.label, j.error[i] ? j.error[i] : "(no message)");
+                /* a kernel without tunables has one variant, with no label */
+                s = KJ_FAIL(j.status[i], "%zu of %zu variants of %s failed to compile%s%s: %s", r.failed, n, o->kernel,
+                            *v.label ? "; the first, " : "", v.label, j.error[i] ? j.error[i] : "(no message)");
             }
         if (result) KJ__SIZED_WRITE(result, r);
     }

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "jit/arch.h"
 
 #define FIELDS 12
 #define MAX_WARNINGS 5   /* damaged lines reported one by one; the rest are counted */
@@ -22,7 +23,8 @@
 #define HEADER                                                                                      \
     "# kernjit tuning database (format 1): one winner a line, fields separated by tabs:\n"         \
     "# kernel entry fixed bucket device cc version values gbps us n time\n"                         \
-    "# bucket = floor(log2 n); fixed and values are NAME=VALUE lists (\"-\": none). Written by\n"     \
+    "# bucket = floor(log2 n); cc is major.minor, /TARGET when built for another target than the\n"  \
+    "# device's own (9.0/sm_90a); fixed and values are NAME=VALUE lists (\"-\": none). Written by\n" \
     "# `kernjit tune`; remove lines with `kernjit tune --forget`.\n"
 
 unsigned kj__tunedb_bucket(uint64_t n) {
@@ -46,7 +48,7 @@ void kj__tunedb_device_name(const char *name, char out[256]) {
 /* ---- records --------------------------------------------------------------------------------- */
 
 static void rec_free(kj__tuned_rec *r) {
-    kj__free_all(r->kernel, r->entry, r->fixed, r->device, r->version, r->values);
+    kj__free_all(r->kernel, r->entry, r->fixed, r->device, r->target, r->version, r->values);
     memset(r, 0, sizeof *r);
 }
 
@@ -59,7 +61,7 @@ void kj__tunedb_clear(kj__tunedb *db) {
 static int same_key(const kj__tuned_rec *a, const kj__tuned_rec *b) {
     return strcmp(a->kernel, b->kernel) == 0 && strcmp(a->entry, b->entry) == 0 && strcmp(a->fixed, b->fixed) == 0 &&
            a->bucket == b->bucket && strcmp(a->device, b->device) == 0 && a->cc_major == b->cc_major &&
-           a->cc_minor == b->cc_minor && strcmp(a->version, b->version) == 0;
+           a->cc_minor == b->cc_minor && strcmp(a->target, b->target) == 0 && strcmp(a->version, b->version) == 0;
 }
 
 /* ---- field checks (shared by the parser and kj__tunedb_put) ----------------------------------- */
@@ -142,6 +144,7 @@ static const char *check_rec(const kj__tuned_rec *r) {
     if ((why = check_device(r->device))) return why;
     if (r->cc_major < 1 || r->cc_major > 99 || r->cc_minor < 0 || r->cc_minor > 9)
         return "the compute capability is not major.minor (1.0 to 99.9)";
+    if (r->target && *r->target && !kj__arch_folder_valid(r->target)) return "the target is not a target's name (sm_90a)";
     if ((why = check_version(r->version))) return why;
     if ((why = check_list(r->values, 0, "values"))) return why;
     if (!isfinite(r->gbps) || r->gbps < 0 || !isfinite(r->us) || r->us < 0) return "a speed is negative or not finite";
@@ -155,9 +158,10 @@ static kj_status copy_rec(kj__tuned_rec *dst, const kj__tuned_rec *src) {
     dst->entry = kj__strdup(src->entry);
     dst->fixed = kj__strdup(src->fixed);
     dst->device = kj__strdup(src->device);
+    dst->target = kj__strdup(src->target ? src->target : "");
     dst->version = kj__strdup(src->version);
     dst->values = kj__strdup(src->values);
-    if (!dst->kernel || !dst->entry || !dst->fixed || !dst->device || !dst->version || !dst->values) {
+    if (!dst->kernel || !dst->entry || !dst->fixed || !dst->device || !dst->target || !dst->version || !dst->values) {
         rec_free(dst);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -168,11 +172,21 @@ int kj__tunedb_better(const kj__tuned_rec *a, const kj__tuned_rec *b) {
     return !(b->gbps > a->gbps || (b->gbps == a->gbps && b->us < a->us));
 }
 
+int kj__tunedb_unreproduced(const kj__tuned_rec *b, const kj__tunedb_measured *measured, double *got) {
+    double here = measured && measured->gbps ? measured->gbps(b->values, measured->user) : -1;
+    if (got) *got = here;
+    return here >= 0 && b->gbps > KJ_TUNEDB_UNREPRODUCED * here;
+}
+
+int kj__tunedb_replaces(const kj__tuned_rec *a, const kj__tuned_rec *b, const kj__tunedb_measured *measured) {
+    return kj__tunedb_better(a, b) || kj__tunedb_unreproduced(b, measured, NULL);
+}
+
 /* Takes ownership of rec's strings on success (also when the record there wins and rec is dropped). */
-static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
+static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec, const kj__tunedb_measured *measured) {
     for (size_t i = 0; i < db->count; i++)
         if (same_key(&db->recs[i], rec)) {
-            if (kj__tunedb_better(rec, &db->recs[i])) {
+            if (kj__tunedb_replaces(rec, &db->recs[i], measured)) {
                 rec_free(&db->recs[i]);
                 db->recs[i] = *rec;
             } else {
@@ -191,15 +205,17 @@ static kj_status put_owned(kj__tunedb *db, kj__tuned_rec *rec) {
     return KJ_OK;
 }
 
-kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec) {
+static kj_status put_measured(kj__tunedb *db, const kj__tuned_rec *rec, const kj__tunedb_measured *measured) {
     const char *why = check_rec(rec);
     KJ_RETURN_IF(why, KJ_ERR_USAGE, "tuning database entry for %.100s: %s", rec->kernel ? rec->kernel : "(null)", why);
     kj__tuned_rec copy;
     KJ_FORWARD(copy_rec(&copy, rec));
-    kj_status s = put_owned(db, &copy);
+    kj_status s = put_owned(db, &copy, measured);
     if (s != KJ_OK) rec_free(&copy);
     return s;
 }
+
+kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec) { return put_measured(db, rec, NULL); }
 
 /* ---- matching -------------------------------------------------------------------------------- */
 
@@ -250,7 +266,8 @@ size_t kj__tunedb_remove(kj__tunedb *db, const kj_tune_filter *f) {
 }
 
 const kj__tuned_rec *kj__tunedb_find(const kj__tunedb *db, const char *kernel, const char *entry, const char *fixed,
-                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *version) {
+                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *target,
+                                     const char *version) {
     unsigned b = kj__tunedb_bucket(n);
     const kj__tuned_rec *below = NULL, *above = NULL;
     for (size_t i = 0; i < db->count; i++) {
@@ -258,7 +275,7 @@ const kj__tuned_rec *kj__tunedb_find(const kj__tunedb *db, const char *kernel, c
         if (r->bucket + 1 < b || r->bucket > b + 1) continue;
         if (r->cc_major != cc_major || r->cc_minor != cc_minor || strcmp(r->kernel, kernel) != 0 ||
             strcmp(r->entry, entry) != 0 || strcmp(r->fixed, fixed) != 0 || strcmp(r->device, device) != 0 ||
-            strcmp(r->version, version) != 0)
+            strcmp(r->target, target) != 0 || strcmp(r->version, version) != 0)
             continue;
         if (r->bucket == b) return r;
         if (r->bucket + 1 == b) below = r;
@@ -345,6 +362,10 @@ static const char *parse_line(char *line, kj__tuned_rec *rec) {
     if (parse_u64(f[3], 63, &v) != 0) return "the bucket is not a number from 0 to 63";
     rec->bucket = (unsigned)v;
     rec->device = f[4];
+    char *slash = strchr(f[5], '/');
+    rec->target = slash ? slash + 1 : f[5] + strlen(f[5]);
+    if (slash) *slash = '\0';
+    if (slash && !kj__arch_folder_valid(rec->target)) return "the target after the compute capability is not a target's name";
     const char *dot = strchr(f[5], '.');
     uint64_t major, minor;
     char cc[8];
@@ -414,6 +435,7 @@ static int rec_order(const void *a, const void *b) {
     if ((c = strcmp(x->device, y->device))) return c;
     if (x->cc_major != y->cc_major) return x->cc_major < y->cc_major ? -1 : 1;
     if (x->cc_minor != y->cc_minor) return x->cc_minor < y->cc_minor ? -1 : 1;
+    if ((c = strcmp(x->target, y->target))) return c;
     if ((c = strcmp(x->version, y->version))) return c;
     return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
 }
@@ -423,8 +445,9 @@ void kj__tunedb_sort(kj__tunedb *db) {
 }
 
 static int put_line(kj__buf *b, const kj__tuned_rec *r) {
-    return kj__buf_printf(b, "%s\t%s\t%s\t%u\t%s\t%d.%d\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
-                          *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor, r->version,
+    return kj__buf_printf(b, "%s\t%s\t%s\t%u\t%s\t%d.%d%s%s\t%s\t%s\t%.1f\t%.3f\t%llu\t%lld\n", r->kernel, r->entry,
+                          *r->fixed ? r->fixed : "-", r->bucket, r->device, r->cc_major, r->cc_minor,
+                          r->target && *r->target ? "/" : "", r->target ? r->target : "", r->version,
                           *r->values ? r->values : "-", r->gbps, r->us, (unsigned long long)r->n, (long long)r->time);
 }
 
@@ -603,8 +626,30 @@ out:
     return rc;
 }
 
-kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
-                            const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged) {
+/* Puts add's records into db, warning of each record there that gives way because this machine did
+ * not reproduce it. */
+static kj_status put_all(kj__tunedb *db, const kj__tunedb_change *change, const kj__logger *log) {
+    for (size_t i = 0; i < change->add->count; i++) {
+        kj__tuned_rec key = change->add->recs[i]; /* a NULL target is the device's own, "" */
+        const kj__tuned_rec *rec = &key;
+        if (!key.target) key.target = (char *)"";
+        for (size_t j = 0; j < db->count && change->measured; j++) {
+            const kj__tuned_rec *old = &db->recs[j];
+            double got;
+            if (same_key(old, rec) && !kj__tunedb_better(rec, old) &&
+                kj__tunedb_unreproduced(old, change->measured, &got))
+                kj__log(log, KJ_LOG_WARN, "the tuning database's result for %s %s %s (bucket %u), %s at %.1f GB/s, "
+                        "was not reproduced here (this run measured %.1f GB/s of it): replaced by %s at %.1f GB/s",
+                        rec->kernel, rec->entry, rec->fixed, rec->bucket, old->values, old->gbps, got, rec->values,
+                        rec->gbps);
+        }
+        KJ_FORWARD(put_measured(db, rec, change->measured));
+    }
+    return KJ_OK;
+}
+
+kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tunedb_change *change, size_t *removed,
+                            kj__tunedb *merged) {
     char *why = NULL;
     int lock = take_lock(dir, &why);
     if (lock < 0) {
@@ -616,13 +661,13 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
     kj__tunedb db = {0};
     kj_status s = read_db(dir, log, 1, &db);
     size_t gone = 0;
-    if (s == KJ_OK && forget) gone = kj__tunedb_remove(&db, forget);
-    if (s == KJ_OK && add) s = kj__tunedb_put(&db, add);
+    if (s == KJ_OK && change->forget) gone = kj__tunedb_remove(&db, change->forget);
+    if (s == KJ_OK && change->add) s = put_all(&db, change, log);
     char *text = NULL;
     /* nothing to forget and nothing to add: the file stays as it is (or absent) */
-    int change = add || gone;
-    if (s == KJ_OK && change && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    if (s == KJ_OK && change && replace_file(dir, text, &why) != 0) {
+    int changed = (change->add && change->add->count) || gone;
+    if (s == KJ_OK && changed && !(text = kj__tunedb_format(&db))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK && changed && replace_file(dir, text, &why) != 0) {
         s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         free(why);
     }

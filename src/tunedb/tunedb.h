@@ -8,9 +8,13 @@
  *           BLOCK_SIZE=1024 COARSE_FACTOR=4  3140.2  341.906  268435456  1735689600
  *
  * FIXED and VALUES are space-separated NAME=VALUE lists sorted by name ("-" when empty); BUCKET is
- * floor(log2 n) of the size tuned for; CC is "major.minor"; TIME is when it was stored (seconds since
- * the epoch). The first seven fields are the key. Of two records with the same key, the faster one
- * is kept (kj__tunedb_better): in the file, in a runtime's copy, and in the remote cache's copy.
+ * floor(log2 n) of the size tuned for; CC is "major.minor", followed by "/TARGET" when the kernels
+ * were built for a target other than the device's own sm_XY (9.0/sm_90a: a runtime whose arch is
+ * sm_90a); TIME is when it was stored (seconds since the epoch). The first seven fields are the key,
+ * the target among them. Of two records with the same key, the faster one is kept
+ * (kj__tunedb_better): in the file, in a runtime's copy, and in the remote cache's copy; unless a
+ * tuning run here measured the kept one's variant at far less than it claims (kj__tunedb_replaces):
+ * then the new measurement wins.
  * Lines are strictly checked (field count, characters, numbers, the final new line), so a damaged
  * file (garbage, a truncated last line, binary junk) loses only its damaged lines, each reported
  * once through the log; the next store rewrites the file without them.
@@ -36,6 +40,8 @@ typedef struct kj__tuned_rec {
     unsigned bucket;
     char *device;
     int cc_major, cc_minor;
+    char *target;  /* NULL or "" for the device's own; else what the kernels were built for ("sm_90a");
+                      a record in a kj__tunedb always has a string */
     char *version;
     char *values;
     double gbps, us;
@@ -68,6 +74,25 @@ char *kj__tunedb_format_record(const kj__tuned_rec *rec);
  * faster: more GB/s re-measured, or as many in less time per run. A tie goes to a (the newer). */
 int kj__tunedb_better(const kj__tuned_rec *a, const kj__tuned_rec *b);
 
+/* What one tuning run measured on this machine, the evidence against the records of the key it
+ * stores: gbps(values, user) gives the GB/s of that variant here (0 when it failed, was wrong or
+ * could not run here), or a negative number when the run did not measure it. */
+typedef struct kj__tunedb_measured {
+    double (*gbps)(const char *values, void *user);
+    void *user;
+} kj__tunedb_measured;
+
+/* A record that claims more than this many times what this machine measured of its variant was not
+ * reproduced here: a bogus or mistaken record would otherwise win everywhere for good ("the faster
+ * one is kept"), and noise between runs of one machine stays well within it. */
+#define KJ_TUNEDB_UNREPRODUCED 1.5
+
+/* Whether measured shows b not reproduced here (*got: what this machine measured of b's variant). */
+int kj__tunedb_unreproduced(const kj__tuned_rec *b, const kj__tunedb_measured *measured, double *got);
+/* The conflict rule with a run's evidence (measured may be NULL): a, a new result, replaces b, a
+ * record of its key, when kj__tunedb_better(a, b) or when b was not reproduced here. */
+int kj__tunedb_replaces(const kj__tuned_rec *a, const kj__tuned_rec *b, const kj__tunedb_measured *measured);
+
 /* Adds a copy of rec; of it and a record with the same key, the better one stays (kj__tunedb_better).
  * Checks every field as the parser does: KJ_ERR_USAGE naming the bad field. */
 kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec);
@@ -75,24 +100,33 @@ kj_status kj__tunedb_put(kj__tunedb *db, const kj__tuned_rec *rec);
 size_t kj__tunedb_remove(kj__tunedb *db, const kj_tune_filter *filter);
 int kj__tunedb_matches(const kj__tuned_rec *rec, const kj_tune_filter *filter);
 void kj__tunedb_clear(kj__tunedb *db);
-/* Sorts the records by key (kernel, entry, fixed, device, cc, version, bucket). */
+/* Sorts the records by key (kernel, entry, fixed, device, cc, target, version, bucket). */
 void kj__tunedb_sort(kj__tunedb *db);
 
 /* The record for this key and size: the size's bucket, else bucket - 1, else bucket + 1. NULL when
- * none. device is the kj__tunedb_device_name form. */
+ * none. device is the kj__tunedb_device_name form; target "" for the device's own. */
 const kj__tuned_rec *kj__tunedb_find(const kj__tunedb *db, const char *kernel, const char *entry, const char *fixed,
-                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *version);
+                                     uint64_t n, const char *device, int cc_major, int cc_minor, const char *target,
+                                     const char *version);
 
 /* Reads <dir>/tuning.db into db (a missing file is an empty database). A file that is not a regular
  * file, or too large, is ignored with a warning. Fails only when out of memory. */
 kj_status kj__tunedb_read(const char *dir, const kj__logger *log, kj__tunedb *db);
 
-/* Under the lock: reads the file, removes the records matching `forget` (when not NULL; *removed
- * gets the count), adds `add` (when not NULL), and writes the file back atomically. On success
- * *merged (when not NULL) receives the database as written. KJ_ERR_IO names the file and the reason
- * (the lock could not be had within 10 s, no space, read-only). */
-kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tuned_rec *add,
-                            const kj_tune_filter *forget, size_t *removed, kj__tunedb *merged);
+/* One change of the file. */
+typedef struct kj__tunedb_change {
+    const kj__tunedb *add;               /* records put by the rule (kj__tunedb_replaces); NULL: none */
+    const kj__tunedb_measured *measured; /* evidence of the run that made add's one record; NULL: none */
+    const kj_tune_filter *forget;        /* records removed first; NULL: none */
+} kj__tunedb_change;
+
+/* Under the lock: reads the file, removes the records matching change->forget (*removed gets the
+ * count), puts every record of change->add, and writes the file back atomically, once for all of
+ * them (nothing changed: not at all). A record replaced because it was not reproduced is a warning.
+ * On success *merged (when not NULL) receives the database as written. KJ_ERR_IO names the file and
+ * the reason (the lock could not be had within 10 s, no space, read-only). */
+kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tunedb_change *change, size_t *removed,
+                            kj__tunedb *merged);
 
 /* The three lookups below give 0 when they found the value, -1 when not. */
 
@@ -102,8 +136,13 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
  * first call only. */
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size);
-/* Stores rec (kj__tunedb_update) and makes the merged file the runtime's copy. */
-kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec);
+/* The target a runtime's tuning results are stored under: "" when it builds for its device's own
+ * target, else that target ("sm_90a"), which a runtime for the plain sm_90 does not use. */
+const char *kj__tuned_target(const kj_runtime *rt);
+/* Stores rec, a result of kj_tune, by the conflict rule with that run's evidence (measured; NULL:
+ * none) in the file (kj__tunedb_update) and on the remote server, and makes the merged file the
+ * runtime's copy. */
+kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tunedb_measured *measured);
 
 /* The value of NAME in a "NAME=VALUE ..." list, copied to out (not when longer than size). */
 int kj__tunedb_value(const char *list, const char *name, char *out, size_t size);

@@ -94,30 +94,35 @@ static const char *intern(db_state *st, const char *s) {
 }
 
 /* The remote cache's results for this device that beat (or are missing from) the file: merged into
- * it, by the conflict rule, so that this machine and its next processes use them. db is the file's
- * copy, replaced by the merged one. */
+ * it by the conflict rule, all in one update (one rewrite of the file, however many), so that this
+ * machine and its next processes use them. db is the file's copy, replaced by the merged one. */
 static void merge_remote(kj_runtime *rt, db_state *st, kj__tunedb **db) {
-    kj__tunedb fetched = {0};
-    if (!kj__remote_tune_fetch(rt->remote, st->device, rt->info.cc_major, rt->info.cc_minor, kj_version_string(),
-                               &fetched))
+    kj__tunedb fetched = {0}, wins = {0};
+    if (!kj__remote_tune_fetch(rt->remote, st->device, rt->info.cc_major, rt->info.cc_minor, kj__tuned_target(rt),
+                               kj_version_string(), &fetched))
         return;
     for (size_t i = 0; i < fetched.count; i++) {
         const kj__tuned_rec *r = &fetched.recs[i];
         const kj__tuned_rec *mine = kj__tunedb_find(*db, r->kernel, r->entry, r->fixed, r->n, r->device, r->cc_major,
-                                                    r->cc_minor, r->version);
+                                                    r->cc_minor, r->target, r->version);
         int same_key = mine && mine->bucket == r->bucket;
         if (same_key && (!kj__tunedb_better(r, mine) || (strcmp(mine->values, r->values) == 0 && mine->gbps == r->gbps)))
             continue; /* the file's is as good */
-        kj__tunedb *merged = calloc(1, sizeof *merged);
-        if (merged && kj__tunedb_update(st->dir, &rt->log, r, NULL, NULL, merged) == KJ_OK) {
-            db_free(*db);
-            *db = merged;
-            kj__log(&rt->log, KJ_LOG_INFO, "tuning result of %s %s %s (bucket %u) from the remote cache: %s, %.1f GB/s",
-                    r->kernel, r->entry, r->fixed, r->bucket, r->values, r->gbps);
-        } else {
-            free(merged);
-        }
+        if (kj__tunedb_put(&wins, r) != KJ_OK) break;
+        kj__log(&rt->log, KJ_LOG_DEBUG, "tuning result of %s %s %s (bucket %u) from the remote cache: %s, %.1f GB/s",
+                r->kernel, r->entry, r->fixed, r->bucket, r->values, r->gbps);
     }
+    kj__tunedb *merged = wins.count ? calloc(1, sizeof *merged) : NULL;
+    kj__tunedb_change change = {.add = &wins};
+    if (merged && kj__tunedb_update(st->dir, &rt->log, &change, NULL, merged) == KJ_OK) {
+        db_free(*db);
+        *db = merged;
+        kj__log(&rt->log, KJ_LOG_INFO, "%zu tuning result%s from the remote cache merged into %s", wins.count,
+                wins.count == 1 ? "" : "s", st->path);
+    } else {
+        free(merged);
+    }
+    kj__tunedb_clear(&wins);
     kj__tunedb_clear(&fetched);
 }
 
@@ -139,8 +144,10 @@ static const kj__tuned_rec *find_locked(kj_runtime *rt, db_state *st, const char
     ensure_loaded(rt, st);
     if (!st->current) return NULL;
     return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, rt->info.cc_major,
-                           rt->info.cc_minor, kj_version_string());
+                           rt->info.cc_minor, kj__tuned_target(rt), kj_version_string());
 }
+
+const char *kj__tuned_target(const kj_runtime *rt) { return rt->own_target ? "" : rt->target.arch; }
 
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size) {
@@ -155,28 +162,32 @@ int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const 
     return found ? 0 : -1;
 }
 
-kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec) {
+kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tunedb_measured *measured) {
     db_state *st;
     KJ_FORWARD(get_state(rt, &st));
     KJ_RETURN_IF(!st->dir, KJ_ERR_NOT_FOUND, "this runtime has no disk cache (memory only): nothing to store into");
     kj__tunedb *merged = calloc(1, sizeof *merged);
     if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    kj_status s = kj__tunedb_update(st->dir, &rt->log, rec, NULL, NULL, merged);
+    kj__tunedb one = {.recs = (kj__tuned_rec *)rec, .count = 1};
+    kj__tunedb_change change = {.add = &one, .measured = measured};
+    kj_status s = kj__tunedb_update(st->dir, &rt->log, &change, NULL, merged);
     if (s != KJ_OK) {
         free(merged);
         return s;
     }
     const kj__tuned_rec *kept = kj__tunedb_find(merged, rec->kernel, rec->entry, rec->fixed, rec->n, rec->device,
-                                                rec->cc_major, rec->cc_minor, rec->version);
-    if (kept && kept->bucket == rec->bucket && strcmp(kept->values, rec->values) != 0 && !kj__tunedb_better(rec, kept))
+                                                rec->cc_major, rec->cc_minor, rec->target ? rec->target : "",
+                                                rec->version);
+    if (kept && kept->bucket == rec->bucket && strcmp(kept->values, rec->values) != 0 &&
+        !kj__tunedb_replaces(rec, kept, measured))
         kj__log(&rt->log, KJ_LOG_WARN, "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
-                "%.1f GB/s, against %s at %.1f GB/s now (the faster re-measured result wins; `kernjit tune --forget` "
-                "starts over)", rec->kernel, rec->entry, rec->fixed, rec->bucket, kept->values, kept->gbps, rec->values,
-                rec->gbps);
+                "%.1f GB/s, against %s at %.1f GB/s now (the faster re-measured result wins, unless a run here measures "
+                "its variant at far less; `kernjit tune --forget` starts over)", rec->kernel, rec->entry, rec->fixed,
+                rec->bucket, kept->values, kept->gbps, rec->values, rec->gbps);
     pthread_mutex_lock(&st->lock);
     install(st, merged);
     pthread_mutex_unlock(&st->lock);
-    kj__remote_tune_publish(rt->remote, rec);
+    kj__remote_tune_publish(rt->remote, rec, measured);
     return KJ_OK;
 }
 
@@ -203,6 +214,7 @@ static void to_public(const kj__tuned_rec *r, kj_tuned *t) {
     t->device = r->device;
     t->cc_major = r->cc_major;
     t->cc_minor = r->cc_minor;
+    t->target = r->target;
     t->version = r->version;
     t->values = r->values;
     t->gbps = r->gbps;
@@ -242,7 +254,8 @@ kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t
     kj__tunedb *merged = calloc(1, sizeof *merged);
     if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     size_t gone = 0;
-    kj_status s = kj__tunedb_update(st->dir, &rt->log, NULL, filter, &gone, merged);
+    kj__tunedb_change change = {.forget = filter};
+    kj_status s = kj__tunedb_update(st->dir, &rt->log, &change, &gone, merged);
     if (s != KJ_OK) {
         free(merged);
         return s;
@@ -250,6 +263,8 @@ kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t
     pthread_mutex_lock(&st->lock);
     install(st, merged);
     pthread_mutex_unlock(&st->lock);
+    /* else the next runtime's first use merges them back */
+    kj__remote_tune_forget(rt->remote, filter);
     if (removed) *removed = gone;
     return KJ_OK;
 }
@@ -268,7 +283,7 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
     if (r) {
         to_public(r, &t);
         /* strings that outlive this copy of the database */
-        const char **fields[] = {&t.kernel, &t.entry, &t.fixed, &t.device, &t.version, &t.values};
+        const char **fields[] = {&t.kernel, &t.entry, &t.fixed, &t.device, &t.target, &t.version, &t.values};
         for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !oom; i++) oom = !(*fields[i] = intern(st, *fields[i]));
     }
     pthread_mutex_unlock(&st->lock);
