@@ -35,8 +35,9 @@ static void help(void) {
            "without :ENTRY gives each entry of its metadata. Each entry gets its default variant: the metadata's\n"
            "defaults, or the -D values given (NAME=V1,V2 builds each value); --all gives every variant of the\n"
            "tunables instead (as compile --all); --tuned adds the winners of the tuning database\n"
-           "(<cache>/tuning.db, `kernjit tune --show`) of those kernels, for every target. -D applies to every\n"
-           "kernel named: a macro that one of them lacks is an error.\n\n"
+           "(<cache>/tuning.db, `kernjit tune --show`) of those kernels, for every target (a winner tuned for\n"
+           "a target of its own, such as sm_90a, for that one). -D applies to every kernel named: a macro that\n"
+           "one of them lacks is an error.\n\n"
            "DIR is created (0755) when missing; otherwise it must be empty or a seed this command made (it has\n"
            "its " MANIFEST "): entries accumulate, and entries already there are not compiled again. The\n"
            "folder and its files are made readable by all and writable by their owner only, so that an install\n"
@@ -171,6 +172,7 @@ static int plan_kernel(const args *a, plan *p, const char *kernel, const char *e
 typedef struct tuned_visit {
     const args *a;
     plan *p;
+    size_t winners; /* the records taken */
     int failed;
 } tuned_visit;
 
@@ -184,6 +186,7 @@ static int wanted(const args *a, const char *kernel, const char *entry) {
 static void tuned_entry(const kj_tuned *t, void *user) {
     tuned_visit *v = user;
     if (v->failed || !wanted(v->a, t->kernel, t->entry)) return;
+    v->winners++;
     /* its macros: the fixed ones and the winner's values, "NAME=VALUE" each */
     char *text = cli_format("%s %s %s", t->kernel, t->entry, *t->fixed ? t->fixed : "");
     char *macros = cli_format("%s %s", t->fixed, t->values);
@@ -202,21 +205,23 @@ static void tuned_entry(const kj_tuned *t, void *user) {
     *strchr(entry, ' ') = '\0';
     char label[512];
     snprintf(label, sizeof label, "%s (tuned on %s)", t->values, t->device);
+    /* a winner tuned for a target of its own (sm_90a) serves only runtimes of that target */
     for (size_t i = 0; i < v->a->narch && !v->failed; i++)
-        if (add_job(v->p, v->a->archs[i], kernel, entry, defines, n, label) != 0) v->failed = 1;
+        if ((!*t->target || strcmp(t->target, v->a->archs[i]) == 0) &&
+            add_job(v->p, v->a->archs[i], kernel, entry, defines, n, label) != 0)
+            v->failed = 1;
 }
 
 static int plan_tuned(const args *a, plan *p, size_t *found) {
     kj_runtime *rt;
     kj_status s = cli_runtime(&rt, 1, NULL, 0);
     if (s != KJ_OK) return cli_fail("seed", s);
-    size_t before = p->count;
-    tuned_visit v = {a, p, 0};
+    tuned_visit v = {a, p, 0, 0};
     s = kj_tune_db_list(rt, tuned_entry, &v);
     kj_runtime_destroy(rt);
     if (v.failed) return cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory");
     if (s != KJ_OK && s != KJ_ERR_NOT_FOUND) return cli_fail("seed", s);
-    *found = (p->count - before) / (a->narch ? a->narch : 1);
+    *found = v.winners;
     return EXIT_OK;
 }
 
