@@ -97,12 +97,18 @@ for p in k["params"]:
 print(n)')
 [ "$(entries "$work/all" | wc -l)" = "$want" ] || fail "--all gave $(entries "$work/all" | wc -l) entries, expected the $want variants"
 mkdir -p "$work/tuned-cache"
-printf 'reduce\treduce_fast\tOP=max T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.2.0\tBLOCK_SIZE=512 COARSE_FACTOR=2\t3000.0\t4.3\t1048576\t1735689600\n' \
-    >"$work/tuned-cache/tuning.db"
+# two winners: one tuned for the device's own target, one for sm_90a (which serves sm_90a alone)
+{ printf 'reduce\treduce_fast\tOP=max T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0\t0.2.0\tBLOCK_SIZE=512 COARSE_FACTOR=2\t3000.0\t4.3\t1048576\t1735689600\n'
+  printf 'reduce\treduce_fast\tOP=min T=f32\t20\tNVIDIA H100 80GB HBM3\t9.0/sm_90a\t0.2.0\tBLOCK_SIZE=128 COARSE_FACTOR=2\t3000.0\t4.3\t1048576\t1735689600\n'
+} >"$work/tuned-cache/tuning.db"
 KERNJIT_CACHE_DIR="$work/tuned-cache" check "--tuned" "$K" seed "$work/tuned" reduce:reduce_fast --tuned --arch sm_90
-grep -q "1 winner of the tuning database" "$work/out" || fail "--tuned should add the database's winner: $(cat "$work/out")"
+grep -q "2 winners of the tuning database" "$work/out" || fail "--tuned should add the database's winners: $(cat "$work/out")"
 [ "$(origin "$work/tuned" "$work/c4" reduce:reduce_fast -D OP=max -D BLOCK_SIZE=512 -D COARSE_FACTOR=2 --arch sm_90)" = seed ] ||
     fail "the tuned winner is not in the seed"
+[ "$(entries "$work/tuned" | wc -l)" = 2 ] || fail "--tuned for sm_90: the default and one winner, not $(entries "$work/tuned")"
+KERNJIT_CACHE_DIR="$work/tuned-cache" check "--tuned for sm_90a" "$K" seed "$work/tuned-a" reduce:reduce_fast --tuned --arch sm_90a
+[ "$(origin "$work/tuned-a" "$work/c4" reduce:reduce_fast -D OP=min -D BLOCK_SIZE=128 -D COARSE_FACTOR=2 --arch sm_90a)" = seed ] ||
+    fail "the winner tuned for sm_90a is not in its seed"
 
 # ---- signed ------------------------------------------------------------------------------------------
 export KERNJIT_SEED_SECRET="the tests' seed secret, long enough"
