@@ -218,6 +218,7 @@ const char *cli_origin_text(kj_origin o) {
     case KJ_ORIGIN_COMPILED: return "compiled now";
     case KJ_ORIGIN_DISK: return "disk cache";
     case KJ_ORIGIN_REMOTE: return "remote cache";
+    case KJ_ORIGIN_SEED: return "seed (built ahead of time)";
     default: return "memory (already loaded)";
     }
 }
@@ -292,6 +293,21 @@ int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     out->name = text;
     out->value = eq + 1;
     return 0;
+}
+
+int cli_arch_list(const char *cmd, char *arg, const char **archs, size_t *n, size_t max) {
+    for (char *t = arg;; t++) {
+        char *comma = strchr(t, ',');
+        if (comma) *comma = '\0';
+        if (!*t) return cli_usage(cmd, "--arch has an empty target: give a target (sm_90, sm_90a, compute_90), or "
+                                  "several separated by commas (sm_80,sm_90)");
+        if (*n == max) return cli_usage(cmd, "at most %zu targets", max);
+        for (size_t k = 0; k < *n; k++)
+            if (strcmp(archs[k], t) == 0) return cli_usage(cmd, "target %s is given twice", t);
+        archs[(*n)++] = t;
+        if (!comma) return EXIT_OK;
+        t = comma;
+    }
 }
 
 static int is_file_name(const char *s) {
@@ -423,32 +439,34 @@ static int utf8_length(const unsigned char *p) {
 
 /* A JSON string, always valid UTF-8: a byte that is not part of a valid sequence (a path in another
  * encoding) is written as the code point of the same value, \u00NN, so nothing is lost or invalid. */
-static void json_escaped(const char *s) {
-    fputc('"', stdout);
+void json_escape_to(FILE *f, const char *s) {
+    fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         if (*p >= 0x80) {
             int n = utf8_length(p);
             if (n) {
-                fwrite(p, 1, (size_t)n, stdout);
+                fwrite(p, 1, (size_t)n, f);
                 p += n - 1;
             } else {
-                printf("\\u%04x", *p);
+                fprintf(f, "\\u%04x", *p);
             }
             continue;
         }
         switch (*p) {
-        case '"': fputs("\\\"", stdout); break;
-        case '\\': fputs("\\\\", stdout); break;
-        case '\n': fputs("\\n", stdout); break;
-        case '\t': fputs("\\t", stdout); break;
-        case '\r': fputs("\\r", stdout); break;
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
         default:
-            if (*p < 0x20 || *p == 0x7f) printf("\\u%04x", *p);
-            else fputc(*p, stdout);
+            if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
         }
     }
-    fputc('"', stdout);
+    fputc('"', f);
 }
+
+static void json_escaped(const char *s) { json_escape_to(stdout, s); }
 
 /* An object or array under key (NULL: at the top or in an array). */
 static void json_open(const char *key, char bracket) {

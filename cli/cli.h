@@ -29,7 +29,7 @@ enum { EXIT_OK = 0, EXIT_FAILURE_ = 1, EXIT_USAGE = 2 };
 typedef int cli_command(int argc, char **argv);
 
 /* kernjit's own commands, cmd_<name>.c each (kernjit run and kernjit bench: run.h) */
-cli_command cmd_info, cmd_list, cmd_compile, cmd_cache, cmd_demo, cmd_launch, cmd_tune;
+cli_command cmd_info, cmd_list, cmd_compile, cmd_cache, cmd_demo, cmd_launch, cmd_tune, cmd_seed;
 
 /* Sets argv[0] to "PARENT ARGV0" ("kernjit compile") for a subcommand's getopt messages; returns argv. */
 char **cli_name_argv0(char **argv, const char *parent);
@@ -94,8 +94,8 @@ kj_status cli_runtime(kj_runtime **rt, int compile_only, const char *arch, int v
 /* The options cli_runtime uses, for a command that changes some before creating the runtime. */
 void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose);
 
-/* How a kernel was obtained, for people: "compiled now", "disk cache", "remote cache", "memory
- * (already loaded)". */
+/* How a kernel was obtained, for people: "compiled now", "disk cache", "remote cache", "seed (built
+ * ahead of time)", "memory (already loaded)". */
 const char *cli_origin_text(kj_origin origin);
 
 /* The remote cache's state and the fleet's counters (kj_remote_query), as text lines or as a JSON
@@ -120,6 +120,11 @@ typedef struct cli_program {
 } cli_program;
 int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out);
 
+/* --arch's value: one target or several separated by commas (--arch sm_80,sm_90), added to archs[*n]
+ * (pointing into arg, which is modified); --arch may be given again. An empty item ("" is no target to
+ * the library), a target given twice or more than max in all is a usage error. EXIT_OK, or EXIT_USAGE
+ * after printing why. */
+int cli_arch_list(const char *cmd, char *arg, const char **archs, size_t *n, size_t max);
 /* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
  * message written to err. */
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
@@ -175,6 +180,8 @@ void json_raw(const char *key, const char *literal); /* a value the caller forma
  * %zu integers; %g a double (json_double); a key ending in '?' is a bool from an int ("ok?=%d").
  * json_fields("n=%zu type=%s ok?=%d", n, "f32", 1) writes "n":N,"type":"f32","ok":true. */
 void json_fields(const char *format, ...) CLI_PRINTF(1, 2);
+/* A string as the writer writes it (quoted, escaped, valid UTF-8), to another file (a manifest). */
+void json_escape_to(FILE *f, const char *s);
 /* "NAME=VALUE NAME=VALUE" as an object {"NAME":"VALUE",...} under key: macro sets are objects. */
 void json_macros(const char *key, const char *macros);
 /* "sm_90" from a compute capability: every compute capability in the documents is written so. */

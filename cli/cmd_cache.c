@@ -12,6 +12,7 @@ static void help(void) {
            "  path   the cache folder ($KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit or ~/.cache/kernjit)\n"
            "  list   every entry, most recently used first, verified (header and checksum)\n"
            "  stats  entries, bytes, and the bound that least-recently-used eviction keeps ($KERNJIT_CACHE_MAX);\n"
+           "         the seed folders read before the cache ($KERNJIT_SEED_PATH, the install's; see kernjit seed);\n"
            "         with a remote cache ($KERNJIT_REMOTE_CACHE), its state, the server, the round trip, and the\n"
            "         fleet's counters: hits, misses, waits, pushes, refusals, errors, lookup latency, traffic\n"
            "  clear  remove every entry (of the disk cache; the remote's entries expire or are evicted)\n"
@@ -76,6 +77,17 @@ static int transfer(kj_runtime *rt, const char *action, const char *kernel, int 
     return EXIT_OK;
 }
 
+/* The seed folders the runtime reads (kj_seed_dir), as "seed_dirs" under --json, else a line each. */
+static void seeds(const kj_runtime *rt, int json) {
+    if (json) {
+        json_begin_array("seed_dirs");
+        for (size_t i = 0; kj_seed_dir(rt, i); i++) json_string(NULL, kj_seed_dir(rt, i));
+        json_end_array();
+        return;
+    }
+    for (size_t i = 0; kj_seed_dir(rt, i); i++) printf("  seed    %s (read only, searched before the cache)\n", kj_seed_dir(rt, i));
+}
+
 static int stats(kj_runtime *rt, const char *dir, int json) {
     uint64_t entries, bytes, max;
     kj_status s = kj_cache_usage(rt, &entries, &bytes, &max);
@@ -86,12 +98,14 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
         json_begin_object();
         json_fields("cache_dir=%s entries=%" PRIu64 " size_bytes=%" PRIu64 " max_bytes=%" PRIu64, dir, entries, bytes,
                     max);
+        seeds(rt, 1);
         cli_print_remote(&remote, 1);
         json_end_object();
     } else {
         printf("%s\n  entries %llu\n  bytes   %llu (%.1f MiB)\n  bound   %llu (%.1f MiB; least recently used "
                "entries are evicted beyond it)\n", dir, (unsigned long long)entries, (unsigned long long)bytes,
                bytes / 1048576.0, (unsigned long long)max, max / 1048576.0);
+        seeds(rt, 0);
         cli_print_remote(&remote, 0);
     }
     return EXIT_OK;
@@ -132,6 +146,7 @@ int cmd_cache(int argc, char **argv) {
         if (json) {
             json_begin_object();
             json_string("cache_dir", dir);
+            seeds(rt, 1);
             json_end_object();
         } else {
             printf("%s\n", dir);

@@ -123,6 +123,40 @@ static int compile_all_worker(kj_runtime *rt, kj_compile_all_options *o, kj_spac
     return kj_status_class(s);
 }
 
+/* The workers' label of variant i (workers_label_fn). */
+static const char *variant_label(const void *space, size_t i, int *skipped) {
+    kj_variant v = KJ_VARIANT_INIT;
+    kj_space_variant(space, i, &v);
+    *skipped = v.skipped != NULL;
+    return v.label;
+}
+
+/* compile --all's variants in worker processes: kernjit compile --worker --all [-D N=V]... [--entry E]
+ * --arch A --shard k/n --threads 1 -- KERNEL each. */
+static void compile_in_workers(const char *kernel, const char *entry, const kj_define *defines, size_t ndef,
+                               const char *arch, const all_args *aa, unsigned processes, const kj_space *space,
+                               kj_compile_all_result *r, workers_failures *failures) {
+    const char *args[20 + 2 * MAX_DEFINES];
+    char *macros[MAX_DEFINES] = {0}, *what = cli_format("variants of %s", kernel);
+    size_t n = 0;
+    int ok = what != NULL;
+    args[n++] = "compile", args[n++] = "--worker", args[n++] = "--all";
+    for (size_t i = 0; i < ndef; i++) {
+        ok = ok && (macros[i] = cli_format("%s=%s", defines[i].name, defines[i].value));
+        args[n++] = "-D", args[n++] = macros[i];
+    }
+    if (entry) args[n++] = "--entry", args[n++] = entry;
+    args[n++] = "--arch", args[n++] = arch, args[n++] = "--shard", args[n++] = WORKERS_SHARD;
+    args[n++] = "--threads", args[n++] = "1", args[n++] = "--", args[n++] = kernel, args[n] = NULL;
+    workers_plan plan = {.cmd = "compile", .args = args, .count = kj_space_count(space), .label = variant_label,
+                         .jobs = space, .what = what, .arch = arch, .shard = aa->shard, .shards = aa->shards,
+                         .processes = processes};
+    if (ok) workers_compile_all(&plan, r, failures);
+    else cli_error_as("compile", KJ_ERR_HOST_MEMORY, "out of memory");
+    for (size_t i = 0; i < ndef; i++) free(macros[i]);
+    free(what);
+}
+
 /* A runtime that compiles for `arch`, or when it is NULL for the GPU's own sm_XY, without the GPU's
  * context: compiling needs only the compute capability, and retaining and then releasing the primary
  * context costs about 0.25 s on an H100, a third of compile --all's wall time. A device NVRTC cannot
@@ -165,10 +199,8 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     if (processes == 1) {
         s = kj_compile_all(rt, &o, &r);
     } else {
-        workers_plan plan = {.kernel = kernel, .entry = entry, .defines = defines, .define_count = ndef,
-                             .arch = arch ? arch : kj_runtime_arch(rt), .shard = aa->shard, .shards = aa->shards,
-                             .processes = processes, .space = space};
-        workers_compile_all(&plan, &r, &failures);
+        compile_in_workers(kernel, entry, defines, ndef, arch ? arch : kj_runtime_arch(rt), aa, processes, space, &r,
+                           &failures);
     }
     cli_progress_end();
     if (json) {
@@ -312,13 +344,17 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
         if (compiled_now)
             fprintf(out, "%s for %s: %s compiled in %.1f ms%s\n", prog->kernel, r.arch, kj_emit_format_name(a->format),
                     r.compile_ms, r.linked ? " (before the link with the device runtime)" : "");
+        else if (r.origin == KJ_ORIGIN_SEED)
+            fprintf(out, "%s for %s: seed hit (built ahead of time; not copied to the cache)%s\n", prog->kernel, r.arch,
+                    linked);
         else if (r.cache_hit) fprintf(out, "%s for %s: cache hit%s\n", prog->kernel, r.arch, linked);
         else if (r.origin == KJ_ORIGIN_REMOTE)
             fprintf(out, "%s for %s: remote cache hit (verified, stored here)%s\n", prog->kernel, r.arch, linked);
         else fprintf(out, "%s for %s: compiled in %.1f ms%s\n", prog->kernel, r.arch, r.compile_ms + r.link_ms, linked);
         fprintf(out, "  key   %s\n", r.key);
         if (!compiled_now)
-            fprintf(out, "  cache %s\n", r.stored ? r.cache_path : "(not stored: compiled in memory only)");
+            fprintf(out, "  %-5s %s\n", r.origin == KJ_ORIGIN_SEED ? "seed" : "cache",
+                    r.stored ? r.cache_path : "(not stored: compiled in memory only)");
         if (a->emit)
             fprintf(out, "  %-5s %zu bytes to %s\n", kj_emit_format_name(a->format), r.binary_bytes,
                     strcmp(a->output, "-") == 0 ? "stdout" : a->output);
@@ -389,22 +425,11 @@ int cmd_compile(int argc, char **argv) {
             break;
         }
         case 'e': a.entry = optarg; break;
-        case 'a':
-            /* several targets: --arch sm_80,sm_90, or --arch given again; "" or an empty item is a mistake
-             * (the library takes "" as "no arch given") */
-            for (char *t = optarg;; t++) {
-                char *comma = strchr(t, ',');
-                if (comma) *comma = '\0';
-                if (!*t) return cli_usage("compile", "--arch has an empty target: give a target (sm_90, sm_90a, "
-                                          "compute_90), or several separated by commas (sm_80,sm_90)");
-                if (narch == MAX_ARCHS) return cli_usage("compile", "at most %d targets", MAX_ARCHS);
-                for (size_t k = 0; k < narch; k++)
-                    if (strcmp(archs[k], t) == 0) return cli_usage("compile", "target %s is given twice", t);
-                archs[narch++] = t;
-                if (!comma) break;
-                t = comma;
-            }
+        case 'a': {
+            int rc = cli_arch_list("compile", optarg, archs, &narch, MAX_ARCHS);
+            if (rc != EXIT_OK) return rc;
             break;
+        }
         case 'j': a.json = 1; break;
         case 'h': help(); return EXIT_OK;
         case 'D':

@@ -43,7 +43,8 @@ static int compile_all(int json) {
             json_end_object();
         } else {
             char how[48];
-            if (r.cache_hit) snprintf(how, sizeof how, "cache hit");
+            if (r.origin == KJ_ORIGIN_SEED) snprintf(how, sizeof how, "seed hit");
+            else if (r.cache_hit) snprintf(how, sizeof how, "cache hit");
             else snprintf(how, sizeof how, "compiled in %.0f ms", r.compile_ms + r.link_ms);
             printf("  %-12s %-20s %s\n", req.kernel, how, r.stored ? r.cache_path : "(memory only)");
         }

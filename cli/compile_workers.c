@@ -1,5 +1,5 @@
-/* compile --all in worker processes: the parent spawns and reads them, the workers report (the
- * protocol is in compile_workers.h). */
+/* Compiles in worker processes (compile --all, seed): the parent spawns and reads them, the workers
+ * report (the protocol is in compile_workers.h). */
 #include "compile_workers.h"
 
 #include <errno.h>
@@ -78,12 +78,14 @@ static long long variant_index(const kj_space *space, const char *label) {
     return found ? (long long)found->index : -1;
 }
 
-void worker_progress(const kj_progress *p, void *space) {
-    printf("v %lld %s", variant_index(space, p->variant), p->error ? "failed " : p->outcome);
-    if (p->error) put_escaped(stdout, p->error);
+void worker_done(long long index, const char *outcome, const char *error) {
+    printf("v %lld %s", index, error ? "failed " : outcome);
+    if (error) put_escaped(stdout, error);
     putchar('\n');
     fflush(stdout);
 }
+
+void worker_progress(const kj_progress *p, void *space) { worker_done(variant_index(space, p->variant), p->outcome, p->error); }
 
 void worker_end(kj_status status) {
     printf("end %d\n", (int)status);
@@ -150,11 +152,12 @@ static void said_variant(parent *p, worker *w, char *rest) {
     char *end;
     long long index = strtoll(rest, &end, 10);
     const char *outcome = *end == ' ' ? end + 1 : "";
-    kj_variant v = KJ_VARIANT_INIT;
-    if (index < 0 || (size_t)index % w->shards != w->shard || kj_space_variant(p->plan->space, (size_t)index, &v) != KJ_OK) {
-        worker_failed(p, w, "named a variant that is not in its part");
+    int skipped;
+    if (index < 0 || (size_t)index >= p->plan->count || (size_t)index % w->shards != w->shard) {
+        worker_failed(p, w, "named a job that is not in its part");
         return;
     }
+    const char *label = p->plan->label(p->plan->jobs, (size_t)index, &skipped);
     w->reported++;
     p->done++;
     if (strcmp(outcome, "compiled") == 0) p->r->compiled++;
@@ -169,8 +172,8 @@ static void said_variant(parent *p, worker *w, char *rest) {
         outcome = "failed";
     }
     char detail[512];
-    snprintf(detail, sizeof detail, "%s: %s", v.label, outcome);
-    cli_progress("compile", "compile", p->done, p->total, detail);
+    snprintf(detail, sizeof detail, "%s: %s", label, outcome);
+    cli_progress(p->plan->cmd, "compile", p->done, p->total, detail);
 }
 
 static void said_log(char *rest) {
@@ -247,43 +250,26 @@ static void reap(parent *p, worker *w) {
     }
 }
 
-/* argv of worker k: kernjit [-q|-v] compile --worker --all [-D N=V]... [--entry E] --arch A --shard k/n
- * --threads 1 -- KERNEL. strings holds what is formatted here. */
-#define WORKER_FIXED_ARGS 20
-static char **worker_argv(const workers_plan *plan, const worker *w, char **strings) {
-    char **argv = calloc(WORKER_FIXED_ARGS + 2 * plan->define_count, sizeof *argv);
-    if (!argv) return NULL;
-    size_t n = 0, k = 0;
+const char WORKERS_SHARD[] = "{shard}";
+
+/* argv of worker w: kernjit [-q|-v] ARGS..., its part "K/N" where ARGS has WORKERS_SHARD. *shard
+ * holds the part's text. */
+static char **worker_argv(const workers_plan *plan, const worker *w, char **shard) {
+    size_t count = 0;
+    while (plan->args[count]) count++;
+    char **argv = calloc(count + 3, sizeof *argv);
+    if (!argv || !(*shard = cli_format("%u/%u", w->shard, w->shards))) return free(argv), NULL;
+    size_t n = 0;
     argv[n++] = "kernjit";
     if (cli_verbosity != 1) argv[n++] = cli_verbosity ? "-v" : "-q";
-    argv[n++] = "compile";
-    argv[n++] = "--worker";
-    argv[n++] = "--all";
-    for (size_t i = 0; i < plan->define_count; i++) {
-        argv[n++] = "-D";
-        argv[n++] = strings[k++] = cli_format("%s=%s", plan->defines[i].name, plan->defines[i].value);
-    }
-    if (plan->entry) {
-        argv[n++] = "--entry";
-        argv[n++] = (char *)plan->entry;
-    }
-    argv[n++] = "--arch";
-    argv[n++] = (char *)plan->arch;
-    argv[n++] = "--shard";
-    argv[n++] = strings[k++] = cli_format("%u/%u", w->shard, w->shards);
-    argv[n++] = "--threads";
-    argv[n++] = "1";
-    argv[n++] = "--";
-    argv[n++] = (char *)plan->kernel;
-    for (size_t i = 0; i < k; i++)
-        if (!strings[i]) return free(argv), NULL;
+    for (size_t i = 0; i < count; i++) argv[n++] = plan->args[i] == WORKERS_SHARD ? *shard : (char *)plan->args[i];
     return argv;
 }
 
 /* Starts worker w, its stdout a pipe (close-on-exec: no other worker holds it, so that its end is
  * seen) and its stdin /dev/null. Returns 0, or an errno. */
 static int spawn_worker(const workers_plan *plan, worker *w) {
-    char **strings = calloc(plan->define_count + 1, sizeof *strings), **argv = strings ? worker_argv(plan, w, strings) : NULL;
+    char *shard = NULL, **argv = worker_argv(plan, w, &shard);
     int fds[2] = {-1, -1}, err = argv ? 0 : ENOMEM;
     if (!err && pipe2(fds, O_CLOEXEC) != 0) err = errno;
     if (!err) {
@@ -301,22 +287,21 @@ static int spawn_worker(const workers_plan *plan, worker *w) {
             w->fd = fds[0];
         }
     }
-    for (size_t i = 0; strings && i <= plan->define_count; i++) free(strings[i]);
-    free(strings);
+    free(shard);
     free(argv);
     return err;
 }
 
-/* The parent's part's variants, and each worker's: index i of the part (i = shard + shards * m) is
+/* The parent's part's jobs, and each worker's: index i of the part (i = shard + shards * m) is
  * worker m % J's, whose part is shard + shards * w modulo shards * J. */
 static void count_variants(parent *p) {
     const workers_plan *plan = p->plan;
     size_t step = plan->shards ? plan->shards : 1, m = 0;
-    for (size_t i = plan->shards ? plan->shard : 0; i < kj_space_count(plan->space); i += step, m++) {
-        kj_variant v = KJ_VARIANT_INIT;
-        kj_space_variant(plan->space, i, &v);
+    for (size_t i = plan->shards ? plan->shard : 0; i < plan->count; i += step, m++) {
+        int skipped;
+        plan->label(plan->jobs, i, &skipped);
         p->r->variants++;
-        if (v.skipped) p->r->skipped++;
+        if (skipped) p->r->skipped++;
         else p->total++, p->w[m % plan->processes].variants++;
     }
 }
@@ -374,14 +359,14 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
     r->failed = p.failed;
     for (unsigned k = 0; k < j; k++) r->failed += p.w[k].variants - p.w[k].reported;
     if (p.first_failed >= 0) {
-        kj_variant v = KJ_VARIANT_INIT;
-        kj_space_variant(plan->space, (size_t)p.first_failed, &v);
+        int skipped;
+        const char *label = plan->label(plan->jobs, (size_t)p.first_failed, &skipped);
         /* the status of the worker whose part holds it: its first failure is this one */
         const worker *w = &p.w[(size_t)(p.first_failed - shard) / shards % j];
         kj_status s = w->status != KJ_OK ? w->status : KJ_ERR_COMPILE;
         add_failure(failures, kj_status_name(s), kj_status_class(s),
-                    cli_format("%zu of %zu variants of %s failed to compile%s%s: %s", p.failed, p.total, plan->kernel,
-                               *v.label ? "; the first, " : "", v.label, p.first_error ? p.first_error : "(no message)"));
+                    cli_format("%zu of %zu %s failed to compile%s%s: %s", p.failed, p.total, plan->what,
+                               *label ? "; the first, " : "", label, p.first_error ? p.first_error : "(no message)"));
     }
     for (size_t i = 0; i < own.count; i++) add_failure(failures, own.items[i].status, own.items[i].class_, own.items[i].message);
     free(own.items);

@@ -40,6 +40,7 @@ static const cli_subcommand commands[] = {
     {"info", cmd_info, "devices, compute capabilities and the toolchain"},
     {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
     {"compile", cmd_compile, "compile a kernel into the cache (no GPU needed)"},
+    {"seed", cmd_seed, "compile kernels ahead of time into a folder a program or an install carries"},
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
     {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},

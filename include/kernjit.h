@@ -256,6 +256,11 @@ typedef struct kj_runtime_options {
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
     uint32_t reserved;             /* 0 (refused otherwise): names what would be padding, so that a later
                                       field never lands in bytes an older caller left undefined */
+    const char *seed_dirs;         /* NULL: $KERNJIT_SEED_PATH; seed folders (colon-separated) of binaries
+                                      built ahead of time (`kernjit seed`), searched in order after the
+                                      memory map and before the disk cache, then the installed seed
+                                      (<prefix>/share/kernjit/seed, found beside the library); "" (or
+                                      KERNJIT_SEED_PATH set empty): no seed at all. See "Seeds" below */
 } kj_runtime_options;
 /* The size and the defaults: KJ_DEVICE_AUTO, the disk cache, KJ_LOG_WARN, every other field 0 or NULL. */
 #ifdef __cplusplus
@@ -374,6 +379,7 @@ typedef struct kj_stats {
     uint64_t remote_refusals; /* remote values refused: damaged, unsigned, wrongly signed, another format */
     uint64_t remote_errors;   /* operations that failed or timed out, and those skipped by the breaker */
     double remote_ms;         /* total time of the lookups, waits included */
+    uint64_t seed_hits;       /* answered from a verified seed entry (kj_runtime_options.seed_dirs) */
 } kj_stats;
 #define KJ_STATS_INIT KJ_SIZED_INIT_(kj_stats)
 
@@ -420,10 +426,11 @@ typedef enum kj_origin {
     KJ_ORIGIN_DISK = 1,     /* loaded from the disk cache */
     KJ_ORIGIN_COMPILED = 2, /* compiled now */
     KJ_ORIGIN_REMOTE = 3,   /* fetched from the remote cache, verified, and stored on disk */
+    KJ_ORIGIN_SEED = 4,     /* loaded from a seed folder (built ahead of time; not copied to the disk) */
 } kj_origin;
 
-/* "memory", "disk", "compiled" or "remote"; "unknown" for another value. Static storage, never NULL.
- * Thread-safe. No errors. */
+/* "memory", "disk", "compiled", "remote" or "seed"; "unknown" for another value. Static storage, never
+ * NULL. Thread-safe. No errors. */
 KJ_API const char *kj_origin_name(kj_origin origin);
 
 /* Returns the loaded kernel for the request, compiling and caching as needed. The kernel is owned by
@@ -478,7 +485,7 @@ typedef struct kj_resource_usage {
 
 typedef struct kj_compile_result {
     size_t size;               /* sizeof(kj_compile_result): KJ_COMPILE_RESULT_INIT */
-    int cache_hit;          /* 1: a valid entry was already on disk */
+    int cache_hit;          /* 1: a valid entry was already on disk (in the disk cache, or a seed) */
     int stored;             /* 1: the cache holds the entry now (0: compiled in memory only) */
     int linked;             /* 1: linked with the device runtime */
     int is_ptx;             /* 1: PTX for the driver to finish (a compute_XY target, or a device newer
@@ -487,7 +494,7 @@ typedef struct kj_compile_result {
      * calling thread's next kj_compile, kj_emit or kj_compile_all, or its exit. */
     const char *arch;       /* the target compiled for: sm_XY, sm_XYa, sm_XYf, or compute_XY... for PTX */
     const char *key;        /* the cache key, 32 hex digits */
-    const char *cache_path; /* the entry's path; "" when not stored */
+    const char *cache_path; /* the entry's path (a seed's file for KJ_ORIGIN_SEED); "" when not stored */
     double compile_ms;      /* NVRTC time (0 on a hit) */
     double link_ms;         /* nvJitLink time (0 when not linked or on a hit) */
     size_t binary_bytes;
@@ -501,7 +508,7 @@ typedef struct kj_compile_result {
                                not known (a PTX target: the driver compiles it) */
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
     unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
-    kj_origin origin;       /* where the binary came from: KJ_ORIGIN_DISK, _REMOTE or _COMPILED */
+    kj_origin origin;       /* where the binary came from: KJ_ORIGIN_SEED, _DISK, _REMOTE or _COMPILED */
 } kj_compile_result;
 #define KJ_COMPILE_RESULT_INIT KJ_SIZED_INIT_(kj_compile_result)
 
@@ -812,9 +819,42 @@ KJ_API kj_status kj_cache_clear(kj_runtime *rt, uint64_t *removed_entries, uint6
 KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
 
 /* ------------------------------------------------------------------------------------------------
+ * Seeds: binaries built ahead of time, carried by an application or an install
+ *
+ * A seed folder holds cache entries in the disk cache's layout (<folder>/sm_XY/<key>.cubin) and a
+ * manifest, made by `kernjit seed DIR ...` (kj_compile into a runtime whose cache_dir is the folder,
+ * then kj_seed_sign when it is to be signed), for the targets the application supports. A runtime
+ * looks in its seed folders (kj_runtime_options.seed_dirs or KERNJIT_SEED_PATH, then the installed
+ * seed) after the memory map and before the disk cache: lookups go memory, seed, disk, remote,
+ * compile. The key is computed from the request's inputs as for any tier, so a seed built from other
+ * headers, options, toolkit or target simply has no entry for it, and the kernel is compiled as
+ * usual (for a GPU nobody seeded). A seed entry is verified as a disk entry is (header, length,
+ * checksum, key), read in place, and never copied into the disk cache (KJ_ORIGIN_SEED). Folders
+ * follow the disk cache's rules, read-side: a folder (or entry) that another user than this one or
+ * root owns, that others may write to, that is a symbolic link, or whose parent anyone may write
+ * without the sticky bit is not used, with a warning. With a secret (KERNJIT_SEED_SECRET, else the
+ * remote cache's: kj_runtime_options.remote_secret or KERNJIT_REMOTE_SECRET) every seed entry must be
+ * signed with it (HMAC-SHA256, as remote values are): an unsigned or wrongly signed one is refused
+ * with a warning, and the lookup goes on to the disk cache. KJ_CACHE_MEMORY_ONLY and
+ * KERNJIT_CACHE_DISABLE=1 leave the seeds out too.
+ * ---------------------------------------------------------------------------------------------- */
+/* Seed folder `index` (from 0) of the runtime, in the order they are searched; NULL past the end, for
+ * a runtime without seeds, or rt NULL. Owned by the runtime, valid until kj_runtime_destroy.
+ * Thread-safe. No errors. */
+KJ_API const char *kj_seed_dir(const kj_runtime *rt, size_t index);
+/* Signs every entry of the runtime's disk cache folder that is not signed under the seed secret yet
+ * (KERNJIT_SEED_SECRET, else the remote cache's secret), so that the folder is a seed that runtimes
+ * holding the secret accept; run on a runtime whose cache_dir is the seed being made (with
+ * seed_dirs ""), after compiling into it. Each entry is rewritten atomically; count (may be NULL)
+ * gets the entries signed now. Thread-safe, but not while other processes compile into the folder.
+ * Errors: KJ_ERR_USAGE (rt NULL, or no secret set), KJ_ERR_NOT_FOUND (no disk cache),
+ * KJ_ERR_UNSUPPORTED (no libcrypto), KJ_ERR_IO (an entry that cannot be read or rewritten, named). */
+KJ_API kj_status kj_seed_sign(kj_runtime *rt, uint64_t *count);
+
+/* ------------------------------------------------------------------------------------------------
  * Remote cache: a Redis server that machines share, behind each one's disk cache
  *
- * Lookups go memory, disk, remote, compile. A remote value is an entry as the disk holds it (header,
+ * Lookups go memory, seed, disk, remote, compile. A remote value is an entry as the disk holds it (header,
  * checksum) and, when a secret is set, its HMAC-SHA256 signature; it is verified, stored on disk,
  * then used (KJ_ORIGIN_REMOTE). What is compiled here is stored on disk and pushed in the background:
  * the caller never waits for the server. When processes miss the same key at once, one compiles

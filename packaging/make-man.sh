@@ -17,6 +17,8 @@ trap 'rm -f "$inc"' EXIT
     done
     echo "[FILES]"
     echo "The cache: \$KERNJIT_CACHE_DIR, else \$XDG_CACHE_HOME/kernjit, else ~/.cache/kernjit (see kernjit cache path)."
+    echo ".br"
+    echo "Seeds (kernels built ahead of time, read only): the folders of \$KERNJIT_SEED_PATH, then the install's share/kernjit/seed (see kernjit seed)."
     echo "[SEE ALSO]"
     echo "The README and docs/ of the kernjit sources; kernjit.h for the C library."
 } > "$inc"

@@ -161,6 +161,32 @@ static void test_old_caller_defaults(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A program built against the headers before seeds: its kj_runtime_options ends with `reserved`, and
+ * the poisoned bytes after it are no seed_dirs (a pointer read from them would be followed): the seeds
+ * are KERNJIT_SEED_PATH's, none here. */
+static void test_caller_before_seeds(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    struct {
+        kj_runtime_options o;
+        unsigned char poison[64];
+    } box;
+    memset(&box, POISON, sizeof box);
+    size_t size = offsetof(kj_runtime_options, seed_dirs);
+    KJ_ASSERT_OK(kj_runtime_options_init(&box.o, size));
+    box.o.device = KJ_DEVICE_NONE;
+    box.o.cache_dir = dir;
+    setenv("KERNJIT_SEED_PATH", "", 1);
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&box.o, &rt));
+    assert_null(kj_seed_dir(rt, 0));
+    kj_compile_result result = KJ_COMPILE_RESULT_INIT;
+    kj_request req = {.size = sizeof req, .kernel = "k.cu", .source_text = SOURCE};
+    KJ_ASSERT_OK(kj_compile(rt, &req, &result));
+    kj_runtime_destroy(rt);
+    kj_test_rmdir(dir);
+}
+
 static void test_newer_caller(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_compile_runtime(NULL, NULL);
@@ -213,6 +239,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_old_caller),
         cmocka_unit_test(test_old_caller_defaults),
+        cmocka_unit_test(test_caller_before_seeds),
         cmocka_unit_test(test_newer_caller),
         cmocka_unit_test(test_size_zero),
     };

@@ -625,6 +625,34 @@ static void test_remote_cache_options_malformed(void **state) {
     assert_int_equal(count_files(cache_dir), before);
 }
 
+/* Seeds: a seed secret that is not allowed is refused when the runtime is made, as the remote cache's
+ * is; kj_seed_sign needs a secret and a disk cache. */
+static void test_seed_refused(void **state) {
+    (void)state;
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
+    o.device = KJ_DEVICE_NONE;
+    o.cache_dir = cache_dir;
+    kj_runtime *rt = (kj_runtime *)0x1;
+    size_t before = count_files(cache_dir);
+    setenv("KERNJIT_SEED_SECRET", "too short", 1);
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "KERNJIT_SEED_SECRET: the secret is 9 bytes; 16 to 4096 are allowed");
+    assert_ptr_equal(rt, (kj_runtime *)0x1);
+    unsetenv("KERNJIT_SEED_SECRET");
+    unsetenv("KERNJIT_REMOTE_SECRET");
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    uint64_t count = 77;
+    EXPECT(kj_seed_sign(rt, &count), KJ_ERR_USAGE, "no secret to sign the seed with: set KERNJIT_SEED_SECRET");
+    assert_int_equal(count, 77);
+    kj_runtime_destroy(rt);
+    o.cache_mode = KJ_CACHE_MEMORY_ONLY;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    EXPECT(kj_seed_sign(rt, &count), KJ_ERR_NOT_FOUND, "this runtime has no disk cache");
+    EXPECT(kj_seed_sign(NULL, &count), KJ_ERR_USAGE, "runtime is NULL");
+    assert_int_equal(count, 77);
+    kj_runtime_destroy(rt);
+    assert_int_equal(count_files(cache_dir), before);
+}
+
 static void test_search_path_entry_is_a_file(void **state) {
     (void)state;
     char *dir = kj_test_tmpdir();
@@ -880,6 +908,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_arch_the_device_does_not_run),
         cmocka_unit_test(test_device_runtime_without_code_for_the_target),
         cmocka_unit_test(test_remote_cache_options_malformed),
+        cmocka_unit_test(test_seed_refused),
         cmocka_unit_test(test_search_path_entry_is_a_file),
         cmocka_unit_test(test_kernel_names_too_long),
         cmocka_unit_test(test_damaged_tuning_database),

@@ -179,10 +179,10 @@ def run_command_rows(rows, args, only):
         }
         base = dict(os.environ)
         for k in ('KJ_STUB_FREE', 'KJ_STUB_PARAMS', 'KERNJIT_CACHE_MAX', 'KERNJIT_REMOTE_CACHE', 'KERNJIT_REMOTE_SECRET',
-                  'KERNJIT_REMOTE_MODE'):
+                  'KERNJIT_REMOTE_MODE', 'KERNJIT_SEED_SECRET', 'KERNJIT_CACHE_DISABLE'):
             base.pop(k, None)
         # no driver unless a row asks for the stub's device: the same answers on a machine with a GPU
-        base.update(KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='',
+        base.update(KERNJIT_CACHE_DIR=os.path.join(w, 'cache'), KERNJIT_PATH='', KERNJIT_SEED_PATH='',
                     KERNJIT_LIBCUDA='/nonexistent/libcuda.so.1')
         for rid, c, line in rows:
             if only and rid not in only:

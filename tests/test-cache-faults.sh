@@ -16,6 +16,7 @@ cd "$work"
 failures=0
 export KERNJIT_PATH=
 export KERNJIT_LIBCUDA="$STUB"
+unset KERNJIT_SEED_PATH KERNJIT_SEED_SECRET KERNJIT_REMOTE_SECRET
 # the shim is preloaded ahead of a sanitizer runtime in -Db_sanitize builds
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
@@ -347,6 +348,88 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
     echo "skip: F25 (needs root and setpriv)"
 fi
+
+# ---- seed folders (kernjit seed): read only, verified as entries are, refused as cache folders are ----
+# Each case: a seed of vadd for sm_90 (what the stub's device is); launched with KERNJIT_SEED_PATH
+# naming it and an empty cache, the kernel comes from the seed when nothing is wrong, else it is
+# compiled, with a warning, and the seed is left exactly as it was (a seed is never repaired).
+seed() { # seed DIR: a fresh seed of vadd; prints its one entry's path
+    rm -rf "$1"
+    "$K" -q seed "$1" "$KD/vadd.cu" --arch sm_90 >/dev/null 2>&1 || fail "making the seed $1"
+    find "$1" -name '*.cubin' -type f
+}
+seeded() { # seeded ROW SEEDS WARNING [ENV...]: the launch compiles (warning given) or hits the seed (none)
+    local row="$1" seeds="$2" warning="$3" from
+    shift 3
+    from=$([ -n "$warning" ] && echo "compiled now" || echo "seed (built ahead of time)")
+    rm -rf "$work/$row-cache"
+    KERNJIT_SEED_PATH="$seeds" KERNJIT_CACHE_DIR="$work/$row-cache" run "$row" 0 "$from" "$warning" env "$@" "${LAUNCH[@]}"
+    grep -qF "[999] 1001" "$work/out" || fail "$row: the kernel did not run"
+}
+unchanged() { # unchanged ROW DIR SNAPSHOT: the seed's files as they were
+    [ "$(find "$2" -printf '%p %m %s\n' | sort | sha256sum)" = "$3" ] && ok "$1: the seed is as it was" \
+        || fail "$1: the seed changed"
+}
+snapshot() { find "$1" -printf '%p %m %s\n' | sort | sha256sum; }
+
+s="$work/F30"
+e=$(seed "$s")
+seeded F30 "$s" "" # the good seed serves
+# row F30: a seed folder others may write to
+chmod 777 "$s"
+before=$(snapshot "$s")
+seeded F30 "$s" "others may write to it (mode 0777)"
+unchanged F30 "$s" "$before"
+chmod 755 "$s"
+# row F31: a seed folder of another user than this one or root
+if [ "$(id -u)" = 0 ]; then
+    chown 4242 "$s"
+    seeded F31 "$s" "owned by uid 4242, not by this user (uid 0) or root"
+    chown 0 "$s"
+else
+    echo "skip: F31 (needs root, to give the folder away)"
+fi
+# row F32: a seed folder that is a symbolic link
+ln -s "$s" "$work/F32-link"
+seeded F32 "$work/F32-link" "it is a symbolic link"
+# row F33: a seed folder whose parent anyone may write, without the sticky bit
+mkdir -p "$work/F33" && e33=$(seed "$work/F33/seed") && chmod 777 "$work/F33"
+seeded F33 "$work/F33/seed" "may be written by anyone without the sticky bit"
+# row F34: a listed seed folder that does not exist
+seeded F34 "$work/F34-nowhere" "does not exist; not using it"
+# row F35: a damaged seed entry: refused, compiled, and left as it is
+e=$(seed "$s")
+flip_last "$e"
+before=$(snapshot "$s")
+seeded F35 "$s" "is refused: it is damaged"
+unchanged F35 "$s" "$before"
+# row F36: an entry named for another key (a file copied in under another name)
+e=$(seed "$s")
+other=$(KERNJIT_SEED_PATH= KERNJIT_CACHE_DIR="$work/F36-other" "$K" compile "$KD/vadd.cu" --arch sm_90 -D UNUSED=1 --json |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["targets"][0]["key"])')
+mv "$e" "$s/sm_90/$other.cubin"
+KERNJIT_SEED_PATH="$s" KERNJIT_CACHE_DIR="$work/F36-cache" run F36 0 "compiled" "not the entry of its name's key" \
+    "$K" compile "$KD/vadd.cu" --arch sm_90 -D UNUSED=1
+# row F37: an entry of another format version
+e=$(seed "$s")
+flip_version "$e"
+seeded F37 "$s" "it is an entry of format version 2, and this kernjit reads version 1"
+# row F38: an unsigned entry where a secret is set
+e=$(seed "$s")
+seeded F38 "$s" "not signed, and this process requires signatures" KERNJIT_SEED_SECRET="the fault tests' seed secret"
+# row F39: an entry signed with another secret (the remote cache's secret counts as the seed's)
+rm -rf "$s" && KERNJIT_SEED_SECRET="one secret of the fault tests" "$K" -q seed "$s" "$KD/vadd.cu" --arch sm_90 >/dev/null 2>&1
+seeded F39 "$s" "" KERNJIT_SEED_SECRET="one secret of the fault tests"
+seeded F39 "$s" "signed with another secret, or changed after it was signed" KERNJIT_REMOTE_SECRET="another secret of the tests"
+# row F40: an entry others may write to
+e=$(seed "$s")
+chmod 666 "$e"
+seeded F40 "$s" "that only its owner may write"
+# row F41: an entry that is a symbolic link (to a valid entry): never followed
+e=$(seed "$s")
+mv "$e" "$work/F41-target.cubin" && ln -s "$work/F41-target.cubin" "$e"
+seeded F41 "$s" "a symbolic link, which is never followed"
+[ -L "$e" ] && ok "F41: the link is left as it is" || fail "F41: the link was removed"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"

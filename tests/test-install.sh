@@ -178,5 +178,46 @@ out=$(KERNJIT_CACHE_DIR="$stage/cache" "$prefix/bin/kernjit" --version 2>&1) \
 out=$(KERNJIT_CACHE_DIR="$stage/cache" "$prefix/bin/kernjit" list 2>&1) \
     && ok "installed CLI lists the kernels" || fail "installed kernjit list: $out"
 
+# ---- the installed seed: a build of the library and the CLI with -Dseed_archs, installed ----
+# (its own small build: the library and the program alone, a seed for one target)
+seed_build="$stage/seed-build" seed_stage="$stage/seed-stage"
+if "$meson" setup "$seed_build" "$src" -Dseed_archs=sm_90 -Dtests=false -Dman=disabled -Dcub=disabled \
+        --prefix=/opt/kernjit >"$stage/seed.log" 2>&1 &&
+    "$meson" compile -C "$seed_build" >>"$stage/seed.log" 2>&1 &&
+    "$meson" install -C "$seed_build" --no-rebuild --destdir "$seed_stage" --quiet >>"$stage/seed.log" 2>&1; then
+    seed_prefix="$seed_stage/opt/kernjit"
+    seeddir=$(PKG_CONFIG_PATH="$(dirname "$(find "$seed_stage" -name kernjit.pc)")" "$pkgconfig" --variable=seeddir kernjit)
+    [ "$(cd "$seeddir" 2>/dev/null && pwd)" = "$seed_prefix/share/kernjit/seed" ] && ok "pkg-config's seeddir names the seed" \
+        || fail "pkg-config's seeddir is '$seeddir', not $seed_prefix/share/kernjit/seed"
+    grep -q 'kernjit_SEED_DIR' "$(find "$seed_stage" -name kernjitConfig.cmake)" && ok "the CMake package names the seed" \
+        || fail "kernjitConfig.cmake lacks kernjit_SEED_DIR"
+    manifest="$seed_prefix/share/kernjit/seed/manifest.json"
+    if python3 - "$manifest" <<'EOF2'; then ok "the installed seed: every built-in kernel's entries for sm_90"; else fail "the installed seed's manifest"; fi
+import json, sys
+m = json.load(open(sys.argv[1]))
+kernels = {e["kernel"] for e in m["entries"]}
+assert {e["arch"] for e in m["entries"]} == {"sm_90"}, m
+assert {"reduce", "transpose", "vector_add", "nested", "mandelbrot"} <= kernels, kernels
+assert any(e["kernel"] == "reduce" and e["entry"] == "reduce_fast" for e in m["entries"])
+EOF2
+    modes=$(find "$seed_prefix/share/kernjit/seed" -printf '%m %y\n' | sort -u | tr '\n' ' ')
+    [ "$modes" = "644 f 755 d " ] && ok "the installed seed is readable by all" || fail "the installed seed's modes: $modes"
+    # the installed program (and its library) find the seed beside themselves: a seed hit, no compile
+    out=$(env -u KERNJIT_SEED_PATH KERNJIT_CACHE_DIR="$stage/seed-cache" KERNJIT_LIBCUDA=/nonexistent \
+          "$seed_prefix/bin/kernjit" compile reduce:reduce_fast --arch sm_90 --json 2>&1)
+    grep -q '"origin":"seed"' <<<"$out" && grep -qF "$seed_prefix/share/kernjit/seed/sm_90/" <<<"$out" \
+        && ok "the installed kernjit loads reduce_fast from the installed seed" || fail "no seed hit from the install: $out"
+    out=$(env -u KERNJIT_SEED_PATH KERNJIT_CACHE_DIR="$stage/seed-cache" KERNJIT_LIBCUDA=/nonexistent \
+          "$seed_prefix/bin/kernjit" compile reduce:reduce_fast --arch sm_80 --json 2>&1)
+    grep -q '"origin":"compiled"' <<<"$out" && ok "a target the seed lacks compiles" || fail "sm_80 from the install: $out"
+    out=$(KERNJIT_SEED_PATH= KERNJIT_CACHE_DIR="$stage/seed-cache2" KERNJIT_LIBCUDA=/nonexistent \
+          "$seed_prefix/bin/kernjit" compile reduce:reduce_fast --arch sm_90 --json 2>&1)
+    grep -q '"origin":"compiled"' <<<"$out" && ok "KERNJIT_SEED_PATH= turns the installed seed off" \
+        || fail "KERNJIT_SEED_PATH= did not turn the installed seed off: $out"
+else
+    tail -30 "$stage/seed.log"
+    fail "building and installing with -Dseed_archs=sm_90"
+fi
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all install checks passed"

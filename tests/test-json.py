@@ -104,8 +104,9 @@ def main():
     with open(bad, 'w') as f:
         f.write('extern "C" __global__ void k(int *x) { x[0] = oops; }\n')
     base = dict(os.environ, KERNJIT_CACHE_DIR=os.path.join(work, 'cache'), KERNJIT_PATH='')
-    for k in ('KERNJIT_REMOTE_CACHE', 'KERNJIT_REMOTE_SECRET', 'KERNJIT_REMOTE_MODE'):
+    for k in ('KERNJIT_REMOTE_CACHE', 'KERNJIT_REMOTE_SECRET', 'KERNJIT_REMOTE_MODE', 'KERNJIT_SEED_SECRET'):
         base.pop(k, None)
+    base['KERNJIT_SEED_PATH'] = ''
     base['KERNJIT_CUB_PLUGIN'] = 'off'  # bench reduce would build it (test-cub-build does)
     envs = {'none': dict(base, KERNJIT_LIBCUDA='/nonexistent/libcuda.so.1'),
             'stub': dict(base, KERNJIT_LIBCUDA=stub),
@@ -133,6 +134,9 @@ def main():
         ('none', 'compile', ['compile', '--json', 'reduce', '--arch'], 2,
          lambda d: 'needs a value' in d['error']['message']),
         ('none', 'compile', ['compile', 'reduce', '--json=yes'], 2, lambda d: 'takes no value' in d['error']['message']),
+        ('none', 'seed', ['seed', os.path.join(work, 'seed'), vadd, '--arch', 'sm_90'], 0,
+         lambda d: d['compiled'] == 1 and d['entries'] == 1 and d['archs'] == ['sm_90'] and d['signed'] is False),
+        ('none', 'seed', ['seed', os.path.join(work, 'seed2'), 'reduce'], 2, lambda d: '--arch' in d['error']['message']),
         ('none', 'cache path', ['cache', 'path'], 0, lambda d: d['cache_dir']),
         ('none', 'cache list', ['cache', 'list'], 0, lambda d: d['entries'] and isinstance(d['entries'][0]['macros'], dict)),
         ('none', 'cache stats', ['cache', 'stats'], 0, lambda d: d['entries'] > 0 and d['remote']['configured'] is False),

@@ -14,9 +14,9 @@
                        sizeof(type) % KJ__SIZED_UNIT == 0,                                          \
                    #type " ends in padding: name it (a `reserved` field), and grow in units of 8 bytes")
 
-KJ__NO_TAIL_PADDING(kj_runtime_options, reserved);
+KJ__NO_TAIL_PADDING(kj_runtime_options, seed_dirs);
 KJ__NO_TAIL_PADDING(kj_device_info, max_nesting_depth);
-KJ__NO_TAIL_PADDING(kj_stats, remote_ms);
+KJ__NO_TAIL_PADDING(kj_stats, seed_hits);
 KJ__NO_TAIL_PADDING(kj_request, source_count);
 KJ__NO_TAIL_PADDING(kj_compile_result, origin);
 KJ__NO_TAIL_PADDING(kj_kernel_info, reserved);

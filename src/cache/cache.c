@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "cache/sign.h"
 #include "jit/arch.h"
 
 static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
@@ -24,6 +25,7 @@ struct kj__cache {
     char *root; /* checked and opened at each use: no descriptor is held */
     uint64_t max_bytes;
     kj__logger log;
+    int seed;   /* a seed folder: read, never written; root may own it (an install's) */
 };
 
 /* ---- the folder ------------------------------------------------------------------------------ */
@@ -118,12 +120,16 @@ static long make_dirs(const char *path) {
     return (long)first;
 }
 
-/* A folder is safe when it is ours and nobody else may write to it. */
-static const char *unsafe_reason(const struct stat *st, char *buf, size_t size) {
+/* Whether a file or folder is owned by someone this process trusts with code: itself, or for a seed
+ * (read, never written: an install's files) root too. */
+static int trusted_owner(const struct stat *st, int seed) { return st->st_uid == geteuid() || (seed && st->st_uid == 0); }
+
+/* A folder is safe when it is ours (or root's, for a seed) and nobody else may write to it. */
+static const char *unsafe_reason(const struct stat *st, int seed, char *buf, size_t size) {
     if (!S_ISDIR(st->st_mode)) return "it is not a folder";
-    if (st->st_uid != geteuid()) {
-        snprintf(buf, size, "it is owned by uid %u, not by this user (uid %u)", (unsigned)st->st_uid,
-                 (unsigned)geteuid());
+    if (!trusted_owner(st, seed)) {
+        snprintf(buf, size, "it is owned by uid %u, not by this user (uid %u)%s", (unsigned)st->st_uid,
+                 (unsigned)geteuid(), seed ? " or root" : "");
         return buf;
     }
     if (st->st_mode & 022) {
@@ -133,10 +139,33 @@ static const char *unsafe_reason(const struct stat *st, char *buf, size_t size) 
     return NULL;
 }
 
+/* How the messages name a folder of each kind, and what to do about it. */
+typedef struct folder_words {
+    const char *noun;     /* "cache folder" */
+    const char *binaries; /* "cached binaries" */
+    const char *moves;    /* what a link would redirect */
+    const char *fix_link, *fix_parent, *fix_owner, *fix_mode, *fix_other;
+} folder_words;
+
+static const folder_words CACHE_WORDS = {
+    "cache folder", "cached binaries", "writes",
+    "set KERNJIT_CACHE_DIR to a folder of your own, not a link",
+    "set KERNJIT_CACHE_DIR to a folder in a parent of your own",
+    "it is another user's folder: set KERNJIT_CACHE_DIR to one of your own",
+    "chmod 700 the folder, or set KERNJIT_CACHE_DIR",
+    "set KERNJIT_CACHE_DIR to a folder of your own"};
+static const folder_words SEED_WORDS = {
+    "seed folder", "seeded binaries", "reads",
+    "name the folder itself in KERNJIT_SEED_PATH, not a link",
+    "keep seeds in a folder whose parent only its owner may write",
+    "it is another user's folder: copy it to one of your own",
+    "chmod go-w the folder",
+    "name a folder in KERNJIT_SEED_PATH"};
+
 /* The folder holding the cache folder: one that others may write to without the sticky bit lets
  * them replace the cache folder itself (by a link, between one run and the next). A parent that does
  * not exist yet will be created 0700. */
-static int unsafe_parent(const char *dir, char *why, size_t size) {
+static int unsafe_parent(const char *dir, const folder_words *words, char *why, size_t size) {
     char *parent = kj__strdup(dir);
     if (!parent) return 0;
     size_t n = strlen(parent);
@@ -148,10 +177,10 @@ static int unsafe_parent(const char *dir, char *why, size_t size) {
     struct stat st;
     int unsafe = stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX);
     if (unsafe)
-        kj_message_format(why, size, "not using the cache folder %s: its parent %s may be written by anyone without "
-                          "the sticky bit (mode %04o), so the folder could be replaced by a link; cached binaries are "
-                          "code that will run (fix: set KERNJIT_CACHE_DIR to a folder in a parent of your own)", dir,
-                          parent, (unsigned)(st.st_mode & 07777));
+        kj_message_format(why, size, "not using the %s %s: its parent %s may be written by anyone without the "
+                          "sticky bit (mode %04o), so the folder could be replaced by a link; %s are code that will "
+                          "run (fix: %s)", words->noun, dir, parent, (unsigned)(st.st_mode & 07777), words->binaries,
+                          words->fix_parent);
     free(parent);
     return unsafe;
 }
@@ -162,11 +191,13 @@ static int unsafe_parent(const char *dir, char *why, size_t size) {
  * link planted in a shared folder would redirect the writes, and `cache clear`, to wherever it
  * points), not ours, writable by others, or in a parent anyone may write without the sticky bit.
  * The path is checked whole before anything is made, and what was made is removed again when the
- * folder then cannot be used. Returns the descriptor, or -1 with why (a sentence naming the folder)
- * and *err (the errno of a failed call, 0 for a refusal). */
-static int open_root(const char *dir, int create, char *why, size_t size, int *err) {
+ * folder then cannot be used. A seed folder (seed) is never created, and may be root's (an install).
+ * Returns the descriptor, or -1 with why (a sentence naming the folder) and *err (the errno of a
+ * failed call, 0 for a refusal). */
+static int open_root(const char *dir, int create, int seed, char *why, size_t size, int *err) {
     *err = 0;
-    if (check_root_path(dir, why, size) != 0 || unsafe_parent(dir, why, size)) return -1;
+    const folder_words *words = seed ? &SEED_WORDS : &CACHE_WORDS;
+    if (check_root_path(dir, why, size) != 0 || unsafe_parent(dir, words, why, size)) return -1;
     long made = 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR) && create) {
@@ -182,24 +213,22 @@ static int open_root(const char *dir, int create, char *why, size_t size, int *e
         *err = errno;
         struct stat link;
         if ((*err == ELOOP || *err == ENOTDIR) && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode))
-            kj_message_format(why, size, "not using the cache folder %s: it is a symbolic link (owned by uid %u%s), "
-                              "and a link planted in a shared folder would send kernjit's writes wherever it points "
-                              "(fix: set KERNJIT_CACHE_DIR to a folder of your own, not a link)", dir,
-                              (unsigned)link.st_uid, link.st_uid == geteuid() ? ", this user" : ", not this user");
+            kj_message_format(why, size, "not using the %s %s: it is a symbolic link (owned by uid %u%s), and a "
+                              "link planted in a shared folder would send kernjit's %s wherever it points (fix: %s)",
+                              words->noun, dir, (unsigned)link.st_uid,
+                              link.st_uid == geteuid() ? ", this user" : ", not this user", words->moves,
+                              words->fix_link);
         else if (*err == ELOOP || *err == ENOTDIR)
-            kj_message_format(why, size, "not using the cache folder %s: it is not a folder (fix: set "
-                              "KERNJIT_CACHE_DIR to a folder of your own)", dir);
+            kj_message_format(why, size, "not using the %s %s: it is not a folder (fix: %s)", words->noun, dir,
+                              words->fix_other);
         else
-            kj_message_format(why, size, "cannot open the cache folder %s (%s)", dir, kj__strerror(*err));
+            kj_message_format(why, size, "cannot open the %s %s (%s)", words->noun, dir, kj__strerror(*err));
     } else {
         char detail[160];
-        const char *reason = unsafe_reason(&st, detail, sizeof detail);
+        const char *reason = unsafe_reason(&st, seed, detail, sizeof detail);
         if (!reason) return fd;
-        kj_message_format(why, size, "not using the cache folder %s: %s; cached binaries are code that will run "
-                          "(fix: %s)", dir, reason,
-                          st.st_uid != geteuid() ? "it is another user's folder: set KERNJIT_CACHE_DIR to one of "
-                                                   "your own"
-                                                 : "chmod 700 the folder, or set KERNJIT_CACHE_DIR");
+        kj_message_format(why, size, "not using the %s %s: %s; %s are code that will run (fix: %s)", words->noun, dir,
+                          reason, words->binaries, trusted_owner(&st, seed) ? words->fix_mode : words->fix_owner);
     }
     if (fd >= 0) close(fd);
     if (made > 0) unmake_dirs(dir, (size_t)made);
@@ -213,7 +242,7 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
     }
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(dir, 1, why, sizeof why, &err);
+    int fd = open_root(dir, 1, 0, why, sizeof why, &err);
     if (fd >= 0) {
         close(fd);
     } else if (err == EMFILE || err == ENFILE) {
@@ -247,14 +276,15 @@ uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; 
 static int use_root(kj__cache *c, int create, const char *then) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(c->root, create, why, sizeof why, &err);
+    int fd = open_root(c->root, create, c->seed, why, sizeof why, &err);
     if (fd < 0 && (create || err != ENOENT)) kj__log(&c->log, KJ_LOG_WARN, "%s; %s", why, then);
     return fd;
 }
 
 /* Opens <root>/<arch> (creating it when asked), refusing a link or an unsafe folder. */
 static int open_arch_dir(kj__cache *c, const char *arch, int create) {
-    int rfd = use_root(c, create, create ? "the kernel is kept in memory only" : "compiling again");
+    int rfd = use_root(c, create, create ? "the kernel is kept in memory only" : c->seed ? "not using its entries"
+                                                                                    : "compiling again");
     if (rfd < 0) return -1;
     /* As for make_dir: a failed mkdirat matters only if the folder is not there after all. */
     int mkdir_err = create && mkdirat(rfd, arch, 0700) != 0 && errno != EEXIST ? errno : 0;
@@ -274,7 +304,7 @@ static int open_arch_dir(kj__cache *c, const char *arch, int create) {
     }
     struct stat st;
     char why[128];
-    const char *reason = fstat(fd, &st) != 0 ? "it cannot be inspected" : unsafe_reason(&st, why, sizeof why);
+    const char *reason = fstat(fd, &st) != 0 ? "it cannot be inspected" : unsafe_reason(&st, c->seed, why, sizeof why);
     if (reason) {
         kj__log(&c->log, KJ_LOG_WARN, "not using %s/%s: %s", c->root, arch, reason);
         close(fd);
@@ -312,7 +342,12 @@ int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, 
     uint64_t plen = get64(data + 16);
     uint32_t dlen = get32(data + 24);
     if (get32(data + 28) != 0 || plen > MAX_PAYLOAD || dlen > MAX_DESCRIPTION) return -1;
-    if (size != KJ_CACHE_HEADER_BYTES + (uint64_t)dlen + plen) return -1;
+    /* a signed entry (a seed, or a remote value) ends with its signature, which whoever requires one
+     * checks (sign.h); the entry is what comes before it */
+    uint64_t whole = KJ_CACHE_HEADER_BYTES + (uint64_t)dlen + plen;
+    if (size != whole && !(size == whole + KJ_SIGNED_TRAILER_BYTES && kj__sign_unsealed_size(data, size) == whole))
+        return -1;
+    size = (size_t)whole;
     if (key && memcmp(data + 32, key->bytes, 16) != 0) return -1;
     uint8_t sum[16];
     checksum(data + KJ_CACHE_HEADER_BYTES, size - KJ_CACHE_HEADER_BYTES, sum);
@@ -328,6 +363,17 @@ int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, 
 int kj__cache_entry_version(const uint8_t *data, size_t size) {
     if (size < KJ_CACHE_HEADER_BYTES || memcmp(data, MAGIC, sizeof MAGIC) != 0) return -1;
     return (int)get32(data + 8);
+}
+
+int kj__cache_entry_key(const uint8_t *data, size_t size, kj__key *key) {
+    const char *desc;
+    const uint8_t *payload;
+    size_t dlen, plen;
+    uint32_t flags;
+    if (kj__cache_parse_entry(data, size, NULL, &desc, &dlen, &payload, &plen, &flags) != 0) return -1;
+    memcpy(key->bytes, data + 32, 16);
+    kj__hex(key->bytes, 16, key->hex);
+    return 0;
 }
 
 uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, const void *payload, size_t len,
@@ -374,12 +420,12 @@ static int entry_path(kj__cache *c, const char *arch, const kj__key *key, char n
 }
 
 /* Reads a whole entry through an open descriptor (its fstat into *st); NULL when it is not a plain
- * file of ours or too big. */
-static uint8_t *read_entry(int fd, size_t *size, struct stat *st_out) {
+ * file of ours (for a seed: ours or root's, and nobody else's to write) or too big. */
+static uint8_t *read_entry(int fd, int seed, size_t *size, struct stat *st_out) {
     struct stat st;
     if (st_out) memset(st_out, 0, sizeof *st_out);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-        (uint64_t)st.st_size > MAX_PAYLOAD + MAX_DESCRIPTION + KJ_CACHE_HEADER_BYTES)
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted_owner(&st, seed) || (seed && (st.st_mode & 022)) ||
+        (uint64_t)st.st_size > MAX_PAYLOAD + MAX_DESCRIPTION + KJ_CACHE_HEADER_BYTES + KJ_SIGNED_TRAILER_BYTES)
         return NULL;
     if (st_out) *st_out = st;
     size_t n = (size_t)st.st_size;
@@ -425,7 +471,7 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     }
     size_t size = 0;
     struct stat st;
-    uint8_t *data = read_entry(fd, &size, &st);
+    uint8_t *data = read_entry(fd, c->seed, &size, &st);
     const char *desc;
     size_t dlen;
     const uint8_t *bin;
@@ -464,6 +510,60 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     return KJ__HIT;
 }
 
+/* ---- seed folders: read only ------------------------------------------------------------------ */
+
+kj__cache *kj__cache_open_seed(const char *dir, const kj__logger *log, int *missing) {
+    char why[KJ__MESSAGE_MAX];
+    int err;
+    *missing = 0;
+    int fd = open_root(dir, 0, 1, why, sizeof why, &err);
+    if (fd >= 0) {
+        close(fd);
+    } else if (err == ENOENT) {
+        *missing = 1;
+        return NULL;
+    } else if (err == EMFILE || err == ENFILE) {
+        kj__log(log, KJ_LOG_WARN, "%s; it is checked again at each use", why);
+    } else {
+        kj__log(log, KJ_LOG_WARN, "%s; not using its entries", why);
+        return NULL;
+    }
+    kj__cache *c = calloc(1, sizeof *c);
+    if (!c || !(c->root = kj__strdup(dir))) {
+        free(c);
+        return NULL;
+    }
+    c->seed = 1;
+    if (log) c->log = *log;
+    return c;
+}
+
+kj__lookup kj__cache_read(kj__cache *c, const char *arch, const kj__key *key, uint8_t **data, size_t *size,
+                          char path[PATH_MAX]) {
+    char name[64];
+    if (entry_path(c, arch, key, name, path) != 0) return KJ__MISS;
+    int dfd = open_arch_dir(c, arch, 0);
+    if (dfd < 0) return KJ__MISS;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int err = errno;
+    close(dfd);
+    if (fd < 0 && err == ENOENT) return KJ__MISS;
+    if (fd < 0) {
+        kj__log(&c->log, KJ_LOG_WARN, "not using %s (%s%s)", path, kj__strerror(err),
+                err == ELOOP ? ": a symbolic link, which is never followed" : "");
+        return KJ__BAD;
+    }
+    uint8_t *d = read_entry(fd, c->seed, size, NULL);
+    close(fd);
+    if (!d) {
+        kj__log(&c->log, KJ_LOG_WARN, "not using %s: it is not a regular file of this user%s%s, or it is larger than "
+                "any entry", path, c->seed ? " or root" : "", c->seed ? " that only its owner may write" : "");
+        return KJ__BAD;
+    }
+    *data = d;
+    return KJ__HIT;
+}
+
 /* ---- storing and evicting -------------------------------------------------------------------- */
 
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name);
@@ -476,15 +576,20 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
         kj__log(&c->log, KJ_LOG_WARN, "binary of %zu bytes is too large to cache", len);
         return -1;
     }
-    int dfd = open_arch_dir(c, arch, 1);
-    if (dfd < 0) return -1;
-
     size_t size;
     uint8_t *buf = kj__cache_format_entry(key, description, payload, len, flags, &size);
-    if (!buf) {
-        close(dfd);
-        return -1;
-    }
+    if (!buf) return -1;
+    int r = kj__cache_store_raw(c, arch, key, buf, size, path);
+    free(buf);
+    return r;
+}
+
+int kj__cache_store_raw(kj__cache *c, const char *arch, const kj__key *key, const uint8_t *buf, size_t size,
+                        char path[PATH_MAX]) {
+    char name[64];
+    if (entry_path(c, arch, key, name, path) != 0) return -1;
+    int dfd = c->seed ? -1 : open_arch_dir(c, arch, 1);
+    if (dfd < 0) return -1;
 
     /* A name no other writer uses: O_EXCL fails rather than open anything already there. */
     static unsigned counter;
@@ -513,7 +618,6 @@ int kj__cache_store(kj__cache *c, const char *arch, const kj__key *key, const ch
         kj__log(&c->log, KJ_LOG_WARN, "cannot write cache entry %s (%s); the kernel is kept in memory only", path,
                 kj__strerror(err));
     }
-    free(buf);
     close(dfd);
     if (!ok) return -1;
     evict(c, arch, name);
@@ -620,7 +724,7 @@ static int remove_file(int rfd, const file_info *f) {
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int rfd = open_root(c->root, 0, why, sizeof why, &err);
+    int rfd = open_root(c->root, 0, c->seed, why, sizeof why, &err);
     file_info *files;
     size_t n;
     if (rfd < 0) return;
@@ -662,7 +766,7 @@ static kj_status scan_root(kj__cache *c, int *rfd, file_info **files, size_t *n)
     int err;
     *files = NULL;
     *n = 0;
-    *rfd = open_root(c->root, 0, why, sizeof why, &err);
+    *rfd = open_root(c->root, 0, c->seed, why, sizeof why, &err);
     if (*rfd < 0) return err == ENOENT ? KJ_OK : KJ_FAIL(KJ_ERR_IO, "%s", why);
     if (scan(*rfd, files, n) == 0) return KJ_OK;
     err = errno;
@@ -700,7 +804,7 @@ kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size
             int afd = openat(rfd, files[i].arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             int fd = afd < 0 ? -1 : openat(afd, files[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             size_t size = 0;
-            uint8_t *data = fd < 0 ? NULL : read_entry(fd, &size, NULL);
+            uint8_t *data = fd < 0 ? NULL : read_entry(fd, c->seed, &size, NULL);
             const char *desc;
             size_t dlen;
             const uint8_t *bin;

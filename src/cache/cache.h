@@ -42,10 +42,25 @@ typedef enum kj__lookup { KJ__MISS = 0, KJ__HIT = 1, KJ__BAD = 2 } kj__lookup;
 kj__lookup kj__cache_load(kj__cache *cache, const char *arch, const kj__key *key, char **payload, size_t *len,
                           uint32_t *flags, char **description, char path[PATH_MAX]);
 
+/* A seed folder (seed.h): read, never written; root may own it and its entries (an install's), and
+ * the folder rules above apply, read-side. NULL when it cannot be used (a warning names why) or, with
+ * *missing set and no warning, when there is no such folder. */
+kj__cache *kj__cache_open_seed(const char *dir, const kj__logger *log, int *missing);
+/* The entry file for key as it is (*data malloc'd, *size): no check of its content, no removal, no
+ * time refreshed. KJ__MISS when there is none; KJ__BAD after a warning when it is a link, not a
+ * regular file of a trusted owner, or one that others may write (a seed's). */
+kj__lookup kj__cache_read(kj__cache *cache, const char *arch, const kj__key *key, uint8_t **data, size_t *size,
+                          char path[PATH_MAX]);
+
 /* Writes the entry atomically, then evicts old entries if the bound is passed. Returns 0, or -1 after
  * a warning (no space, read-only, ...) leaving nothing behind. */
 int kj__cache_store(kj__cache *cache, const char *arch, const kj__key *key, const char *description,
                     const void *payload, size_t len, uint32_t flags, char path[PATH_MAX]);
+
+/* The same for bytes already formatted as an entry (a signed one: sign.h), as they are. Not for a
+ * seed folder, which is never written (-1). */
+int kj__cache_store_raw(kj__cache *cache, const char *arch, const kj__key *key, const uint8_t *data, size_t size,
+                        char path[PATH_MAX]);
 
 /* Entries, most recently used first. */
 typedef struct kj__cache_item {
@@ -64,8 +79,9 @@ void kj__cache_items_free(kj__cache_item *items, size_t count);
  * one belongs to a write in progress: removing it would fail that store). */
 kj_status kj__cache_clear(kj__cache *cache, uint64_t *entries, uint64_t *bytes);
 
-/* Parses an entry held in memory (for tests and fuzzing): 0 when header and checksum verify and the
- * key matches (key may be NULL to skip that check). The outputs point into data. */
+/* Parses an entry held in memory: 0 when header and checksum verify and the key matches (key may be
+ * NULL to skip that check). An entry followed by a signature trailer (sign.h) parses too: whoever
+ * requires signatures checks it first. The outputs point into data. */
 int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, const char **description,
                           size_t *description_len, const uint8_t **payload, size_t *payload_len, uint32_t *flags);
 
@@ -76,6 +92,8 @@ uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, con
 /* The kernel's name in an entry's description (its "kernel: NAME (...)" line), into out; "" when it
  * has none. */
 void kj__cache_description_kernel(const char *description, char *out, size_t size);
+/* The key an entry's header names, into *key: 0 when data is a whole, verified entry, else -1. */
+int kj__cache_entry_key(const uint8_t *data, size_t size, kj__key *key);
 /* The format version an entry's header declares; -1 when the data does not start as an entry does. */
 int kj__cache_entry_version(const uint8_t *data, size_t size);
 

@@ -25,9 +25,6 @@
 #define MAX_QUEUED (64u << 20)
 #define LEASE_PREFIX "kernjit:lease:"
 
-static const char SIG_MAGIC[8] = {'K', 'J', 'S', 'I', 'G', '2', '5', '6'};
-#define TRAILER (sizeof SIG_MAGIC + KJ_SIGNATURE_BYTES)
-
 /* Fetch the entry (at most ARGV[3] + 1 bytes: GETRANGE, so that a huge value costs no memory here;
  * "" is no value, as no entry is empty); else take the lease; else say who holds it. One round trip,
  * atomic. A key of another type (a hash where the lease belongs) is an answer for that key, {4,
@@ -170,9 +167,7 @@ static void lease_name(const char *arch, const kj__key *key, char *out, size_t s
 }
 
 static int mac(kj__remote *r, const char *name, const void *data, size_t size, uint8_t out[KJ_SIGNATURE_BYTES]) {
-    const void *parts[] = {name, "", data};
-    size_t lens[] = {strlen(name), 1, size};
-    return kj__sign(r->cfg.secret, r->cfg.secret_len, 3, parts, lens, out);
+    return kj__sign_named(r->cfg.secret, r->cfg.secret_len, name, data, size, out);
 }
 
 uint8_t *kj__remote_seal(kj__remote *r, const char *name, uint8_t *data, size_t size, size_t *sealed_size) {
@@ -180,16 +175,11 @@ uint8_t *kj__remote_seal(kj__remote *r, const char *name, uint8_t *data, size_t 
         *sealed_size = size;
         return data;
     }
-    uint8_t *grown = realloc(data, size + TRAILER);
-    if (!grown || mac(r, name, grown, size, grown + size + sizeof SIG_MAGIC) != 0) {
-        free(grown ? grown : data);
+    uint8_t *sealed = kj__sign_seal(r->cfg.secret, r->cfg.secret_len, name, data, size, sealed_size);
+    if (!sealed)
         kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: cannot sign %s (libcrypto failed or out of memory); not "
                 "pushed", r->cfg.url, name);
-        return NULL;
-    }
-    memcpy(grown + size, SIG_MAGIC, sizeof SIG_MAGIC);
-    *sealed_size = size + TRAILER;
-    return grown;
+    return sealed;
 }
 
 int kj__remote_open_value(kj__remote *r, const char *name, const kj__key *key, const uint8_t *v, size_t n,
@@ -198,23 +188,9 @@ int kj__remote_open_value(kj__remote *r, const char *name, const kj__key *key, c
         snprintf(why, why_size, "larger than the %u MiB bound for values (not read whole)", KJ_REMOTE_MAX_VALUE >> 20);
         return -1;
     }
-    int has_sig = n >= KJ_CACHE_HEADER_BYTES + TRAILER && memcmp(v + n - TRAILER, SIG_MAGIC, sizeof SIG_MAGIC) == 0;
-    size_t len = has_sig ? n - TRAILER : n;
-    if (r->cfg.secret) {
-        uint8_t want[KJ_SIGNATURE_BYTES];
-        if (!has_sig) {
-            snprintf(why, why_size, "not signed, and this process requires signatures (a secret is set)");
-            return -1;
-        }
-        if (mac(r, name, v, len, want) != 0) {
-            snprintf(why, why_size, "its signature cannot be checked (libcrypto failed)");
-            return -1;
-        }
-        if (!kj__sign_equal(want, v + len + sizeof SIG_MAGIC)) {
-            snprintf(why, why_size, "signed with another secret, or changed after it was signed");
-            return -1;
-        }
-    }
+    size_t len = kj__sign_unsealed_size(v, n);
+    if (r->cfg.secret && kj__sign_verify(r->cfg.secret, r->cfg.secret_len, name, v, n, &len, why, why_size) != 0)
+        return -1;
     int version = kj__cache_entry_version(v, len);
     if (version < 0) {
         snprintf(why, why_size, "not a kernjit entry (%zu bytes: torn, truncated or overwritten)", n);

@@ -358,3 +358,12 @@ kj_status kj__remote_config_read(const kj_runtime_options *o, const kj__logger *
     *configured = 1;
     return KJ_OK;
 }
+
+kj_status kj__secret_read(const char *what, const char *value, const kj__logger *log, uint8_t **secret, size_t *len) {
+    kj__remote_config c;
+    memset(&c, 0, sizeof c);
+    KJ_FORWARD(read_secret(what, value, log, &c));
+    *secret = c.secret;
+    *len = c.secret_len;
+    return KJ_OK;
+}

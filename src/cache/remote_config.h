@@ -53,4 +53,9 @@ kj_status kj__remote_config_read(const kj_runtime_options *options, const kj__lo
                                  int *configured);
 void kj__remote_config_free(kj__remote_config *cfg);
 
+/* A secret given as KERNJIT_REMOTE_SECRET is (an absolute path names a file holding it, anything else
+ * is the secret itself; 16 to 4096 bytes), for another tier that verifies signatures (seed.h):
+ * *secret malloc'd (zero it before freeing). KJ_ERR_USAGE names `what` and what is allowed. */
+kj_status kj__secret_read(const char *what, const char *value, const kj__logger *log, uint8_t **secret, size_t *len);
+
 #endif

@@ -69,3 +69,48 @@ int kj__sign(const uint8_t *secret, size_t secret_len, size_t parts, const void 
 int kj__sign_equal(const uint8_t a[KJ_SIGNATURE_BYTES], const uint8_t b[KJ_SIGNATURE_BYTES]) {
     return loaded && api.CRYPTO_memcmp(a, b, KJ_SIGNATURE_BYTES) == 0;
 }
+
+static const char SIG_MAGIC[8] = {'K', 'J', 'S', 'I', 'G', '2', '5', '6'};
+
+int kj__sign_named(const uint8_t *secret, size_t secret_len, const char *name, const void *data, size_t size,
+                   uint8_t mac[KJ_SIGNATURE_BYTES]) {
+    const void *parts[] = {name, "", data};
+    size_t lens[] = {strlen(name), 1, size};
+    return kj__sign(secret, secret_len, 3, parts, lens, mac);
+}
+
+uint8_t *kj__sign_seal(const uint8_t *secret, size_t secret_len, const char *name, uint8_t *data, size_t size,
+                       size_t *sealed_size) {
+    uint8_t *grown = realloc(data, size + KJ_SIGNED_TRAILER_BYTES);
+    if (!grown || kj__sign_named(secret, secret_len, name, grown, size, grown + size + sizeof SIG_MAGIC) != 0) {
+        free(grown ? grown : data);
+        return NULL;
+    }
+    memcpy(grown + size, SIG_MAGIC, sizeof SIG_MAGIC);
+    *sealed_size = size + KJ_SIGNED_TRAILER_BYTES;
+    return grown;
+}
+
+size_t kj__sign_unsealed_size(const uint8_t *v, size_t n) {
+    int sealed = n >= KJ_SIGNED_TRAILER_BYTES && memcmp(v + n - KJ_SIGNED_TRAILER_BYTES, SIG_MAGIC, sizeof SIG_MAGIC) == 0;
+    return sealed ? n - KJ_SIGNED_TRAILER_BYTES : n;
+}
+
+int kj__sign_verify(const uint8_t *secret, size_t secret_len, const char *name, const uint8_t *v, size_t n,
+                    size_t *len, char *why, size_t why_size) {
+    *len = kj__sign_unsealed_size(v, n);
+    uint8_t want[KJ_SIGNATURE_BYTES];
+    if (*len == n) {
+        snprintf(why, why_size, "not signed, and this process requires signatures (a secret is set)");
+        return -1;
+    }
+    if (kj__sign_named(secret, secret_len, name, v, *len, want) != 0) {
+        snprintf(why, why_size, "its signature cannot be checked (libcrypto failed)");
+        return -1;
+    }
+    if (!kj__sign_equal(want, v + *len + sizeof SIG_MAGIC)) {
+        snprintf(why, why_size, "signed with another secret, or changed after it was signed");
+        return -1;
+    }
+    return 0;
+}

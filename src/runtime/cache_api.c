@@ -1,5 +1,6 @@
-/* The public face of the disk cache: kj_cache_dir, kj_cache_list, kj_cache_clear, kj_cache_usage; and the
- * names of the tiers a binary comes from (kj_origin_name). */
+/* The public face of the disk cache: kj_cache_dir, kj_cache_list, kj_cache_clear, kj_cache_usage; of
+ * the seeds: kj_seed_dir, kj_seed_sign; and the names of the tiers a binary comes from
+ * (kj_origin_name). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ const char *kj_origin_name(kj_origin origin) {
     case KJ_ORIGIN_DISK: return "disk";
     case KJ_ORIGIN_COMPILED: return "compiled";
     case KJ_ORIGIN_REMOTE: return "remote";
+    case KJ_ORIGIN_SEED: return "seed";
     }
     return "unknown";
 }
@@ -108,5 +110,15 @@ kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *bytes, uin
     if (entries) *entries = n;
     if (bytes) *bytes = total;
     if (max_bytes) *max_bytes = kj__cache_max_bytes(rt->cache);
+    return KJ_OK;
+}
+
+const char *kj_seed_dir(const kj_runtime *rt, size_t index) { return rt ? kj__seed_dir(rt->seed, index) : NULL; }
+
+kj_status kj_seed_sign(kj_runtime *rt, uint64_t *count) {
+    KJ_FORWARD(need_cache(rt));
+    uint64_t n = 0;
+    KJ_FORWARD(kj__seed_sign(rt->seed, rt->cache, &n));
+    if (count) *count = n;
     return KJ_OK;
 }

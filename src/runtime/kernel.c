@@ -1,6 +1,7 @@
 /* One request, end to end: find the source, validate the macros against its metadata, compute the
- * cache key, look in memory, then on disk, then in the remote cache, else compile (and link with the
- * device runtime), store (and push), load the module and find the entry. Also the launch. */
+ * cache key, look in memory, then in the seeds, on disk, then in the remote cache, else compile (and
+ * link with the device runtime), store (and push), load the module and find the entry. Also the
+ * launch. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -795,9 +796,35 @@ static int from_flight(kj_runtime *rt, const prepared *p, const kj__flight_entry
     return 1;
 }
 
-/* The entry for p's key: one runtime of the process obtains it (flight.h), the others that ask at the
- * same moment take its bytes. */
+/* ---- the seed tier (seed.h) ------------------------------------------------------------------- */
+
+/* A verified entry from a seed folder, used in place (nothing is stored in the disk cache). 0 when
+ * no seed has one that can be used. */
+static int seed_hit(kj_runtime *rt, const prepared *p, binary *out) {
+    memset(out, 0, sizeof *out);
+    if (!kj__seed_count(rt->seed)) return 0;
+    char *payload, *desc;
+    size_t len;
+    uint32_t flags;
+    if (kj__seed_load(rt->seed, p->target.cache_arch, &p->key, &payload, &len, &flags, &desc, out->path) != KJ__HIT)
+        return 0;
+    out->data = payload;
+    out->size = len;
+    out->origin = KJ_ORIGIN_SEED;
+    out->stored = 1;
+    if (use_stored(rt, p, flags, desc, out) != 1) { /* out of memory, or no lowered name: the other tiers */
+        binary_free(out);
+        return 0;
+    }
+    count(rt, &rt->stats.seed_hits);
+    kj__log(&rt->log, KJ_LOG_INFO, "%s: seed hit %s", p->src->name, out->path);
+    return 1;
+}
+
+/* The entry for p's key: from a seed, else one runtime of the process obtains it (flight.h), the others
+ * that ask at the same moment take its bytes. Seeds are read-only: each runtime reads its own. */
 static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
+    if (seed_hit(rt, p, out)) return KJ_OK;
     int leads = 0;
     kj__flight *f = kj__flight_join(p->key.bytes, &leads);
     if (!f) return obtain_here(rt, p, out);
@@ -1162,7 +1189,7 @@ const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *res
 static void fill_result(const prepared *p, binary *bin, kj_compile_result *caller) {
     kj_compile_result full, *result = &full;
     memset(result, 0, sizeof *result);
-    result->cache_hit = bin->origin == KJ_ORIGIN_DISK;
+    result->cache_hit = bin->origin == KJ_ORIGIN_DISK || bin->origin == KJ_ORIGIN_SEED;
     result->origin = bin->origin;
     result->stored = bin->stored;
     result->linked = p->devrt;

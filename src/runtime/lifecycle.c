@@ -1,5 +1,5 @@
 /* kj_runtime_create and kj_runtime_destroy: the runtime's life, on top of the rest of runtime/:
- * opening the device, choosing the arch and opening the caches; then tearing down prefetches, states,
+ * opening the device, choosing the arch and opening the caches (disk, remote, seeds); then tearing down prefetches, states,
  * kernels and modules in that order. */
 #include <stdlib.h>
 #include <string.h>
@@ -140,13 +140,17 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
     int disabled = s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log);
     if (disabled) {
         kj__log(&rt->log, KJ_LOG_INFO, "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
-                "from or written to the disk cache or the remote cache");
+                "from or written to the disk cache, the seeds or the remote cache");
     } else if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
         char *dir = o->cache_dir && *o->cache_dir ? kj__strdup(o->cache_dir) : kj__cache_default_dir();
         rt->cache = kj__cache_open(dir, cache_bound(o, &rt->log), &rt->log);
         free(dir);
     }
     if (s == KJ_OK && !disabled) s = kj__remote_open(o, &rt->log, &rt->remote);
+    if (s == KJ_OK && !disabled && o->cache_mode == KJ_CACHE_DISK) {
+        const kj__remote_config *rc = kj__remote_settings(rt->remote);
+        s = kj__seed_open(o, rc != NULL, rc ? rc->secret : NULL, rc ? rc->secret_len : 0, &rt->log, &rt->seed);
+    }
     if (s == KJ_OK) *out = rt;
     else kj_runtime_destroy(rt);
     return s;
@@ -164,6 +168,7 @@ void kj_runtime_destroy(kj_runtime *rt) {
     kj__kernels_destroy(rt);
     if (rt->owns_primary) rt->cu->cuDevicePrimaryCtxRelease(rt->device);
     kj__remote_close(rt->remote);
+    kj__seed_close(rt->seed);
     kj__cache_close(rt->cache);
     free(rt->search_path);
     pthread_mutex_destroy(&rt->lock);

@@ -15,6 +15,7 @@
 #include "base/map.h"
 #include "base/log.h"
 #include "cache/remote.h"
+#include "cache/seed.h"
 #include "runtime/context.h"
 
 /* One state of kj__state (context.h). */
@@ -64,6 +65,7 @@ struct kj_runtime {
     char *search_path;
     kj__cache *cache;           /* NULL: memory only */
     kj__remote *remote;         /* NULL: no remote tier (remote.h) */
+    kj__seed *seed;             /* NULL: no seed tier (seed.h: memory only, or the disk cache disabled) */
 
     pthread_mutex_t lock;       /* guards everything below */
     kj__map requests;           /* request hash -> kj_kernel */
