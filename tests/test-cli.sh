@@ -270,6 +270,16 @@ expect 2 "unknown benchmark 'nope'" "$K" bench nope
 expect 0 "linked with the device runtime" "$K" compile nested --arch sm_90
 expect 0 "linked with the device runtime" "$K" compile mandelbrot --arch sm_90
 
+# the project's targets (goal ... met or MISSED) are for --goals alone: scripts/gpu-check passes it
+if command -v redis-server >/dev/null; then
+    expect 0 "remote hit against the cold compile" env KERNJIT_LIBCUDA=/nonexistent "$K" bench cache --repeat 1
+    if grep -qE "goal|MISSED" <<<"$expected_output"; then
+        echo "FAIL: bench cache without --goals shows goals"; failures=$((failures + 1))
+    fi
+    expect 0 "goal >= 50x: " env KERNJIT_LIBCUDA=/nonexistent "$K" bench cache --repeat 1 --goals
+else
+    echo "skip: bench cache's goals (no redis-server on PATH)"
+fi
 devices=$("$K" info --json | grep -o '"devices":\[[^]]' || true)
 if [ -z "$devices" ]; then
     expect 1 "no CUDA device" "$K" run reduce --n 1000
