@@ -566,10 +566,11 @@ static int measure(reduce_bench *b) {
     /* one big input buffer, filled with random values of each type in turn */
     b->big = (size_t)b->max_n * b->max_esize;
     if (b->big < ROTATE_BYTES) b->big = ROTATE_BYTES;
-    size_t free_b = 0;
-    kj_mem_info(c->rt, &free_b, NULL);
+    size_t free_b = 0, total_b = 0;
+    kj_mem_info(c->rt, &free_b, &total_b);
     if (b->big + (64u << 20) > free_b)
-        return cli_usage(c->cmd, "the largest size needs %zu bytes of device memory; %zu are free", b->big, free_b);
+        return cli_device_memory_short(c->cmd, "the largest size, with 64 MiB to spare,", b->big + (64u << 20), free_b,
+                                       total_b);
     /* after the checks: the first use builds CUB (nvcc, half a minute) */
     b->have_cub = cub_plugin_load(&b->cub, c->rt, c->cmd, b->why, sizeof b->why) == 0;
     kj_status s;

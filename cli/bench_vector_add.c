@@ -97,9 +97,11 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     size_t bytes = n * kj_type_size(type);
     size_t free_b = 0, total_b = 0;
     kj_mem_info(c->rt, &free_b, &total_b);
-    if (3 * bytes + bytes / 8 > free_b && v->n_given) /* asked for: a usage error; the defaults are skipped */
-        return cli_usage(c->cmd, "--n %zu needs %zu bytes of device memory; %zu of %zu are free", n,
-                         3 * bytes + bytes / 8, free_b, total_b);
+    if (3 * bytes + bytes / 8 > free_b && v->n_given) { /* asked for: a failure; the defaults are skipped */
+        char what[64];
+        snprintf(what, sizeof what, "--n %zu", n);
+        return cli_device_memory_short(c->cmd, what, 3 * bytes + bytes / 8, free_b, total_b);
+    }
     if (3 * bytes + bytes / 8 > free_b) {
         cli_progress_pause();
         fprintf(stderr, "kernjit %s: skipping %s n=%zu: %zu bytes needed, %zu free\n", c->cmd, kj_type_name(type), n,

@@ -363,12 +363,15 @@ int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t 
     return EXIT_OK;
 }
 
+int cli_device_memory_short(const char *cmd, const char *what, uint64_t bytes, size_t free_b, size_t total_b) {
+    return cli_error_as(cmd, KJ_ERR_DEVICE_MEMORY, "%s needs %llu bytes of device memory, more than the %zu bytes free (of %zu)",
+                        what, (unsigned long long)bytes, free_b, total_b);
+}
+
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes) {
     size_t free_b = 0, total_b = 0;
     if (kj_mem_info(rt, &free_b, &total_b) != KJ_OK) return EXIT_OK; /* the allocation will say what is wrong */
-    if (bytes <= free_b) return EXIT_OK;
-    return cli_usage(cmd, "%s needs %llu bytes of device memory; %zu of %zu are free", what, (unsigned long long)bytes,
-                     free_b, total_b);
+    return bytes <= free_b ? EXIT_OK : cli_device_memory_short(cmd, what, bytes, free_b, total_b);
 }
 
 double cli_median(double *v, size_t n) {

@@ -134,8 +134,12 @@ int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
 int cli_parsed(const char *cmd, kj_status parse_status);
 int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
-/* Before allocating: what the command line asks for (`what`, "--n 1048576") needs `bytes` of device
- * memory; more than is free is a usage error naming both (EXIT_USAGE, after printing), else EXIT_OK. */
+/* Device memory the command line asks for (`what`, "--n 1048576") that the device does not have free:
+ * "WHAT needs N bytes of device memory, more than the F bytes free (of T)", a failure and not a usage
+ * error (the same line is right on a larger device; KJ_ERR_DEVICE_MEMORY, exit 1). Returns its code. */
+int cli_device_memory_short(const char *cmd, const char *what, uint64_t bytes, size_t free_b, size_t total_b);
+/* Before allocating: `bytes` for what the command line asks for, against the device's free memory:
+ * EXIT_OK, or the shortage said as above. */
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes);
 
 /* ---- JSON (docs/json.md) --------------------------------------------------------------------

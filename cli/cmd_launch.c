@@ -402,14 +402,14 @@ static int check_device(launch_cmd *c) {
         const launch_arg *a = &c->args[i];
         if (!a->is_buffer) continue;
         uint64_t bytes = a->count * launch_type_size(a->type);
-        if (bytes > free_b)
-            return cli_usage(CMD, "--arg %zu '%s' needs %llu bytes of device memory; %zu of %zu are free", i, c->arg_text[i],
-                             (unsigned long long)bytes, free_b, total_b);
+        if (bytes > free_b) {
+            char what[CLI_MESSAGE_MAX];
+            kj_message_format(what, sizeof what, "--arg %zu '%s'", i, c->arg_text[i]);
+            return cli_device_memory_short(CMD, what, bytes, free_b, total_b);
+        }
         sum += bytes;
     }
-    if (sum > free_b)
-        return cli_usage(CMD, "the buffers need %llu bytes of device memory together; %zu of %zu are free",
-                         (unsigned long long)sum, free_b, total_b);
+    if (sum > free_b) return cli_device_memory_short(CMD, "the sum of the buffers", sum, free_b, total_b);
     return 0;
 }
 
