@@ -63,8 +63,14 @@ static const cli_dispatch kernjit = {
     "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n",
     CLI_DISPATCH_LIST(commands)};
 
-/* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
+/* --version: the version alone, as help2man (the man page) reads it, touching nothing (`kernjit info`
+ * has the toolchain and the devices, `kernjit cache path` the cache). The JSON document has what a bug
+ * report needs: the versions of everything that makes a binary, and where binaries go. */
 static int print_version(void) {
+    if (!cli_json) {
+        printf("kernjit %s\n", kj_version_string());
+        return EXIT_OK;
+    }
     kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);
     int count = 0;
@@ -77,33 +83,23 @@ static int print_version(void) {
     else snprintf(driver, sizeof driver, "CUDA %d.%d, %d device%s", d.driver_version / 1000,
                   d.driver_version % 1000 / 10, count, count == 1 ? "" : "s");
     kj_runtime *rt;
-    char cache[1024]; /* the folder, or why there is none */
+    char cache[4200];
     int have_cache = 0;
     if (cli_runtime(&rt, 1, NULL, 0) == KJ_OK) {
         have_cache = kj_cache_dir(rt) != NULL;
-        snprintf(cache, sizeof cache, "%s", have_cache ? kj_cache_dir(rt) : "(none: compiling in memory)");
+        if (have_cache) snprintf(cache, sizeof cache, "%s", kj_cache_dir(rt));
         kj_runtime_destroy(rt);
-    } else {
-        snprintf(cache, sizeof cache, "(%s)", kj_last_error());
     }
-    if (cli_json) {
-        json_command("--version");
-        json_begin_object();
-        json_string("kernjit_version", kj_version_string());
-        json_cuda_version("nvrtc_version", tc.nvrtc_version);
-        json_cuda_version("nvjitlink_version", tc.nvjitlink_version);
-        json_string("toolkit_dir", tc.cuda_home);
-        if (have_driver_version) json_cuda_version("driver_version", d.driver_version);
-        else json_null("driver_version");
-        json_fields("driver=%s device_count=%d cache_dir=%s", driver, count, have_cache ? cache : NULL);
-        json_end_object();
-        return EXIT_OK;
-    }
-    printf("kernjit %s\n", kj_version_string());
-    printf("NVRTC %d.%d, nvJitLink %d.%d, CUDA toolkit at %s\n", tc.nvrtc_version / 1000,
-           tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
-    printf("driver: %s\n", driver);
-    printf("cache: %s\n", cache);
+    json_command("--version");
+    json_begin_object();
+    json_string("kernjit_version", kj_version_string());
+    json_cuda_version("nvrtc_version", tc.nvrtc_version);
+    json_cuda_version("nvjitlink_version", tc.nvjitlink_version);
+    json_string("toolkit_dir", tc.cuda_home);
+    if (have_driver_version) json_cuda_version("driver_version", d.driver_version);
+    else json_null("driver_version");
+    json_fields("driver=%s device_count=%d cache_dir=%s", driver, count, have_cache ? cache : NULL);
+    json_end_object();
     return EXIT_OK;
 }
 
