@@ -294,6 +294,19 @@ int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     return 0;
 }
 
+int cli_same_name(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_'))) return 0;
+    return *a == *b;
+}
+
+const char *cli_kernel_name(const char *name) {
+    if (!name || !strchr(name, '-') || strchr(name, '/')) return name;
+    for (size_t i = 0; kj_builtin_name(i); i++)
+        if (cli_same_name(name, kj_builtin_name(i))) return kj_builtin_name(i);
+    return name;
+}
+
 static int is_file_name(const char *s) {
     size_t n = strlen(s);
     return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".cu") == 0);
@@ -323,7 +336,7 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
         if (count > 1 && !is_file_name(source))
             return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
                              "file (FILE.cu, or a path); a built-in kernel stands alone", source);
-        if (i == 0) out->kernel = source;
+        if (i == 0) out->kernel = count == 1 ? cli_kernel_name(source) : source;
         else out->sources[out->source_count++] = source;
     }
     return EXIT_OK;

@@ -106,8 +106,15 @@ void cli_print_remote(const kj_remote_info *info, int json);
  * "entries", "moved", "present", "refused", "failed", "moved_bytes". */
 void json_transfer_fields(const kj_remote_transfer *t);
 
+/* Names on the command line take '-' and '_' alike (`run vector_add`, `compile vector-add`): 1 when a
+ * and b are the same name so read. */
+int cli_same_name(const char *a, const char *b);
+/* The built-in kernel that `name` spells with '-' for '_' (vector-add: vector_add), or name itself
+ * (a path, NAME.cu, a name that is no built-in's). */
+const char *cli_kernel_name(const char *name);
+
 /* The program a command line names (compile, launch): SOURCE[:ENTRY]..., one kernel (a built-in
- * name, NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
+ * name, in either spelling: cli_kernel_name; NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
  * program (kj_request.sources); at most one of them names the entry, and not with --entry
  * (entry_option, NULL when not given). The strings point into args, which is modified. Returns
  * EXIT_OK, or EXIT_USAGE after printing why. */

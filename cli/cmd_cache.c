@@ -114,7 +114,7 @@ int cmd_cache(int argc, char **argv) {
     if (argc - optind > (moves ? 2 : 1))
         return cli_usage("cache", moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
                          action, argv[optind + (moves ? 2 : 1)]);
-    const char *kernel = moves && optind + 1 < argc ? argv[optind + 1] : NULL;
+    const char *kernel = moves && optind + 1 < argc ? cli_kernel_name(argv[optind + 1]) : NULL;
     char command[32];
     snprintf(command, sizeof command, "cache %s", action);
     json_command(command);

@@ -112,7 +112,7 @@ int cmd_list(int argc, char **argv) {
         json_begin_array("kernels");
     }
     if (optind < argc) {
-        for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(argv[i], json);
+        for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(cli_kernel_name(argv[i]), json);
     } else {
         for (size_t i = 0; kj_builtin_name(i) && rc == EXIT_OK; i++) rc = show(kj_builtin_name(i), json);
     }

@@ -485,9 +485,7 @@ int cmd_tune(int argc, char **argv) {
         default: return cli_bad_option("tune", argv, opts, c);
         }
     }
-    if (optind < argc) a.kernel = argv[optind++];
-    /* `kernjit run` and `bench` name it vector-add; its kernel (source, database key) is vector_add */
-    if (a.kernel && strcmp(a.kernel, "vector-add") == 0) a.kernel = "vector_add";
+    if (optind < argc) a.kernel = cli_kernel_name(argv[optind++]);
     if (optind < argc) return cli_usage("tune", "one kernel at a time (got '%s' too)", argv[optind]);
     /* transpose moves bits: its element is ELEM_BYTES, not a type */
     if (a.type && (rc = a.kernel && strcmp(a.kernel, "transpose") == 0 ? add_define(&a, "ELEM_BYTES", a.elem_bytes)

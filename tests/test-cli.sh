@@ -87,6 +87,15 @@ out=$("$K" compile "$W/"$'\e[31mred.cu' --arch sm_90 2>&1)
 if grep -q $'\e' <<<"$out" || ! grep -qF '\x1b[31mred.cu' <<<"$out"; then
     echo "FAIL: an escape sequence was echoed raw: $out"; failures=$((failures + 1))
 fi
+# one name per kernel: '-' and '_' alike wherever a built-in kernel, a family or a benchmark is named
+expect 0 "vector_add for sm_90:" "$K" compile vector-add --arch sm_90
+expect 0 "vector_add for sm_90:" "$K" compile vector-add:vector_add --arch sm_90
+expect 0 "vector_add  (built-in)" "$K" list vector-add
+expect 0 "usage: kernjit run vector-add" "$K" run vector_add --help
+expect 0 "usage: kernjit run nested-reduce" "$K" run nested_reduce --help
+expect 0 "usage: kernjit bench vector-add" "$K" bench vector_add --help
+expect 0 "entries in" "$K" tune vector-add --show
+expect 2 "unknown kernel 'vector-sub'" "$K" compile vector-sub
 # a built-in's entry as NAME:ENTRY, as launch takes it
 expect 0 "reduce for sm_90:" "$K" compile reduce:reduce_simple --arch sm_90
 expect 2 "unknown entry 'nope' for reduce" "$K" compile reduce:nope --arch sm_90
@@ -288,6 +297,7 @@ fi
 devices=$("$K" info --json | grep -o '"devices":\[[^]]' || true)
 if [ -z "$devices" ]; then
     expect 1 "no CUDA device" "$K" run reduce --n 1000
+    expect 1 '"command":"run vector-add"' "$K" run vector_add --json
     expect 1 "no CUDA device" "$K" run nested-reduce --n 1000
     expect 1 "no CUDA device" "$K" run nested-hello --block 8 --grid 2
     expect 1 "no CUDA device" "$K" run mandelbrot --size 64 --algo escape
