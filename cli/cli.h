@@ -52,14 +52,16 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *options, i
 typedef struct cli_option_set {
     const char *options;
     int (*fn)(void *user, int opt, char *arg); /* one option of the set (L): EXIT_OK, CLI_DONE, or an exit code */
+    unsigned nvcc; /* nvcc's spellings the set takes (CLI_NVCC_*, nvcc_options.h): 0, none */
 } cli_option_set;
 
 /* fn has done what the command line asked (printed --help): stop, exit 0. */
 #define CLI_DONE (-1)
 #define CLI_MAX_OPTIONS 32
 
-/* getopt_long over argv with every set's options (a letter belongs to one set); each option goes to
- * its set's fn with user. An unknown option or a left-over argument is a usage error. Returns EXIT_OK,
+/* getopt_long over argv with every set's options (a letter belongs to one set), after nvcc's spellings
+ * that a set takes are rewritten into its options (cli_nvcc_options); each option goes to its set's fn
+ * with user. An unknown option or a left-over argument is a usage error. Returns EXIT_OK,
  * CLI_DONE, or the exit code of the first error. At most CLI_MAX_OPTIONS options in all. */
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user);
 
@@ -127,8 +129,8 @@ typedef struct cli_program {
 } cli_program;
 int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out);
 
-/* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
- * message written to err. */
+/* "NAME=VALUE" -> define (pointing into text, which is modified); "NAME" alone is NAME=1, as nvcc's
+ * -DNAME. 0 on success, else -1 with a message written to err. */
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
 /* Plain decimal digits up to max, for what is not a count (a seed, a macro's value); 0 on success. */
 int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);

@@ -1,5 +1,5 @@
 /* Which device a command runs on: --device N, for every command that opens one (the run and bench
- * harnesses, launch). */
+ * harnesses, launch); and the target `kernjit run` builds for there (--arch). */
 #ifndef KJ_CLI_DEVICES_H
 #define KJ_CLI_DEVICES_H
 
@@ -10,6 +10,10 @@
 /* The ordinal the command's runtimes open: KJ_DEVICE_AUTO until --device sets it (cli_runtime_options
  * reads it). */
 extern int cli_device;
+
+/* The target the runtimes of a device open (cli_runtime_options reads it when given none): NULL, the
+ * device's own sm_XY, until `kernjit run --arch` sets it. */
+extern const char *cli_arch;
 
 /* The line the harnesses' --help ends with. */
 #define CLI_DEVICE_HELP "\n--device N runs on device N (default 0; `kernjit info` lists them).\n"

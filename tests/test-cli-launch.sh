@@ -46,7 +46,7 @@ expect 2 "--block '1,2,3,4' has more than 3 dimensions" "$K" launch "$KD/vadd.cu
 expect 2 "--shared 'big' is not a number from 0 to 2^32-1" $L --shared big
 expect 2 "--repeat 'many' is not a number" $L --repeat many
 expect 2 "--seed '-1' is not a non-negative integer" $L --seed -1
-expect 2 "-D 'N' has no value" $L -D N
+expect 2 "-D 'N=' has an empty value" $L -D N=
 expect 2 "kernjit launch: unrecognized option '--frobnicate'" $L --frobnicate
 expect 2 "--print 'x': 'x' is not an --arg index" $L --print x
 expect 2 "--print 2: there are 2 --args" $L --arg 'f32[4]=zeros' --arg i32=4 --print 2

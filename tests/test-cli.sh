@@ -159,7 +159,7 @@ expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=-32 --arch sm_90
 expect 2 "power of two" "$K" compile reduce -D BLOCK_SIZE=999999999999999999999999 --arch sm_90
 expect 2 "allowed values are sum max min prod" "$K" compile reduce -D OP=avg --arch sm_90
 expect 2 "unknown macro FOO" "$K" compile reduce -D FOO=1 --arch sm_90
-expect 2 "has no value" "$K" compile reduce -D OP --arch sm_90
+expect 2 "OP=1 is not allowed for reduce" "$K" compile reduce -D OP --arch sm_90
 expect 2 "has no macro name" "$K" compile reduce -D =1 --arch sm_90
 expect 2 "unknown entry 'nope'" "$K" compile reduce --entry nope --arch sm_90
 expect 2 "is not a target's name: give sm_XY" "$K" compile reduce --arch 90
