@@ -47,20 +47,56 @@ static const cli_subcommand commands[] = {
     {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
 };
 
+/* The sections of `kernjit --help` that the man page has as its EXIT STATUS and ENVIRONMENT
+ * (packaging/make-man.sh takes them from there), and the README lists too: every variable that
+ * kernjit reads (tests/test-help.py checks the three against the sources). */
+#define CLI_EXIT_STATUS_HELP                                                                       \
+    "exit status:\n"                                                                               \
+    "  0  success\n"                                                                               \
+    "  1  failure: a compile error, no device, more device memory than is free, a\n"               \
+    "     wrong result\n"                                                                          \
+    "  2  usage error: an option or a value that is not allowed (the message names\n"              \
+    "     it and what is)\n"
+#define CLI_ENVIRONMENT_HELP                                                                       \
+    "environment:\n"                                                                               \
+    "  KERNJIT_CACHE_DIR      the disk cache's folder; else $XDG_CACHE_HOME/kernjit,\n"            \
+    "                         else ~/.cache/kernjit\n"                                             \
+    "  KERNJIT_CACHE_MAX      the disk cache's bound (default 1G): the least recently\n"           \
+    "                         used entries go first\n"                                             \
+    "  KERNJIT_CACHE_DISABLE  1: no disk cache, every kernel compiled (--no-cache)\n"              \
+    "  KERNJIT_PATH           folders (A:B) searched for NAME.cu, before the built-in\n"           \
+    "                         kernels\n"                                                           \
+    "  KERNJIT_CUDA_HOME      the CUDA toolkit (its headers, the device runtime);\n"               \
+    "                         else $CUDA_HOME, else /usr/local/cuda\n"                             \
+    "  KERNJIT_LIBCUDA        the driver library, in place of libcuda.so.1\n"                      \
+    "  KERNJIT_NCCL           the NCCL library (kj_reduce_nccl, bench reduce\n"                    \
+    "                         --devices), in place of libnccl.so.2\n"                              \
+    "  KERNJIT_CUB_PLUGIN     bench reduce's CUB reference: a plugin's path, or off\n"             \
+    "  KERNJIT_REMOTE_CACHE   the remote cache: redis://HOST:PORT[/DB] or\n"                       \
+    "                         unix:///PATH\n"                                                      \
+    "  KERNJIT_REMOTE_SECRET  signs and checks the remote cache's entries: a file's\n"             \
+    "                         absolute path, or the secret itself (16 to 4096 bytes)\n"            \
+    "  KERNJIT_REMOTE_MODE    read (fetch only), or readwrite (the default: push too)\n"           \
+    "  KERNJIT_LIBHIREDIS     the Redis client library, in place of libhiredis.so\n"               \
+    "  CUDA_VISIBLE_DEVICES   the devices the driver shows, in its order: --device N\n"            \
+    "                         counts within them (--device 0 is the first listed)\n"
+
 static const cli_dispatch kernjit = {
     "kernjit", "command",
     "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
     "\n"
     "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
     "launches them through the driver API.\n\ncommands:\n",
-    "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
-    "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
-    "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
-    "Sizes and counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with an\n"
-    "optional K, M, G or T (x1024 each: 64M), or a power (2^28).\n"
-    "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
-    "KERNJIT_CUDA_HOME; the remote cache: KERNJIT_REMOTE_CACHE (redis://HOST:PORT[/DB] or\n"
-    "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n",
+    "\nEvery command takes --help and --json. Anywhere on the line: -v/--verbose\n"
+    "shows the library's notes (cache hits, compiles, evictions), -q/--quiet only\n"
+    "its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1). Sizes and\n"
+    "counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with\n"
+    "an optional K, M, G or T (x1024 each: 64M), or a power (2^28). Names take - and\n"
+    "_ alike (run vector_add, compile vector-add).\n"
+    "\n"
+    CLI_EXIT_STATUS_HELP
+    "\n"
+    CLI_ENVIRONMENT_HELP,
     CLI_DISPATCH_LIST(commands)};
 
 /* --version: the version alone, as help2man (the man page) reads it, touching nothing (`kernjit info`
