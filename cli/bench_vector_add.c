@@ -9,13 +9,16 @@
 #include "run.h"
 
 static void help(void) {
-    printf("usage: kernjit bench vector-add [--n N] [--type f32|f64] [--samples S] [--json | --csv]\n\n"
-           "For f32 and f64 (or the type given) and n = 2^20, 2^24, 2^26, 2^28 (or the N given), times\n"
-           "c = a + b with the default configuration, then BLOCK_SIZE x UNROLL variations at the largest\n"
-           "n; and a device-to-device copy (cuMemcpyDtoD) of 1.5 x n elements, which reads and writes as\n"
-           "many bytes as the add (two vectors read, one written). Prints median us, GB/s and %% of the\n"
-           "copy's GB/s. Each result is checked on the CPU (sampled) first. Sizes that fit in L2 measure\n"
-           "L2 on both sides. The target on an H100 is 95%% of the copy at the large sizes.\n");
+    printf("usage: kernjit bench vector-add [--n N] [--type f32|f64] [--samples S]\n"
+           "                                [--json | --csv]\n"
+           "\n"
+           "For f32 and f64 (or the type given) and n = 2^20, 2^24, 2^26, 2^28 (or the N\n"
+           "given), times c = a + b with the default configuration, then BLOCK_SIZE x UNROLL\n"
+           "variations at the largest n; and a device-to-device copy (cuMemcpyDtoD) of 1.5 x\n"
+           "n elements, which reads and writes as many bytes as the add (two vectors read,\n"
+           "one written). Prints median us, GB/s and %% of the copy's GB/s. Each result is\n"
+           "checked on the CPU (sampled) first. Sizes that fit in L2 measure L2 on both\n"
+           "sides. The target on an H100 is 95%% of the copy at the large sizes.\n");
 }
 
 typedef struct config {

@@ -8,16 +8,22 @@
 
 static void help(void) {
     printf("usage: kernjit cache path|list|stats|clear [--json]\n"
-           "       kernjit cache push|pull [KERNEL] [--json]\n\n"
-           "  path   the cache folder ($KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit or ~/.cache/kernjit)\n"
+           "       kernjit cache push|pull [KERNEL] [--json]\n"
+           "\n"
+           "  path   the cache folder ($KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit or\n"
+           "         ~/.cache/kernjit)\n"
            "  list   every entry, most recently used first, verified (header and checksum)\n"
-           "  stats  entries, bytes, and the bound that least-recently-used eviction keeps ($KERNJIT_CACHE_MAX);\n"
-           "         with a remote cache ($KERNJIT_REMOTE_CACHE), its state, the server, the round trip, and the\n"
-           "         fleet's counters: hits, misses, waits, pushes, refusals, errors, lookup latency, traffic\n"
-           "  clear  remove every entry (of the disk cache; the remote's entries expire or are evicted)\n"
-           "  push   send the disk cache's entries (all, or KERNEL's) to the remote cache, skipping those it has\n"
-           "         (the same bytes, or a value that verifies: one signed with a rotated secret is replaced)\n"
-           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache lacks, verified\n"
+           "  stats  entries, bytes, and the bound that least-recently-used eviction keeps\n"
+           "         ($KERNJIT_CACHE_MAX); with a remote cache ($KERNJIT_REMOTE_CACHE), its\n"
+           "         state, the server, the round trip, and the fleet's counters: hits,\n"
+           "         misses, waits, pushes, refusals, errors, lookup latency, traffic\n"
+           "  clear  remove every entry (of the disk cache; the remote's entries expire or\n"
+           "         are evicted)\n"
+           "  push   send the disk cache's entries (all, or KERNEL's) to the remote cache,\n"
+           "         skipping those it has (the same bytes, or a value that verifies: one\n"
+           "         signed with a rotated secret is replaced)\n"
+           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache\n"
+           "         lacks, verified\n"
            "push and pull exit 1 when the server cannot be reached.\n");
 }
 

@@ -10,23 +10,24 @@
 
 static const cli_subcommand runners[] = {
     {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
-    {"transpose", run_transpose, "a matrix transpose, any rows x cols (variants: access orders, tiles, L1, vectors)"},
+    {"transpose", run_transpose, "a matrix transpose, any rows x cols (access orders, tiles, ...)"},
     {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
     {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},
     {"nested-hello", run_nested_hello, "the nested hello world (dynamic parallelism)"},
     {"mandelbrot", run_mandelbrot, "a Mandelbrot image: escape time or Mariani-Silver (CDP2)"},
 };
 static const cli_dispatch run = {"kernjit run", "kernel",
-                                 "usage: kernjit run KERNEL [ARGS...]   (kernjit run KERNEL --help for its "
+                                 "usage: kernjit run KERNEL [ARGS...]   (kernjit run KERNEL --help: its "
                                  "arguments)\n\nkernels:\n",
                                  NULL, CLI_DISPATCH_LIST(runners)};
 
 static const cli_subcommand benches[] = {
-    {"jit", bench_jit, "cold compile next to raw NVRTC, disk hit in a new process, memory hit"},
-    {"reduce", bench_reduce, "op x type x size x entry: median us, GB/s, % of a device copy, ratio to CUB"},
-    {"transpose", bench_transpose, "variants and tile shapes x sizes: median us, GB/s, % of a device copy"},
-    {"vector-add", bench_vector_add, "types x sizes and block/unroll shapes: median us, GB/s, % of a device copy"},
-    {"nested", bench_nested, "nested reductions next to the flat one; Mandelbrot escape time vs Mariani-Silver"},    {"cache", bench_cache, "memory, disk and remote (Redis) hits of a 6 KB cubin against a cold compile"},
+    {"jit", bench_jit, "cold compile next to raw NVRTC, disk hit, memory hit"},
+    {"reduce", bench_reduce, "op x type x size x entry: us, GB/s, % of a copy, ratio to CUB"},
+    {"transpose", bench_transpose, "variants and tile shapes x sizes: us, GB/s, % of a device copy"},
+    {"vector-add", bench_vector_add, "types x sizes, block/unroll shapes: us, GB/s, % of a device copy"},
+    {"nested", bench_nested, "nested reductions against the flat one; Mandelbrot's 2 algorithms"},
+    {"cache", bench_cache, "memory, disk and remote (Redis) hits against a cold compile"},
 };
 static const cli_dispatch bench = {"kernjit bench", "benchmark",
                                    "usage: kernjit bench NAME [ARGS...]   (kernjit bench NAME --help)\n\nbenchmarks:\n",
@@ -36,15 +37,15 @@ static int cmd_run(int argc, char **argv) { return cli_dispatch_run(&run, argc, 
 static int cmd_bench(int argc, char **argv) { return cli_dispatch_run(&bench, argc, argv); }
 
 static const cli_subcommand commands[] = {
-    {"demo", cmd_demo, "JIT-compile the reduction and run it on 64M values (compile-only without a GPU)"},
+    {"demo", cmd_demo, "JIT-compile the reduction, run it on 64M values (no GPU: compile)"},
     {"info", cmd_info, "devices, compute capabilities and the toolchain"},
     {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
     {"compile", cmd_compile, "compile a kernel into the cache (no GPU needed)"},
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
-    {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
+    {"launch", cmd_launch, "run any .cu kernel once, its buffers and scalars on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
-    {"cache", cmd_cache, "the disk cache: path, list, stats, clear; the remote cache: push, pull"},
-    {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
+    {"cache", cmd_cache, "the disk cache: path, list, stats, clear; the remote: push, pull"},
+    {"tune", cmd_tune, "time a kernel's variants on the GPU, keep the fastest for later runs"},
 };
 
 /* The sections of `kernjit --help` that the man page has as its EXIT STATUS and ENVIRONMENT
@@ -85,8 +86,8 @@ static const cli_dispatch kernjit = {
     "kernjit", "command",
     "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
     "\n"
-    "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
-    "launches them through the driver API.\n\ncommands:\n",
+    "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute\n"
+    "capability and launches them through the driver API.\n\ncommands:\n",
     "\nEvery command takes --help and --json. Anywhere on the line: -v/--verbose\n"
     "shows the library's notes (cache hits, compiles, evictions), -q/--quiet only\n"
     "its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1). Sizes and\n"

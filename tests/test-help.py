@@ -2,6 +2,7 @@
 """The help as users read it: `kernjit --help` and the man page made from it (packaging/make-man.sh),
 against the sources and the README.
 
+- every command's --help (each command, each `run` family and `bench` benchmark) fits 80 columns;
 - the environment: every KERNJIT_* variable the sources read (and CUDA_VISIBLE_DEVICES, which
   --device counts within) is listed in `kernjit --help`, in the man page's ENVIRONMENT and in the
   README's "Environment", and none of the three lists one that nothing reads;
@@ -123,6 +124,26 @@ def make_man(args, needed, readme):
     print('ok: the man page (%d examples)' % len(lines))
 
 
+def check_widths(kernjit, top):
+    """Every --help, line by line, within 80 columns."""
+    helps = {'kernjit --help': top}
+    for cmd in [line.split()[0] for line in section(top, 'commands:')]:
+        text = run(kernjit, cmd, '--help')
+        helps['kernjit %s --help' % cmd] = text
+        sub = {'run': 'kernels:', 'bench': 'benchmarks:'}.get(cmd)
+        for name in [line.split()[0] for line in section(text, sub)] if sub else []:
+            helps['kernjit %s %s --help' % (cmd, name)] = run(kernjit, cmd, name, '--help')
+    if len(helps) < 20:
+        fail('only %d helps found: %s' % (len(helps), ', '.join(helps)))
+    before = len(failures)
+    for what, text in helps.items():
+        for line in text.split('\n'):
+            if len(line) > 80:
+                fail('%s has a line of %d columns: %s' % (what, len(line), line))
+    if len(failures) == before:
+        print('ok: %d helps fit 80 columns' % len(helps))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--kernjit', required=True)
@@ -131,6 +152,7 @@ def main():
     args = ap.parse_args()
     top = run(args.kernjit, '--help')
 
+    check_widths(args.kernjit, top)
     needed = variables_read(args.source_root)
     if 'KERNJIT_CACHE_DIR' not in needed or len(needed) < 10:
         fail('the scan of the sources found too few variables: %s' % sorted(needed))
