@@ -44,14 +44,15 @@ static int takes_next(const char *w, const struct option *options, const char *l
     return 0;
 }
 
-/* The spelling w is, and its value: in w (after '=', or -I's attached), or NULL for the next word's. */
-static const struct spelling *spelled(const char *w, unsigned take, const char **value) {
+/* The spelling w is, and its value: in w (after '=', or -I's attached), or NULL for the next word's.
+ * A letter of the command's own (letters) is the command's. */
+static const struct spelling *spelled(const char *w, unsigned take, const char *letters, const char **value) {
     for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
         const struct spelling *s = &spellings[i];
         if (!(s->kind & take)) continue;
         for (int k = 0; k < 2 && s->names[k]; k++) {
             size_t n = strlen(s->names[k]);
-            if (strncmp(w, s->names[k], n) != 0) continue;
+            if (strncmp(w, s->names[k], n) != 0 || (n == 2 && strchr(letters, s->names[k][1]))) continue;
             *value = NULL;
             if (!w[n]) return s;
             if (s->takes_value && w[n] == '=') *value = w + n + 1;
@@ -67,9 +68,10 @@ int cli_nvcc_options(const char *cmd, int *argc, char **argv, const struct optio
     static char **made; /* the words made, for the life of the process */
     static size_t made_count;
     int out = 1, skip = 0;
+    unsigned kinds = take & CLI_NVCC_NO_COMPILER ? take | CLI_NVCC_COMPILER : take; /* those recognized */
     for (int i = 1; i < *argc; i++) {
         const char *w = argv[i], *value;
-        const struct spelling *s = skip ? NULL : spelled(w, take, &value);
+        const struct spelling *s = skip ? NULL : spelled(w, kinds, letters, &value);
         if (strcmp(w, "--") == 0 && !skip) {
             while (i < *argc) argv[out++] = argv[i++];
             break;
@@ -79,6 +81,9 @@ int cli_nvcc_options(const char *cmd, int *argc, char **argv, const struct optio
             argv[out++] = argv[i];
             continue;
         }
+        if (s->kind == CLI_NVCC_COMPILER && !(take & CLI_NVCC_COMPILER))
+            return cli_usage(cmd, "'%s' is an option of the compiler: kernjit %s builds its kernels as they are "
+                             "(kernjit compile and kernjit launch take it)", w, cmd);
         if (s->takes_value && !value) {
             if (i + 1 == *argc) return cli_usage(cmd, "option '%s' needs a value", w);
             value = argv[++i];

@@ -14,13 +14,16 @@
  *   -Xptxas ARG, -Xptxas=ARG, --ptxas-options[=]ARG   --option=--ptxas-options=ARG
  *
  * (-DNAME and -D NAME are getopt's own -D; NAME alone is NAME=1, as nvcc has it: cli_parse_define.)
- * A word that is the value of the option before it, and every word after "--", is left as it is. */
+ * A word that is the value of the option before it, and every word after "--", is left as it is; so
+ * is -I or -G where the command has that letter (run mandelbrot's -I, the harness's -G). */
 #ifndef KJ_NVCC_OPTIONS_H
 #define KJ_NVCC_OPTIONS_H
 
 #include <getopt.h>
 
-enum { CLI_NVCC_ARCH = 1, CLI_NVCC_DEFINES = 2, CLI_NVCC_COMPILER = 4 };
+/* CLI_NVCC_NO_COMPILER: the compiler's spellings are refused, naming the commands that take them (run
+ * builds its kernels as they are; getopt would read `-std=c++20` as `-s td=c++20`). */
+enum { CLI_NVCC_ARCH = 1, CLI_NVCC_DEFINES = 2, CLI_NVCC_COMPILER = 4, CLI_NVCC_NO_COMPILER = 8 };
 
 /* The spellings for --help (compile and launch take them all). */
 #define CLI_NVCC_HELP                                                                              \
@@ -39,7 +42,7 @@ enum { CLI_NVCC_ARCH = 1, CLI_NVCC_DEFINES = 2, CLI_NVCC_COMPILER = 4 };
 /* Rewrites argv[1 .. *argc - 1] in place (*argc may shrink: "-arch sm_90" is one word after), for the
  * kinds in `take`, given the command's getopt table (options, and letters as getopt_long takes them).
  * The new words live as long as the process. Returns EXIT_OK, or EXIT_USAGE after saying why (an
- * nvcc option that needs a value and has none). */
+ * nvcc option that needs a value and has none; a compiler's option under CLI_NVCC_NO_COMPILER). */
 int cli_nvcc_options(const char *cmd, int *argc, char **argv, const struct option *options, const char *letters,
                      unsigned take);
 

@@ -116,7 +116,8 @@ static int parse(parse_state *p, int argc, char **argv) {
     snprintf(harness, sizeof harness, "help=h json=j device=G: arch=A:%s%s%s", f->seeded ? " seed=s:" : "",
              takes_repeat(f) ? " repeat=r:" : "", f->macros ? " define=D:" : "");
     const cli_option_set sets[] = {{f->options, family_option, 0},
-                                   {harness, harness_option, CLI_NVCC_ARCH | (f->macros ? CLI_NVCC_DEFINES : 0)}};
+                                   {harness, harness_option,
+                                    CLI_NVCC_ARCH | CLI_NVCC_NO_COMPILER | (f->macros ? CLI_NVCC_DEFINES : 0)}};
     return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);
 }
 

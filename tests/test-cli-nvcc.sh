@@ -92,6 +92,13 @@ env KERNJIT_LIBCUDA="$STUB" "$K" run reduce --n 1000 --arch sm_90a --repeat 1 >/
 ls "$KERNJIT_CACHE_DIR"/sm_90a/*.cubin >/dev/null 2>&1 && echo "ok: run --arch sm_90a built for sm_90a" \
     || fail "run --arch sm_90a: no sm_90a entry"
 expect 2 "BLOCK_SIZE=1 is not allowed for reduce" env KERNJIT_LIBCUDA="$STUB" "$K" run reduce --n 1000 -D BLOCK_SIZE
+# run builds its kernels as they are: the compiler's spellings are named as such (getopt would read
+# -std=c++20 as --seed td=c++20), but a letter of the command's own stays its own
+expect 2 "'-std=c++20' is an option of the compiler: kernjit run reduce builds its kernels as they are" \
+    "$K" run reduce -std=c++20
+expect 2 "'-lineinfo' is an option of the compiler" "$K" run vector-add -lineinfo
+expect 2 "'-Xptxas' is an option of the compiler" "$K" run transpose -Xptxas -v
+expect 2 "--init-subdiv 3: allowed are" "$K" run mandelbrot -I 3
 # (the stub runs no vector add: the check fails, after the configuration is shown)
 expect 1 "BLOCK_SIZE=64 UNROLL=2 (explicit)" env KERNJIT_LIBCUDA="$STUB" "$K" run vector-add --n 1000 \
     --define-macro BLOCK_SIZE=64 -DUNROLL=2 --repeat 1
