@@ -27,10 +27,10 @@
 
 extern char **environ;
 
-/* The hit timings issue 13 asks for: a disk hit of a kernel with five user headers in a new process,
- * and a memory hit. */
+/* The hit timings' goals: a disk hit of a kernel with five user headers in a new process, and a
+ * memory hit. */
 #define DISK_HIT_GOAL_MS 0.2
-#define SMALL_DISK_HIT_GOAL_MS 0.1 /* issue 19: a ~6 KB cubin, read, verified and loaded */
+#define SMALL_DISK_HIT_GOAL_MS 0.1 /* a ~6 KB cubin, read, verified and loaded */
 #define MEMORY_HIT_GOAL_US 0.5
 
 static void help(void) {

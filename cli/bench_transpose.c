@@ -22,16 +22,20 @@ static void help(void) {
 
 typedef struct config {
     kj_transpose_variant variant;
-    unsigned tile_dim, block_rows; /* 0 for the fixed variants */
+    unsigned tile_dim, block_rows, group; /* 0 for the fixed variants (group 0: the default, 1) */
 } config;
 
+/* the padded tile's default first (64 x 8, along the rows of tiles), then other shapes, then the best
+ * shapes with the tiles in groups of rows of tiles */
 static const config configs[] = {
-    {KJ_TRANSPOSE_READ_ROWS, 0, 0}, {KJ_TRANSPOSE_READ_COLS, 0, 0}, {KJ_TRANSPOSE_SHARED, 0, 0},
-    {KJ_TRANSPOSE_L1_8X32, 0, 0},   {KJ_TRANSPOSE_L1_4X32, 0, 0},   {KJ_TRANSPOSE_VEC, 0, 0},
-    {KJ_TRANSPOSE_PADDED, 32, 8},
-    {KJ_TRANSPOSE_PADDED, 16, 16},  {KJ_TRANSPOSE_PADDED, 32, 4},   {KJ_TRANSPOSE_PADDED, 32, 16},
-    {KJ_TRANSPOSE_PADDED, 32, 32},  {KJ_TRANSPOSE_PADDED, 64, 4},   {KJ_TRANSPOSE_PADDED, 64, 8},
-    {KJ_TRANSPOSE_PADDED, 64, 16},  {KJ_TRANSPOSE_PADDED, 128, 8},
+    {KJ_TRANSPOSE_READ_ROWS, 0, 0, 0}, {KJ_TRANSPOSE_READ_COLS, 0, 0, 0}, {KJ_TRANSPOSE_SHARED, 0, 0, 0},
+    {KJ_TRANSPOSE_L1_8X32, 0, 0, 0},   {KJ_TRANSPOSE_L1_4X32, 0, 0, 0},   {KJ_TRANSPOSE_VEC, 0, 0, 0},
+    {KJ_TRANSPOSE_PADDED, 64, 8, 0},
+    {KJ_TRANSPOSE_PADDED, 16, 16, 0},  {KJ_TRANSPOSE_PADDED, 32, 4, 0},   {KJ_TRANSPOSE_PADDED, 32, 8, 0},
+    {KJ_TRANSPOSE_PADDED, 32, 16, 0},  {KJ_TRANSPOSE_PADDED, 32, 32, 0},  {KJ_TRANSPOSE_PADDED, 64, 4, 0},
+    {KJ_TRANSPOSE_PADDED, 64, 16, 0},  {KJ_TRANSPOSE_PADDED, 128, 8, 0},
+    {KJ_TRANSPOSE_PADDED, 64, 4, 4},   {KJ_TRANSPOSE_PADDED, 64, 4, 8},   {KJ_TRANSPOSE_PADDED, 64, 8, 4},
+    {KJ_TRANSPOSE_PADDED, 64, 8, 8},   {KJ_TRANSPOSE_PADDED, 64, 8, 16},  {KJ_TRANSPOSE_PADDED, 32, 8, 8},
 };
 #define CONFIG_COUNT (sizeof configs / sizeof configs[0])
 
@@ -73,7 +77,8 @@ typedef struct row {
 
 static void config_label(const row *w, char *buf, size_t size) {
     if (w->cfg.variant == KJ_TRANSPOSE_PADDED)
-        snprintf(buf, size, "TILE_DIM=%u BLOCK_ROWS=%u", w->cfg.tile_dim, w->cfg.block_rows);
+        snprintf(buf, size, "TILE_DIM=%u BLOCK_ROWS=%u GROUP=%u", w->cfg.tile_dim, w->cfg.block_rows,
+                 w->cfg.group ? w->cfg.group : 1);
     else snprintf(buf, size, "%ux%u tile, %ux%u threads", w->tile[0], w->tile[1], w->block[0], w->block[1]);
 }
 
@@ -134,7 +139,9 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
         row *w = &t->rows_v[t->nrows];
         kj_transpose_report rep = KJ_TRANSPOSE_REPORT_INIT;
         *w = (row){.rows = R, .cols = C, .cfg = configs[k], .copy_gbps = bench_gbps(2.0 * bytes, copy.median_us)};
-        j.options = (kj_transpose_options){sizeof(kj_transpose_options), configs[k].variant, configs[k].tile_dim, configs[k].block_rows, NULL, &rep};
+        j.options = (kj_transpose_options){.size = sizeof(kj_transpose_options), .variant = configs[k].variant,
+                                           .tile_dim = configs[k].tile_dim, .block_rows = configs[k].block_rows,
+                                           .report = &rep, .group = configs[k].group};
         j.seed = seed ^ k;
         bench_step(c, "%zu x %zu %s %u", R, C, kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim);
         s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r);
@@ -217,13 +224,13 @@ static void print_text(const transpose_bench *t, const row **best) {
         const row *w = &t->rows_v[i];
         if (w->rows != last_r || w->cols != last_c) {
             printf("\n%zu x %zu: device copy of the same bytes %.1f GB/s\n", w->rows, w->cols, w->copy_gbps);
-            printf("  %-10s %-28s %10s %9s %8s %s\n", "variant", "configuration", "median us", "GB/s", "% copy",
+            printf("  %-10s %-36s %10s %9s %8s %s\n", "variant", "configuration", "median us", "GB/s", "% copy",
                    "check");
             last_r = w->rows;
             last_c = w->cols;
         }
         config_label(w, label, sizeof label);
-        printf("  %-10s %-28s %10.2f %9.1f %7.1f%% %s\n", kj_transpose_variant_name(w->cfg.variant), label,
+        printf("  %-10s %-36s %10.2f %9.1f %7.1f%% %s\n", kj_transpose_variant_name(w->cfg.variant), label,
                w->r.median_us, w->gbps, 100.0 * w->gbps / w->copy_gbps, w->ok ? "ok" : "WRONG");
     }
     printf("\n");

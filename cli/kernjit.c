@@ -73,12 +73,13 @@ static const cli_subcommand commands[] = {
     "  KERNJIT_NCCL           the NCCL library (kj_reduce_nccl, bench reduce\n"                    \
     "                         --devices), in place of libnccl.so.2\n"                              \
     "  KERNJIT_CUB_PLUGIN     bench reduce's CUB reference: a plugin's path, or off\n"             \
-    "  KERNJIT_REMOTE_CACHE   the remote cache: redis://HOST:PORT[/DB] or\n"                       \
-    "                         unix:///PATH\n"                                                      \
+    "  KERNJIT_REMOTE_CACHE   the remote cache: redis://HOST:PORT[/DB], rediss://...\n"            \
+    "                         (TLS) or unix:///PATH\n"                                             \
     "  KERNJIT_REMOTE_SECRET  signs and checks the remote cache's entries: a file's\n"             \
     "                         absolute path, or the secret itself (16 to 4096 bytes)\n"            \
     "  KERNJIT_REMOTE_MODE    read (fetch only), or readwrite (the default: push too)\n"           \
-    "  KERNJIT_LIBHIREDIS     the Redis client library, in place of libhiredis.so\n"               \
+    "  KERNJIT_REMOTE_TLS_CA  the CAs (a PEM file) a rediss:// server's certificate\n"             \
+    "                         chains to, in place of the system's (or ?tls_ca=FILE)\n"             \
     "  CUDA_VISIBLE_DEVICES   the devices the driver shows, in its order: --device N\n"            \
     "                         counts within them (--device 0 is the first listed)\n"
 

@@ -119,9 +119,9 @@ static void text(run_ctx *c) {
 static const run_family transpose = {
     .kernel = "transpose", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
     .options = "rows=R: cols=C: variant=V: type=t:",
-    .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS"},
+    .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS", "GROUP"},
                                   {offsetof(transpose_run, options.tile_dim),
-                                   offsetof(transpose_run, options.block_rows)},
+                                   offsetof(transpose_run, options.block_rows), offsetof(transpose_run, options.group)},
                                   1024, "an integer from 1 to 1024",
                                   "use --type for the element size"},
     .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};

@@ -822,14 +822,16 @@ KJ_API kj_status kj_cache_usage(kj_runtime *rt, uint64_t *entries, uint64_t *byt
  * the caller never waits for the server. When processes miss the same key at once, one compiles
  * (under a lease it renews while it works) and the others wait for its push; a lease whose holder
  * died expires within 2 s and another process takes over. Faults never fail a call: an unreachable
- * or slow server, a damaged, unsigned or wrongly signed value, a full server are warnings, and the
- * local path goes on; after 3 failures in a row the tier is skipped for 30 s (then 60, 120, up to
+ * or slow server (each call bounded by the timeout, whole), a damaged, unsigned or wrongly signed
+ * value, a full server, an answer that makes no sense or is larger than it may be are warnings, and
+ * the local path goes on; after 3 failures in a row the tier is skipped for 30 s (then 60, 120, up to
  * 300 s) and tried again. Tuning results are shared the same way (kj_tune pushes its winner; a
  * runtime merges the records for its device, compute capability and toolchain into its tuning
  * database on first use). Warnings of background pushes reach the log callback from kernjit's push
  * thread. Configured by kj_runtime_options.remote_* or KERNJIT_REMOTE_CACHE, KERNJIT_REMOTE_SECRET,
- * KERNJIT_REMOTE_MODE; a malformed value is KJ_ERR_USAGE from kj_runtime_create. A kernjit built
- * without hiredis's header, or a machine without libhiredis, warns and works without the tier.
+ * KERNJIT_REMOTE_MODE; a malformed value is KJ_ERR_USAGE from kj_runtime_create. Signing needs
+ * OpenSSL's libcrypto, loaded at run time: a machine without it, with a secret set, warns and works
+ * without the tier. kj_runtime_destroy gives the pushes still queued at most 2 s.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_remote_info {
     size_t size;               /* sizeof(kj_remote_info): KJ_REMOTE_INFO_INIT */

@@ -16,7 +16,9 @@
  *   KJ_FAULT_WRITE_BYTES   bytes each process may write under the folder before `write` fails (default
  *                   4096: a partial file is left for the caller to clean up, as on a disk that fills)
  *   KJ_FAULT_LOG    when set, each injected failure is reported on stderr
- *   KJ_FAULT_PID    the process id getpid() returns (a container's 1), wherever the call is made */
+ *   KJ_FAULT_PID    the process id getpid() returns (a container's 1), wherever the call is made
+ *   KJ_FAULT_NO_LIBRARY  dlopen of a library whose name starts with it (libssl) fails, as where it is
+ *                   not installed */
 /* Both the plain and the 64-bit names are defined below (the library, built with 64-bit file offsets,
  * calls open64 and openat64), so the headers must not rename one into the other. */
 #undef _FILE_OFFSET_BITS
@@ -259,4 +261,19 @@ API pid_t getpid(void) {
     REAL(getpid);
     const char *pid = getenv("KJ_FAULT_PID");
     return pid && *pid ? (pid_t)atol(pid) : real_getpid();
+}
+
+/* KJ_FAULT_NO_LIBRARY: dlopen of a library whose file name starts with it fails with the loader's own
+ * message for a file that is not there. */
+API void *dlopen(const char *name, int flags) {
+    REAL(dlopen);
+    const char *gone = getenv("KJ_FAULT_NO_LIBRARY");
+    const char *base = name ? strrchr(name, '/') : NULL;
+    base = base ? base + 1 : name;
+    if (gone && *gone && base && strncmp(base, gone, strlen(gone)) == 0) {
+        char missing[PATH_MAX];
+        snprintf(missing, sizeof missing, "/nonexistent-kj-fault/%s", base);
+        return real_dlopen(missing, flags);
+    }
+    return real_dlopen(name, flags);
 }

@@ -6,14 +6,15 @@ environment); its exit code must be the row's, its output must contain the row's
 work folder (the cache with one valid entry, the fixture files) must be exactly as it was: no file
 added, removed or changed, which is what "Unchanged" promises.
 Library rows (A), cache-fault rows (F) and remote-cache-fault rows (R) are tested by
-tests/test-bad-input-api.c, tests/test-cache-faults.sh and tests/test-remote.sh: here each row must
+tests/test-bad-input-api.c, tests/test-cache-faults.sh and tests/test-remote.sh (and, over TLS,
+tests/test-remote-tls.sh: --remote-test may be given more than once): here each row must
 name a test that exists, the test must use the row's status or warning, and every test there must be a
 row, so that the table and the tests cannot drift.
 
 usage: test-bad-input.py --doc docs/bad-input.md --kernjit build/cli/kernjit --stub libstub-cuda.so
                          --kernels tests/kernels --api-test tests/test-bad-input-api.c
                          --faults-test tests/test-cache-faults.sh --remote-test tests/test-remote.sh
-                         [--only C12,C40]
+                         [--remote-test tests/test-remote-tls.sh] [--only C12,C40]
 (meson test test-bad-input passes all of them; --only runs just those command-line rows)
 """
 import argparse
@@ -271,9 +272,13 @@ def check_library_rows(rows, api_test):
     return failures
 
 
-def check_fault_rows(rows, faults_test, kind='F'):
-    with open(faults_test, encoding='utf-8') as f:
-        text = f.read()
+def check_fault_rows(rows, faults_tests, kind='F'):
+    """faults_tests: the scripts that hold the blocks, together."""
+    text = ''
+    for path in faults_tests:
+        with open(path, encoding='utf-8') as f:
+            text += f.read()
+    faults_test = ' and '.join(faults_tests)
     markers = set(re.findall(r'# row (%s\d+)\b' % kind, text))
     failures = 0
     for rid, c, line in rows:
@@ -289,7 +294,7 @@ def check_fault_rows(rows, faults_test, kind='F'):
             print('FAIL %s (line %d): %s never expects the warning %r' % (rid, line, faults_test, warning))
             failures += 1
         else:
-            print('ok %s: tested in %s' % (rid, os.path.basename(faults_test)))
+            print('ok %s: tested in %s' % (rid, ' or '.join(os.path.basename(t) for t in faults_tests)))
     for m in sorted(markers - {r[0] for r in rows}):
         print('FAIL: %s marks row %s, which the table lacks' % (faults_test, m))
         failures += 1
@@ -298,8 +303,9 @@ def check_fault_rows(rows, faults_test, kind='F'):
 
 def main():
     ap = argparse.ArgumentParser()
-    for a in ('--doc', '--kernjit', '--stub', '--kernels', '--api-test', '--faults-test', '--remote-test'):
+    for a in ('--doc', '--kernjit', '--stub', '--kernels', '--api-test', '--faults-test'):
         ap.add_argument(a, required=True)
+    ap.add_argument('--remote-test', required=True, action='append')
     ap.add_argument('--only', default='')
     args = ap.parse_args()
     only = set(filter(None, args.only.split(',')))
@@ -308,7 +314,7 @@ def main():
     ran, failures = run_command_rows(by_kind['C'], args, only)
     if not only:
         failures += check_library_rows(by_kind['A'], args.api_test)
-        failures += check_fault_rows(by_kind['F'], args.faults_test)
+        failures += check_fault_rows(by_kind['F'], [args.faults_test])
         failures += check_fault_rows(by_kind['R'], args.remote_test, 'R')
     print('%d rows: %d command-line (%d run), %d library, %d cache faults, %d remote cache faults; %d failure(s)' %
           (len(rows), len(by_kind['C']), ran, len(by_kind['A']), len(by_kind['F']), len(by_kind['R']), failures))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Many processes at once on one cache folder (issue 9, "Concurrency"):
+# Many processes at once on one cache folder (DEVELOPERS.md, "Concurrency"):
 #   1. N processes compile the same uncached kernel at the same moment: all succeed with the same key,
 #      and exactly one valid entry remains, with no temporary file;
 #   2. N processes launch the same uncached kernel on the stub driver's device: all compute the right

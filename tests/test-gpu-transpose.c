@@ -26,6 +26,7 @@ static void run_and_check(kj_runtime *rt, kj_type type, const void *in, kj_devpt
     kj_transpose_options opt = *o;
     opt.report = &rep;
     KJ_ASSERT_OK(kj_transpose(rt, type, din, dout, rows, cols, &opt));
+    if (o->group) assert_int_equal(rep.group, o->group);
     KJ_ASSERT_OK(kj_synchronize(rt));
     KJ_ASSERT_OK(kj_memcpy_dtoh(rt, got, dout, bytes));
     assert_int_equal(rep.grid, ((rows + rep.tile[0] - 1) / rep.tile[0]) * ((cols + rep.tile[1] - 1) / rep.tile[1]));
@@ -127,6 +128,12 @@ static void test_padded_every_tunable(void **state) {
             }
         }
         assert_true(tried >= 15);
+        /* the tiles in groups of rows of tiles, a group larger than the matrix's rows of tiles too */
+        const unsigned groups[] = {2, 4, 8, 16};
+        for (size_t g = 0; g < 4; g++) {
+            kj_transpose_options o = {.size = sizeof o, .tile_dim = 32, .block_rows = 8, .group = groups[g]};
+            run_and_check(rt, KJ_TYPE_F32, in, din, dout, rows, cols, &o, got);
+        }
         KJ_ASSERT_OK(kj_mem_free(rt, din));
         KJ_ASSERT_OK(kj_mem_free(rt, dout));
         free(in);

@@ -587,7 +587,7 @@ static void test_cli(void **state) {
     assert_non_null(strstr(out, "[3] 4"));
     /* an architecture-specific target: runs on 9.0, refused (usage, exit 2) elsewhere */
     int rc = launch("wgmma_fence.cu --arch sm_90a --grid 2 --block 128 --arg 'f32[200]=iota' --arg 'f32[200]=zeros' "
-                    "--arg i32=200 --print 1 --repeat 0");
+                    "--arg i32=200 --print 1 --print 1:199 --repeat 0");
     if (dev.cc_major == 9 && dev.cc_minor == 0) {
         expect_out(rc, "[199] 398");
         assert_non_null(strstr(out, "for sm_90a"));

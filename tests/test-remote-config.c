@@ -1,7 +1,8 @@
 /* The remote cache's configuration (src/cache/remote_config.c): the URL forms and their defaults, the
  * options, credentials (and that no message shows the password), the mode, the secret's rule (an
- * absolute path is a file, a relative one is refused, anything else is the secret itself), and every
- * malformed value refused as a usage error that names it. Nothing is contacted. */
+ * absolute path is a file, a relative one is refused, anything else is the secret itself), TLS
+ * (rediss://, its options and files, KERNJIT_REMOTE_TLS_CA), and every malformed value refused as a
+ * usage error that names it. Nothing is contacted. */
 #include "test_util.h"
 
 #include <sys/stat.h>
@@ -14,6 +15,7 @@ static void clear_env(void) {
     unsetenv("KERNJIT_REMOTE_CACHE");
     unsetenv("KERNJIT_REMOTE_SECRET");
     unsetenv("KERNJIT_REMOTE_MODE");
+    unsetenv("KERNJIT_REMOTE_TLS_CA");
 }
 
 static kj_runtime_options options(const char *url, const char *secret, kj_remote_mode mode) {
@@ -114,7 +116,10 @@ static void test_credentials(void **state) {
         {"redis://:hun?ter2@h?colour=1", "redis://:***@h?colour=1", "unknown option 'colour'"},
         {"redis://user:hun@ter2@h:0", "redis://user:***@h:0", "port '0' is not a number"},
         {"redis://user:hunter2@", "redis://user:***@", "no host"},
-        {"rediss://user:hunter2@h", "rediss://user:***@h", "TLS (rediss://) is not supported"},
+        {"rediss://user:hunter2@h?tls_verify=maybe", "rediss://user:***@h?tls_verify=maybe", "tls_verify is yes"},
+        {"rediss://user:hunter2@h?tls_ca=/nonexistent/ca.pem", "rediss://user:***@h?tls_ca=/nonexistent/ca.pem",
+         "tls_ca names a file that cannot be read"},
+        {"redis://user:hunter2@h?tls_ca=/x", "redis://user:***@h?tls_ca=/x", "tls_ca is an option of TLS"},
         {"http://user:hunter2@h", "http://user:***@h", "is not a Redis URL"},
         {"redis:/user:hunter2@h", "redis:***@h", "is not a Redis URL"},
         {"unix://user:hunter2@h", "unix://user:***@h", "a socket is unix:///PATH"},
@@ -146,7 +151,6 @@ static void test_malformed_urls(void **state) {
     (void)state;
     clear_env();
     read_refused("http://h:6379", NULL, KJ_REMOTE_DEFAULT, "'http://h:6379' is not a Redis URL: the forms are");
-    read_refused("rediss://h:6379", NULL, KJ_REMOTE_DEFAULT, "TLS (rediss://) is not supported");
     read_refused("redis://", NULL, KJ_REMOTE_DEFAULT, "no host");
     read_refused("redis://h:", NULL, KJ_REMOTE_DEFAULT, "port '' is not a number from 1 to 65535");
     read_refused("redis://h:65536", NULL, KJ_REMOTE_DEFAULT, "port '65536' is not a number from 1 to 65535");
@@ -245,6 +249,129 @@ static void test_secret(void **state) {
     clear_env();
 }
 
+/* rediss://: the same forms as redis://, TLS on, the certificate checked unless tls_verify=no; the files
+ * named (tls_ca, else KERNJIT_REMOTE_TLS_CA; tls_cert and tls_key) read now, a file that cannot be read
+ * a usage error naming the option; TLS's options refused elsewhere, and malformed ones. */
+static void test_tls(void **state) {
+    (void)state;
+    clear_env();
+    kj__remote_config c = read_ok("rediss://cache.example", NULL, KJ_REMOTE_DEFAULT);
+    assert_true(c.tls);
+    assert_true(c.tls_verify);
+    assert_string_equal(c.host, "cache.example");
+    assert_int_equal(c.port, 6379);
+    assert_null(c.tls_ca.path);
+    assert_null(c.tls_cert.path);
+    kj__remote_config_free(&c);
+    c = read_ok("redis://cache.example", NULL, KJ_REMOTE_DEFAULT);
+    assert_false(c.tls);
+    kj__remote_config_free(&c);
+
+    char ca[512], cert[512], key[512], spaced[512], url[2048];
+    snprintf(ca, sizeof ca, "%s/ca.pem", kj_test_dir);
+    snprintf(cert, sizeof cert, "%s/client.pem", kj_test_dir);
+    snprintf(key, sizeof key, "%s/client.key", kj_test_dir);
+    snprintf(spaced, sizeof spaced, "%s/the ca.pem", kj_test_dir);
+    kj_test_write(ca, "the CA", 6);
+    kj_test_write(cert, "the certificate", 15);
+    kj_test_write(key, "the key", 7);
+    kj_test_write(spaced, "another CA", 10);
+    chmod(key, 0600);
+    snprintf(url, sizeof url, "rediss://builder:hunter2@10.0.0.7:6380/3?tls_ca=%s&tls_cert=%s&tls_key=%s&timeout=500",
+             ca, cert, key);
+    c = read_ok(url, NULL, KJ_REMOTE_DEFAULT);
+    assert_true(c.tls && c.tls_verify);
+    assert_string_equal(c.host, "10.0.0.7");
+    assert_int_equal(c.port, 6380);
+    assert_int_equal(c.db, 3);
+    assert_int_equal(c.timeout_ms, 500);
+    assert_string_equal(c.password, "hunter2");
+    assert_string_equal(c.tls_ca.path, ca);
+    assert_int_equal(c.tls_ca.len, 6);
+    assert_memory_equal(c.tls_ca.data, "the CA", 6);
+    assert_memory_equal(c.tls_cert.data, "the certificate", 15);
+    assert_memory_equal(c.tls_key.data, "the key", 7);
+    assert_null(strstr(c.url, "hunter2"));
+    kj__remote_config_free(&c);
+    /* a path with a space, %-escaped; the certificate's key in the same file */
+    snprintf(url, sizeof url, "rediss://[::1]?tls_ca=%s/the%%20ca.pem&tls_cert=%s&tls_key=%s&tls_verify=yes",
+             kj_test_dir, cert, cert);
+    c = read_ok(url, NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.host, "::1");
+    assert_string_equal(c.tls_ca.path, spaced);
+    assert_memory_equal(c.tls_ca.data, "another CA", 10);
+    assert_memory_equal(c.tls_key.data, "the certificate", 15);
+    kj__remote_config_free(&c);
+    c = read_ok("rediss://h?tls_verify=no", NULL, KJ_REMOTE_DEFAULT);
+    assert_false(c.tls_verify);
+    kj__remote_config_free(&c);
+
+    /* KERNJIT_REMOTE_TLS_CA, white space at its ends left out, where the URL names no CA */
+    char padded[600];
+    snprintf(padded, sizeof padded, " %s\n", ca);
+    setenv("KERNJIT_REMOTE_TLS_CA", padded, 1);
+    c = read_ok("rediss://h", NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.tls_ca.path, ca);
+    assert_memory_equal(c.tls_ca.data, "the CA", 6);
+    kj__remote_config_free(&c);
+    snprintf(url, sizeof url, "rediss://h?tls_ca=%s/the%%20ca.pem", kj_test_dir);
+    c = read_ok(url, NULL, KJ_REMOTE_DEFAULT);
+    assert_string_equal(c.tls_ca.path, spaced);
+    kj__remote_config_free(&c);
+    c = read_ok("redis://h", NULL, KJ_REMOTE_DEFAULT); /* plain: not read */
+    assert_null(c.tls_ca.path);
+    kj__remote_config_free(&c);
+    setenv("KERNJIT_REMOTE_TLS_CA", "/nonexistent/ca.pem", 1);
+    read_refused("rediss://h", NULL, KJ_REMOTE_DEFAULT, "remote_cache='rediss://h': KERNJIT_REMOTE_TLS_CA names a file "
+                 "that cannot be read: cannot open '/nonexistent/ca.pem'");
+    unsetenv("KERNJIT_REMOTE_TLS_CA");
+
+    /* a key others may read still works, with a warning */
+    chmod(key, 0644);
+    kj_test_log log = {0};
+    kj__logger lg = {kj_test_log_fn, &log, KJ_LOG_DEBUG};
+    snprintf(url, sizeof url, "rediss://h?tls_cert=%s&tls_key=%s", cert, key);
+    kj_runtime_options o = options(url, NULL, KJ_REMOTE_DEFAULT);
+    int configured;
+    KJ_ASSERT_OK(kj__remote_config_read(&o, &lg, &c, &configured));
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "TLS key file"));
+    assert_non_null(strstr(log.last, "may be read by others (mode 0644): chmod 600"));
+    kj__remote_config_free(&c);
+
+    /* refused: each names the option and what is allowed */
+    static const struct {
+        const char *url, *why;
+    } refused[] = {
+        {"redis://h?tls_ca=/etc/ssl/ca.pem", "tls_ca is an option of TLS: give rediss://HOST[:PORT]"},
+        {"redis://h?tls_verify=no", "tls_verify is an option of TLS"},
+        {"unix:///run/redis.sock?tls_cert=/c", "tls_cert is an option of TLS"},
+        {"rediss://h?tls_verify=off",
+         "tls_verify is yes (the default: the server's certificate and name are checked) or no"},
+        {"rediss://h?tls_verify=no&tls_verify=no", "tls_verify is given twice"},
+        {"rediss://h?tls_ca=", "tls_ca names a file: tls_ca=FILE"},
+        {"rediss://h?tls_ca=/a&tls_ca=/b", "tls_ca is given twice"},
+        {"rediss://h?tls_key=/a%zz", "tls_key has a malformed %XX escape"},
+        {"rediss://h?tls_cert=/a", "tls_cert without tls_key: a client certificate is tls_cert=FILE and tls_key=FILE"},
+        {"rediss://h?tls_key=/a", "tls_key without tls_cert"},
+        {"rediss://h?tls_ca=/nonexistent/ca.pem",
+         "tls_ca names a file that cannot be read: cannot open '/nonexistent/ca.pem': No such file or directory"},
+        {"rediss://h?tls_keys=/a", "unknown option 'tls_keys'; the options are connect_timeout=MS, timeout=MS, "
+                                   "db=N (unix sockets), tls_ca=FILE, tls_cert=FILE, tls_key=FILE, tls_verify=no "
+                                   "(rediss://)"},
+        {"rediss://h?db=1", "give the database in the path, rediss://HOST:PORT/DB"},
+        {"rediss://", "no host"},
+        {"rediss://h:0", "port '0' is not a number from 1 to 65535"},
+        {"redis2://h", "is not a Redis URL: the forms are redis[s]://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS]"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        read_refused(refused[i].url, NULL, KJ_REMOTE_DEFAULT, refused[i].why);
+    snprintf(url, sizeof url, "rediss://h?tls_cert=%s&tls_key=%s", cert, kj_test_dir);
+    read_refused(url, NULL, KJ_REMOTE_DEFAULT, "tls_key names a file that cannot be read");
+    assert_non_null(strstr(kj_last_error(), "is a folder, not a regular file"));
+    clear_env();
+}
+
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_tcp_forms), cmocka_unit_test(test_credentials),
              cmocka_unit_test(test_unix_socket), cmocka_unit_test(test_malformed_urls),
-             cmocka_unit_test(test_environment_and_off), KJ_TEST_IN_DIR(test_secret))
+             cmocka_unit_test(test_environment_and_off), KJ_TEST_IN_DIR(test_secret), KJ_TEST_IN_DIR(test_tls))

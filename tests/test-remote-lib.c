@@ -5,13 +5,20 @@
  * (the faster re-measured result wins, with its numbers) holds on the server and in every file; other
  * devices, compute capabilities and secrets keep apart; a result a tuning run here does not reproduce
  * gives way; forgetting removes the shared results too; merging thousands rewrites the file once.
- * Threads: many threads of one runtime push and fetch at once, and each kernel is compiled once.
+ * Threads: many threads of one runtime push and fetch at once, and each kernel is compiled once. A
+ * server that closes the connection while a large command is being written raises no SIGPIPE in the
+ * host program (whose disposition is the default: the signal would kill it). A call under a cut-off
+ * (a runtime that closes) ends at it.
  * Usage: with-redis.sh test-remote-lib path/to/libstub-cuda.so */
 #include "test_util.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include "cache/redis.h"
 #include "jit/compile.h"
 
 #include "tunedb/remote_tune.h"
@@ -446,6 +453,100 @@ static void test_threads_share_the_tier(void **state) {
     kj_runtime_destroy(b);
 }
 
+/* ---- SIGPIPE ---------------------------------------------------------------------------------- */
+
+/* A server that takes one connection, reads a few bytes of the command and closes it. */
+static void *hang_up(void *arg) {
+    int listener = *(int *)arg, fd = accept(listener, NULL, NULL);
+    char some[64];
+    if (fd >= 0) {
+        ssize_t n = recv(fd, some, sizeof some, 0);
+        (void)n;
+        close(fd); /* with unread bytes: a reset, and the client's next write fails */
+    }
+    return NULL;
+}
+
+/* On a unix socket a write to a closed peer raises SIGPIPE at once (on TCP, after a reset). */
+static void test_no_sigpipe(void **state) {
+    (void)state;
+    signal(SIGPIPE, SIG_DFL);
+    int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s/hangs-up.sock", root);
+    assert_int_equal(bind(listener, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(listener, 1), 0);
+    pthread_t server;
+    assert_int_equal(pthread_create(&server, NULL, hang_up, &listener), 0);
+    kj__remote_config cfg = {.url = (char *)"unix:// (hangs up)", .socket_path = a.sun_path,
+                             .connect_timeout_ms = 1000, .timeout_ms = 5000, .mode = KJ_REMOTE_READWRITE};
+    kj__redis *r = NULL;
+    KJ_ASSERT_OK(kj__redis_create(&cfg, NULL, &r));
+    size_t size = 16u << 20; /* more than the socket buffers take */
+    char *value = calloc(1, size);
+    const char *argv[] = {"SET", "k", value};
+    size_t lens[] = {3, 1, size};
+    kj__redis_cmd cmd = {3, argv, lens, 0};
+    kj__reply *reply = NULL;
+    char why[512] = "";
+    assert_int_equal(kj__redis_exec(r, 1, &cmd, &reply, why, sizeof why), KJ__REDIS_FAILED);
+    assert_null(reply);
+    assert_non_null(strstr(why, "the server closed the connection"));
+    free(value);
+    kj__redis_destroy(r);
+    pthread_join(server, NULL);
+    close(listener);
+    unlink(a.sun_path);
+}
+
+/* ---- the cut-off -------------------------------------------------------------------------------- */
+
+/* A server that answers one connection a byte every 50 ms, without end. */
+static void *trickle(void *arg) {
+    int listener = *(int *)arg, fd = accept(listener, NULL, NULL);
+    char some[64];
+    if (fd < 0) return NULL;
+    ssize_t n = recv(fd, some, sizeof some, 0);
+    (void)n;
+    for (int i = 0; i < 200 && send(fd, i ? "x" : "+", 1, MSG_NOSIGNAL) == 1; i++) usleep(50000);
+    close(fd);
+    return NULL;
+}
+
+/* A call under a cut-off ends at it, however long its operation timeout, and says why; later calls
+ * are skipped. */
+static void test_cut_off(void **state) {
+    (void)state;
+    int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s/trickles.sock", root);
+    assert_int_equal(bind(listener, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(listener, 1), 0);
+    pthread_t server;
+    assert_int_equal(pthread_create(&server, NULL, trickle, &listener), 0);
+    kj__remote_config cfg = {.url = (char *)"unix:// (trickles)", .socket_path = a.sun_path,
+                             .connect_timeout_ms = 1000, .timeout_ms = 8000, .mode = KJ_REMOTE_READWRITE};
+    kj__redis *r = NULL;
+    KJ_ASSERT_OK(kj__redis_create(&cfg, NULL, &r));
+    double t0 = kj__now_ms();
+    kj__redis_cut_off(r, t0 + 300, "cut off for the test");
+    const char *argv[] = {"PING"};
+    kj__redis_cmd cmd = {1, argv, NULL, 0};
+    kj__reply *reply = NULL;
+    char why[512] = "";
+    assert_int_equal(kj__redis_exec(r, 1, &cmd, &reply, why, sizeof why), KJ__REDIS_FAILED);
+    double took = kj__now_ms() - t0;
+    assert_string_equal(why, "cut off for the test");
+    assert_true(took >= 290 && took < 2000);
+    assert_int_equal(kj__redis_exec(r, 1, &cmd, &reply, why, sizeof why), KJ__REDIS_SKIPPED);
+    assert_string_equal(why, "cut off for the test");
+    assert_false(kj__redis_failing(r)); /* its own cut-off is not the server's failure */
+    kj__redis_destroy(r);
+    pthread_join(server, NULL);
+    close(listener);
+    unlink(a.sun_path);
+}
+
 int main(int argc, char **argv) {
     url = getenv("KJ_TEST_REDIS_URL");
     if (!url || argc < 2) {
@@ -461,6 +562,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_other_devices_apart), cmocka_unit_test(test_signed_results),
         cmocka_unit_test(test_unreproduced_result_replaced), cmocka_unit_test(test_forget_shared),
         cmocka_unit_test(test_merge_rewrites_once), cmocka_unit_test(test_threads_share_the_tier),
+        cmocka_unit_test(test_no_sigpipe), cmocka_unit_test(test_cut_off),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(root);

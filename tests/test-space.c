@@ -136,18 +136,19 @@ static void test_pin_and_restrict(void **state) {
     kj_space_free(s);
 }
 
-/* The other tuned families. transpose: TILE_DIM x BLOCK_ROWS, 4 x 6, of which the `require` lines
- * (TILE_DIM % BLOCK_ROWS == 0, TILE_DIM * BLOCK_ROWS <= 1024) leave out 16x32, 64x32, 128x16 and
- * 128x32; keyed by ELEM_BYTES. vector_add: BLOCK_SIZE x UNROLL x WAVES, 5 x 4 x 11, all valid; keyed by T. */
+/* The other tuned families. transpose: TILE_DIM x BLOCK_ROWS x GROUP, 4 x 6 x 5, of which the
+ * `require` lines (TILE_DIM % BLOCK_ROWS == 0, TILE_DIM * BLOCK_ROWS <= 1024) leave out 16x32, 64x32,
+ * 128x16 and 128x32 (with each GROUP); keyed by ELEM_BYTES. vector_add: BLOCK_SIZE x UNROLL x WAVES, 5 x 4 x 11, all valid; keyed by T. */
 static void test_family_spaces(void **state) {
     (void)state;
     kj_space *s;
     KJ_ASSERT_OK(kj__space_create(NULL, "transpose", NULL, 0, NULL, 1, 1, &s));
-    assert_int_equal(kj_space_count(s), 24);
-    assert_int_equal(kj_space_valid_count(s), 20);
-    assert_int_equal(kj_space_dim_count(s), 2);
+    assert_int_equal(kj_space_count(s), 24 * 5);
+    assert_int_equal(kj_space_valid_count(s), 20 * 5);
+    assert_int_equal(kj_space_dim_count(s), 3);
     assert_string_equal(kj_space_dim_name(s, 0), "TILE_DIM");
     assert_string_equal(kj_space_dim_name(s, 1), "BLOCK_ROWS");
+    assert_string_equal(kj_space_dim_name(s, 2), "GROUP");
     assert_string_equal(kj__space_fixed(s), "ELEM_BYTES=4");
     for (size_t i = 0; i < kj_space_count(s); i++) {
         kj_variant v = KJ_VARIANT_INIT;

@@ -1,5 +1,5 @@
 /* Many threads of one runtime asking for dozens of kernel variants at once get the right kernels
- * (issue 9, "Concurrency"). A single-threaded pass first records what each variant compiles to (its
+ * (DEVELOPERS.md, "Concurrency"). A single-threaded pass first records what each variant compiles to (its
  * key and its binary); then THREADS threads share one runtime and ask for every variant, each in its
  * own order, so that every variant is asked for by several threads at the same moment:
  *   - kj_compile on a compile-only runtime with a disk cache: every answer has the variant's key, and

@@ -199,7 +199,8 @@ KJ_API kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_dev
 
 typedef enum kj_transpose_variant {
     KJ_TRANSPOSE_PADDED = 0,  /* shared-memory tile padded to TILE_DIM + 1 columns (no bank conflicts),
-                                 TILE_DIM x BLOCK_ROWS threads: tunable, default 32 x 8. The default. */
+                                 TILE_DIM x BLOCK_ROWS threads, the tiles in groups of GROUP rows
+                                 of tiles: tunable, default 64 x 8, GROUP 1. The default. */
     KJ_TRANSPOSE_READ_ROWS,   /* read rows, write columns: coalesced reads, scattered writes */
     KJ_TRANSPOSE_READ_COLS,   /* read columns, write rows: scattered reads, coalesced writes */
     KJ_TRANSPOSE_SHARED,      /* 32x32 tile, 32x8 threads, written transposed into shared memory (32-way
@@ -227,6 +228,8 @@ typedef struct kj_transpose_report {
     unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
     kj_origin origin;        /* how the kernel was obtained on this call */
     kj_config_from config_from; /* the fixed variants: KJ_CONFIG_DEFAULT */
+    unsigned group;          /* KJ_TRANSPOSE_PADDED: the tiles taken in groups of this many rows of tiles */
+    uint32_t reserved;       /* written 0: names what would be padding (a later field takes its place) */
 } kj_transpose_report;
 #define KJ_TRANSPOSE_REPORT_INIT KJ_SIZED_INIT_(kj_transpose_report)
 
@@ -235,11 +238,15 @@ typedef struct kj_transpose_options {
     kj_transpose_variant variant; /* KJ_TRANSPOSE_PADDED when zeroed */
     unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM; with block_rows 0 too: the tuning
                                 database's entry for ELEM_BYTES and rows x cols elements (see
-                                kj_tune_db_lookup), else 32 */
+                                kj_tune_db_lookup), else 64 */
     unsigned block_rows;     /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS; 0: likewise, else 8 (one of them
-                                given: the other's default) */
+                                given: the others' defaults) */
     kj_stream stream;        /* NULL: the default stream */
     kj_transpose_report *report; /* optional: filled on success */
+    unsigned group;          /* KJ_TRANSPOSE_PADDED only: GROUP, the tiles taken in groups of 1, 2, 4, 8 or
+                                16 rows of tiles, each group walked down its columns; 0: chosen as
+                                tile_dim is, else 1 (along the rows of tiles) */
+    uint32_t reserved;       /* 0 (refused otherwise): names what would be padding */
 } kj_transpose_options;
 #define KJ_TRANSPOSE_OPTIONS_INIT KJ_SIZED_INIT_(kj_transpose_options)
 

@@ -47,7 +47,7 @@ double kj__now_ms(void);                         /* a monotonic clock */
 const char *kj__getenv_path(const char *name);
 #define KJ__PATH_VARIABLES                                                                          \
     { "KERNJIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "KERNJIT_PATH", "KERNJIT_CUDA_HOME", "CUDA_HOME", \
-      "KERNJIT_LIBCUDA", "KERNJIT_NCCL" }
+      "KERNJIT_LIBCUDA", "KERNJIT_NCCL", "KERNJIT_REMOTE_TLS_CA" }
 /* Warns (log) for each of KJ__PATH_VARIABLES with white space at an end, naming what is used. */
 void kj__warn_path_variables(const kj__logger *log);
 

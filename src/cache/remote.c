@@ -30,12 +30,17 @@ static const char SIG_MAGIC[8] = {'K', 'J', 'S', 'I', 'G', '2', '5', '6'};
 
 /* Fetch the entry (at most ARGV[3] + 1 bytes: GETRANGE, so that a huge value costs no memory here;
  * "" is no value, as no entry is empty); else take the lease; else say who holds it. One round trip,
- * atomic. */
+ * atomic. A key of another type (a hash where the lease belongs) is an answer for that key, {4,
+ * "key: the server's error"}: raised, it would fail the script as a whole, as a server that refuses
+ * scripts does. */
 static const char LOOKUP_SCRIPT[] =
-    "local v = redis.call('GETRANGE', KEYS[1], 0, ARGV[3]) "
+    "local v = redis.pcall('GETRANGE', KEYS[1], 0, ARGV[3]) "
+    "if type(v) == 'table' then return {4, KEYS[1] .. ': ' .. tostring(v.err)} end "
     "if #v > 0 then return {1, v} end "
     "if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end "
-    "return {3, redis.call('GET', KEYS[2]) or ''}";
+    "local h = redis.pcall('GET', KEYS[2]) "
+    "if type(h) == 'table' then return {4, KEYS[2] .. ': ' .. tostring(h.err)} end "
+    "return {3, h or ''}";
 /* Extend the lease, if it is still ours. */
 static const char RENEW_SCRIPT[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
@@ -304,6 +309,12 @@ void kj__remote_close(kj__remote *r) {
     pthread_mutex_lock(&r->lock);
     r->closing = 1;
     r->drain_until = kj__now_ms() + DRAIN_MS;
+    /* a call in progress (a push to a server that trickles its answer) ends then too */
+    if (r->redis) {
+        char why[64];
+        snprintf(why, sizeof why, "not done within %d s of closing the runtime", DRAIN_MS / 1000);
+        kj__redis_cut_off(r->redis, r->drain_until, why);
+    }
     pthread_cond_broadcast(&r->changed);
     int running = r->worker_running;
     pthread_mutex_unlock(&r->lock);
@@ -391,8 +402,10 @@ static void renew_leases(kj__remote *r) {
     free(claims);
 }
 
-/* Adds the counters gathered since the last time to the server's. */
+/* Adds the counters gathered since the last time to the server's; a read-only process writes
+ * nothing, these neither. */
 static void flush_counters(kj__remote *r) {
+    if (r->cfg.mode != KJ_REMOTE_READWRITE) return;
     char values[KJ__RC_COUNT][24], max[24];
     const char *argv[4 + 2 * KJ__RC_COUNT + 1] = {"EVAL", FLUSH_SCRIPT, "1", KJ_REMOTE_STATS_KEY};
     int argc = 4;
@@ -576,69 +589,136 @@ static int leasing(kj__remote *r) {
     return r->cfg.mode == KJ_REMOTE_READWRITE && !__atomic_load_n(&r->no_leases, __ATOMIC_RELAXED);
 }
 
-/* One look: the entry, else (read-write) the lease, else what the lease says. On an answer, *reply
- * holds it and: *value and *value_len point into it when the entry is there; else *acquired is set
- * when the lease was taken, else *holder (into *reply too) says who holds it ("" when nobody). */
-static kj__redis_result look(kj__remote *r, const char *name, const char *lease, const char *token, kj__reply **reply,
-                             const char **value, size_t *value_len, int *acquired, const char **holder, char *why,
-                             size_t why_size) {
-    *value = NULL;
-    *acquired = 0;
-    *holder = "";
+/* What one look saw. */
+typedef enum seen {
+    SEEN_VALUE,     /* the entry's value (not yet verified) */
+    SEEN_ACQUIRED,  /* the lease, taken by this process */
+    SEEN_HOLDER,    /* the lease's value: who holds it (checked by the caller) */
+    SEEN_NOBODY,    /* neither value nor lease (read-only) */
+    SEEN_KEY_ERROR, /* the server's error for one of the keys (why) */
+    SEEN_ODD        /* an answer that is none of these (why) */
+} seen;
+
+typedef struct look_result {
+    seen what;
+    kj__reply *reply;         /* owns what value and holder point into */
+    const char *value;
+    size_t value_len;
+    const kj__reply *holder;  /* a string reply */
+} look_result;
+
+static void key_error(look_result *out, const char *name, const kj__reply *err, char *why, size_t why_size) {
+    size_t len;
+    const char *text = kj__reply_str(err, &len);
+    out->what = SEEN_KEY_ERROR;
+    snprintf(why, why_size, "the server's error for %s%s%.*s", name ? name : "", name ? ": " : "",
+             (int)(len > 300 ? 300 : len), text ? text : "");
+}
+
+static void odd(look_result *out, const char *what, const kj__reply *reply, char *why, size_t why_size) {
+    char text[256];
+    kj__reply_describe(reply, text, sizeof text);
+    out->what = SEEN_ODD;
+    snprintf(why, why_size, "%s: %s", what, text);
+}
+
+/* The lookup script's answer (see LOOKUP_SCRIPT), every part checked. */
+static void read_script_answer(look_result *out, char *why, size_t why_size) {
+    const kj__reply *rep = out->reply, *arg = kj__reply_at(rep, 1);
+    long long what = kj__reply_kind(kj__reply_at(rep, 0)) == KJ__REPLY_INTEGER ? kj__reply_int(kj__reply_at(rep, 0)) : 0;
+    kj__reply_type kind = kj__reply_kind(arg);
+    size_t count = kj__reply_count(rep);
+    if (what == 1 && count == 2 && kind == KJ__REPLY_STRING && (out->value = kj__reply_str(arg, &out->value_len)) &&
+        out->value_len) {
+        out->what = SEEN_VALUE;
+    } else if (what == 2 && count == 1) {
+        out->what = SEEN_ACQUIRED;
+    } else if (what == 3 && count == 2 && kind == KJ__REPLY_STRING) {
+        out->what = SEEN_HOLDER;
+        out->holder = arg;
+    } else if (what == 4 && count == 2 && (kind == KJ__REPLY_STRING || kind == KJ__REPLY_ERROR)) {
+        key_error(out, NULL, arg, why, why_size);
+    } else {
+        out->value = NULL;
+        odd(out, "an answer that is not the lookup script's", rep, why, why_size);
+    }
+}
+
+/* One look: the entry, else (read-write) the lease, else what the lease says. On an answer,
+ * out->reply holds it (free it), and out->what says what it is. */
+static kj__redis_result look(kj__remote *r, const char *name, const char *lease, const char *token, look_result *out,
+                             char *why, size_t why_size) {
+    memset(out, 0, sizeof *out);
     char px[32], most[32];
     snprintf(px, sizeof px, "%d", LEASE_MS);
     snprintf(most, sizeof most, "%u", KJ_REMOTE_MAX_VALUE);
     if (leasing(r)) {
         const char *argv[] = {"EVAL", LOOKUP_SCRIPT, "2", name, lease, token, px, most};
-        kj__redis_cmd cmd = {8, argv, NULL};
-        kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, reply, why, why_size);
+        kj__redis_cmd cmd = {8, argv, NULL, 0};
+        kj__redis_result res = kj__redis_exec(r->redis, 1, &cmd, &out->reply, why, why_size);
         if (res != KJ__REDIS_OK) return res;
-        if (kj__reply_kind(*reply) == KJ__REPLY_ERROR) {
-            /* a full server (maxmemory with noeviction refuses scripts that may write), a replica,
-             * scripting forbidden by an ACL: look up without leases */
-            size_t len;
-            const char *err = kj__reply_str(*reply, &len);
-            if (!__atomic_exchange_n(&r->no_leases, 1, __ATOMIC_RELAXED))
-                kj__remote_warn(r, "the server refused the lookup script (%.*s): looking up without compile leases "
-                                "from now on (processes missing the same kernel each compile it)",
-                                (int)(len > 200 ? 200 : len), err);
-            kj__reply_free(*reply);
-            *reply = NULL;
-            return look(r, name, lease, token, reply, value, value_len, acquired, holder, why, why_size);
+        size_t len;
+        const char *err = kj__reply_str(out->reply, &len);
+        if (kj__reply_kind(out->reply) != KJ__REPLY_ERROR) {
+            read_script_answer(out, why, why_size);
+            return KJ__REDIS_OK;
         }
-        long long what = kj__reply_int(kj__reply_at(*reply, 0));
-        if (what == 1) *value = kj__reply_str(kj__reply_at(*reply, 1), value_len);
-        else if (what == 2) *acquired = 1;
-        else if (what == 3 && kj__reply_str(kj__reply_at(*reply, 1), NULL)) *holder = kj__reply_str(kj__reply_at(*reply, 1), NULL);
-        else {
-            size_t len;
-            const char *err = kj__reply_str(*reply, &len);
-            snprintf(why, why_size, "unexpected answer%s%.*s", err ? ": " : "", (int)(err && len < 300 ? len : 0), err ? err : "");
-            kj__reply_free(*reply);
-            *reply = NULL;
-            return KJ__REDIS_FAILED;
+        if (strncmp(err, "WRONGTYPE", 9) == 0) {
+            /* a server that raised a key's error through the script: that key's, not the script's */
+            key_error(out, name, out->reply, why, why_size);
+            return KJ__REDIS_OK;
         }
-        return KJ__REDIS_OK;
+        /* a full server (maxmemory with noeviction refuses scripts that may write), a replica,
+         * scripting forbidden by an ACL: look up without leases */
+        if (!__atomic_exchange_n(&r->no_leases, 1, __ATOMIC_RELAXED))
+            kj__remote_warn(r, "the server refused the lookup script (%.*s): looking up without compile leases "
+                            "from now on (processes missing the same kernel each compile it)",
+                            (int)(len > 200 ? 200 : len), err);
+        kj__reply_free(out->reply);
+        return look(r, name, lease, token, out, why, why_size);
     }
     /* read-only: a plain fetch, and whether someone compiles the key */
     const char *get_value[] = {"GETRANGE", name, "0", most}, *get_lease[] = {"GET", lease};
-    kj__redis_cmd cmds[2] = {{4, get_value, NULL}, {2, get_lease, NULL}};
+    kj__redis_cmd cmds[2] = {{4, get_value, NULL, 0}, {2, get_lease, NULL, KJ__REDIS_REPLY_SMALL}};
     kj__reply *replies[2];
     kj__redis_result res = kj__redis_exec(r->redis, 2, cmds, replies, why, why_size);
     if (res != KJ__REDIS_OK) return res;
-    *value = kj__reply_str(replies[0], value_len);
-    if (*value && !*value_len) *value = NULL;
-    if (kj__reply_str(replies[1], NULL)) *holder = kj__reply_str(replies[1], NULL);
-    /* one reply is handed back: the value's, or else the lease's (which holder points into) */
-    if (*value) {
-        kj__reply_free(replies[1]);
-        *holder = "";
-        *reply = replies[0];
+    kj__reply *value = replies[0], *holder = replies[1];
+    kj__reply_type vk = kj__reply_kind(value), hk = kj__reply_kind(holder);
+    out->reply = holder; /* the one kept: the value's when there is one */
+    if (vk == KJ__REPLY_STRING && (out->value = kj__reply_str(value, &out->value_len)) && out->value_len) {
+        out->what = SEEN_VALUE;
+        out->reply = value;
+    } else if (vk == KJ__REPLY_ERROR) {
+        key_error(out, name, value, why, why_size);
+    } else if (vk != KJ__REPLY_STRING) {
+        odd(out, "an answer to GETRANGE that is not a string", value, why, why_size);
+    } else if (hk == KJ__REPLY_ERROR) {
+        key_error(out, lease, holder, why, why_size);
+    } else if (hk == KJ__REPLY_STRING) {
+        out->what = SEEN_HOLDER;
+        out->holder = holder;
+    } else if (hk == KJ__REPLY_NIL) {
+        out->what = SEEN_NOBODY;
     } else {
-        kj__reply_free(replies[0]);
-        *reply = replies[1];
+        odd(out, "an answer to GET that is neither a string nor nil", holder, why, why_size);
     }
+    kj__reply_free(out->reply == value ? holder : value);
     return KJ__REDIS_OK;
+}
+
+/* host:pid:n, as kj__remote_lookup makes them: anything else in a lease is nobody's. */
+static int is_token(const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n && s[i] != ':' && s[i] > ' ' && s[i] < 0x7f) i++;
+    if (i == 0 || i == n || s[i] != ':') return 0;
+    for (int part = 0; part < 2; part++) {
+        size_t from = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        if (i == from || i - from > 20) return 0;
+        if (part == 0 && (i == n || s[i] != ':')) return 0;
+    }
+    return i == n && n < sizeof ((kj__remote_claim *)0)->token;
 }
 
 int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__remote_entry *entry,
@@ -655,12 +735,8 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
     unsigned poll = POLL_FIRST_MS;
     int waited = 0, hit = 0;
     for (int round = 0;; round++) {
-        kj__reply *reply = NULL;
-        const char *value, *holder;
-        size_t len = 0;
-        int acquired;
-        kj__redis_result res = look(r, name, claim->lease, claim->token, &reply, &value, &len, &acquired, &holder, why,
-                                    sizeof why);
+        look_result l;
+        kj__redis_result res = look(r, name, claim->lease, claim->token, &l, why, sizeof why);
         if (round == 0 && res == KJ__REDIS_OK) {
             uint64_t us = (uint64_t)((kj__now_ms() - t0) * 1e3);
             kj__remote_count(r, KJ__RC_FETCHES, 1);
@@ -673,45 +749,55 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
             kj__remote_fault(r, res, "a lookup", why, "compiling here");
             break;
         }
-        claim->reached = 1;
-        if (value) {
-            if (kj__remote_open_value(r, name, key, (const uint8_t *)value, len, entry, why, sizeof why) == 0) {
+        /* Only a holder at work is looked at again, after a pause: a server that answers anything else
+         * at once is never asked in a busy loop. A push follows a sane answer only. */
+        claim->reached = l.what != SEEN_ODD;
+        if (l.what == SEEN_ODD || l.what == SEEN_KEY_ERROR) {
+            kj__remote_fault(r, KJ__REDIS_FAILED, "a lookup", why, "compiling here");
+            kj__reply_free(l.reply);
+            break;
+        }
+        if (l.what == SEEN_VALUE) {
+            if (kj__remote_open_value(r, name, key, (const uint8_t *)l.value, l.value_len, entry, why, sizeof why) == 0) {
                 hit = 1;
                 kj__remote_count(r, KJ__RC_HITS, 1);
-                kj__remote_count(r, KJ__RC_BYTES_FETCHED, len);
+                kj__remote_count(r, KJ__RC_BYTES_FETCHED, l.value_len);
             } else {
                 kj__remote_count(r, KJ__RC_REFUSALS, 1);
                 kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: refused %s: %s; compiling here%s", r->cfg.url, name,
                         why, r->cfg.mode == KJ_REMOTE_READWRITE ? " (and pushing over it)" : "");
             }
-            kj__reply_free(reply);
+            kj__reply_free(l.reply);
             break;
         }
-        if (acquired) {
+        size_t len = 0;
+        const char *holder = l.what == SEEN_HOLDER ? kj__reply_str(l.holder, &len) : "";
+        int gave_up = len >= 6 && strncmp(holder, "nopush", 6) == 0, too_long = kj__now_ms() - t0 > WAIT_MAX_MS;
+        int nobody = l.what != SEEN_HOLDER || gave_up || !is_token(holder, len);
+        if (l.what == SEEN_ACQUIRED) {
             claim->held = 1;
             hold(r, claim);
+        } else if (gave_up) {
+            kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the process that compiled %s pushed nothing (%.*s); "
+                    "compiling here", r->cfg.url, name, (int)(len > 100 ? 100 : len), holder);
+        } else if (nobody && l.what == SEEN_HOLDER) {
+            char text[160];
+            kj__reply_describe(l.holder, text, sizeof text);
+            kj__remote_warn(r, "the lease %s holds %s, which is not a compiling process's token: compiling here",
+                            claim->lease, text);
+        } else if (too_long && !nobody) {
+            kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: %s was still being compiled by %s after %d s; compiling "
+                    "here", r->cfg.url, name, holder, WAIT_MAX_MS / 1000);
         }
-        int gave_up = strncmp(holder, "nopush", 6) == 0, too_long = kj__now_ms() - t0 > WAIT_MAX_MS;
-        if (!acquired && !*holder && leasing(r) && !too_long) {
-            /* the lease lapsed between the script's SET and GET: look again */
-            kj__reply_free(reply);
-            continue;
-        }
-        if (acquired || !*holder || gave_up || too_long) {
+        if (nobody || too_long) {
             kj__remote_count(r, KJ__RC_MISSES, 1);
-            if (gave_up)
-                kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the process that compiled %s pushed nothing (%s); "
-                        "compiling here", r->cfg.url, name, holder);
-            if (too_long && !gave_up && *holder)
-                kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: %s was still being compiled by %s after %d s; compiling "
-                        "here", r->cfg.url, name, holder, WAIT_MAX_MS / 1000);
-            kj__reply_free(reply);
+            kj__reply_free(l.reply);
             break;
         }
         if (!waited) kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: %s is being compiled by %s; waiting for its push",
                              r->cfg.url, name, holder);
         waited = 1;
-        kj__reply_free(reply);
+        kj__reply_free(l.reply);
         sleep_ms(poll);
         poll = poll * 2 > POLL_MOST_MS ? POLL_MOST_MS : poll * 2;
     }

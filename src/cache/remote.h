@@ -7,7 +7,8 @@
  *                                           renewed every 0.5 s while it compiles); after a compile or
  *                                           push that failed, "nopush: why" for 10 s
  *   kernjit:tune:v1:<device>|<cc>|<version>|<nvrtc>   a hash of tuning results (remote_tune.c)
- *   kernjit:stats                           the fleet's counters (a hash)
+ *   kernjit:stats                           the fleet's counters (a hash; read-write processes add
+ *                                           theirs)
  *
  * A lookup (kj__remote_lookup, after a disk miss) fetches and verifies the entry; when it is not
  * there, a read-write process takes the key's lease (SET NX, atomically with the fetch, in a script)
@@ -29,14 +30,15 @@
 typedef struct kj__remote kj__remote;
 
 /* Opens the tier that the options (or the environment) ask for; *out = NULL when none is. KJ_ERR_USAGE
- * for a configuration that is not allowed. A tier that cannot work here (no hiredis, no libcrypto for
- * a secret) is a warning and a tier that only reports why (kj__remote_unavailable). */
+ * for a configuration that is not allowed. A tier that cannot work here (no libcrypto for a secret)
+ * is a warning and a tier that only reports why (kj__remote_unavailable). */
 kj_status kj__remote_open(const kj_runtime_options *options, const kj__logger *log, kj__remote **out);
-/* Finishes the queued pushes (2 s at most: the rest are dropped with a warning), adds this
- * runtime's counters to the server's, and frees the tier. Accepts NULL. */
+/* Finishes the queued pushes and adds a read-write runtime's counters to the server's, all within
+ * 2 s (a call in progress then ends, and the pushes left are dropped with a warning), and frees the
+ * tier. Accepts NULL. */
 void kj__remote_close(kj__remote *r);
 
-/* Why the tier does nothing ("cannot load libhiredis.so.0.14 ..."), or NULL when it works. */
+/* Why the tier does nothing ("cannot load libcrypto.so.3 ..."), or NULL when it works. */
 const char *kj__remote_unavailable(const kj__remote *r);
 const kj__remote_config *kj__remote_settings(const kj__remote *r);
 kj__redis *kj__remote_redis(const kj__remote *r); /* NULL when unavailable */

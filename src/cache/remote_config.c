@@ -11,13 +11,23 @@
 #include "base/error.h"
 #include "base/util.h"
 
-#define URL_FORMS "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS] or unix:///PATH[?OPTIONS]"
-#define OPTION_NAMES "connect_timeout=MS, timeout=MS, db=N (unix sockets)"
+#define URL_FORMS "redis[s]://[[USER]:PASSWORD@]HOST[:PORT][/DB][?OPTIONS] or unix:///PATH[?OPTIONS]"
+#define OPTION_NAMES                                                                                                   \
+    "connect_timeout=MS, timeout=MS, db=N (unix sockets), tls_ca=FILE, tls_cert=FILE, tls_key=FILE, tls_verify=no "    \
+    "(rediss://)"
+
+static void file_free(kj__remote_file *f, int secret) {
+    if (secret && f->data) memset(f->data, 0, f->len);
+    kj__free_all(f->path, f->data);
+}
 
 void kj__remote_config_free(kj__remote_config *c) {
     if (!c) return;
     if (c->secret) memset(c->secret, 0, c->secret_len);
     kj__free_all(c->url, c->host, c->socket_path, c->user, c->password, c->secret);
+    file_free(&c->tls_ca, 0);
+    file_free(&c->tls_cert, 0);
+    file_free(&c->tls_key, 1);
     memset(c, 0, sizeof *c);
 }
 
@@ -62,29 +72,52 @@ static char *percent_decoded(const char *s, size_t n) {
 
 /* The query string "a=1&b=2" after '?'. */
 static kj_status parse_options(const char *what, const char *url, const char *q, int unix_socket, kj__remote_config *c) {
-    int db_given = 0;
+    int db_given = 0, verify_given = 0;
     while (*q) {
         size_t n = strcspn(q, "&");
         const char *eq = memchr(q, '=', n);
         KJ_RETURN_IF(!eq, KJ_ERR_USAGE, "%s='%s': option '%.*s' has no value; the options are %s", what, url, (int)n, q,
                      OPTION_NAMES);
         size_t name_len = (size_t)(eq - q), value_len = n - name_len - 1;
+        const char *value = eq + 1;
         long v;
-        if (name_len == 15 && strncmp(q, "connect_timeout", 15) == 0) {
-            KJ_RETURN_IF(number(eq + 1, value_len, 1, 60000, &v) != 0, KJ_ERR_USAGE,
+        kj__remote_file *file = NULL;
+        if (name_len == 6 && strncmp(q, "tls_ca", 6) == 0) file = &c->tls_ca;
+        else if (name_len == 8 && strncmp(q, "tls_cert", 8) == 0) file = &c->tls_cert;
+        else if (name_len == 7 && strncmp(q, "tls_key", 7) == 0) file = &c->tls_key;
+        if ((file || (name_len == 10 && strncmp(q, "tls_verify", 10) == 0)) && !c->tls)
+            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': %.*s is an option of TLS: give rediss://HOST[:PORT] for a server "
+                           "that speaks TLS", what, url, (int)name_len, q);
+        if (file) {
+            KJ_RETURN_IF(file->path, KJ_ERR_USAGE, "%s='%s': %.*s is given twice", what, url, (int)name_len, q);
+            KJ_RETURN_IF(value_len == 0, KJ_ERR_USAGE, "%s='%s': %.*s names a file: %.*s=FILE", what, url,
+                         (int)name_len, q, (int)name_len, q);
+            /* a path may hold bytes a URL cannot (a space): %XX */
+            if (!(file->path = percent_decoded(value, value_len)))
+                return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': %.*s has a malformed %%XX escape", what, url, (int)name_len, q);
+        } else if (name_len == 10 && strncmp(q, "tls_verify", 10) == 0) {
+            KJ_RETURN_IF(verify_given++, KJ_ERR_USAGE, "%s='%s': tls_verify is given twice", what, url);
+            if (value_len == 3 && strncmp(value, "yes", 3) == 0) c->tls_verify = 1;
+            else if (value_len == 2 && strncmp(value, "no", 2) == 0) c->tls_verify = 0;
+            else
+                return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': tls_verify is yes (the default: the server's certificate and "
+                               "name are checked) or no (nothing is checked)", what, url);
+        } else if (name_len == 15 && strncmp(q, "connect_timeout", 15) == 0) {
+            KJ_RETURN_IF(number(value, value_len, 1, 60000, &v) != 0, KJ_ERR_USAGE,
                          "%s='%s': connect_timeout is milliseconds from 1 to 60000", what, url);
             c->connect_timeout_ms = (unsigned)v;
         } else if (name_len == 7 && strncmp(q, "timeout", 7) == 0) {
-            KJ_RETURN_IF(number(eq + 1, value_len, 1, 600000, &v) != 0, KJ_ERR_USAGE,
+            KJ_RETURN_IF(number(value, value_len, 1, 600000, &v) != 0, KJ_ERR_USAGE,
                          "%s='%s': timeout is milliseconds from 1 to 600000", what, url);
             c->timeout_ms = (unsigned)v;
         } else if (name_len == 2 && strncmp(q, "db", 2) == 0 && unix_socket) {
-            KJ_RETURN_IF(number(eq + 1, value_len, 0, 999999999, &v) != 0, KJ_ERR_USAGE,
+            KJ_RETURN_IF(number(value, value_len, 0, 999999999, &v) != 0, KJ_ERR_USAGE,
                          "%s='%s': db is a database number", what, url);
             c->db = (int)v;
             db_given++;
         } else if (name_len == 2 && strncmp(q, "db", 2) == 0) {
-            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': give the database in the path, redis://HOST:PORT/DB", what, url);
+            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': give the database in the path, %s://HOST:PORT/DB", what, url,
+                           c->tls ? "rediss" : "redis");
         } else {
             return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': unknown option '%.*s'; the options are %s", what, url,
                            (int)name_len, q, OPTION_NAMES);
@@ -93,6 +126,10 @@ static kj_status parse_options(const char *what, const char *url, const char *q,
         if (*q == '&') q++;
     }
     KJ_RETURN_IF(db_given > 1, KJ_ERR_USAGE, "%s='%s': db is given twice", what, url);
+    KJ_RETURN_IF(!c->tls_cert.path != !c->tls_key.path, KJ_ERR_USAGE,
+                 "%s='%s': %s without %s: a client certificate is tls_cert=FILE and tls_key=FILE (its private key, "
+                 "which may be the same file)", what, url, c->tls_cert.path ? "tls_cert" : "tls_key",
+                 c->tls_cert.path ? "tls_key" : "tls_cert");
     return KJ_OK;
 }
 
@@ -175,6 +212,7 @@ static kj_status parse_url(const char *what, const char *url, kj__remote_config 
                      "%s has a space, control or non-ASCII character: the forms are %s", what, URL_FORMS);
     c->connect_timeout_ms = KJ_REMOTE_CONNECT_TIMEOUT_MS;
     c->timeout_ms = KJ_REMOTE_TIMEOUT_MS;
+    c->tls_verify = 1;
     if (!(c->url = shown_url(url))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     const char *shown = c->url;
     if (strncmp(url, "unix://", 7) == 0) {
@@ -187,12 +225,10 @@ static kj_status parse_url(const char *what, const char *url, kj__remote_config 
         if (!(c->socket_path = kj__strndup(path, n))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         return query ? parse_options(what, shown, query + 1, 1, c) : KJ_OK;
     }
-    KJ_RETURN_IF(strncmp(url, "rediss://", 9) == 0, KJ_ERR_USAGE,
-                 "%s='%s': TLS (rediss://) is not supported: reach the server through a TLS tunnel (stunnel, spiped) "
-                 "or a unix socket, and give redis:// or unix:// here", what, shown);
-    KJ_RETURN_IF(strncmp(url, "redis://", 8) != 0, KJ_ERR_USAGE, "%s='%s' is not a Redis URL: the forms are %s", what,
-                 shown, URL_FORMS);
-    const char *rest = url + 8, *at = strrchr(rest, '@');
+    c->tls = strncmp(url, "rediss://", 9) == 0;
+    KJ_RETURN_IF(!c->tls && strncmp(url, "redis://", 8) != 0, KJ_ERR_USAGE,
+                 "%s='%s' is not a Redis URL: the forms are %s", what, shown, URL_FORMS);
+    const char *rest = url + (c->tls ? 9 : 8), *at = strrchr(rest, '@');
     if (at) {
         KJ_FORWARD(parse_userinfo(what, shown, rest, (size_t)(at - rest), c));
         rest = at + 1;
@@ -220,6 +256,14 @@ static kj_status parse_mode(const kj_runtime_options *o, kj_remote_mode *mode) {
     return KJ_OK;
 }
 
+/* A warning when others than its owner may read path, a file holding what must stay secret. */
+static void warn_if_shared(const kj__logger *log, const char *holding, const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        kj__log(log, KJ_LOG_WARN, "the remote cache's %s file %s may be read by others (mode %04o): chmod 600 it",
+                holding, path, (unsigned)(st.st_mode & 07777));
+}
+
 /* The secret: an absolute path names a file holding it; a value that looks like a relative path (a '/'
  * after its start, a first '~' or '.') is refused, since taking it as the secret would make a
  * guessable key of a file name nobody reads; anything else is the secret itself. A final new line (LF
@@ -235,10 +279,7 @@ static kj_status read_secret(const char *what, const char *value, const kj__logg
             return KJ_FAIL(KJ_ERR_USAGE, "%s names the file %s (a value starting with '/' is a file holding the "
                            "secret): %s", what, value, why);
         }
-        struct stat st;
-        if (stat(value, &st) == 0 && (st.st_mode & 077))
-            kj__log(log, KJ_LOG_WARN, "the remote cache's secret file %s may be read by others (mode %04o): chmod 600 "
-                    "it", value, (unsigned)(st.st_mode & 07777));
+        warn_if_shared(log, "secret", value);
     } else if (strchr(value, '/') || value[0] == '~' || value[0] == '.') {
         return KJ_FAIL(KJ_ERR_USAGE, "%s looks like a relative path (it has a '/' after its first character, or "
                        "starts with '~' or '.'), which kernjit neither reads nor takes as the secret: name the file by "
@@ -262,6 +303,34 @@ static kj_status read_secret(const char *what, const char *value, const kj__logg
     return KJ_OK;
 }
 
+/* The files TLS needs, read now, so that one that cannot be read is the configuration's error: tls_ca (else
+ * KERNJIT_REMOTE_TLS_CA), tls_cert and tls_key. What they hold is checked when the connections are set up
+ * (src/cache/tls.c), where OpenSSL is. */
+static kj_status read_tls_files(const char *what, const char *url, const kj__logger *log, kj__remote_config *c) {
+    if (!c->tls) return KJ_OK;
+    const char *ca = "tls_ca", *env = kj__getenv_path("KERNJIT_REMOTE_TLS_CA");
+    if (!c->tls_ca.path && env) {
+        ca = "KERNJIT_REMOTE_TLS_CA";
+        if (!(c->tls_ca.path = kj__strdup(env))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    struct {
+        const char *name;
+        kj__remote_file *file;
+    } files[] = {{ca, &c->tls_ca}, {"tls_cert", &c->tls_cert}, {"tls_key", &c->tls_key}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        kj__remote_file *f = files[i].file;
+        if (!f->path) continue;
+        if (kj__read_file(f->path, KJ_REMOTE_TLS_FILE_MAX, KJ_ERR_USAGE, &f->data, &f->len) != KJ_OK) {
+            char why[600];
+            snprintf(why, sizeof why, "%s", kj_last_error());
+            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': %s names a file that cannot be read: %s", what, url, files[i].name,
+                           why);
+        }
+    }
+    if (c->tls_key.path) warn_if_shared(log, "TLS key", c->tls_key.path);
+    return KJ_OK;
+}
+
 kj_status kj__remote_config_read(const kj_runtime_options *o, const kj__logger *log, kj__remote_config *c,
                                  int *configured) {
     memset(c, 0, sizeof *c);
@@ -274,6 +343,7 @@ kj_status kj__remote_config_read(const kj_runtime_options *o, const kj__logger *
     }
     if (!url || !*url) return KJ_OK;
     kj_status s = parse_url(what, url, c);
+    if (s == KJ_OK) s = read_tls_files(what, c->url, log, c);
     if (s == KJ_OK) s = parse_mode(o, &c->mode);
     const char *secret_what = "remote_secret", *secret = o->remote_secret;
     if (!secret || !*secret) {

@@ -113,7 +113,9 @@ static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     info->reachable = 1;
     const char *server[] = {"INFO", "server"}, *memory[] = {"INFO", "memory"}, *dbsize[] = {"DBSIZE"},
                *stats[] = {"HGETALL", KJ_REMOTE_STATS_KEY};
-    kj__redis_cmd cmds[4] = {{2, server, NULL}, {2, memory, NULL}, {1, dbsize, NULL}, {2, stats, NULL}};
+    /* INFO's sections are a few KiB; the fleet's counters, a dozen fields */
+    kj__redis_cmd cmds[4] = {{2, server, NULL, 64u << 10}, {2, memory, NULL, 64u << 10},
+                             {1, dbsize, NULL, KJ__REDIS_REPLY_SMALL}, {2, stats, NULL, 64u << 10}};
     kj__reply *replies[4] = {NULL};
     kj__redis_result res = kj__redis_exec(redis, 4, cmds, replies, why, sizeof why);
     if (res != KJ__REDIS_OK) {
@@ -167,8 +169,9 @@ static int kernel_matches(const char *description, const char *kernel) {
     return strcmp(name, kernel) == 0;
 }
 
-/* Before a push or a pull: KJ_ERR_UNSUPPORTED when the tier cannot work here (no hiredis), KJ_ERR_IO
- * when the server does not answer a PING, each naming the server, why, and what follows (nothing
+/* Before a push or a pull: KJ_ERR_UNSUPPORTED when the tier cannot work here (a secret and no
+ * libcrypto, rediss:// and no libssl, a certificate or key that cannot be used), KJ_ERR_IO when the
+ * server does not answer a PING, each naming the server, why, and what follows (nothing
  * moved): a command that moves nothing must not look like one that had nothing to move. */
 static kj_status reach(kj__remote *r, const char *consequence) {
     const char *url = kj__remote_settings(r)->url;

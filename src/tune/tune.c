@@ -604,6 +604,29 @@ static void problem_fixed(tuner *t, kj_define **out, size_t *count) {
     }
 }
 
+/* Whether a variant's label ("BLOCK_SIZE=32 COARSE_FACTOR=1 WAVES=1") is the variant a record's values
+ * name: each of the label's values is the record's, or, where the record has none (it predates that
+ * tunable), the metadata's default, as the families read such a record. */
+static int label_is(const tuner *t, const char *label, const char *values) {
+    const kj__spec *spec = kj__space_spec(t->space);
+    for (const char *p = label; *p;) {
+        size_t len = strcspn(p, " "), eq = strcspn(p, "=");
+        if (eq < len) {
+            char name[KJ_TUNEDB_MAX_LINE], mine[KJ_TUNEDB_MAX_LINE], theirs[KJ_TUNEDB_MAX_LINE];
+            snprintf(name, sizeof name, "%.*s", (int)eq, p);
+            snprintf(mine, sizeof mine, "%.*s", (int)(len - eq - 1), p + eq + 1);
+            const kj__param *param = kj__spec_find_param(spec, name);
+            const char *want = kj__tunedb_value(values, name, theirs, sizeof theirs) == 0 ? theirs
+                               : param                                                 ? param->default_value
+                                                                                       : NULL;
+            if (!want || strcmp(want, mine) != 0) return 0;
+        }
+        p += len;
+        while (*p == ' ') p++;
+    }
+    return 1;
+}
+
 /* What this run measured of a variant (its label), the evidence against a stored record that claims
  * far more (kj__tunedb_replaces): the winner's re-measured GB/s, a correct variant's median, 0 for one
  * that failed, was wrong or could not run here; -1 for one the run did not try. */
@@ -612,7 +635,7 @@ static double measured_gbps(const char *values, void *user) {
     const kj_tune_result *r = &t->b->pub;
     for (size_t i = 0; i < t->count; i++) {
         const kj_tune_variant *v = var(t, i);
-        if (strcmp(v->label, values) != 0) continue;
+        if (!label_is(t, v->label, values)) continue;
         if (i == r->best) return r->remeasured_gbps;
         return v->status == KJ_VARIANT_MEASURED ? v->gbps : v->status == KJ_VARIANT_NOT_TRIED ? -1 : 0;
     }

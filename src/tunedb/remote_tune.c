@@ -141,6 +141,12 @@ size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, in
         return 0;
     }
     if (fields <= 0 || !(reply = kj__remote_call(r, 2, get, NULL, what, lost))) return 0;
+    if (kj__reply_count(reply) > 2 * MAX_RESULTS) { /* grown since HLEN, or a server that says one and sends another */
+        kj__remote_warn(r, "%s holds %zu tuning results, more than the %d kernjit reads; none is used", hash,
+                        kj__reply_count(reply) / 2, MAX_RESULTS);
+        kj__reply_free(reply);
+        return 0;
+    }
     size_t got = 0;
     for (size_t i = 0; i + 1 < kj__reply_count(reply); i += 2) {
         size_t flen, vlen;

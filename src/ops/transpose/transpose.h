@@ -6,10 +6,11 @@
 
 /* kj_transpose's launch of k, an entry whose blocks of block[0] x block[1] threads each move a tile
  * of tile[0] input rows by tile[1] columns, on a rows x cols matrix of elements of elem_bytes:
- * one block per tile, the dynamic shared memory the kernel's metadata asks for. *tiles gets the
- * blocks launched (0 when the matrix is empty). KJ_ERR_LIMIT when the grid would be too large. */
+ * one block per tile, the dynamic shared memory the kernel's metadata asks for. group: 0 for the
+ * fixed variants; transpose_padded's GROUP, its last argument, else. *tiles gets the blocks launched
+ * (0 when the matrix is empty). KJ_ERR_LIMIT when the grid would be too large. */
 kj_status kj__transpose_launch(kj_runtime *rt, kj_kernel *k, const unsigned tile[2], const unsigned block[2],
-                               kj_devptr in, kj_devptr out, size_t rows, size_t cols, kj_stream stream,
+                               unsigned group, kj_devptr in, kj_devptr out, size_t rows, size_t cols, kj_stream stream,
                                unsigned *tiles);
 
 #endif

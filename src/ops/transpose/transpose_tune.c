@@ -147,7 +147,8 @@ static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj
     unsigned dim = kj__tune_define_uint(d, count, "TILE_DIM");
     unsigned tile[2] = {dim, dim}, block[2] = {dim, kj__tune_define_uint(d, count, "BLOCK_ROWS")}, tiles;
     unsigned copy = kj__tune_arrays_rotate(&st->arrays, i);
-    return kj__transpose_launch(st->rt, k, tile, block, kj__tune_array(&st->arrays, 0, copy),
+    unsigned group = kj__tune_define_uint(d, count, "GROUP");
+    return kj__transpose_launch(st->rt, k, tile, block, group ? group : 1, kj__tune_array(&st->arrays, 0, copy),
                                 kj__tune_array(&st->arrays, 1, copy), st->rows, st->cols, stream, &tiles);
 }
 
