@@ -1,7 +1,8 @@
 /* The NVRTC options a request brings (kj_request.options): what kernjit takes over itself (include
- * folders, pre-included headers, relocatable device code, the language standard), what it refuses, and what goes to NVRTC
- * as given. Every option NVRTC gets is in the cache key; one that would make NVRTC read a file
- * kernjit did not hash, write a file, or undo the validated macros is refused, naming it. */
+ * folders, pre-included headers, relocatable device code, the language standard), what it refuses,
+ * and what goes to NVRTC as given. Every option NVRTC gets is in the cache key; one that would make
+ * NVRTC read a file kernjit did not hash, write a file, or undo the validated macros is refused,
+ * naming it. */
 #ifndef KJ_OPTIONS_H
 #define KJ_OPTIONS_H
 
