@@ -44,28 +44,39 @@ extern char **environ;
 #define SEED_THREE_TARGETS "sm_80,sm_90,sm_100"
 
 static void help(void) {
-    printf("usage: kernjit bench jit [--repeat R] [--json]\n\n"
-           "Times, as medians of R samples (default 7): raw NVRTC compiling a small kernel; kernjit's cold\n"
-           "compile of the same source (an empty cache: key, NVRTC, store), and its whole cold path to a\n"
-           "loaded kernel (the same plus loading the module); the built-in reduction, raw NVRTC on the whole\n"
-           "file against kernjit (which compiles the entry asked for alone); a dynamic-parallelism kernel's\n"
-           "compile and link; a user's first call: a new process that starts, compiles the reduction into an\n"
-           "empty cache and exits; `compile reduce --all` from its start to its exit (its worker processes,\n"
-           "one per processor), with the whole file (as kernjit did before it compiled entries alone: goal\n"
-           "<= 0.6x) and as now; a new process's first kj_reduce\n"
-           "(2^20 f32) to its result, with the whole file, the entry alone, and the entry prefetched before\n"
-           "the input is made (goal <= 0.5x the whole file); a disk hit in a new process (after its context\n"
-           "exists), of the small kernel (goal <= 0.1 ms), next to the driver alone loading the same cubin in\n"
-           "a new process (the floor under it), and of a kernel file with five headers of its own\n"
-           "(read and hashed again: goal <= 0.2 ms); a seed hit of the small kernel in a new process (a seed\n"
-           "folder holding it, the cache empty: goal <= the driver alone + 0.03 ms); a new process's first\n"
-           "kj_reduce with a seed that holds its kernel (goal <= 2 ms and >= 40x faster than the entry's\n"
-           "compile in the same run); with a device, `kernjit seed` of the built-ins' defaults for sm_80,\n"
-           "sm_90 and sm_100 against compiling each once (one target, one process: goal <= 2x); and a memory\n"
-           "hit (the same request again, in microseconds: goal <= 0.5 us). Every compile is cold: NVRTC\n"
-           "keeps compiled code in the driver's cache where there is a driver (comments do not tell sources\n"
-           "apart there), so the benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without\n"
-           "a GPU, the disk hit stops before loading and the load and the memory hit are skipped.\n"
+    printf("usage: kernjit bench jit [--repeat R] [--goals] [--device N] [--json]\n\n"
+           "Times, as medians of R samples (default 7):\n"
+           "- raw NVRTC compiling a small kernel; kernjit's cold compile of the same\n"
+           "  source (an empty cache: key, NVRTC, store), and its whole cold path to a\n"
+           "  loaded kernel (the same plus loading the module);\n"
+           "- the built-in reduction: raw NVRTC on the whole file against kernjit, which\n"
+           "  compiles the entry asked for alone;\n"
+           "- a dynamic-parallelism kernel's compile and link;\n"
+           "- a user's first call: a new process that starts, compiles the reduction\n"
+           "  into an empty cache and exits;\n"
+           "- `compile reduce --all` from its start to its exit (its worker processes,\n"
+           "  one per processor), with whole files (as kernjit did before it compiled\n"
+           "  entries alone) and as now;\n"
+           "- a new process's first kj_reduce (2^20 f32) to its result: with the whole\n"
+           "  file, the entry alone, the entry prefetched before the input is made, and\n"
+           "  with a seed that holds its kernel (against the entry's compile);\n"
+           "- a disk hit in a new process (after its context exists) of the small\n"
+           "  kernel, next to the driver alone loading the same cubin in a new process\n"
+           "  (the floor under it), and of a kernel file with five headers of its own\n"
+           "  (read and hashed again);\n"
+           "- a seed hit of the small kernel in a new process (a seed folder holding\n"
+           "  it, the cache empty);\n"
+           "- with a device, `kernjit seed` of the built-ins' defaults for sm_80, sm_90\n"
+           "  and sm_100 against compiling each once (one target, one process);\n"
+           "- a memory hit (the same request again, in microseconds).\n"
+           "Every compile is cold: NVRTC keeps compiled code in the driver's cache where\n"
+           "there is a driver (comments do not tell sources apart there), so the\n"
+           "benchmark runs itself with CUDA_CACHE_DISABLE=1, for both sides. Without a\n"
+           "GPU, the disk hit stops before loading and the load and the memory hit are\n"
+           "skipped.\n\n"
+           "--goals   each figure that kernjit's developers hold a target for is\n"
+           "          followed by it and whether it was met (scripts/gpu-check); the\n"
+           "          --json document has its *_goal_* fields either way.\n"
            CLI_DEVICE_HELP);
 }
 
@@ -650,14 +661,21 @@ static int measure_more(kj_runtime *rt, const char *dir, const char *arch, unsig
     return 0;
 }
 
+/* The end of a report line: with --goals (scripts/gpu-check), the project's own target for the figure
+ * and whether it was met; the developers' yardstick, which a user has nothing to do with. */
+static void goal(int goals, double value, double target, const char *unit) {
+    if (goals) printf("   (goal <= %g%s: %s)", target, unit, value <= target ? "met" : "MISSED");
+    printf("\n");
+}
+
 int bench_jit(int argc, char **argv) {
     static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},
                                          {"child", no_argument, 0, 'c'},        {"help", no_argument, 0, 'h'},
                                          {"child-reduce", no_argument, 0, 'R'}, {"device", required_argument, 0, 'G'},
                                          {"child-driver", no_argument, 0, 'D'}, {"seed", required_argument, 0, 'S'},
-                                         {0, 0, 0, 0}};
+                                         {"goals", no_argument, 0, 'g'},          {0, 0, 0, 0}};
     uint64_t repeat = 7;
-    int json = 0, is_child = 0, is_reduce_child = 0, is_driver_child = 0, c;
+    int json = 0, is_child = 0, is_reduce_child = 0, is_driver_child = 0, goals = 0, c;
     const char *child_seeds = NULL; /* a child's seed folder (--seed) */
     while ((c = getopt_long(argc, argv, ":hjr:", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
@@ -665,6 +683,7 @@ int bench_jit(int argc, char **argv) {
         else if (c == 'c') is_child = 1;
         else if (c == 'R') is_reduce_child = 1;
         else if (c == 'D') is_driver_child = 1;
+        else if (c == 'g') goals = 1;
         else if (c == 'G') {
             int rc = cli_device_arg("bench jit", optarg);
             if (rc != EXIT_OK) return rc;
@@ -832,30 +851,32 @@ int bench_jit(int argc, char **argv) {
         if (device)
             printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n", "kernjit cold, loaded (compile, store, load)", loaded_ms,
                    loaded_ms / raw_ms);
-        printf("  %-46s %10.3f ms   (goal <= %.1f ms%s: %s)\n",
-               device ? "kernjit disk hit, new process (read, load)" : "kernjit disk hit, new process (read)", disk_ms,
-               SMALL_DISK_HIT_GOAL_MS, device ? "" : " with the load", disk_ms <= SMALL_DISK_HIT_GOAL_MS ? "met" : "MISSED");
+        printf("  %-46s %10.3f ms", device ? "kernjit disk hit, new process (read, load)"
+                                             : "kernjit disk hit, new process (read)", disk_ms);
+        goal(goals, disk_ms, SMALL_DISK_HIT_GOAL_MS, device ? " ms" : " ms with the load");
         if (device)
             printf("  %-46s %10.3f ms   (the floor under it: the same cubin, no kernjit)\n",
                    "the driver alone, new process (read, load)", driver_ms);
-        if (device)
-            printf("  %-46s %10.3f ms   (goal <= the driver alone + %.2f ms: %s)\n",
-                   "kernjit seed hit, new process (read, load)", seed_ms, SEED_HIT_OVER_DRIVER_GOAL_MS,
-                   seed_ms <= driver_ms + SEED_HIT_OVER_DRIVER_GOAL_MS ? "met" : "MISSED");
-        else
+        if (device) {
+            printf("  %-46s %10.3f ms", "kernjit seed hit, new process (read, load)", seed_ms);
+            goal(goals, seed_ms, driver_ms + SEED_HIT_OVER_DRIVER_GOAL_MS, " ms (the driver alone + 0.03 ms)");
+        } else {
             printf("  %-46s %10.3f ms\n", "kernjit seed hit, new process (read)", seed_ms);
-        printf("  %-46s %10.3f ms   (goal <= %.1f ms: %s)\n",
-               device ? "disk hit, 5 user headers (read, hash, load)" : "disk hit, 5 user headers (read, hash)",
-               disk_headers_ms, DISK_HIT_GOAL_MS, disk_headers_ms <= DISK_HIT_GOAL_MS ? "met" : "MISSED");
-        if (device)
-            printf("  %-46s %10.3f us   (goal <= %.1f us: %s)\n", "kernjit memory hit", mem_us, MEMORY_HIT_GOAL_US,
-                   mem_us <= MEMORY_HIT_GOAL_US ? "met" : "MISSED");
-        else printf("  %-46s %10s\n", "kernjit memory hit", "(no device)");
+        }
+        printf("  %-46s %10.3f ms", device ? "disk hit, 5 user headers (read, hash, load)"
+                                           : "disk hit, 5 user headers (read, hash)", disk_headers_ms);
+        goal(goals, disk_headers_ms, DISK_HIT_GOAL_MS, " ms");
+        if (device) {
+            printf("  %-46s %10.3f us", "kernjit memory hit", mem_us);
+            goal(goals, mem_us, MEMORY_HIT_GOAL_US, " us");
+        } else {
+            printf("  %-46s %10s\n", "kernjit memory hit", "(no device)");
+        }
         if (more.reduce_ms >= 0) {
             printf("  %-46s %10.2f ms\n", "reduce (built-in): raw NVRTC, same source", more.reduce_raw_ms);
-            printf("  %-46s %10.2f ms   %.3fx raw NVRTC (goal <= 0.8: %s)\n", "reduce (built-in): kernjit, its entry",
-                   more.reduce_ms, more.reduce_ms / more.reduce_raw_ms,
-                   more.reduce_ms <= 0.8 * more.reduce_raw_ms ? "met" : "MISSED");
+            printf("  %-46s %10.2f ms   %.3fx raw NVRTC", "reduce (built-in): kernjit, its entry", more.reduce_ms,
+                   more.reduce_ms / more.reduce_raw_ms);
+            goal(goals, more.reduce_ms / more.reduce_raw_ms, 0.8, "");
         } else {
             printf("  %-46s %10s\n", "reduce (built-in) against raw NVRTC", "(kernels_src not found)");
         }
@@ -865,32 +886,37 @@ int bench_jit(int argc, char **argv) {
         if (more.all_whole_ms > 0)
             printf("  %-46s %10.1f ms\n", "compile reduce --all, whole files (as before)", more.all_whole_ms);
         printf("  %-46s %10.1f ms", "compile reduce --all, new process, empty cache", more.all_ms);
-        if (more.all_whole_ms > 0)
-            printf("   %.3fx whole files (goal <= 0.6: %s)", more.all_ms / more.all_whole_ms,
-                   more.all_ms <= 0.6 * more.all_whole_ms ? "met" : "MISSED");
-        printf("\n");
+        if (more.all_whole_ms > 0) {
+            printf("   %.3fx whole files", more.all_ms / more.all_whole_ms);
+            goal(goals, more.all_ms / more.all_whole_ms, 0.6, "");
+        } else {
+            printf("\n");
+        }
         if (more.first_whole_ms > 0) {
             printf("  first kj_reduce (2^20 f32) in a new process, to its result (and from the start of its input):\n");
             printf("  %-46s %10.1f ms   (%.1f ms)\n", "  whole file compiled (as before)", more.first_whole_ms,
                    more.first_whole_total_ms);
             printf("  %-46s %10.1f ms   (%.1f ms)   %.3fx whole file\n", "  entry alone", more.first_alone_ms,
                    more.first_alone_total_ms, more.first_alone_ms / more.first_whole_ms);
-            printf("  %-46s %10.1f ms   (%.1f ms)   %.3fx whole file (goal <= 0.5: %s)\n",
-                   "  entry alone, prefetched before the input", more.first_prefetch_ms, more.first_prefetch_total_ms,
-                   more.first_prefetch_ms / more.first_whole_ms,
-                   more.first_prefetch_ms <= 0.5 * more.first_whole_ms ? "met" : "MISSED");
+            printf("  %-46s %10.1f ms   (%.1f ms)   %.3fx whole file", "  entry alone, prefetched before the input",
+                   more.first_prefetch_ms, more.first_prefetch_total_ms, more.first_prefetch_ms / more.first_whole_ms);
+            goal(goals, more.first_prefetch_ms / more.first_whole_ms, 0.5, "");
         }
-        if (more.first_seeded_ms > 0)
-            printf("  %-46s %10.2f ms   (%.1f ms)   %.0fx faster than its compile (goal <= %.0f ms and >= %.0fx: %s)\n",
-                   "  from a seed that has its kernel", more.first_seeded_ms, more.first_seeded_total_ms, seeded_speedup,
-                   SEEDED_REDUCE_GOAL_MS, SEEDED_REDUCE_GOAL_SPEEDUP,
-                   more.first_seeded_ms <= SEEDED_REDUCE_GOAL_MS && seeded_speedup >= SEEDED_REDUCE_GOAL_SPEEDUP ? "met"
-                                                                                                               : "MISSED");
+        if (more.first_seeded_ms > 0) {
+            printf("  %-46s %10.2f ms   (%.1f ms)   %.0fx faster than its compile", "  from a seed that has its kernel",
+                   more.first_seeded_ms, more.first_seeded_total_ms, seeded_speedup);
+            if (goals)
+                printf("   (goal <= %.0f ms and >= %.0fx: %s)", SEEDED_REDUCE_GOAL_MS, SEEDED_REDUCE_GOAL_SPEEDUP,
+                       more.first_seeded_ms <= SEEDED_REDUCE_GOAL_MS && seeded_speedup >= SEEDED_REDUCE_GOAL_SPEEDUP
+                           ? "met"
+                           : "MISSED");
+            printf("\n");
+        }
         if (more.seed_three_ms > 0 && more.seed_once_ms > 0) {
             printf("  %-46s %10.1f ms\n", "kernjit seed, built-ins once each (1 process)", more.seed_once_ms);
-            printf("  %-46s %10.1f ms   %.2fx once each (goal <= %.0f: %s)\n", "kernjit seed, built-ins for " SEED_THREE_TARGETS,
-                   more.seed_three_ms, seed_ratio, SEED_THREE_TARGETS_GOAL_RATIO,
-                   seed_ratio <= SEED_THREE_TARGETS_GOAL_RATIO ? "met" : "MISSED");
+            printf("  %-46s %10.1f ms   %.2fx once each", "kernjit seed, built-ins for " SEED_THREE_TARGETS,
+                   more.seed_three_ms, seed_ratio);
+            goal(goals, seed_ratio, SEED_THREE_TARGETS_GOAL_RATIO, "");
         } else {
             printf("  %-46s %10s\n", "kernjit seed of the built-ins", device ? "(FAILED: run it to see why)"
                                                                               : "(timed with a device)");

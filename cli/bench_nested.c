@@ -11,13 +11,15 @@
 #include "run.h"
 
 static void help(void) {
-    printf("usage: kernjit bench nested [--n N] [--block B] [--size S] [--dwell D] [--repeat R]\n"
-           "                            [--only reduce|mandelbrot] [--json]\n\n"
-           "Nested reductions (sync, nosync, reduce2; blocks of B, default 512) on N random i32 (default\n"
-           "2^20) next to the flat default reduction (kj_reduce) on the same input: sum, median GPU time\n"
-           "and device-side launches. Then the Mandelbrot image of S x S pixels (default 16384) with dwell\n"
-           "D (default 512): escape time and Mariani-Silver, their median GPU times, the speed-up (target:\n"
-           "Mariani-Silver at least 3x faster) and whether the two images are identical. R defaults to 5.\n");
+    printf("usage: kernjit bench nested [--n N] [--block B] [--size S] [--dwell D]\n"
+           "                            [--repeat R] [--only reduce|mandelbrot] [--json]\n"
+           "\n"
+           "Nested reductions (sync, nosync, reduce2; blocks of B, default 512) on N random\n"
+           "i32 (default 2^20) next to the flat default reduction (kj_reduce) on the same\n"
+           "input: sum, median GPU time and device-side launches. Then the Mandelbrot image\n"
+           "of S x S pixels (default 16384) with dwell D (default 512): escape time and\n"
+           "Mariani-Silver, their median GPU times, the speed-up (target: Mariani-Silver at\n"
+           "least 3x faster) and whether the two images are identical. R defaults to 5.\n");
 }
 
 typedef struct nested_bench {

@@ -16,33 +16,43 @@
 #include "run.h"
 
 static void help(void) {
-    printf("usage: kernjit bench reduce [--op LIST] [--type LIST] [--entry LIST] [--sizes LIST] [--samples S]\n"
-           "                            [--block LIST] [--coarse LIST] [--waves LIST] [--json|--csv]\n\n"
-           "Times kj_reduce for each operator, type, size and entry, next to a device-to-device copy of\n"
-           "the same bytes, a plain streaming read of them (the ceiling: the best of several ways of reading,\n"
-           "each timed in the run and listed at the end) and CUB's DeviceReduce (timed\n"
-           "interleaved with kernjit, and alone back to back), then checks reduce_fast's targets: at 2^28,\n"
-           ">= 0.99x the read ceiling and >= 1.00x CUB (its default; tuned, `kernjit tune`: >= 1.02x); no row\n"
-           "slower than CUB from 2^24; at 2^20, <= 0.55x CUB's time for 1-4 byte types and <= 0.65x for 8-byte\n"
-           "types (what the launch floor allows). Beside each CUB target it prints, for context, the plain read against\n"
-           "CUB in the same rows: at 2^28 CUB's time over the read's, at 2^20 the read's time over CUB's.\n"
-           "LISTs are comma-separated. Defaults: every op and type, sizes 2^10 to 2^28 in powers of 4,\n"
-           "entries reduce_fast, reduce_coarsened, reduce_segmented (plus the single-block entries at\n"
-           "sizes they can take); S = 15. --block, --coarse and --waves sweep BLOCK_SIZE, COARSE_FACTOR and\n"
-           "reduce_fast's WAVES (its grid, in waves of the blocks the device holds at once; default: each\n"
-           "entry's own configuration).\n"
-           "CUB is a plugin built by nvcc: beside kernjit (meson -Dcub=enabled), or on first use into\n"
-           "<cache>/cub for the device (about half a minute, once); KERNJIT_CUB_PLUGIN names another, or\n"
-           "=off for none.\n"
-           "With --devices, times kj_reduce_devices over those devices, --sizes elements on each (default\n"
-           BENCH_DEVICES_SIZES ", --op " BENCH_DEVICES_OPS ", --type " BENCH_DEVICES_TYPES "), against kj_reduce of the same\n"
-           "size on the first device alone, both from the call to the result on the host, what each device past\n"
-           "the first adds ((multi - local) / (devices - 1)), the same parts collected one device after the\n"
-           "other (the earlier design), and, where kernjit finds NCCL (kj_nccl_library), an NCCL all-reduce of\n"
-           "the whole data over the same devices; first, the first launch on every device from an empty cache\n"
-           "(one compile, the others loading it) against a compile on each. Targets: within 10 us of the local\n"
-           "call at every size, >= 10x faster than the NCCL all-reduce at 1 GiB a device. --entry, --block,\n"
-           "--coarse and --waves do not go with it.\n"
+    printf("usage: kernjit bench reduce [--op LIST] [--type LIST] [--entry LIST]\n"
+           "           [--sizes LIST] [--samples S] [--block LIST] [--coarse LIST]\n"
+           "           [--waves LIST] [--devices all|I,J,...] [--json|--csv]\n"
+           "\n"
+           "Times kj_reduce for each operator, type, size and entry, next to a\n"
+           "device-to-device copy of the same bytes, a plain streaming read of them (the\n"
+           "ceiling: the best of several ways of reading, each timed in the run and listed\n"
+           "at the end) and CUB's DeviceReduce (timed interleaved with kernjit, and alone\n"
+           "back to back), then checks reduce_fast's targets: at 2^28, >= 0.99x the read\n"
+           "ceiling and >= 1.00x CUB (its default; tuned, `kernjit tune`: >= 1.02x); no row\n"
+           "slower than CUB from 2^24; at 2^20, <= 0.55x CUB's time for 1-4 byte types and\n"
+           "<= 0.65x for 8-byte types (what the launch floor allows). Beside each CUB target\n"
+           "it prints, for context, the plain read against CUB in the same rows: at 2^28\n"
+           "CUB's time over the read's, at 2^20 the read's time over CUB's.\n"
+           "\n"
+           "LISTs are comma-separated. Defaults: every op and type, sizes 2^10 to 2^28 in\n"
+           "powers of 4, entries reduce_fast, reduce_coarsened, reduce_segmented (plus the\n"
+           "single-block entries at sizes they can take); S = 15. --block, --coarse and\n"
+           "--waves sweep BLOCK_SIZE, COARSE_FACTOR and reduce_fast's WAVES (its grid, in\n"
+           "waves of the blocks the device holds at once; default: each entry's own\n"
+           "configuration).\n"
+           "\n"
+           "CUB is a plugin built by nvcc: beside kernjit (meson -Dcub=enabled), or on first\n"
+           "use into <cache>/cub for the device (about half a minute, once);\n"
+           "KERNJIT_CUB_PLUGIN names another, or =off for none.\n"
+           "\n"
+           "With --devices, times kj_reduce_devices over those devices, --sizes elements on\n"
+           "each (default 1,2^10,2^20,2^24,2^28, --op sum, --type f32), against kj_reduce of\n"
+           "the same size on the first device alone, both from the call to the result on the\n"
+           "host, what each device past the first adds ((multi - local) / (devices - 1)),\n"
+           "the same parts collected one device after the other (the earlier design), and,\n"
+           "where kernjit finds NCCL (kj_nccl_library), an NCCL all-reduce of the whole data\n"
+           "over the same devices; first, the first launch on every device from an empty\n"
+           "cache (one compile, the others loading it) against a compile on each. Targets:\n"
+           "within 10 us of the local call at every size, >= 10x faster than the NCCL\n"
+           "all-reduce at 1 GiB a device. --entry, --block, --coarse and --waves do not go\n"
+           "with it.\n"
            CLI_DEVICES_HELP);
 }
 
@@ -566,10 +576,11 @@ static int measure(reduce_bench *b) {
     /* one big input buffer, filled with random values of each type in turn */
     b->big = (size_t)b->max_n * b->max_esize;
     if (b->big < ROTATE_BYTES) b->big = ROTATE_BYTES;
-    size_t free_b = 0;
-    kj_mem_info(c->rt, &free_b, NULL);
+    size_t free_b = 0, total_b = 0;
+    kj_mem_info(c->rt, &free_b, &total_b);
     if (b->big + (64u << 20) > free_b)
-        return cli_usage(c->cmd, "the largest size needs %zu bytes of device memory; %zu are free", b->big, free_b);
+        return cli_device_memory_short(c->cmd, "the largest size, with 64 MiB to spare,", b->big + (64u << 20), free_b,
+                                       total_b);
     /* after the checks: the first use builds CUB (nvcc, half a minute) */
     b->have_cub = cub_plugin_load(&b->cub, c->rt, c->cmd, b->why, sizeof b->why) == 0;
     kj_status s;

@@ -9,12 +9,15 @@
 #include "run.h"
 
 static void help(void) {
-    printf("usage: kernjit bench transpose [--rows R --cols C] [--type T] [--samples N] [--json | --csv]\n\n"
-           "For each size (default 8192x8192, 4096x4096 and 8000x6000; or the one given), times a copy of\n"
-           "the same bytes (cuMemcpyDtoD, read once and written once), then every transpose variant and the\n"
-           "padded tile with several TILE_DIM x BLOCK_ROWS: median us, GB/s (read + write) and %% of the\n"
-           "copy's GB/s. Each configuration's output is checked on the CPU (sampled) first. The last lines\n"
-           "name the best configuration per size; the target on an H100 is 90%% of the copy at 8192x8192.\n");
+    printf("usage: kernjit bench transpose [--rows R --cols C] [--type T] [--samples N]\n"
+           "                               [--json | --csv]\n"
+           "\n"
+           "For each size (default 8192x8192, 4096x4096 and 8000x6000; or the one given),\n"
+           "times a copy of the same bytes (cuMemcpyDtoD, read once and written once), then\n"
+           "every transpose variant and the padded tile with several TILE_DIM x BLOCK_ROWS:\n"
+           "median us, GB/s (read + write) and %% of the copy's GB/s. Each configuration's\n"
+           "output is checked on the CPU (sampled) first. The last lines name the best\n"
+           "configuration per size; the target on an H100 is 90%% of the copy at 8192x8192.\n");
 }
 
 typedef struct config {

@@ -9,13 +9,16 @@
 #include "run.h"
 
 static void help(void) {
-    printf("usage: kernjit bench vector-add [--n N] [--type f32|f64] [--samples S] [--json | --csv]\n\n"
-           "For f32 and f64 (or the type given) and n = 2^20, 2^24, 2^26, 2^28 (or the N given), times\n"
-           "c = a + b with the default configuration, then BLOCK_SIZE x UNROLL variations at the largest\n"
-           "n; and a device-to-device copy (cuMemcpyDtoD) of 1.5 x n elements, which reads and writes as\n"
-           "many bytes as the add (two vectors read, one written). Prints median us, GB/s and %% of the\n"
-           "copy's GB/s. Each result is checked on the CPU (sampled) first. Sizes that fit in L2 measure\n"
-           "L2 on both sides. The target on an H100 is 95%% of the copy at the large sizes.\n");
+    printf("usage: kernjit bench vector-add [--n N] [--type f32|f64] [--samples S]\n"
+           "                                [--json | --csv]\n"
+           "\n"
+           "For f32 and f64 (or the type given) and n = 2^20, 2^24, 2^26, 2^28 (or the N\n"
+           "given), times c = a + b with the default configuration, then BLOCK_SIZE x UNROLL\n"
+           "variations at the largest n; and a device-to-device copy (cuMemcpyDtoD) of 1.5 x\n"
+           "n elements, which reads and writes as many bytes as the add (two vectors read,\n"
+           "one written). Prints median us, GB/s and %% of the copy's GB/s. Each result is\n"
+           "checked on the CPU (sampled) first. Sizes that fit in L2 measure L2 on both\n"
+           "sides. The target on an H100 is 95%% of the copy at the large sizes.\n");
 }
 
 typedef struct config {
@@ -97,9 +100,11 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     size_t bytes = n * kj_type_size(type);
     size_t free_b = 0, total_b = 0;
     kj_mem_info(c->rt, &free_b, &total_b);
-    if (3 * bytes + bytes / 8 > free_b && v->n_given) /* asked for: a usage error; the defaults are skipped */
-        return cli_usage(c->cmd, "--n %zu needs %zu bytes of device memory; %zu of %zu are free", n,
-                         3 * bytes + bytes / 8, free_b, total_b);
+    if (3 * bytes + bytes / 8 > free_b && v->n_given) { /* asked for: a failure; the defaults are skipped */
+        char what[64];
+        snprintf(what, sizeof what, "--n %zu", n);
+        return cli_device_memory_short(c->cmd, what, 3 * bytes + bytes / 8, free_b, total_b);
+    }
     if (3 * bytes + bytes / 8 > free_b) {
         cli_progress_pause();
         fprintf(stderr, "kernjit %s: skipping %s n=%zu: %zu bytes needed, %zu free\n", c->cmd, kj_type_name(type), n,

@@ -1,6 +1,7 @@
 #include "cli.h"
 #include "devices.h"
 #include "kjtest.h"
+#include "nvcc_options.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -113,6 +114,7 @@ int cli_error_as(const char *cmd, kj_status status, const char *fmt, ...) {
 }
 
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user) {
+    unsigned nvcc = 0;
     struct option all[CLI_MAX_OPTIONS + 1];
     char names[1024], letters[2 * CLI_MAX_OPTIONS + 2] = ":"; /* at most "L:" an option; ':' see cli_bad_option */
     unsigned char set_of[256] = {0};                           /* the set each letter belongs to */
@@ -130,9 +132,11 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
             set_of[(unsigned char)eq[1]] = (unsigned char)i;
             strncat(letters, eq + 1, 2);
         }
+        nvcc |= sets[i].nvcc;
     }
     all[n] = (struct option){0, 0, 0, 0};
-    int opt, rc = EXIT_OK;
+    int opt, rc = nvcc ? cli_nvcc_options(cmd, &argc, argv, all, letters, nvcc) : EXIT_OK;
+    if (rc != EXIT_OK) return rc;
     optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
     while (rc == EXIT_OK && (opt = getopt_long(argc, argv, letters, all, NULL)) != -1) {
         if (opt == '?' || opt == ':') return cli_bad_option(cmd, argv, all, opt);
@@ -202,7 +206,7 @@ int cli_verbosity = 1;
 void cli_runtime_options(kj_runtime_options *o, int compile_only, const char *arch, int verbose) {
     *o = (kj_runtime_options)KJ_RUNTIME_OPTIONS_INIT;
     o->device = compile_only ? KJ_DEVICE_NONE : cli_device;
-    o->arch = arch;
+    o->arch = arch || compile_only ? arch : cli_arch;
     o->log = log_to_stderr;
     o->log_level = cli_verbosity == 0 ? KJ_LOG_ERROR : verbose || cli_verbosity >= 2 ? KJ_LOG_INFO : KJ_LOG_WARN;
 }
@@ -277,16 +281,17 @@ void json_transfer_fields(const kj_remote_transfer *t) {
 
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     char *eq = strchr(text, '=');
-    if (!eq) {
-        kj_message_format(err, err_size, "-D '%s' has no value: write -D NAME=VALUE", text);
-        return -1;
+    if (!eq) { /* -DNDEBUG: defined, as nvcc and NVRTC define it */
+        out->name = text;
+        out->value = "1";
+        return 0;
     }
     if (eq == text) {
         kj_message_format(err, err_size, "-D '%s' has no macro name: write -D NAME=VALUE", text);
         return -1;
     }
     if (eq[1] == '\0') {
-        kj_message_format(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE", text);
+        kj_message_format(err, err_size, "-D '%s' has an empty value: write -D NAME=VALUE (-D NAME is NAME=1)", text);
         return -1;
     }
     *eq = '\0';
@@ -308,6 +313,19 @@ int cli_arch_list(const char *cmd, char *arg, const char **archs, size_t *n, siz
         if (!comma) return EXIT_OK;
         t = comma;
     }
+}
+
+int cli_same_name(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_'))) return 0;
+    return *a == *b;
+}
+
+const char *cli_kernel_name(const char *name) {
+    if (!name || !strchr(name, '-') || strchr(name, '/')) return name;
+    for (size_t i = 0; kj_builtin_name(i); i++)
+        if (cli_same_name(name, kj_builtin_name(i))) return kj_builtin_name(i);
+    return name;
 }
 
 static int is_file_name(const char *s) {
@@ -339,7 +357,7 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
         if (count > 1 && !is_file_name(source))
             return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
                              "file (FILE.cu, or a path); a built-in kernel stands alone", source);
-        if (i == 0) out->kernel = source;
+        if (i == 0) out->kernel = count == 1 ? cli_kernel_name(source) : source;
         else out->sources[out->source_count++] = source;
     }
     return EXIT_OK;
@@ -379,12 +397,15 @@ int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t 
     return EXIT_OK;
 }
 
+int cli_device_memory_short(const char *cmd, const char *what, uint64_t bytes, size_t free_b, size_t total_b) {
+    return cli_error_as(cmd, KJ_ERR_DEVICE_MEMORY, "%s needs %llu bytes of device memory, more than the %zu bytes free (of %zu)",
+                        what, (unsigned long long)bytes, free_b, total_b);
+}
+
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes) {
     size_t free_b = 0, total_b = 0;
     if (kj_mem_info(rt, &free_b, &total_b) != KJ_OK) return EXIT_OK; /* the allocation will say what is wrong */
-    if (bytes <= free_b) return EXIT_OK;
-    return cli_usage(cmd, "%s needs %llu bytes of device memory; %zu of %zu are free", what, (unsigned long long)bytes,
-                     free_b, total_b);
+    return bytes <= free_b ? EXIT_OK : cli_device_memory_short(cmd, what, bytes, free_b, total_b);
 }
 
 double cli_median(double *v, size_t n) {

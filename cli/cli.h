@@ -52,14 +52,16 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *options, i
 typedef struct cli_option_set {
     const char *options;
     int (*fn)(void *user, int opt, char *arg); /* one option of the set (L): EXIT_OK, CLI_DONE, or an exit code */
+    unsigned nvcc; /* nvcc's spellings the set takes (CLI_NVCC_*, nvcc_options.h): 0, none */
 } cli_option_set;
 
 /* fn has done what the command line asked (printed --help): stop, exit 0. */
 #define CLI_DONE (-1)
 #define CLI_MAX_OPTIONS 32
 
-/* getopt_long over argv with every set's options (a letter belongs to one set); each option goes to
- * its set's fn with user. An unknown option or a left-over argument is a usage error. Returns EXIT_OK,
+/* getopt_long over argv with every set's options (a letter belongs to one set), after nvcc's spellings
+ * that a set takes are rewritten into its options (cli_nvcc_options); each option goes to its set's fn
+ * with user. An unknown option or a left-over argument is a usage error. Returns EXIT_OK,
  * CLI_DONE, or the exit code of the first error. At most CLI_MAX_OPTIONS options in all. */
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user);
 
@@ -106,8 +108,15 @@ void cli_print_remote(const kj_remote_info *info, int json);
  * "entries", "moved", "present", "refused", "failed", "moved_bytes". */
 void json_transfer_fields(const kj_remote_transfer *t);
 
+/* Names on the command line take '-' and '_' alike (`run vector_add`, `compile vector-add`): 1 when a
+ * and b are the same name so read. */
+int cli_same_name(const char *a, const char *b);
+/* The built-in kernel that `name` spells with '-' for '_' (vector-add: vector_add), or name itself
+ * (a path, NAME.cu, a name that is no built-in's). */
+const char *cli_kernel_name(const char *name);
+
 /* The program a command line names (compile, launch): SOURCE[:ENTRY]..., one kernel (a built-in
- * name, NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
+ * name, in either spelling: cli_kernel_name; NAME.cu on KERNJIT_PATH, or a file) or several .cu files compiled apart and linked into one
  * program (kj_request.sources); at most one of them names the entry, and not with --entry
  * (entry_option, NULL when not given). The strings point into args, which is modified. Returns
  * EXIT_OK, or EXIT_USAGE after printing why. */
@@ -125,8 +134,8 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
  * the library), a target given twice or more than max in all is a usage error. EXIT_OK, or EXIT_USAGE
  * after printing why. */
 int cli_arch_list(const char *cmd, char *arg, const char **archs, size_t *n, size_t max);
-/* "NAME=VALUE" -> define (pointing into text, which is modified). 0 on success, else -1 with a
- * message written to err. */
+/* "NAME=VALUE" -> define (pointing into text, which is modified); "NAME" alone is NAME=1, as nvcc's
+ * -DNAME. 0 on success, else -1 with a message written to err. */
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size);
 /* Plain decimal digits up to max, for what is not a count (a seed, a macro's value); 0 on success. */
 int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
@@ -139,8 +148,12 @@ int cli_parse_uint(const char *text, uint64_t max, uint64_t *out);
 int cli_parsed(const char *cmd, kj_status parse_status);
 int cli_count_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
 int cli_pow2_arg(const char *cmd, const char *option, const char *arg, uint64_t min, uint64_t max, uint64_t *out);
-/* Before allocating: what the command line asks for (`what`, "--n 1048576") needs `bytes` of device
- * memory; more than is free is a usage error naming both (EXIT_USAGE, after printing), else EXIT_OK. */
+/* Device memory the command line asks for (`what`, "--n 1048576") that the device does not have free:
+ * "WHAT needs N bytes of device memory, more than the F bytes free (of T)", a failure and not a usage
+ * error (the same line is right on a larger device; KJ_ERR_DEVICE_MEMORY, exit 1). Returns its code. */
+int cli_device_memory_short(const char *cmd, const char *what, uint64_t bytes, size_t free_b, size_t total_b);
+/* Before allocating: `bytes` for what the command line asks for, against the device's free memory:
+ * EXIT_OK, or the shortage said as above. */
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes);
 
 /* ---- JSON (docs/json.md) --------------------------------------------------------------------

@@ -8,17 +8,24 @@
 
 static void help(void) {
     printf("usage: kernjit cache path|list|stats|clear [--json]\n"
-           "       kernjit cache push|pull [KERNEL] [--json]\n\n"
-           "  path   the cache folder ($KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit or ~/.cache/kernjit)\n"
+           "       kernjit cache push|pull [KERNEL] [--json]\n"
+           "\n"
+           "  path   the cache folder ($KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit or\n"
+           "         ~/.cache/kernjit)\n"
            "  list   every entry, most recently used first, verified (header and checksum)\n"
-           "  stats  entries, bytes, and the bound that least-recently-used eviction keeps ($KERNJIT_CACHE_MAX);\n"
-           "         the seed folders read before the cache ($KERNJIT_SEED_PATH, the install's; see kernjit seed);\n"
-           "         with a remote cache ($KERNJIT_REMOTE_CACHE), its state, the server, the round trip, and the\n"
-           "         fleet's counters: hits, misses, waits, pushes, refusals, errors, lookup latency, traffic\n"
-           "  clear  remove every entry (of the disk cache; the remote's entries expire or are evicted)\n"
-           "  push   send the disk cache's entries (all, or KERNEL's) to the remote cache, skipping those it has\n"
-           "         (the same bytes, or a value that verifies: one signed with a rotated secret is replaced)\n"
-           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache lacks, verified\n"
+           "  stats  entries, bytes, and the bound that least-recently-used eviction keeps\n"
+           "         ($KERNJIT_CACHE_MAX); the seed folders read before the cache\n"
+           "         ($KERNJIT_SEED_PATH, the install's; see kernjit seed); with a remote\n"
+           "         cache ($KERNJIT_REMOTE_CACHE), its state, the server, the round\n"
+           "         trip, and the fleet's counters: hits, misses, waits, pushes,\n"
+           "         refusals, errors, lookup latency, traffic\n"
+           "  clear  remove every entry (of the disk cache; the remote's entries expire or\n"
+           "         are evicted)\n"
+           "  push   send the disk cache's entries (all, or KERNEL's) to the remote cache,\n"
+           "         skipping those it has (the same bytes, or a value that verifies: one\n"
+           "         signed with a rotated secret is replaced)\n"
+           "  pull   fetch the remote cache's entries (all, or KERNEL's) that the disk cache\n"
+           "         lacks, verified\n"
            "push and pull exit 1 when the server cannot be reached.\n");
 }
 
@@ -128,7 +135,7 @@ int cmd_cache(int argc, char **argv) {
     if (argc - optind > (moves ? 2 : 1))
         return cli_usage("cache", moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
                          action, argv[optind + (moves ? 2 : 1)]);
-    const char *kernel = moves && optind + 1 < argc ? argv[optind + 1] : NULL;
+    const char *kernel = moves && optind + 1 < argc ? cli_kernel_name(argv[optind + 1]) : NULL;
     char command[32];
     snprintf(command, sizeof command, "cache %s", action);
     json_command(command);

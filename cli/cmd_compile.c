@@ -9,56 +9,78 @@
 
 #include "cli.h"
 #include "compile_workers.h"
+#include "nvcc_options.h"
 
 #define MAX_DEFINES 64
 #define MAX_OPTIONS 32
 #define MAX_ARCHS 16
 
 static void help(void) {
-    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
-           "                      [--arch TARGET[,...]] [--option NVRTC_OPTION]... [--push] [--json]\n"
-           "                      [--emit cubin|ptx|ltoir -o FILE]\n"
-           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch TARGET] [--threads J] [--shard K/N]\n"
-           "                      [--push] [--json]\n\n"
-           "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with NVRTC into the\n"
-           "disk cache and says whether it was already there, and where. Macros are checked against the\n"
-           "kernel's metadata first (`kernjit list`). Without --arch the target is the GPU's, or sm_90 when\n"
-           "there is none; --arch sm_80,sm_90 (or --arch again) builds each target in turn. --json gives\n"
-           "{\"kernel\": ..., \"targets\": [one object per target]}.\n\n"
-           "A TARGET is any NVRTC has (`kernjit info` lists the architectures; a name NVRTC lacks is\n"
-           "refused with every target it has): sm_XY, a cubin for compute capability X.Y to X.9; sm_XYa,\n"
-           "for X.Y alone, with that architecture's own instructions (sm_90a: wgmma, setmaxnreg); sm_XYf,\n"
-           "for X.Y's family (sm_100f: 10.0 and 10.3); compute_XY (and compute_XYa, compute_XYf), PTX that\n"
-           "the driver compiles for the device, also one newer than this toolkit. Each target is its own\n"
-           "cache folder (<cache>/sm_90a/) and key.\n\n"
-           "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
-           "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
-           "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
-           "--emit FORMAT -o FILE (--output) writes the compiler's output to FILE (replaced whole, or left as it\n"
-           "was), or to stdout with -o - (the report then goes to stderr):\n"
-           "  cubin  the binary the driver loads, an ELF file as readelf, cuobjdump and nvdisasm take it (through\n"
-           "         the cache: the disk entries <key>.cubin are kernjit's containers, a header and a description\n"
-           "         before these bytes, which those tools do not read); linked, for a program of several sources\n"
+    printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E]\n"
+           "           [-D NAME[=VALUE]]... [--arch TARGET[,...]] [--option NVRTC_OPTION]...\n"
+           "           [--push] [--json] [--emit cubin|ptx|ltoir -o FILE]\n"
+           "       kernjit compile KERNEL --all [-D NAME=V1,V2,...]... [--arch TARGET]\n"
+           "           [--threads J] [--shard K/N] [--push] [--json]\n"
+           "\n"
+           "Compiles the kernel (a built-in name, NAME.cu on KERNJIT_PATH, or a file) with\n"
+           "NVRTC into the disk cache and says whether it was already there, and where.\n"
+           "Macros are checked against the kernel's metadata first (`kernjit list`); -D NAME\n"
+           "alone is NAME=1. --option passes an option to NVRTC (--option=-maxrregcount=32),\n"
+           "and every option is in the cache key. Without --arch the target is the GPU's, or\n"
+           "sm_90 when there is none; --arch sm_80,sm_90 (or --arch again) builds each\n"
+           "target in turn. --json gives {\"kernel\": ..., \"targets\": [one object per\n"
+           "target]}.\n"
+           "\n"
+           "A TARGET is any NVRTC has (`kernjit info` lists the architectures; a name NVRTC\n"
+           "lacks is refused with every target it has): sm_XY, a cubin for compute\n"
+           "capability X.Y to X.9; sm_XYa, for X.Y alone, with that architecture's own\n"
+           "instructions (sm_90a: wgmma, setmaxnreg); sm_XYf, for X.Y's family (sm_100f:\n"
+           "10.0 and 10.3); compute_XY (and compute_XYa, compute_XYf), PTX that the driver\n"
+           "compiles for the device, also one newer than this toolkit. Each target is its\n"
+           "own cache folder (<cache>/sm_90a/) and key.\n"
+           "\n"
+           CLI_NVCC_HELP
+           "\n"
+           "Several .cu files make one program: each is compiled as relocatable device code\n"
+           "with the same macros and options, and nvJitLink links them (and the device\n"
+           "runtime when the program launches kernels); the entry may be in any of them,\n"
+           "named on one (b.cu:ENTRY) or with --entry.\n"
+           "\n"
+           "--emit FORMAT -o FILE (--output) writes the compiler's output to FILE (replaced\n"
+           "whole, or left as it was), or to stdout with -o - (the report then goes to\n"
+           "stderr):\n"
+           "  cubin  the binary the driver loads, an ELF file as readelf, cuobjdump and\n"
+           "         nvdisasm take it (through the cache: the disk entries <key>.cubin are\n"
+           "         kernjit's containers, a header and a description before these bytes,\n"
+           "         which those tools do not read); linked, for a program of several\n"
+           "         sources\n"
            "  ptx    NVRTC's PTX for the target, compiled now (not cached)\n"
-           "  ltoir  LTO-IR (NVRTC with -dlto) for nvJitLink's link-time optimization, compiled now\n"
-           "PTX and LTO-IR are one source's output: not for a program of several sources. One target, not --all.\n\n"
-           "Shown for each kernel of the binary (the entry first), as the compiler reports it, no GPU needed:\n"
-           "registers and spilled bytes (stored and loaded) per thread, its stack (local memory) per thread,\n"
-           "and its static shared memory per block.\n\n"
-           "--all compiles every combination of the kernel's tunables (`tune` in its metadata), the other\n"
-           "macros at their defaults or as given, and counts how many were compiled and how many were\n"
-           "already in the cache: to prepare a cache for a fleet of machines without a GPU. -D NAME=V1,V2\n"
-           "restricts a tunable, or builds a param for each value. Combinations that break a `require` line\n"
-           "of the metadata are skipped. The variants compile in J worker processes (--threads J; default:\n"
-           "the processors online, at most one a variant), which NVRTC lets scale where threads of one\n"
-           "process do not; --threads 1 compiles them in this process. --shard K/N builds part K of N (the\n"
-           "variants whose index is K modulo N; K from 0): N machines with K = 0 to N - 1 build the whole\n"
-           "space, each part once.\n\n"
-           "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from it when the disk\n"
-           "cache lacks them (\"origin\": \"remote\" in --json), and what is compiled is pushed in the\n"
-           "background. --push (a builder) then sends every entry of the kernel in the disk cache that the\n"
-           "remote lacks, or holds in a form this machine refuses (signed with a rotated secret, damaged), and\n"
-           "waits until they are there; it exits 1 when the server cannot be reached.\n");
+           "  ltoir  LTO-IR (NVRTC with -dlto) for nvJitLink's link-time optimization,\n"
+           "         compiled now\n"
+           "PTX and LTO-IR are one source's output: not for a program of several sources.\n"
+           "One target, not --all.\n"
+           "\n"
+           "Shown for each kernel of the binary (the entry first), as the compiler reports\n"
+           "it, no GPU needed: registers and spilled bytes (stored and loaded) per thread,\n"
+           "its stack (local memory) per thread, and its static shared memory per block.\n"
+           "\n"
+           "--all compiles every combination of the kernel's tunables (`tune` in its\n"
+           "metadata), the other macros at their defaults or as given, and counts how many\n"
+           "were compiled and how many were already in the cache: to prepare a cache for a\n"
+           "fleet of machines without a GPU. -D NAME=V1,V2 restricts a tunable, or builds a\n"
+           "param for each value. Combinations that break a `require` line of the metadata\n"
+           "are skipped. The variants compile in J worker processes (--threads J; default:\n"
+           "the processors online, at most one a variant), which NVRTC lets scale where\n"
+           "threads of one process do not; --threads 1 compiles them in this process.\n"
+           "--shard K/N builds part K of N (the variants whose index is K modulo N; K from\n"
+           "0): N machines with K = 0 to N - 1 build the whole space, each part once.\n"
+           "\n"
+           "With a remote cache (KERNJIT_REMOTE_CACHE=redis://HOST:PORT), entries come from\n"
+           "it when the disk cache lacks them (\"origin\": \"remote\" in --json), and what is\n"
+           "compiled is pushed in the background. --push (a builder) then sends every entry\n"
+           "of the kernel in the disk cache that the remote lacks, or holds in a form this\n"
+           "machine refuses (signed with a rotated secret, damaged), and waits until they\n"
+           "are there; it exits 1 when the server cannot be reached.\n");
 }
 
 /* --push: the kernel's entries in the disk cache to the remote (a builder), waiting for each, and the
@@ -413,7 +435,10 @@ int cmd_compile(int argc, char **argv) {
     all_args aa = {0};
     const char *shard = NULL;
     char err[256];
-    while ((c = getopt_long(argc, argv, ":hje:D:a:o:", opts, NULL)) != -1) {
+    static const char letters[] = ":hje:D:a:o:";
+    int nvcc = cli_nvcc_options("compile", &argc, argv, opts, letters, CLI_NVCC_ARCH | CLI_NVCC_DEFINES | CLI_NVCC_COMPILER);
+    if (nvcc != EXIT_OK) return nvcc;
+    while ((c = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
         switch (c) {
         case 'A': all = 1; break;
         case 'S': shard = optarg; break;

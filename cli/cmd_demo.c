@@ -8,11 +8,13 @@
 #include "run.h"
 
 static void help(void) {
-    printf("usage: kernjit demo [--n N] [--json]\n\n"
-           "With a GPU: JIT-compiles the reduction (or takes it from the cache), sums N random f32 values\n"
-           "(default 64M) on the GPU, checks the sum against the CPU and prints the time, GB/s and where\n"
-           "the kernel came from. Without a GPU: compiles every built-in kernel for sm_90 into the cache\n"
-           "and says that nothing was launched.\n");
+    printf("usage: kernjit demo [--n N] [--json]\n"
+           "\n"
+           "With a GPU: JIT-compiles the reduction (or takes it from the cache), sums N\n"
+           "random f32 values (default 64M) on the GPU, checks the sum against the CPU and\n"
+           "prints the time, GB/s and where the kernel came from. Without a GPU: compiles\n"
+           "every built-in kernel for sm_90 into the cache and says that nothing was\n"
+           "launched.\n");
 }
 
 static int compile_all(int json) {

@@ -5,14 +5,16 @@
 #include "cli.h"
 
 static void help(void) {
-    printf("usage: kernjit info [--json]\n\n"
-           "Lists each CUDA device (name, compute capability and architecture, multiprocessors, memory and\n"
-           "its theoretical bandwidth, L2, warp size, threads, blocks and registers per block and per\n"
-           "multiprocessor, shared memory per multiprocessor and per block with and without opt-in, the\n"
-           "shared-memory carveouts the architecture offers) and the toolchain (NVRTC, nvJitLink, the\n"
-           "device runtime, the architectures NVRTC can target), and the remote cache's state when one is\n"
-           "configured (KERNJIT_REMOTE_CACHE: the server, its version, the round trip). With no GPU it says\n"
-           "\"no CUDA device\" and exits 0.\n");
+    printf("usage: kernjit info [--json]\n"
+           "\n"
+           "Lists each CUDA device (name, compute capability and architecture,\n"
+           "multiprocessors, memory and its theoretical bandwidth, L2, warp size, threads,\n"
+           "blocks and registers per block and per multiprocessor, shared memory per\n"
+           "multiprocessor and per block with and without opt-in, the shared-memory\n"
+           "carveouts the architecture offers) and the toolchain (NVRTC, nvJitLink, the\n"
+           "device runtime, the architectures NVRTC can target), and the remote cache's\n"
+           "state when one is configured (KERNJIT_REMOTE_CACHE: the server, its version, the\n"
+           "round trip). With no GPU it says \"no CUDA device\" and exits 0.\n");
 }
 
 #define MAX_CARVEOUTS 16

@@ -22,6 +22,7 @@
 #include "launch_args.h"
 #include "launch_data.h"
 #include "launch_signature.h"
+#include "nvcc_options.h"
 
 #define CMD "launch"
 #define MAX_ARGS 256
@@ -81,48 +82,73 @@ typedef struct launch_cmd {
 } launch_cmd;
 
 static void help(void) {
-    printf("usage: kernjit launch FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... --grid X[,Y[,Z]] --block X[,Y[,Z]] --arg SPEC...\n"
-           "                      [-D NAME=VALUE]... [--shared BYTES] [--repeat R] [--seed S]\n"
-           "                      [--print I[:A..B]]... [--save I=FILE]... [--option NVRTC_OPTION]...\n"
-           "                      [--cooperative] [--cluster X[,Y[,Z]]] [--pending P] [--device N] [--arch TARGET]\n"
-           "                      [--json]\n\n"
-           "Compiles FILE.cu (through the cache), allocates and fills the buffers, launches the kernel once, prints\n"
-           "or saves buffers, then times R more launches. No host code needed.\n\n"
-           "ENTRY      the kernel: a plain or extern \"C\" name, or a C++ name expression such as 'scale<float,256>'\n"
-           "           (quote it for the shell). Without it, the file's only __global__ function (for a template,\n"
-           "           its only explicit instance).\n"
-           "MORE.cu    more sources of the same program: each is compiled apart with the same -D and --option\n"
-           "           values and nvJitLink links them all; the entry may be in any of them.\n"
+    printf("usage: kernjit launch FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... --grid X[,Y[,Z]]\n"
+           "           --block X[,Y[,Z]] --arg SPEC... [-D NAME[=VALUE]]... [--shared BYTES]\n"
+           "           [--repeat R] [--seed S] [--print I[:A..B]]... [--save I=FILE]...\n"
+           "           [--option NVRTC_OPTION]... [--cooperative] [--cluster X[,Y[,Z]]]\n"
+           "           [--pending P] [--device N] [--arch TARGET] [--json]\n"
+           "\n"
+           "Compiles FILE.cu (through the cache), allocates and fills the buffers, launches\n"
+           "the kernel once, prints or saves buffers, then times R more launches. No host\n"
+           "code needed.\n"
+           "\n"
+           "ENTRY      the kernel: a plain or extern \"C\" name, or a C++ name expression\n"
+           "           such as 'scale<float,256>' (quote it for the shell). Without it, the\n"
+           "           file's only __global__ function (for a template, its only explicit\n"
+           "           instance).\n"
+           "MORE.cu    more sources of the same program: each is compiled apart with the\n"
+           "           same -D and --option values and nvJitLink links them all; the entry\n"
+           "           may be in any of them.\n"
            "--arg SPEC one per kernel parameter, in order (indices from 0):\n"
-           "             scalar  TYPE=VALUE     i32=5  u64=1M  u32=0xff  f32=0.5  f64=-1e-3\n"
-           "             buffer  TYPE[N]=FILL   f32[1M]=random  i32[2^20]=iota  u8[64]=zeros  f64[100]=0.25\n"
-           "                                    f32[1000]=@in.bin  f32[]=@in.bin (N from the file's size)\n"
-           "             struct  bytes[N]=FILL  N raw bytes by value: zeros, @FILE (N bytes) or 0x and 2N hex digits\n"
-           "             pointer &I  &I+OFF     the address of buffer --arg I, plus OFF bytes (below its size)\n"
-           "             null    null           a null pointer (the same as u64=0)\n"
-           "           TYPE: i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64. N: 1000, 64K, 1M, 1G, 2^20.\n"
-           "           FILL: zeros; random (seeded by --seed, default 1: floats in [-1,1], signed integers in\n"
-           "           [-100,100], unsigned in [0,100]); iota (0, 1, 2, ...); a VALUE for every element; @FILE (raw\n"
-           "           little-endian bytes, exactly N elements).\n"
-           "           The count and the sizes are checked against the compiled kernel (a buffer is an 8-byte\n"
-           "           pointer, a scalar its type's size); a mismatch is a usage error naming the parameter.\n"
-           "--print I[:A..B]  after the launch, elements A to B-1 of buffer --arg I (default the first 16); also\n"
-           "           I:A (one element), I:A.. (to the end)\n"
-           "--save I=FILE     after the launch, buffer --arg I as raw bytes\n"
-           "--cooperative     a cooperative launch (cooperative groups' grid.sync()): the grid must fit the\n"
-           "           device all at once (the message gives the largest that does)\n"
-           "--cluster X[,Y[,Z]]  thread-block clusters of X x Y x Z blocks (compute capability 9.0 and later)\n"
-           "--pending P       device-side launches the kernel may have pending (dynamic parallelism)\n"
-           "--device N        the device to run on (default 0; `kernjit info` lists them)\n"
-           "--arch TARGET     build for TARGET rather than the device's own sm_XY: one whose code the device runs,\n"
-           "           such as sm_90a on a 9.0 device (its own instructions: wgmma, setmaxnreg), or compute_75\n"
-           "           (PTX the driver compiles); another is refused before anything is loaded\n"
-           "--repeat R        launches timed after the first, one per pair of CUDA events; the median is shown\n"
-           "           (default %d; 0: launch once, no timing)\n\n"
-           "What is printed and saved is the result of the first launch alone, on the buffers as described: it is\n"
-           "copied back before the timed launches, which then run on whatever the buffers hold (a kernel such as\n"
-           "y += x keeps accumulating: that changes no printed value, and the timing of few kernels).\n"
-           "Exit codes: 0 success, 1 failure (a compile error prints the NVRTC log; a kernel fault), 2 usage error.\n",
+           "             scalar  TYPE=VALUE    i32=5  u64=1M  u32=0xff  f32=0.5  f64=-1e-3\n"
+           "             buffer  TYPE[N]=FILL  f32[1M]=random  i32[2^20]=iota\n"
+           "                                   u8[64]=zeros  f64[100]=0.25\n"
+           "                                   f32[1000]=@in.bin\n"
+           "                                   f32[]=@in.bin (N from the file's size)\n"
+           "             struct  bytes[N]=FILL N raw bytes by value: zeros, @FILE (N bytes)\n"
+           "                                   or 0x and 2N hex digits\n"
+           "             pointer &I  &I+OFF    the address of buffer --arg I, plus OFF\n"
+           "                                   bytes (below its size)\n"
+           "             null    null          a null pointer (the same as u64=0)\n"
+           "           TYPE: i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64. N: 1000, 64K, 1M,\n"
+           "           1G, 2^20. FILL: zeros; random (seeded by --seed, default 1: floats\n"
+           "           in [-1,1], signed integers in [-100,100], unsigned in [0,100]); iota\n"
+           "           (0, 1, 2, ...); a VALUE for every element; @FILE (raw little-endian\n"
+           "           bytes, exactly N elements).\n"
+           "           The count and the sizes are checked against the compiled kernel (a\n"
+           "           buffer is an 8-byte pointer, a scalar its type's size); a mismatch\n"
+           "           is a usage error naming the parameter.\n"
+           "--print I[:A..B]   after the launch, elements A to B-1 of buffer --arg I\n"
+           "                   (default the first 16); also I:A (one element), I:A.. (to\n"
+           "                   the end)\n"
+           "--save I=FILE      after the launch, buffer --arg I as raw bytes\n"
+           "--cooperative      a cooperative launch (cooperative groups' grid.sync()): the\n"
+           "                   grid must fit the device all at once (the message gives the\n"
+           "                   largest that does)\n"
+           "--cluster X[,Y[,Z]]  thread-block clusters of X x Y x Z blocks (compute\n"
+           "                   capability 9.0 and later)\n"
+           "--pending P        device-side launches the kernel may have pending (dynamic\n"
+           "                   parallelism)\n"
+           "--device N         the device to run on (default 0; `kernjit info` lists them)\n"
+           "--arch TARGET      build for TARGET rather than the device's own sm_XY: one\n"
+           "                   whose code the device runs, such as sm_90a on a 9.0 device\n"
+           "                   (its own instructions: wgmma, setmaxnreg), or compute_75\n"
+           "                   (PTX the driver compiles); another is refused before\n"
+           "                   anything is loaded\n"
+           "--repeat R         launches timed after the first, one per pair of CUDA events;\n"
+           "                   the median is shown (default %d; 0: launch once, no\n"
+           "                   timing)\n"
+           "-D NAME[=VALUE]    a macro (-D NAME alone is NAME=1); --option NVRTC_OPTION\n"
+           "                   passes an option to NVRTC; both are in the cache key\n"
+           "\n"
+           CLI_NVCC_HELP
+           "\n"
+           "What is printed and saved is the result of the first launch alone, on the\n"
+           "buffers as described: it is copied back before the timed launches, which then\n"
+           "run on whatever the buffers hold (a kernel such as y += x keeps accumulating:\n"
+           "that changes no printed value, and the timing of few kernels).\n"
+           "Exit codes: 0 success, 1 failure (a compile error prints the NVRTC log; a\n"
+           "kernel fault), 2 usage error.\n",
            DEFAULT_REPEAT);
 }
 
@@ -143,7 +169,10 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
     int o;
     c->repeat = DEFAULT_REPEAT;
     c->seed = 1;
-    while ((o = getopt_long(argc, argv, ":hjD:g:b:a:r:p:", opts, NULL)) != -1) {
+    static const char letters[] = ":hjD:g:b:a:r:p:";
+    int nvcc = cli_nvcc_options(CMD, &argc, argv, opts, letters, CLI_NVCC_ARCH | CLI_NVCC_DEFINES | CLI_NVCC_COMPILER);
+    if (nvcc != EXIT_OK) return nvcc;
+    while ((o = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
         switch (o) {
         case 'h': help(); return HELP_SHOWN;
         case 'j': c->json = 1; break;
@@ -402,14 +431,14 @@ static int check_device(launch_cmd *c) {
         const launch_arg *a = &c->args[i];
         if (!a->is_buffer) continue;
         uint64_t bytes = a->count * launch_type_size(a->type);
-        if (bytes > free_b)
-            return cli_usage(CMD, "--arg %zu '%s' needs %llu bytes of device memory; %zu of %zu are free", i, c->arg_text[i],
-                             (unsigned long long)bytes, free_b, total_b);
+        if (bytes > free_b) {
+            char what[CLI_MESSAGE_MAX];
+            kj_message_format(what, sizeof what, "--arg %zu '%s'", i, c->arg_text[i]);
+            return cli_device_memory_short(CMD, what, bytes, free_b, total_b);
+        }
         sum += bytes;
     }
-    if (sum > free_b)
-        return cli_usage(CMD, "the buffers need %llu bytes of device memory together; %zu of %zu are free",
-                         (unsigned long long)sum, free_b, total_b);
+    if (sum > free_b) return cli_device_memory_short(CMD, "the sum of the buffers", sum, free_b, total_b);
     return 0;
 }
 

@@ -5,11 +5,13 @@
 #include "cli.h"
 
 static void help(void) {
-    printf("usage: kernjit list [KERNEL|FILE.cu]... [--json]\n\n"
-           "Shows each kernel's entries and macros with their allowed values and defaults; tunables (the\n"
-           "knobs `kernjit tune` varies) are marked; and the rest of its metadata: requirements between\n"
-           "values, each entry's dynamic shared memory, carveout and early launch (pdl). Without arguments,\n"
-           "every built-in kernel; a name found as NAME.cu on KERNJIT_PATH is listed from there.\n");
+    printf("usage: kernjit list [KERNEL|FILE.cu]... [--json]\n"
+           "\n"
+           "Shows each kernel's entries and macros with their allowed values and defaults;\n"
+           "tunables (the knobs `kernjit tune` varies) are marked; and the rest of its\n"
+           "metadata: requirements between values, each entry's dynamic shared memory,\n"
+           "carveout and early launch (pdl). Without arguments, every built-in kernel; a\n"
+           "name found as NAME.cu on KERNJIT_PATH is listed from there.\n");
 }
 
 /* The launch attributes the metadata gives each entry, one line per entry that has any. */
@@ -112,7 +114,7 @@ int cmd_list(int argc, char **argv) {
         json_begin_array("kernels");
     }
     if (optind < argc) {
-        for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(argv[i], json);
+        for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(cli_kernel_name(argv[i]), json);
     } else {
         for (size_t i = 0; kj_builtin_name(i) && rc == EXIT_OK; i++) rc = show(kj_builtin_name(i), json);
     }

@@ -16,33 +16,41 @@
 #define MAX_DEFINES 64
 
 static void help(void) {
-    printf("usage: kernjit tune KERNEL [--entry E] [-D NAME=VALUE[,VALUE...]]... [--op OP] [--type T] [--n N]\n"
-           "                    [--budget K] [--samples S] [--threads J] [--seed S] [--dry-run] [--plot FILE.png]\n"
-           "                    [--device N] [--json|--csv]\n"
+    printf("usage: kernjit tune KERNEL [--entry E] [-D NAME=VALUE[,VALUE...]]... [--op OP]\n"
+           "           [--type T] [--n N] [--budget K] [--samples S] [--threads J]\n"
+           "           [--seed S] [--dry-run] [--plot FILE.png] [--device N] [--json|--csv]\n"
            "       kernjit tune --show [KERNEL] [--json|--csv]\n"
-           "       kernjit tune --forget [KERNEL] [--entry E] [-D NAME=VALUE]... [--n N] [--device NAME] [--cc X.Y]\n\n"
-           "Compiles the variants of KERNEL (every combination of the tunables in its metadata, the other\n"
-           "macros as given by -D, --op and --type or at their defaults) in parallel through the cache, then\n"
-           "times each on the GPU (CUDA events after a warm-up; the median of S samples, default 10, at\n"
-           "least 10; inputs that fit in L2 rotate through copies) and checks it against the CPU reference.\n"
-           "The fastest correct variant is timed again and stored in the tuning database (<cache>/tuning.db)\n"
-           "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run`,\n"
-           "kj_reduce, kj_transpose and kj_vector_add then use it when no configuration is given.\n"
-           "N counts elements (it takes 64M, 2^28); it defaults to 2^24 for reduce and 2^26 for transpose and\n"
-           "vector_add. transpose tunes transpose_padded (TILE_DIM x BLOCK_ROWS x GROUP) on a rows x cols = N matrix,\n"
-           "rows the largest divisor of N not above its square root (2^26: 8192 x 8192; 2^25: 4096 x 8192);\n"
-           "its --type sets ELEM_BYTES (f16 2, f32 4, f64 8), the other kernels' sets T.\n"
-           "-D NAME=V1,V2 restricts a tunable to those values; NAME=V pins it (and keys the result by it).\n"
-           "--budget K touches at most K variants: greedy coordinate descent from the defaults, then from\n"
-           "random starting points. --dry-run stores nothing. --plot draws the sweep as a heat map (the first\n"
-           "two tunables as rows and columns, GB/s in colour, the winner outlined; PNG, or PPM without libpng).\n\n"
-           "--show lists the database; --forget removes the entries that match every filter given (all of\n"
-           "them without filters; --device NAME there is a device's name), and with a remote cache in readwrite\n"
-           "mode the matching shared results there too (else the next run would merge them back; a read-only\n"
-           "node says so). Both work without a GPU. A stored result whose variant a tuning run here measures\n"
-           "at less than 1/1.5 of its claim gives way to the run's result, here and on the server. Exit 1\n"
-           "without a CUDA device. --device N tunes on device N (default 0; `kernjit info` lists them).\n"
-           "Kernels that can be tuned: reduce, transpose, vector_add.\n");
+           "       kernjit tune --forget [KERNEL] [--entry E] [-D NAME=VALUE]... [--n N]\n"
+           "           [--device NAME] [--cc X.Y]\n"
+           "\n"
+           "Compiles the variants of KERNEL (every combination of the tunables in its\n"
+           "metadata, the other macros as given by -D, --op and --type or at their defaults)\n"
+           "in parallel through the cache, then times each on the GPU (CUDA events after a\n"
+           "warm-up; the median of S samples, default 10, at least 10; inputs that fit in L2\n"
+           "rotate through copies) and checks it against the CPU reference. The fastest\n"
+           "correct variant is timed again and stored in the tuning database\n"
+           "(<cache>/tuning.db) for this device, the macros held fixed and the size bucket\n"
+           "floor(log2 N); `kernjit run`, kj_reduce, kj_transpose and kj_vector_add then use\n"
+           "it when no configuration is given. N counts elements (it takes 64M, 2^28); it\n"
+           "defaults to 2^24 for reduce and 2^26 for transpose and vector_add. transpose\n"
+           "tunes transpose_padded (TILE_DIM x BLOCK_ROWS x GROUP) on a rows x cols = N\n"
+           "matrix, rows the largest divisor of N not above its square root (2^26: 8192 x\n"
+           "8192; 2^25: 4096 x 8192); its --type sets ELEM_BYTES (f16 2, f32 4, f64 8), the\n"
+           "other kernels' sets T. -D NAME=V1,V2 restricts a tunable to those values; NAME=V\n"
+           "pins it (and keys the result by it). --budget K touches at most K variants:\n"
+           "greedy coordinate descent from the defaults, then from random starting points.\n"
+           "--dry-run stores nothing. --plot draws the sweep as a heat map (the first two\n"
+           "tunables as rows and columns, GB/s in colour, the winner outlined; PNG, or PPM\n"
+           "without libpng).\n"
+           "\n"
+           "--show lists the database; --forget removes the entries that match every filter\n"
+           "given (all of them without filters; --device NAME there is a device's name), and\n"
+           "with a remote cache in readwrite mode the matching shared results there too\n"
+           "(else the next run would merge them back; a read-only node says so). Both work\n"
+           "without a GPU. A stored result whose variant a tuning run here measures at less\n"
+           "than 1/1.5 of its claim gives way to the run's result, here and on the server.\n"
+           "Exit 1 without a CUDA device. --device N tunes on device N (default 0; `kernjit\n"
+           "info` lists them). Kernels that can be tuned: reduce, transpose, vector_add.\n");
 }
 
 typedef struct args {
@@ -485,9 +493,7 @@ int cmd_tune(int argc, char **argv) {
         default: return cli_bad_option("tune", argv, opts, c);
         }
     }
-    if (optind < argc) a.kernel = argv[optind++];
-    /* `kernjit run` and `bench` name it vector-add; its kernel (source, database key) is vector_add */
-    if (a.kernel && strcmp(a.kernel, "vector-add") == 0) a.kernel = "vector_add";
+    if (optind < argc) a.kernel = cli_kernel_name(argv[optind++]);
     if (optind < argc) return cli_usage("tune", "one kernel at a time (got '%s' too)", argv[optind]);
     /* transpose moves bits: its element is ELEM_BYTES, not a type */
     if (a.type && (rc = a.kernel && strcmp(a.kernel, "transpose") == 0 ? add_define(&a, "ELEM_BYTES", a.elem_bytes)

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 int cli_device = KJ_DEVICE_AUTO;
+const char *cli_arch;
 
 const char *cli_device_list(char *buf, size_t size) {
     int count = 0;

@@ -1,5 +1,5 @@
 /* Which device a command runs on: --device N, for every command that opens one (the run and bench
- * harnesses, launch). */
+ * harnesses, launch); and the target `kernjit run` builds for there (--arch). */
 #ifndef KJ_CLI_DEVICES_H
 #define KJ_CLI_DEVICES_H
 
@@ -10,6 +10,10 @@
 /* The ordinal the command's runtimes open: KJ_DEVICE_AUTO until --device sets it (cli_runtime_options
  * reads it). */
 extern int cli_device;
+
+/* The target the runtimes of a device open (cli_runtime_options reads it when given none): NULL, the
+ * device's own sm_XY, until `kernjit run --arch` sets it. */
+extern const char *cli_arch;
 
 /* The line the harnesses' --help ends with. */
 #define CLI_DEVICE_HELP "\n--device N runs on device N (default 0; `kernjit info` lists them).\n"
@@ -29,9 +33,10 @@ typedef struct cli_devices {
 } cli_devices;
 
 /* The line the --help of a command that takes --devices ends with. */
-#define CLI_DEVICES_HELP                                                                                         \
-    "--devices all|I,J,... splits the work over those devices, one runtime each, and combines the\n"             \
-    "devices' results on the host in the order listed (not with --device).\n"
+#define CLI_DEVICES_HELP                                                                           \
+    "--devices all|I,J,... splits the work over those devices, one runtime each,\n"                \
+    "and combines the devices' results on the host in the order listed (not with\n"                \
+    "--device).\n"
 
 /* --devices ARG into *out: "all", or ordinals of devices that exist, each once. Usage errors name the
  * devices there are; with none at all, exit 1 (no CUDA device). */

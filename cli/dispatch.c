@@ -26,7 +26,7 @@ int cli_dispatch_run(const cli_dispatch *d, int argc, char **argv) {
     }
     const char *cmd = strchr(d->parent, ' '); /* "kernjit run" -> "run"; the top level has none */
     for (size_t i = 0; i < d->count; i++)
-        if (strcmp(argv[1], d->list[i].name) == 0) {
+        if (cli_same_name(argv[1], d->list[i].name)) {
             char name[128]; /* the JSON document's "command": "run reduce" */
             snprintf(name, sizeof name, "%s%s%s", cmd ? cmd + 1 : "", cmd ? " " : "", d->list[i].name);
             json_command(name);

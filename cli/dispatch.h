@@ -27,7 +27,7 @@ typedef struct cli_dispatch {
 /* The help: usage, then "  NAME  summary" a line (names in one column), then the notes. */
 void cli_dispatch_help(const cli_dispatch *d, FILE *out);
 
-/* argv[1] names the subcommand: runs it with argv + 1 (its argv[0] renamed), and returns its exit code.
+/* argv[1] names the subcommand (with '-' or '_' alike: cli_same_name): runs it with argv + 1 (its argv[0] renamed), and returns its exit code.
  * No name: the help on stderr, EXIT_USAGE; --help or -h: the help on stdout, EXIT_OK; an unknown name:
  * a usage error listing the names. */
 int cli_dispatch_run(const cli_dispatch *d, int argc, char **argv);

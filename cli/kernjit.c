@@ -10,23 +10,24 @@
 
 static const cli_subcommand runners[] = {
     {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
-    {"transpose", run_transpose, "a matrix transpose, any rows x cols (variants: access orders, tiles, L1, vectors)"},
+    {"transpose", run_transpose, "a matrix transpose, any rows x cols (access orders, tiles, ...)"},
     {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
     {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},
     {"nested-hello", run_nested_hello, "the nested hello world (dynamic parallelism)"},
     {"mandelbrot", run_mandelbrot, "a Mandelbrot image: escape time or Mariani-Silver (CDP2)"},
 };
 static const cli_dispatch run = {"kernjit run", "kernel",
-                                 "usage: kernjit run KERNEL [ARGS...]   (kernjit run KERNEL --help for its "
+                                 "usage: kernjit run KERNEL [ARGS...]   (kernjit run KERNEL --help: its "
                                  "arguments)\n\nkernels:\n",
                                  NULL, CLI_DISPATCH_LIST(runners)};
 
 static const cli_subcommand benches[] = {
-    {"jit", bench_jit, "cold compile next to raw NVRTC, disk hit in a new process, memory hit"},
-    {"reduce", bench_reduce, "op x type x size x entry: median us, GB/s, % of a device copy, ratio to CUB"},
-    {"transpose", bench_transpose, "variants and tile shapes x sizes: median us, GB/s, % of a device copy"},
-    {"vector-add", bench_vector_add, "types x sizes and block/unroll shapes: median us, GB/s, % of a device copy"},
-    {"nested", bench_nested, "nested reductions next to the flat one; Mandelbrot escape time vs Mariani-Silver"},    {"cache", bench_cache, "memory, disk and remote (Redis) hits of a 6 KB cubin against a cold compile"},
+    {"jit", bench_jit, "cold compile next to raw NVRTC, disk hit, memory hit"},
+    {"reduce", bench_reduce, "op x type x size x entry: us, GB/s, % of a copy, ratio to CUB"},
+    {"transpose", bench_transpose, "variants and tile shapes x sizes: us, GB/s, % of a device copy"},
+    {"vector-add", bench_vector_add, "types x sizes, block/unroll shapes: us, GB/s, % of a device copy"},
+    {"nested", bench_nested, "nested reductions against the flat one; Mandelbrot's 2 algorithms"},
+    {"cache", bench_cache, "memory, disk and remote (Redis) hits against a cold compile"},
 };
 static const cli_dispatch bench = {"kernjit bench", "benchmark",
                                    "usage: kernjit bench NAME [ARGS...]   (kernjit bench NAME --help)\n\nbenchmarks:\n",
@@ -36,36 +37,79 @@ static int cmd_run(int argc, char **argv) { return cli_dispatch_run(&run, argc, 
 static int cmd_bench(int argc, char **argv) { return cli_dispatch_run(&bench, argc, argv); }
 
 static const cli_subcommand commands[] = {
-    {"demo", cmd_demo, "JIT-compile the reduction and run it on 64M values (compile-only without a GPU)"},
+    {"demo", cmd_demo, "JIT-compile the reduction, run it on 64M values (no GPU: compile)"},
     {"info", cmd_info, "devices, compute capabilities and the toolchain"},
     {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
     {"compile", cmd_compile, "compile a kernel into the cache (no GPU needed)"},
     {"seed", cmd_seed, "compile kernels ahead of time into a folder a program or an install carries"},
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
-    {"launch", cmd_launch, "run any .cu kernel once, with buffers and scalars given on the command line"},
+    {"launch", cmd_launch, "run any .cu kernel once, its buffers and scalars on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
-    {"cache", cmd_cache, "the disk cache: path, list, stats, clear; the remote cache: push, pull"},
-    {"tune", cmd_tune, "time a kernel's variants on the GPU and store the fastest for later runs"},
+    {"cache", cmd_cache, "the disk cache: path, list, stats, clear; the remote: push, pull"},
+    {"tune", cmd_tune, "time a kernel's variants on the GPU, keep the fastest for later runs"},
 };
+
+/* The sections of `kernjit --help` that the man page has as its EXIT STATUS and ENVIRONMENT
+ * (packaging/make-man.sh takes them from there), and the README lists too: every variable that
+ * kernjit reads (tests/test-help.py checks the three against the sources). */
+#define CLI_EXIT_STATUS_HELP                                                                       \
+    "exit status:\n"                                                                               \
+    "  0  success\n"                                                                               \
+    "  1  failure: a compile error, no device, more device memory than is free, a\n"               \
+    "     wrong result\n"                                                                          \
+    "  2  usage error: an option or a value that is not allowed (the message names\n"              \
+    "     it and what is)\n"
+#define CLI_ENVIRONMENT_HELP                                                                       \
+    "environment:\n"                                                                               \
+    "  KERNJIT_CACHE_DIR      the disk cache's folder; else $XDG_CACHE_HOME/kernjit,\n"            \
+    "                         else ~/.cache/kernjit\n"                                             \
+    "  KERNJIT_CACHE_MAX      the disk cache's bound (default 1G): the least recently\n"           \
+    "                         used entries go first\n"                                             \
+    "  KERNJIT_CACHE_DISABLE  1: no disk cache, every kernel compiled (--no-cache)\n"              \
+    "  KERNJIT_PATH           folders (A:B) searched for NAME.cu, before the built-in\n"           \
+    "                         kernels\n"                                                           \
+    "  KERNJIT_CUDA_HOME      the CUDA toolkit (its headers, the device runtime);\n"               \
+    "                         else $CUDA_HOME, else /usr/local/cuda\n"                             \
+    "  KERNJIT_LIBCUDA        the driver library, in place of libcuda.so.1\n"                      \
+    "  KERNJIT_NCCL           the NCCL library (kj_reduce_nccl, bench reduce\n"                    \
+    "                         --devices), in place of libnccl.so.2\n"                              \
+    "  KERNJIT_CUB_PLUGIN     bench reduce's CUB reference: a plugin's path, or off\n"             \
+    "  KERNJIT_REMOTE_CACHE   the remote cache: redis://HOST:PORT[/DB], rediss://...\n"            \
+    "                         (TLS) or unix:///PATH\n"                                             \
+    "  KERNJIT_REMOTE_SECRET  signs and checks the remote cache's entries: a file's\n"             \
+    "                         absolute path, or the secret itself (16 to 4096 bytes)\n"            \
+    "  KERNJIT_REMOTE_MODE    read (fetch only), or readwrite (the default: push too)\n"           \
+    "  KERNJIT_REMOTE_TLS_CA  the CAs (a PEM file) a rediss:// server's certificate\n"             \
+    "                         chains to, in place of the system's (or ?tls_ca=FILE)\n"             \
+    "  CUDA_VISIBLE_DEVICES   the devices the driver shows, in its order: --device N\n"            \
+    "                         counts within them (--device 0 is the first listed)\n"
 
 static const cli_dispatch kernjit = {
     "kernjit", "command",
     "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
     "\n"
-    "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute capability and\n"
-    "launches them through the driver API.\n\ncommands:\n",
-    "\nEvery command takes --help and --json. Exit codes: 0 success, 1 failure, 2 usage error.\n"
-    "Anywhere on the line: -v/--verbose shows the library's notes (cache hits, compiles, evictions),\n"
-    "-q/--quiet only its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1).\n"
-    "Sizes and counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with an\n"
-    "optional K, M, G or T (x1024 each: 64M), or a power (2^28).\n"
-    "Environment: KERNJIT_CACHE_DIR, KERNJIT_CACHE_MAX, KERNJIT_CACHE_DISABLE, KERNJIT_PATH,\n"
-    "KERNJIT_CUDA_HOME; the remote cache: KERNJIT_REMOTE_CACHE (redis://HOST:PORT[/DB] or\n"
-    "unix:///PATH), KERNJIT_REMOTE_SECRET, KERNJIT_REMOTE_MODE (read or readwrite).\n",
+    "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute\n"
+    "capability and launches them through the driver API.\n\ncommands:\n",
+    "\nEvery command takes --help and --json. Anywhere on the line: -v/--verbose\n"
+    "shows the library's notes (cache hits, compiles, evictions), -q/--quiet only\n"
+    "its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1). Sizes and\n"
+    "counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with\n"
+    "an optional K, M, G or T (x1024 each: 64M), or a power (2^28). Names take - and\n"
+    "_ alike (run vector_add, compile vector-add).\n"
+    "\n"
+    CLI_EXIT_STATUS_HELP
+    "\n"
+    CLI_ENVIRONMENT_HELP,
     CLI_DISPATCH_LIST(commands)};
 
-/* The versions of everything that makes a binary, and where binaries go: what a bug report needs. */
+/* --version: the version alone, as help2man (the man page) reads it, touching nothing (`kernjit info`
+ * has the toolchain and the devices, `kernjit cache path` the cache). The JSON document has what a bug
+ * report needs: the versions of everything that makes a binary, and where binaries go. */
 static int print_version(void) {
+    if (!cli_json) {
+        printf("kernjit %s\n", kj_version_string());
+        return EXIT_OK;
+    }
     kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);
     int count = 0;
@@ -78,33 +122,23 @@ static int print_version(void) {
     else snprintf(driver, sizeof driver, "CUDA %d.%d, %d device%s", d.driver_version / 1000,
                   d.driver_version % 1000 / 10, count, count == 1 ? "" : "s");
     kj_runtime *rt;
-    char cache[1024]; /* the folder, or why there is none */
+    char cache[4200];
     int have_cache = 0;
     if (cli_runtime(&rt, 1, NULL, 0) == KJ_OK) {
         have_cache = kj_cache_dir(rt) != NULL;
-        snprintf(cache, sizeof cache, "%s", have_cache ? kj_cache_dir(rt) : "(none: compiling in memory)");
+        if (have_cache) snprintf(cache, sizeof cache, "%s", kj_cache_dir(rt));
         kj_runtime_destroy(rt);
-    } else {
-        snprintf(cache, sizeof cache, "(%s)", kj_last_error());
     }
-    if (cli_json) {
-        json_command("--version");
-        json_begin_object();
-        json_string("kernjit_version", kj_version_string());
-        json_cuda_version("nvrtc_version", tc.nvrtc_version);
-        json_cuda_version("nvjitlink_version", tc.nvjitlink_version);
-        json_string("toolkit_dir", tc.cuda_home);
-        if (have_driver_version) json_cuda_version("driver_version", d.driver_version);
-        else json_null("driver_version");
-        json_fields("driver=%s device_count=%d cache_dir=%s", driver, count, have_cache ? cache : NULL);
-        json_end_object();
-        return EXIT_OK;
-    }
-    printf("kernjit %s\n", kj_version_string());
-    printf("NVRTC %d.%d, nvJitLink %d.%d, CUDA toolkit at %s\n", tc.nvrtc_version / 1000,
-           tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
-    printf("driver: %s\n", driver);
-    printf("cache: %s\n", cache);
+    json_command("--version");
+    json_begin_object();
+    json_string("kernjit_version", kj_version_string());
+    json_cuda_version("nvrtc_version", tc.nvrtc_version);
+    json_cuda_version("nvjitlink_version", tc.nvjitlink_version);
+    json_string("toolkit_dir", tc.cuda_home);
+    if (have_driver_version) json_cuda_version("driver_version", d.driver_version);
+    else json_null("driver_version");
+    json_fields("driver=%s device_count=%d cache_dir=%s", driver, count, have_cache ? cache : NULL);
+    json_end_object();
     return EXIT_OK;
 }
 

@@ -5,6 +5,7 @@
 #define KJ_PLOT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct plot_axis {
     const char *name;            /* "BLOCK_SIZE" */
@@ -21,5 +22,8 @@ int plot_heatmap(const char *path, const char *title, const char *unit, const pl
 /* Geometry, for tests: the top-left pixel of cell (col, row) and the cell's width and height. */
 void plot_cell_origin(const plot_axis *x, const plot_axis *y, size_t col, size_t row, unsigned *px, unsigned *py);
 enum { PLOT_CELL_W = 56, PLOT_CELL_H = 28 };
+/* The font, for tests: the 7 rows (5 bits each, bit 4 leftmost) of a character, or NULL for one
+ * drawn blank (a space, or a character the font lacks). */
+const uint8_t *plot_glyph(char c);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "check_util.h"
 #include "devices.h"
+#include "nvcc_options.h"
 
 void *run_host(run_ctx *c, size_t bytes) {
     assert(c->hosts < RUN_MAX_BUFFERS);
@@ -83,8 +84,13 @@ static int harness_option(void *user, int opt, char *arg) {
     case 'h':
         p->f->help();
         printf(CLI_DEVICE_HELP);
+        printf("--arch TARGET builds the kernels for TARGET rather than the device's own sm_XY:\n"
+               "one whose code the device runs (sm_90a on 9.0; compute_90, PTX). nvcc's\n"
+               "-arch=TARGET, -arch TARGET and --gpu-architecture are taken too%s.\n",
+               p->f->macros ? ", as are -DNAME=V\nand --define-macro NAME=V (-D NAME alone is NAME=1)" : "");
         return CLI_DONE;
     case 'G': return cli_device_arg(c->cmd, arg);
+    case 'A': cli_arch = arg; break;
     case 's':
         if (cli_parse_uint(arg, UINT64_MAX, &c->seed) != 0)
             return cli_usage(c->cmd, "--seed '%s' is not a non-negative integer", arg);
@@ -106,10 +112,12 @@ static int family_option(void *user, int opt, char *arg) {
 /* The family's options, and those of the harness that it takes. */
 static int parse(parse_state *p, int argc, char **argv) {
     const run_family *f = p->f;
-    char harness[64];
-    snprintf(harness, sizeof harness, "help=h json=j device=G:%s%s%s", f->seeded ? " seed=s:" : "",
+    char harness[96];
+    snprintf(harness, sizeof harness, "help=h json=j device=G: arch=A:%s%s%s", f->seeded ? " seed=s:" : "",
              takes_repeat(f) ? " repeat=r:" : "", f->macros ? " define=D:" : "");
-    const cli_option_set sets[] = {{f->options, family_option}, {harness, harness_option}};
+    const cli_option_set sets[] = {{f->options, family_option, 0},
+                                   {harness, harness_option,
+                                    CLI_NVCC_ARCH | CLI_NVCC_NO_COMPILER | (f->macros ? CLI_NVCC_DEFINES : 0)}};
     return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);
 }
 

@@ -12,19 +12,21 @@
 #include "kjtest.h"
 
 static void help(void) {
-    printf("usage: kernjit run mandelbrot [--size N] [--width W --height H] [--dwell D] [--algo escape|ms]\n"
-           "                              [--out FILE.png|FILE.ppm|FILE.pgm] [--window X0,X1,Y0,Y1] [--compare]\n"
-           "                              [--init-subdiv S] [--subdiv S] [--max-depth D] [--min-size M]\n"
-           "                              [--repeat R] [--pending P] [--json]\n\n"
-           "Renders an N x N image (default 16384) of Mandelbrot dwells (default at most 512) on the window\n"
-           "[-1.5, 0.5] x [-1, 1]: escape time (a thread per pixel) or Mariani-Silver (default: squares\n"
-           "with a uniform border are filled, others split into child grids launched from the GPU).\n"
-           "Prints the median GPU time of R runs (default 5), the device-side launches, and checks 1000\n"
-           "random pixels against the CPU. --compare also renders with the other algorithm and counts the\n"
-           "pixels that differ (exit 1 unless none). --out writes the image in colour: PNG when kernjit was\n"
-           "built with libpng%s, otherwise PPM (FILE.png becomes FILE.ppm); FILE.pgm is grayscale.\n"
-           "The Mariani-Silver parameters take\n"
-           "the values `kernjit list mandelbrot` shows.\n",
+    printf("usage: kernjit run mandelbrot [--size N] [--width W --height H] [--dwell D]\n"
+           "           [--algo escape|ms] [--out FILE.png|FILE.ppm|FILE.pgm]\n"
+           "           [--window X0,X1,Y0,Y1] [--compare] [--init-subdiv S] [--subdiv S]\n"
+           "           [--max-depth D] [--min-size M] [--repeat R] [--pending P] [--json]\n"
+           "\n"
+           "Renders an N x N image (default 16384) of Mandelbrot dwells (default at most\n"
+           "512) on the window [-1.5, 0.5] x [-1, 1]: escape time (a thread per pixel) or\n"
+           "Mariani-Silver (default: squares with a uniform border are filled, others split\n"
+           "into child grids launched from the GPU). Prints the median GPU time of R runs\n"
+           "(default 5), the device-side launches, and checks 1000 random pixels against the\n"
+           "CPU. --compare also renders with the other algorithm and counts the pixels that\n"
+           "differ (exit 1 unless none). --out writes the image in colour: PNG when kernjit\n"
+           "was built with libpng%s, otherwise PPM (FILE.png becomes FILE.ppm);\n"
+           "FILE.pgm is grayscale. The Mariani-Silver parameters take the values `kernjit\n"
+           "list mandelbrot` shows.\n",
            image_have_png() ? " (it was)" : " (it was not)");
 }
 

@@ -11,17 +11,20 @@
 /* ---- nested-reduce ---------------------------------------------------------------------------- */
 
 static void reduce_help(void) {
-    printf("usage: kernjit run nested-reduce [--variant sync|nosync|reduce2] [--n N] [--block B]\n"
-           "                                 [--type i32|u32|i64|f32|f64] [--seed S] [--repeat R]\n"
-           "                                 [--pending P] [--json]\n\n"
-           "Sums N seeded random values (default 1M, i32) with a recursive reduction that launches kernels\n"
-           "from the GPU (Professional CUDA C Programming, ch. 3, for CDP2): sync (block barrier, children\n"
-           "fire-and-forget), nosync (no barrier, children tail-launched), reduce2 (block 0 launches one\n"
-           "grid per level). Blocks of B threads (a power of two from 2 to 1024, default 512). Prints the\n"
-           "sum, the CPU reference, the median GPU time of R runs (default 10) and the device-side launches,\n"
-           "counted on the device. --pending asks for that pending-launch limit instead of the tree's need\n"
-           "(the limit is only ever raised). The input is fresh each run and its seed printed; --seed S\n"
-           "replays it. Exit 1 when the sum is wrong or a device launch failed.\n");
+    printf("usage: kernjit run nested-reduce [--variant sync|nosync|reduce2] [--n N]\n"
+           "           [--block B] [--type i32|u32|i64|f32|f64] [--seed S] [--repeat R]\n"
+           "           [--pending P] [--json]\n"
+           "\n"
+           "Sums N seeded random values (default 1M, i32) with a recursive reduction that\n"
+           "launches kernels from the GPU (Professional CUDA C Programming, ch. 3, for\n"
+           "CDP2): sync (block barrier, children fire-and-forget), nosync (no barrier,\n"
+           "children tail-launched), reduce2 (block 0 launches one grid per level). Blocks\n"
+           "of B threads (a power of two from 2 to 1024, default 512). Prints the sum, the\n"
+           "CPU reference, the median GPU time of R runs (default 10) and the device-side\n"
+           "launches, counted on the device. --pending asks for that pending-launch limit\n"
+           "instead of the tree's need (the limit is only ever raised). The input is fresh\n"
+           "each run and its seed printed; --seed S replays it. Exit 1 when the sum is wrong\n"
+           "or a device launch failed.\n");
 }
 
 typedef struct nested_run {
@@ -151,12 +154,14 @@ int run_nested_reduce(int argc, char **argv) {
 /* ---- nested-hello ----------------------------------------------------------------------------- */
 
 static void hello_help(void) {
-    printf("usage: kernjit run nested-hello [--block B] [--grid G] [--json]\n\n"
-           "The nested hello world: G blocks (default 1) of B threads (a power of two up to 1024, default 8)\n"
-           "print \"Recursion=0: Hello World from thread T block B\"; thread 0 of each block launches one\n"
-           "block of half the threads one level deeper (tail launch), down to one thread. Prints the tree\n"
-           "(G x (2B - 1) lines, at most 8192), then the device-side launches. --json puts the printed lines\n"
-           "in the document (\"device_output\").\n");
+    printf("usage: kernjit run nested-hello [--block B] [--grid G] [--json]\n"
+           "\n"
+           "The nested hello world: G blocks (default 1) of B threads (a power of two up to\n"
+           "1024, default 8) print \"Recursion=0: Hello World from thread T block B\"; thread\n"
+           "0 of each block launches one block of half the threads one level deeper (tail\n"
+           "launch), down to one thread. Prints the tree (G x (2B - 1) lines, at most 8192),\n"
+           "then the device-side launches. --json puts the printed lines in the document\n"
+           "(\"device_output\").\n");
 }
 
 typedef struct hello_run {

@@ -10,18 +10,22 @@
 #include "kjtest.h"
 
 static void help(void) {
-    printf("usage: kernjit run reduce [--op sum|max|min|prod] [--type i32|u32|i64|f16|f32|f64] [--n N]\n"
-           "                          [--entry E] [-D BLOCK_SIZE=B] [-D COARSE_FACTOR=C] [--seed S] [--repeat R]\n"
-           "                          [--devices all|I,J,...] [--json]\n\n"
-           "Reduces N seeded random values (default sum, f32, 64M) on the GPU, compares with the CPU\n"
-           "reference, and prints the result, the error, the median time of R timed runs (CUDA events,\n"
-           "after a warm-up), GB/s of input read, the configuration and whether the kernel came from the\n"
-           "cache. N takes suffixes: 1000003, 64M, 1G, 2^28. The input is fresh each run and its seed printed;\n"
-           "--seed S replays it. Exit 1 when the result is wrong.\n"
-           "With --devices, the N values are split evenly over the devices listed (kj_reduce_devices: every\n"
-           "device reduces its part with the default entry at once, and the host combines their results in\n"
-           "the order listed, bit-identical run to run); the time is that of the whole call, from its start\n"
-           "on the first device to the combined result on the host.\n" CLI_DEVICES_HELP);
+    printf("usage: kernjit run reduce [--op sum|max|min|prod]\n"
+           "           [--type i32|u32|i64|f16|f32|f64] [--n N] [--entry E]\n"
+           "           [-D BLOCK_SIZE=B] [-D COARSE_FACTOR=C] [--seed S] [--repeat R]\n"
+           "           [--devices all|I,J,...] [--json]\n"
+           "\n"
+           "Reduces N seeded random values (default sum, f32, 64M) on the GPU, compares with\n"
+           "the CPU reference, and prints the result, the error, the median time of R timed\n"
+           "runs (CUDA events, after a warm-up), GB/s of input read, the configuration and\n"
+           "whether the kernel came from the cache. N takes suffixes: 1000003, 64M, 1G,\n"
+           "2^28. The input is fresh each run and its seed printed; --seed S replays it.\n"
+           "Exit 1 when the result is wrong. With --devices, the N values are split evenly\n"
+           "over the devices listed (kj_reduce_devices: every device reduces its part with\n"
+           "the default entry at once, and the host combines their results in the order\n"
+           "listed, bit-identical run to run); the time is that of the whole call, from its\n"
+           "start on the first device to the combined result on the host.\n"
+           CLI_DEVICES_HELP);
 }
 
 typedef struct reduce_run {

@@ -7,14 +7,17 @@
 #include "run_harness.h"
 
 static void help(void) {
-    printf("usage: kernjit run vector-add [--n N] [--type f32|f64] [-D BLOCK_SIZE=B] [-D UNROLL=U]\n"
-           "                              [--offset K] [--seed S] [--repeat R] [--json]\n\n"
-           "Adds two vectors of N seeded random values (default 64M, f32) on the GPU after poisoning the\n"
-           "output, compares every element with the CPU's sum (the bits must be equal), and prints the\n"
-           "median time of R timed runs (CUDA events, after the checked run), GB/s (two vectors read, one\n"
-           "written), the entry and configuration and whether the kernel came from the cache.\n\n"
-           "  --offset K  start the three vectors K elements into their allocations (K = 1 takes the\n"
-           "              entry for pointers not aligned to 16 bytes)\n"
+    printf("usage: kernjit run vector-add [--n N] [--type f32|f64] [-D BLOCK_SIZE=B]\n"
+           "           [-D UNROLL=U] [--offset K] [--seed S] [--repeat R] [--json]\n"
+           "\n"
+           "Adds two vectors of N seeded random values (default 64M, f32) on the GPU after\n"
+           "poisoning the output, compares every element with the CPU's sum (the bits must\n"
+           "be equal), and prints the median time of R timed runs (CUDA events, after the\n"
+           "checked run), GB/s (two vectors read, one written), the entry and configuration\n"
+           "and whether the kernel came from the cache.\n"
+           "\n"
+           "  --offset K  start the three vectors K elements into their allocations (K = 1\n"
+           "              takes the entry for pointers not aligned to 16 bytes)\n"
            "N takes suffixes: 1000003, 64M, 2^24. Exit 1 when the result is wrong.\n");
 }
 

@@ -195,7 +195,9 @@ typedef enum kj_log_level { KJ_LOG_ERROR = 0, KJ_LOG_WARN = 1, KJ_LOG_INFO = 2, 
 typedef void (*kj_log_fn)(kj_log_level level, const char *message, void *user);
 
 /* A macro value for a kernel: -DNAME=VALUE. The strings are read during the call they are passed to
- * and not kept. */
+ * and not kept. value is one word and must be given: a NULL or empty value is refused
+ * (KJ_ERR_INVALID_DEFINE) rather than guessed; nvcc's -DNAME (which `kernjit -D NAME` follows) is
+ * {"NAME", "1"}. */
 typedef struct kj_define {
     const char *name;
     const char *value;

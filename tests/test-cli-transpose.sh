@@ -28,7 +28,7 @@ expect 2 "unknown type 'f8'" "$K" run transpose --type f8
 expect 2 "-D FOO: run transpose takes -D TILE_DIM, -D BLOCK_ROWS and -D GROUP" "$K" run transpose -D FOO=1
 expect 2 "-D TILE_DIM=0: the value must be an integer from 1 to 1024" "$K" run transpose -D TILE_DIM=0
 expect 2 "-D BLOCK_ROWS=many" "$K" run transpose -D BLOCK_ROWS=many
-expect 2 "has no value" "$K" run transpose -D TILE_DIM
+expect 2 "has an empty value" "$K" run transpose -D TILE_DIM=
 expect 2 "shared has a fixed tile" "$K" run transpose --variant shared -D TILE_DIM=64
 expect 2 "l1-4x32 has a fixed tile" "$K" run transpose -D BLOCK_ROWS=4 --variant l1-4x32
 expect 2 "vec has a fixed tile" "$K" run transpose -D TILE_DIM=16 --variant vec

@@ -518,6 +518,50 @@ static void test_bad_options(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A request's -std (or --std) takes the place of kernjit's -std=c++17: NVRTC gets one standard (two
+ * would be a warning on every compile), the key holds the one used, and -std=c++17 given or not is
+ * one key. */
+static void test_language_standard(void **state) {
+    (void)state;
+    kj_test_log log;
+    kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
+    static const char *src = "__device__ consteval int two() { return 2; }\n" /* C++20 */
+                             "extern \"C\" __global__ void k(int *o) { o[0] = two(); }\n";
+    const char *opts[1];
+    kj_request req = {.size = sizeof(kj_request), .kernel = "std20.cu", .source_text = src, .options = opts,
+                      .option_count = 1};
+    kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+    char key20[65], key20long[65];
+    opts[0] = "-std=c++20";
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    assert_null(strstr(r.log, "std")); /* no word about a second standard */
+    snprintf(key20, sizeof key20, "%s", r.key);
+    opts[0] = "--std=c++20";
+    KJ_ASSERT_OK(kj_compile(rt, &req, &r));
+    snprintf(key20long, sizeof key20long, "%s", r.key);
+    assert_string_equal(key20, key20long);
+    req.option_count = 0; /* kernjit's c++17: consteval is not there */
+    assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
+    opts[0] = "-std=c++99"; /* NVRTC judges the value */
+    req.option_count = 1;
+    assert_int_not_equal(kj_compile(rt, &req, NULL), KJ_OK);
+    assert_non_null(strstr(kj_last_error(), "invalid value for --std"));
+
+    kj_request plain = {.size = sizeof(kj_request), .kernel = "vector_add"}, asked = plain;
+    opts[0] = "-std=c++17";
+    asked.options = opts;
+    asked.option_count = 1;
+    char key17[65];
+    KJ_ASSERT_OK(kj_compile(rt, &plain, &r));
+    snprintf(key17, sizeof key17, "%s", r.key);
+    KJ_ASSERT_OK(kj_compile(rt, &asked, &r));
+    assert_string_equal(key17, r.key);
+    opts[0] = "-std=c++20";
+    KJ_ASSERT_OK(kj_compile(rt, &asked, &r));
+    assert_string_not_equal(key17, r.key);
+    kj_runtime_destroy(rt);
+}
+
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TEST_IN_DIR(test_cache_flow),
              KJ_TEST_IN_DIR(test_edit_takes_effect), cmocka_unit_test(test_compile_error_log),
              KJ_TEST_IN_DIR(test_cpp_entries), KJ_TEST_IN_DIR(test_launch_parameter_shares_the_binary),
@@ -525,4 +569,4 @@ KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TE
              cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
              KJ_TEST_IN_DIR(test_other_arch), KJ_TEST_IN_DIR(test_arch_specific_instruction),
              cmocka_unit_test(test_no_device_means_no_launch),
-             cmocka_unit_test(test_bad_options))
+             cmocka_unit_test(test_bad_options), cmocka_unit_test(test_language_standard))

@@ -186,6 +186,23 @@ static void test_heatmap(void **state) {
                                   sizeof err), 0);
 }
 
+/* The font has both cases: every lower-case letter has a glyph of its own, unlike its capital's and
+ * every other letter's. */
+static void test_font_lower_case(void **state) {
+    (void)state;
+    for (char c = 'a'; c <= 'z'; c++) {
+        const uint8_t *g = plot_glyph(c), *upper = plot_glyph((char)(c - 'a' + 'A'));
+        assert_non_null(g);
+        assert_non_null(upper);
+        assert_memory_not_equal(g, upper, 7);
+        for (char d = 'a'; d < c; d++) assert_memory_not_equal(g, plot_glyph(d), 7);
+        int lit = 0;
+        for (int r = 0; r < 7; r++) lit += g[r] != 0 && (g[r] & ~0x1f) == 0;
+        assert_true(lit >= 4); /* drawn, in 5 columns */
+    }
+    assert_null(plot_glyph(' '));
+}
+
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     const struct CMUnitTest tests[] = {
@@ -193,6 +210,7 @@ int main(void) {
         cmocka_unit_test(test_ppm),
         cmocka_unit_test(test_png_rgb),
         cmocka_unit_test(test_heatmap),
+        cmocka_unit_test(test_font_lower_case),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[200];

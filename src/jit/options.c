@@ -69,6 +69,12 @@ static kj_status one(const char *o, kj__user_options *out) {
         out->rdc |= strcmp(eq, "=true") == 0;
         return KJ_OK;
     }
+    if (strncmp(o, "-std=", 5) == 0 || strncmp(o, "--std=", 6) == 0) {
+        /* one spelling in the list NVRTC gets, where kernjit's own would be: -std=c++17 given or not is
+         * one key */
+        out->std = strchr(o, '=') + 1; /* NVRTC judges the value */
+        return KJ_OK;
+    }
     if (strcmp(o, "-minimal") == 0 || strcmp(o, "--minimal") == 0) out->no_minimal = 1; /* kernjit adds none */
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         for (size_t j = 0; j < 6 && refused[i].patterns[j]; j++)

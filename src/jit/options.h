@@ -1,7 +1,8 @@
 /* The NVRTC options a request brings (kj_request.options): what kernjit takes over itself (include
- * folders, pre-included headers, relocatable device code), what it refuses, and what goes to NVRTC
- * as given. Every option NVRTC gets is in the cache key; one that would make NVRTC read a file
- * kernjit did not hash, write a file, or undo the validated macros is refused, naming it. */
+ * folders, pre-included headers, relocatable device code, the language standard), what it refuses,
+ * and what goes to NVRTC as given. Every option NVRTC gets is in the cache key; one that would make
+ * NVRTC read a file kernjit did not hash, write a file, or undo the validated macros is refused,
+ * naming it. */
 #ifndef KJ_OPTIONS_H
 #define KJ_OPTIONS_H
 
@@ -16,6 +17,8 @@ typedef struct kj__user_options {
     size_t pre_include_count;
     int rdc;                     /* -rdc=true: link with the device runtime */
     int no_minimal;              /* the caller gave -minimal itself (then it is passed as given) */
+    const char *std;             /* -std=V or --std=V, the last given (a pointer to V in it): the
+                                    language standard in place of kernjit's c++17; NULL: none given */
     const char **pass;           /* the rest, to NVRTC in the request's order (pointers into it) */
     size_t pass_count;
 } kj__user_options;

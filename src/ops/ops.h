@@ -186,7 +186,7 @@ typedef struct kj__tune_arrays {
 /* count arrays of n elements of es bytes, each starting offset bytes into its copies (a caller that
  * works at an offset). KJ_ERR_USAGE names n when an array would pass 2^40 bytes; KJ_ERR_DEVICE_MEMORY
  * when the device cannot spare the copies and 64 MiB: "<what> needs N bytes of device memory (S
- * copies of <of>); F of T are free". */
+ * copies of <of>) and 64 MiB to spare, more than the F bytes free (of T)". */
 kj_status kj__tune_arrays_alloc(kj_runtime *rt, const char *what, const char *of, unsigned count, unsigned outputs,
                                 uint64_t n, size_t es, size_t offset, kj__tune_arrays *a);
 void kj__tune_arrays_free(kj__tune_arrays *a);

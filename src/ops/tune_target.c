@@ -26,14 +26,14 @@ static unsigned slots_for(const kj_runtime *rt, size_t bytes) {
 
 /* Device memory for `slots` copies of a problem's arrays (`of` names them: "the input"), when the
  * device has it to spare (64 MiB are left free); else KJ_ERR_DEVICE_MEMORY: "<what> needs N bytes of
- * device memory (S copies of <of>); F of T are free". */
+ * device memory (S copies of <of>) and 64 MiB to spare, more than the F bytes free (of T)". */
 static kj_status alloc_spare(kj_runtime *rt, size_t bytes, const char *what, unsigned slots, const char *of,
                              kj_devptr *out) {
     size_t free_b = 0, total = 0;
     KJ_FORWARD(kj_mem_info(rt, &free_b, &total));
     KJ_RETURN_IF(bytes > free_b || free_b - bytes < SPARE_MEMORY, KJ_ERR_DEVICE_MEMORY,
-                 "%s needs %zu bytes of device memory (%u cop%s of %s); %zu of %zu are free", what, bytes, slots,
-                 slots == 1 ? "y" : "ies", of, free_b, total);
+                 "%s needs %zu bytes of device memory (%u cop%s of %s) and 64 MiB to spare, more than the %zu bytes "
+                 "free (of %zu)", what, bytes, slots, slots == 1 ? "y" : "ies", of, free_b, total);
     return kj_mem_alloc(rt, bytes, out);
 }
 

@@ -280,15 +280,16 @@ static int any_unit_uses_toolkit(const prepared *p) {
     return 0;
 }
 
-/* The option list NVRTC gets, and the key covers: the target, the language, relocatable code when
- * linked, ptxas's report of each kernel's resources (resources.h; not for PTX, which ptxas does not
- * see), NVRTC's own cache of compiled code off (below), the toolkit's include folders when a header resolved there (NVRTC searches no other: see
+/* The option list NVRTC gets, and the key covers: the target, the language (c++17, or the request's
+ * -std in its place), relocatable code when linked, ptxas's report of each kernel's resources
+ * (resources.h; not for PTX, which ptxas does not see), NVRTC's own cache of compiled code off
+ * (below), the toolkit's include folders when a header resolved there (NVRTC searches no other: see
  * includes.h), the canonical macros, the pre-included headers, then the user's options. Every unit
  * of a program gets the same list, with its own names for the pre-included headers (unit_options). */
 static kj_status build_options(prepared *p, const kj__user_options *user) {
     int oom = 0;
     oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->target.arch));
-    oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
+    oom |= push(&p->options, &p->option_count, kj__asprintf("-std=%s", user->std ? user->std : "c++17"));
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
     if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
     if (!p->target.ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
