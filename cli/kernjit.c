@@ -41,7 +41,7 @@ static const cli_subcommand commands[] = {
     {"info", cmd_info, "devices, compute capabilities and the toolchain"},
     {"list", cmd_list, "built-in kernels: entries and parameters with allowed values"},
     {"compile", cmd_compile, "compile a kernel into the cache (no GPU needed)"},
-    {"seed", cmd_seed, "compile kernels ahead of time into a folder a program or an install carries"},
+    {"seed", cmd_seed, "compile kernels ahead of time into a folder to ship (no GPU)"},
     {"run", cmd_run, "run a built-in kernel on random input and check it against the CPU"},
     {"launch", cmd_launch, "run any .cu kernel once, its buffers and scalars on the command line"},
     {"bench", cmd_bench, "benchmarks: jit (cache and compile times), reduce (against CUB)"},
@@ -68,6 +68,10 @@ static const cli_subcommand commands[] = {
     "  KERNJIT_CACHE_DISABLE  1: no disk cache, every kernel compiled (--no-cache)\n"              \
     "  KERNJIT_PATH           folders (A:B) searched for NAME.cu, before the built-in\n"           \
     "                         kernels\n"                                                           \
+    "  KERNJIT_SEED_PATH      seed folders (A:B; kernjit seed) read before the cache,\n"          \
+    "                         then the install's share/kernjit/seed\n"                            \
+    "  KERNJIT_SEED_SECRET    signs kernjit seed's entries, and programs refuse seed\n"           \
+    "                         entries not signed with it (else KERNJIT_REMOTE_SECRET)\n"          \
     "  KERNJIT_CUDA_HOME      the CUDA toolkit (its headers, the device runtime);\n"               \
     "                         else $CUDA_HOME, else /usr/local/cuda\n"                             \
     "  KERNJIT_LIBCUDA        the driver library, in place of libcuda.so.1\n"                      \
