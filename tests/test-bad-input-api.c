@@ -102,6 +102,24 @@ static void test_nested_reduce_byte_count_overflows(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A type the family's kernel lacks: 16-bit floats where the reduction works in place (the nested
+ * ones) or the kernel adds whole IEEE values (vector add). Refused before anything is compiled. */
+static void test_type_the_family_lacks(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_nested_reduce(rt, KJ_TYPE_BF16, 4096, 16, result, NULL), KJ_ERR_USAGE,
+           "kj_nested_reduce: type bf16: allowed are i32, u32, i64, f32, f64");
+    EXPECT(kj_nested_reduce(rt, KJ_TYPE_F16, 4096, 16, result, NULL), KJ_ERR_USAGE, "type f16: allowed are");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    EXPECT(kj_vector_add(rt, KJ_TYPE_BF16, 4096, 8192, 12288, 16, NULL), KJ_ERR_USAGE,
+           "kj_vector_add: type bf16: vector add takes f32 or f64");
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 static void test_transpose_side_too_large(void **state) {
     (void)state;
     kj_runtime *rt = device_runtime();
@@ -130,6 +148,8 @@ static void test_unknown_op_and_type(void **state) {
     memset(result, POISON, sizeof result);
     EXPECT(kj_reduce(rt, (kj_op)9, KJ_TYPE_F32, 4096, 16, result, NULL), KJ_ERR_USAGE, "operator 9 is not a kj_op");
     EXPECT(kj_reduce(rt, KJ_OP_SUM, (kj_type)-1, 4096, 16, result, NULL), KJ_ERR_USAGE, "type -1 is not a kj_type");
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_COUNT_, 4096, 16, result, NULL), KJ_ERR_USAGE,
+           "type 7 is not a kj_type (0 to 6)");
     kj_op op = KJ_OP_MAX;
     kj_type type = KJ_TYPE_F64;
     EXPECT(kj_op_parse("avg", &op), KJ_ERR_USAGE, "unknown operator 'avg': allowed are sum, max, min, prod");
@@ -864,6 +884,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduce_byte_count_overflows),
         cmocka_unit_test(test_vector_add_byte_count_overflows),
         cmocka_unit_test(test_nested_reduce_byte_count_overflows),
+        cmocka_unit_test(test_type_the_family_lacks),
         cmocka_unit_test(test_transpose_side_too_large),
         cmocka_unit_test(test_alloc_beyond_device_memory),
         cmocka_unit_test(test_unknown_op_and_type),
