@@ -693,6 +693,7 @@ void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = small_ints ? (uint32_t)(r % 1000) : (uint32_t)r; break;
         case KJ_TYPE_I64: ((int64_t *)buf)[i] = small_ints ? (int64_t)(r % 2001) - 1000 : (int64_t)r; break;
         case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)(u * 2 - 1)); break;
+        case KJ_TYPE_BF16: ((uint16_t *)buf)[i] = kj_bf16_bits((float)(u * 2 - 1)); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)(u * 2 - 1); break;
         case KJ_TYPE_F64: ((double *)buf)[i] = u * 2 - 1; break;
         default: break;

@@ -10,7 +10,7 @@
 #include "kjtest.h"
 
 static void help(void) {
-    printf("usage: kernjit run reduce [--op sum|max|min|prod] [--type i32|u32|i64|f16|f32|f64] [--n N]\n"
+    printf("usage: kernjit run reduce [--op sum|max|min|prod] [--type i32|u32|i64|f16|bf16|f32|f64] [--n N]\n"
            "                          [--entry E] [-D BLOCK_SIZE=B] [-D COARSE_FACTOR=C] [--seed S] [--repeat R]\n"
            "                          [--devices all|I,J,...] [--json]\n\n"
            "Reduces N seeded random values (default sum, f32, 64M) on the GPU, compares with the CPU\n"

@@ -19,7 +19,7 @@ static void help(void) {
            "              -D BLOCK_ROWS), read-rows, read-cols, shared (32x8, transposed into shared\n"
            "              memory), l1-8x32, l1-4x32 (no shared memory: thread-block shapes and L1),\n"
            "              vec (no shared memory: 4x4 blocks transposed in registers, 16-byte accesses)\n"
-           "  --type      i32 u32 i64 f16 f32 f64: only the element size (2, 4, 8 bytes) matters\n"
+           "  --type      i32 u32 i64 f16 bf16 f32 f64: only the element size (2, 4, 8 bytes) matters\n"
            "  --seed      replays an input (the default is fresh each run and printed)\n"
            "R and C take suffixes: 4097, 8K, 2^13. Exit 1 when the result is wrong.\n");
 }

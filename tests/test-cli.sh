@@ -234,6 +234,11 @@ expect 0 "entries 0" "$K" cache stats
 # run: argument errors are found before any device is needed
 expect 2 "unknown operator 'avg'" "$K" run reduce --op avg
 expect 2 "unknown type 'f8'" "$K" run reduce --type f8
+expect 2 "allowed are i32, u32, i64, f16, bf16, f32, f64" "$K" run reduce --type f8
+# bf16: native from sm_80; the reduction's conversion is a shift, so that sm_75 builds it too
+expect 0 "compiled" "$K" compile reduce -D T=bf16 -D OP=max --arch sm_75
+expect 0 "reduce:reduce_fast  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=max T=bf16" "$K" cache list
+expect 2 "--type bf16: vector-add takes f32 or f64" "$K" run vector-add --type bf16
 expect 2 "is not a number" "$K" run reduce --n lots
 expect 2 "is not a number" "$K" run reduce --n -5
 expect 2 "is not a number" "$K" run reduce --n 99999999999999999999999
@@ -249,6 +254,7 @@ expect 2 "--block '300': a power of two from 2 to 1024" "$K" run nested-reduce -
 expect 2 "--block '1': a power of two from 2 to 1024" "$K" run nested-reduce --block 1
 expect 2 "--block '2048'" "$K" run nested-reduce --block 2048
 expect 2 "--type f16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type f16
+expect 2 "--type bf16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type bf16
 expect 2 "unknown type 'f8'" "$K" run nested-reduce --type f8
 expect 2 "is not a number" "$K" run nested-reduce --n lots
 expect 2 "--pending '0'" "$K" run nested-reduce --pending 0
