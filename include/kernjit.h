@@ -412,6 +412,16 @@ typedef struct kj_request {
                                   carry a metadata block; the key covers every source and header, and
                                   their order. NULL with source_count 0: a program of one source */
     size_t source_count;       /* at most 63 */
+    const char *const *entries;/* several entries of one program, compiled together as CuPy's
+                                  RawModule(name_expressions=...) does: each a name `entry` could be
+                                  ("scale<float,256>", "scale<double,256>"), all lowered by one NVRTC
+                                  compile into one binary, stored as one cache entry (the key covers
+                                  the list and its order, not `entry`). `entry` must then be NULL (the
+                                  first of them) or one of them: the kernel returned is that one, and
+                                  a request that differs only in `entry` gets another instance of the
+                                  same binary (the module is loaded once). NULL with entry_count 0:
+                                  the entry alone */
+    size_t entry_count;        /* at most 64, each listed once */
 } kj_request; /* read during the call only: nothing of it is kept */
 #define KJ_REQUEST_INIT KJ_SIZED_INIT_(kj_request)
 
@@ -502,6 +512,9 @@ typedef struct kj_compile_result {
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
     unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
     kj_origin origin;       /* where the binary came from: KJ_ORIGIN_DISK, _REMOTE or _COMPILED */
+    const char *const *entry_symbols; /* the symbol of each entry compiled: kj_request.entries' in their
+                               order (a C++ name expression's lowered name), else the one entry's */
+    size_t entry_symbol_count;
 } kj_compile_result;
 #define KJ_COMPILE_RESULT_INIT KJ_SIZED_INIT_(kj_compile_result)
 

@@ -397,6 +397,35 @@ static void test_malformed_source_list(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "64 more sources: a program links at most 64 sources in all");
 }
 
+/* kj_request.entries: refused before anything compiles (expect_compile checks the result and the
+ * cache are left as they were). */
+static void test_malformed_entry_list(void **state) {
+    (void)state;
+    const char *src = "template <typename T> __global__ void k(T *x) { *x = 1; }\n";
+    kj_request req = {.size = sizeof(kj_request), .kernel = "k.cu", .source_text = src, .entry_count = 2};
+    expect_compile(&req, KJ_ERR_USAGE, "entry_count is 2 but entries is NULL");
+    const char *with_null[] = {"k<float>", NULL};
+    req.entries = with_null;
+    expect_compile(&req, KJ_ERR_USAGE, "entries[1] is NULL: give the entries' names");
+    const char *empty[] = {"k<float>", ""};
+    req.entries = empty;
+    expect_compile(&req, KJ_ERR_USAGE, "entries[1] name of 0 characters: 1 to 512 are allowed");
+    const char *twice[] = {"k<float>", "k<int>", "k<float>"};
+    req.entries = twice;
+    req.entry_count = 3;
+    expect_compile(&req, KJ_ERR_USAGE, "entry 'k<float>' is listed twice in entries (0 and 2): list each once");
+    req.entry_count = 2;
+    req.entry = "k<double>";
+    expect_compile(&req, KJ_ERR_USAGE, "entry 'k<double>' is not one of the request's 2 entries (the first is "
+                                       "'k<float>'): give one of them, or NULL for the first");
+    req.entry = NULL;
+    const char *many[65];
+    for (int i = 0; i < 65; i++) many[i] = "k<float>";
+    req.entries = many;
+    req.entry_count = 65;
+    expect_compile(&req, KJ_ERR_USAGE, "65 entries: one compile takes at most 64");
+}
+
 /* A prefetch that cannot start: refused at once, nothing queued (no compile happens, nothing stored). */
 static void test_prefetch_malformed(void **state) {
     (void)state;
@@ -906,6 +935,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_damaged_tuning_database),
         cmocka_unit_test(test_out_of_file_descriptors),
         cmocka_unit_test(test_malformed_source_list),
+        cmocka_unit_test(test_malformed_entry_list),
         cmocka_unit_test(test_emit_misuse),
         cmocka_unit_test(test_prefetch_malformed),
         cmocka_unit_test(test_compile_all_shard_out_of_range),

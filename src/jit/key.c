@@ -58,6 +58,10 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     field_int(&st, 'o', (int64_t)in->option_count);
     for (size_t i = 0; i < in->option_count; i++) field_str(&st, 'O', in->options[i]);
     field_str(&st, 'E', in->name_expression);
+    if (in->entry_count) { /* only then: the keys of one entry stay what they were */
+        field_int(&st, 'e', (int64_t)in->entry_count);
+        for (size_t i = 0; i < in->entry_count; i++) field_str(&st, 'I', in->entries[i]);
+    }
     if (in->alone_entry) { /* only then: the keys of whole files stay what they were */
         field_int(&st, 'x', KJ_TRIM_RULE);
         field_str(&st, 'X', in->alone_entry);
