@@ -13,6 +13,7 @@
 #define MAX_DEFINES 64
 #define MAX_OPTIONS 32
 #define MAX_ARCHS 16
+#define MAX_ENTRIES 64 /* kj_request.entries */
 
 static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E] [-D NAME=VALUE]...\n"
@@ -33,7 +34,10 @@ static void help(void) {
            "cache folder (<cache>/sm_90a/) and key.\n\n"
            "Several .cu files make one program: each is compiled as relocatable device code with the same\n"
            "macros and options, and nvJitLink links them (and the device runtime when the program launches\n"
-           "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n\n"
+           "kernels); the entry may be in any of them, named on one (b.cu:ENTRY) or with --entry.\n"
+           "--entry given several times compiles those entries together (a template's instances: --entry\n"
+           "'scale<float,256>' --entry 'scale<double,256>'): one NVRTC compile, one cache entry, each\n"
+           "instance shown with its symbol.\n\n"
            "--emit FORMAT -o FILE (--output) writes the compiler's output to FILE (replaced whole, or left as it\n"
            "was), or to stdout with -o - (the report then goes to stderr):\n"
            "  cubin  the binary the driver loads, an ELF file as readelf, cuobjdump and nvdisasm take it (through\n"
@@ -207,6 +211,14 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     return rc;
 }
 
+/* Whether u is one of the entries compiled (the listed instances, or the one entry). */
+static int is_entry(const kj_compile_result *r, const kj_resource_usage *u) {
+    if (u == r->entry_resources) return 1;
+    for (size_t i = 0; i < r->entry_symbol_count; i++)
+        if (strcmp(u->symbol, r->entry_symbols[i]) == 0) return 1;
+    return 0;
+}
+
 static void print_resources(const kj_compile_result *r, FILE *out) {
     if (!r->resource_count) {
         fprintf(out, "  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
@@ -217,7 +229,7 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
         /* the entry first, then the others */
         const kj_resource_usage *u = i == 0 && e ? e : kj_compile_result_resource(r, i - (e != NULL));
         if (i && u == e) continue;
-        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
+        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", is_entry(r, u) ? "entry" : "kernel", u->symbol,
                u->registers, u->stack_bytes, u->shared_static_bytes);
         if (u->spill_store_bytes || u->spill_load_bytes)
             fprintf(out, "SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
@@ -233,7 +245,7 @@ static void json_resources(const kj_compile_result *r) {
         json_object_in(NULL);
         json_fields("symbol=%s entry?=%d registers=%d spill_store_bytes=%d spill_load_bytes=%d stack_bytes=%d "
                     "shared_static_bytes=%d",
-                    u->symbol, u == r->entry_resources, u->registers, u->spill_store_bytes, u->spill_load_bytes,
+                    u->symbol, is_entry(r, u), u->registers, u->spill_store_bytes, u->spill_load_bytes,
                     u->stack_bytes, u->shared_static_bytes);
         json_end_object();
     }
@@ -246,6 +258,8 @@ typedef struct compile_args {
     const char *options[MAX_OPTIONS];
     size_t ndef, nopt;
     const char *entry;
+    const char *entries[MAX_ENTRIES]; /* --entry given several times: compiled together */
+    size_t nentries;
     int push, json;
     int emit;           /* --emit given: the format below goes to output */
     kj_emit_format format;
@@ -276,7 +290,8 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
     if (s != KJ_OK) return cli_fail("compile", s);
     kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
                       .options = a->options, .option_count = a->nopt, .arch = arch, .sources = prog->sources,
-                      .source_count = prog->source_count};
+                      .source_count = prog->source_count, .entries = a->nentries > 1 ? a->entries : NULL,
+                      .entry_count = a->nentries > 1 ? a->nentries : 0};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     int rc = EXIT_OK;
     if (a->emit) rc = write_output(a, rt, &req, &r);
@@ -295,6 +310,15 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
                     r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count,
                     r.is_ptx, r.stored ? r.cache_path : NULL, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
         json_resources(&r);
+        if (a->nentries > 1) {
+            json_begin_array("entries");
+            for (size_t i = 0; i < a->nentries && i < r.entry_symbol_count; i++) {
+                json_object_in(NULL);
+                json_fields("entry=%s symbol=%s", a->entries[i], r.entry_symbols[i]);
+                json_end_object();
+            }
+            json_end_array();
+        }
         if (a->emit) {
             json_object_in("emitted");
             json_fields("format=%s file_path=%s size_bytes=%zu", kj_emit_format_name(a->format),
@@ -322,6 +346,8 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
         if (a->emit)
             fprintf(out, "  %-5s %zu bytes to %s\n", kj_emit_format_name(a->format), r.binary_bytes,
                     strcmp(a->output, "-") == 0 ? "stdout" : a->output);
+        for (size_t i = 0; a->nentries > 1 && i < a->nentries && i < r.entry_symbol_count; i++)
+            fprintf(out, "  %-9s %s is %s\n", i ? "" : "instances", a->entries[i], r.entry_symbols[i]);
         print_resources(&r, out);
         if (a->push) rc = push_entries(rt, prog->kernel, 0, out);
     }
@@ -388,7 +414,13 @@ int cmd_compile(int argc, char **argv) {
             if (rc != EXIT_OK) return rc;
             break;
         }
-        case 'e': a.entry = optarg; break;
+        case 'e':
+            if (a.nentries == MAX_ENTRIES) return cli_usage("compile", "at most %d --entry values", MAX_ENTRIES);
+            for (size_t k = 0; k < a.nentries; k++)
+                if (strcmp(a.entries[k], optarg) == 0) return cli_usage("compile", "--entry '%s' is given twice", optarg);
+            a.entries[a.nentries++] = a.entry = optarg;
+            if (a.nentries > 1) a.entry = a.entries[0];
+            break;
         case 'a':
             /* several targets: --arch sm_80,sm_90, or --arch given again; "" or an empty item is a mistake
              * (the library takes "" as "no arch given") */
@@ -438,6 +470,8 @@ int cmd_compile(int argc, char **argv) {
     if (all && prog.source_count)
         return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
     if (all && a.nopt) return cli_usage("compile", "--option is not taken with --all");
+    if (all && a.nentries > 1)
+        return cli_usage("compile", "--all compiles the variants of one entry: give one --entry, not %zu", a.nentries);
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
     if (!all && shard) return cli_usage("compile", "--shard goes with --all");
     if (aa.worker && (!all || a.json || a.push))

@@ -222,6 +222,15 @@ expect 0 "0 entries" "$K" tune --show
 # cache
 expect 0 "$KERNJIT_CACHE_DIR" "$K" cache path
 expect 0 "entries" "$K" cache stats
+# several entries in one compile: a template's two instances, one NVRTC compile, one cache entry
+printf 'template <typename T> __global__ void twice(T *x) { x[threadIdx.x] *= 2; }\n' > "$W/twice.cu"
+expect 0 "instances twice<float> is _Z5twiceIfEvPT_" "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 0 "            twice<int> is _Z5twiceIiEvPT_" "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 0 "cache hit" "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 0 '"entries":[{"entry":"twice<float>","symbol":"_Z5twiceIfEvPT_"},{"entry":"twice<int>","symbol":"_Z5twiceIiEvPT_"}]' \
+    "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90 --json
+expect 0 "entry  _Z5twiceIiEvPT_: " "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 2 "--entry 'twice<int>' is given twice" "$K" compile "$W/twice.cu" --entry 'twice<int>' --entry 'twice<int>'
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
 expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json
