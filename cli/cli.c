@@ -294,9 +294,13 @@ int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {
     return 0;
 }
 
+/* A .cu file, or compiled code to link (.ptx, .cubin, .ltoir), or a path. */
 static int is_file_name(const char *s) {
+    static const char *const ext[] = {".cu", ".ptx", ".cubin", ".ltoir"};
     size_t n = strlen(s);
-    return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".cu") == 0);
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (n > strlen(ext[i]) && strcmp(s + n - strlen(ext[i]), ext[i]) == 0) return 1;
+    return strchr(s, '/') != NULL;
 }
 
 int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out) {
@@ -322,7 +326,7 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
         }
         if (count > 1 && !is_file_name(source))
             return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
-                             "file (FILE.cu, or a path); a built-in kernel stands alone", source);
+                             "file (FILE.cu, or .ptx, .cubin, .ltoir code, or a path); a built-in kernel stands alone", source);
         if (i == 0) out->kernel = source;
         else out->sources[out->source_count++] = source;
     }

@@ -403,12 +403,15 @@ typedef struct kj_request {
                                   9.0, compute_75 on 7.5 and newer), and refuses another before the
                                   driver sees it. NULL: the runtime's */
     const char *const *sources;/* more translation units of the same program: paths to .cu files (a
-                                  '/' or ".cu" in each; `kernel` must then be a path too, and
-                                  source_text NULL). `kernel` and these, in this order, are
-                                  each compiled as relocatable device code (-rdc=true) with the same
-                                  macros and options, and linked by nvJitLink into one binary (with
-                                  the device runtime only when the program launches kernels or asks
-                                  for -rdc=true). The entry may be in any of them. Only `kernel` may
+                                  '/' or ".cu" in each; `kernel` must then be a path to a .cu file
+                                  too, and source_text NULL), or to compiled code that nvJitLink
+                                  takes as it is by its extension (.ptx text, a relocatable .cubin,
+                                  .ltoir). `kernel` and these, in this order, are each compiled as
+                                  relocatable device code (-rdc=true; LTO-IR with the option -dlto)
+                                  with the same macros and options, and linked by nvJitLink into one
+                                  binary (with the device runtime only when the program launches
+                                  kernels or asks for -rdc=true; with -lto when any unit is LTO-IR).
+                                  The entry may be in any of them. Only `kernel` may
                                   carry a metadata block; the key covers every source and header, and
                                   their order. NULL with source_count 0: a program of one source */
     size_t source_count;       /* at most 63 */

@@ -426,6 +426,39 @@ static void test_malformed_entry_list(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "65 entries: one compile takes at most 64");
 }
 
+/* Compiled code among a program's sources (.ptx, .cubin, .ltoir): the first source is the .cu file
+ * whose metadata speaks for the program; an empty file or PTX with NUL bytes is not code. */
+static void test_link_input_refused(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir(), ptx[PATH_MAX], ltoir[PATH_MAX];
+    assert_non_null(dir);
+    snprintf(ptx, sizeof ptx, "%s/nul.ptx", dir);
+    snprintf(ltoir, sizeof ltoir, "%s/empty.ltoir", dir);
+    FILE *f = fopen(ptx, "wb");
+    assert_non_null(f);
+    fwrite(".version 8.0\0\n", 1, 14, f);
+    fclose(f);
+    f = fopen(ltoir, "wb");
+    assert_non_null(f);
+    fclose(f);
+    const char *vadd[] = {KJ_TEST_KERNELS "/vadd.cu"};
+    kj_request first = {.size = sizeof(kj_request), .kernel = ltoir, .sources = vadd, .source_count = 1};
+    expect_compile(&first, KJ_ERR_SOURCE, "empty.ltoir' is empty: nothing to link");
+    const char *inputs[] = {ptx};
+    kj_request with_nul = {.size = sizeof(kj_request), .kernel = vadd[0], .sources = inputs, .source_count = 1};
+    expect_compile(&with_nul, KJ_ERR_SOURCE, "nul.ptx' is not PTX (it contains NUL bytes): PTX is text");
+    f = fopen(ptx, "wb");
+    assert_non_null(f);
+    fputs(".version 8.0\n", f);
+    fclose(f);
+    first.kernel = ptx;
+    expect_compile(&first, KJ_ERR_USAGE, "nul.ptx' is the program's first source, which must be a .cu file");
+    unlink(ptx);
+    unlink(ltoir);
+    rmdir(dir);
+    free(dir);
+}
+
 /* A prefetch that cannot start: refused at once, nothing queued (no compile happens, nothing stored). */
 static void test_prefetch_malformed(void **state) {
     (void)state;
@@ -874,10 +907,11 @@ static void test_emit_misuse(void **state) {
     const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
     kj_request program = {.size = sizeof(kj_request), .kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
     EXPECT(kj_emit(rt, &program, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "LTO-IR of a program of 2 sources");
-    /* -dlto stays refused as an option of the request: LTO-IR is asked for by format */
+    /* a -dlto request makes LTO-IR, never PTX */
     const char *dlto[] = {"-dlto"};
     kj_request asked = {.size = sizeof(kj_request), .kernel = "reduce", .options = dlto, .option_count = 1};
-    EXPECT(kj_emit(rt, &asked, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "ask for it with kj_emit");
+    EXPECT(kj_emit(rt, &asked, KJ_EMIT_PTX, &data, &size, NULL), KJ_ERR_USAGE,
+           "PTX with -dlto: a -dlto compile makes LTO-IR (emit ltoir), or the linked program (emit cubin)");
     assert_ptr_equal(data, &POISON);
     assert_int_equal(size, 7);
     assert_int_equal(count_files(cache_dir), before);
@@ -936,6 +970,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_out_of_file_descriptors),
         cmocka_unit_test(test_malformed_source_list),
         cmocka_unit_test(test_malformed_entry_list),
+        cmocka_unit_test(test_link_input_refused),
         cmocka_unit_test(test_emit_misuse),
         cmocka_unit_test(test_prefetch_malformed),
         cmocka_unit_test(test_compile_all_shard_out_of_range),

@@ -231,6 +231,15 @@ expect 0 '"entries":[{"entry":"twice<float>","symbol":"_Z5twiceIfEvPT_"},{"entry
     "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90 --json
 expect 0 "entry  _Z5twiceIiEvPT_: " "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
 expect 2 "--entry 'twice<int>' is given twice" "$K" compile "$W/twice.cu" --entry 'twice<int>' --entry 'twice<int>'
+# compiled code among a program's sources (PTX and LTO-IR from --emit), and -dlto across .cu files
+printf '__device__ float lib_blend(float x);\nextern "C" __global__ void blend(float *x) { x[0] = lib_blend(x[0]); }\n' > "$W/lmain.cu"
+printf '__device__ float lib_blend(float x) { return 3.0f * x; }\n' > "$W/llib.cu"
+expect 0 "ptx   " "$K" compile "$W/lmain.cu" --emit ptx -o "$W/lmain.ptx" --option -rdc=true --arch sm_90
+expect 0 "ltoir " "$K" compile "$W/lmain.cu" --emit ltoir -o "$W/lmain.ltoir" --arch sm_90
+expect 0 " ms (2 sources linked)" "$K" compile "$W/llib.cu" "$W/lmain.ptx" --entry blend --arch sm_90
+expect 0 "entry  blend: " "$K" compile "$W/llib.cu" "$W/lmain.ltoir" --entry blend --arch sm_90
+expect 0 "entry  blend: " "$K" compile "$W/llib.cu" "$W/lmain.cu" --entry blend --arch sm_90 --option -dlto
+expect 0 "cache hit (2 sources linked)" "$K" compile "$W/llib.cu" "$W/lmain.cu" --entry blend --arch sm_90 --option -dlto
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
 expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json

@@ -29,6 +29,7 @@ static int cmp_header(const void *a, const void *b) {
  * pre-included headers (canonical names are the unit's own) and every header in name order: the
  * order they were found in must not matter. */
 static void hash_source(XXH3_state_t *st, const kj__source *src) {
+    if (src->kind != KJ__UNIT_CU) field_int(st, 'Y', src->kind); /* only then: .cu keys stay as they were */
     field_str(st, 'f', src->file);
     field(st, 'S', src->text, src->len);
     field_int(st, 'p', (int64_t)src->pre_include_count);

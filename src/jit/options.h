@@ -16,6 +16,7 @@ typedef struct kj__user_options {
     size_t pre_include_count;
     int rdc;                     /* -rdc=true: link with the device runtime */
     int no_minimal;              /* the caller gave -minimal itself (then it is passed as given) */
+    int lto;                     /* -dlto: the units compiled to LTO-IR and linked with -lto */
     const char **pass;           /* the rest, to NVRTC in the request's order (pointers into it) */
     size_t pass_count;
 } kj__user_options;

@@ -60,6 +60,9 @@ typedef struct prepared {
     int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
     int devrt;               /* linked with the device runtime: the program launches kernels */
     int minimal;             /* compiled with -minimal (see scan_program) */
+    int lto;                 /* -dlto: each .cu unit compiled to LTO-IR, linked with -lto */
+    uint64_t unplaced;       /* name expressions no .cu unit declares: taken as the names of kernels in
+                                the program's compiled inputs (extern "C"), lowered nowhere */
     char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
 } prepared;
 
@@ -224,8 +227,11 @@ static kj_status place_expression(prepared *p, size_t e) {
     char name[MAX_ENTRY_LEN + 1];
     snprintf(name, sizeof name, "%.*s", (int)(len - (size_t)(base - expr)), base);
     int found = 0;
+    int link_inputs = 0;
     for (size_t u = 0; u < p->unit_count; u++) {
         const kj__source *unit = p->units[u];
+        link_inputs |= unit->kind != KJ__UNIT_CU;
+        if (unit->kind != KJ__UNIT_CU) continue;
         for (size_t i = 0; i <= unit->header_count && !(p->lowers_here[u] & bit); i++) {
             if (i && !unit->headers[i - 1].path) continue; /* the embedded headers declare no user kernel */
             const char *text = i ? unit->headers[i - 1].text : unit->text;
@@ -237,6 +243,10 @@ static kj_status place_expression(prepared *p, size_t e) {
         found |= (p->lowers_here[u] & bit) != 0;
     }
     if (found) return KJ_OK;
+    if (link_inputs) {
+        p->unplaced |= bit;
+        return KJ_OK;
+    }
     char *where = program_origins(p);
     kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no __global__ function '%.200s' in any source of the program (%s)",
                           expr, where ? where : "");
@@ -340,6 +350,7 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
     oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->target.arch));
     oom |= push(&p->options, &p->option_count, kj__strdup("-std=c++17"));
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
+    if (p->lto) oom |= push(&p->options, &p->option_count, kj__strdup("-dlto"));
     if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
     if (!p->target.ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
     /* NVRTC 12.9 and later keep compiled code in the driver's compute cache where a driver is
@@ -404,9 +415,11 @@ static kj_status unit_options(const prepared *p, size_t u, unit_option_list *l) 
  *   use any of it, nor for relocatable code. */
 static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options *user) {
     p->devrt = p->spec->rdc || asked_rdc;
-    p->minimal = p->unit_count == 1 && !p->devrt && !any_unit_uses_toolkit(p) && !user->no_minimal;
+    p->lto = user->lto;
+    p->minimal = p->unit_count == 1 && !p->devrt && !p->lto && !any_unit_uses_toolkit(p) && !user->no_minimal;
     for (size_t u = 0; u < p->unit_count; u++) {
         const kj__source *src = p->units[u];
+        if (src->kind != KJ__UNIT_CU) continue; /* compiled code: nothing to read */
         for (size_t i = 0; i <= src->header_count && (!p->devrt || p->minimal); i++) {
             const char *text = i ? src->headers[i - 1].text : src->text;
             size_t len = i ? src->headers[i - 1].len : src->len;
@@ -417,7 +430,7 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
             free(blanked);
         }
     }
-    p->rdc = p->devrt || p->unit_count > 1;
+    p->rdc = p->devrt || p->unit_count > 1 || p->lto;
     return KJ_OK;
 }
 
@@ -508,6 +521,7 @@ static kj_status find_more_sources(const kj_request *req, const kj__include_conf
         kj__source *unit;
         KJ_FORWARD(kj__source_find_unit(cfg, req->sources[i], &unit));
         p->units[p->unit_count++] = unit;
+        if (unit->kind != KJ__UNIT_CU) continue;
         kj__spec *spec;
         KJ_FORWARD(kj__spec_parse(unit->origin, unit->text, unit->len, &spec));
         int present = spec->present;
@@ -536,7 +550,11 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
                       : kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
     if (s == KJ_OK) {
         p->units[p->unit_count++] = p->src;
-        if (req->source_count) s = find_more_sources(req, &cfg, p);
+        if (p->src->kind != KJ__UNIT_CU)
+            s = KJ_FAIL(KJ_ERR_USAGE, "'%.200s' is the program's first source, which must be a .cu file (its metadata "
+                        "and entries speak for the program): give .ptx, .cubin and .ltoir files after it (sources)",
+                        req->kernel);
+        else if (req->source_count) s = find_more_sources(req, &cfg, p);
     }
     if (s == KJ_OK) s = prepare_source(rt, req, for_launch, &user, p);
     kj__user_options_free(&user);
@@ -666,21 +684,21 @@ static void count(kj_runtime *rt, uint64_t *counter) {
 static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
     unit_option_list options; /* room for one option more than the key's */
     KJ_FORWARD(unit_options(p, u, &options));
-    int ltoir = format == KJ_EMIT_LTOIR;
+    int ltoir = format == KJ_EMIT_LTOIR || p->lto, add_dlto = format == KJ_EMIT_LTOIR && !p->lto;
     const char *expressions[MAX_ENTRIES];
     size_t n = 0;
     for (size_t e = 0; e < p->expression_count; e++)
         if (p->lowers_here[u] & (1ull << e)) expressions[n++] = p->expressions[e];
     kj__compile_job job = {p->units[u], options.options, p->option_count, expressions, n,
                            p->target.ptx || format == KJ_EMIT_PTX, ltoir, u == 0 ? p->alone_text : NULL};
-    if (ltoir) options.options[job.option_count++] = "-dlto";
+    if (add_dlto) options.options[job.option_count++] = "-dlto";
     kj_status s = kj__compile(&job, c);
     if (s == KJ_ERR_COMPILE && (p->minimal || job.text)) {
         kj__log(&rt->log, KJ_LOG_INFO, "%s: compiling %s%s%s failed; compiling it as written", p->units[u]->name,
                 job.text ? p->entry : "it", job.text ? " alone" : "", p->minimal ? " with -minimal" : "");
         if (p->minimal) {
             job.option_count = without_minimal(p, options.options);
-            if (ltoir) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
+            if (add_dlto) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
         }
         job.text = NULL;
         s = kj__compile(&job, c);
@@ -702,16 +720,47 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_em
     return s;
 }
 
+/* What unit u's code is to nvJitLink. */
+static kj__link_input link_input(const prepared *p, size_t u, const kj__compiled *c) {
+    switch (p->units[u]->kind) {
+    case KJ__UNIT_PTX: return KJ__LINK_PTX;
+    case KJ__UNIT_CUBIN: return KJ__LINK_CUBIN;
+    case KJ__UNIT_LTOIR: return KJ__LINK_LTOIR;
+    default: return p->lto ? KJ__LINK_LTOIR : c->is_ptx ? KJ__LINK_PTX : KJ__LINK_CUBIN;
+    }
+}
+
+/* A unit given as compiled code (a .ptx, .cubin or .ltoir source): its bytes, as they are (PTX with
+ * the NUL after its text that nvJitLink reads it up to). */
+static kj_status take_as_is(const kj__source *unit, kj__compiled *c) {
+    memset(c, 0, sizeof *c);
+    int ptx = unit->kind == KJ__UNIT_PTX;
+    c->binary = malloc(unit->len + 1);
+    c->log = kj__strdup("");
+    if (!c->binary || !c->log) {
+        kj__compiled_free(c);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    memcpy(c->binary, unit->text, unit->len);
+    c->binary[unit->len] = '\0';
+    c->size = unit->len + ptx;
+    c->is_ptx = ptx;
+    return KJ_OK;
+}
+
 /* nvJitLink over the units' relocatable code (and the device runtime when the program launches
  * kernels): out gets the linked binary, the kernels' resources after linking and the linker's
  * warnings. */
 static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c, binary *out, kj__buf *log) {
     kj__link_unit units[MAX_SOURCES];
     for (size_t u = 0; u < p->unit_count; u++)
-        units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, c[u].is_ptx};
+        units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, link_input(p, u, &c[u])};
     kj__linked linked;
     KJ_FORWARD(kj__link(p->target.arch, units, p->unit_count, p->devrt, &linked));
-    char *warnings = kj__resources_from_linker(linked.info, p->target.arch, &out->resources);
+    /* code that nvJitLink compiles itself (LTO-IR, PTX) has ptxas's report in the linker's */
+    char *rest = kj__resources_from_ptxas(linked.info, &out->resources);
+    char *warnings = kj__resources_from_linker(rest ? rest : linked.info, p->target.arch, &out->resources);
+    free(rest);
     if (warnings && *warnings) kj__buf_printf(log, "%s%s", log->len ? "\n" : "", warnings);
     free(warnings);
     out->data = linked.binary;
@@ -741,6 +790,9 @@ static int take_lowered(const prepared *p, size_t u, kj__compiled *c, binary *ou
         }
         j++;
     }
+    for (size_t e = 0; e < p->expression_count; e++) /* the compiled inputs' kernels: their own names */
+        if ((p->unplaced & (1ull << e)) && !out->lowered[e] && !(out->lowered[e] = kj__strdup(p->expressions[e])))
+            return -1;
     size_t entry = p->listed_count ? p->listed_index : 0;
     if (!out->lowered_name && out->lowered[entry] && !(out->lowered_name = kj__strdup(out->lowered[entry]))) return -1;
     return 0;
@@ -773,6 +825,10 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
     kj__buf log = {0};
     kj_status s = kj__buf_puts(&log, "") ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
     for (size_t u = 0; u < p->unit_count && s == KJ_OK; u++) {
+        if (p->units[u]->kind != KJ__UNIT_CU) {
+            s = take_as_is(p->units[u], &c[u]);
+            continue;
+        }
         if ((s = compile_unit(rt, p, u, KJ_EMIT_CUBIN, &c[u])) != KJ_OK) break;
         out->compile_ms += c[u].ms;
         if (*c[u].log) kj__buf_printf(&log, "%s%s", log.len ? "\n" : "", c[u].log);
@@ -1373,6 +1429,8 @@ static kj_status emit_unit(kj_runtime *rt, const prepared *p, kj_emit_format for
     KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE, "%s of a program of %zu sources: PTX and LTO-IR are a single "
                  "source's output (a program of several is linked into one cubin: emit cubin)",
                  format == KJ_EMIT_PTX ? "PTX" : "LTO-IR", p->unit_count);
+    KJ_RETURN_IF(format == KJ_EMIT_PTX && p->lto, KJ_ERR_USAGE, "PTX with -dlto: a -dlto compile makes LTO-IR (emit "
+                 "ltoir), or the linked program (emit cubin)");
     count(rt, &rt->stats.misses);
     kj__compiled c;
     KJ_FORWARD(compile_unit(rt, p, 0, format, &c));
