@@ -45,7 +45,10 @@ static void help(void) {
            "         before these bytes, which those tools do not read); linked, for a program of several sources\n"
            "  ptx    NVRTC's PTX for the target, compiled now (not cached)\n"
            "  ltoir  LTO-IR (NVRTC with -dlto) for nvJitLink's link-time optimization, compiled now\n"
-           "PTX and LTO-IR are one source's output: not for a program of several sources. One target, not --all.\n\n"
+           "  fatbin a fat binary of the cubin (PTX for compute_XY) of every --arch, which the driver picks from:\n"
+           "         --emit fatbin --arch sm_80,sm_90 (made by nvFatbin when the toolkit has it, else by kernjit)\n"
+           "PTX and LTO-IR are one source's output: not for a program of several sources. One target (but for\n"
+           "fatbin), not --all.\n\n"
            "Shown for each kernel of the binary (the entry first), as the compiler reports it, no GPU needed:\n"
            "registers and spilled bytes (stored and loaded) per thread, its stack (local memory) per thread,\n"
            "and its static shared memory per block.\n\n"
@@ -284,6 +287,42 @@ static int write_output(const compile_args *a, kj_runtime *rt, const kj_request 
     return rc;
 }
 
+/* --emit fatbin: every target's binary (each compiled and reported first) in one fat binary. */
+static int write_fatbin(const compile_args *a, const cli_program *prog, const char *const *archs, size_t narch) {
+    kj_runtime *rt;
+    kj_status s = compile_runtime(NULL, &rt);
+    if (s != KJ_OK) return cli_fail("compile", s);
+    const char *own = kj_runtime_arch(rt);
+    kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines,
+                      .define_count = a->ndef, .options = a->options, .option_count = a->nopt, .sources = prog->sources,
+                      .source_count = prog->source_count, .entries = a->nentries > 1 ? a->entries : NULL,
+                      .entry_count = a->nentries > 1 ? a->nentries : 0};
+    void *data;
+    size_t size;
+    if ((s = kj_emit_fatbin(rt, &req, narch ? archs : &own, narch ? narch : 1, &data, &size, NULL)) != KJ_OK) {
+        kj_runtime_destroy(rt);
+        return cli_fail("compile", s);
+    }
+    int to_stdout = strcmp(a->output, "-") == 0, rc = EXIT_OK;
+    if (to_stdout) {
+        if (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)
+            rc = cli_error_as("compile", KJ_ERR_IO, "writing the fatbin to stdout failed: %s", strerror(errno));
+    } else {
+        rc = cli_write_file("compile", a->output, data, size);
+    }
+    kj_emit_free(data);
+    if (rc == EXIT_OK && a->json) {
+        json_object_in("emitted");
+        json_fields("format=%s file_path=%s size_bytes=%zu", "fatbin", to_stdout ? NULL : a->output, size);
+        json_end_object();
+    } else if (rc == EXIT_OK) {
+        fprintf(to_stdout ? stderr : stdout, "fatbin %zu bytes, %zu target%s, to %s\n", size, narch ? narch : 1,
+                narch > 1 ? "s" : "", to_stdout ? "stdout" : a->output);
+    }
+    kj_runtime_destroy(rt);
+    return rc;
+}
+
 static int compile_one(const compile_args *a, const cli_program *prog, const char *arch) {
     kj_runtime *rt;
     kj_status s = compile_runtime(arch, &rt);
@@ -301,7 +340,7 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
         return rc;
     }
     /* the report goes where the output does not */
-    FILE *out = a->emit && strcmp(a->output, "-") == 0 ? stderr : stdout;
+    FILE *out = a->output && strcmp(a->output, "-") == 0 ? stderr : stdout; /* -o: with --emit only */
     int compiled_now = a->emit && a->format != KJ_EMIT_CUBIN; /* PTX and LTO-IR are not cached */
     if (a->json) {
         json_begin_object();
@@ -376,7 +415,9 @@ static int check_emit(const compile_args *a, int emit_given, int all, size_t nar
     if (!emit_given) return cli_usage("compile", "-o goes with --emit FORMAT, the output to write there: cubin, ptx or ltoir");
     if (all) return cli_usage("compile", "--emit writes one kernel's output: not with --all (the variants are in the "
                               "cache; kernjit cache list shows them)");
-    if (narch > 1) return cli_usage("compile", "--emit writes one file: give one --arch, not %zu", narch);
+    if (narch > 1 && a->format != KJ_EMIT_FATBIN)
+        return cli_usage("compile", "--emit %s writes one target's output: give one --arch, not %zu (or --emit fatbin "
+                         "for several)", kj_emit_format_name(a->format), narch);
     if (strcmp(a->output, "-") == 0)
         return a->json ? cli_usage("compile", "-o - writes the %s to stdout, where --json puts its document: give -o FILE",
                                    kj_emit_format_name(a->format))
@@ -498,12 +539,18 @@ int cmd_compile(int argc, char **argv) {
         }
         json_begin_array("targets");
     }
+    int fatbin = a.emit && a.format == KJ_EMIT_FATBIN;
+    compile_args each = a; /* for a fatbin each target is compiled and reported first, then packed */
+    if (fatbin) each.emit = 0;
+    for (size_t i = 0; fatbin && i < narch && rc == EXIT_OK; i++) { /* before anything compiles */
+        kj_status s = kj_emit_fatbin_target(archs[i]);
+        if (s != KJ_OK) rc = cli_fail("compile", s);
+    }
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
         rc = all ? compile_all(kernel, prog.entry, a.defines, a.ndef, narch ? archs[i] : NULL, &aa, a.push, a.json)
-                 : compile_one(&a, &prog, narch ? archs[i] : NULL);
-    if (a.json) { /* after a failure too: the targets done so far, then the "error" */
-        json_end_array();
-        json_end_object();
-    }
+                 : compile_one(&each, &prog, narch ? archs[i] : NULL);
+    if (a.json) json_end_array();
+    if (fatbin && rc == EXIT_OK) rc = write_fatbin(&a, &prog, archs, narch);
+    if (a.json) json_end_object(); /* after a failure too: the targets done so far, then the "error" */
     return rc;
 }

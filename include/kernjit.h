@@ -543,10 +543,12 @@ typedef enum kj_emit_format {
     KJ_EMIT_PTX = 1,   /* NVRTC's PTX for the target: text */
     KJ_EMIT_LTOIR = 2, /* LTO-IR (NVRTC with -dlto): NVVM IR that nvJitLink links and optimizes across units
                           (NVJITLINK_INPUT_LTOIR) */
+    KJ_EMIT_FATBIN = 3, /* a fat binary: the cubin (PTX for compute_XY) of each target, which the driver
+                          picks from when it loads it (kj_emit_fatbin for several targets) */
     KJ_EMIT_FORMAT_COUNT_
 } kj_emit_format;
 
-/* "cubin", "ptx", "ltoir"; "unknown" for another value. Static storage. Thread-safe. No errors. */
+/* "cubin", "ptx", "ltoir", "fatbin"; "unknown" for another value. Static storage. Thread-safe. No errors. */
 KJ_API const char *kj_emit_format_name(kj_emit_format format);
 /* Parses a format name. Errors: KJ_ERR_USAGE naming the allowed names (text NULL or not one). */
 KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
@@ -568,7 +570,22 @@ KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
  * compute_XY (asked for, or a device newer than this NVRTC, for which only PTX exists). */
 KJ_API kj_status kj_emit(kj_runtime *rt, const kj_request *request, kj_emit_format format, void **data, size_t *size,
                          kj_compile_result *result);
-/* Frees what kj_emit gave. Accepts NULL. Thread-safe. */
+/* A fat binary of the request's binary for each of the targets in archs (arch_count from 1 to 16,
+ * each named as kj_request.arch names one, none twice; the request's own arch is not used): each
+ * comes through the cache as KJ_EMIT_CUBIN's does (a compute_XY target gives PTX), and they are
+ * packed by nvFatbin (libnvfatbin from the toolkit, loaded at run time; KERNJIT_NVFATBIN=PATH names
+ * it, =off leaves it) or, without it, by kernjit in the format the toolkit's fatbinary writes. *data
+ * (*size bytes) is the caller's, freed with kj_emit_free. result, when not NULL, describes the last
+ * target's binary, with binary_bytes the fat binary's size. Works with no device. Thread-safe.
+ * Errors as kj_emit's for KJ_EMIT_CUBIN, per target; KJ_ERR_USAGE for no archs, more than 16, NULL
+ * names or one twice; KJ_ERR_UNSUPPORTED for a compute_XY target without nvFatbin. */
+KJ_API kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *request, const char *const *archs, size_t arch_count,
+                                void **data, size_t *size, kj_compile_result *result);
+/* Whether kj_emit_fatbin can hold the code of target `arch` here, checked without compiling: KJ_OK, or
+ * KJ_ERR_UNSUPPORTED for a compute_XY or architecture-specific target (sm_90a) when nvFatbin cannot
+ * be loaded (kernjit's own writer packs sm_XY cubins), naming what to give instead. Thread-safe. */
+KJ_API kj_status kj_emit_fatbin_target(const char *arch);
+/* Frees what kj_emit and kj_emit_fatbin gave. Accepts NULL. Thread-safe. */
 KJ_API void kj_emit_free(void *data);
 
 typedef struct kj_kernel_info {

@@ -898,11 +898,17 @@ static void test_emit_misuse(void **state) {
     void *data = (void *)&POISON;
     size_t size = 7;
     kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
-    EXPECT(kj_emit(rt, &req, (kj_emit_format)3, &data, &size, NULL), KJ_ERR_USAGE,
-           "format 3 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR");
+    EXPECT(kj_emit(rt, &req, (kj_emit_format)4, &data, &size, NULL), KJ_ERR_USAGE,
+           "format 4 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR, KJ_EMIT_FATBIN");
     EXPECT(kj_emit(rt, &req, KJ_EMIT_PTX, NULL, &size, NULL), KJ_ERR_USAGE, "data and size are required");
     kj_emit_format format = KJ_EMIT_PTX;
-    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir");
+    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir, fatbin");
+    const char *twice[] = {"sm_80", "sm_80"};
+    EXPECT(kj_emit_fatbin(rt, &req, twice, 2, &data, &size, NULL), KJ_ERR_USAGE,
+           "kj_emit_fatbin: target sm_80 is given twice: a fat binary holds one image a target");
+    EXPECT(kj_emit_fatbin(rt, &req, twice, 0, &data, &size, NULL), KJ_ERR_USAGE, "kj_emit_fatbin: 0 targets: give 1 to 16");
+    const char *none[] = {NULL};
+    EXPECT(kj_emit_fatbin(rt, &req, none, 1, &data, &size, NULL), KJ_ERR_USAGE, "kj_emit_fatbin: target 0 is NULL");
     assert_int_equal(format, KJ_EMIT_PTX);
     const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
     kj_request program = {.size = sizeof(kj_request), .kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};

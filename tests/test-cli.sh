@@ -129,6 +129,18 @@ expect 0 '"emitted":{"format":"ltoir","file_path":"'"$E/reduce.ltoir"'","size_by
 out=$("$K" compile "$KD/vadd.cu" --emit ptx -o - 2>/dev/null)
 grep -q "^.visible .entry _Z4vaddPKfS0_Pfi(" <<<"$out" || { echo "FAIL: --emit ptx -o - wrote no PTX to stdout"; failures=$((failures + 1)); }
 expect 0 "ptx   1" "$K" compile "$KD/vadd.cu" --emit ptx -o - # the report, on stderr
+# a fat binary of two targets: each target reported, then packed; the toolkit's tools read it
+expect 0 "fatbin " "$K" compile "$KD/vadd.cu" --arch sm_80,sm_90 --emit fatbin -o "$E/vadd.fatbin"
+expect 0 "vadd.cu for sm_80: cache hit" "$K" compile "$KD/vadd.cu" --arch sm_80,sm_90 --emit fatbin -o "$E/vadd.fatbin"
+expect 0 '"emitted":{"format":"fatbin","file_path":"'"$E/vadd.fatbin"'","size_bytes":' \
+    "$K" compile "$KD/vadd.cu" --arch sm_80,sm_90 --emit fatbin -o "$E/vadd.fatbin" --json
+if [ "$(head -c 4 "$E/vadd.fatbin" | od -An -tx1 | tr -d ' ')" != '50ed55ba' ]; then
+    echo "FAIL: --emit fatbin wrote no fat binary"; failures=$((failures + 1))
+fi
+if [ -x "$CUOBJDUMP" ]; then
+    expect 0 "sm_80" "$CUOBJDUMP" --list-elf "$E/vadd.fatbin"
+    expect 0 "sm_90" "$CUOBJDUMP" --list-elf "$E/vadd.fatbin"
+fi
 # the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
 expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
 expect 0 "note: reduce: disk hit" "$K" compile reduce --arch sm_90 --verbose

@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "jit/compile.h"
+#include "jit/fatbin.h"
 #include "base/error.h"
 #include "base/sized.h"
 #include "jit/key.h"
@@ -1405,7 +1406,7 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
 
 /* ---- the compiler's output (kj_emit) --------------------------------------------------------- */
 
-static const char *const emit_names[KJ_EMIT_FORMAT_COUNT_] = {"cubin", "ptx", "ltoir"};
+static const char *const emit_names[KJ_EMIT_FORMAT_COUNT_] = {"cubin", "ptx", "ltoir", "fatbin"};
 
 const char *kj_emit_format_name(kj_emit_format f) {
     return (unsigned)f < KJ_EMIT_FORMAT_COUNT_ ? emit_names[f] : "unknown";
@@ -1418,7 +1419,8 @@ kj_status kj_emit_format_parse(const char *text, kj_emit_format *out) {
             *out = (kj_emit_format)i;
             return KJ_OK;
         }
-    return KJ_FAIL(KJ_ERR_USAGE, "unknown output format '%.40s': allowed are cubin, ptx, ltoir", text ? text : "(null)");
+    return KJ_FAIL(KJ_ERR_USAGE, "unknown output format '%.40s': allowed are cubin, ptx, ltoir, fatbin",
+                   text ? text : "(null)");
 }
 
 void kj_emit_free(void *data) { free(data); }
@@ -1458,7 +1460,12 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
                   kj_compile_result *result) {
     KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
     KJ_RETURN_IF((unsigned)format >= KJ_EMIT_FORMAT_COUNT_, KJ_ERR_USAGE,
-                 "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR", (int)format);
+                 "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR, KJ_EMIT_FATBIN",
+                 (int)format);
+    if (format == KJ_EMIT_FATBIN) {
+        const char *arch = req->arch && *req->arch ? req->arch : rt->target.arch;
+        return kj_emit_fatbin(rt, req, &arch, 1, data, size, result);
+    }
     kj_request copy;
     KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
     if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
@@ -1477,6 +1484,68 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
         bin.data = NULL;
         binary_free(&bin);
     }
+    prepared_free(&p);
+    return s;
+}
+
+#define MAX_FATBIN_TARGETS 16
+
+kj_status kj_emit_fatbin_target(const char *arch) {
+    KJ_RETURN_IF(!arch || !*arch, KJ_ERR_USAGE, "kj_emit_fatbin_target: the target is %s", arch ? "empty" : "NULL");
+    return kj__fatbin_check_target(arch);
+}
+
+kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *req, const char *const *archs, size_t arch_count,
+                         void **data, size_t *size, kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE,
+                 "kj_emit_fatbin: runtime, request, data and size are required");
+    KJ_RETURN_IF(!archs || arch_count == 0 || arch_count > MAX_FATBIN_TARGETS, KJ_ERR_USAGE,
+                 "kj_emit_fatbin: %zu targets: give 1 to %d", archs ? arch_count : 0, MAX_FATBIN_TARGETS);
+    for (size_t i = 0; i < arch_count; i++) {
+        KJ_RETURN_IF(!archs[i] || !*archs[i], KJ_ERR_USAGE, "kj_emit_fatbin: target %zu is %s: name each (sm_90)", i,
+                     archs[i] ? "empty" : "NULL");
+        for (size_t j = 0; j < i; j++)
+            KJ_RETURN_IF(strcmp(archs[i], archs[j]) == 0, KJ_ERR_USAGE,
+                         "kj_emit_fatbin: target %.40s is given twice: a fat binary holds one image a target", archs[i]);
+        KJ_FORWARD(kj__fatbin_check_target(archs[i])); /* before anything compiles */
+    }
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
+    kj_request one = *req; /* the request (a view of the caller's, or its copy), a target at a time */
+    binary bins[MAX_FATBIN_TARGETS];
+    kj__fatbin_image images[MAX_FATBIN_TARGETS];
+    memset(bins, 0, sizeof bins);
+    kj_status s = KJ_OK;
+    size_t got = 0;
+    prepared p;
+    memset(&p, 0, sizeof p);
+    for (; got < arch_count && s == KJ_OK; got++) {
+        count_request(rt);
+        prepared_free(&p);
+        one.arch = archs[got];
+        s = prepare(rt, &one, 0, &p);
+        if (s == KJ_OK) s = obtain_binary(rt, &p, &bins[got]);
+        if (s != KJ_OK) break;
+        /* PTX keeps its NUL after the text, uncounted */
+        images[got] = (kj__fatbin_image){bins[got].data,
+                                         bins[got].size - (bins[got].is_ptx && bins[got].size && !bins[got].data[bins[got].size - 1]),
+                                         kj__arch_number(p.target.arch), archs[got], bins[got].is_ptx};
+    }
+    char *fat = NULL;
+    size_t fat_size = 0;
+    const char *maker;
+    if (s == KJ_OK) s = kj__fatbin_build(images, arch_count, &fat, &fat_size, &maker);
+    if (s == KJ_OK) {
+        kj__log(&rt->log, KJ_LOG_INFO, "%s: a fat binary of %zu targets made by %s", p.src->name, arch_count, maker);
+        if (result) {
+            bins[arch_count - 1].size = fat_size;
+            fill_result(&p, &bins[arch_count - 1], result);
+        }
+        *data = fat;
+        *size = fat_size;
+    }
+    for (size_t i = 0; i < got && i < MAX_FATBIN_TARGETS; i++) binary_free(&bins[i]);
     prepared_free(&p);
     return s;
 }
