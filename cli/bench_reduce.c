@@ -635,7 +635,7 @@ static const bench_family reduce = {
     .option = option, .prepare = prepare, .run = run};
 
 int bench_reduce(int argc, char **argv) {
-    char all_ops[] = "sum,max,min,prod", all_types[] = "i32,u32,i64,f16,f32,f64";
+    char all_ops[] = "sum,max,min,prod", all_types[] = "i32,u32,i64,f16,bf16,f32,f64";
     char default_entries[] = "reduce_fast,reduce_coarsened,reduce_segmented,reduce_shared,reduce_convergent,reduce_simple";
     char default_sizes[] = "2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28";
     char zero_b[] = "0", zero_c[] = "0", zero_w[] = "0";

@@ -60,6 +60,9 @@ static kj_status call_devices(spread *s) {
     return kj_reduce_devices(s->rts, s->inputs, s->counts, (size_t)s->count, s->op, s->type, s->result, NULL);
 }
 
+/* The type the partials have: f16 and bf16 reductions return f32. */
+static kj_type acc_type(kj_type t) { return t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 ? KJ_TYPE_F32 : t; }
+
 /* The parts launched as kj_reduce_devices launches them, then collected one device after the other:
  * each result copied back by a synchronous copy to pageable memory, which waits for its part (and
  * the next device's copy only starts once it is done); then the same host combine. */
@@ -69,13 +72,14 @@ static kj_status call_sequential(spread *s) {
     for (int i = 0; i < s->count; i++)
         TRY(kj_reduce_async(s->rts[i], s->op, s->type, s->inputs[i], s->counts[i], s->partials[i], NULL));
     for (int i = 0; i < s->count; i++) TRY(kj_memcpy_dtoh(s->rts[i], partials + (size_t)i * rs, s->partials[i], rs));
-    return kj_reduce_reference(s->op, s->type == KJ_TYPE_F16 ? KJ_TYPE_F32 : s->type, partials, (size_t)s->count,
+    return kj_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count,
                                s->result, NULL);
 }
 
 /* NCCL's types and operators for the data (ncclDataType_t, ncclRedOp_t). */
 static const int nccl_types[KJ_TYPE_COUNT_] = {[KJ_TYPE_I32] = 2, [KJ_TYPE_U32] = 3, [KJ_TYPE_I64] = 4,
-                                               [KJ_TYPE_F16] = 6, [KJ_TYPE_F32] = 7, [KJ_TYPE_F64] = 8};
+                                               [KJ_TYPE_F16] = 6, [KJ_TYPE_F32] = 7, [KJ_TYPE_F64] = 8,
+                                               [KJ_TYPE_BF16] = 9};
 static const int nccl_ops[KJ_OP_COUNT_] = {[KJ_OP_SUM] = 0, [KJ_OP_PROD] = 1, [KJ_OP_MAX] = 2, [KJ_OP_MIN] = 3};
 
 /* An NCCL all-reduce of the whole data (n elements a device) into the outputs, to completion. */
@@ -156,7 +160,7 @@ static kj_status same_as_parts(spread *s, int *same) {
     unsigned char partials[CLI_MAX_DEVICES * 8], combined[8];
     for (int i = 0; i < s->count; i++)
         TRY(kj_reduce(s->rts[i], s->op, s->type, s->inputs[i], s->n, partials + (size_t)i * rs, NULL));
-    TRY(kj_reduce_reference(s->op, s->type == KJ_TYPE_F16 ? KJ_TYPE_F32 : s->type, partials, (size_t)s->count,
+    TRY(kj_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count,
                                    combined, NULL));
     *same = 1;
     call_fn calls[] = {call_devices, call_sequential};

@@ -328,9 +328,13 @@ const char *cli_kernel_name(const char *name) {
     return name;
 }
 
+/* A .cu file, or compiled code to link (.ptx, .cubin, .ltoir), or a path. */
 static int is_file_name(const char *s) {
+    static const char *const ext[] = {".cu", ".ptx", ".cubin", ".ltoir"};
     size_t n = strlen(s);
-    return strchr(s, '/') || (n > 3 && strcmp(s + n - 3, ".cu") == 0);
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (n > strlen(ext[i]) && strcmp(s + n - strlen(ext[i]), ext[i]) == 0) return 1;
+    return strchr(s, '/') != NULL;
 }
 
 int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out) {
@@ -356,7 +360,8 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
         }
         if (count > 1 && !is_file_name(source))
             return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
-                             "file (FILE.cu, or a path); a built-in kernel stands alone", source);
+                             "file (FILE.cu, or .ptx, .cubin, .ltoir code, or a path); a built-in kernel stands alone",
+                             source);
         if (i == 0) out->kernel = count == 1 ? cli_kernel_name(source) : source;
         else out->sources[out->source_count++] = source;
     }
@@ -732,6 +737,7 @@ void cli_random_fill(kj_type type, void *buf, size_t n, uint64_t seed, int small
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = small_ints ? (uint32_t)(r % 1000) : (uint32_t)r; break;
         case KJ_TYPE_I64: ((int64_t *)buf)[i] = small_ints ? (int64_t)(r % 2001) - 1000 : (int64_t)r; break;
         case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)(u * 2 - 1)); break;
+        case KJ_TYPE_BF16: ((uint16_t *)buf)[i] = kj_bf16_bits((float)(u * 2 - 1)); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)(u * 2 - 1); break;
         case KJ_TYPE_F64: ((double *)buf)[i] = u * 2 - 1; break;
         default: break;

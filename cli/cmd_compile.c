@@ -14,6 +14,7 @@
 #define MAX_DEFINES 64
 #define MAX_OPTIONS 32
 #define MAX_ARCHS 16
+#define MAX_ENTRIES 64 /* kj_request.entries */
 
 static void help(void) {
     printf("usage: kernjit compile KERNEL|FILE.cu[:ENTRY] [MORE.cu[:ENTRY]]... [--entry E]\n"
@@ -44,7 +45,10 @@ static void help(void) {
            "Several .cu files make one program: each is compiled as relocatable device code\n"
            "with the same macros and options, and nvJitLink links them (and the device\n"
            "runtime when the program launches kernels); the entry may be in any of them,\n"
-           "named on one (b.cu:ENTRY) or with --entry.\n"
+           "named on one (b.cu:ENTRY) or with --entry. --entry given several times\n"
+           "compiles those entries together (a template's instances: --entry\n"
+           "'scale<float,256>' --entry 'scale<double,256>'): one NVRTC compile, one cache\n"
+           "entry, each instance shown with its symbol.\n"
            "\n"
            "--emit FORMAT -o FILE (--output) writes the compiler's output to FILE (replaced\n"
            "whole, or left as it was), or to stdout with -o - (the report then goes to\n"
@@ -57,8 +61,11 @@ static void help(void) {
            "  ptx    NVRTC's PTX for the target, compiled now (not cached)\n"
            "  ltoir  LTO-IR (NVRTC with -dlto) for nvJitLink's link-time optimization,\n"
            "         compiled now\n"
+           "  fatbin a fat binary of the cubin (PTX for compute_XY) of every --arch, which\n"
+           "         the driver picks from: --emit fatbin --arch sm_80,sm_90 (made by\n"
+           "         nvFatbin when the toolkit has it, else by kernjit)\n"
            "PTX and LTO-IR are one source's output: not for a program of several sources.\n"
-           "One target, not --all.\n"
+           "One target (but for fatbin), not --all.\n"
            "\n"
            "Shown for each kernel of the binary (the entry first), as the compiler reports\n"
            "it, no GPU needed: registers and spilled bytes (stored and loaded) per thread,\n"
@@ -261,6 +268,14 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
     return rc;
 }
 
+/* Whether u is one of the entries compiled (the listed instances, or the one entry). */
+static int is_entry(const kj_compile_result *r, const kj_resource_usage *u) {
+    if (u == r->entry_resources) return 1;
+    for (size_t i = 0; i < r->entry_symbol_count; i++)
+        if (strcmp(u->symbol, r->entry_symbols[i]) == 0) return 1;
+    return 0;
+}
+
 static void print_resources(const kj_compile_result *r, FILE *out) {
     if (!r->resource_count) {
         fprintf(out, "  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
@@ -271,7 +286,7 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
         /* the entry first, then the others */
         const kj_resource_usage *u = i == 0 && e ? e : kj_compile_result_resource(r, i - (e != NULL));
         if (i && u == e) continue;
-        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", u == e ? "entry" : "kernel", u->symbol,
+        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", is_entry(r, u) ? "entry" : "kernel", u->symbol,
                u->registers, u->stack_bytes, u->shared_static_bytes);
         if (u->spill_store_bytes || u->spill_load_bytes)
             fprintf(out, "SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
@@ -287,7 +302,7 @@ static void json_resources(const kj_compile_result *r) {
         json_object_in(NULL);
         json_fields("symbol=%s entry?=%d registers=%d spill_store_bytes=%d spill_load_bytes=%d stack_bytes=%d "
                     "shared_static_bytes=%d",
-                    u->symbol, u == r->entry_resources, u->registers, u->spill_store_bytes, u->spill_load_bytes,
+                    u->symbol, is_entry(r, u), u->registers, u->spill_store_bytes, u->spill_load_bytes,
                     u->stack_bytes, u->shared_static_bytes);
         json_end_object();
     }
@@ -300,6 +315,8 @@ typedef struct compile_args {
     const char *options[MAX_OPTIONS];
     size_t ndef, nopt;
     const char *entry;
+    const char *entries[MAX_ENTRIES]; /* --entry given several times: compiled together */
+    size_t nentries;
     int push, json;
     int emit;           /* --emit given: the format below goes to output */
     kj_emit_format format;
@@ -324,13 +341,50 @@ static int write_output(const compile_args *a, kj_runtime *rt, const kj_request 
     return rc;
 }
 
+/* --emit fatbin: every target's binary (each compiled and reported first) in one fat binary. */
+static int write_fatbin(const compile_args *a, const cli_program *prog, const char *const *archs, size_t narch) {
+    kj_runtime *rt;
+    kj_status s = compile_runtime(NULL, &rt);
+    if (s != KJ_OK) return cli_fail("compile", s);
+    const char *own = kj_runtime_arch(rt);
+    kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines,
+                      .define_count = a->ndef, .options = a->options, .option_count = a->nopt, .sources = prog->sources,
+                      .source_count = prog->source_count, .entries = a->nentries > 1 ? a->entries : NULL,
+                      .entry_count = a->nentries > 1 ? a->nentries : 0};
+    void *data;
+    size_t size;
+    if ((s = kj_emit_fatbin(rt, &req, narch ? archs : &own, narch ? narch : 1, &data, &size, NULL)) != KJ_OK) {
+        kj_runtime_destroy(rt);
+        return cli_fail("compile", s);
+    }
+    int to_stdout = strcmp(a->output, "-") == 0, rc = EXIT_OK;
+    if (to_stdout) {
+        if (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)
+            rc = cli_error_as("compile", KJ_ERR_IO, "writing the fatbin to stdout failed: %s", strerror(errno));
+    } else {
+        rc = cli_write_file("compile", a->output, data, size);
+    }
+    kj_emit_free(data);
+    if (rc == EXIT_OK && a->json) {
+        json_object_in("emitted");
+        json_fields("format=%s file_path=%s size_bytes=%zu", "fatbin", to_stdout ? NULL : a->output, size);
+        json_end_object();
+    } else if (rc == EXIT_OK) {
+        fprintf(to_stdout ? stderr : stdout, "fatbin %zu bytes, %zu target%s, to %s\n", size, narch ? narch : 1,
+                narch > 1 ? "s" : "", to_stdout ? "stdout" : a->output);
+    }
+    kj_runtime_destroy(rt);
+    return rc;
+}
+
 static int compile_one(const compile_args *a, const cli_program *prog, const char *arch) {
     kj_runtime *rt;
     kj_status s = compile_runtime(arch, &rt);
     if (s != KJ_OK) return cli_fail("compile", s);
     kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
                       .options = a->options, .option_count = a->nopt, .arch = arch, .sources = prog->sources,
-                      .source_count = prog->source_count};
+                      .source_count = prog->source_count, .entries = a->nentries > 1 ? a->entries : NULL,
+                      .entry_count = a->nentries > 1 ? a->nentries : 0};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     int rc = EXIT_OK;
     if (a->emit) rc = write_output(a, rt, &req, &r);
@@ -340,7 +394,7 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
         return rc;
     }
     /* the report goes where the output does not */
-    FILE *out = a->emit && strcmp(a->output, "-") == 0 ? stderr : stdout;
+    FILE *out = a->output && strcmp(a->output, "-") == 0 ? stderr : stdout; /* -o: with --emit only */
     int compiled_now = a->emit && a->format != KJ_EMIT_CUBIN; /* PTX and LTO-IR are not cached */
     if (a->json) {
         json_begin_object();
@@ -349,6 +403,15 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
                     r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count,
                     r.is_ptx, r.stored ? r.cache_path : NULL, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
         json_resources(&r);
+        if (a->nentries > 1) {
+            json_begin_array("entries");
+            for (size_t i = 0; i < a->nentries && i < r.entry_symbol_count; i++) {
+                json_object_in(NULL);
+                json_fields("entry=%s symbol=%s", a->entries[i], r.entry_symbols[i]);
+                json_end_object();
+            }
+            json_end_array();
+        }
         if (a->emit) {
             json_object_in("emitted");
             json_fields("format=%s file_path=%s size_bytes=%zu", kj_emit_format_name(a->format),
@@ -380,6 +443,8 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
         if (a->emit)
             fprintf(out, "  %-5s %zu bytes to %s\n", kj_emit_format_name(a->format), r.binary_bytes,
                     strcmp(a->output, "-") == 0 ? "stdout" : a->output);
+        for (size_t i = 0; a->nentries > 1 && i < a->nentries && i < r.entry_symbol_count; i++)
+            fprintf(out, "  %-9s %s is %s\n", i ? "" : "instances", a->entries[i], r.entry_symbols[i]);
         print_resources(&r, out);
         if (a->push) rc = push_entries(rt, prog->kernel, 0, out);
     }
@@ -408,7 +473,9 @@ static int check_emit(const compile_args *a, int emit_given, int all, size_t nar
     if (!emit_given) return cli_usage("compile", "-o goes with --emit FORMAT, the output to write there: cubin, ptx or ltoir");
     if (all) return cli_usage("compile", "--emit writes one kernel's output: not with --all (the variants are in the "
                               "cache; kernjit cache list shows them)");
-    if (narch > 1) return cli_usage("compile", "--emit writes one file: give one --arch, not %zu", narch);
+    if (narch > 1 && a->format != KJ_EMIT_FATBIN)
+        return cli_usage("compile", "--emit %s writes one target's output: give one --arch, not %zu (or --emit fatbin "
+                         "for several)", kj_emit_format_name(a->format), narch);
     if (strcmp(a->output, "-") == 0)
         return a->json ? cli_usage("compile", "-o - writes the %s to stdout, where --json puts its document: give -o FILE",
                                    kj_emit_format_name(a->format))
@@ -449,7 +516,13 @@ int cmd_compile(int argc, char **argv) {
             if (rc != EXIT_OK) return rc;
             break;
         }
-        case 'e': a.entry = optarg; break;
+        case 'e':
+            if (a.nentries == MAX_ENTRIES) return cli_usage("compile", "at most %d --entry values", MAX_ENTRIES);
+            for (size_t k = 0; k < a.nentries; k++)
+                if (strcmp(a.entries[k], optarg) == 0) return cli_usage("compile", "--entry '%s' is given twice", optarg);
+            a.entries[a.nentries++] = a.entry = optarg;
+            if (a.nentries > 1) a.entry = a.entries[0];
+            break;
         case 'a': {
             int rc = cli_arch_list("compile", optarg, archs, &narch, MAX_ARCHS);
             if (rc != EXIT_OK) return rc;
@@ -488,6 +561,8 @@ int cmd_compile(int argc, char **argv) {
     if (all && prog.source_count)
         return cli_usage("compile", "--all compiles the variants of one kernel file, not a program of several sources");
     if (all && a.nopt) return cli_usage("compile", "--option is not taken with --all");
+    if (all && a.nentries > 1)
+        return cli_usage("compile", "--all compiles the variants of one entry: give one --entry, not %zu", a.nentries);
     if (!all && threads) return cli_usage("compile", "--threads goes with --all");
     if (!all && shard) return cli_usage("compile", "--shard goes with --all");
     if (aa.worker && (!all || a.json || a.push))
@@ -514,12 +589,18 @@ int cmd_compile(int argc, char **argv) {
         }
         json_begin_array("targets");
     }
+    int fatbin = a.emit && a.format == KJ_EMIT_FATBIN;
+    compile_args each = a; /* for a fatbin each target is compiled and reported first, then packed */
+    if (fatbin) each.emit = 0;
+    for (size_t i = 0; fatbin && i < narch && rc == EXIT_OK; i++) { /* before anything compiles */
+        kj_status s = kj_emit_fatbin_target(archs[i]);
+        if (s != KJ_OK) rc = cli_fail("compile", s);
+    }
     for (size_t i = 0; i < (narch ? narch : 1) && rc == EXIT_OK; i++)
         rc = all ? compile_all(kernel, prog.entry, a.defines, a.ndef, narch ? archs[i] : NULL, &aa, a.push, a.json)
-                 : compile_one(&a, &prog, narch ? archs[i] : NULL);
-    if (a.json) { /* after a failure too: the targets done so far, then the "error" */
-        json_end_array();
-        json_end_object();
-    }
+                 : compile_one(&each, &prog, narch ? archs[i] : NULL);
+    if (a.json) json_end_array();
+    if (fatbin && rc == EXIT_OK) rc = write_fatbin(&a, &prog, archs, narch);
+    if (a.json) json_end_object(); /* after a failure too: the targets done so far, then the "error" */
     return rc;
 }

@@ -110,8 +110,8 @@ static void help(void) {
            "             pointer &I  &I+OFF    the address of buffer --arg I, plus OFF\n"
            "                                   bytes (below its size)\n"
            "             null    null          a null pointer (the same as u64=0)\n"
-           "           TYPE: i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64. N: 1000, 64K, 1M,\n"
-           "           1G, 2^20. FILL: zeros; random (seeded by --seed, default 1: floats\n"
+           "           TYPE: i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64. N: 1000, 64K,\n"
+           "           1M, 1G, 2^20. FILL: zeros; random (seeded by --seed, default 1: floats\n"
            "           in [-1,1], signed integers in [-100,100], unsigned in [0,100]); iota\n"
            "           (0, 1, 2, ...); a VALUE for every element; @FILE (raw little-endian\n"
            "           bytes, exactly N elements).\n"
@@ -327,7 +327,7 @@ static const char *param_name(const launch_cmd *c, size_t i, char *buf, size_t s
 static const char *types_of_size(size_t size) {
     switch (size) {
     case 1: return "a scalar i8 or u8";
-    case 2: return "a scalar i16, u16 or f16";
+    case 2: return "a scalar i16, u16, f16 or bf16";
     case 4: return "a scalar i32, u32 or f32";
     case 8: return "a buffer TYPE[N]=..., or a scalar i64, u64 or f64";
     default: return NULL;

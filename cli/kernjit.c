@@ -9,7 +9,7 @@
 #include "run.h"
 
 static const cli_subcommand runners[] = {
-    {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 f32 f64)"},
+    {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 bf16 f32 f64)"},
     {"transpose", run_transpose, "a matrix transpose, any rows x cols (access orders, tiles, ...)"},
     {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
     {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},

@@ -38,19 +38,19 @@ static const struct {
     [LAUNCH_I8] = {"i8", 1, 0, 1},   [LAUNCH_U8] = {"u8", 1, 0, 0},   [LAUNCH_I16] = {"i16", 2, 0, 1},
     [LAUNCH_U16] = {"u16", 2, 0, 0}, [LAUNCH_I32] = {"i32", 4, 0, 1}, [LAUNCH_U32] = {"u32", 4, 0, 0},
     [LAUNCH_I64] = {"i64", 8, 0, 1}, [LAUNCH_U64] = {"u64", 8, 0, 0}, [LAUNCH_F16] = {"f16", 2, 1, 1},
-    [LAUNCH_F32] = {"f32", 4, 1, 1}, [LAUNCH_F64] = {"f64", 8, 1, 1},
+    [LAUNCH_BF16] = {"bf16", 2, 1, 1}, [LAUNCH_F32] = {"f32", 4, 1, 1}, [LAUNCH_F64] = {"f64", 8, 1, 1},
 };
 
 const char *launch_type_name(launch_type t) { return (unsigned)t < LAUNCH_TYPE_COUNT ? types[t].name : "?"; }
 size_t launch_type_size(launch_type t) { return (unsigned)t < LAUNCH_TYPE_COUNT ? types[t].size : 0; }
 int launch_type_is_float(launch_type t) { return (unsigned)t < LAUNCH_TYPE_COUNT && types[t].is_float; }
 int launch_type_is_signed(launch_type t) { return (unsigned)t < LAUNCH_TYPE_COUNT && types[t].is_signed; }
-const char *launch_type_list(void) { return "i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64"; }
+const char *launch_type_list(void) { return "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64"; }
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* "an i32", "an f16", but "a u8" */
-static const char *an(launch_type t) { return types[t].name[0] == 'u' ? "a" : "an"; }
+/* "an i32", "an f16", but "a u8", "a bf16" */
+static const char *an(launch_type t) { return types[t].name[0] == 'i' || types[t].name[0] == 'f' ? "an" : "a"; }
 
 /* ---- numbers --------------------------------------------------------------------------------- */
 
@@ -113,6 +113,34 @@ double launch_f16_to_double(uint16_t h) {
     return sign * ldexp(1024 + mant, exp - 25);
 }
 
+uint16_t launch_bf16_from_double(double d) {
+    uint16_t sign = signbit(d) ? 0x8000 : 0;
+    if (isnan(d)) return (uint16_t)(sign | 0x7fc0);
+    double a = fabs(d);
+    if (isinf(a)) return (uint16_t)(sign | 0x7f80);
+    if (a < 0x1p-126) {
+        /* subnormal: units of 2^-133; 128 units is the smallest normal, which encodes the same way */
+        return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p133));
+    }
+    int e;
+    double f = frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+    int exp = e - 1;         /* a = m * 2^exp, m in [1, 2) */
+    double m = nearbyint((f * 2.0 - 1.0) * 128.0);
+    if (m >= 128.0) {
+        m = 0;
+        exp++;
+    }
+    if (exp > 127) return (uint16_t)(sign | 0x7f80);
+    return (uint16_t)(sign | (uint16_t)((exp + 127) << 7) | (uint16_t)m);
+}
+
+double launch_bf16_to_double(uint16_t b) {
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
 int launch_parse_value(launch_type type, const char *text, unsigned char out[8], char *err, size_t size) {
     if ((unsigned)type >= LAUNCH_TYPE_COUNT) return fail(err, size, "unknown type %d", (int)type);
     if (!text || !*text) return fail(err, size, "empty %s value", types[type].name);
@@ -140,6 +168,11 @@ int launch_parse_value(launch_type type, const char *text, unsigned char out[8],
             if (isinf(f) && !isinf(v))
                 return fail(err, size, "'%.*s' is out of range for f32 (at most %g)", QUOTE, text, (double)FLT_MAX);
             memcpy(bytes, &f, 4);
+        } else if (type == LAUNCH_BF16) {
+            uint16_t h = launch_bf16_from_double(v);
+            if ((h & 0x7fff) == 0x7f80 && !isinf(v))
+                return fail(err, size, "'%.*s' is out of range for bf16 (at most 3.3895e38)", QUOTE, text);
+            memcpy(bytes, &h, 2);
         } else {
             uint16_t h = launch_f16_from_double(v);
             if ((h & 0x7fff) == 0x7c00 && !isinf(v))

@@ -5,14 +5,14 @@
  * and what is allowed.
  *
  * Specs:
- *   scalar   TYPE=VALUE          i32=5  u64=1048576  i32=1M  u32=0xff  f32=0.5  f64=-1e-3  f16=2
+ *   scalar   TYPE=VALUE          i32=5  u64=1048576  i32=1M  u32=0xff  f32=0.5  f64=-1e-3  f16=2  bf16=2
  *   buffer   TYPE[N]=FILL        f32[1M]=random  i32[2^20]=iota  u8[64]=zeros  f64[100]=0.25
  *                                f32[1000]=@in.bin  f32[]=@in.bin (N from the file's size)
  *   struct   bytes[N]=FILL       a parameter passed by value as N raw bytes (a struct): FILL is zeros,
  *                                @FILE (exactly N bytes) or 0x followed by 2N hex digits (memory order)
  *   pointer  &I  or  &I+OFF      the address of buffer --arg I plus OFF bytes (OFF as N; below its size)
  *   null     null                a null pointer (the same as u64=0)
- *   TYPE     i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64
+ *   TYPE     i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64
  *   N        1000003  64K  1M  1G  2^20  (kernjit's sizes: kj_size_parse; K M G T are powers of 1024)
  *   FILL     zeros | random | iota | VALUE | @FILE (raw bytes, little-endian, exactly N elements)
  * Integer values: decimal or 0x hex, an optional leading '-', and the suffixes of N. Float values:
@@ -31,7 +31,7 @@
 
 typedef enum launch_type {
     LAUNCH_I8, LAUNCH_U8, LAUNCH_I16, LAUNCH_U16, LAUNCH_I32, LAUNCH_U32, LAUNCH_I64, LAUNCH_U64,
-    LAUNCH_F16, LAUNCH_F32, LAUNCH_F64, LAUNCH_TYPE_COUNT
+    LAUNCH_F16, LAUNCH_BF16, LAUNCH_F32, LAUNCH_F64, LAUNCH_TYPE_COUNT
 } launch_type;
 
 typedef enum launch_fill {
@@ -44,7 +44,8 @@ typedef struct launch_arg {
     uint64_t count;          /* buffers: elements; 0 when the file decides (T[]=@FILE) */
     launch_fill fill;        /* buffers */
     _Alignas(8) unsigned char value[8]; /* a scalar, or the element of LAUNCH_FILL_VALUE: the bytes the
-                                device sees (little-endian; f16 as IEEE binary16); aligned, as the
+                                device sees (little-endian; f16 as IEEE binary16, bf16 as an
+                                f32's high half); aligned, as the
                                 launch passes a pointer to them */
     const char *path;        /* LAUNCH_FILL_FILE: the file name, a suffix of the parsed text (so it is
                                 NUL-terminated and lives as long as the text) */
@@ -101,5 +102,8 @@ int launch_check_save(const launch_save *save, const launch_arg *args, size_t na
 /* IEEE binary16 conversions, round to nearest even (subnormals included). */
 uint16_t launch_f16_from_double(double value);
 double launch_f16_to_double(uint16_t bits);
+/* The same for bfloat16 (8 exponent bits, 7 of mantissa: the high half of an f32). */
+uint16_t launch_bf16_from_double(double value);
+double launch_bf16_to_double(uint16_t bits);
 
 #endif

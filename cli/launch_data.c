@@ -27,6 +27,7 @@ static void store_int(launch_type t, void *buf, uint64_t i, uint64_t v) {
 static void store_float(launch_type t, void *buf, uint64_t i, double v) {
     switch (t) {
     case LAUNCH_F16: ((uint16_t *)buf)[i] = launch_f16_from_double(v); break;
+    case LAUNCH_BF16: ((uint16_t *)buf)[i] = launch_bf16_from_double(v); break;
     case LAUNCH_F32: ((float *)buf)[i] = (float)v; break;
     case LAUNCH_F64: ((double *)buf)[i] = v; break;
     default: break;
@@ -86,6 +87,7 @@ int launch_format(launch_type t, const void *e, char *buf, size_t size) {
     case LAUNCH_I64: memcpy(&i64, e, 8); snprintf(buf, size, "%lld", (long long)i64); return 1;
     case LAUNCH_U64: memcpy(&u64, e, 8); snprintf(buf, size, "%llu", (unsigned long long)u64); return 1;
     case LAUNCH_F16: memcpy(&u16, e, 2); return format_double(launch_f16_to_double(u16), 5, buf, size);
+    case LAUNCH_BF16: memcpy(&u16, e, 2); return format_double(launch_bf16_to_double(u16), 4, buf, size);
     case LAUNCH_F32: memcpy(&f32, e, 4); return format_double(f32, 9, buf, size);
     case LAUNCH_F64: memcpy(&f64, e, 8); return format_double(f64, 17, buf, size);
     default: snprintf(buf, size, "?"); return 0;

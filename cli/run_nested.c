@@ -50,7 +50,8 @@ static int reduce_option(run_ctx *c, int opt, char *arg) {
     case 'p': return cli_count_arg(c->cmd, "--pending", arg, 1, 1u << 30, &r->pending);
     }
     if (kj_type_parse(arg, &r->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
-    if (r->type == KJ_TYPE_F16) return cli_usage(c->cmd, "--type f16: allowed are i32, u32, i64, f32, f64");
+    if (r->type == KJ_TYPE_F16 || r->type == KJ_TYPE_BF16)
+        return cli_usage(c->cmd, "--type %s: allowed are i32, u32, i64, f32, f64", kj_type_name(r->type));
     return EXIT_OK;
 }
 

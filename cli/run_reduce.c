@@ -11,9 +11,9 @@
 
 static void help(void) {
     printf("usage: kernjit run reduce [--op sum|max|min|prod]\n"
-           "           [--type i32|u32|i64|f16|f32|f64] [--n N] [--entry E]\n"
-           "           [-D BLOCK_SIZE=B] [-D COARSE_FACTOR=C] [--seed S] [--repeat R]\n"
-           "           [--devices all|I,J,...] [--json]\n"
+           "           [--type i32|u32|i64|f16|bf16|f32|f64] [--n N] [--entry E]\n"
+           "           [-D BLOCK_SIZE=B] [-D COARSE_FACTOR=C] [-D WAVES=W] [--seed S]\n"
+           "           [--repeat R] [--devices all|I,J,...] [--json]\n"
            "\n"
            "Reduces N seeded random values (default sum, f32, 64M) on the GPU, compares with\n"
            "the CPU reference, and prints the result, the error, the median time of R timed\n"

@@ -10,7 +10,8 @@
 
 static void help(void) {
     printf("usage: kernjit run transpose [--rows R] [--cols C] [--variant V] [--type T]\n"
-           "           [-D TILE_DIM=N] [-D BLOCK_ROWS=N] [--seed S] [--repeat N] [--json]\n"
+           "           [-D TILE_DIM=N] [-D BLOCK_ROWS=N] [-D GROUP=G] [--seed S]\n"
+           "           [--repeat N] [--json]\n"
            "\n"
            "Transposes an R x C row-major matrix (default 8192 x 8192, f32) of seeded random\n"
            "bits on the GPU into C x R, after poisoning the output, compares every element\n"
@@ -19,12 +20,12 @@ static void help(void) {
            "and whether the kernel came from the cache.\n"
            "\n"
            "  --variant   padded (default: shared-memory tile padded against bank conflicts;\n"
-           "              -D TILE_DIM, -D BLOCK_ROWS), read-rows, read-cols, shared (32x8,\n"
+           "              -D TILE_DIM, -D BLOCK_ROWS, -D GROUP), read-rows, read-cols, shared (32x8,\n"
            "              transposed into shared memory), l1-8x32, l1-4x32 (no shared\n"
            "              memory: thread-block shapes and L1), vec (no shared memory: 4x4\n"
            "              blocks transposed in registers, 16-byte accesses)\n"
-           "  --type      i32 u32 i64 f16 f32 f64: only the element size (2, 4, 8 bytes)\n"
-           "              matters\n"
+           "  --type      i32 u32 i64 f16 bf16 f32 f64: only the element size (2, 4,\n"
+           "              8 bytes) matters\n"
            "  --seed      replays an input (the default is fresh each run and printed)\n"
            "R and C take suffixes: 4097, 8K, 2^13. Exit 1 when the result is wrong.\n");
 }

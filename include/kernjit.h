@@ -411,15 +411,28 @@ typedef struct kj_request {
                                   9.0, compute_75 on 7.5 and newer), and refuses another before the
                                   driver sees it. NULL: the runtime's */
     const char *const *sources;/* more translation units of the same program: paths to .cu files (a
-                                  '/' or ".cu" in each; `kernel` must then be a path too, and
-                                  source_text NULL). `kernel` and these, in this order, are
-                                  each compiled as relocatable device code (-rdc=true) with the same
-                                  macros and options, and linked by nvJitLink into one binary (with
-                                  the device runtime only when the program launches kernels or asks
-                                  for -rdc=true). The entry may be in any of them. Only `kernel` may
+                                  '/' or ".cu" in each; `kernel` must then be a path to a .cu file
+                                  too, and source_text NULL), or to compiled code that nvJitLink
+                                  takes as it is by its extension (.ptx text, a relocatable .cubin,
+                                  .ltoir). `kernel` and these, in this order, are each compiled as
+                                  relocatable device code (-rdc=true; LTO-IR with the option -dlto)
+                                  with the same macros and options, and linked by nvJitLink into one
+                                  binary (with the device runtime only when the program launches
+                                  kernels or asks for -rdc=true; with -lto when any unit is LTO-IR).
+                                  The entry may be in any of them. Only `kernel` may
                                   carry a metadata block; the key covers every source and header, and
                                   their order. NULL with source_count 0: a program of one source */
     size_t source_count;       /* at most 63 */
+    const char *const *entries;/* several entries of one program, compiled together as CuPy's
+                                  RawModule(name_expressions=...) does: each a name `entry` could be
+                                  ("scale<float,256>", "scale<double,256>"), all lowered by one NVRTC
+                                  compile into one binary, stored as one cache entry (the key covers
+                                  the list and its order, not `entry`). `entry` must then be NULL (the
+                                  first of them) or one of them: the kernel returned is that one, and
+                                  a request that differs only in `entry` gets another instance of the
+                                  same binary (the module is loaded once). NULL with entry_count 0:
+                                  the entry alone */
+    size_t entry_count;        /* at most 64, each listed once */
 } kj_request; /* read during the call only: nothing of it is kept */
 #define KJ_REQUEST_INIT KJ_SIZED_INIT_(kj_request)
 
@@ -511,6 +524,9 @@ typedef struct kj_compile_result {
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
     unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
     kj_origin origin;       /* where the binary came from: KJ_ORIGIN_SEED, _DISK, _REMOTE or _COMPILED */
+    const char *const *entry_symbols; /* the symbol of each entry compiled: kj_request.entries' in their
+                               order (a C++ name expression's lowered name), else the one entry's */
+    size_t entry_symbol_count;
 } kj_compile_result;
 #define KJ_COMPILE_RESULT_INIT KJ_SIZED_INIT_(kj_compile_result)
 
@@ -536,10 +552,12 @@ typedef enum kj_emit_format {
     KJ_EMIT_PTX = 1,   /* NVRTC's PTX for the target: text */
     KJ_EMIT_LTOIR = 2, /* LTO-IR (NVRTC with -dlto): NVVM IR that nvJitLink links and optimizes across units
                           (NVJITLINK_INPUT_LTOIR) */
+    KJ_EMIT_FATBIN = 3, /* a fat binary: the cubin (PTX for compute_XY) of each target, which the driver
+                          picks from when it loads it (kj_emit_fatbin for several targets) */
     KJ_EMIT_FORMAT_COUNT_
 } kj_emit_format;
 
-/* "cubin", "ptx", "ltoir"; "unknown" for another value. Static storage. Thread-safe. No errors. */
+/* "cubin", "ptx", "ltoir", "fatbin"; "unknown" for another value. Static storage. Thread-safe. No errors. */
 KJ_API const char *kj_emit_format_name(kj_emit_format format);
 /* Parses a format name. Errors: KJ_ERR_USAGE naming the allowed names (text NULL or not one). */
 KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
@@ -561,7 +579,22 @@ KJ_API kj_status kj_emit_format_parse(const char *text, kj_emit_format *out);
  * compute_XY (asked for, or a device newer than this NVRTC, for which only PTX exists). */
 KJ_API kj_status kj_emit(kj_runtime *rt, const kj_request *request, kj_emit_format format, void **data, size_t *size,
                          kj_compile_result *result);
-/* Frees what kj_emit gave. Accepts NULL. Thread-safe. */
+/* A fat binary of the request's binary for each of the targets in archs (arch_count from 1 to 16,
+ * each named as kj_request.arch names one, none twice; the request's own arch is not used): each
+ * comes through the cache as KJ_EMIT_CUBIN's does (a compute_XY target gives PTX), and they are
+ * packed by nvFatbin (libnvfatbin from the toolkit, loaded at run time; KERNJIT_NVFATBIN=PATH names
+ * it, =off leaves it) or, without it, by kernjit in the format the toolkit's fatbinary writes. *data
+ * (*size bytes) is the caller's, freed with kj_emit_free. result, when not NULL, describes the last
+ * target's binary, with binary_bytes the fat binary's size. Works with no device. Thread-safe.
+ * Errors as kj_emit's for KJ_EMIT_CUBIN, per target; KJ_ERR_USAGE for no archs, more than 16, NULL
+ * names or one twice; KJ_ERR_UNSUPPORTED for a compute_XY target without nvFatbin. */
+KJ_API kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *request, const char *const *archs, size_t arch_count,
+                                void **data, size_t *size, kj_compile_result *result);
+/* Whether kj_emit_fatbin can hold the code of target `arch` here, checked without compiling: KJ_OK, or
+ * KJ_ERR_UNSUPPORTED for a compute_XY or architecture-specific target (sm_90a) when nvFatbin cannot
+ * be loaded (kernjit's own writer packs sm_XY cubins), naming what to give instead. Thread-safe. */
+KJ_API kj_status kj_emit_fatbin_target(const char *arch);
+/* Frees what kj_emit and kj_emit_fatbin gave. Accepts NULL. Thread-safe. */
 KJ_API void kj_emit_free(void *data);
 
 typedef struct kj_kernel_info {

@@ -1,7 +1,7 @@
 // common.cuh: element types and operators for kernjit's kernels, selected by macros.
 //
-//   T  = i32 u32 i64 f16 f32 f64    the element type (kj_elem) and the accumulator (kj_acc):
-//                                   the same type, except f16, which accumulates in f32
+//   T  = i32 u32 i64 f16 bf16 f32 f64   the element type (kj_elem) and the accumulator (kj_acc):
+//                                   the same type, except f16 and bf16, which accumulate in f32
 //   OP = sum max min prod           kj_combine(a, b) and KJ_IDENTITY
 //
 // Semantics, the same on every path: integer sum and product wrap as C unsigned arithmetic does
@@ -9,7 +9,8 @@
 // assume signed overflow away); max and min return NaN as soon as either operand is NaN; the identity
 // is 0 (sum), 1 (prod), the type's lowest value (max) and highest value (min), -inf/+inf for floats.
 //
-// No CUDA header is needed: half precision is converted with the PTX cvt instruction.
+// No CUDA header is needed: half precision is converted with the PTX cvt instruction, and a bfloat16
+// is the high half of an f32 (a shift: exact, and the same instructions on every target from sm_75).
 #pragma once
 
 #define KJ_CAT_(a, b) a##b
@@ -21,6 +22,7 @@
 #define KJ_T_f16 4
 #define KJ_T_f32 5
 #define KJ_T_f64 6
+#define KJ_T_bf16 7
 #define KJ_OP_sum 1
 #define KJ_OP_max 2
 #define KJ_OP_min 3
@@ -59,6 +61,10 @@ typedef unsigned long long kj_uacc;
 typedef unsigned short kj_elem; // IEEE binary16 bits
 typedef float kj_acc;
 #define KJ_FLOAT 1
+#elif KJ_TYPE == KJ_T_bf16
+typedef unsigned short kj_elem; // bfloat16 bits: the high half of an f32
+typedef float kj_acc;
+#define KJ_FLOAT 1
 #elif KJ_TYPE == KJ_T_f32
 typedef float kj_elem;
 typedef float kj_acc;
@@ -68,7 +74,7 @@ typedef double kj_elem;
 typedef double kj_acc;
 #define KJ_FLOAT 1
 #else
-#error "T must be one of i32 u32 i64 f16 f32 f64"
+#error "T must be one of i32 u32 i64 f16 bf16 f32 f64"
 #endif
 
 #if !(KJ_OPER >= 1 && KJ_OPER <= 4)
@@ -88,9 +94,13 @@ __device__ __forceinline__ float kj_f16_to_f32(unsigned short h) {
     return f;
 }
 
+__device__ __forceinline__ float kj_bf16_to_f32(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+
 __device__ __forceinline__ kj_acc kj_to_acc(kj_elem v) {
 #if KJ_TYPE == KJ_T_f16
     return kj_f16_to_f32(v);
+#elif KJ_TYPE == KJ_T_bf16
+    return kj_bf16_to_f32(v);
 #else
     return v;
 #endif

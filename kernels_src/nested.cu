@@ -28,7 +28,7 @@
 #include "common.cuh"
 #include "cdp.cuh"
 
-#if KJ_TYPE == KJ_T_f16
+#if KJ_TYPE == KJ_T_f16 || KJ_TYPE == KJ_T_bf16
 #error "the nested reductions work in place and need an element type that is its own accumulator"
 #endif
 

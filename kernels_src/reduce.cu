@@ -1,7 +1,7 @@
-//@kernjit summary  Parallel reductions (PMPP chapter 10) and a fast default; sum/max/min/prod over i32 u32 i64 f16 f32 f64
+//@kernjit summary  Parallel reductions (PMPP chapter 10) and a fast default; sum/max/min/prod over i32 u32 i64 f16 bf16 f32 f64
 //@kernjit entry    reduce_fast reduce_simple reduce_convergent reduce_shared reduce_segmented reduce_coarsened reduce_init reduce_load
 //@kernjit param    OP sum max min prod = sum
-//@kernjit param    T i32 u32 i64 f16 f32 f64 = f32
+//@kernjit param    T i32 u32 i64 f16 bf16 f32 f64 = f32
 //@kernjit tune     BLOCK_SIZE pow2 32..1024 = 256
 //@kernjit tune     COARSE_FACTOR 1 2 4 8 16 32 = 8
 //@kernjit launch   WAVES pow2 1..64 = 1

@@ -12,7 +12,7 @@
 
 // in is rows x cols, row-major; out is cols x rows, row-major: out[c * rows + r] = in[r * cols + c].
 // A transpose moves bits, so the element is an unsigned integer of ELEM_BYTES bytes: one kernel serves
-// f16 (2), f32/i32/u32 (4) and f64/i64 (8).
+// f16 and bf16 (2), f32/i32/u32 (4) and f64/i64 (8).
 //
 // Every entry works on tiles (square but for transpose_vec's), numbered along the rows of tiles on a 1-D grid (blockIdx.x), so
 // that no grid dimension limits the matrix (a 2-D grid allows only 65535 tile rows). Threads outside

@@ -36,6 +36,9 @@ double kj_result_as_double(kj_type type, const void *result);
 /* f as the bits of an IEEE half, rounded to nearest even (infinity when too large, a signed zero
  * below the smallest normal half). Thread-safe. No errors. */
 uint16_t kj_f16_bits(float f);
+/* f as the bits of a bfloat16 (the high half of f, rounded to nearest even; a NaN stays a NaN).
+ * Thread-safe. No errors. */
+uint16_t kj_bf16_bits(float f);
 
 /* The CPU reference: the same image with options->algo, every dwell bit for bit the GPU's;
  * Mariani-Silver is emulated square by square as the GPU runs it, and device_launches (when not NULL)

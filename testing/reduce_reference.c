@@ -16,3 +16,4 @@ double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, do
 
 double kj_result_as_double(kj_type type, const void *result) { return kj__result_as_double(type, result); }
 uint16_t kj_f16_bits(float f) { return kj__f16_bits(f); }
+uint16_t kj_bf16_bits(float f) { return kj__bf16_bits(f); }

@@ -102,6 +102,24 @@ static void test_nested_reduce_byte_count_overflows(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* A type the family's kernel lacks: 16-bit floats where the reduction works in place (the nested
+ * ones) or the kernel adds whole IEEE values (vector add). Refused before anything is compiled. */
+static void test_type_the_family_lacks(void **state) {
+    (void)state;
+    kj_runtime *rt = device_runtime();
+    size_t before = count_files(cache_dir);
+    uint8_t result[8];
+    memset(result, POISON, sizeof result);
+    EXPECT(kj_nested_reduce(rt, KJ_TYPE_BF16, 4096, 16, result, NULL), KJ_ERR_USAGE,
+           "kj_nested_reduce: type bf16: allowed are i32, u32, i64, f32, f64");
+    EXPECT(kj_nested_reduce(rt, KJ_TYPE_F16, 4096, 16, result, NULL), KJ_ERR_USAGE, "type f16: allowed are");
+    for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
+    EXPECT(kj_vector_add(rt, KJ_TYPE_BF16, 4096, 8192, 12288, 16, NULL), KJ_ERR_USAGE,
+           "kj_vector_add: type bf16: vector add takes f32 or f64");
+    assert_int_equal(count_files(cache_dir), before);
+    kj_runtime_destroy(rt);
+}
+
 static void test_transpose_side_too_large(void **state) {
     (void)state;
     kj_runtime *rt = device_runtime();
@@ -130,6 +148,8 @@ static void test_unknown_op_and_type(void **state) {
     memset(result, POISON, sizeof result);
     EXPECT(kj_reduce(rt, (kj_op)9, KJ_TYPE_F32, 4096, 16, result, NULL), KJ_ERR_USAGE, "operator 9 is not a kj_op");
     EXPECT(kj_reduce(rt, KJ_OP_SUM, (kj_type)-1, 4096, 16, result, NULL), KJ_ERR_USAGE, "type -1 is not a kj_type");
+    EXPECT(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_COUNT_, 4096, 16, result, NULL), KJ_ERR_USAGE,
+           "type 7 is not a kj_type (0 to 6)");
     kj_op op = KJ_OP_MAX;
     kj_type type = KJ_TYPE_F64;
     EXPECT(kj_op_parse("avg", &op), KJ_ERR_USAGE, "unknown operator 'avg': allowed are sum, max, min, prod");
@@ -375,6 +395,68 @@ static void test_malformed_source_list(void **state) {
     req.source_text = NULL;
     req.source_count = 64;
     expect_compile(&req, KJ_ERR_USAGE, "64 more sources: a program links at most 64 sources in all");
+}
+
+/* kj_request.entries: refused before anything compiles (expect_compile checks the result and the
+ * cache are left as they were). */
+static void test_malformed_entry_list(void **state) {
+    (void)state;
+    const char *src = "template <typename T> __global__ void k(T *x) { *x = 1; }\n";
+    kj_request req = {.size = sizeof(kj_request), .kernel = "k.cu", .source_text = src, .entry_count = 2};
+    expect_compile(&req, KJ_ERR_USAGE, "entry_count is 2 but entries is NULL");
+    const char *with_null[] = {"k<float>", NULL};
+    req.entries = with_null;
+    expect_compile(&req, KJ_ERR_USAGE, "entries[1] is NULL: give the entries' names");
+    const char *empty[] = {"k<float>", ""};
+    req.entries = empty;
+    expect_compile(&req, KJ_ERR_USAGE, "entries[1] name of 0 characters: 1 to 512 are allowed");
+    const char *twice[] = {"k<float>", "k<int>", "k<float>"};
+    req.entries = twice;
+    req.entry_count = 3;
+    expect_compile(&req, KJ_ERR_USAGE, "entry 'k<float>' is listed twice in entries (0 and 2): list each once");
+    req.entry_count = 2;
+    req.entry = "k<double>";
+    expect_compile(&req, KJ_ERR_USAGE, "entry 'k<double>' is not one of the request's 2 entries (the first is "
+                                       "'k<float>'): give one of them, or NULL for the first");
+    req.entry = NULL;
+    const char *many[65];
+    for (int i = 0; i < 65; i++) many[i] = "k<float>";
+    req.entries = many;
+    req.entry_count = 65;
+    expect_compile(&req, KJ_ERR_USAGE, "65 entries: one compile takes at most 64");
+}
+
+/* Compiled code among a program's sources (.ptx, .cubin, .ltoir): the first source is the .cu file
+ * whose metadata speaks for the program; an empty file or PTX with NUL bytes is not code. */
+static void test_link_input_refused(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir(), ptx[PATH_MAX], ltoir[PATH_MAX];
+    assert_non_null(dir);
+    snprintf(ptx, sizeof ptx, "%s/nul.ptx", dir);
+    snprintf(ltoir, sizeof ltoir, "%s/empty.ltoir", dir);
+    FILE *f = fopen(ptx, "wb");
+    assert_non_null(f);
+    fwrite(".version 8.0\0\n", 1, 14, f);
+    fclose(f);
+    f = fopen(ltoir, "wb");
+    assert_non_null(f);
+    fclose(f);
+    const char *vadd[] = {KJ_TEST_KERNELS "/vadd.cu"};
+    kj_request first = {.size = sizeof(kj_request), .kernel = ltoir, .sources = vadd, .source_count = 1};
+    expect_compile(&first, KJ_ERR_SOURCE, "empty.ltoir' is empty: nothing to link");
+    const char *inputs[] = {ptx};
+    kj_request with_nul = {.size = sizeof(kj_request), .kernel = vadd[0], .sources = inputs, .source_count = 1};
+    expect_compile(&with_nul, KJ_ERR_SOURCE, "nul.ptx' is not PTX (it contains NUL bytes): PTX is text");
+    f = fopen(ptx, "wb");
+    assert_non_null(f);
+    fputs(".version 8.0\n", f);
+    fclose(f);
+    first.kernel = ptx;
+    expect_compile(&first, KJ_ERR_USAGE, "nul.ptx' is the program's first source, which must be a .cu file");
+    unlink(ptx);
+    unlink(ltoir);
+    rmdir(dir);
+    free(dir);
 }
 
 /* A prefetch that cannot start: refused at once, nothing queued (no compile happens, nothing stored). */
@@ -844,19 +926,26 @@ static void test_emit_misuse(void **state) {
     void *data = (void *)&POISON;
     size_t size = 7;
     kj_request req = {.size = sizeof(kj_request), .kernel = "reduce"};
-    EXPECT(kj_emit(rt, &req, (kj_emit_format)3, &data, &size, NULL), KJ_ERR_USAGE,
-           "format 3 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR");
+    EXPECT(kj_emit(rt, &req, (kj_emit_format)4, &data, &size, NULL), KJ_ERR_USAGE,
+           "format 4 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR, KJ_EMIT_FATBIN");
     EXPECT(kj_emit(rt, &req, KJ_EMIT_PTX, NULL, &size, NULL), KJ_ERR_USAGE, "data and size are required");
     kj_emit_format format = KJ_EMIT_PTX;
-    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir");
+    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir, fatbin");
+    const char *twice[] = {"sm_80", "sm_80"};
+    EXPECT(kj_emit_fatbin(rt, &req, twice, 2, &data, &size, NULL), KJ_ERR_USAGE,
+           "kj_emit_fatbin: target sm_80 is given twice: a fat binary holds one image a target");
+    EXPECT(kj_emit_fatbin(rt, &req, twice, 0, &data, &size, NULL), KJ_ERR_USAGE, "kj_emit_fatbin: 0 targets: give 1 to 16");
+    const char *none[] = {NULL};
+    EXPECT(kj_emit_fatbin(rt, &req, none, 1, &data, &size, NULL), KJ_ERR_USAGE, "kj_emit_fatbin: target 0 is NULL");
     assert_int_equal(format, KJ_EMIT_PTX);
     const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
     kj_request program = {.size = sizeof(kj_request), .kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
     EXPECT(kj_emit(rt, &program, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "LTO-IR of a program of 2 sources");
-    /* -dlto stays refused as an option of the request: LTO-IR is asked for by format */
+    /* a -dlto request makes LTO-IR, never PTX */
     const char *dlto[] = {"-dlto"};
     kj_request asked = {.size = sizeof(kj_request), .kernel = "reduce", .options = dlto, .option_count = 1};
-    EXPECT(kj_emit(rt, &asked, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "ask for it with kj_emit");
+    EXPECT(kj_emit(rt, &asked, KJ_EMIT_PTX, &data, &size, NULL), KJ_ERR_USAGE,
+           "PTX with -dlto: a -dlto compile makes LTO-IR (emit ltoir), or the linked program (emit cubin)");
     assert_ptr_equal(data, &POISON);
     assert_int_equal(size, 7);
     assert_int_equal(count_files(cache_dir), before);
@@ -892,6 +981,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reduce_byte_count_overflows),
         cmocka_unit_test(test_vector_add_byte_count_overflows),
         cmocka_unit_test(test_nested_reduce_byte_count_overflows),
+        cmocka_unit_test(test_type_the_family_lacks),
         cmocka_unit_test(test_transpose_side_too_large),
         cmocka_unit_test(test_alloc_beyond_device_memory),
         cmocka_unit_test(test_unknown_op_and_type),
@@ -914,6 +1004,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_damaged_tuning_database),
         cmocka_unit_test(test_out_of_file_descriptors),
         cmocka_unit_test(test_malformed_source_list),
+        cmocka_unit_test(test_malformed_entry_list),
+        cmocka_unit_test(test_link_input_refused),
         cmocka_unit_test(test_emit_misuse),
         cmocka_unit_test(test_prefetch_malformed),
         cmocka_unit_test(test_compile_all_shard_out_of_range),

@@ -28,6 +28,8 @@ expect 1 "devices     0 (kernjit stub device): 334 elements" "$K" run reduce --d
 expect 1 "2 (kernjit stub device 2): 333 elements" "$K" run reduce --devices all --n 1001 --type u32
 expect 1 "result      1001 (the devices' results combined on the host" "$K" run reduce --devices all --n 1001 --type u32
 expect 1 '"result":501,' "$K" run reduce --devices 2,0 --n 1001 --type i64 --op max --json
+# bf16's partials are f32 (here 1001 units of the smallest subnormal: the parts' counts, added exactly)
+expect 1 "result      1.4026997627891419e-42 (the devices' results combined" "$K" run reduce --devices all --n 1001 --type bf16
 expect 1 '"devices":[{"ordinal":2,"device":"kernjit stub device 2","n":501' "$K" run reduce --devices 2,0 --n 1001 --type i64 --op max --json
 expect 0 '"device_count":3,' "$K" bench reduce --devices all --sizes 1K --samples 3 --json
 # what each device past the first adds, and the parts collected one after the other, beside the call

@@ -147,6 +147,9 @@ KJ_STUB_PARAMS=1,2,8,8 expect 0 "[1] -3" "$K" launch "$KD/scalars.cu" --grid 1 -
     --arg f64=7.9 --arg 'i64[3]=zeros' --print 3
 KJ_STUB_PARAMS=1,2,8,8 expect 0 '"values":[200,-3,7]' "$K" launch "$KD/scalars.cu" --grid 1 --block 1 --arg u8=200 \
     --arg i16=-3 --arg f64=7.9 --arg 'i64[3]=zeros' --print 3 --json
+# a bf16 scalar is the high half of the f32: -2 is 0xc000, which the kernel's short reads as -16384
+KJ_STUB_PARAMS=1,2,8,8 expect 0 "[1] -16384" "$K" launch "$KD/scalars.cu" --grid 1 --block 1 --arg u8=200 --arg bf16=-2 \
+    --arg f64=7.9 --arg 'i64[3]=zeros' --print 3
 
 # y += x: what is printed and saved is the first launch's result, whatever --repeat adds after it
 KJ_STUB_PARAMS=8,8,4 expect 0 "[7] 8" "$K" launch "$KD/accumulate.cu" --grid 1 --block 256 --arg 'f32[8]=iota' \

@@ -143,6 +143,18 @@ expect 0 '"emitted":{"format":"ltoir","file_path":"'"$E/reduce.ltoir"'","size_by
 out=$("$K" compile "$KD/vadd.cu" --emit ptx -o - 2>/dev/null)
 grep -q "^.visible .entry _Z4vaddPKfS0_Pfi(" <<<"$out" || { echo "FAIL: --emit ptx -o - wrote no PTX to stdout"; failures=$((failures + 1)); }
 expect 0 "ptx   1" "$K" compile "$KD/vadd.cu" --emit ptx -o - # the report, on stderr
+# a fat binary of two targets: each target reported, then packed; the toolkit's tools read it
+expect 0 "fatbin " "$K" compile "$KD/vadd.cu" --arch sm_80,sm_90 --emit fatbin -o "$E/vadd.fatbin"
+expect 0 "vadd.cu for sm_80: cache hit" "$K" compile "$KD/vadd.cu" --arch sm_80,sm_90 --emit fatbin -o "$E/vadd.fatbin"
+expect 0 '"emitted":{"format":"fatbin","file_path":"'"$E/vadd.fatbin"'","size_bytes":' \
+    "$K" compile "$KD/vadd.cu" --arch sm_80,sm_90 --emit fatbin -o "$E/vadd.fatbin" --json
+if [ "$(head -c 4 "$E/vadd.fatbin" | od -An -tx1 | tr -d ' ')" != '50ed55ba' ]; then
+    echo "FAIL: --emit fatbin wrote no fat binary"; failures=$((failures + 1))
+fi
+if [ -x "$CUOBJDUMP" ]; then
+    expect 0 "sm_80" "$CUOBJDUMP" --list-elf "$E/vadd.fatbin"
+    expect 0 "sm_90" "$CUOBJDUMP" --list-elf "$E/vadd.fatbin"
+fi
 # the global flags: -v shows the library's notes, --no-cache (KERNJIT_CACHE_DISABLE) compiles again
 expect 0 "note: reduce: disk hit $KERNJIT_CACHE_DIR/sm_90/" "$K" -v compile reduce --arch sm_90
 expect 0 "note: reduce: disk hit" "$K" compile reduce --arch sm_90 --verbose
@@ -236,6 +248,24 @@ expect 0 "0 entries" "$K" tune --show
 # cache
 expect 0 "$KERNJIT_CACHE_DIR" "$K" cache path
 expect 0 "entries" "$K" cache stats
+# several entries in one compile: a template's two instances, one NVRTC compile, one cache entry
+printf 'template <typename T> __global__ void twice(T *x) { x[threadIdx.x] *= 2; }\n' > "$W/twice.cu"
+expect 0 "instances twice<float> is _Z5twiceIfEvPT_" "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 0 "            twice<int> is _Z5twiceIiEvPT_" "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 0 "cache hit" "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 0 '"entries":[{"entry":"twice<float>","symbol":"_Z5twiceIfEvPT_"},{"entry":"twice<int>","symbol":"_Z5twiceIiEvPT_"}]' \
+    "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90 --json
+expect 0 "entry  _Z5twiceIiEvPT_: " "$K" compile "$W/twice.cu" --entry 'twice<float>' --entry 'twice<int>' --arch sm_90
+expect 2 "--entry 'twice<int>' is given twice" "$K" compile "$W/twice.cu" --entry 'twice<int>' --entry 'twice<int>'
+# compiled code among a program's sources (PTX and LTO-IR from --emit), and -dlto across .cu files
+printf '__device__ float lib_blend(float x);\nextern "C" __global__ void blend(float *x) { x[0] = lib_blend(x[0]); }\n' > "$W/lmain.cu"
+printf '__device__ float lib_blend(float x) { return 3.0f * x; }\n' > "$W/llib.cu"
+expect 0 "ptx   " "$K" compile "$W/lmain.cu" --emit ptx -o "$W/lmain.ptx" --option -rdc=true --arch sm_90
+expect 0 "ltoir " "$K" compile "$W/lmain.cu" --emit ltoir -o "$W/lmain.ltoir" --arch sm_90
+expect 0 " ms (2 sources linked)" "$K" compile "$W/llib.cu" "$W/lmain.ptx" --entry blend --arch sm_90
+expect 0 "entry  blend: " "$K" compile "$W/llib.cu" "$W/lmain.ltoir" --entry blend --arch sm_90
+expect 0 "entry  blend: " "$K" compile "$W/llib.cu" "$W/lmain.cu" --entry blend --arch sm_90 --option -dlto
+expect 0 "cache hit (2 sources linked)" "$K" compile "$W/llib.cu" "$W/lmain.cu" --entry blend --arch sm_90 --option -dlto
 expect 0 "entr" "$K" cache list
 expect 0 '"valid":true' "$K" cache list --json
 expect 0 '"macros":{"BLOCK_SIZE":"256","COARSE_FACTOR":"8","OP":"sum","T":"f32"}' "$K" cache list --json
@@ -248,6 +278,11 @@ expect 0 "entries 0" "$K" cache stats
 # run: argument errors are found before any device is needed
 expect 2 "unknown operator 'avg'" "$K" run reduce --op avg
 expect 2 "unknown type 'f8'" "$K" run reduce --type f8
+expect 2 "allowed are i32, u32, i64, f16, bf16, f32, f64" "$K" run reduce --type f8
+# bf16: native from sm_80; the reduction's conversion is a shift, so that sm_75 builds it too
+expect 0 "compiled" "$K" compile reduce -D T=bf16 -D OP=max --arch sm_75
+expect 0 "reduce:reduce_fast  BLOCK_SIZE=256 COARSE_FACTOR=8 OP=max T=bf16" "$K" cache list
+expect 2 "--type bf16: vector-add takes f32 or f64" "$K" run vector-add --type bf16
 expect 2 "is not a number" "$K" run reduce --n lots
 expect 2 "is not a number" "$K" run reduce --n -5
 expect 2 "is not a number" "$K" run reduce --n 99999999999999999999999
@@ -263,6 +298,7 @@ expect 2 "--block '300': a power of two from 2 to 1024" "$K" run nested-reduce -
 expect 2 "--block '1': a power of two from 2 to 1024" "$K" run nested-reduce --block 1
 expect 2 "--block '2048'" "$K" run nested-reduce --block 2048
 expect 2 "--type f16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type f16
+expect 2 "--type bf16: allowed are i32, u32, i64, f32, f64" "$K" run nested-reduce --type bf16
 expect 2 "unknown type 'f8'" "$K" run nested-reduce --type f8
 expect 2 "is not a number" "$K" run nested-reduce --n lots
 expect 2 "--pending '0'" "$K" run nested-reduce --pending 0

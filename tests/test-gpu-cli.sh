@@ -40,6 +40,8 @@ for n in 1 31 1000003; do
     expect_json 'd["ok"] and d["n"] == '$n "$K" run reduce --n $n --repeat 3 --json
 done
 expect_json 'd["ok"] and d["op"] == "max" and d["type"] == "f64"' "$K" run reduce --op max --type f64 --n 1M --json
+expect_json 'd["ok"] and d["type"] == "bf16"' "$K" run reduce --type bf16 --n 1000003 --json
+expect_json 'd["ok"] and d["type"] == "bf16"' "$K" run reduce --type bf16 --op prod --n 31 --entry reduce_shared --json
 expect_json 'd["ok"] and d["block_size"] == 128 and d["coarse_factor"] == 2' \
     "$K" run reduce --type i32 --n 100003 -D BLOCK_SIZE=128 -D COARSE_FACTOR=2 --json
 expect_json 'd["ok"] and d["entry"] == "reduce_simple"' "$K" run reduce --entry reduce_simple --n 1000 --json
@@ -95,6 +97,7 @@ expect_json 'len(d["rows"]) == 3 and all(r.get("agrees_with_cub", True) for r in
 expect_json 'all(r["same_as_parts"] for r in d["rows"]) and len(d["rows"]) == 2' \
     "$K" bench reduce --devices all --sizes 2^16,2^20 --samples 3 --json
 expect 0 "op,type,n,entry" "$K" bench reduce --sizes 2^16 --op max --type i32 --entry reduce_fast --samples 3 --csv
+expect 0 "max,bf16,65536,reduce_fast" "$K" bench reduce --sizes 2^16 --op max --type bf16 --entry reduce_fast --samples 3 --csv
 expect 0 "reduce_fast" "$K" bench reduce --sizes 2^16,2^20 --op min --type f64 --entry reduce_fast --block 128,256 --samples 3
 expect_json 'all(r.get("ok", True) for r in d["reduce"]["rows"]) and d["mandelbrot"]["pixels_differ"] == 0' \
     "$K" bench nested --n 1M --size 16384 --repeat 2 --json

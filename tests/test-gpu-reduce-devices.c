@@ -64,7 +64,7 @@ static void check(kj_op op, kj_type t, size_t n) {
     unsigned char want[8], combined[8], got[8], again[8];
     double abs_sum;
     KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
-    KJ_ASSERT_OK(kj_reduce_reference(op, t == KJ_TYPE_F16 ? KJ_TYPE_F32 : t, partials, runtimes, combined, NULL));
+    KJ_ASSERT_OK(kj_reduce_reference(op, t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 ? KJ_TYPE_F32 : t, partials, runtimes, combined, NULL));
     memset(got, 0xA5, sizeof got);
     memset(again, 0x5A, sizeof again);
     kj_status s = kj_reduce_devices(rts, inputs, counts, runtimes, op, t, got, NULL);

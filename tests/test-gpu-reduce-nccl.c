@@ -42,6 +42,7 @@ static void check(kj_op op, kj_type t, size_t n, int with_nan) {
     if (with_nan) {
         size_t at = kj_test_next(&kj_test_rng) % n;
         if (t == KJ_TYPE_F16) ((uint16_t *)host)[at] = 0x7e00;
+        else if (t == KJ_TYPE_BF16) ((uint16_t *)host)[at] = 0x7fc0;
         else if (t == KJ_TYPE_F32) ((float *)host)[at] = NAN;
         else ((double *)host)[at] = NAN;
     }
@@ -79,7 +80,7 @@ static void test_one_rank(void **state) {
         for (int t = 0; t < KJ_TYPE_COUNT_; t++)
             for (size_t s = 0; s < n_sizes; s++, checks++) {
                 check((kj_op)op, (kj_type)t, sizes[s], 0);
-                int is_float = t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64;
+                int is_float = t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64;
                 if (is_float && (op == KJ_OP_MAX || op == KJ_OP_MIN)) check((kj_op)op, (kj_type)t, sizes[s], 1);
             }
     printf("%zu reductions through NCCL (one rank) checked against the CPU\n", checks);

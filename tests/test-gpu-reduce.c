@@ -1,4 +1,4 @@
-/* The gpu suite for reductions: every entry x op x type at sizes 1, 2, 31, 1000003 and 2^24+7
+/* The gpu suite for reductions: every entry x op x type (bf16 included) at sizes 1, 2, 31, 1000003 and 2^24+7
  * (within each entry's limits) against the CPU reference, with fresh random input each run and the
  * result poisoned first; identities at n = 0; NaN; wrapping integers; misaligned input; the default
  * entry's determinism; several streams at once; the default entry's early launch (programmatic
@@ -76,7 +76,7 @@ static void test_every_entry_op_type_size(void **state) {
                 for (int si = 0; si < 5; si++) {
                     size_t n = kj_test_cap(single_block(e) ? block_sizes[si] : sizes[si]);
                     if (si && n == kj_test_cap(single_block(e) ? block_sizes[si - 1] : sizes[si - 1])) continue;
-                    int is_float = t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64;
+                    int is_float = t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64;
                     check_one(e, (kj_op)op, (kj_type)t, n, 0);
                     checks++;
                     if (is_float && op == KJ_OP_SUM) {
@@ -102,15 +102,16 @@ static void test_empty_gives_identity(void **state) {
 
 static void test_nan_propagates(void **state) {
     (void)state;
-    const kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_F32, KJ_TYPE_F64};
+    const kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_BF16, KJ_TYPE_F32, KJ_TYPE_F64};
     for (int e = 0; e < ENTRY_COUNT; e++)
-        for (int ti = 0; ti < 3; ti++)
+        for (int ti = 0; ti < 4; ti++)
             for (int op = 0; op < KJ_OP_COUNT_; op++) {
                 kj_type t = types[ti];
                 size_t n = single_block(e) ? 2000 : kj_test_cap(1000003);
                 fill(host, t, (kj_op)op, n, 0);
                 size_t at = kj_test_next(&kj_test_rng) % n;
                 if (t == KJ_TYPE_F16) ((uint16_t *)host)[at] = 0x7e00;
+                else if (t == KJ_TYPE_BF16) ((uint16_t *)host)[at] = 0x7fc0;
                 else if (t == KJ_TYPE_F32) ((float *)host)[at] = NAN;
                 else ((double *)host)[at] = NAN;
                 KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, n * kj_type_size(t)));
@@ -124,8 +125,8 @@ static void test_nan_propagates(void **state) {
 /* Input that does not start on a 16-byte boundary: the fast entry's head and tail. */
 static void test_misaligned_input(void **state) {
     (void)state;
-    const kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_I32, KJ_TYPE_F64};
-    for (int ti = 0; ti < 3; ti++)
+    const kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_BF16, KJ_TYPE_I32, KJ_TYPE_F64};
+    for (int ti = 0; ti < 4; ti++)
         for (size_t off = 1; off < 8; off++) {
             kj_type t = types[ti];
             size_t es = kj_type_size(t), n = 100003;
@@ -145,8 +146,8 @@ static void test_misaligned_input(void **state) {
 
 static void test_default_is_deterministic(void **state) {
     (void)state;
-    const kj_type types[] = {KJ_TYPE_F32, KJ_TYPE_F64, KJ_TYPE_F16};
-    for (int ti = 0; ti < 3; ti++) {
+    const kj_type types[] = {KJ_TYPE_F32, KJ_TYPE_F64, KJ_TYPE_F16, KJ_TYPE_BF16};
+    for (int ti = 0; ti < 4; ti++) {
         kj_type t = types[ti];
         size_t n = kj_test_cap(MAX_N);
         fill(host, t, KJ_OP_SUM, n, 0);

@@ -4,7 +4,9 @@
  * file), cuda::std::atomic_ref, cooperative groups' memcpy_async and inclusive_scan, fp16/bf16 axpy,
  * dynamic parallelism without metadata (a tail launch), thread-block clusters with distributed
  * shared memory, a struct passed by value, two sources linked by nvJitLink (a kernel calling a
- * __device__ function and reading a __device__ variable of the other file), an instruction of
+ * __device__ function and reading a __device__ variable of the other file; also with -dlto, and with
+ * the one file given as LTO-IR or PTX compiled beforehand), a template's two instances compiled
+ * together (kj_request.entries), an instruction of
  * sm_90a's own set built for that target, and the resources kj_compile reports against the driver's. Through `kernjit launch`: the same features from the
  * command line. Each result against a CPU computation on fresh random inputs (seed printed), outputs
  * poisoned first, at awkward sizes. Exits 77 without a GPU.
@@ -421,11 +423,11 @@ static void test_struct_by_value(void **state) {
 /* link_lib.cu's lib_blend, 3x - y in float: rounded twice, or once when ptxas fuses it */
 static float blend_value(float x, float y, int fused) { return fused ? fmaf(3.0f, x, -y) : 3.0f * x - y; }
 
-static void test_two_sources_linked(void **state) {
-    (void)state;
-    kj_request req = kj_test_two_sources("blend");
+/* blend and tile_sums of the program req makes (its entry is set here), at every size */
+static void check_blend_program(kj_request req, const char *what) {
     kj_kernel *blend, *sums;
-    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &blend, NULL));
+    req.entry = "blend";
+    if (kj_kernel_get(kj_test_rt, &req, &blend, NULL) != KJ_OK) fail_msg("%s: %s", what, kj_last_error());
     req.entry = "tile_sums";
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &sums, NULL));
     for (size_t s = 0; s < NSIZES; s++) {
@@ -455,16 +457,97 @@ static void test_two_sources_linked(void **state) {
             }
         for (size_t i = 0; i < n; i++)
             if (got[i] != blend_value(x[i], y[i], fused) * 0.5f)
-                fail_msg("blend n=%zu [%zu]: %.9g, expected %.9g", n, i, got[i], blend_value(x[i], y[i], fused) * 0.5f);
+                fail_msg("%s: blend n=%zu [%zu]: %.9g, expected %.9g", what, n, i, got[i],
+                         blend_value(x[i], y[i], fused) * 0.5f);
         for (size_t b = 0; b < blocks; b++) {
             float want[2] = {0.0f, 0.0f};
             for (int f = 0; f < 2; f++)
                 for (size_t i = b * 64; i < (b + 1) * 64; i++) want[f] += i < n ? blend_value(x[i], y[i], f) : 0.0f;
             if (got_sums[b] != want[fused])
-                fail_msg("tile_sums n=%zu block %zu: %.9g, expected %.9g", n, b, got_sums[b], want[fused]);
+                fail_msg("%s: tile_sums n=%zu block %zu: %.9g, expected %.9g", what, n, b, got_sums[b], want[fused]);
         }
         kj_mem_free(kj_test_rt, dx), kj_mem_free(kj_test_rt, dy), kj_mem_free(kj_test_rt, dout), kj_mem_free(kj_test_rt, dsums);
         free(x), free(y), free(got), free(got_sums);
+    }
+}
+
+/* link_main.cu compiled alone into `format` (for the device's target) as kj_test_dir/name */
+static const char *emit_main(kj_emit_format format, const char *name) {
+    static char path[2][PATH_MAX];
+    static int next;
+    char *out = path[next++ % 2];
+    kj_request req = kj_test_two_sources(NULL);
+    req.sources = NULL, req.source_count = 0;
+    const char *rdc[] = {"-rdc=true"}; /* PTX to link: its functions stay external */
+    if (format == KJ_EMIT_PTX) req.options = rdc, req.option_count = 1;
+    req.entry = "blend";
+    void *data;
+    size_t size;
+    KJ_ASSERT_OK(kj_emit(kj_test_rt, &req, format, &data, &size, NULL));
+    snprintf(out, PATH_MAX, "%s/%s", kj_test_dir, name);
+    FILE *f = fopen(out, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, size, f), size);
+    fclose(f);
+    kj_emit_free(data);
+    return out;
+}
+
+/* Two .cu sources; the same with link-time optimisation (-dlto); link_lib.cu with link_main's code
+ * compiled beforehand, as LTO-IR and as PTX (the kernels then extern "C" names in compiled code). */
+static void test_two_sources_linked(void **state) {
+    (void)state;
+    check_blend_program(kj_test_two_sources("blend"), "two sources");
+    kj_request req = kj_test_two_sources("blend");
+    const char *dlto[] = {"-dlto"};
+    req.options = dlto, req.option_count = 1;
+    check_blend_program(req, "-dlto");
+    static char lib[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s/link_lib.cu", KJ_TEST_KERNELS);
+    const char *ltoir[] = {emit_main(KJ_EMIT_LTOIR, "main.ltoir")}, *ptx[] = {emit_main(KJ_EMIT_PTX, "main.ptx")};
+    kj_request inputs = {.size = sizeof(kj_request), .kernel = lib, .sources = ltoir, .source_count = 1};
+    check_blend_program(inputs, "link_lib.cu + main.ltoir");
+    inputs.sources = ptx;
+    check_blend_program(inputs, "link_lib.cu + main.ptx");
+}
+
+/* ---- several entries in one compile ---------------------------------------------------------- */
+
+/* scale.cu's two instances, compiled together (kj_request.entries): one module, two handles, each
+ * scaling its own type exactly (a product by 0.5 or -3 is exact here). */
+static void test_template_instances_together(void **state) {
+    (void)state;
+    static char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/scale.cu", KJ_TEST_KERNELS);
+    const char *const both[] = {"scale<float,256>", "scale<double,256>"};
+    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entries = both, .entry_count = 2};
+    kj_kernel *kf, *kd;
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &kf, NULL));
+    req.entry = both[1];
+    kj_origin origin;
+    KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &req, &kd, &origin));
+    assert_int_equal(origin, KJ_ORIGIN_MEMORY);
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = kj_test_cap(sizes[s]);
+        float *xf = malloc(n * 4);
+        double *xd = malloc(n * 8);
+        for (size_t i = 0; i < n; i++) xf[i] = (float)(i % 1001), xd[i] = (double)(i % 999);
+        kj_devptr df = upload(xf, n * 4), dd = upload(xd, n * 8);
+        float af = 0.5f;
+        double ad = -3;
+        int nn = (int)n;
+        void *args_f[] = {&df, &af, &nn}, *args_d[] = {&dd, &ad, &nn};
+        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+        KJ_ASSERT_OK(kj_kernel_launch(kf, &c, args_f));
+        KJ_ASSERT_OK(kj_kernel_launch(kd, &c, args_d));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, xf, df, n * 4));
+        KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, xd, dd, n * 8));
+        for (size_t i = 0; i < n; i++) {
+            if (xf[i] != 0.5f * (float)(i % 1001)) fail_msg("scale<float> n=%zu [%zu]: %.9g", n, i, (double)xf[i]);
+            if (xd[i] != -3.0 * (double)(i % 999)) fail_msg("scale<double> n=%zu [%zu]: %.17g", n, i, xd[i]);
+        }
+        kj_mem_free(kj_test_rt, df), kj_mem_free(kj_test_rt, dd);
+        free(xf), free(xd);
     }
 }
 
@@ -606,6 +689,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_half_and_bfloat),
         cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
         cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
+        cmocka_unit_test(test_template_instances_together),
         cmocka_unit_test(test_resources_match_driver),
         cmocka_unit_test(test_arch_specific_target),
         cmocka_unit_test(test_cli),

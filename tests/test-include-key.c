@@ -174,7 +174,6 @@ static void test_refused_options(void **state) {
         {"-U", "undo macros"},
         {"-UFOO", "undo macros"},
         {"-dc", "makes an object to link"},
-        {"-dlto", "makes LTO-IR to link, not a program: ask for it with kj_emit"},
         {"--fdevice-time-trace=x.json", "writes a file"},
         {"-MD", "dependency file"},
         {"-I", "names no folder"},

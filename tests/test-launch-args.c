@@ -96,6 +96,16 @@ static void test_scalars(void **state) {
     u16 = 0xfc00;
     a = parse_ok("f16=-inf");
     assert_bytes(&a, &u16, 2);
+    u16 = 0x3f80; /* bf16 1.0: the high half of f32's 0x3f800000 */
+    a = parse_ok("bf16=1");
+    assert_int_equal(a.type, LAUNCH_BF16);
+    assert_bytes(&a, &u16, 2);
+    u16 = 0xc0a0; /* -5 */
+    a = parse_ok("bf16=-5");
+    assert_bytes(&a, &u16, 2);
+    u16 = 0x7f7f; /* the largest finite bf16, about 3.3895e38 */
+    a = parse_ok("bf16=3.3895e38");
+    assert_bytes(&a, &u16, 2);
     a = parse_ok("f32=nan");
     memcpy(&f32, a.value, 4);
     assert_true(isnan(f32));
@@ -111,7 +121,7 @@ static void test_scalars(void **state) {
 static void test_scalar_errors(void **state) {
     (void)state;
     parse_fails("f33=1", "unknown type 'f33'");
-    parse_fails("f33=1", "i8 u8 i16 u16 i32 u32 i64 u64 f16 f32 f64");
+    parse_fails("f33=1", "i8 u8 i16 u16 i32 u32 i64 u64 f16 bf16 f32 f64");
     parse_fails("float=1", "unknown type 'float'");
     parse_fails("i32=abc", "'abc' is not an i32 value");
     parse_fails("u8=abc", "'abc' is not a u8 value");
@@ -134,6 +144,8 @@ static void test_scalar_errors(void **state) {
     parse_fails("f32=1e39", "'1e39' is out of range for f32");
     parse_fails("f64=1e999", "'1e999' is out of range for f64");
     parse_fails("f16=65520", "'65520' is out of range for f16");
+    parse_fails("bf16=3.4e38", "'3.4e38' is out of range for bf16 (at most 3.3895e38)");
+    parse_fails("bf16=x", "'x' is not a bf16 value");
     parse_fails("i32=", "empty i32 value");
     parse_fails("f32", "'f32' has no '='");
     parse_fails("", "empty spec");
@@ -368,6 +380,54 @@ static void test_f16(void **state) {
     assert_int_equal(launch_f16_from_double(-0.0), 0x8000);
 }
 
+static void test_bf16(void **state) {
+    (void)state;
+    char buf[64];
+    /* every finite and infinite bfloat16 value converts to a double and back to itself, and so does
+     * its printed text */
+    for (uint32_t b = 0; b < 0x10000; b++) {
+        if ((b & 0x7f80) == 0x7f80 && (b & 0x7f)) continue; /* NaN payloads */
+        double d = launch_bf16_to_double((uint16_t)b);
+        uint16_t back = launch_bf16_from_double(d);
+        if (back != b) fail_msg("0x%04x -> %.17g -> 0x%04x", b, d, back);
+        launch_format(LAUNCH_BF16, &b, buf, sizeof buf);
+        back = launch_bf16_from_double(strtod(buf, NULL));
+        if (back != b) fail_msg("0x%04x printed as %s reads back as 0x%04x", b, buf, back);
+    }
+    assert_true(isnan(launch_bf16_to_double(0x7fc0)));
+    assert_int_equal(launch_bf16_from_double(NAN) & 0x7fc0, 0x7fc0);
+    /* round to nearest, ties to even (1 + 2^-8 is halfway between 1 and 1 + 2^-7) */
+    assert_int_equal(launch_bf16_from_double(1.0 + 0x1p-8), 0x3f80);
+    assert_int_equal(launch_bf16_from_double(1.0 + 3 * 0x1p-8), 0x3f82);
+    assert_int_equal(launch_bf16_from_double(1.0 + 0x1p-8 + 0x1p-30), 0x3f81);
+    assert_int_equal(launch_bf16_from_double(257.0), 0x4380);              /* 256, the even neighbour */
+    assert_int_equal(launch_bf16_from_double(0x1p-133), 0x0001);           /* the smallest subnormal */
+    assert_int_equal(launch_bf16_from_double(0x1p-134), 0x0000);           /* halfway to it: even, 0 */
+    assert_int_equal(launch_bf16_from_double(0x1p-126 - 0x1p-135), 0x0080); /* up to the smallest normal */
+    assert_int_equal(launch_bf16_from_double(0x1.fep127), 0x7f7f);
+    assert_int_equal(launch_bf16_from_double(0x1.ffp127), 0x7f80);         /* halfway past the largest: inf */
+    assert_int_equal(launch_bf16_from_double(-INFINITY), 0xff80);
+    assert_int_equal(launch_bf16_from_double(-0.0), 0x8000);
+    /* fills */
+    launch_arg a = parse_ok("bf16[300]=iota");
+    uint16_t v[300];
+    launch_fill_host(&a, v, 300, 1, 0);
+    assert_int_equal(v[1], 0x3f80);
+    assert_true(launch_bf16_to_double(v[256]) == 256.0);
+    assert_true(launch_bf16_to_double(v[257]) == 256.0); /* 8 bits of precision: exact to 256 only */
+    a = parse_ok("bf16[300]=random");
+    launch_fill_host(&a, v, 300, 7, 0);
+    int neg = 0;
+    for (int i = 0; i < 300; i++) {
+        assert_true(fabs(launch_bf16_to_double(v[i])) <= 1.0);
+        neg += launch_bf16_to_double(v[i]) < 0;
+    }
+    assert_true(neg > 50 && neg < 250);
+    uint16_t b = 0x3fc0; /* 1.5 */
+    assert_int_equal(launch_format(LAUNCH_BF16, &b, buf, sizeof buf), 1);
+    assert_string_equal(buf, "1.5");
+}
+
 static void test_fills(void **state) {
     (void)state;
     launch_arg a = parse_ok("i8[300]=iota");
@@ -579,7 +639,7 @@ int main(void) {
         cmocka_unit_test(test_buffers),     cmocka_unit_test(test_buffer_errors),
         cmocka_unit_test(test_long_text),   cmocka_unit_test(test_dims),
         cmocka_unit_test(test_print_and_save), cmocka_unit_test(test_checks_against_args),
-             cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_f16),         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_fills),       cmocka_unit_test(test_format),
         cmocka_unit_test(test_signature),
     };

@@ -86,6 +86,8 @@ static void every_op(void) {
     /* floats' max and min travel as ordered integers and come back as the same bits */
     CHECK(reduce(&s, KJ_OP_MAX, KJ_TYPE_F32) == 5, "max f32 (as ordered integers)");
     CHECK(reduce(&s, KJ_OP_MIN, KJ_TYPE_F16) == 5, "min f16 (an f32 partial, as ordered integers)");
+    CHECK(reduce(&s, KJ_OP_MIN, KJ_TYPE_BF16) == 5, "min bf16 (an f32 partial, as ordered integers)");
+    CHECK(reduce(&s, KJ_OP_MAX, KJ_TYPE_BF16) == 5, "max bf16 (an f32 partial, as ordered integers)");
     kj_runtime_destroy(s.rt);
 }
 

@@ -80,6 +80,46 @@ static void test_half_conversion(void **state) {
     assert_true(ref(KJ_OP_SUM, KJ_TYPE_F16, big, 2) == 2049.0);
 }
 
+static void test_bfloat16(void **state) {
+    (void)state;
+    /* a bfloat16 is the high half of an f32 */
+    uint16_t b[] = {0x3f80, 0xc000, 0x0001, 0x3eab}; /* 1, -2, 2^-133, 0.333984375 */
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_BF16, b, 1) == 1.0);
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_BF16, b + 1, 1) == -2.0);
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_BF16, b + 2, 1) == ldexp(1.0, -133));
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_BF16, b + 3, 1) == 0.333984375);
+    uint16_t inf = 0xff80, nan_[] = {0x3f80, 0x7fc0};
+    assert_true(isinf(ref(KJ_OP_SUM, KJ_TYPE_BF16, &inf, 1)) && ref(KJ_OP_SUM, KJ_TYPE_BF16, &inf, 1) < 0);
+    assert_true(isnan(ref(KJ_OP_MAX, KJ_TYPE_BF16, nan_, 2)));
+    assert_true(isnan(ref(KJ_OP_MIN, KJ_TYPE_BF16, nan_, 2)));
+    /* results are f32: 256 + 1 is exact in f32 although not in bf16 */
+    uint16_t big[] = {0x4380, 0x3f80}; /* 256, 1 */
+    assert_true(ref(KJ_OP_SUM, KJ_TYPE_BF16, big, 2) == 257.0);
+    uint16_t m[] = {0xc0a0, 0x4040, 0x3f00}; /* -5, 3, 0.5 */
+    assert_true(ref(KJ_OP_MAX, KJ_TYPE_BF16, m, 3) == 3.0);
+    assert_true(ref(KJ_OP_MIN, KJ_TYPE_BF16, m, 3) == -5.0);
+    assert_true(ref(KJ_OP_PROD, KJ_TYPE_BF16, m, 3) == -7.5);
+    /* the tolerance is the f32 accumulator's, as for f16 */
+    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_BF16, 1000, 5, 100, NULL) ==
+                kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL));
+    assert_true(kj_reduce_tolerance(KJ_OP_MAX, KJ_TYPE_BF16, 1000, 5, 100, NULL) == 0);
+    /* kj_bf16_bits rounds to nearest even, and every bfloat16 value converts back to itself */
+    assert_int_equal(kj_bf16_bits(1.0f), 0x3f80);
+    assert_int_equal(kj_bf16_bits(1.0f + 0x1p-8f), 0x3f80);            /* a tie: the even one */
+    assert_int_equal(kj_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3f82);        /* a tie: the even one */
+    assert_int_equal(kj_bf16_bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81); /* past the tie */
+    assert_int_equal(kj_bf16_bits(-0.0f), 0x8000);
+    assert_int_equal(kj_bf16_bits(FLT_MAX), 0x7f80); /* rounds past the largest bfloat16 */
+    assert_int_equal(kj_bf16_bits(NAN) & 0x7fc0, 0x7fc0);
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) continue; /* NaN payloads */
+        uint32_t bits = h << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        if (kj_bf16_bits(f) != h) fail_msg("0x%04x -> %g -> 0x%04x", h, (double)f, kj_bf16_bits(f));
+    }
+}
+
 static void test_float_sum_rounds_once(void **state) {
     (void)state;
     /* in float, 1 + 1e-8 (x 1000) would stay 1; the reference adds in long double and rounds once */
@@ -127,15 +167,23 @@ static void test_bad_arguments(void **state) {
     kj_type t;
     assert_int_equal(kj_op_parse("avg", &op), KJ_ERR_USAGE);
     assert_non_null(strstr(kj_last_error(), "sum, max, min, prod"));
-    assert_int_equal(kj_type_parse("bf16", &t), KJ_ERR_USAGE);
+    assert_int_equal(kj_type_parse("f8", &t), KJ_ERR_USAGE);
+    assert_non_null(strstr(kj_last_error(), "i32, u32, i64, f16, bf16, f32, f64"));
     KJ_ASSERT_OK(kj_op_parse("prod", &op));
     assert_int_equal(op, KJ_OP_PROD);
     KJ_ASSERT_OK(kj_type_parse("f16", &t));
     assert_int_equal(kj_type_size(t), 2);
     assert_int_equal(kj_result_size(t), 4);
+    KJ_ASSERT_OK(kj_type_parse("bf16", &t));
+    assert_int_equal(t, KJ_TYPE_BF16);
+    assert_int_equal(t, 6); /* the ABI: appended after f64 */
+    assert_string_equal(kj_type_name(t), "bf16");
+    assert_int_equal(kj_type_size(t), 2);
+    assert_int_equal(kj_result_size(t), 4);
+    assert_string_equal(kj_type_name(KJ_TYPE_COUNT_), "?");
 }
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_integer_wrap), cmocka_unit_test(test_identities),
-             cmocka_unit_test(test_nan_propagates), cmocka_unit_test(test_half_conversion),
+             cmocka_unit_test(test_nan_propagates), cmocka_unit_test(test_half_conversion), cmocka_unit_test(test_bfloat16),
              cmocka_unit_test(test_float_sum_rounds_once), cmocka_unit_test(test_tolerance),
              cmocka_unit_test(test_bad_arguments))

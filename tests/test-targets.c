@@ -3,6 +3,8 @@
  * that keep the metadata's `require` lines), for each architecture nvrtcGetSupportedArchs lists, so
  * that a new toolkit's new target is covered the day it appears. Fast paths that need a newer
  * architecture must be guarded, with a plain path below (reduce's L2 prefetch hint, griddepcontrol).
+ * A param value that some targets have no instructions for (reduce's bf16, native from sm_80) is
+ * built too, every entry at the defaults, as a plan of its own.
  *
  * The compiles run in worker processes (NVRTC scales across processes, not threads), one per
  * processor, taking jobs from a counter they share. A target the toolkit itself cannot build for (its
@@ -20,6 +22,7 @@
 
 typedef struct kernel_plan {
     const char *name;
+    kj_define fixed; /* a param held at a value, or {NULL, NULL} */
     kj_kernel_desc *desc;
     kj_space *space;
     size_t variants[MAX_VARIANTS]; /* indices into the space: the default first */
@@ -132,7 +135,7 @@ static void work(const job *jobs, size_t n, shared *sh) {
         snprintf(arch, sizeof arch, "sm_%d", j->arch);
         kj_space_variant(j->kernel->space, j->variant, &v);
         kj_request req = {.size = sizeof req, .kernel = j->kernel->name, .entry = j->entry, .defines = v.defines,
-                          .define_count = v.define_count, .arch = arch};
+                          .define_count = v.define_count, .arch = arch}; /* the plan's fixed param included */
         double t0 = now_ms();
         o->status = rt ? kj_compile(rt, &req, NULL) : KJ_ERR_HOST_MEMORY;
         o->ms = now_ms() - t0;
@@ -142,23 +145,41 @@ static void work(const job *jobs, size_t n, shared *sh) {
     kj_runtime_destroy(rt);
 }
 
+/* The param values built as plans of their own (above). */
+static const struct {
+    const char *kernel;
+    kj_define fixed;
+} fixed_plans[] = {{"reduce", {"T", "bf16"}}};
+#define FIXED_PLANS (sizeof fixed_plans / sizeof fixed_plans[0])
+
 static void test_every_builtin_for_every_target(void **state) {
     (void)state;
     kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     KJ_ASSERT_OK(kj_toolchain_query(&tc));
     assert_true(tc.arch_count > 0);
     size_t kernels = kj_builtin_count();
-    kernel_plan *plan = calloc(kernels, sizeof *plan);
+    size_t plans = kernels + FIXED_PLANS;
+    kernel_plan *plan = calloc(plans, sizeof *plan);
     job *jobs = calloc(MAX_JOBS, sizeof *jobs);
     assert_non_null(plan);
     assert_non_null(jobs);
     size_t n = 0;
-    for (size_t k = 0; k < kernels; k++) {
+    for (size_t k = 0; k < plans; k++) {
         kernel_plan *kp = &plan[k];
-        kp->name = kj_builtin_name(k);
+        kp->name = k < kernels ? kj_builtin_name(k) : fixed_plans[k - kernels].kernel;
+        if (k >= kernels) kp->fixed = fixed_plans[k - kernels].fixed;
         KJ_ASSERT_OK(kj_describe(NULL, kp->name, &kp->desc));
-        KJ_ASSERT_OK(kj_space_create(NULL, kp->name, NULL, 0, &kp->space));
-        plan_variants(kp);
+        KJ_ASSERT_OK(kj_space_create(NULL, kp->name, kp->fixed.name ? &kp->fixed : NULL, kp->fixed.name ? 1 : 0,
+                                     &kp->space));
+        if (k < kernels) {
+            plan_variants(kp);
+        } else { /* the default variant alone */
+            size_t def[16], index = 0;
+            defaults(kp, def);
+            for (size_t d = 0; d < kj_space_dim_count(kp->space); d++)
+                index = index * kj_space_dim_size(kp->space, d) + def[d];
+            kp->variants[kp->variant_count++] = index;
+        }
         for (int a = 0; a < tc.arch_count; a++)
             for (size_t e = 0; e < kj_desc_entry_count(kp->desc); e++)
                 for (size_t v = 0; v < kp->variant_count; v++) {
@@ -191,8 +212,9 @@ static void test_every_builtin_for_every_target(void **state) {
     printf("targets:");
     for (int a = 0; a < tc.arch_count; a++) printf(" sm_%d", tc.archs[a]);
     printf("\n");
-    for (size_t k = 0; k < kernels; k++) {
+    for (size_t k = 0; k < plans; k++) {
         printf("  %-11s %zu entries x", plan[k].name, kj_desc_entry_count(plan[k].desc));
+        if (plan[k].fixed.name) printf(" %s=%s x", plan[k].fixed.name, plan[k].fixed.value);
         for (size_t i = 0; i < plan[k].variant_count; i++) {
             kj_variant v = KJ_VARIANT_INIT;
             KJ_ASSERT_OK(kj_space_variant(plan[k].space, plan[k].variants[i], &v));
@@ -218,8 +240,10 @@ static void test_every_builtin_for_every_target(void **state) {
         kj_variant v = KJ_VARIANT_INIT;
         kj_space_variant(j->kernel->space, j->variant, &v);
         if (failed++ < 8)
-            printf("FAILED %s %s [%s] for sm_%d: %s: %s\n", j->kernel->name, j->entry, v.label, j->arch,
-                   kj_status_name(o->status), o->message);
+            printf("FAILED %s %s [%s%s%s%s%s] for sm_%d: %s: %s\n", j->kernel->name, j->entry,
+                   j->kernel->fixed.name ? j->kernel->fixed.name : "", j->kernel->fixed.name ? "=" : "",
+                   j->kernel->fixed.name ? j->kernel->fixed.value : "", j->kernel->fixed.name ? " " : "", v.label,
+                   j->arch, kj_status_name(o->status), o->message);
     }
     printf("%zu compiles (%zu kernels, every entry and variant, %d targets) in %.1f s on %zu processes "
            "(%.1f s of compiling, %.0f ms each on average)\n", n, kernels, tc.arch_count, wall / 1000, workers,
@@ -232,7 +256,7 @@ static void test_every_builtin_for_every_target(void **state) {
         for (size_t k = 0; k < kernels; k++)
             if (kj_desc_needs_device_runtime(plan[k].desc)) printf("  %s (launches kernels)\n", plan[k].name);
     }
-    for (size_t k = 0; k < kernels; k++) {
+    for (size_t k = 0; k < plans; k++) {
         kj_space_free(plan[k].space);
         kj_desc_free(plan[k].desc);
     }

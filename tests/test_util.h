@@ -333,6 +333,7 @@ static inline void kj_test_fill_reduction(void *buf, kj_type t, kj_op op, size_t
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
         case KJ_TYPE_I64: ((int64_t *)buf)[i] = op == KJ_OP_PROD ? (int64_t)(r | 1) : (int64_t)r; break;
         case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj_f16_bits((float)v); break;
+        case KJ_TYPE_BF16: ((uint16_t *)buf)[i] = kj_bf16_bits((float)v); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)v; break;
         default: ((double *)buf)[i] = v; break;
         }

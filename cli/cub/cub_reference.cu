@@ -1,9 +1,10 @@
 // The CUB reference for `kernjit bench reduce`: cub::DeviceReduce on the same buffers, built by nvcc
 // into a plugin (libkernjit-cub.so) that the benchmark loads with dlopen, so that the CLI itself
 // needs neither nvcc nor the CUDA runtime. The operators and types follow kernjit's numbering
-// (kj_op, kj_type); f16 accumulates in f32 as kernjit does.
+// (kj_op, kj_type); f16 and bf16 accumulate in f32 as kernjit does.
 #include <cub/device/device_reduce.cuh>
 #include <cuda/functional>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
@@ -36,6 +37,7 @@ cudaError_t dispatch(int op, int type, void *temp, size_t *bytes, const void *in
     case 3: return by_op<__half, float>(op, temp, bytes, in, n, out, s);
     case 4: return by_op<float, float>(op, temp, bytes, in, n, out, s);
     case 5: return by_op<double, double>(op, temp, bytes, in, n, out, s);
+    case 6: return by_op<__nv_bfloat16, float>(op, temp, bytes, in, n, out, s);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -18,20 +18,30 @@ extern "C" {
  * ---------------------------------------------------------------------------------------------- */
 typedef enum kj_op { KJ_OP_SUM = 0, KJ_OP_MAX, KJ_OP_MIN, KJ_OP_PROD, KJ_OP_COUNT_ } kj_op;
 /* Element types. The result of a reduction has the accumulator type: the element type itself,
- * except f16, which is accumulated and returned as f32 (a float). Integer sums and products wrap
- * as C's unsigned arithmetic does (two's complement for i32/i64). max and min return NaN when any
- * element is NaN. n = 0 gives the operator's identity. */
-typedef enum kj_type { KJ_TYPE_I32 = 0, KJ_TYPE_U32, KJ_TYPE_I64, KJ_TYPE_F16, KJ_TYPE_F32, KJ_TYPE_F64, KJ_TYPE_COUNT_ } kj_type;
+ * except f16 and bf16, which are accumulated and returned as f32 (a float). Integer sums and products
+ * wrap as C's unsigned arithmetic does (two's complement for i32/i64). max and min return NaN when any
+ * element is NaN. n = 0 gives the operator's identity. The values are part of the ABI: a new type
+ * takes the next number, and KJ_TYPE_COUNT_ grows (so a type that is out of range is refused). */
+typedef enum kj_type {
+    KJ_TYPE_I32 = 0,
+    KJ_TYPE_U32 = 1,
+    KJ_TYPE_I64 = 2,
+    KJ_TYPE_F16 = 3,  /* IEEE binary16 */
+    KJ_TYPE_F32 = 4,
+    KJ_TYPE_F64 = 5,
+    KJ_TYPE_BF16 = 6, /* bfloat16: the high half of an f32 */
+    KJ_TYPE_COUNT_
+} kj_type;
 
 /* Names and sizes: static strings, thread-safe, no errors. */
 KJ_API const char *kj_op_name(kj_op op);       /* "sum"; "?" when out of range */
 KJ_API const char *kj_type_name(kj_type type); /* "f32"; "?" when out of range */
-/* Parse "sum"/"max"/... and "i32"/"f16"/... into *op / *type (not NULL). Thread-safe.
+/* Parse "sum"/"max"/... and "i32"/"f16"/"bf16"/... into *op / *type (not NULL). Thread-safe.
  * Errors: KJ_ERR_USAGE naming the allowed values (text NULL or not one of them). */
 KJ_API kj_status kj_op_parse(const char *text, kj_op *op);
 KJ_API kj_status kj_type_parse(const char *text, kj_type *type);
-KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16); 0 out of range */
-KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16: a float); 0 out of range */
+KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16, bf16); 0 out of range */
+KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16, bf16: a float); 0 out of range */
 
 /* Where a family's call took its configuration (block size, coarsening, unroll, tile) from: the
  * caller's options, else the tuning database, else the family's defaults for the device and size. */
@@ -106,7 +116,7 @@ KJ_API kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size
  * every part is launched before any is waited for, so the devices work at once. The n partials are
  * then combined on the host in the order of the parts, by the rules of the CPU reference (wrapping
  * integers, NaN-propagating max and min, float sums and products in long double rounded once; an
- * f16 reduction's partials are its f32 results), and the result (kj_result_size bytes) is written to
+ * f16 or bf16 reduction's partials are its f32 results), and the result (kj_result_size bytes) is written to
  * `result`: bit-identical from run to run, whichever device finishes first. A part may be empty
  * (counts[i] = 0: the identity). streams: NULL for each runtime's default stream, else one per part
  * (a stream of that part's runtime); each part's work is ordered after what was queued there before.
@@ -145,7 +155,7 @@ KJ_API kj_status kj_nccl_library(const char **path, int *version);
  * and type; one all-reduce of the single partial then combines the ranks, in NCCL's order: integer
  * sums and products wrap (unsigned arithmetic), float max and min return NaN when any element is
  * NaN, as kj_reduce does (the quiet NaN 0x7fc00000 of f32, or f64's, for max, and its negative for
- * min: the payload of no particular rank); an f16 reduction's partials are f32. The communicator must be on the
+ * min: the payload of no particular rank); an f16 or bf16 reduction's partials are f32. The communicator must be on the
  * runtime's device. Every wait watches the communicator's asynchronous errors and a limit of 120 s,
  * so that a rank that never calls is reported, not waited for forever; after such an error the
  * communicator must be aborted (ncclCommAbort). Blocks until the result is in host memory. The

@@ -17,8 +17,8 @@
 KJ__NO_TAIL_PADDING(kj_runtime_options, seed_dirs);
 KJ__NO_TAIL_PADDING(kj_device_info, max_nesting_depth);
 KJ__NO_TAIL_PADDING(kj_stats, seed_hits);
-KJ__NO_TAIL_PADDING(kj_request, source_count);
-KJ__NO_TAIL_PADDING(kj_compile_result, origin);
+KJ__NO_TAIL_PADDING(kj_request, entry_count);
+KJ__NO_TAIL_PADDING(kj_compile_result, entry_symbol_count);
 KJ__NO_TAIL_PADDING(kj_kernel_info, reserved);
 KJ__NO_TAIL_PADDING(kj_launch_config, cluster);
 KJ__NO_TAIL_PADDING(kj_toolchain, archs);

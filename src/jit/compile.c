@@ -14,7 +14,7 @@
 void kj__compiled_free(kj__compiled *c) {
     if (!c) return;
     free(c->binary);
-    free(c->lowered_name);
+    kj__strings_free(c->lowered_names, c->lowered_count);
     free(c->log);
     kj__resources_free(&c->resources);
     memset(c, 0, sizeof *c);
@@ -129,7 +129,7 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
     /* exactly the job's options: the key covers them (the include folders NVRTC may search among them) */
     const char **opts = (const char **)job->options;
     size_t nopt = job->option_count;
-    if (job->name_expression) nvrtcAddNameExpression(prog, job->name_expression);
+    for (size_t i = 0; i < job->name_expression_count; i++) nvrtcAddNameExpression(prog, job->name_expressions[i]);
     r = nvrtcCompileProgram(prog, (int)nopt, opts);
     out->log = readable_log(src, program_log(prog));
     char *warnings = kj__resources_from_ptxas(out->log, &out->resources);
@@ -143,9 +143,10 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
         int no_fd = kj__descriptors_exhausted();
         kj_status s = no_fd ? KJ_FAIL(KJ_ERR_IO, "compiling %s failed: NVRTC cannot open the files it needs: %s; "
                                       "NVRTC says:", src->origin, kj__strerror(no_fd))
-                      : job->name_expression && out->log && only_name_map_errors(out->log)
-                          ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for a template give the instance, "
-                                    "e.g. scale<float,256>); NVRTC says:", job->name_expression, src->origin)
+                      : job->name_expression_count && out->log && only_name_map_errors(out->log)
+                          ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s'%s in %s (for a template give the instance, "
+                                    "e.g. scale<float,256>); NVRTC says:", job->name_expressions[0],
+                                    job->name_expression_count > 1 ? " or another of the entries" : "", src->origin)
                           : KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));
         kj__error_append(out->log);
         if (out->log) explain_failure(src, out->log);
@@ -158,10 +159,14 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
         nvrtcDestroyProgram(&prog);
         return s;
     }
-    if (job->name_expression) {
-        const char *lowered = NULL;
-        if (nvrtcGetLoweredName(prog, job->name_expression, &lowered) == NVRTC_SUCCESS && lowered)
-            out->lowered_name = kj__strdup(lowered);
+    if (job->name_expression_count) {
+        out->lowered_names = calloc(job->name_expression_count, sizeof *out->lowered_names);
+        out->lowered_count = out->lowered_names ? job->name_expression_count : 0;
+        for (size_t i = 0; i < out->lowered_count; i++) {
+            const char *lowered = NULL;
+            if (nvrtcGetLoweredName(prog, job->name_expressions[i], &lowered) == NVRTC_SUCCESS && lowered)
+                out->lowered_names[i] = kj__strdup(lowered);
+        }
     }
     size_t size = 0;
     r = job->want_ltoir ? nvrtcGetLTOIRSize(prog, &size)

@@ -29,6 +29,7 @@ static int cmp_header(const void *a, const void *b) {
  * pre-included headers (canonical names are the unit's own) and every header in name order: the
  * order they were found in must not matter. */
 static void hash_source(XXH3_state_t *st, const kj__source *src) {
+    if (src->kind != KJ__UNIT_CU) field_int(st, 'Y', src->kind); /* only then: .cu keys stay as they were */
     field_str(st, 'f', src->file);
     field(st, 'S', src->text, src->len);
     field_int(st, 'p', (int64_t)src->pre_include_count);
@@ -58,6 +59,10 @@ void kj__key_compute(const kj__key_input *in, kj__key *out) {
     field_int(&st, 'o', (int64_t)in->option_count);
     for (size_t i = 0; i < in->option_count; i++) field_str(&st, 'O', in->options[i]);
     field_str(&st, 'E', in->name_expression);
+    if (in->entry_count) { /* only then: the keys of one entry stay what they were */
+        field_int(&st, 'e', (int64_t)in->entry_count);
+        for (size_t i = 0; i < in->entry_count; i++) field_str(&st, 'I', in->entries[i]);
+    }
     if (in->alone_entry) { /* only then: the keys of whole files stay what they were */
         field_int(&st, 'x', KJ_TRIM_RULE);
         field_str(&st, 'X', in->alone_entry);

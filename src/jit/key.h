@@ -35,6 +35,9 @@ typedef struct kj__key_input {
                                       then goes to NVRTC with the other entries left out, by the rule of
                                       KJ_TRIM_RULE (and whole when that compile fails): a function of the
                                       text, the entry and the rule */
+    const char *const *entries;    /* the entries compiled together (kj_request.entries), in order, else
+                                      NULL: then the key covers them and not name_expression */
+    size_t entry_count;
 } kj__key_input;
 
 void kj__key_compute(const kj__key_input *in, kj__key *out);

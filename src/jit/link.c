@@ -124,7 +124,7 @@ typedef struct definition {
 static int add_definitions(const kj__link_unit *unit, size_t index, definition **defs, size_t *n) {
     const unsigned char *d = (const unsigned char *)unit->data;
     size_t size = unit->size;
-    if (unit->is_ptx || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 || d[EI_CLASS] != ELFCLASS64)
+    if (unit->input != KJ__LINK_CUBIN || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 || d[EI_CLASS] != ELFCLASS64)
         return 0;
     Elf64_Ehdr eh;
     memcpy(&eh, d, sizeof eh);
@@ -235,15 +235,22 @@ kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, i
     snprintf(opt_arch, sizeof opt_arch, "-arch=%s", arch);
     kj__arch_name target;
     int want_ptx = kj__arch_parse(arch, &target) == 0 && target.ptx;
+    int lto = 0;
+    for (size_t i = 0; i < count; i++) lto |= units[i].input == KJ__LINK_LTOIR;
     /* -verbose: the resources of each kernel after linking (resources.h) */
-    const char *opts[] = {opt_arch, "-verbose", want_ptx ? "-ptx" : NULL};
+    const char *opts[4] = {opt_arch, "-verbose"};
+    uint32_t nopts = 2;
+    if (want_ptx) opts[nopts++] = "-ptx";
+    if (lto) opts[nopts++] = "-lto";
     double t0 = kj__now_ms();
     nvJitLinkHandle h;
-    nvJitLinkResult r = nvJitLinkCreate(&h, want_ptx ? 3 : 2, opts);
+    nvJitLinkResult r = nvJitLinkCreate(&h, nopts, opts);
     KJ_RETURN_IF(r != NVJITLINK_SUCCESS, KJ_ERR_LINK, "nvJitLink cannot start a link for %s (error %d)", arch, (int)r);
     for (size_t i = 0; i < count && r == NVJITLINK_SUCCESS; i++)
-        r = nvJitLinkAddData(h, units[i].is_ptx ? NVJITLINK_INPUT_PTX : NVJITLINK_INPUT_CUBIN, units[i].data,
-                             units[i].size, units[i].name);
+        r = nvJitLinkAddData(h, units[i].input == KJ__LINK_PTX     ? NVJITLINK_INPUT_PTX
+                                : units[i].input == KJ__LINK_LTOIR ? NVJITLINK_INPUT_LTOIR
+                                                                   : NVJITLINK_INPUT_CUBIN,
+                             units[i].data, units[i].size, units[i].name);
     if (r == NVJITLINK_SUCCESS && with_devrt) r = nvJitLinkAddFile(h, NVJITLINK_INPUT_LIBRARY, lib);
     if (r == NVJITLINK_SUCCESS) r = nvJitLinkComplete(h);
     char *errors = r == NVJITLINK_SUCCESS ? link_log(h, 0) : NULL;

@@ -21,13 +21,17 @@ int kj__devrt_has_code(int number);
 /* nvJitLink's version, major * 1000 + minor * 10. */
 int kj__nvjitlink_version(void);
 
-/* One input of a link: a relocatable cubin, or PTX for a compute_XY target; name is what messages
- * call it (the source's path). */
+/* What an input of a link is, as nvJitLink takes it. */
+typedef enum kj__link_input { KJ__LINK_CUBIN = 0, KJ__LINK_PTX = 1, KJ__LINK_LTOIR = 2 } kj__link_input;
+
+/* One input of a link: a relocatable cubin, PTX (for a compute_XY target, or a program's .ptx
+ * source), or LTO-IR (a -dlto compile, or a program's .ltoir source); name is what messages call it
+ * (the source's path). */
 typedef struct kj__link_unit {
     const char *name;
     const char *data;
     size_t size;
-    int is_ptx;
+    kj__link_input input;
 } kj__link_unit;
 
 typedef struct kj__linked {
@@ -37,8 +41,9 @@ typedef struct kj__linked {
     double ms;
 } kj__linked;
 
-/* Links the units, and the device runtime when with_devrt, for arch ("sm_90"). KJ_ERR_LINK with
- * nvJitLink's log on failure (an undefined or duplicate symbol names the sources involved). */
+/* Links the units, and the device runtime when with_devrt, for arch ("sm_90"), with link-time
+ * optimisation (-lto) when any unit is LTO-IR. KJ_ERR_LINK with nvJitLink's log on failure (an
+ * undefined or duplicate symbol names the sources involved). */
 kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, int with_devrt, kj__linked *out);
 void kj__linked_free(kj__linked *l);
 

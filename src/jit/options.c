@@ -31,8 +31,6 @@ static const struct refusal {
      "uses precompiled headers kernjit does not hash: not supported by kernjit"},
     {{"--device-c", "-dc", "-device-c"},
      "makes an object to link, not a program: not supported by kernjit (it links what it needs itself)"},
-    {{"--dlink-time-opt", "-dlto", "-dlink-time-opt"},
-     "makes LTO-IR to link, not a program: ask for it with kj_emit (kernjit compile --emit ltoir)"},
     {{"--optix-ir", "-optix-ir", "--split-compile", "-split-compile*"}, "is not supported by kernjit"},
     {{"-M*", "--dependency*"}, "writes a dependency file: not supported by kernjit"},
     {{"--resource-usage", "-res-usage", "-resource-usage"},
@@ -76,6 +74,10 @@ static kj_status one(const char *o, kj__user_options *out) {
         return KJ_OK;
     }
     if (strcmp(o, "-minimal") == 0 || strcmp(o, "--minimal") == 0) out->no_minimal = 1; /* kernjit adds none */
+    if (strcmp(o, "-dlto") == 0 || strcmp(o, "--dlink-time-opt") == 0 || strcmp(o, "-dlink-time-opt") == 0) {
+        out->lto = 1; /* kernjit compiles each unit so and links them (the key has "-dlto" among its options) */
+        return KJ_OK;
+    }
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         for (size_t j = 0; j < 6 && refused[i].patterns[j]; j++)
             KJ_RETURN_IF(matches(o, refused[i].patterns[j]), KJ_ERR_USAGE, "option '%.80s' %s", o, refused[i].why);

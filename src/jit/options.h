@@ -19,6 +19,7 @@ typedef struct kj__user_options {
     int no_minimal;              /* the caller gave -minimal itself (then it is passed as given) */
     const char *std;             /* -std=V or --std=V, the last given (a pointer to V in it): the
                                     language standard in place of kernjit's c++17; NULL: none given */
+    int lto;                     /* -dlto: the units compiled to LTO-IR and linked with -lto */
     const char **pass;           /* the rest, to NVRTC in the request's order (pointers into it) */
     size_t pass_count;
 } kj__user_options;

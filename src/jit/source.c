@@ -41,6 +41,7 @@ static kj_status check_text(const char *origin, const char *text, size_t len) {
 /* ...and must reach a kernel: a __global__ function in it or in a header it includes (a file that
  * only includes kernel files is a program too). Checked once the includes are resolved. */
 int kj__source_has_kernel(const kj__source *src) {
+    if (src->kind != KJ__UNIT_CU) return 1; /* compiled code: nvJitLink has the final word */
     if (strstr(src->text, "__global__")) return 1;
     for (size_t i = 0; i < src->header_count; i++)
         if (src->headers[i].path && strstr(src->headers[i].text, "__global__")) return 1;
@@ -138,8 +139,34 @@ kj_status kj__source_find_with(const kj__include_config *cfg, const char *kernel
     return find(cfg, kernel, source_text, 1, out);
 }
 
+/* A unit nvJitLink takes as it is: its bytes, named by the file. */
+static kj_status find_link_input(const char *path, kj__unit_kind kind, kj__source **out) {
+    KJ_RETURN_IF(strlen(path) >= PATH_MAX, KJ_ERR_USAGE, "source path of %zu characters: at most %d are allowed",
+                 strlen(path), PATH_MAX - 1);
+    kj__source *src = calloc(1, sizeof *src);
+    if (!src) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    src->kind = kind;
+    const char *slash = strrchr(path, '/');
+    src->file = kj__strdup(slash ? slash + 1 : path);
+    src->name = kj__strdup(src->file ? src->file : "");
+    src->vfile = kj__strdup(src->file ? src->file : "");
+    src->origin = kj__strdup(path);
+    kj_status s = !src->file || !src->name || !src->vfile || !src->origin ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory")
+                                                                            : KJ_OK;
+    if (s == KJ_OK) s = kj__read_file(path, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, &src->text, &src->len);
+    if (s == KJ_OK && src->len == 0) s = KJ_FAIL(KJ_ERR_SOURCE, "'%s' is empty: nothing to link", path);
+    if (s == KJ_OK && kind == KJ__UNIT_PTX && memchr(src->text, '\0', src->len))
+        s = KJ_FAIL(KJ_ERR_SOURCE, "'%s' is not PTX (it contains NUL bytes): PTX is text", path);
+    if (s == KJ_OK) *out = src;
+    else kj__source_free(src);
+    return s;
+}
+
 kj_status kj__source_find_unit(const kj__include_config *cfg, const char *path, kj__source **out) {
     KJ_RETURN_IF(!path, KJ_ERR_USAGE, "a source of the program is NULL: give paths to .cu files");
+    if (kj__ends_with(path, ".ptx")) return find_link_input(path, KJ__UNIT_PTX, out);
+    if (kj__ends_with(path, ".cubin")) return find_link_input(path, KJ__UNIT_CUBIN, out);
+    if (kj__ends_with(path, ".ltoir")) return find_link_input(path, KJ__UNIT_LTOIR, out);
     KJ_RETURN_IF(!is_path(path), KJ_ERR_USAGE,
                  "source '%.100s' is not a path to a .cu file: the sources linked into a program are files (a "
                  "'/' or \".cu\" in the name)", path);

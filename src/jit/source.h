@@ -18,7 +18,8 @@ kj_status kj__source_find_with(const kj__include_config *cfg, const char *kernel
                                kj__source **out);
 /* A source of a linked program after the first (kj_request.sources): a path to a file, found and
  * resolved as above, that need not hold a kernel itself (its __device__ functions may serve the
- * others). Errors as kj__source_find_with; KJ_ERR_USAGE for a name that is not a path. */
+ * others); or, named NAME.ptx, NAME.cubin or NAME.ltoir, code for nvJitLink read as it is (kind).
+ * Errors as kj__source_find_with; KJ_ERR_USAGE for a name that is not a path. */
 kj_status kj__source_find_unit(const kj__include_config *cfg, const char *path, kj__source **out);
 /* Whether the source or a header of its own has a __global__ function (lexically). */
 int kj__source_has_kernel(const kj__source *src);

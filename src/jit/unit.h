@@ -23,6 +23,10 @@ typedef struct kj__header {
     long at;     /* where in the search it was found, for #include_next (includes.c) */
 } kj__header;
 
+/* What a unit is: CUDA C++ that NVRTC compiles, or code a linked program takes as it is (a source of
+ * kj_request.sources named NAME.ptx, NAME.cubin or NAME.ltoir), which goes to nvJitLink. */
+typedef enum kj__unit_kind { KJ__UNIT_CU = 0, KJ__UNIT_PTX, KJ__UNIT_CUBIN, KJ__UNIT_LTOIR } kj__unit_kind;
+
 typedef struct kj__source {
     char *name;     /* the kernel's name: "reduce", or the file name without folder and ".cu" */
     char *file;     /* the file's name: "reduce.cu" */
@@ -33,6 +37,7 @@ typedef struct kj__source {
     char *text;     /* with its include lines rewritten to canonical names */
     size_t len;
     int embedded;
+    kj__unit_kind kind; /* not KJ__UNIT_CU: text holds the file's bytes, and there are no headers */
     int toolkit;    /* NVRTC searches the toolkit's folders: their state is part of the key */
     kj__buf unresolved; /* the includes found nowhere, one line each, for messages */
     const char *pre_include_names[16]; /* the canonical names of the config's pre-includes, in order */

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "jit/compile.h"
+#include "jit/fatbin.h"
 #include "base/error.h"
 #include "base/sized.h"
 #include "jit/key.h"
@@ -31,13 +32,14 @@
 #define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
 #define MAX_ENTRY_LEN 512
 #define MAX_SOURCES 64 /* translation units of one program: kj_request.sources and the kernel */
+#define MAX_ENTRIES 64 /* kj_request.entries: a bit each in prepared.lowers_here */
 
 /* Everything known about a request before any binary exists. */
 typedef struct prepared {
     kj__source *src;        /* the program's first source; units[0] */
     kj__source *units[MAX_SOURCES]; /* every translation unit, in order */
     size_t unit_count;
-    int lowers_here[MAX_SOURCES]; /* the units that get the name expression (see place_entry) */
+    uint64_t lowers_here[MAX_SOURCES]; /* per unit, a bit for each expression it lowers (place_entries) */
     kj__spec *spec;
     char **defines; /* canonical NAME=VALUE, sorted */
     size_t define_count;
@@ -45,6 +47,12 @@ typedef struct prepared {
     size_t option_count;
     char *entry;
     char *name_expression; /* set for sources without metadata: the entry is lowered by NVRTC */
+    char **listed;         /* kj_request.entries, in order: compiled together (0: the entry alone) */
+    size_t listed_count;
+    size_t listed_index;   /* the entry's place among them */
+    char **expressions;    /* what NVRTC lowers (sources without metadata): the listed entries, else
+                              the entry; none for metadata entries, which are extern "C" names */
+    size_t expression_count;
     kj__target target;
     kj__key key;
     char *description;
@@ -54,6 +62,9 @@ typedef struct prepared {
     int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
     int devrt;               /* linked with the device runtime: the program launches kernels */
     int minimal;             /* compiled with -minimal (see scan_program) */
+    int lto;                 /* -dlto: each .cu unit compiled to LTO-IR, linked with -lto */
+    uint64_t unplaced;       /* name expressions no .cu unit declares: taken as the names of kernels in
+                                the program's compiled inputs (extern "C"), lowered nowhere */
     char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
 } prepared;
 
@@ -64,6 +75,8 @@ static void prepared_free(prepared *p) {
     kj__strings_free(p->options, p->option_count);
     free(p->entry);
     free(p->name_expression);
+    kj__strings_free(p->listed, p->listed_count);
+    kj__strings_free(p->expressions, p->expression_count);
     free(p->description);
     free(p->alone_text);
     memset(p, 0, sizeof *p);
@@ -198,61 +211,105 @@ static int declares_kernel(const char *code, const char *name, size_t len) {
     return 0;
 }
 
-/* Which units get the name expression: in a program of several sources, those that declare a
- * __global__ function of the entry's name (in their text or their own headers); NVRTC then lowers
- * it there. One source always gets it (NVRTC has the final word, for kernels kernjit cannot see
- * lexically). */
-static kj_status place_entry(prepared *p) {
+/* Which units get name expression e: in a program of several sources, those that declare a
+ * __global__ function of its name (in their text or their own headers); NVRTC then lowers it there.
+ * One source always gets it (NVRTC has the final word, for kernels kernjit cannot see lexically). */
+static kj_status place_expression(prepared *p, size_t e) {
+    const uint64_t bit = 1ull << e;
     if (p->unit_count == 1) {
-        p->lowers_here[0] = 1;
+        p->lowers_here[0] |= bit;
         return KJ_OK;
     }
     /* the function's own name: past a scope (ns::k) and before template arguments (k<float>) */
-    size_t len = strcspn(p->entry, "<( ");
-    const char *base = p->entry;
-    for (const char *c = p->entry; c + 1 < p->entry + len; c++)
+    const char *expr = p->expressions[e];
+    size_t len = strcspn(expr, "<( ");
+    const char *base = expr;
+    for (const char *c = expr; c + 1 < expr + len; c++)
         if (c[0] == ':' && c[1] == ':') base = c + 2;
     char name[MAX_ENTRY_LEN + 1];
-    snprintf(name, sizeof name, "%.*s", (int)(len - (size_t)(base - p->entry)), base);
+    snprintf(name, sizeof name, "%.*s", (int)(len - (size_t)(base - expr)), base);
     int found = 0;
+    int link_inputs = 0;
     for (size_t u = 0; u < p->unit_count; u++) {
         const kj__source *unit = p->units[u];
-        for (size_t i = 0; i <= unit->header_count && !p->lowers_here[u]; i++) {
+        link_inputs |= unit->kind != KJ__UNIT_CU;
+        if (unit->kind != KJ__UNIT_CU) continue;
+        for (size_t i = 0; i <= unit->header_count && !(p->lowers_here[u] & bit); i++) {
             if (i && !unit->headers[i - 1].path) continue; /* the embedded headers declare no user kernel */
             const char *text = i ? unit->headers[i - 1].text : unit->text;
             char *code = kj__lex_blank(text, i ? unit->headers[i - 1].len : unit->len, 1);
             if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-            p->lowers_here[u] = *name && declares_kernel(code, name, strlen(name));
+            if (*name && declares_kernel(code, name, strlen(name))) p->lowers_here[u] |= bit;
             free(code);
         }
-        found |= p->lowers_here[u];
+        found |= (p->lowers_here[u] & bit) != 0;
     }
     if (found) return KJ_OK;
+    if (link_inputs) {
+        p->unplaced |= bit;
+        return KJ_OK;
+    }
     char *where = program_origins(p);
     kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no __global__ function '%.200s' in any source of the program (%s)",
-                          p->entry, where ? where : "");
+                          expr, where ? where : "");
     free(where);
     return s;
 }
 
-static kj_status choose_entry(prepared *p, const char *asked) {
-    const kj__spec *spec = p->spec;
-    if (asked) {
-        size_t n = strlen(asked);
-        KJ_RETURN_IF(n == 0 || n > MAX_ENTRY_LEN, KJ_ERR_USAGE, "entry name of %zu characters: 1 to %d are allowed", n,
-                     MAX_ENTRY_LEN);
-        for (const char *c = asked; *c; c++)
-            KJ_RETURN_IF(iscntrl((unsigned char)*c), KJ_ERR_USAGE, "entry name has a control character");
+/* An entry name as a request gives it: 1 to MAX_ENTRY_LEN characters, none a control character. */
+static kj_status check_entry_name(const char *name, const char *what) {
+    size_t n = strlen(name);
+    KJ_RETURN_IF(n == 0 || n > MAX_ENTRY_LEN, KJ_ERR_USAGE, "%s name of %zu characters: 1 to %d are allowed", what, n,
+                 MAX_ENTRY_LEN);
+    for (const char *c = name; *c; c++)
+        KJ_RETURN_IF(iscntrl((unsigned char)*c), KJ_ERR_USAGE, "%s name has a control character", what);
+    return KJ_OK;
+}
+
+/* kj_request.entries: each a well-formed name, listed once, and `entry` one of them (NULL: the
+ * first); p->listed gets the list and *asked the entry. */
+static kj_status choose_listed(prepared *p, const kj_request *req, const char **asked) {
+    for (size_t i = 0; i < req->entry_count; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "entries[%zu]", i);
+        KJ_FORWARD(check_entry_name(req->entries[i], what));
+        for (size_t j = 0; j < i; j++)
+            KJ_RETURN_IF(strcmp(req->entries[i], req->entries[j]) == 0, KJ_ERR_USAGE,
+                         "entry '%.200s' is listed twice in entries (%zu and %zu): list each once", req->entries[i], j,
+                         i);
+        if (*asked && strcmp(*asked, req->entries[i]) == 0) p->listed_index = i;
     }
+    if (!*asked) {
+        *asked = req->entries[0];
+        p->listed_index = 0;
+    } else if (strcmp(*asked, req->entries[p->listed_index]) != 0) {
+        return KJ_FAIL(KJ_ERR_USAGE, "entry '%.200s' is not one of the request's %zu entries (the first is '%.200s'): "
+                       "give one of them, or NULL for the first", *asked, req->entry_count, req->entries[0]);
+    }
+    for (size_t i = 0; i < req->entry_count; i++)
+        if (kj__strings_push(&p->listed, &p->listed_count, kj__strdup(req->entries[i])) != 0)
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    return KJ_OK;
+}
+
+static kj_status unknown_entry(const prepared *p, const char *name) {
+    char *list = kj__spec_entry_list(p->spec);
+    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "unknown entry '%.100s' for %s: its entries are %s", name, p->src->name,
+                          list ? list : "");
+    free(list);
+    return s;
+}
+
+static kj_status choose_entry(prepared *p, const kj_request *req) {
+    const kj__spec *spec = p->spec;
+    const char *asked = req->entry;
+    if (asked) KJ_FORWARD(check_entry_name(asked, "entry"));
+    if (req->entry_count) KJ_FORWARD(choose_listed(p, req, &asked));
     if (spec->entry_count) {
         if (!asked) asked = spec->entries[0];
-        if (!kj__spec_has_entry(spec, asked)) {
-            char *list = kj__spec_entry_list(spec);
-            kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "unknown entry '%.100s' for %s: its entries are %s", asked,
-                                  p->src->name, list ? list : "");
-            free(list);
-            return s;
-        }
+        if (!kj__spec_has_entry(spec, asked)) return unknown_entry(p, asked);
+        for (size_t i = 0; i < p->listed_count; i++)
+            if (!kj__spec_has_entry(spec, p->listed[i])) return unknown_entry(p, p->listed[i]);
         p->entry = kj__strdup(asked);
         return p->entry ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -260,10 +317,15 @@ static kj_status choose_entry(prepared *p, const char *asked) {
     k.n = k.ninst = 0;
     if (!asked) KJ_FORWARD(detect_entry(p, &asked, &k));
     p->entry = kj__strdup(asked);
-    /* Sources without metadata may be C++ (no extern "C", templates): NVRTC lowers the name. */
+    /* Sources without metadata may be C++ (no extern "C", templates): NVRTC lowers the names. */
     p->name_expression = kj__strdup(p->entry);
     if (!p->entry || !p->name_expression) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    return place_entry(p);
+    for (size_t i = 0; i < (p->listed_count ? p->listed_count : 1); i++)
+        if (kj__strings_push(&p->expressions, &p->expression_count,
+                             kj__strdup(p->listed_count ? p->listed[i] : p->entry)) != 0)
+            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    for (size_t e = 0; e < p->expression_count; e++) KJ_FORWARD(place_expression(p, e));
+    return KJ_OK;
 }
 
 static int push(char ***list, size_t *n, char *s) {
@@ -291,6 +353,7 @@ static kj_status build_options(prepared *p, const kj__user_options *user) {
     oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->target.arch));
     oom |= push(&p->options, &p->option_count, kj__asprintf("-std=%s", user->std ? user->std : "c++17"));
     if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
+    if (p->lto) oom |= push(&p->options, &p->option_count, kj__strdup("-dlto"));
     if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
     if (!p->target.ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
     /* NVRTC 12.9 and later keep compiled code in the driver's compute cache where a driver is
@@ -355,9 +418,11 @@ static kj_status unit_options(const prepared *p, size_t u, unit_option_list *l) 
  *   use any of it, nor for relocatable code. */
 static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options *user) {
     p->devrt = p->spec->rdc || asked_rdc;
-    p->minimal = p->unit_count == 1 && !p->devrt && !any_unit_uses_toolkit(p) && !user->no_minimal;
+    p->lto = user->lto;
+    p->minimal = p->unit_count == 1 && !p->devrt && !p->lto && !any_unit_uses_toolkit(p) && !user->no_minimal;
     for (size_t u = 0; u < p->unit_count; u++) {
         const kj__source *src = p->units[u];
+        if (src->kind != KJ__UNIT_CU) continue; /* compiled code: nothing to read */
         for (size_t i = 0; i <= src->header_count && (!p->devrt || p->minimal); i++) {
             const char *text = i ? src->headers[i - 1].text : src->text;
             size_t len = i ? src->headers[i - 1].len : src->len;
@@ -368,7 +433,7 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
             free(blanked);
         }
     }
-    p->rdc = p->devrt || p->unit_count > 1;
+    p->rdc = p->devrt || p->unit_count > 1 || p->lto;
     return KJ_OK;
 }
 
@@ -376,7 +441,7 @@ static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options
  * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
 static kj_status choose_text(prepared *p) {
     const kj__source *src = p->src;
-    if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file) return KJ_OK;
+    if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file || p->listed_count > 1) return KJ_OK;
     const char *texts[KJ_MAX_HEADERS];
     size_t lens[KJ_MAX_HEADERS];
     for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
@@ -411,7 +476,13 @@ static kj_status describe(prepared *p) {
         kj__buf_puts(&b, p->options[i]);
     }
     kj__buf_puts(&b, "\n");
-    if (p->name_expression) kj__buf_printf(&b, "entry: %s\n", p->name_expression);
+    if (p->listed_count) {
+        kj__buf_puts(&b, "entries:");
+        for (size_t i = 0; i < p->listed_count; i++) kj__buf_printf(&b, " %s", p->listed[i]);
+        kj__buf_puts(&b, "\n");
+    } else if (p->name_expression) {
+        kj__buf_printf(&b, "entry: %s\n", p->name_expression);
+    }
     if (p->alone_text) kj__buf_printf(&b, "entry alone: %s\n", p->entry);
     if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     p->description = b.data;
@@ -436,6 +507,12 @@ kj_status kj__check_request(const kj_request *req) {
                  "source_text with sources: a program of several sources is read from files");
     for (size_t i = 0; i < req->source_count; i++)
         KJ_RETURN_IF(!req->sources[i], KJ_ERR_USAGE, "sources[%zu] is NULL: give paths to .cu files", i);
+    KJ_RETURN_IF(req->entry_count && !req->entries, KJ_ERR_USAGE, "entry_count is %zu but entries is NULL",
+                 req->entry_count);
+    KJ_RETURN_IF(req->entry_count > MAX_ENTRIES, KJ_ERR_USAGE, "%zu entries: one compile takes at most %d",
+                 req->entry_count, MAX_ENTRIES);
+    for (size_t i = 0; i < req->entry_count; i++)
+        KJ_RETURN_IF(!req->entries[i], KJ_ERR_USAGE, "entries[%zu] is NULL: give the entries' names", i);
     return KJ_OK;
 }
 
@@ -447,6 +524,7 @@ static kj_status find_more_sources(const kj_request *req, const kj__include_conf
         kj__source *unit;
         KJ_FORWARD(kj__source_find_unit(cfg, req->sources[i], &unit));
         p->units[p->unit_count++] = unit;
+        if (unit->kind != KJ__UNIT_CU) continue;
         kj__spec *spec;
         KJ_FORWARD(kj__spec_parse(unit->origin, unit->text, unit->len, &spec));
         int present = spec->present;
@@ -475,7 +553,11 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
                       : kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
     if (s == KJ_OK) {
         p->units[p->unit_count++] = p->src;
-        if (req->source_count) s = find_more_sources(req, &cfg, p);
+        if (p->src->kind != KJ__UNIT_CU)
+            s = KJ_FAIL(KJ_ERR_USAGE, "'%.200s' is the program's first source, which must be a .cu file (its metadata "
+                        "and entries speak for the program): give .ptx, .cubin and .ltoir files after it (sources)",
+                        req->kernel);
+        else if (req->source_count) s = find_more_sources(req, &cfg, p);
     }
     if (s == KJ_OK) s = prepare_source(rt, req, for_launch, &user, p);
     kj__user_options_free(&user);
@@ -486,7 +568,7 @@ static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, 
 static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
                                 prepared *p) {
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
-    KJ_FORWARD(choose_entry(p, req->entry));
+    KJ_FORWARD(choose_entry(p, req));
     KJ_FORWARD(scan_program(p, user->rdc, user));
     KJ_FORWARD(choose_text(p));
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
@@ -512,7 +594,9 @@ static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_l
     in.arch = p->target.arch;
     in.options = (const char *const *)p->options;
     in.option_count = p->option_count;
-    in.name_expression = p->name_expression;
+    in.name_expression = p->listed_count ? NULL : p->name_expression;
+    in.entries = (const char *const *)p->listed;
+    in.entry_count = p->listed_count;
     in.sources = (const kj__source *const *)p->units;
     in.source_count = p->unit_count;
     in.alone_entry = p->alone_text ? p->entry : NULL;
@@ -526,7 +610,9 @@ typedef struct binary {
     char *data;
     size_t size;
     int is_ptx;
-    char *lowered_name;
+    char *lowered_name;      /* the entry's, when it is a name expression */
+    char **lowered;          /* each name expression's (prepared.expressions), in order */
+    size_t lowered_count;
     char *log;
     kj__resources resources; /* each kernel's, from the compiler and linker or from the entry */
     kj_origin origin;
@@ -538,6 +624,7 @@ typedef struct binary {
 static void binary_free(binary *b) {
     free(b->data);
     free(b->lowered_name);
+    kj__strings_free(b->lowered, b->lowered_count);
     free(b->log);
     kj__resources_free(&b->resources);
     memset(b, 0, sizeof *b);
@@ -564,7 +651,7 @@ static char *from_description(const char *desc, const char *tag, int to_end) {
 static char *stored_description(const prepared *p, const binary *b) {
     kj__buf d = {0};
     kj__buf_puts(&d, ""); /* "" rather than NULL when there is nothing else */
-    if (b->lowered_name) kj__buf_printf(&d, "lowered: %s\n", b->lowered_name);
+    for (size_t i = 0; i < b->lowered_count; i++) kj__buf_printf(&d, "lowered: %s\n", b->lowered[i]);
     kj__resources_describe(&b->resources, &d);
     kj__buf_puts(&d, p->description);
     if (b->log && *b->log) {
@@ -600,17 +687,21 @@ static void count(kj_runtime *rt, uint64_t *counter) {
 static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
     unit_option_list options; /* room for one option more than the key's */
     KJ_FORWARD(unit_options(p, u, &options));
-    int ltoir = format == KJ_EMIT_LTOIR;
-    kj__compile_job job = {p->units[u], options.options, p->option_count, p->lowers_here[u] ? p->name_expression : NULL,
+    int ltoir = format == KJ_EMIT_LTOIR || p->lto, add_dlto = format == KJ_EMIT_LTOIR && !p->lto;
+    const char *expressions[MAX_ENTRIES];
+    size_t n = 0;
+    for (size_t e = 0; e < p->expression_count; e++)
+        if (p->lowers_here[u] & (1ull << e)) expressions[n++] = p->expressions[e];
+    kj__compile_job job = {p->units[u], options.options, p->option_count, expressions, n,
                            p->target.ptx || format == KJ_EMIT_PTX, ltoir, u == 0 ? p->alone_text : NULL};
-    if (ltoir) options.options[job.option_count++] = "-dlto";
+    if (add_dlto) options.options[job.option_count++] = "-dlto";
     kj_status s = kj__compile(&job, c);
     if (s == KJ_ERR_COMPILE && (p->minimal || job.text)) {
         kj__log(&rt->log, KJ_LOG_INFO, "%s: compiling %s%s%s failed; compiling it as written", p->units[u]->name,
                 job.text ? p->entry : "it", job.text ? " alone" : "", p->minimal ? " with -minimal" : "");
         if (p->minimal) {
             job.option_count = without_minimal(p, options.options);
-            if (ltoir) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
+            if (add_dlto) options.options[job.option_count++] = "-dlto"; /* where -minimal went */
         }
         job.text = NULL;
         s = kj__compile(&job, c);
@@ -632,16 +723,47 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_em
     return s;
 }
 
+/* What unit u's code is to nvJitLink. */
+static kj__link_input link_input(const prepared *p, size_t u, const kj__compiled *c) {
+    switch (p->units[u]->kind) {
+    case KJ__UNIT_PTX: return KJ__LINK_PTX;
+    case KJ__UNIT_CUBIN: return KJ__LINK_CUBIN;
+    case KJ__UNIT_LTOIR: return KJ__LINK_LTOIR;
+    default: return p->lto ? KJ__LINK_LTOIR : c->is_ptx ? KJ__LINK_PTX : KJ__LINK_CUBIN;
+    }
+}
+
+/* A unit given as compiled code (a .ptx, .cubin or .ltoir source): its bytes, as they are (PTX with
+ * the NUL after its text that nvJitLink reads it up to). */
+static kj_status take_as_is(const kj__source *unit, kj__compiled *c) {
+    memset(c, 0, sizeof *c);
+    int ptx = unit->kind == KJ__UNIT_PTX;
+    c->binary = malloc(unit->len + 1);
+    c->log = kj__strdup("");
+    if (!c->binary || !c->log) {
+        kj__compiled_free(c);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    memcpy(c->binary, unit->text, unit->len);
+    c->binary[unit->len] = '\0';
+    c->size = unit->len + ptx;
+    c->is_ptx = ptx;
+    return KJ_OK;
+}
+
 /* nvJitLink over the units' relocatable code (and the device runtime when the program launches
  * kernels): out gets the linked binary, the kernels' resources after linking and the linker's
  * warnings. */
 static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c, binary *out, kj__buf *log) {
     kj__link_unit units[MAX_SOURCES];
     for (size_t u = 0; u < p->unit_count; u++)
-        units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, c[u].is_ptx};
+        units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, link_input(p, u, &c[u])};
     kj__linked linked;
     KJ_FORWARD(kj__link(p->target.arch, units, p->unit_count, p->devrt, &linked));
-    char *warnings = kj__resources_from_linker(linked.info, p->target.arch, &out->resources);
+    /* code that nvJitLink compiles itself (LTO-IR, PTX) has ptxas's report in the linker's */
+    char *rest = kj__resources_from_ptxas(linked.info, &out->resources);
+    char *warnings = kj__resources_from_linker(rest ? rest : linked.info, p->target.arch, &out->resources);
+    free(rest);
     if (warnings && *warnings) kj__buf_printf(log, "%s%s", log->len ? "\n" : "", warnings);
     free(warnings);
     out->data = linked.binary;
@@ -655,6 +777,35 @@ static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c
     rt->stats.link_ms += out->link_ms;
     pthread_mutex_unlock(&rt->lock);
     return KJ_OK;
+}
+
+/* The lowered names unit u's compile gave (in the order of the expressions it lowers) into out, for
+ * the expressions that have none yet; out->lowered_name then is the entry's. -1 when out of memory. */
+static int take_lowered(const prepared *p, size_t u, kj__compiled *c, binary *out) {
+    if (!p->expression_count) return 0;
+    if (!out->lowered && !(out->lowered = calloc(p->expression_count, sizeof *out->lowered))) return -1;
+    out->lowered_count = p->expression_count;
+    for (size_t e = 0, j = 0; e < p->expression_count; e++) {
+        if (!(p->lowers_here[u] & (1ull << e))) continue;
+        if (!out->lowered[e] && j < c->lowered_count && c->lowered_names[j]) {
+            out->lowered[e] = c->lowered_names[j];
+            c->lowered_names[j] = NULL;
+        }
+        j++;
+    }
+    for (size_t e = 0; e < p->expression_count; e++) /* the compiled inputs' kernels: their own names */
+        if ((p->unplaced & (1ull << e)) && !out->lowered[e] && !(out->lowered[e] = kj__strdup(p->expressions[e])))
+            return -1;
+    size_t entry = p->listed_count ? p->listed_index : 0;
+    if (!out->lowered_name && out->lowered[entry] && !(out->lowered_name = kj__strdup(out->lowered[entry]))) return -1;
+    return 0;
+}
+
+/* The first name expression without a lowered name, or NULL when each has one. */
+static const char *unlowered(const prepared *p, const binary *b) {
+    for (size_t e = 0; e < p->expression_count; e++)
+        if (e >= b->lowered_count || !b->lowered[e]) return p->expressions[e];
+    return NULL;
 }
 
 /* The program's binary, built now: each unit compiled by NVRTC (one source alone is the binary),
@@ -677,10 +828,14 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
     kj__buf log = {0};
     kj_status s = kj__buf_puts(&log, "") ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
     for (size_t u = 0; u < p->unit_count && s == KJ_OK; u++) {
+        if (p->units[u]->kind != KJ__UNIT_CU) {
+            s = take_as_is(p->units[u], &c[u]);
+            continue;
+        }
         if ((s = compile_unit(rt, p, u, KJ_EMIT_CUBIN, &c[u])) != KJ_OK) break;
         out->compile_ms += c[u].ms;
         if (*c[u].log) kj__buf_printf(&log, "%s%s", log.len ? "\n" : "", c[u].log);
-        if (!out->lowered_name && c[u].lowered_name) out->lowered_name = kj__strdup(c[u].lowered_name);
+        if (take_lowered(p, u, &c[u], out) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         if (kj__resources_add(&out->resources, &c[u].resources) != 0) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
     if (s == KJ_OK && p->rdc) {
@@ -701,6 +856,22 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
     return KJ_OK;
 }
 
+/* The "lowered: " lines of a stored description, one per name expression in order, into out. -1
+ * when out of memory. */
+static int lowered_from_description(const prepared *p, const char *desc, binary *out) {
+    if (!(out->lowered = calloc(p->expression_count, sizeof *out->lowered))) return -1;
+    out->lowered_count = p->expression_count;
+    size_t e = 0;
+    for (const char *line = desc; line && *line && e < p->expression_count;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "lowered: ", 9) != 0) continue;
+        if (!(out->lowered[e++] = kj__strndup(line + 9, strcspn(line + 9, "\n")))) return -1;
+    }
+    size_t entry = p->listed_count ? p->listed_index : 0;
+    if (out->lowered[entry] && !(out->lowered_name = kj__strdup(out->lowered[entry]))) return -1;
+    return 0;
+}
+
 /* Fills out from a stored entry (on disk, or fetched from the remote): the PTX flag, and from its
  * description (taken) NVRTC's warnings when it compiled it (shown again), the kernels' resources and
  * the lowered name of a C++ entry. 0 when the entry lacks the lowered name the request needs: it is
@@ -709,11 +880,11 @@ static int use_stored(kj_runtime *rt, const prepared *p, uint32_t flags, char *d
     out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
     out->log = from_description(desc, "warnings:\n", 1);
     if (!out->log) out->log = kj__strdup("");
-    if (p->name_expression) out->lowered_name = from_description(desc, "lowered: ", 0);
     int oom = !out->log || kj__resources_from_description(desc, &out->resources) != 0;
+    if (!oom && p->expression_count) oom = lowered_from_description(p, desc, out) != 0;
     free(desc);
     if (oom) return -1;
-    if (p->name_expression && !out->lowered_name) return 0;
+    if (p->expression_count && (unlowered(p, out) || !out->lowered_name)) return 0;
     if (out->log && *out->log)
         kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings when it compiled this kernel (now from the cache):\n%s",
                 p->src->name, out->log);
@@ -890,10 +1061,12 @@ static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) 
 
     KJ_FORWARD(compile_program(rt, p, out));
     out->origin = KJ_ORIGIN_COMPILED;
-    if (p->name_expression && !out->lowered_name) {
+    const char *missing = unlowered(p, out);
+    if (missing) {
+        kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                              "scale<float,256>)", missing, p->src->origin);
         binary_free(out);
-        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
-                       "scale<float,256>)", p->name_expression, p->src->origin);
+        return s;
     }
     if (out->log && *out->log) kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings:\n%s", p->src->name, out->log);
     if (rt->cache) {
@@ -940,6 +1113,9 @@ void kj__request_hash(const kj_request *req, uint8_t out[16]) {
     n = req->sources ? req->source_count : 0;
     XXH3_128bits_update(&st, &n, sizeof n);
     for (size_t i = 0; i < n; i++) hash_str(&st, req->sources[i]);
+    n = req->entries ? req->entry_count : 0;
+    XXH3_128bits_update(&st, &n, sizeof n);
+    for (size_t i = 0; i < n; i++) hash_str(&st, req->entries[i]);
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
     memcpy(out, c.digest, 16);
@@ -960,6 +1136,7 @@ void kj__kernels_destroy(kj_runtime *rt) {
     for (kj__module *m = rt->module_list, *next; m; m = next) {
         next = m->next;
         if (rt->has_device) rt->cu->cuModuleUnload(m->module);
+        kj__strings_free(m->lowered, m->lowered_count);
         free(m);
     }
     rt->module_list = NULL;
@@ -972,16 +1149,25 @@ static char *joined_defines(const prepared *p) {
     return b.data;
 }
 
+/* A loaded module's lowered names, for another request of the same key (another of its entries). */
+static kj_status lowered_from_module(const prepared *p, const kj__module *m, binary *bin) {
+    size_t entry = p->listed_count ? p->listed_index : 0;
+    if (!p->expression_count || entry >= m->lowered_count || !m->lowered[entry]) return KJ_OK;
+    bin->lowered_name = kj__strdup(m->lowered[entry]);
+    return bin->lowered_name ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+}
+
 /* Loads the module for the key, or finds the one already loaded. */
 static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmodule *out) {
     pthread_mutex_lock(&rt->lock);
-    CUmodule m = kj__map_get(&rt->modules, p->key.bytes);
+    kj__module *known = kj__map_get(&rt->modules, p->key.bytes);
     pthread_mutex_unlock(&rt->lock);
-    if (m) {
+    if (known) { /* modules live until the runtime does */
         bin->origin = KJ_ORIGIN_MEMORY;
-        *out = m;
-        return KJ_OK;
+        *out = known->module;
+        return lowered_from_module(p, known, bin);
     }
+    CUmodule m = NULL;
     KJ_FORWARD(obtain_binary(rt, p, bin));
     KJ_FORWARD(kj__enter(rt));
     CUmodule loaded;
@@ -1006,12 +1192,20 @@ static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmo
     }
     if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "loading the compiled module (cuModuleLoadData)");
     kj__module *node = calloc(1, sizeof *node);
+    int oom = !node;
+    if (node && bin->lowered_count) {
+        node->lowered = calloc(bin->lowered_count, sizeof *node->lowered);
+        node->lowered_count = node->lowered ? bin->lowered_count : 0;
+        oom = !node->lowered;
+        for (size_t i = 0; i < node->lowered_count; i++)
+            if (bin->lowered[i] && !(node->lowered[i] = kj__strdup(bin->lowered[i]))) oom = 1;
+    }
     pthread_mutex_lock(&rt->lock);
-    CUmodule existing = kj__map_get(&rt->modules, p->key.bytes);
+    kj__module *existing = kj__map_get(&rt->modules, p->key.bytes);
     kj_status s = KJ_OK;
     if (existing) {
-        m = existing; /* another thread loaded it meanwhile */
-    } else if (!node || kj__map_put(&rt->modules, p->key.bytes, loaded) != 0) {
+        m = existing->module; /* another thread loaded it meanwhile */
+    } else if (oom || kj__map_put(&rt->modules, p->key.bytes, node) != 0) {
         s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     } else {
         node->module = loaded;
@@ -1021,6 +1215,7 @@ static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmo
         m = loaded;
     }
     pthread_mutex_unlock(&rt->lock);
+    if (node) kj__strings_free(node->lowered, node->lowered_count);
     free(node);
     if (m != loaded) rt->cu->cuModuleUnload(loaded);
     *out = m;
@@ -1135,6 +1330,8 @@ kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_
  * behind). */
 typedef struct result_storage {
     char *log;
+    char **entry_symbols;
+    size_t entry_symbol_count;
     kj__resources resources;
     char arch[24];
     char key[33];
@@ -1148,6 +1345,7 @@ static void free_result_storage(void *v) {
     result_storage *r = v;
     if (!r) return;
     free(r->log);
+    kj__strings_free(r->entry_symbols, r->entry_symbol_count);
     kj__resources_free(&r->resources);
     free(r);
 }
@@ -1177,6 +1375,15 @@ static void keep_for_result(const prepared *p, binary *bin, const char *entry_sy
     result->resource_table = r->resources.count ? r->resources.items : NULL;
     result->resource_count = r->resources.count;
     result->entry_resources = kj__resources_find(&r->resources, entry_symbol);
+    /* each entry's symbol: the listed entries', else the one's */
+    size_t n = p->listed_count ? p->listed_count : 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = p->listed_count ? p->listed[i] : p->entry;
+        const char *symbol = i < bin->lowered_count && bin->lowered[i] ? bin->lowered[i] : !p->listed_count ? entry_symbol : name;
+        if (kj__strings_push(&r->entry_symbols, &r->entry_symbol_count, kj__strdup(symbol)) != 0) break;
+    }
+    result->entry_symbols = (const char *const *)r->entry_symbols;
+    result->entry_symbol_count = r->entry_symbol_count;
 }
 
 const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *result, size_t index) {
@@ -1227,7 +1434,7 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
 
 /* ---- the compiler's output (kj_emit) --------------------------------------------------------- */
 
-static const char *const emit_names[KJ_EMIT_FORMAT_COUNT_] = {"cubin", "ptx", "ltoir"};
+static const char *const emit_names[KJ_EMIT_FORMAT_COUNT_] = {"cubin", "ptx", "ltoir", "fatbin"};
 
 const char *kj_emit_format_name(kj_emit_format f) {
     return (unsigned)f < KJ_EMIT_FORMAT_COUNT_ ? emit_names[f] : "unknown";
@@ -1240,7 +1447,8 @@ kj_status kj_emit_format_parse(const char *text, kj_emit_format *out) {
             *out = (kj_emit_format)i;
             return KJ_OK;
         }
-    return KJ_FAIL(KJ_ERR_USAGE, "unknown output format '%.40s': allowed are cubin, ptx, ltoir", text ? text : "(null)");
+    return KJ_FAIL(KJ_ERR_USAGE, "unknown output format '%.40s': allowed are cubin, ptx, ltoir, fatbin",
+                   text ? text : "(null)");
 }
 
 void kj_emit_free(void *data) { free(data); }
@@ -1251,18 +1459,27 @@ static kj_status emit_unit(kj_runtime *rt, const prepared *p, kj_emit_format for
     KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE, "%s of a program of %zu sources: PTX and LTO-IR are a single "
                  "source's output (a program of several is linked into one cubin: emit cubin)",
                  format == KJ_EMIT_PTX ? "PTX" : "LTO-IR", p->unit_count);
+    KJ_RETURN_IF(format == KJ_EMIT_PTX && p->lto, KJ_ERR_USAGE, "PTX with -dlto: a -dlto compile makes LTO-IR (emit "
+                 "ltoir), or the linked program (emit cubin)");
     count(rt, &rt->stats.misses);
     kj__compiled c;
     KJ_FORWARD(compile_unit(rt, p, 0, format, &c));
     /* PTX is text: its NUL stays after the data, uncounted */
     *out = (binary){.data = c.binary, .size = c.size - (format == KJ_EMIT_PTX && c.size && !c.binary[c.size - 1]),
-                    .is_ptx = format == KJ_EMIT_PTX, .lowered_name = c.lowered_name, .log = c.log,
-                    .resources = c.resources, .origin = KJ_ORIGIN_COMPILED, .compile_ms = c.ms};
-    memset(&c, 0, sizeof c);
-    if (p->name_expression && !out->lowered_name) {
+                    .is_ptx = format == KJ_EMIT_PTX, .log = c.log, .resources = c.resources,
+                    .origin = KJ_ORIGIN_COMPILED, .compile_ms = c.ms};
+    int oom = take_lowered(p, 0, &c, out);
+    kj__strings_free(c.lowered_names, c.lowered_count);
+    if (oom) {
         binary_free(out);
-        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
-                       "scale<float,256>)", p->name_expression, p->src->origin);
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    }
+    const char *missing = unlowered(p, out);
+    if (missing) {
+        kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                              "scale<float,256>)", missing, p->src->origin);
+        binary_free(out);
+        return s;
     }
     return KJ_OK;
 }
@@ -1271,7 +1488,12 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
                   kj_compile_result *result) {
     KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
     KJ_RETURN_IF((unsigned)format >= KJ_EMIT_FORMAT_COUNT_, KJ_ERR_USAGE,
-                 "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR", (int)format);
+                 "kj_emit: format %d is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR, KJ_EMIT_FATBIN",
+                 (int)format);
+    if (format == KJ_EMIT_FATBIN) {
+        const char *arch = req->arch && *req->arch ? req->arch : rt->target.arch;
+        return kj_emit_fatbin(rt, req, &arch, 1, data, size, result);
+    }
     kj_request copy;
     KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
     if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
@@ -1290,6 +1512,68 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
         bin.data = NULL;
         binary_free(&bin);
     }
+    prepared_free(&p);
+    return s;
+}
+
+#define MAX_FATBIN_TARGETS 16
+
+kj_status kj_emit_fatbin_target(const char *arch) {
+    KJ_RETURN_IF(!arch || !*arch, KJ_ERR_USAGE, "kj_emit_fatbin_target: the target is %s", arch ? "empty" : "NULL");
+    return kj__fatbin_check_target(arch);
+}
+
+kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *req, const char *const *archs, size_t arch_count,
+                         void **data, size_t *size, kj_compile_result *result) {
+    KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE,
+                 "kj_emit_fatbin: runtime, request, data and size are required");
+    KJ_RETURN_IF(!archs || arch_count == 0 || arch_count > MAX_FATBIN_TARGETS, KJ_ERR_USAGE,
+                 "kj_emit_fatbin: %zu targets: give 1 to %d", archs ? arch_count : 0, MAX_FATBIN_TARGETS);
+    for (size_t i = 0; i < arch_count; i++) {
+        KJ_RETURN_IF(!archs[i] || !*archs[i], KJ_ERR_USAGE, "kj_emit_fatbin: target %zu is %s: name each (sm_90)", i,
+                     archs[i] ? "empty" : "NULL");
+        for (size_t j = 0; j < i; j++)
+            KJ_RETURN_IF(strcmp(archs[i], archs[j]) == 0, KJ_ERR_USAGE,
+                         "kj_emit_fatbin: target %.40s is given twice: a fat binary holds one image a target", archs[i]);
+        KJ_FORWARD(kj__fatbin_check_target(archs[i])); /* before anything compiles */
+    }
+    kj_request copy;
+    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
+    if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
+    kj_request one = *req; /* the request (a view of the caller's, or its copy), a target at a time */
+    binary bins[MAX_FATBIN_TARGETS];
+    kj__fatbin_image images[MAX_FATBIN_TARGETS];
+    memset(bins, 0, sizeof bins);
+    kj_status s = KJ_OK;
+    size_t got = 0;
+    prepared p;
+    memset(&p, 0, sizeof p);
+    for (; got < arch_count && s == KJ_OK; got++) {
+        count_request(rt);
+        prepared_free(&p);
+        one.arch = archs[got];
+        s = prepare(rt, &one, 0, &p);
+        if (s == KJ_OK) s = obtain_binary(rt, &p, &bins[got]);
+        if (s != KJ_OK) break;
+        /* PTX keeps its NUL after the text, uncounted */
+        images[got] = (kj__fatbin_image){bins[got].data,
+                                         bins[got].size - (bins[got].is_ptx && bins[got].size && !bins[got].data[bins[got].size - 1]),
+                                         kj__arch_number(p.target.arch), archs[got], bins[got].is_ptx};
+    }
+    char *fat = NULL;
+    size_t fat_size = 0;
+    const char *maker;
+    if (s == KJ_OK) s = kj__fatbin_build(images, arch_count, &fat, &fat_size, &maker);
+    if (s == KJ_OK) {
+        kj__log(&rt->log, KJ_LOG_INFO, "%s: a fat binary of %zu targets made by %s", p.src->name, arch_count, maker);
+        if (result) {
+            bins[arch_count - 1].size = fat_size;
+            fill_result(&p, &bins[arch_count - 1], result);
+        }
+        *data = fat;
+        *size = fat_size;
+    }
+    for (size_t i = 0; i < got && i < MAX_FATBIN_TARGETS; i++) binary_free(&bins[i]);
     prepared_free(&p);
     return s;
 }

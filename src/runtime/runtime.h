@@ -29,6 +29,8 @@ typedef struct kj__prefetch kj__prefetch; /* prefetch.c */
 
 typedef struct kj__module {
     CUmodule module;
+    char **lowered;        /* the lowered name of each name expression compiled into it, in order */
+    size_t lowered_count;
     struct kj__module *next;
 } kj__module;
 
@@ -69,7 +71,7 @@ struct kj_runtime {
 
     pthread_mutex_t lock;       /* guards everything below */
     kj__map requests;           /* request hash -> kj_kernel */
-    kj__map modules;            /* cache key -> CUmodule */
+    kj__map modules;            /* cache key -> kj__module */
     kj__module *module_list;
     uint64_t pending_launch_limit; /* CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as the launch code last
                                       saw or set it (launch.h) */

@@ -59,7 +59,7 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
                            const kj_nested_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_nested_reduce: runtime is NULL");
     KJ_RETURN_IF(!host_result, KJ_ERR_USAGE, "kj_nested_reduce: host_result is NULL");
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_ || type == KJ_TYPE_F16, KJ_ERR_USAGE,
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_ || type == KJ_TYPE_F16 || type == KJ_TYPE_BF16, KJ_ERR_USAGE,
                  "kj_nested_reduce: type %s: allowed are i32, u32, i64, f32, f64 (the reduction is in place, so the "
                  "element type must be its own accumulator)", kj_type_name(type));
     KJ_RETURN_IF(n && !data, KJ_ERR_USAGE, "kj_nested_reduce: data is 0 with n = %zu", n);

@@ -311,7 +311,7 @@ typedef struct plan {
 static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o, plan *p) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to %d)", (int)type, KJ_TYPE_COUNT_ - 1);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
                  "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
     entry_id e = FAST;
@@ -426,7 +426,7 @@ kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, siz
                     const kj_reduce_options *o) {
     KJ_RETURN_IF(!host_result, KJ_ERR_USAGE, "kj_reduce: host_result is NULL");
     KJ_FORWARD(kj__enter(rt));
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to 5)", (int)type);
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to %d)", (int)type, KJ_TYPE_COUNT_ - 1);
     kj_reduce_options copy;
     KJ_FORWARD(options_of(&o, &copy));
     kj_stream stream = o->stream;

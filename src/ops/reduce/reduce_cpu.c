@@ -28,6 +28,19 @@ static float f16_to_f32(uint16_t h) {
     return f;
 }
 
+static float bf16_to_f32(uint16_t b) {
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+kj_type kj__reduce_acc_type(kj_type t) { return t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 ? KJ_TYPE_F32 : t; }
+
+int kj__type_is_float(kj_type t) {
+    return t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64;
+}
+
 /* max/min with NaN propagation, as the kernels do */
 static long double fmaxn(long double a, long double b) { return (a > b || a != a) ? a : b; }
 static long double fminn(long double a, long double b) { return (a < b || a != a) ? a : b; }
@@ -35,6 +48,7 @@ static long double fminn(long double a, long double b) { return (a < b || a != a
 static long double float_element(kj_type t, const void *data, size_t i) {
     switch (t) {
     case KJ_TYPE_F16: return f16_to_f32(((const uint16_t *)data)[i]);
+    case KJ_TYPE_BF16: return bf16_to_f32(((const uint16_t *)data)[i]);
     case KJ_TYPE_F32: return ((const float *)data)[i];
     default: return ((const double *)data)[i];
     }
@@ -98,7 +112,7 @@ static void int_reference(kj_op op, kj_type t, const void *data, size_t n, void 
 
 int kj__reduce_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
     if ((unsigned)op >= KJ_OP_COUNT_ || (unsigned)t >= KJ_TYPE_COUNT_ || !result || (n && !data)) return -1;
-    if (t == KJ_TYPE_F16 || t == KJ_TYPE_F32 || t == KJ_TYPE_F64) float_reference(op, t, data, n, result, abs_sum);
+    if (kj__type_is_float(t)) float_reference(op, t, data, n, result, abs_sum);
     else int_reference(op, t, data, n, result, abs_sum);
     return 0;
 }
@@ -121,7 +135,7 @@ static unsigned log2_ceil(uint64_t v) {
 
 double kj__reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, double abs_sum,
                             const kj_reduce_report *report) {
-    if (t == KJ_TYPE_I32 || t == KJ_TYPE_U32 || t == KJ_TYPE_I64) return 0;
+    if (!kj__type_is_float(t)) return 0;
     if (op == KJ_OP_MAX || op == KJ_OP_MIN || n <= 1) return 0;
     double u = t == KJ_TYPE_F64 ? DBL_EPSILON / 2 : FLT_EPSILON / 2;
     double depth = (double)n; /* any order of n - 1 operations */
@@ -150,4 +164,12 @@ uint16_t kj__f16_bits(float f) {
     uint32_t rest = mant & 0x1fff;
     if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
     return (uint16_t)h;
+}
+
+uint16_t kj__bf16_bits(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* NaN: keep it quiet */
+    x += 0x7fffu + ((x >> 16) & 1); /* round to nearest even; too large carries into infinity */
+    return (uint16_t)(x >> 16);
 }

@@ -23,11 +23,20 @@ int kj__reduce_reference(kj_op op, kj_type type, const void *data, size_t n, voi
 double kj__reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
                             const kj_reduce_report *report);
 
+/* The type a reduction accumulates in and returns: f32 for f16 and bf16, else the type itself. */
+kj_type kj__reduce_acc_type(kj_type type);
+
+/* 1 for the floating-point types (f16, bf16, f32, f64), else 0. */
+int kj__type_is_float(kj_type type);
+
 /* Result bytes (kj_result_size) as a double, for printing and comparing. */
 double kj__result_as_double(kj_type type, const void *result);
 
 /* f as the bits of an IEEE half, rounded to nearest even: too large becomes infinity, below the
  * smallest normal half a signed zero (inputs are made for reductions, never NaN). */
 uint16_t kj__f16_bits(float f);
+
+/* f as the bits of a bfloat16 (its high half), rounded to nearest even; a NaN stays a quiet NaN. */
+uint16_t kj__bf16_bits(float f);
 
 #endif

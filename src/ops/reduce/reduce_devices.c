@@ -31,7 +31,7 @@ static kj_status check_args(kj_runtime *const *rts, const kj_devptr *parts, cons
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce_devices: operator %d is not a kj_op (0 to 3)",
                  (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE,
-                 "kj_reduce_devices: type %d is not a kj_type (0 to 5)", (int)type);
+                 "kj_reduce_devices: type %d is not a kj_type (0 to %d)", (int)type, KJ_TYPE_COUNT_ - 1);
     for (size_t i = 0; i < n; i++) {
         KJ_RETURN_IF(!rts[i], KJ_ERR_USAGE, "kj_reduce_devices: runtime %zu is NULL", i);
         KJ_RETURN_IF(!kj_runtime_has_device(rts[i]), KJ_ERR_NO_DEVICE,
@@ -136,9 +136,8 @@ kj_status kj_reduce_devices(kj_runtime *const *rts, const kj_devptr *parts, cons
     wait_parts(rts, streams, ps, n, &f);
     if (f.status == KJ_OK) {
         for (size_t i = 0; i < n; i++) memcpy(partials + i * bytes, ps[i].lane->host, bytes);
-        /* An f16 reduction's partials are floats: combined as f32 values. */
-        kj_type of = type == KJ_TYPE_F16 ? KJ_TYPE_F32 : type;
-        kj__reduce_reference(op, of, partials, n, result, NULL);
+        /* An f16 or bf16 reduction's partials are floats: combined as f32 values. */
+        kj__reduce_reference(op, kj__reduce_acc_type(type), partials, n, result, NULL);
     }
     free(ps);
     free(partials);

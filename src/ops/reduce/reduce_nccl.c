@@ -8,6 +8,7 @@
 
 #include "ops/ops.h"
 #include "ops/reduce/reduce.h"
+#include "ops/reduce/reduce_cpu.h"
 
 static const kj__state_key lanes = KJ__LANES;
 #define LANE_BYTES 32 /* the handshake's two words, then the partial */
@@ -50,7 +51,7 @@ static void to_wire(kj_op op, kj_type type, const unsigned char *partial, wire *
     case KJ_TYPE_I64: w->type = wraps ? KJ__NCCL_UINT64 : KJ__NCCL_INT64; return;
     default: break;
     }
-    unsigned width = (unsigned)w->size * 8; /* f16's partial is its f32 result */
+    unsigned width = (unsigned)w->size * 8; /* f16's and bf16's partial is its f32 result */
     w->type = width == 32 ? KJ__NCCL_FLOAT32 : KJ__NCCL_FLOAT64;
     if (wraps) return;
     uint64_t bits = 0;
@@ -63,7 +64,7 @@ static void to_wire(kj_op op, kj_type type, const unsigned char *partial, wire *
 }
 
 static void from_wire(kj_op op, kj_type type, wire *w, void *result) {
-    int ordered_float = (type == KJ_TYPE_F16 || type == KJ_TYPE_F32 || type == KJ_TYPE_F64) &&
+    int ordered_float = kj__type_is_float(type) &&
                         (op == KJ_OP_MAX || op == KJ_OP_MIN);
     if (ordered_float) {
         uint64_t bits = 0;
@@ -161,8 +162,8 @@ kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size_t coun
     KJ_RETURN_IF(!rt || !comm || !result, KJ_ERR_USAGE, "kj_reduce_nccl: %s is NULL",
                  !rt ? "the runtime" : !comm ? "the communicator" : "result");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce_nccl: operator %d is not a kj_op (0 to 3)", (int)op);
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce_nccl: type %d is not a kj_type (0 to 5)",
-                 (int)type);
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce_nccl: type %d is not a kj_type (0 to %d)",
+                 (int)type, KJ_TYPE_COUNT_ - 1);
     const kj__nccl_api *nccl;
     KJ_FORWARD(kj__nccl_load(&nccl));
     KJ_FORWARD(kj__enter(rt));

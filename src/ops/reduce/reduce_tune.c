@@ -57,6 +57,7 @@ static void fill(kj_type t, kj_op op, void *buf, size_t n, uint64_t seed) {
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
         case KJ_TYPE_I64: ((uint64_t *)buf)[i] = bits; break;
         case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj__f16_bits((float)u); break;
+        case KJ_TYPE_BF16: ((uint16_t *)buf)[i] = kj__bf16_bits((float)u); break;
         case KJ_TYPE_F32: ((float *)buf)[i] = (float)u; break;
         default: ((double *)buf)[i] = u; break;
         }
@@ -64,12 +65,12 @@ static void fill(kj_type t, kj_op op, void *buf, size_t n, uint64_t seed) {
 }
 
 /* The reference of n periodic elements: q whole tiles and a partial one, combined in the
- * accumulator type (f32 for f16) by the reference itself: exact for integers and max/min, within
+ * accumulator type (f32 for f16 and bf16) by the reference itself: exact for integers and max/min, within
  * far less than the tolerance for float sums (each partial result is rounded once). The arguments
  * are checked already, so the reference cannot refuse them. */
 static kj_status reference(state *st, const void *tile, size_t tile_n) {
     size_t q = st->n / tile_n, r = st->n % tile_n;
-    kj_type acc = st->type == KJ_TYPE_F16 ? KJ_TYPE_F32 : st->type;
+    kj_type acc = kj__reduce_acc_type(st->type);
     size_t rs = kj_result_size(st->type);
     unsigned char *parts = malloc((q + 1) * rs);
     if (!parts) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
