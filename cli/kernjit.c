@@ -9,7 +9,7 @@
 #include "run.h"
 
 static const cli_subcommand runners[] = {
-    {"reduce", run_reduce, "a reduction (sum/max/min/prod over i32 u32 i64 f16 bf16 f32 f64)"},
+    {"reduce", run_reduce, "a reduction: sum/max/min/prod over i32 u32 i64 f16 bf16 f32 f64"},
     {"transpose", run_transpose, "a matrix transpose, any rows x cols (access orders, tiles, ...)"},
     {"vector-add", run_vector_add, "c = a + b over f32 or f64"},
     {"nested-reduce", run_nested_reduce, "a recursive reduction launching kernels from the GPU (CDP2)"},
@@ -75,6 +75,8 @@ static const cli_subcommand commands[] = {
     "  KERNJIT_CUDA_HOME      the CUDA toolkit (its headers, the device runtime);\n"               \
     "                         else $CUDA_HOME, else /usr/local/cuda\n"                             \
     "  KERNJIT_LIBCUDA        the driver library, in place of libcuda.so.1\n"                      \
+    "  KERNJIT_NVFATBIN       the nvFatbin library of --emit fatbin (a path), or off:\n"          \
+    "                         kernjit writes the fat binary (of sm_XY targets only)\n"           \
     "  KERNJIT_NCCL           the NCCL library (kj_reduce_nccl, bench reduce\n"                    \
     "                         --devices), in place of libnccl.so.2\n"                              \
     "  KERNJIT_CUB_PLUGIN     bench reduce's CUB reference: a plugin's path, or off\n"             \
