@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kernjit as a Meson subproject: a parent project with kernjit under subprojects/ gets it from
 # dependency('kernjit') (kernjit's meson.override_dependency), chooses the static library through
-# default_options, and does not build kernjit's tests. The parent's program uses only kernjit.h.
+# default_options, and does not build kernjit's tests. The parent's program uses only
+# kernjit/kernjit.h.
 #
 # usage: test-subproject.sh MESON SOURCE_DIR
 set -u
@@ -17,7 +18,7 @@ kernjit = dependency('kernjit', version : '>=0.1', fallback : 'kernjit',
 executable('parent', 'parent.c', dependencies : kernjit)
 MESON
 cat >"$d/parent.c" <<'C'
-#include <kernjit.h>
+#include <kernjit/kernjit.h>
 #include <stdio.h>
 int main(void) {
     printf("parent: kernjit %s (header 0x%06x), %zu built-in kernel(s)\n", kj_version_string(),

@@ -6,7 +6,7 @@
 #ifndef KERNJIT_TUNE_H
 #define KERNJIT_TUNE_H
 
-#include "../kernjit.h"
+#include "kernjit.h" /* kernjit/kernjit.h, beside this one */
 
 #ifdef __cplusplus
 extern "C" {
