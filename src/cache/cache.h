@@ -27,6 +27,16 @@ typedef struct kj__cache kj__cache;
  * $HOME/.cache/kernjit. NULL when none can be found (no HOME). malloc'd. */
 char *kj__cache_default_dir(void);
 
+/* A folder of kernjit's own files, as messages name it: what it is ("cache folder"), what is at
+ * stake in it ("cached binaries are code that will run") and the variable that names another. */
+typedef struct kj__private_dir {
+    const char *what, *stake, *variable;
+} kj__private_dir;
+/* Checks dir as the cache folder is checked (see kj__cache_open), creating it and its missing parents
+ * 0700 when create is set (a folder that does not exist is otherwise refused). 0 when it can be used;
+ * else -1 with why (a sentence naming the folder and the fix). */
+int kj__private_dir_check(const kj__private_dir *k, const char *dir, int create, char *why, size_t size);
+
 /* Opens (creating) the cache at dir. Returns NULL after a warning when the folder cannot be created
  * or is not safe to use; the caller then compiles in memory. */
 kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log);
