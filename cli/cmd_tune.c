@@ -25,7 +25,7 @@ static void help(void) {
            "macros as given by -D, --op and --type or at their defaults) in parallel through the cache, then\n"
            "times each on the GPU (CUDA events after a warm-up; the median of S samples, default 10, at\n"
            "least 10; inputs that fit in L2 rotate through copies) and checks it against the CPU reference.\n"
-           "The fastest correct variant is timed again and stored in the tuning database (<cache>/tuning.db)\n"
+           "The fastest correct variant is timed again and stored in the tuning database (--show names it)\n"
            "for this device, the macros held fixed and the size bucket floor(log2 N); `kernjit run`,\n"
            "kj_reduce, kj_transpose and kj_vector_add then use it when no configuration is given.\n"
            "N counts elements (it takes 64M, 2^28); it defaults to 2^24 for reduce and 2^26 for transpose and\n"

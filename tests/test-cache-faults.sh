@@ -373,5 +373,32 @@ else
     echo "skip: F25 ($why_not_nobody)"
 fi
 
+# row F26: the tuning database in the cache folder, where 0.2.0 kept it, cannot move to its own folder
+# (~/.local/state/kernjit: a file is in the way; others may write to it): it stays, whole, and is used
+# where it is
+for how in file open; do
+    h="$work/F26-$how"
+    db_with_two "$h/.cache/kernjit"
+    before=$(md5sum < "$h/.cache/kernjit/tuning.db")
+    if [ $how = file ]; then
+        mkdir -p "$h/.local" && echo "in the way" > "$h/.local/state"; warning="cannot create the tuning database's folder"
+    else
+        mkdir -p -m 777 "$h/.local/state/kernjit"; warning="others may write to it (mode 0777)"
+    fi
+    run F26 0 "2 entries in $h/.cache/kernjit/tuning.db" "$warning" env -u KERNJIT_CACHE_DIR HOME="$h" "$K" tune --show
+    [ "$(md5sum < "$h/.cache/kernjit/tuning.db")" = "$before" ] && [ ! -e "$h/.local/state/kernjit/tuning.db" ] \
+        && ok "F26 ($how): the database stayed whole in the cache folder" || fail "F26 ($how): $(find "$h")"
+done
+
+# row F27: the cache folder's tuning database cannot be read (a link): not moved, left as it is
+h="$work/F27"
+db_with_two "$work/F27-target"
+mkdir -p -m 700 "$h/.cache/kernjit" && ln -s "$work/F27-target/tuning.db" "$h/.cache/kernjit/tuning.db"
+before=$(md5sum < "$work/F27-target/tuning.db")
+run F27 0 "0 entries in $h/.cache/kernjit/tuning.db" "it is a symbolic link" env -u KERNJIT_CACHE_DIR HOME="$h" "$K" tune --show
+[ -L "$h/.cache/kernjit/tuning.db" ] && [ "$(md5sum < "$work/F27-target/tuning.db")" = "$before" ] \
+    && [ ! -e "$h/.local/state/kernjit/tuning.db" ] && ok "F27: the link and its target were left as they were" \
+    || fail "F27: $(find "$h" "$work/F27-target" -ls)"
+
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"
