@@ -1,10 +1,12 @@
 /* Built by tests/test-install.sh against an installed kernjit, with nothing but what pkg-config gives
  * (the installed headers, and the shared or the static library): the header's version must be the
  * library's, the built-in kernels must be inside the library, and the library must compile one. The
- * headers in kernjit/ find kernjit.h beside their folder whatever the include path. */
-#include <kernjit.h>
+ * headers in kernjit/ find each other whatever the include path; <kernjit.h>, the shim older
+ * programs include, still works beside them. */
+#include <kernjit/kernjit.h>
 #include <kernjit/ops.h>
 #include <kernjit/tune.h>
+#include <kernjit.h>
 
 #include <stdio.h>
 #include <string.h>

@@ -11,7 +11,8 @@ SHIM="$2"
 STUB="$3"
 KD="$4"
 work="$(cd "$(mktemp -d)" && pwd -P)"
-trap 'rm -rf "$work"' EXIT
+stage=""
+trap 'rm -rf "$work" ${stage:+"$stage"}' EXIT
 cd "$work"
 failures=0
 export KERNJIT_PATH=
@@ -59,6 +60,30 @@ clean() {
 }
 
 sum() { sha256sum "$1" | cut -c1-64; }
+
+# Rows that run kernjit as another user (nobody, through setpriv), which cannot read a private build
+# tree (a home folder is often 0700, root's always): the program, its library and the stub driver
+# are staged in a folder that user can reach, and tried there first. as_nobody_ready sets AS_NOBODY
+# (the command prefix, the stub driver its device); else it says why (why_not_nobody).
+as_nobody_ready() {
+    [ -n "$stage" ] && return 0
+    if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+        why_not_nobody="needs root and setpriv"; return 1
+    fi
+    stage=$(mktemp -d /tmp/kernjit-nobody-XXXXXX) && chmod 755 "$stage" || { why_not_nobody="no staging folder"; return 1; }
+    cp "$K" "$stage/kernjit" && cp "$STUB" "$stage/libstub-cuda.so"
+    local lib
+    lib=$(ldd "$K" | awk '$1 ~ /^libkernjit\.so/ && $3 ~ /^\// {print $1, $3}')
+    # shellcheck disable=SC2086
+    [ -z "$lib" ] || cp -L $(cut -d' ' -f2 <<<"$lib") "$stage/$(cut -d' ' -f1 <<<"$lib")"
+    chmod -R a+rX "$stage"
+    AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env "LD_LIBRARY_PATH=$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+               "KERNJIT_LIBCUDA=$stage/libstub-cuda.so" "$stage/kernjit")
+    local out
+    if ! out=$(cd / && "${AS_NOBODY[@]}" --version 2>&1); then
+        why_not_nobody="kernjit does not start as user 65534 from $stage: $out"; return 1
+    fi
+}
 
 # vadd on the stub device: c = a + b, checked through --print
 LAUNCH=("$K" launch "$KD/vadd.cu" --grid 4 --block 256 --arg 'f32[1000]=iota' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros'
@@ -262,17 +287,17 @@ KJ_FAULT_DIR="$c" KJ_FAULT=read=EIO LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$c" \
 [ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the database that failed a read was left as it was" \
     || fail "F17: the database that failed a read changed"
 # ... and one this user may not read (EACCES): as nobody, the file root's
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+if as_nobody_ready; then
     c="$work/F17c"
     db_with_two "$c"
     chmod 600 "$c/tuning.db" && chown 65534 "$c" && chmod 711 "$work"
     before=$(md5sum < "$c/tuning.db")
     KERNJIT_CACHE_DIR="$c" run F17 1 "" "cannot be read (Permission denied): it is left as it is" \
-        setpriv --reuid=65534 --regid=65534 --clear-groups "$K" tune --forget
+        "${AS_NOBODY[@]}" tune --forget
     [ "$(md5sum < "$c/tuning.db")" = "$before" ] && ok "F17: the forbidden database was left as it was" \
         || fail "F17: the forbidden database changed"
 else
-    echo "skip: F17 EACCES (needs root and setpriv)"
+    echo "skip: F17 EACCES ($why_not_nobody)"
 fi
 
 # row F18: a temporary file a killed writer left (its process id reused) blocks nothing: the update
@@ -335,18 +360,18 @@ KJ_FAULT_PID=1 LD_PRELOAD="$SHIM" KERNJIT_CACHE_DIR="$work/F24-cache" run F24 0 
 
 # row F25: `launch` as a user who may not read an @FILE input, or write the --save folder: a usage
 # error before anything compiles or runs (nothing in the cache)
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+if as_nobody_ready; then
     s="$work/F25"
     mkdir -p "$s/cache" "$s/ro" && cp "$KD/vadd.cu" "$s/" && head -c 4000 /dev/zero > "$s/in.bin"
     chmod 600 "$s/in.bin" && chmod 755 "$s/ro" && chown 65534 "$s/cache" && chmod 700 "$s/cache" && chmod 711 "$work"
-    AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups "$K" launch "$s/vadd.cu" --grid 4 --block 256)
-    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "cannot read '$s/in.bin': Permission denied" "${AS_NOBODY[@]}" \
+    LAUNCH_AS_NOBODY=("${AS_NOBODY[@]}" launch "$s/vadd.cu" --grid 4 --block 256)
+    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "cannot read '$s/in.bin': Permission denied" "${LAUNCH_AS_NOBODY[@]}" \
         --arg "f32[1000]=@$s/in.bin" --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000
-    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "the folder '$s/ro' is not writable" "${AS_NOBODY[@]}" \
+    KERNJIT_CACHE_DIR="$s/cache" run F25 2 "" "the folder '$s/ro' is not writable" "${LAUNCH_AS_NOBODY[@]}" \
         --arg 'f32[1000]=1' --arg 'f32[1000]=2' --arg 'f32[1000]=zeros' --arg i32=1000 --save "2=$s/ro/out.bin"
     [ -z "$(find "$s/cache" "$s/ro" -mindepth 1)" ] && ok "F25: nothing compiled, nothing written" || fail "F25: $(find "$s/cache" "$s/ro")"
 else
-    echo "skip: F25 (needs root and setpriv)"
+    echo "skip: F25 ($why_not_nobody)"
 fi
 
 # ---- seed folders (kernjit seed): read only, verified as entries are, refused as cache folders are ----
@@ -430,6 +455,33 @@ e=$(seed "$s")
 mv "$e" "$work/F41-target.cubin" && ln -s "$work/F41-target.cubin" "$e"
 seeded F41 "$s" "a symbolic link, which is never followed"
 [ -L "$e" ] && ok "F41: the link is left as it is" || fail "F41: the link was removed"
+
+# row F26: the tuning database in the cache folder, where 0.2.0 kept it, cannot move to its own folder
+# (~/.local/state/kernjit: a file is in the way; others may write to it): it stays, whole, and is used
+# where it is
+for how in file open; do
+    h="$work/F26-$how"
+    db_with_two "$h/.cache/kernjit"
+    before=$(md5sum < "$h/.cache/kernjit/tuning.db")
+    if [ $how = file ]; then
+        mkdir -p "$h/.local" && echo "in the way" > "$h/.local/state"; warning="cannot create the tuning database's folder"
+    else
+        mkdir -p -m 777 "$h/.local/state/kernjit"; warning="others may write to it (mode 0777)"
+    fi
+    run F26 0 "2 entries in $h/.cache/kernjit/tuning.db" "$warning" env -u KERNJIT_CACHE_DIR HOME="$h" "$K" tune --show
+    [ "$(md5sum < "$h/.cache/kernjit/tuning.db")" = "$before" ] && [ ! -e "$h/.local/state/kernjit/tuning.db" ] \
+        && ok "F26 ($how): the database stayed whole in the cache folder" || fail "F26 ($how): $(find "$h")"
+done
+
+# row F27: the cache folder's tuning database cannot be read (a link): not moved, left as it is
+h="$work/F27"
+db_with_two "$work/F27-target"
+mkdir -p -m 700 "$h/.cache/kernjit" && ln -s "$work/F27-target/tuning.db" "$h/.cache/kernjit/tuning.db"
+before=$(md5sum < "$work/F27-target/tuning.db")
+run F27 0 "0 entries in $h/.cache/kernjit/tuning.db" "it is a symbolic link" env -u KERNJIT_CACHE_DIR HOME="$h" "$K" tune --show
+[ -L "$h/.cache/kernjit/tuning.db" ] && [ "$(md5sum < "$work/F27-target/tuning.db")" = "$before" ] \
+    && [ ! -e "$h/.local/state/kernjit/tuning.db" ] && ok "F27: the link and its target were left as they were" \
+    || fail "F27: $(find "$h" "$work/F27-target" -ls)"
 
 [ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all cache-fault checks passed"

@@ -1,9 +1,13 @@
-/* The public headers (kernjit.h, kernjit/ops.h, kernjit/tune.h) as a C99 program sees them: built with -std=c99 -Wall -Wextra -Wpedantic -Werror
- * (tests/meson.build), so that any construct newer than C99 or any warning in them fails the
- * build. Running it checks that the header's version macros and the library agree. */
-#include "kernjit.h"
+/* The public headers (kernjit/kernjit.h, kernjit/ops.h, kernjit/tune.h, and the shims kernjit.h and
+ * kernjit-version.h that older programs include) as a C99 program sees them: built with -std=c99
+ * -Wall -Wextra -Wpedantic -Werror (tests/meson.build), so that any construct newer than C99 or any
+ * warning in them fails the build. Running it checks that the header's version macros and the
+ * library agree. */
+#include "kernjit/kernjit.h"
 #include "kernjit/ops.h"
 #include "kernjit/tune.h"
+#include "kernjit.h"
+#include "kernjit-version.h"
 
 #include <stdio.h>
 #include <string.h>

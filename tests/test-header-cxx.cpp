@@ -1,11 +1,12 @@
-// The public headers (kernjit.h, kernjit/ops.h, kernjit/tune.h) as a C++ program sees them: built as C++11 with -Wall -Wextra -Wpedantic -Werror
+// The public headers (kernjit/kernjit.h, kernjit/ops.h, kernjit/tune.h; the shim kernjit.h) as a C++ program sees them: built as C++11 with -Wall -Wextra -Wpedantic -Werror
 // (tests/meson.build). Checks that the declarations have C linkage (the program links against the C
 // library), that the header's types behave in C++ (enums, opaque handles), and that the KJ_*_INIT
 // macros, which C++ before C++20 gets as values rather than designated initializers, give the size
 // and the defaults.
-#include "kernjit.h"
+#include "kernjit/kernjit.h"
 #include "kernjit/ops.h"
 #include "kernjit/tune.h"
+#include "kernjit.h"
 
 #include <cstdio>
 #include <cstring>

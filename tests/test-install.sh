@@ -2,11 +2,12 @@
 # `meson install` into a temporary staging folder (--destdir), then checks what a user gets: the
 # files in place, `pkg-config --cflags --libs kernjit` (and --static), a program built only from
 # pkg-config's answer against the shared and against the static library, and the installed CLI
-# running from the install tree (its rpath finds libkernjit and NVRTC).
+# running from the install tree (its rpath finds libkernjit and NVRTC). The shared library has the
+# soname given (the ABI's, docs/DESIGN.md) and no RUNPATH.
 #
-# usage: test-install.sh MESON BUILD_DIR SOURCE_DIR CC PKG_CONFIG DEFAULT_LIBRARY
+# usage: test-install.sh MESON BUILD_DIR SOURCE_DIR CC PKG_CONFIG DEFAULT_LIBRARY SONAME
 set -u
-meson="$1" build="$2" src="$3" cc="$4" pkgconfig="$5" default_library="$6"
+meson="$1" build="$2" src="$3" cc="$4" pkgconfig="$5" default_library="$6" want_soname="$7"
 stage=$(mktemp -d /tmp/kernjit-install-XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 failures=0
@@ -36,10 +37,10 @@ echo "installed under $prefix"
 
 # ---- the layout ----
 expect_file() { if [ -e "$1" ]; then ok "installed ${1#"$stage"}"; else fail "missing ${1#"$stage"}"; fi; }
+for h in kernjit.h version.h ops.h tune.h; do expect_file "$includedir/kernjit/$h"; done
+# the shims of 0.2.0's layout
 expect_file "$includedir/kernjit.h"
 expect_file "$includedir/kernjit-version.h"
-expect_file "$includedir/kernjit/ops.h"
-expect_file "$includedir/kernjit/tune.h"
 expect_file "$prefix/bin/kernjit"
 case "$default_library" in
 shared | both)
@@ -47,6 +48,10 @@ shared | both)
     so=$(readlink -f "$libdir/libkernjit.so")
     soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
     expect_file "$libdir/$soname"
+    [ "$soname" = "$want_soname" ] && [ "$soname" != libkernjit.so.0 ] && ok "the soname is $soname" \
+        || fail "the soname is '$soname', expected $want_soname (0.1's ABI was libkernjit.so.0)"
+    paths=$(readelf -d "$so" | grep -E '\((RUNPATH|RPATH)\)')
+    [ -z "$paths" ] && ok "the library carries no RUNPATH or RPATH" || fail "the installed library carries $paths"
     ;;
 esac
 case "$default_library" in static | both) expect_file "$libdir/libkernjit.a" ;; esac
@@ -55,7 +60,7 @@ for k in "$src"/kernels_src/*.cu "$src"/kernels_src/*.cuh; do
 done
 # nothing internal leaks into the include folder
 extra=$(ls "$includedir" | grep -vx -e kernjit.h -e kernjit-version.h -e kernjit;
-        ls "$includedir/kernjit" | grep -vx -e ops.h -e tune.h | sed 's|^|kernjit/|')
+        ls "$includedir/kernjit" | grep -vx -e kernjit.h -e version.h -e ops.h -e tune.h | sed 's|^|kernjit/|')
 [ -z "$extra" ] && ok "include/ holds only the public headers" || fail "include/ holds more: $extra"
 
 # ---- pkg-config ----
@@ -69,8 +74,8 @@ echo "pkg-config --static --libs kernjit: $static_flags"
 for need in nvrtc nvJitLink xxhash; do
     grep -q "$need" <<<"$static_flags" && ok "--static names $need" || fail "--static --libs lacks $need"
 done
-[ "$("$pkgconfig" --modversion kernjit)" = "$(sed -n 's/#define KJ_VERSION_STRING "\(.*\)"/\1/p' "$includedir/kernjit-version.h")" ] \
-    && ok "kernjit.pc's version is the header's" || fail "kernjit.pc's version differs from kernjit-version.h"
+[ "$("$pkgconfig" --modversion kernjit)" = "$(sed -n 's/#define KJ_VERSION_STRING "\(.*\)"/\1/p' "$includedir/kernjit/version.h")" ] \
+    && ok "kernjit.pc's version is the header's" || fail "kernjit.pc's version differs from kernjit/version.h"
 
 # ---- a program built from pkg-config alone: the headers must need nothing else ----
 probe="$src/tests/install-probe.c"
@@ -118,9 +123,10 @@ if command -v cmake >/dev/null; then
             -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$probe_flags" -DCMAKE_EXE_LINKER_FLAGS="$probe_flags" \
             >"$b.log" 2>&1 && LIBRARY_PATH="${LD_LIBRARY_PATH:-}${LIBRARY_PATH:+:$LIBRARY_PATH}" \
             cmake --build "$b" >>"$b.log" 2>&1; then
-            # no LD_LIBRARY_PATH: CMake's build rpath must find the staged library
+            # LD_LIBRARY_PATH the toolkit's alone (NVRTC, as the system would find it): CMake's build
+            # rpath must find the staged library
             [ "$static" = ON ] && readelf -d "$b/probe" | grep -q libkernjit && fail "kernjit::kernjit_static needs libkernjit.so"
-            out=$(env -u LD_LIBRARY_PATH "$b/probe" 2>&1) && ok "cmake (static=$static): $out" \
+            out=$(LD_LIBRARY_PATH="$(pcv cuda_home)/lib64" "$b/probe" 2>&1) && ok "cmake (static=$static): $out" \
                 || fail "the CMake-built probe (static=$static): $out"
         else
             cat "$b.log"
@@ -171,6 +177,12 @@ fi
 if [ "$default_library" != static ]; then
     ldd "$prefix/bin/kernjit" | grep -qF "$prefix/bin/../" && ok "the installed CLI loads libkernjit from the install tree" \
         || fail "the installed CLI does not find libkernjit through its rpath: $(ldd "$prefix/bin/kernjit" | grep kernjit)"
+    # the library has no RUNPATH: the program's own finds the toolkit's libraries for it
+    for need in libnvrtc libnvJitLink; do
+        env -u LD_LIBRARY_PATH ldd "$prefix/bin/kernjit" | grep -qE "$need\.so\.[0-9.]+ => $(pcv cuda_home)/lib64/" \
+            && ok "the installed CLI loads $need through its own rpath" \
+            || fail "the installed CLI does not load $need through its rpath: $(ldd "$prefix/bin/kernjit" | grep "$need")"
+    done
 fi
 out=$(KERNJIT_CACHE_DIR="$stage/cache" "$prefix/bin/kernjit" --version 2>&1) \
     && grep -q "kernjit $("$pkgconfig" --modversion kernjit)" <<<"$out" && ok "installed CLI: $out" \

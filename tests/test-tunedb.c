@@ -548,6 +548,213 @@ static void test_public_api(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* ---- where the database lives ------------------------------------------------------------------ */
+
+/* The folder variables, as the test started with them. */
+static const char *const FOLDER_VARIABLES[] = {"HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "KERNJIT_CACHE_DIR",
+                                               "KERNJIT_STATE_DIR"};
+#define FOLDER_VARIABLE_COUNT (sizeof FOLDER_VARIABLES / sizeof FOLDER_VARIABLES[0])
+static char *saved_variables[FOLDER_VARIABLE_COUNT];
+static int variables_saved;
+
+/* The environment of a user whose home is kj_test_dir/home, no other folder variable set. */
+static void plain_user(void) {
+    for (size_t i = 0; i < FOLDER_VARIABLE_COUNT && !variables_saved; i++) {
+        const char *v = getenv(FOLDER_VARIABLES[i]);
+        saved_variables[i] = v ? strdup(v) : NULL;
+    }
+    variables_saved = 1;
+    for (size_t i = 0; i < FOLDER_VARIABLE_COUNT; i++) unsetenv(FOLDER_VARIABLES[i]);
+    setenv("HOME", kj_test_path(kj_test_dir, "home"), 1);
+}
+
+/* The environment the test started with. */
+static void user_back(void) {
+    for (size_t i = 0; i < FOLDER_VARIABLE_COUNT; i++) {
+        if (saved_variables[i]) setenv(FOLDER_VARIABLES[i], saved_variables[i], 1);
+        else unsetenv(FOLDER_VARIABLES[i]);
+        free(saved_variables[i]);
+        saved_variables[i] = NULL;
+    }
+    variables_saved = 0;
+}
+
+/* A compile-only runtime on the default cache folder (none named), warnings and notes into log. */
+static kj_runtime *default_runtime(kj_test_log *log) {
+    kj_runtime_options o = KJ_RUNTIME_OPTIONS_INIT;
+    o.device = KJ_DEVICE_NONE;
+    o.log_level = KJ_LOG_INFO;
+    memset(log, 0, sizeof *log);
+    o.log = kj_test_log_fn;
+    o.log_user = log;
+    kj_runtime *rt = NULL;
+    KJ_ASSERT_OK(kj_runtime_create(&o, &rt));
+    return rt;
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *text = calloc(1, 1 << 16);
+    assert_non_null(text);
+    assert_true(fread(text, 1, (1 << 16) - 1, f) < (1 << 16) - 1);
+    fclose(f);
+    return text;
+}
+
+static void assert_db_path(kj_runtime *rt, const char *want) {
+    assert_non_null(kj_tune_db_path(rt));
+    assert_string_equal(kj_tune_db_path(rt), want);
+}
+
+/* KERNJIT_STATE_DIR; else the cache folder when one was named; else $XDG_STATE_HOME/kernjit, else
+ * ~/.local/state/kernjit: not the cache folder, ~/.cache/kernjit, which a user may clear. */
+static void test_state_folder(void **state) {
+    (void)state;
+    kj_test_log log;
+    plain_user();
+    kj_runtime *rt = default_runtime(&log);
+    assert_string_equal(kj_cache_dir(rt), kj_test_path(kj_test_dir, "home/.cache/kernjit"));
+    assert_db_path(rt, kj_test_path(kj_test_dir, "home/.local/state/kernjit/tuning.db"));
+    size_t n = 0; /* nothing there yet: an empty database, and nothing is created by reading */
+    KJ_ASSERT_OK(kj_tune_db_list(rt, visit_count, &n));
+    assert_int_equal(n, 0);
+    struct stat st;
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "home/.local"), &st), -1);
+    kj_runtime_destroy(rt);
+    assert_int_equal(log.warnings, 0);
+
+    setenv("XDG_STATE_HOME", kj_test_path(kj_test_dir, "xdg-state"), 1);
+    rt = default_runtime(&log);
+    assert_db_path(rt, kj_test_path(kj_test_dir, "xdg-state/kernjit/tuning.db"));
+    kj_runtime_destroy(rt);
+    setenv("XDG_STATE_HOME", "relative/state", 1); /* not absolute: ignored, as the XDG rules say */
+    rt = default_runtime(&log);
+    assert_db_path(rt, kj_test_path(kj_test_dir, "home/.local/state/kernjit/tuning.db"));
+    kj_runtime_destroy(rt);
+
+    /* a cache folder named (KERNJIT_CACHE_DIR, or the options): it holds the database too */
+    setenv("KERNJIT_CACHE_DIR", kj_test_path(kj_test_dir, "fleet-cache"), 1);
+    rt = default_runtime(&log);
+    assert_db_path(rt, kj_test_path(kj_test_dir, "fleet-cache/tuning.db"));
+    kj_runtime_destroy(rt);
+    rt = kj_test_runtime(kj_test_path(kj_test_dir, "given"), KJ_DEVICE_NONE, NULL);
+    assert_db_path(rt, kj_test_path(kj_test_dir, "given/tuning.db"));
+    kj_runtime_destroy(rt);
+    /* KERNJIT_STATE_DIR wins over both */
+    setenv("KERNJIT_STATE_DIR", kj_test_path(kj_test_dir, "state"), 1);
+    rt = kj_test_runtime(kj_test_path(kj_test_dir, "given"), KJ_DEVICE_NONE, NULL);
+    assert_db_path(rt, kj_test_path(kj_test_dir, "state/tuning.db"));
+    kj_runtime_destroy(rt);
+    user_back();
+}
+
+/* A database where 0.2.0 kept it (the cache folder) moves on first use: renamed, byte for byte,
+ * when the new place has none; its folder is made 0700. */
+static void test_state_move(void **state) {
+    (void)state;
+    kj_test_log log;
+    plain_user();
+    const char *text = "# kept as written\n" GOOD GOOD2;
+    kj_test_put(kj_test_dir, "home/.cache/kernjit/tuning.db", text);
+    kj_runtime *rt = default_runtime(&log);
+    const char *now = kj_test_path(kj_test_dir, "home/.local/state/kernjit/tuning.db");
+    assert_db_path(rt, now);
+    char *got = slurp(now);
+    assert_non_null(got);
+    assert_string_equal(got, text);
+    free(got);
+    struct stat st;
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "home/.cache/kernjit/tuning.db"), &st), -1);
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "home/.local/state/kernjit"), &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(log.warnings, 0);
+    assert_non_null(strstr(log.last, "the tuning database (2 results) moved from the cache folder"));
+    size_t n = 0;
+    KJ_ASSERT_OK(kj_tune_db_list(rt, visit_count, &n));
+    assert_int_equal(n, 2);
+    kj_runtime_destroy(rt);
+    user_back();
+}
+
+/* Both places hold a database (an older kernjit tuned after the move): merged by the conflict rule,
+ * the faster result of a key kept whichever file held it, and only then the old file removed. */
+static void test_state_merge(void **state) {
+    (void)state;
+    kj_test_log log;
+    plain_user();
+#define LINE(fixed, values, gbps) "reduce\treduce_fast\t" fixed "\t20\t" H100 "\t9.0\t0.1.0\t" values "\t" gbps "\t1.0\t1048576\t1\n"
+    kj_test_put(kj_test_dir, "home/.cache/kernjit/tuning.db",
+                LINE("OP=sum T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8", "900.0")   /* faster than the new file's */
+                LINE("OP=max T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8", "100.0")   /* slower than the new file's */
+                LINE("OP=min T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8", "100.0")); /* only here */
+    kj_test_put(kj_test_dir, "home/.local/state/kernjit/tuning.db",
+                LINE("OP=sum T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")
+                LINE("OP=max T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")
+                LINE("OP=prod T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")); /* only here */
+#undef LINE
+    kj_runtime *rt = default_runtime(&log);
+    assert_db_path(rt, kj_test_path(kj_test_dir, "home/.local/state/kernjit/tuning.db")); /* its first use */
+    kj__tunedb db = {0};
+    KJ_ASSERT_OK(kj__tunedb_read(kj_test_path(kj_test_dir, "home/.local/state/kernjit"), NULL, &db));
+    assert_int_equal(db.count, 4);
+    const char *want[][2] = {{"OP=sum T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8"},
+                             {"OP=max T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8"},
+                             {"OP=min T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8"},
+                             {"OP=prod T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8"}};
+    for (size_t i = 0; i < 4; i++) {
+        const kj__tuned_rec *r = find(&db, H100, 9, 0, want[i][0], 1u << 20);
+        assert_non_null(r);
+        assert_string_equal(r->values, want[i][1]);
+    }
+    kj__tunedb_clear(&db);
+    struct stat st;
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "home/.cache/kernjit/tuning.db"), &st), -1);
+    assert_int_equal(log.warnings, 0);
+    kj_runtime_destroy(rt);
+    user_back();
+}
+
+/* A database that cannot be moved stays where it is, untouched, and is used there, with a warning:
+ * the new folder cannot be made (a file in the way), or the old file cannot be read whole. */
+static void test_state_move_fails(void **state) {
+    (void)state;
+    kj_test_log log;
+    plain_user();
+    const char *text = GOOD GOOD2;
+    kj_test_put(kj_test_dir, "home/.cache/kernjit/tuning.db", text);
+    kj_test_put(kj_test_dir, "home/.local/state", "a file where the folder would go");
+    kj_runtime *rt = default_runtime(&log);
+    const char *old = kj_test_path(kj_test_dir, "home/.cache/kernjit/tuning.db");
+    assert_db_path(rt, old);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "the tuning database stays in the cache folder"));
+    assert_non_null(strstr(log.last, "cannot create the tuning database's folder"));
+    size_t n = 0;
+    KJ_ASSERT_OK(kj_tune_db_list(rt, visit_count, &n));
+    assert_int_equal(n, 2);
+    kj_runtime_destroy(rt);
+    char *got = slurp(old);
+    assert_non_null(got);
+    assert_string_equal(got, text);
+    free(got);
+
+    /* a link where the old database was: never read through, never moved */
+    assert_int_equal(unlink(kj_test_path(kj_test_dir, "home/.local/state")), 0);
+    assert_int_equal(unlink(old), 0);
+    kj_test_put(kj_test_dir, "elsewhere/tuning.db", text);
+    assert_int_equal(symlink(kj_test_path(kj_test_dir, "elsewhere/tuning.db"), old), 0);
+    rt = default_runtime(&log);
+    assert_db_path(rt, old);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    kj_runtime_destroy(rt);
+    struct stat st;
+    assert_int_equal(lstat(old, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(stat(kj_test_path(kj_test_dir, "home/.local/state/kernjit/tuning.db"), &st), -1);
+    user_back();
+}
+
 /* A long-running host that forgets (or stores) again and again keeps one copy of the database, not
  * every earlier one: once +73 MB after 2000 calls. glibc's allocator counts the bytes in use (a
  * sanitizer's allocator does not: there the count stays flat and this checks nothing). */
@@ -593,4 +800,6 @@ KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_b
              cmocka_unit_test(test_damaged_lines), cmocka_unit_test(test_binary_junk),
              KJ_TEST_IN_DIR(test_file_update), KJ_TEST_IN_DIR(test_concurrent_writers),
              KJ_TEST_IN_DIR(test_unreproduced_record_gives_way), KJ_TEST_IN_DIR(test_update_many_at_once),
-             KJ_TEST_IN_DIR(test_public_api), KJ_TEST_IN_DIR(test_memory_bounded))
+             KJ_TEST_IN_DIR(test_public_api), KJ_TEST_IN_DIR(test_memory_bounded),
+             KJ_TEST_IN_DIR(test_state_folder), KJ_TEST_IN_DIR(test_state_move), KJ_TEST_IN_DIR(test_state_merge),
+             KJ_TEST_IN_DIR(test_state_move_fails))

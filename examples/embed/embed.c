@@ -17,7 +17,7 @@
  * Without a GPU it says so and exits 0; with --test (how `meson test` runs it) it exits 77, the code
  * for "skipped". Compiled kernels land in kernjit's disk cache ($KERNJIT_CACHE_DIR, else
  * ~/.cache/kernjit), so a second run skips NVRTC. */
-#include <kernjit.h>
+#include <kernjit/kernjit.h>
 #include <kernjit/ops.h>
 
 #include <cuda_runtime_api.h>

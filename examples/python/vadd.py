@@ -4,19 +4,21 @@ it on numpy arrays copied to the device and check the result.
 
     python3 examples/python/vadd.py [PATH/TO/libkernjit.so] [--n N]
 
-The library is found as given, else through $KERNJIT_LIB, else as the system finds libkernjit.so.
-Without a GPU (or a driver) it compiles the kernel and says so. Only kernjit.h's own functions are
-used; the structures below mirror kernjit.h's from its first field (size) up to the last one this
-program uses. size holds the mirror's own sizeof, so the library reads and writes only those bytes,
-and the fields left out (and any that a newer library adds) take their defaults.
+The library is the one given, else $KERNJIT_LIB, else libkernjit.so.2 (the soname of the ABI these
+structures mirror) as the system finds it, else the one this checkout builds (build/src/). Without a
+GPU (or a driver) it compiles the kernel and says so; numpy is needed only to launch. Only
+kernjit/kernjit.h's own functions are used; the structures below mirror its structs from their first
+field (size) up to the last one this program uses. size holds the mirror's own sizeof, so the library
+reads and writes only those bytes, and the fields left out (and any that a newer library adds) take
+their defaults.
 """
 import argparse
 import ctypes as C
-import ctypes.util
 import os
 import sys
 
-import numpy as np
+SONAME = "libkernjit.so.2"
+CHECKOUT_BUILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "build", "src", SONAME)
 
 SOURCE = rb"""
 // c = a + b, one element per thread
@@ -54,8 +56,25 @@ class LaunchConfig(Sized):  # kj_launch_config up to block
     _fields_ = [("size", C.c_size_t), ("grid", C.c_uint * 3), ("block", C.c_uint * 3)]
 
 
-def load(path):
-    lib = C.CDLL(path or os.environ.get("KERNJIT_LIB") or ctypes.util.find_library("kernjit") or "libkernjit.so")
+def open_library(given):
+    """The first library that loads, of those asked for; exits with one line naming what was tried."""
+    wanted = [given] if given else [os.environ["KERNJIT_LIB"]] if os.environ.get("KERNJIT_LIB") else \
+        [SONAME, os.path.normpath(CHECKOUT_BUILD)]
+    tried = []
+    for name in wanted:
+        if os.sep in name and not os.path.exists(name):
+            tried.append(f"{name} (no such file)")
+            continue
+        try:
+            return C.CDLL(name)
+        except OSError as e:
+            tried.append(f"{name} ({e})")
+    sys.exit(f"vadd.py: cannot load kernjit: tried {'; '.join(tried)}. Build it (meson setup build && meson compile "
+             f"-C build), install it, or name the library: vadd.py PATH, or KERNJIT_LIB=PATH")
+
+
+def load(given):
+    lib = open_library(given)
     lib.kj_last_error.restype = C.c_char_p
     lib.kj_version_string.restype = C.c_char_p
     lib.kj_status_name.restype = C.c_char_p
@@ -99,9 +118,14 @@ def main():
             res = CompileResult()
             check(lib, lib.kj_compile(rt, C.byref(req), C.byref(res)), "kj_compile")
             how = "from the cache" if res.cache_hit else f"in {res.compile_ms:.1f} ms"
-            print(f"kernjit {lib.kj_version_string().decode()}: no GPU here; compiled vadd for "
+            print(f"kernjit {lib.kj_version_string().decode()} ({lib._name}): no GPU here; compiled vadd for "
                   f"{res.arch.decode()} {how} ({res.binary_bytes} bytes)")
             return 0
+        try:
+            import numpy as np
+        except ImportError:
+            sys.exit("vadd.py: numpy is needed to launch vadd on the GPU and check it (apt install python3-numpy, "
+                     "or pip install numpy)")
         kernel = C.c_void_p()
         check(lib, lib.kj_kernel_get(rt, C.byref(req), C.byref(kernel), None), "kj_kernel_get")
         n = args.n
@@ -130,7 +154,8 @@ def main():
         if bad.size:
             print(f"WRONG: {bad.size} of {n} elements differ, first at {bad[0]}: {c[bad[0]]} != {a[bad[0]] + b[bad[0]]}")
             return 1
-        print(f"ok: c = a + b on {lib.kj_runtime_arch(rt).decode()} for {n} elements, checked against numpy")
+        print(f"ok: c = a + b on {lib.kj_runtime_arch(rt).decode()} for {n} elements, checked against numpy "
+              f"(kernjit {lib.kj_version_string().decode()}, {lib._name})")
         return 0
     finally:
         lib.kj_runtime_destroy(rt)

@@ -7,7 +7,7 @@
 #ifndef KERNJIT_OPS_H
 #define KERNJIT_OPS_H
 
-#include "../kernjit.h"
+#include "kernjit.h" /* kernjit/kernjit.h, beside this one */
 
 #ifdef __cplusplus
 extern "C" {

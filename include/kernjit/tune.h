@@ -6,7 +6,7 @@
 #ifndef KERNJIT_TUNE_H
 #define KERNJIT_TUNE_H
 
-#include "../kernjit.h"
+#include "kernjit.h" /* kernjit/kernjit.h, beside this one */
 
 #ifdef __cplusplus
 extern "C" {
@@ -226,9 +226,14 @@ KJ_API void kj_tune_result_free(kj_tune_result *result);
  * kj_tune_result_free. (An accessor rather than an array: kj_tune_variant may grow.) Thread-safe. */
 KJ_API const kj_tune_variant *kj_tune_result_variant(const kj_tune_result *result, size_t index);
 
-/* The tuning database: <cache folder>/tuning.db, plain text, one line per (kernel, entry, fixed
- * macros, size bucket, device name, compute capability, target when not the device's own, kernjit
- * version) -> the winning values and
+/* The tuning database: tuning.db, plain text, in $KERNJIT_STATE_DIR; else, for a runtime whose cache
+ * folder was named (kj_runtime_options.cache_dir, $KERNJIT_CACHE_DIR), in that folder; else in
+ * $XDG_STATE_HOME/kernjit, else ~/.local/state/kernjit (its results cost GPU time to measure again:
+ * it is not kept with the cache, which may be cleared). A database in the runtime's cache folder
+ * (where 0.2.0 kept it) is moved there on first use, merged by the rule below with one already there;
+ * one that cannot be moved stays and is used where it is, with a warning. One line per (kernel,
+ * entry, fixed macros, size bucket, device name, compute capability, target when not the device's
+ * own, kernjit version) -> the winning values and
  * their speed. The size bucket of n is floor(log2 n): an entry serves sizes in [2^b, 2^(b+1)).
  * A lookup for size n takes the entry of n's bucket, else that of bucket - 1, else bucket + 1, else
  * none (the kernel's defaults apply). A runtime reads the file once, on first use, and keeps it in
@@ -260,8 +265,8 @@ typedef struct kj_tuned {
 #define KJ_TUNED_INIT KJ_SIZED_INIT_(kj_tuned)
 typedef void (*kj_tuned_visit_fn)(const kj_tuned *entry, void *user);
 
-/* The database file's path, or NULL when the runtime has no disk cache. Valid for the runtime's
- * lifetime. */
+/* The database file's path (where it is, or will be once something is stored: see above), or NULL
+ * when the runtime has no disk cache. Valid for the runtime's lifetime. */
 KJ_API const char *kj_tune_db_path(const kj_runtime *rt);
 /* Reads the file now and calls visit for each valid line, in key order. The strings are valid
  * during the call only. KJ_ERR_NOT_FOUND when the runtime has no disk cache. Thread-safe. */

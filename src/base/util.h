@@ -46,8 +46,9 @@ double kj__now_ms(void);                         /* a monotonic clock */
  * process (a trimmed value is kept once per distinct value), as getenv's does. Thread-safe. */
 const char *kj__getenv_path(const char *name);
 #define KJ__PATH_VARIABLES                                                                          \
-    { "KERNJIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "KERNJIT_PATH", "KERNJIT_CUDA_HOME", "CUDA_HOME", \
-      "KERNJIT_LIBCUDA", "KERNJIT_NCCL", "KERNJIT_REMOTE_TLS_CA", "KERNJIT_SEED_PATH" }
+    { "KERNJIT_CACHE_DIR", "XDG_CACHE_HOME", "KERNJIT_STATE_DIR", "XDG_STATE_HOME", "HOME", "KERNJIT_PATH", \
+      "KERNJIT_CUDA_HOME", "CUDA_HOME", "KERNJIT_LIBCUDA", "KERNJIT_NCCL", "KERNJIT_REMOTE_TLS_CA",           \
+      "KERNJIT_SEED_PATH" }
 /* Warns (log) for each of KJ__PATH_VARIABLES with white space at an end, naming what is used. */
 void kj__warn_path_variables(const kj__logger *log);
 

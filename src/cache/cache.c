@@ -30,6 +30,14 @@ struct kj__cache {
 
 /* ---- the folder ------------------------------------------------------------------------------ */
 
+static const kj__private_dir CACHE_FOLDER = {
+    "cache folder", "cached binaries are code that will run", "writes",
+    "set KERNJIT_CACHE_DIR to a folder of your own, not a link",
+    "set KERNJIT_CACHE_DIR to a folder in a parent of your own",
+    "it is another user's folder: set KERNJIT_CACHE_DIR to one of your own",
+    "chmod 700 the folder, or set KERNJIT_CACHE_DIR",
+    "set KERNJIT_CACHE_DIR to a folder of your own", 0};
+
 char *kj__cache_default_dir(void) {
     const char *env = kj__getenv_path("KERNJIT_CACHE_DIR");
     if (env) return kj__strdup(env);
@@ -46,18 +54,19 @@ char *kj__cache_default_dir(void) {
 
 /* A cache folder path that can be used whole: checked before anything is created, so that a path
  * that cannot work (too long, a name the file system refuses) leaves no folders behind. */
-static int check_root_path(const char *dir, char *why, size_t size) {
+static int check_root_path(const kj__private_dir *k, const char *dir, char *why, size_t size) {
     size_t n = strlen(dir);
     if (n > ROOT_MAX) {
-        kj_message_format(why, size, "not using the cache folder %s: its path has %zu characters, at most %d (the "
-                          "entries are stored below it, and a path has at most %d)", dir, n, ROOT_MAX, PATH_MAX - 1);
+        kj_message_format(why, size, "not using the %s %s: its path has %zu characters, at most %d (the "
+                          "entries are stored below it, and a path has at most %d)", k->what, dir, n, ROOT_MAX,
+                          PATH_MAX - 1);
         return -1;
     }
     for (const char *p = dir; *p;) {
         size_t len = strcspn(p, "/");
         if (len > NAME_MAX) {
-            kj_message_format(why, size, "not using the cache folder %s: it has a name of %zu characters ('%.24s...'), "
-                              "at most %d", dir, len, p, NAME_MAX);
+            kj_message_format(why, size, "not using the %s %s: it has a name of %zu characters ('%.24s...'), "
+                              "at most %d", k->what, dir, len, p, NAME_MAX);
             return -1;
         }
         p += len + (p[len] == '/');
@@ -139,33 +148,18 @@ static const char *unsafe_reason(const struct stat *st, int seed, char *buf, siz
     return NULL;
 }
 
-/* How the messages name a folder of each kind, and what to do about it. */
-typedef struct folder_words {
-    const char *noun;     /* "cache folder" */
-    const char *binaries; /* "cached binaries" */
-    const char *moves;    /* what a link would redirect */
-    const char *fix_link, *fix_parent, *fix_owner, *fix_mode, *fix_other;
-} folder_words;
-
-static const folder_words CACHE_WORDS = {
-    "cache folder", "cached binaries", "writes",
-    "set KERNJIT_CACHE_DIR to a folder of your own, not a link",
-    "set KERNJIT_CACHE_DIR to a folder in a parent of your own",
-    "it is another user's folder: set KERNJIT_CACHE_DIR to one of your own",
-    "chmod 700 the folder, or set KERNJIT_CACHE_DIR",
-    "set KERNJIT_CACHE_DIR to a folder of your own"};
-static const folder_words SEED_WORDS = {
-    "seed folder", "seeded binaries", "reads",
+static const kj__private_dir SEED_FOLDER = {
+    "seed folder", "seeded binaries are code that will run", "reads",
     "name the folder itself in KERNJIT_SEED_PATH, not a link",
     "keep seeds in a folder whose parent only its owner may write",
     "it is another user's folder: copy it to one of your own",
     "chmod go-w the folder",
-    "name a folder in KERNJIT_SEED_PATH"};
+    "name a folder in KERNJIT_SEED_PATH", 1};
 
 /* The folder holding the cache folder: one that others may write to without the sticky bit lets
  * them replace the cache folder itself (by a link, between one run and the next). A parent that does
  * not exist yet will be created 0700. */
-static int unsafe_parent(const char *dir, const folder_words *words, char *why, size_t size) {
+static int unsafe_parent(const kj__private_dir *k, const char *dir, char *why, size_t size) {
     char *parent = kj__strdup(dir);
     if (!parent) return 0;
     size_t n = strlen(parent);
@@ -177,10 +171,9 @@ static int unsafe_parent(const char *dir, const folder_words *words, char *why, 
     struct stat st;
     int unsafe = stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX);
     if (unsafe)
-        kj_message_format(why, size, "not using the %s %s: its parent %s may be written by anyone without the "
-                          "sticky bit (mode %04o), so the folder could be replaced by a link; %s are code that will "
-                          "run (fix: %s)", words->noun, dir, parent, (unsigned)(st.st_mode & 07777), words->binaries,
-                          words->fix_parent);
+        kj_message_format(why, size, "not using the %s %s: its parent %s may be written by anyone without "
+                          "the sticky bit (mode %04o), so the folder could be replaced by a link; %s (fix: %s)", k->what,
+                          dir, parent, (unsigned)(st.st_mode & 07777), k->stake, k->fix_parent);
     free(parent);
     return unsafe;
 }
@@ -191,19 +184,17 @@ static int unsafe_parent(const char *dir, const folder_words *words, char *why, 
  * link planted in a shared folder would redirect the writes, and `cache clear`, to wherever it
  * points), not ours, writable by others, or in a parent anyone may write without the sticky bit.
  * The path is checked whole before anything is made, and what was made is removed again when the
- * folder then cannot be used. A seed folder (seed) is never created, and may be root's (an install).
- * Returns the descriptor, or -1 with why (a sentence naming the folder) and *err (the errno of a
- * failed call, 0 for a refusal). */
-static int open_root(const char *dir, int create, int seed, char *why, size_t size, int *err) {
+ * folder then cannot be used. Returns the descriptor, or -1 with why (a sentence naming the folder)
+ * and *err (the errno of a failed call, 0 for a refusal). */
+static int open_root(const kj__private_dir *k, const char *dir, int create, char *why, size_t size, int *err) {
     *err = 0;
-    const folder_words *words = seed ? &SEED_WORDS : &CACHE_WORDS;
-    if (check_root_path(dir, why, size) != 0 || unsafe_parent(dir, words, why, size)) return -1;
+    if (check_root_path(k, dir, why, size) != 0 || unsafe_parent(k, dir, why, size)) return -1;
     long made = 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && (errno == ENOENT || errno == ENOTDIR) && create) {
         if ((made = make_dirs(dir)) < 0) {
             *err = errno;
-            kj_message_format(why, size, "cannot create the cache folder %s (%s)", dir, kj__strerror(*err));
+            kj_message_format(why, size, "cannot create the %s %s (%s)", k->what, dir, kj__strerror(*err));
             return -1;
         }
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -213,26 +204,32 @@ static int open_root(const char *dir, int create, int seed, char *why, size_t si
         *err = errno;
         struct stat link;
         if ((*err == ELOOP || *err == ENOTDIR) && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode))
-            kj_message_format(why, size, "not using the %s %s: it is a symbolic link (owned by uid %u%s), and a "
-                              "link planted in a shared folder would send kernjit's %s wherever it points (fix: %s)",
-                              words->noun, dir, (unsigned)link.st_uid,
-                              link.st_uid == geteuid() ? ", this user" : ", not this user", words->moves,
-                              words->fix_link);
+            kj_message_format(why, size, "not using the %s %s: it is a symbolic link (owned by uid %u%s), "
+                              "and a link planted in a shared folder would send kernjit's %s wherever it points "
+                              "(fix: %s)", k->what, dir, (unsigned)link.st_uid,
+                              link.st_uid == geteuid() ? ", this user" : ", not this user", k->moves, k->fix_link);
         else if (*err == ELOOP || *err == ENOTDIR)
-            kj_message_format(why, size, "not using the %s %s: it is not a folder (fix: %s)", words->noun, dir,
-                              words->fix_other);
+            kj_message_format(why, size, "not using the %s %s: it is not a folder (fix: %s)", k->what, dir,
+                              k->fix_other);
         else
-            kj_message_format(why, size, "cannot open the %s %s (%s)", words->noun, dir, kj__strerror(*err));
+            kj_message_format(why, size, "cannot open the %s %s (%s)", k->what, dir, kj__strerror(*err));
     } else {
         char detail[160];
-        const char *reason = unsafe_reason(&st, seed, detail, sizeof detail);
+        const char *reason = unsafe_reason(&st, k->root_may_own, detail, sizeof detail);
         if (!reason) return fd;
-        kj_message_format(why, size, "not using the %s %s: %s; %s are code that will run (fix: %s)", words->noun, dir,
-                          reason, words->binaries, trusted_owner(&st, seed) ? words->fix_mode : words->fix_owner);
+        kj_message_format(why, size, "not using the %s %s: %s; %s (fix: %s)", k->what, dir, reason, k->stake,
+                          trusted_owner(&st, k->root_may_own) ? k->fix_mode : k->fix_owner);
     }
     if (fd >= 0) close(fd);
     if (made > 0) unmake_dirs(dir, (size_t)made);
     return -1;
+}
+
+int kj__private_dir_check(const kj__private_dir *k, const char *dir, int create, char *why, size_t size) {
+    int err, fd = open_root(k, dir, create, why, size, &err);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
 }
 
 kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log) {
@@ -242,7 +239,7 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
     }
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(dir, 1, 0, why, sizeof why, &err);
+    int fd = open_root(&CACHE_FOLDER, dir, 1, why, sizeof why, &err);
     if (fd >= 0) {
         close(fd);
     } else if (err == EMFILE || err == ENFILE) {
@@ -276,7 +273,7 @@ uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; 
 static int use_root(kj__cache *c, int create, const char *then) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(c->root, create, c->seed, why, sizeof why, &err);
+    int fd = open_root(c->seed ? &SEED_FOLDER : &CACHE_FOLDER, c->root, create, why, sizeof why, &err);
     if (fd < 0 && (create || err != ENOENT)) kj__log(&c->log, KJ_LOG_WARN, "%s; %s", why, then);
     return fd;
 }
@@ -724,7 +721,7 @@ static int remove_file(int rfd, const file_info *f) {
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int rfd = open_root(c->root, 0, c->seed, why, sizeof why, &err);
+    int rfd = open_root(c->seed ? &SEED_FOLDER : &CACHE_FOLDER, c->root, 0, why, sizeof why, &err);
     file_info *files;
     size_t n;
     if (rfd < 0) return;
@@ -766,7 +763,7 @@ static kj_status scan_root(kj__cache *c, int *rfd, file_info **files, size_t *n)
     int err;
     *files = NULL;
     *n = 0;
-    *rfd = open_root(c->root, 0, c->seed, why, sizeof why, &err);
+    *rfd = open_root(c->seed ? &SEED_FOLDER : &CACHE_FOLDER, c->root, 0, why, sizeof why, &err);
     if (*rfd < 0) return err == ENOENT ? KJ_OK : KJ_FAIL(KJ_ERR_IO, "%s", why);
     if (scan(*rfd, files, n) == 0) return KJ_OK;
     err = errno;

@@ -27,6 +27,20 @@ typedef struct kj__cache kj__cache;
  * $HOME/.cache/kernjit. NULL when none can be found (no HOME). malloc'd. */
 char *kj__cache_default_dir(void);
 
+/* A folder of kernjit's own files (the cache, a seed, the tuning database's), as the messages that
+ * refuse it name it and say what to do about it. */
+typedef struct kj__private_dir {
+    const char *what;  /* "cache folder" */
+    const char *stake; /* why it matters: "cached binaries are code that will run" */
+    const char *moves; /* what a link in its place would redirect: "writes", "reads" */
+    const char *fix_link, *fix_parent, *fix_owner, *fix_mode, *fix_other; /* the fix for each refusal */
+    int root_may_own;  /* read-only folders an install ships: root's are trusted too */
+} kj__private_dir;
+/* Checks dir as the cache folder is checked (see kj__cache_open), creating it and its missing parents
+ * 0700 when create is set (a folder that does not exist is otherwise refused). 0 when it can be used;
+ * else -1 with why (a sentence naming the folder and the fix). */
+int kj__private_dir_check(const kj__private_dir *k, const char *dir, int create, char *why, size_t size);
+
 /* Opens (creating) the cache at dir. Returns NULL after a warning when the folder cannot be created
  * or is not safe to use; the caller then compiles in memory. */
 kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log);

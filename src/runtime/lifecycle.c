@@ -142,6 +142,7 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
         kj__log(&rt->log, KJ_LOG_INFO, "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
                 "from or written to the disk cache, the seeds or the remote cache");
     } else if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
+        rt->cache_given = (o->cache_dir && *o->cache_dir) || kj__getenv_path("KERNJIT_CACHE_DIR");
         char *dir = o->cache_dir && *o->cache_dir ? kj__strdup(o->cache_dir) : kj__cache_default_dir();
         rt->cache = kj__cache_open(dir, cache_bound(o, &rt->log), &rt->log);
         free(dir);

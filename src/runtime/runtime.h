@@ -66,6 +66,7 @@ struct kj_runtime {
     int own_target;             /* target is the device's own (what the tuning database assumes) */
     char *search_path;
     kj__cache *cache;           /* NULL: memory only */
+    int cache_given;            /* its folder was named (options, KERNJIT_CACHE_DIR), not the default */
     kj__remote *remote;         /* NULL: no remote tier (remote.h) */
     kj__seed *seed;             /* NULL: no seed tier (seed.h: memory only, or the disk cache disabled) */
 

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/util.h"
+#include "cache/cache.h"
 #include "jit/arch.h"
 
 #define FIELDS 12
@@ -476,6 +477,36 @@ char *kj__tunedb_format(const kj__tunedb *db) {
     return b.data;
 }
 
+/* ---- the folder ------------------------------------------------------------------------------ */
+
+static const kj__private_dir STATE_FOLDER = {
+    "tuning database's folder", "tuned configurations decide how kernels are launched", "writes",
+    "set KERNJIT_STATE_DIR to a folder of your own, not a link",
+    "set KERNJIT_STATE_DIR to a folder in a parent of your own",
+    "it is another user's folder: set KERNJIT_STATE_DIR to one of your own",
+    "chmod 700 the folder, or set KERNJIT_STATE_DIR",
+    "set KERNJIT_STATE_DIR to a folder of your own", 0};
+
+char *kj__tunedb_dir(const char *cache_root, int cache_given) {
+    const char *env = kj__getenv_path("KERNJIT_STATE_DIR");
+    if (env) return kj__strdup(env);
+    if (cache_given) return kj__strdup(cache_root);
+    env = kj__getenv_path("XDG_STATE_HOME");
+    if (env && env[0] == '/') return kj__asprintf("%s/kernjit", env);
+    env = kj__getenv_path("HOME");
+    if (env && env[0] == '/') return kj__asprintf("%s/.local/state/kernjit", env);
+    return kj__strdup(cache_root);
+}
+
+/* The database's folder, checked as the cache's is (ours, not a link, nobody else may write it) and,
+ * for a write, created: 0, or -1 with why. A folder that is not there yet holds an empty database
+ * (*absent) for a read. */
+static int check_dir(const char *dir, int create, int *absent, char why[KJ__MESSAGE_MAX]) {
+    struct stat st;
+    *absent = !create && lstat(dir, &st) != 0 && errno == ENOENT;
+    return *absent ? 0 : kj__private_dir_check(&STATE_FOLDER, dir, create, why, KJ__MESSAGE_MAX);
+}
+
 /* ---- the file -------------------------------------------------------------------------------- */
 
 /* Reads path whole through a descriptor that refuses links; *text NULL when there is no file. A file
@@ -524,6 +555,14 @@ static kj_status read_db_file(const char *path, const kj__logger *log, int stric
 }
 
 static kj_status read_db(const char *dir, const kj__logger *log, int strict, kj__tunedb *db) {
+    int absent;
+    char why[KJ__MESSAGE_MAX];
+    if (check_dir(dir, 0, &absent, why) != 0) {
+        KJ_RETURN_IF(strict, KJ_ERR_IO, "%s", why);
+        kj__log(log, KJ_LOG_WARN, "%s; tuned configurations are not used", why);
+        return KJ_OK;
+    }
+    if (absent) return KJ_OK;
     char *path = kj__asprintf("%s/%s", dir, KJ_TUNEDB_FILE);
     if (!path) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     char *text;
@@ -650,7 +689,9 @@ static kj_status put_all(kj__tunedb *db, const kj__tunedb_change *change, const 
 
 kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tunedb_change *change, size_t *removed,
                             kj__tunedb *merged) {
-    char *why = NULL;
+    char *why = NULL, folder[KJ__MESSAGE_MAX];
+    int absent;
+    KJ_RETURN_IF(check_dir(dir, 1, &absent, folder) != 0, KJ_ERR_IO, "%s", folder);
     int lock = take_lock(dir, &why);
     if (lock < 0) {
         kj_status s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
@@ -677,5 +718,78 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
     if (s == KJ_OK && removed) *removed = gone;
     if (s == KJ_OK && merged) *merged = db;
     else kj__tunedb_clear(&db);
+    return s;
+}
+
+/* Whether db holds rec's result, or one its key keeps in its place by the conflict rule. */
+static int kept(const kj__tunedb *db, const kj__tuned_rec *rec) {
+    for (size_t i = 0; i < db->count; i++)
+        if (same_key(&db->recs[i], rec))
+            return strcmp(db->recs[i].values, rec->values) == 0 || !kj__tunedb_better(rec, &db->recs[i]);
+    return 0;
+}
+
+kj_status kj__tunedb_move(const char *from, const char *to, const kj__logger *log, size_t *moved) {
+    *moved = 0;
+    char *old = kj__asprintf("%s/%s", from, KJ_TUNEDB_FILE), *now = kj__asprintf("%s/%s", to, KJ_TUNEDB_FILE);
+    char *why = NULL, folder[KJ__MESSAGE_MAX];
+    int from_lock = -1, to_lock = -1, absent;
+    kj__tunedb theirs = {0}, mine = {0}, check = {0};
+    char *text = NULL;
+    struct stat st;
+    kj_status s = KJ_OK;
+    if (!old || !now) {
+        s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        goto out;
+    }
+    if (lstat(old, &st) != 0 && errno == ENOENT) goto out; /* nothing to move: the usual case */
+    if (check_dir(to, 1, &absent, folder) != 0) {
+        s = KJ_FAIL(KJ_ERR_IO, "%s", folder);
+        goto out;
+    }
+    /* the old folder's lock keeps an older kernjit from writing there meanwhile */
+    if ((from_lock = take_lock(from, &why)) < 0 || (to_lock = take_lock(to, &why)) < 0) {
+        s = why ? KJ_FAIL(KJ_ERR_IO, "%s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        goto out;
+    }
+    if ((s = read_db(from, log, 1, &theirs)) != KJ_OK) goto out;
+    if (lstat(old, &st) != 0 && errno == ENOENT) goto out; /* another process moved it meanwhile */
+    if (lstat(now, &st) != 0 && errno == ENOENT) {
+        /* the new place has none yet: the file itself, byte for byte, in one step */
+        if (rename(old, now) == 0) {
+            *moved = theirs.count;
+            goto out;
+        }
+        if (errno != EXDEV) {
+            s = KJ_FAIL(KJ_ERR_IO, "cannot move %s to %s: %s", old, now, strerror(errno));
+            goto out;
+        }
+    }
+    /* both exist (or two file systems): merged by the conflict rule, written, read back and checked
+     * before the old file goes */
+    if ((s = read_db(to, log, 1, &mine)) != KJ_OK) goto out;
+    for (size_t i = 0; i < theirs.count && s == KJ_OK; i++) s = put_measured(&mine, &theirs.recs[i], NULL);
+    if (s == KJ_OK && !(text = kj__tunedb_format(&mine))) s = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK && replace_file(to, text, &why) != 0)
+        s = why ? KJ_FAIL(KJ_ERR_IO, "%s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (s == KJ_OK) s = read_db(to, log, 1, &check);
+    for (size_t i = 0; i < theirs.count && s == KJ_OK; i++)
+        if (!kept(&check, &theirs.recs[i]))
+            s = KJ_FAIL(KJ_ERR_IO, "%s, once written, lacks the result for %s %s %s (bucket %u) that %s holds: %s is "
+                        "kept", now, theirs.recs[i].kernel, theirs.recs[i].entry, theirs.recs[i].fixed,
+                        theirs.recs[i].bucket, old, old);
+    if (s == KJ_OK && unlink(old) != 0)
+        s = KJ_FAIL(KJ_ERR_IO, "%s holds the results of %s, which cannot be removed: %s", now, old, strerror(errno));
+    if (s == KJ_OK) *moved = theirs.count;
+out:
+    if (to_lock >= 0) close(to_lock);
+    if (from_lock >= 0) close(from_lock);
+    kj__tunedb_clear(&theirs);
+    kj__tunedb_clear(&mine);
+    kj__tunedb_clear(&check);
+    free(text);
+    free(why);
+    free(old);
+    free(now);
     return s;
 }

@@ -1,4 +1,5 @@
-/* The tuning database: <cache>/tuning.db, a plain-text file with one winner a line.
+/* The tuning database: <folder>/tuning.db (the folder: kj__tunedb_dir), a plain-text file with one
+ * winner a line.
  *
  *   # comment lines and empty lines are ignored
  *   KERNEL <TAB> ENTRY <TAB> FIXED <TAB> BUCKET <TAB> DEVICE <TAB> CC <TAB> VERSION <TAB> VALUES
@@ -19,7 +20,7 @@
  * file (garbage, a truncated last line, binary junk) loses only its damaged lines, each reported
  * once through the log; the next store rewrites the file without them.
  *
- * Writers hold an advisory lock (flock on <cache>/tuning.db.lock), read the file again, change it and
+ * Writers hold an advisory lock (flock on <folder>/tuning.db.lock), read the file again, change it and
  * write a temporary file that is renamed over it: readers see the old file or the new one, and two
  * tuners in different processes keep each other's lines. */
 #ifndef KJ_TUNEDB_H
@@ -127,6 +128,19 @@ typedef struct kj__tunedb_change {
  * the reason (the lock could not be had within 10 s, no space, read-only). */
 kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tunedb_change *change, size_t *removed,
                             kj__tunedb *merged);
+
+/* The folder of a runtime's tuning database (malloc'd; NULL when out of memory): $KERNJIT_STATE_DIR;
+ * else, when the cache folder was given (kj_runtime_options.cache_dir, $KERNJIT_CACHE_DIR:
+ * cache_given), that folder, which then holds all that kernjit keeps; else $XDG_STATE_HOME/kernjit,
+ * else ~/.local/state/kernjit (the results cost GPU time to measure again: not a cache to clear);
+ * else the cache folder. */
+char *kj__tunedb_dir(const char *cache_root, int cache_given);
+/* Moves <from>/tuning.db into <to> (created 0700), losing nothing: renamed when <to> has none (the
+ * same bytes, in one step), else merged into it by the conflict rule, written, read back and checked,
+ * and only then removed. Under both folders' locks. *moved gets the number of results moved (0 when
+ * <from> has no database). A failure (KJ_ERR_IO: a folder that cannot be used, a database that
+ * cannot be read, a write that fails) leaves <from>'s database as it was. */
+kj_status kj__tunedb_move(const char *from, const char *to, const kj__logger *log, size_t *moved);
 
 /* The three lookups below give 0 when they found the value, -1 when not. */
 

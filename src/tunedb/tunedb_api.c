@@ -17,7 +17,7 @@
 
 typedef struct db_state {
     pthread_mutex_t lock;
-    char *dir;             /* the cache folder; NULL when memory-only */
+    char *dir;             /* the database's folder (kj__tunedb_dir); NULL when memory-only */
     char *path;            /* <dir>/tuning.db */
     char device[256];      /* the device's name as the file has it */
     int loaded;
@@ -26,13 +26,31 @@ typedef struct db_state {
     size_t interned_count;
 } db_state;
 
+/* A database the cache folder holds (where 0.2.0 kept it) is moved to the database's own folder on
+ * first use; one that cannot be moved stays, and stays in use, so that nothing is lost. */
+static void move_from_cache(kj_runtime *rt, db_state *st, const char *root) {
+    size_t moved = 0;
+    if (strcmp(st->dir, root) == 0) return;
+    if (kj__tunedb_move(root, st->dir, &rt->log, &moved) == KJ_OK) {
+        if (moved)
+            kj__log(&rt->log, KJ_LOG_INFO, "the tuning database (%zu result%s) moved from the cache folder %s to %s",
+                    moved, moved == 1 ? "" : "s", root, st->dir);
+        return;
+    }
+    kj__log(&rt->log, KJ_LOG_WARN, "the tuning database stays in the cache folder %s, and is used there: %s", root,
+            kj_last_error());
+    free(st->dir);
+    st->dir = kj__strdup(root);
+}
+
 static kj_status state_create(kj_runtime *rt, void **out) {
     db_state *st = calloc(1, sizeof *st);
     if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&st->lock, NULL);
     kj__tunedb_device_name(rt->info.name, st->device);
     const char *root = kj__cache_root(rt->cache);
-    if (root && (!(st->dir = kj__strdup(root)) || !(st->path = kj__asprintf("%s/%s", root, KJ_TUNEDB_FILE)))) {
+    if (root && (st->dir = kj__tunedb_dir(root, rt->cache_given))) move_from_cache(rt, st, root);
+    if (root && (!st->dir || !(st->path = kj__asprintf("%s/%s", st->dir, KJ_TUNEDB_FILE)))) {
         free(st->dir);
         free(st);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");

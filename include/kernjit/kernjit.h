@@ -1,5 +1,5 @@
 /*
- * kernjit.h: the public interface of kernjit, a runtime-compiled CUDA kernel service.
+ * kernjit/kernjit.h: the public interface of kernjit, a runtime-compiled CUDA kernel service.
  *
  * A program asks for a kernel by name and macro values; kernjit finds the .cu source, validates the
  * values against the kernel's metadata, compiles it with NVRTC (linking the device runtime with
@@ -7,11 +7,12 @@
  * and loads and launches it through the CUDA Driver API.
  *
  * Using it: `pkg-config --cflags --libs kernjit` (add --static to link libkernjit.a), or
- * dependency('kernjit') in Meson, where kernjit may also be a subproject. This header (the service:
- * runtime, kernels, launch, memory, metadata, caches), the kernjit-version.h beside it, and in the
- * kernjit/ folder ops.h (the built-in kernel families: reductions, vector add, transpose, dynamic
- * parallelism, Mandelbrot) and tune.h (variants, offline builds, tuning and its database), which
- * include this one, are all a program includes.
+ * dependency('kernjit') in Meson, where kernjit may also be a subproject. Every header is in the
+ * kernjit/ folder: this one (#include <kernjit/kernjit.h>: the service: runtime, kernels, launch,
+ * memory, metadata, caches), the generated version.h it includes, ops.h (the built-in kernel
+ * families: reductions, vector add, transpose, dynamic parallelism, Mandelbrot) and tune.h
+ * (variants, offline builds, tuning and its database), which include this one. <kernjit.h> beside
+ * the folder includes this header, for programs written for 0.2.0.
  *
  * The host program's own CUDA objects: this header needs no CUDA header, and kernjit works with the
  * memory and streams the program made itself, through the Driver API or the Runtime API:
@@ -62,9 +63,10 @@
  *   folder that cannot be used) go to the log callback of kj_runtime_options.
  * - Thread safety is stated per function. A kj_runtime may be shared by threads; calls that use the
  *   device make the runtime's context current on the calling thread and leave it current.
- * - Compatibility: the symbols carry the version KERNJIT_0.2 (a version script exports the KJ_API
- *   functions of these headers; nothing else the library exports is API), so that a program built
- *   against 0.1, whose ABI differs, fails to start against this library instead of misreading it.
+ * - Compatibility: the library is libkernjit.so.2 (0.1's, whose ABI differs, was libkernjit.so.0)
+ *   and its symbols carry the version KERNJIT_0.2 (a version script exports the KJ_API functions of
+ *   these headers; nothing else the library exports is API), so that a program built against 0.1
+ *   fails to start against this library instead of misreading it.
  *   Status values are fixed numbers. kj_version_number() tells the library that was loaded.
  */
 #ifndef KERNJIT_H
@@ -74,7 +76,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernjit-version.h" /* KJ_VERSION_MAJOR/MINOR/PATCH, KJ_VERSION_STRING, KJ_VERSION_HEX */
+#include "kernjit/version.h" /* KJ_VERSION_MAJOR/MINOR/PATCH, KJ_VERSION_STRING, KJ_VERSION_HEX */
 
 #ifdef __cplusplus
 extern "C" {
