@@ -66,6 +66,9 @@ static const cli_subcommand commands[] = {
     "  KERNJIT_CACHE_MAX      the disk cache's bound (default 1G): the least recently\n"           \
     "                         used entries go first\n"                                             \
     "  KERNJIT_CACHE_DISABLE  1: no disk cache, every kernel compiled (--no-cache)\n"              \
+    "  KERNJIT_STATE_DIR      the tuning database's folder; else a cache folder that\n"          \
+    "                         is named, else $XDG_STATE_HOME/kernjit or\n"                        \
+    "                         ~/.local/state/kernjit\n"                                           \
     "  KERNJIT_PATH           folders (A:B) searched for NAME.cu, before the built-in\n"           \
     "                         kernels\n"                                                           \
     "  KERNJIT_SEED_PATH      seed folders (A:B; kernjit seed) read before the cache,\n"          \

@@ -156,6 +156,8 @@ static const kj__private_dir SEED_FOLDER = {
     "chmod go-w the folder",
     "name a folder in KERNJIT_SEED_PATH", 1};
 
+static const kj__private_dir *folder_kind(const kj__cache *c) { return c->seed ? &SEED_FOLDER : &CACHE_FOLDER; }
+
 /* The folder holding the cache folder: one that others may write to without the sticky bit lets
  * them replace the cache folder itself (by a link, between one run and the next). A parent that does
  * not exist yet will be created 0700. */
@@ -273,7 +275,7 @@ uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; 
 static int use_root(kj__cache *c, int create, const char *then) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(c->seed ? &SEED_FOLDER : &CACHE_FOLDER, c->root, create, why, sizeof why, &err);
+    int fd = open_root(folder_kind(c), c->root, create, why, sizeof why, &err);
     if (fd < 0 && (create || err != ENOENT)) kj__log(&c->log, KJ_LOG_WARN, "%s; %s", why, then);
     return fd;
 }
@@ -513,7 +515,7 @@ kj__cache *kj__cache_open_seed(const char *dir, const kj__logger *log, int *miss
     char why[KJ__MESSAGE_MAX];
     int err;
     *missing = 0;
-    int fd = open_root(dir, 0, 1, why, sizeof why, &err);
+    int fd = open_root(&SEED_FOLDER, dir, 0, why, sizeof why, &err);
     if (fd >= 0) {
         close(fd);
     } else if (err == ENOENT) {
@@ -721,7 +723,7 @@ static int remove_file(int rfd, const file_info *f) {
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int rfd = open_root(c->seed ? &SEED_FOLDER : &CACHE_FOLDER, c->root, 0, why, sizeof why, &err);
+    int rfd = open_root(folder_kind(c), c->root, 0, why, sizeof why, &err);
     file_info *files;
     size_t n;
     if (rfd < 0) return;
@@ -763,7 +765,7 @@ static kj_status scan_root(kj__cache *c, int *rfd, file_info **files, size_t *n)
     int err;
     *files = NULL;
     *n = 0;
-    *rfd = open_root(c->seed ? &SEED_FOLDER : &CACHE_FOLDER, c->root, 0, why, sizeof why, &err);
+    *rfd = open_root(folder_kind(c), c->root, 0, why, sizeof why, &err);
     if (*rfd < 0) return err == ENOENT ? KJ_OK : KJ_FAIL(KJ_ERR_IO, "%s", why);
     if (scan(*rfd, files, n) == 0) return KJ_OK;
     err = errno;
