@@ -75,6 +75,9 @@ static int compare_reductions(nested_bench *b) {
     if (!host) return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     cli_random_fill(KJ_TYPE_I32, host, n, 1, 0);
     kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
+    int32_t poison; /* in each sum before its run: a sum never written is never taken for the right one */
+    kj_reduce_poison(KJ_TYPE_I32, &want, &poison);
+    flat_sum = poison;
     kj_status s;
     bench_result flat;
     bench_step(c, "reduce, flat");
@@ -110,7 +113,7 @@ static int compare_reductions(nested_bench *b) {
         kj_dp_report r = KJ_DP_REPORT_INIT;
         double med;
         b->nested = (kj_nested_options){sizeof(kj_nested_options), (kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
-        b->sum = 0;
+        b->sum = poison;
         bench_step(c, "reduce, %s", kj_nested_variant_name((kj_nested_variant)v));
         if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
         int ok = b->sum == want && r.device_launches == r.expected_launches;

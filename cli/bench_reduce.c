@@ -3,8 +3,9 @@
  * and the ratio against CUB's DeviceReduce on the same buffers: timed interleaved with kernjit in the
  * same process, and alone, back to back on one stream (GPU time per call, as nvbench measures it).
  * Inputs that would fit in L2 rotate through a larger buffer, for every side alike, so that none is
- * timed on cache-resident data. Each configuration's result is checked against CUB's before its time
- * counts. */
+ * timed on cache-resident data. Each configuration's first result is checked before its time counts:
+ * against CUB's, or, without CUB, against the CPU reference; its output holds a poison first, so
+ * that a kernel that never writes it fails either way. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,7 @@ typedef struct {
     const char *entry;
     unsigned block, coarse, waves; /* 0: the entry's default */
     kj_devptr base;   /* the big input buffer */
+    const void *host; /* its first elements on the host */
     size_t n, bytes;  /* elements and bytes of one input */
     unsigned slots;   /* rotation: inputs at base + i * bytes_aligned */
     size_t stride;
@@ -225,7 +227,7 @@ typedef struct {
     char entry[32];
     kj_reduce_report rep;
     bench_result kj, cub, copy, read, cub_alone; /* cub: interleaved with kj; cub_alone: back to back */
-    int have_cub, agrees;
+    int have_cub, agrees, unwritten; /* agrees: with CUB's result, or the CPU's without CUB */
 } row;
 
 static void print_row(const row *r, int format, int first) {
@@ -268,10 +270,11 @@ static void print_row(const row *r, int format, int first) {
         printf("%-4s %-4s %-6s %-18s %5u %3u %5u %10.2f %8.1f %6.1f%% %6.3f ", kj_op_name(r->op), kj_type_name(r->type),
                size, r->entry, r->rep.block_size, r->rep.coarse_factor, r->rep.grid, r->kj.median_us, gbs,
                100 * gbs / copy_gbs, of_read);
+        const char *wrong = r->unwritten ? "  NEVER WRITTEN" : r->agrees ? "" : r->have_cub ? "  RESULT DIFFERS" : "  WRONG";
         if (r->have_cub)
             printf("%10.2f %8.1f %6.2fx %10.2f %6.2fx%s\n", r->cub.median_us, cub_gbs, ratio, r->cub_alone.median_us, alone,
-                   r->agrees ? "" : "  RESULT DIFFERS");
-        else printf("%10s %8s %7s %10s %7s\n", "-", "-", "-", "-", "-");
+                   wrong);
+        else printf("%10s %8s %7s %10s %7s%s\n", "-", "-", "-", "-", "-", wrong);
     }
 }
 
@@ -282,7 +285,7 @@ static int agree(const job *j, const kj_reduce_report *rep, unsigned char *a, un
     double x = kj_result_as_double(j->type, a), y = kj_result_as_double(j->type, b);
     if (isnan(x) && isnan(y)) return 1;
     double mag = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
-    /* abs_sum is unknown here; the data are uniform in [-1, 1): sum |x| <= n */
+    /* abs_sum is unknown here; the data (kj_reduce_input's for a sum) lie in [-1, 1): sum |x| <= n */
     double tol = kj_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, rep) + kj_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, NULL);
     return fabs(x - y) <= tol;
 }
@@ -299,10 +302,13 @@ typedef struct reduce_bench {
     int have_cub;
     char why[512]; /* why there is no CUB */
     job j;
+    unsigned char want[8];   /* without CUB: the CPU reference of the job's op, type and size */
+    double want_abs;
     cli_devices devices;     /* --devices */
     int given_config, given_lists; /* --entry/--block/--coarse given; --op/--type/--sizes given (bits o t n) */
     size_t big;    /* bytes of the input buffer (j.base), >= ROTATE_BYTES */
     int first, slower, differ; /* rows printed so far; reduce_fast rows slower than CUB; rows that disagree */
+    int unwritten;             /* rows whose result was never written */
     bench_result ways[READERS]; /* each way of reading at the largest size measured */
     size_t ways_n;
     kj_type ways_type;
@@ -386,18 +392,25 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     snprintf(r.entry, sizeof r.entry, "%s", entry);
     kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = entry, .block_size = block,
                            .coarse_factor = coarse, .report = &r.rep, .waves = waves};
-    unsigned char mine[8], theirs[8];
-    kj_status s = kj_reduce_async(c->rt, j->op, j->type, j->base, j->n, j->out, &o);
-    if (s == KJ_OK) s = kj_memcpy_dtoh(c->rt, mine, j->out, 8);
-    if (s == KJ_OK && b->have_cub) s = run_cub(j, NULL, 0);
-    if (s == KJ_OK && b->have_cub) s = kj_memcpy_dtoh(c->rt, theirs, j->cub_out, 8);
+    unsigned char mine[8], theirs[8], poison[8];
+    size_t rs = kj_result_size(j->type);
+    kj_status s = KJ_OK;
+    if (b->have_cub) s = run_cub(j, NULL, 0);
+    if (s == KJ_OK && b->have_cub) s = kj_memcpy_dtoh(c->rt, theirs, j->cub_out, rs);
+    /* the output poisoned by the reference's result: what the run leaves there is never the poison */
+    kj_reduce_poison(j->type, b->have_cub ? theirs : b->want, poison);
+    if (s == KJ_OK) s = kj_memcpy_htod(c->rt, j->out, poison, rs);
+    if (s == KJ_OK) s = kj_reduce_async(c->rt, j->op, j->type, j->base, j->n, j->out, &o);
+    if (s == KJ_OK) s = kj_memcpy_dtoh(c->rt, mine, j->out, rs);
     if (s == KJ_OK)
         s = bench_time_pair(c->rt, NULL, run_kernjit, j, b->have_cub ? run_cub : NULL, j, 3, (unsigned)c->samples,
                             &r.kj, &r.cub);
     if (s == KJ_OK && b->have_cub) s = bench_time(c->rt, NULL, run_cub, j, 3, (unsigned)c->samples, 0, &r.cub_alone);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
-    r.agrees = !b->have_cub || agree(j, &r.rep, mine, theirs);
+    r.unwritten = kj_reduce_unwritten(j->type, mine, poison);
+    r.agrees = !r.unwritten && (b->have_cub ? agree(j, &r.rep, mine, theirs) : kj_reduce_right(j->op, j->type, j->n, mine, b->want, b->want_abs, &r.rep));
     b->differ += !r.agrees;
+    b->unwritten += r.unwritten;
     cli_progress_pause();
     print_row(&r, c->format, b->first);
     b->first = 0;
@@ -458,7 +471,9 @@ static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed
     job *j = &b->j;
     j->type = type;
     size_t es = kj_type_size(type);
-    cli_random_fill(type, host, b->big / es, seed, 0);
+    /* same-signed for floats, so that a sum's error bound stays a small part of it */
+    kj_reduce_input(KJ_OP_SUM, type, host, b->big / es, seed);
+    j->host = host;
     kj_status s = kj_memcpy_htod(c->rt, j->base, host, b->big / es * es);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     int rc = EXIT_OK;
@@ -484,6 +499,7 @@ static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed
             char size[32];
             bench_step(c, "%s %s %s", kj_op_name(j->op), kj_type_name(type), bench_pow2_label(j->n, size, sizeof size));
             if (b->have_cub && (s = cub_temp(b)) != KJ_OK) return cli_fail(c->cmd, s);
+            if (!b->have_cub) kj_reduce_reference(j->op, type, j->host, j->n, b->want, &b->want_abs);
             rc = measure_entries(b, &copy, &read);
         }
     }
@@ -567,7 +583,9 @@ static void print_targets(const reduce_bench *b) {
     }
     printf("  CUB's single-pass non-deterministic reduce: not measured (this toolkit's CCCL has no "
            "cuda::execution::determinism::not_guaranteed)\n");
-    if (b->differ) printf("  %d configuration(s) whose result differs from CUB's: see RESULT DIFFERS\n", b->differ);
+    if (b->differ)
+        printf("  %d configuration(s) whose result is wrong: see %s\n", b->differ,
+               b->have_cub ? "RESULT DIFFERS and NEVER WRITTEN" : "WRONG and NEVER WRITTEN");
 }
 
 static int measure(reduce_bench *b) {
@@ -606,7 +624,12 @@ static int measure(reduce_bench *b) {
     cli_progress_pause();
     if (c->format == 'j') json_end_array();
     if (c->format == 't' && rc == EXIT_OK) print_targets(b);
-    return b->differ ? EXIT_FAILURE_ : rc;
+    if (b->differ)
+        return cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "%d configuration%s gave a wrong result (checked against %s)%s%s",
+                            b->differ, b->differ == 1 ? "" : "s", b->have_cub ? "CUB's" : "the CPU reference",
+                            b->unwritten ? "; the GPU result was never written in " : "",
+                            b->unwritten ? (b->unwritten == b->differ ? "all of them" : "some of them") : "");
+    return rc;
 }
 
 static int run(bench_ctx *c) {

@@ -41,6 +41,7 @@ typedef struct spread {
     kj_op op;
     kj_type type;
     size_t n, counts[CLI_MAX_DEVICES];
+    const void *host; /* every device's input, on the host */
     unsigned char result[8];
     nccl_side *nccl; /* NULL: no NCCL */
 } spread;
@@ -154,18 +155,28 @@ static kj_status time_calls(spread *s, call_fn fn, unsigned samples, double *med
 }
 
 /* The result of kj_reduce_devices, and of the parts collected one after the other, equals the combine
- * of each device's own kj_reduce, in the order listed. */
+ * of each device's own kj_reduce, in the order listed; and each of those is right by the CPU reference
+ * of the input, which every device holds (so that kernels that never ran, leaving the same stale or
+ * zero results everywhere, cannot agree with one another and pass). */
 static kj_status same_as_parts(spread *s, int *same) {
     size_t rs = kj_result_size(s->type);
-    unsigned char partials[CLI_MAX_DEVICES * 8], combined[8];
-    for (int i = 0; i < s->count; i++)
-        TRY(kj_reduce(s->rts[i], s->op, s->type, s->inputs[i], s->n, partials + (size_t)i * rs, NULL));
-    TRY(kj_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count,
-                                   combined, NULL));
+    kj_type acc = acc_type(s->type);
+    unsigned char partials[CLI_MAX_DEVICES * 8], combined[8], want[8], poison[8];
+    double abs_sum;
+    TRY(kj_reduce_reference(s->op, s->type, s->host, s->n, want, &abs_sum));
     *same = 1;
+    for (int i = 0; i < s->count; i++) {
+        unsigned char *part = partials + (size_t)i * rs;
+        kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
+        kj_reduce_options o = {.size = sizeof o, .report = &rep};
+        TRY(kj_reduce(s->rts[i], s->op, s->type, s->inputs[i], s->n, part, &o));
+        *same = *same && kj_reduce_right(s->op, s->type, s->n, part, want, abs_sum, &rep);
+    }
+    TRY(kj_reduce_reference(s->op, acc, partials, (size_t)s->count, combined, NULL));
+    kj_reduce_poison(s->type, combined, poison);
     call_fn calls[] = {call_devices, call_sequential};
     for (int c = 0; c < 2; c++) {
-        memset(s->result, 0xA5, sizeof s->result);
+        memcpy(s->result, poison, rs);
         TRY(calls[c](s));
         *same = *same && memcmp(combined, s->result, rs) == 0;
     }
@@ -339,7 +350,8 @@ static int run_all(spread *s, const kj_op *ops, int n_ops, const kj_type *types,
     for (int ti = 0; ti < n_types && st == KJ_OK; ti++) {
         s->type = types[ti];
         size_t es = kj_type_size(s->type);
-        cli_random_fill(s->type, host, max_n, 12345 + (uint64_t)ti, 0);
+        kj_reduce_input(KJ_OP_SUM, s->type, host, max_n, 12345 + (uint64_t)ti); /* same-signed floats */
+        s->host = host;
         for (int i = 0; i < s->count && st == KJ_OK; i++) st = kj_memcpy_htod(s->rts[i], s->inputs[i], host, max_n * es);
         for (int si = 0; si < n_sizes && st == KJ_OK; si++)
             for (int oi = 0; oi < n_ops && st == KJ_OK; oi++) {
@@ -378,7 +390,7 @@ static int run_all(spread *s, const kj_op *ops, int n_ops, const kj_type *types,
         else printf(" %.1fx -> %s\n", x_nccl, met_nccl ? "met" : "MISSED");
     }
     if (differ) return cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "%d row(s) whose result differs from the combine "
-                                    "of the devices' own kj_reduce", differ);
+                                    "of the devices' own kj_reduce, or from the CPU reference", differ);
     return EXIT_OK;
 }
 

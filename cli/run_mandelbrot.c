@@ -8,6 +8,7 @@
 
 #include "image.h"
 #include "run.h"
+#include "check_util.h"
 #include "run_harness.h"
 #include "kjtest.h"
 
@@ -248,9 +249,17 @@ static int check(run_ctx *c) {
     spot_check(m);
     int rc = m->compare ? compare(c) : EXIT_OK;
     if (rc == EXIT_OK && m->out) rc = write_image(c);
-    if (m->bad)
-        snprintf(c->wrong, sizeof c->wrong, "%u of %u pixels differ from the CPU's dwells (first at %u, %u)", m->bad,
-                 m->checked, m->bad_x, m->bad_y);
+    /* no dwell is 0xffff: a pixel still the poison was never written, spot-checked or not */
+    size_t unwritten = check_poisoned(m->host, m->pixels, sizeof *m->host, 0xff);
+    if (unwritten == m->pixels)
+        snprintf(c->wrong, sizeof c->wrong, "the GPU image was never written: all %zu pixels still hold the poison "
+                 "(0xffff, no dwell) put there before the run", unwritten);
+    else if (m->bad)
+        snprintf(c->wrong, sizeof c->wrong, "%u of %u pixels differ from the CPU's dwells (first at %u, %u); %zu of the "
+                 "image's never written", m->bad, m->checked, m->bad_x, m->bad_y, unwritten);
+    else if (unwritten)
+        snprintf(c->wrong, sizeof c->wrong, "%zu of the image's %zu pixels were never written (they still hold the "
+                 "poison put there before the run)", unwritten, m->pixels);
     else if (m->differ)
         snprintf(c->wrong, sizeof c->wrong, "the %s and %s images differ in %zu pixels",
                  kj_mandelbrot_algo_name(m->options.algo), kj_mandelbrot_algo_name(m->other_algo), m->differ);

@@ -35,9 +35,9 @@ typedef struct nested_run {
     size_t bytes;
     kj_dp_report report, first; /* the last run's and the first's */
     kj_devptr pristine, work;   /* the input, and the copy each run reduces in place */
-    unsigned char expected[8], got[8];
+    unsigned char expected[8], got[8], poison[8]; /* poison: in got before each run */
     double abs_sum, want, have, tolerance, error;
-    int exact, ok;
+    int exact, ok, unwritten;
 } nested_run;
 
 static int reduce_option(run_ctx *c, int opt, char *arg) {
@@ -69,7 +69,7 @@ static int reduce_prepare(run_ctx *c) {
 /* The reduction is in place: every run starts from a fresh copy of the input. */
 static kj_status reduce_timed(run_ctx *c, double *gpu_ms) {
     nested_run *r = (nested_run *)c;
-    memset(r->got, 0xA5, sizeof r->got); /* poisoned: a sum never written shows */
+    memcpy(r->got, r->poison, sizeof r->got);
     kj_status s = r->n ? kj_memcpy_dtod(c->rt, r->work, r->pristine, r->bytes, NULL) : KJ_OK;
     if (s == KJ_OK) s = kj_nested_reduce(c->rt, r->type, r->work, (size_t)r->n, r->got, &r->options);
     *gpu_ms = r->report.gpu_ms;
@@ -78,9 +78,11 @@ static kj_status reduce_timed(run_ctx *c, double *gpu_ms) {
 
 static int reduce_setup(run_ctx *c) {
     nested_run *r = (nested_run *)c;
-    void *host = run_random(c, r->type, r->n, c->seed);
+    void *host = run_host(c, r->bytes);
     if (!host) return EXIT_FAILURE_;
+    kj_reduce_input(KJ_OP_SUM, r->type, host, (size_t)r->n, c->seed); /* same-signed: a tight bound */
     kj_reduce_reference(KJ_OP_SUM, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    kj_reduce_poison(r->type, r->expected, r->poison);
     if (r->n) {
         RUN_TRY(c, run_device(c, r->bytes, &r->pristine));
         RUN_TRY(c, run_device(c, r->bytes, &r->work));
@@ -96,11 +98,17 @@ static int reduce_check(run_ctx *c) {
     nested_run *r = (nested_run *)c;
     r->want = kj_result_as_double(r->type, r->expected);
     r->have = kj_result_as_double(r->type, r->got);
-    r->tolerance = kj_reduce_tolerance(KJ_OP_SUM, r->type, (size_t)r->n, r->want, r->abs_sum, NULL);
+    /* the bound of the tree this run built: a block's pairwise tree, then the fold of the blocks' sums */
+    kj_reduce_report tree = {.entry = r->first.entry, .block_size = r->first.block[0], .grid = r->first.grid[0]};
+    r->tolerance = kj_reduce_tolerance(KJ_OP_SUM, r->type, (size_t)r->n, r->want, r->abs_sum, &tree);
     r->exact = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0;
     r->error = fabs(r->have - r->want);
-    r->ok = r->exact || r->error <= r->tolerance;
-    if (!r->ok)
+    r->unwritten = kj_reduce_unwritten(r->type, r->got, r->poison);
+    r->ok = !r->unwritten && (r->exact || r->error <= r->tolerance);
+    if (r->unwritten)
+        snprintf(c->wrong, sizeof c->wrong, "the GPU sum was never written: the last run left the poison put there "
+                 "before it");
+    else if (!r->ok)
         snprintf(c->wrong, sizeof c->wrong, "the GPU sum %.17g differs from the CPU reference %.17g by more than %.3g",
                  r->have, r->want, r->tolerance);
     else if (r->report.device_launches != r->report.expected_launches)

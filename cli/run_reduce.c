@@ -37,9 +37,9 @@ typedef struct reduce_run {
     kj_reduce_options options;
     kj_reduce_report report, first;
     kj_devptr input, result;
-    unsigned char expected[8], got[8];
+    unsigned char expected[8], got[8], poison[8]; /* poison: in every result before it is written */
     double abs_sum, want, have, tolerance, error;
-    int ok;
+    int ok, unwritten;
     /* --devices: part i (counts[i] elements at parts[i]) on rts[i]; rts[0] is the harness's runtime */
     cli_devices devices;
     kj_runtime *rts[CLI_MAX_DEVICES];
@@ -101,9 +101,9 @@ static int setup_devices(run_ctx *c, reduce_run *r, const unsigned char *host) {
         RUN_TRY(c, kj_reduce(r->rts[i], r->op, r->type, r->parts[i], r->counts[i], partial, &o));
     }
     r->first = r->reports[0];
-    memset(r->got, 0xA5, sizeof r->got); /* poisoned: a result never written shows */
+    memcpy(r->got, r->poison, sizeof r->got);
     RUN_TRY(c, kj_reduce_devices(r->rts, r->parts, r->counts, (size_t)r->devices.count, r->op, r->type, r->got, NULL));
-    memcpy(r->last, r->got, sizeof r->last);
+    memcpy(r->last, r->poison, sizeof r->last); /* each timed run writes it */
     return EXIT_OK;
 }
 
@@ -119,19 +119,27 @@ static int setup(run_ctx *c) {
     reduce_run *r = (reduce_run *)c;
     /* the kernel compiles (or loads) while the input is made */
     if (!r->devices.count) RUN_TRY(c, kj_reduce_prefetch(c->rt, r->op, r->type, (size_t)r->n, &r->options));
-    void *host = run_random(c, r->type, r->n, c->seed);
+    void *host = run_host(c, r->bytes);
     if (!host) return EXIT_FAILURE_;
+    kj_reduce_input(r->op, r->type, host, (size_t)r->n, c->seed);
     kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    kj_reduce_poison(r->type, r->expected, r->poison);
     r->rts[0] = c->rt;
     if (r->devices.count) return setup_devices(c, r, host);
     RUN_TRY(c, run_device(c, r->bytes, &r->input));
     RUN_TRY(c, kj_memcpy_htod(c->rt, r->input, host, r->bytes));
     RUN_TRY(c, run_device(c, 16, &r->result));
-    /* The first call compiles or loads the kernel; its report says which. */
+    /* The first call compiles or loads the kernel; its report says which. Its result goes where the
+     * timed runs' go, poisoned before each: a result kj_reduce copies back from its own buffer would
+     * be whatever that held, were the kernel never to run. */
+    size_t rs = kj_result_size(r->type);
     r->options.report = &r->report;
-    memset(r->got, 0xA5, sizeof r->got); /* poisoned: a result never written shows */
-    RUN_TRY(c, kj_reduce(c->rt, r->op, r->type, r->input, (size_t)r->n, r->got, &r->options));
+    RUN_TRY(c, kj_memcpy_htod(c->rt, r->result, r->poison, rs));
+    RUN_TRY(c, kj_reduce_async(c->rt, r->op, r->type, r->input, (size_t)r->n, r->result, &r->options));
+    RUN_TRY(c, kj_synchronize(c->rt));
+    RUN_TRY(c, kj_memcpy_dtoh(c->rt, r->got, r->result, rs));
     r->first = r->report;
+    RUN_TRY(c, kj_memcpy_htod(c->rt, r->result, r->poison, rs));
     return EXIT_OK;
 }
 
@@ -151,13 +159,22 @@ static int check(run_ctx *c) {
     }
     r->want = kj_result_as_double(r->type, r->expected);
     r->have = kj_result_as_double(r->type, r->got);
-    /* over devices, the chains of operations are each device's plus the combine: any configuration's bound */
-    r->tolerance = kj_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum,
-                                       r->devices.count ? NULL : &r->first);
+    /* over devices, the bound of the part with the longest chains (the host's combine, in long double
+     * and rounded once, is within the bound's slack) */
+    r->tolerance = r->devices.count ? 0 : kj_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
+    for (int i = 0; i < r->devices.count; i++) {
+        double part = kj_reduce_tolerance(r->op, r->type, r->counts[i], r->want, r->abs_sum, &r->reports[i]);
+        if (part > r->tolerance) r->tolerance = part;
+    }
     r->error = fabs(r->have - r->want);
-    r->ok = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 || (isnan(r->want) && isnan(r->have)) ||
-            r->error <= r->tolerance;
-    if (r->ok && memcmp(r->got, r->last, kj_result_size(r->type)) != 0)
+    r->unwritten = kj_reduce_unwritten(r->type, r->got, r->poison) || kj_reduce_unwritten(r->type, r->last, r->poison);
+    r->ok = !r->unwritten && (memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 ||
+                              (isnan(r->want) && isnan(r->have)) || r->error <= r->tolerance);
+    if (r->unwritten)
+        snprintf(c->wrong, sizeof c->wrong, "the GPU result was never written: %s",
+                 kj_reduce_unwritten(r->type, r->got, r->poison) ? "the first run left the poison put there before it"
+                                                                 : "the timed runs left the poison put there before them");
+    else if (r->ok && memcmp(r->got, r->last, kj_result_size(r->type)) != 0)
         snprintf(c->wrong, sizeof c->wrong, "the result of the last run, %.17g, differs from the first's, %.17g: "
                  "not bit-identical from run to run", kj_result_as_double(r->type, r->last), r->have);
     else if (!r->ok)
@@ -204,7 +221,8 @@ static void text(run_ctx *c) {
     if (!r->devices.count) printf("  kernel      %s\n", cli_origin_text(r->first.origin));
     printf("  result      %.17g%s\n  reference   %.17g (CPU)\n", r->have,
            r->devices.count ? " (the devices' results combined on the host, in the order listed)" : "", r->want);
-    printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
+    if (r->unwritten) printf("  error       the result was never written: WRONG\n");
+    else printf("  error       %.3g (tolerance %.3g) %s\n", r->error, r->tolerance, r->ok ? "ok" : "WRONG");
     run_text_time(c, r->devices.count ? "every device, to the combined result" : NULL);
 }
 

@@ -88,10 +88,12 @@ static int setup(run_ctx *c) {
     RUN_TRY(c, kj_memcpy_dtoh(c->rt, got, t->dout, t->bytes));
     size_t bad_r = 0, bad_c = 0;
     t->wrong = check_transpose(in, got, (size_t)t->rows, (size_t)t->cols, t->esize, 0, 0, &bad_r, &bad_c);
-    if (t->wrong)
-        snprintf(c->wrong, sizeof c->wrong,
-                 "%zu elements differ from the CPU transpose; the first: input row %zu, column %zu", t->wrong, bad_r,
-                 bad_c);
+    if (t->wrong) {
+        char first[64];
+        snprintf(first, sizeof first, "at input row %zu, column %zu", bad_r, bad_c);
+        check_wrong_text(c->wrong, sizeof c->wrong, got, (size_t)(t->rows * t->cols), t->esize, 0xA5, t->wrong,
+                         "the CPU transpose", first);
+    }
     return EXIT_OK;
 }
 

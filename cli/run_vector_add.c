@@ -84,9 +84,12 @@ static int setup(run_ctx *c) {
     RUN_TRY(c, kj_memcpy_dtoh(c->rt, got, v->c, v->bytes));
     size_t bad = 0;
     v->wrong = check_vector_add(v->type, a, b, got, (size_t)v->n, 0, 0, &bad);
-    if (v->wrong)
-        snprintf(c->wrong, sizeof c->wrong, "%zu elements differ from the CPU's a + b; the first at index %zu",
-                 v->wrong, bad);
+    if (v->wrong) {
+        char first[64];
+        snprintf(first, sizeof first, "at index %zu", bad);
+        check_wrong_text(c->wrong, sizeof c->wrong, got, (size_t)v->n, kj_type_size(v->type), 0xA5, v->wrong,
+                         "the CPU's a + b", first);
+    }
     return EXIT_OK;
 }
 

@@ -1,5 +1,6 @@
 #include "check_util.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,4 +99,27 @@ size_t check_vector_add(kj_type type, const void *a, const void *b, const void *
     for (size_t i = n > 64 ? n - 64 : 0; i < n; i++)
         if (!add_ok(type, a, b, c, i) && wrong++ == 0) *bad = i;
     return wrong;
+}
+
+size_t check_poisoned(const void *out_, size_t count, size_t esize, unsigned char poison) {
+    const unsigned char *out = out_;
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t b = 0;
+        while (b < esize && out[i * esize + b] == poison) b++;
+        n += b == esize;
+    }
+    return n;
+}
+
+void check_wrong_text(char *buf, size_t size, const void *out, size_t count, size_t esize, unsigned char poison,
+                      size_t wrong, const char *against, const char *first) {
+    size_t unwritten = check_poisoned(out, count, esize, poison);
+    if (unwritten == count)
+        snprintf(buf, size, "the GPU output was never written: all %zu elements still hold the poison put there "
+                 "before the run", count);
+    else if (unwritten)
+        snprintf(buf, size, "%zu elements differ from %s, %zu of them never written (still the poison put there "
+                 "before the run); the first %s", wrong, against, unwritten, first);
+    else snprintf(buf, size, "%zu elements differ from %s; the first %s", wrong, against, first);
 }

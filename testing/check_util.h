@@ -27,4 +27,14 @@ size_t check_transpose(const void *in, const void *out, size_t rows, size_t cols
 size_t check_vector_add(kj_type type, const void *a, const void *b, const void *c, size_t n, size_t samples,
                         uint64_t seed, size_t *bad);
 
+/* How many of the count elements (esize bytes each) at out still hold the byte poison in every byte:
+ * where an output poisoned first was never written. */
+size_t check_poisoned(const void *out, size_t count, size_t esize, unsigned char poison);
+
+/* The message for wrong elements of an output poisoned with poison first, into buf: that the GPU never
+ * wrote it (every element still the poison), or how many differ and how many of those were never
+ * written; what the family adds (the first wrong element) follows. */
+void check_wrong_text(char *buf, size_t size, const void *out, size_t count, size_t esize, unsigned char poison,
+                      size_t wrong, const char *against, const char *first);
+
 #endif

@@ -1,6 +1,9 @@
 /* The reduction's oracle: the library's CPU reference (src/ops/reduce/reduce_cpu.c). */
 #include "oracle.h"
 
+#include <math.h>
+#include <string.h>
+
 #include "ops/reduce/reduce_cpu.h"
 
 kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result, double *abs_sum) {
@@ -12,6 +15,24 @@ kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n
 double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
                            const kj_reduce_report *report) {
     return kj__reduce_tolerance(op, type, n, expected, abs_sum, report);
+}
+
+void kj_reduce_input(kj_op op, kj_type type, void *data, size_t n, uint64_t seed) {
+    kj__reduce_fill(op, type, data, n, seed);
+}
+
+void kj_reduce_poison(kj_type type, const void *expected, void *poison) { kj__reduce_poison(type, expected, poison); }
+
+int kj_reduce_unwritten(kj_type type, const void *result, const void *poison) {
+    return memcmp(result, poison, kj_result_size(type)) == 0;
+}
+
+int kj_reduce_right(kj_op op, kj_type type, size_t n, const void *got, const void *expected, double abs_sum,
+                    const kj_reduce_report *report) {
+    if (memcmp(got, expected, kj_result_size(type)) == 0) return 1;
+    double x = kj__result_as_double(type, got), w = kj__result_as_double(type, expected);
+    if (isnan(x) && isnan(w)) return 1;
+    return fabs(x - w) <= kj__reduce_tolerance(op, type, n, w, abs_sum, report);
 }
 
 double kj_result_as_double(kj_type type, const void *result) { return kj__result_as_double(type, result); }

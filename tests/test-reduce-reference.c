@@ -153,6 +153,88 @@ static void test_tolerance(void **state) {
     assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &atomic) > t);
 }
 
+/* A poisoned result is never what a run leaves: a float's is a signalling NaN (no arithmetic makes
+ * one), another when the reference has those very bits; an integer's is not the reference. */
+static void test_poison(void **state) {
+    (void)state;
+    float f = 3.5f, fp, fq;
+    kj_reduce_poison(KJ_TYPE_F32, &f, &fp);
+    uint32_t bits;
+    memcpy(&bits, &fp, 4);
+    assert_true(isnan(fp));
+    assert_int_equal(bits & 0x00400000u, 0); /* the quiet bit clear: signalling */
+    kj_reduce_poison(KJ_TYPE_F16, &f, &fq);  /* f16's result is an f32 */
+    assert_memory_equal(&fp, &fq, 4);
+    kj_reduce_poison(KJ_TYPE_F32, &fp, &fq);
+    assert_memory_not_equal(&fp, &fq, 4);
+    assert_true(isnan(fq));
+    double d = -1, dp;
+    kj_reduce_poison(KJ_TYPE_F64, &d, &dp);
+    uint64_t dbits;
+    memcpy(&dbits, &dp, 8);
+    assert_true(isnan(dp) && (dbits & 0x0008000000000000ull) == 0);
+    int64_t i = 12345, ip;
+    kj_reduce_poison(KJ_TYPE_I64, &i, &ip);
+    assert_true(ip != i);
+    uint32_t u = 0xA5A5A5A5u, up;
+    kj_reduce_poison(KJ_TYPE_U32, &u, &up);
+    assert_true(up != u);
+    assert_int_equal(kj_reduce_unwritten(KJ_TYPE_U32, &up, &up), 1);
+    assert_int_equal(kj_reduce_unwritten(KJ_TYPE_U32, &u, &up), 0);
+    assert_int_equal(kj_reduce_unwritten(KJ_TYPE_F32, &f, &fp), 0);
+    /* the check takes neither the poison nor a quiet NaN for a right float sum */
+    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, 1000, &fp, &f, 1000, NULL), 0);
+    float q = NAN;
+    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, 1000, &q, &f, 1000, NULL), 0);
+}
+
+/* The inputs tell a right reduction from a wrong one: a float sum's bound is a small part of it at
+ * any n (same-signed values), a float product is +-1, an integer product is odd. */
+static void test_input(void **state) {
+    (void)state;
+    enum { N = 1 << 20 };
+    float *v = malloc(N * sizeof *v);
+    uint32_t *w = malloc(N * sizeof *w);
+    assert_non_null(v);
+    assert_non_null(w);
+    kj_reduce_input(KJ_OP_SUM, KJ_TYPE_F32, v, N, 7);
+    for (size_t i = 0; i < N; i++) assert_true(v[i] >= 0 && v[i] < 1);
+    float sum;
+    double abs_sum;
+    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, v, N, &sum, &abs_sum));
+    kj_reduce_report tree = {.size = sizeof(kj_reduce_report), .entry = "reduce_fast", .block_size = 1024, .grid = 264};
+    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, N, sum, abs_sum, &tree) < sum / 1000);
+    float zero = 0;
+    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, N, &zero, &sum, abs_sum, &tree), 0);
+    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, N, &sum, &sum, abs_sum, &tree), 1);
+    float again;
+    kj_reduce_input(KJ_OP_SUM, KJ_TYPE_F32, &again, 1, 7); /* seeded: the same values again */
+    assert_true(again == v[0]);
+    kj_reduce_input(KJ_OP_PROD, KJ_TYPE_F32, v, N, 8);
+    for (size_t i = 0; i < N; i++) assert_true(v[i] == 1 || v[i] == -1);
+    assert_true(fabs(ref(KJ_OP_PROD, KJ_TYPE_F32, v, N)) == 1);
+    kj_reduce_input(KJ_OP_PROD, KJ_TYPE_U32, w, N, 9);
+    for (size_t i = 0; i < N; i++) assert_true(w[i] & 1);
+    kj_reduce_input(KJ_OP_MAX, KJ_TYPE_F32, v, N, 10);
+    int negative = 0;
+    for (size_t i = 0; i < N; i++) {
+        assert_true(v[i] >= -1 && v[i] < 1);
+        negative += v[i] < 0;
+    }
+    assert_true(negative > 0);
+    free(v);
+    free(w);
+}
+
+/* The nested reduction's bound: a block's tree and the fold of the blocks' sums, far below any order's. */
+static void test_tolerance_nested(void **state) {
+    (void)state;
+    kj_reduce_report nested = {.size = sizeof(kj_reduce_report), .entry = "nested_reduce", .block_size = 512, .grid = 2048};
+    double t = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &nested);
+    /* 1 per thread + 9 levels + 8 partial sums per fold thread + 8 fold levels + 2 */
+    assert_true(fabs(t - 28 * (FLT_EPSILON / 2) * 100) < 1e-12);
+}
+
 static void test_bad_arguments(void **state) {
     (void)state;
     unsigned char r[8];
@@ -186,4 +268,5 @@ static void test_bad_arguments(void **state) {
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_integer_wrap), cmocka_unit_test(test_identities),
              cmocka_unit_test(test_nan_propagates), cmocka_unit_test(test_half_conversion), cmocka_unit_test(test_bfloat16),
              cmocka_unit_test(test_float_sum_rounds_once), cmocka_unit_test(test_tolerance),
+             cmocka_unit_test(test_poison), cmocka_unit_test(test_input), cmocka_unit_test(test_tolerance_nested),
              cmocka_unit_test(test_bad_arguments))

@@ -133,6 +133,52 @@ static unsigned log2_ceil(uint64_t v) {
     return l;
 }
 
+static uint64_t next_random(uint64_t *s) { /* splitmix64 */
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void kj__reduce_fill(kj_op op, kj_type t, void *data, size_t n, uint64_t seed) {
+    uint64_t s = seed;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next_random(&s);
+        double u = (double)(r >> 11) / 9007199254740992.0; /* [0, 1) */
+        if (op == KJ_OP_PROD) u = (r >> 7) & 1 ? 1.0 : -1.0;
+        else if (op != KJ_OP_SUM) u = u * 2 - 1;
+        uint64_t bits = op == KJ_OP_PROD ? r | 1 : r;
+        switch (t) {
+        case KJ_TYPE_I32:
+        case KJ_TYPE_U32: ((uint32_t *)data)[i] = (uint32_t)bits; break;
+        case KJ_TYPE_I64: ((uint64_t *)data)[i] = bits; break;
+        case KJ_TYPE_F16: ((uint16_t *)data)[i] = kj__f16_bits((float)u); break;
+        case KJ_TYPE_BF16: ((uint16_t *)data)[i] = kj__bf16_bits((float)u); break;
+        case KJ_TYPE_F32: ((float *)data)[i] = (float)u; break;
+        default: ((double *)data)[i] = u; break;
+        }
+    }
+}
+
+void kj__reduce_poison(kj_type t, const void *expected, void *poison) {
+    size_t size = kj_result_size(t);
+    if (t == KJ_TYPE_F64) {
+        uint64_t snan = 0x7ff4a5a5a5a5a5a5ull, e;
+        memcpy(&e, expected, 8);
+        if (e == snan) snan ^= 1;
+        memcpy(poison, &snan, 8);
+    } else if (t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 || t == KJ_TYPE_F32) {
+        uint32_t snan = 0x7fa5a5a5u, e;
+        memcpy(&e, expected, 4);
+        if (e == snan) snan ^= 1;
+        memcpy(poison, &snan, 4);
+    } else {
+        unsigned char *p = poison;
+        const unsigned char *e = expected;
+        for (size_t i = 0; i < size; i++) p[i] = (unsigned char)~e[i];
+    }
+}
+
 double kj__reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, double abs_sum,
                             const kj_reduce_report *report) {
     if (!kj__type_is_float(t)) return 0;
@@ -146,6 +192,10 @@ double kj__reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, doub
          * steps, in any order) or by a second tree (log2 grid) */
         int atomic = strcmp(report->entry, "reduce_segmented") == 0 || strcmp(report->entry, "reduce_coarsened") == 0;
         depth = (double)per_thread + log2_ceil(report->block_size) + (atomic ? report->grid : log2_ceil(report->grid)) + 2;
+        /* nested.cu: a pairwise tree per block, then nested_fold's 256 threads (FOLD_THREADS in
+         * ops/nested/nested.c), each a chain of grid / 256 partial sums, and their tree */
+        if (strncmp(report->entry, "nested_", 7) == 0)
+            depth = (double)per_thread + log2_ceil(report->block_size) + (double)((report->grid + 255) / 256) + 8 + 2;
         if (depth > (double)n) depth = (double)n;
     }
     if (op == KJ_OP_SUM) return depth * u * abs_sum;

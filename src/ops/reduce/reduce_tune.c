@@ -26,7 +26,7 @@ typedef struct state {
     size_t n, bytes;
     kj__tune_arrays input;
     kj_devptr out;
-    unsigned char expected[8];
+    unsigned char expected[8], poison[8]; /* poison: what out holds before each run (kj__reduce_poison) */
     double abs_sum;
     unsigned block, coarse, grid; /* of the latest run: its configuration bounds the float error */
 } state;
@@ -40,28 +40,6 @@ static const char *const *unused_tunables(const char *entry) {
     if (entry && strcmp(entry, "reduce_fast") == 0) return NULL;
     if (kj__reduce_entry(entry, &coarsens, &single) == 0 && !coarsens) return unused_coarse;
     return unused_waves;
-}
-
-/* Random elements for op: uniform in [-1, 1) for float sums and max/min; +-1 for float products (so
- * that the product neither vanishes nor overflows, and a lost element flips or keeps the sign);
- * any bits for integers, odd ones for integer products (which then never become 0). */
-static void fill(kj_type t, kj_op op, void *buf, size_t n, uint64_t seed) {
-    uint64_t s = kj__tune_seed(seed);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = kj__tune_random(&s);
-        double u = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
-        if (op == KJ_OP_PROD) u = (r >> 7) & 1 ? 1.0 : -1.0;
-        uint64_t bits = op == KJ_OP_PROD ? r | 1 : r;
-        switch (t) {
-        case KJ_TYPE_I32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
-        case KJ_TYPE_U32: ((uint32_t *)buf)[i] = (uint32_t)bits; break;
-        case KJ_TYPE_I64: ((uint64_t *)buf)[i] = bits; break;
-        case KJ_TYPE_F16: ((uint16_t *)buf)[i] = kj__f16_bits((float)u); break;
-        case KJ_TYPE_BF16: ((uint16_t *)buf)[i] = kj__bf16_bits((float)u); break;
-        case KJ_TYPE_F32: ((float *)buf)[i] = (float)u; break;
-        default: ((double *)buf)[i] = u; break;
-        }
-    }
 }
 
 /* The reference of n periodic elements: q whole tiles and a partial one, combined in the
@@ -82,6 +60,11 @@ static kj_status reference(state *st, const void *tile, size_t tile_n) {
     st->abs_sum = (double)q * abs_tile + abs_rest;
     free(parts);
     return KJ_OK;
+}
+
+/* The result poisoned, so that a variant that never writes it cannot pass. */
+static kj_status poison(state *st) {
+    return kj_memcpy_htod(st->rt, st->out, st->poison, kj_result_size(st->type));
 }
 
 static void teardown(void *p) {
@@ -114,7 +97,7 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
     size_t tile_n = st->n < TILE ? st->n : TILE;
     void *tile = malloc(tile_n ? tile_n * es : 1);
     if (!tile) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    fill(st->type, st->op, tile, tile_n, p->seed);
+    kj__reduce_fill(st->op, st->type, tile, tile_n, kj__tune_seed(p->seed));
     kj_status s = kj_memcpy_htod(st->rt, base, tile, tile_n * es);
     /* repeat the tile through the input: copies of a whole number of tiles keep the period */
     for (size_t have = tile_n; s == KJ_OK && have < st->n; have *= 2) {
@@ -124,8 +107,9 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
     if (s == KJ_OK && tile_n) s = reference(st, tile, tile_n);
     else if (s == KJ_OK) kj__reduce_reference(st->op, st->type, NULL, 0, st->expected, &st->abs_sum);
     free(tile);
+    kj__reduce_poison(st->type, st->expected, st->poison);
     if (s == KJ_OK) s = kj__tune_arrays_replicate(&st->input, 0);
-    if (s == KJ_OK) s = kj__tune_poison(st->rt, st->out, 16);
+    if (s == KJ_OK) s = poison(st);
     return s;
 }
 
@@ -165,7 +149,9 @@ static kj_status verify(void *p) {
     state *st = p;
     unsigned char got[8];
     KJ_FORWARD(kj_memcpy_dtoh(st->rt, got, st->out, kj_result_size(st->type)));
-    KJ_FORWARD(kj__tune_poison(st->rt, st->out, 16));
+    KJ_FORWARD(poison(st));
+    KJ_RETURN_IF(memcmp(got, st->poison, kj_result_size(st->type)) == 0, KJ_ERR_WRONG_RESULT,
+                 "the GPU result was never written (it still holds the poison written before the run)");
     if (memcmp(got, st->expected, kj_result_size(st->type)) == 0) return KJ_OK;
     double g = kj__result_as_double(st->type, got), w = kj__result_as_double(st->type, st->expected);
     if (isnan(g) && isnan(w)) return KJ_OK;
