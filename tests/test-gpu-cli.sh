@@ -88,7 +88,8 @@ expect_json 'all(r["ok"] for r in d["results"]) and len(d["results"]) >= 10 and 
     "$K" bench transpose --rows 1024 --cols 1024 --samples 3 --json
 expect 0 "rows,cols,type,variant" "$K" bench transpose --rows 1024 --cols 1024 --samples 3 --csv
 expect 0 "best at 1024 x 1024" "$K" bench transpose --rows 1024 --cols 1024 --samples 3
-expect_json 'all(r["ok"] for r in d["results"]) and len(d["results"]) == 14' \
+# the default and its 9 variations, for f32 and f64
+expect_json 'all(r["ok"] for r in d["results"]) and len(d["results"]) == 20' \
     "$K" bench vector-add --n 1M --samples 3 --json
 expect 0 "type,n,entry,block_size" "$K" bench vector-add --n 1M --type f32 --samples 3 --csv
 expect 0 "best f64 at n = 2^20" "$K" bench vector-add --n 1M --type f64 --samples 3

@@ -145,7 +145,7 @@ static void test_transpose_tuned(void **state) {
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .block_rows = 4, .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F32, mr, mc, &to);
     assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
-    assert_int_equal(rep.tile[0], 32);
+    assert_int_equal(rep.tile[0], 64); /* the default tile */
     assert_int_equal(rep.block[1], 4);
     /* a fixed variant, another element size, a size two buckets away: the defaults */
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .variant = KJ_TRANSPOSE_VEC, .report = &rep};
@@ -154,7 +154,7 @@ static void test_transpose_tuned(void **state) {
     to = (kj_transpose_options){.size = sizeof(kj_transpose_options), .report = &rep};
     check_transpose(kj_test_rt, KJ_TYPE_F64, mr, mc, &to);
     assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
-    assert_int_equal(rep.tile[0], 32);
+    assert_int_equal(rep.tile[0], 64);
     check_transpose(kj_test_rt, KJ_TYPE_F32, side / 4, side / 4, &to);
     assert_int_equal(rep.config_from, KJ_CONFIG_DEFAULT);
 
