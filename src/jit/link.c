@@ -170,7 +170,7 @@ static kj_status check_definitions(const kj__link_unit *units, size_t count) {
             free(defs);
             return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         }
-    qsort(defs, n, sizeof *defs, by_name);
+    if (n > 1) qsort(defs, n, sizeof *defs, by_name); /* none for LTO-IR units: defs may be NULL */
     kj__buf twice = {0};
     size_t found = 0;
     for (size_t i = 1; i < n; i++)
