@@ -74,9 +74,9 @@ static int compare_reductions(nested_bench *b) {
     int32_t *host = malloc(bytes ? bytes : 1), want, flat_sum = 0;
     if (!host) return cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory");
     cli_random_fill(KJ_TYPE_I32, host, n, 1, 0);
-    kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
+    kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL);
     int32_t poison; /* in each sum before its run: a sum never written is never taken for the right one */
-    kj_reduce_poison(KJ_TYPE_I32, &want, &poison);
+    kjtest_reduce_poison(KJ_TYPE_I32, &want, &poison);
     flat_sum = poison;
     kj_status s;
     bench_result flat;

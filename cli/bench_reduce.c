@@ -282,11 +282,11 @@ static void print_row(const row *r, int format, int first) {
  * configurations' error bounds for float sums and products. */
 static int agree(const job *j, const kj_reduce_report *rep, unsigned char *a, unsigned char *b) {
     if (memcmp(a, b, kj_result_size(j->type)) == 0) return 1;
-    double x = kj_result_as_double(j->type, a), y = kj_result_as_double(j->type, b);
+    double x = kjtest_result_as_double(j->type, a), y = kjtest_result_as_double(j->type, b);
     if (isnan(x) && isnan(y)) return 1;
     double mag = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
-    /* abs_sum is unknown here; the data (kj_reduce_input's for a sum) lie in [-1, 1): sum |x| <= n */
-    double tol = kj_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, rep) + kj_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, NULL);
+    /* abs_sum is unknown here; the data (kjtest_reduce_input's for a sum) lie in [-1, 1): sum |x| <= n */
+    double tol = kjtest_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, rep) + kjtest_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, NULL);
     return fabs(x - y) <= tol;
 }
 
@@ -398,7 +398,7 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     if (b->have_cub) s = run_cub(j, NULL, 0);
     if (s == KJ_OK && b->have_cub) s = kj_memcpy_dtoh(c->rt, theirs, j->cub_out, rs);
     /* the output poisoned by the reference's result: what the run leaves there is never the poison */
-    kj_reduce_poison(j->type, b->have_cub ? theirs : b->want, poison);
+    kjtest_reduce_poison(j->type, b->have_cub ? theirs : b->want, poison);
     if (s == KJ_OK) s = kj_memcpy_htod(c->rt, j->out, poison, rs);
     if (s == KJ_OK) s = kj_reduce_async(c->rt, j->op, j->type, j->base, j->n, j->out, &o);
     if (s == KJ_OK) s = kj_memcpy_dtoh(c->rt, mine, j->out, rs);
@@ -407,8 +407,8 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
                             &r.kj, &r.cub);
     if (s == KJ_OK && b->have_cub) s = bench_time(c->rt, NULL, run_cub, j, 3, (unsigned)c->samples, 0, &r.cub_alone);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
-    r.unwritten = kj_reduce_unwritten(j->type, mine, poison);
-    r.agrees = !r.unwritten && (b->have_cub ? agree(j, &r.rep, mine, theirs) : kj_reduce_right(j->op, j->type, j->n, mine, b->want, b->want_abs, &r.rep));
+    r.unwritten = kjtest_reduce_unwritten(j->type, mine, poison);
+    r.agrees = !r.unwritten && (b->have_cub ? agree(j, &r.rep, mine, theirs) : kjtest_reduce_right(j->op, j->type, j->n, mine, b->want, b->want_abs, &r.rep));
     b->differ += !r.agrees;
     b->unwritten += r.unwritten;
     cli_progress_pause();
@@ -472,7 +472,7 @@ static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed
     j->type = type;
     size_t es = kj_type_size(type);
     /* same-signed for floats, so that a sum's error bound stays a small part of it */
-    kj_reduce_input(KJ_OP_SUM, type, host, b->big / es, seed);
+    kjtest_reduce_input(KJ_OP_SUM, type, host, b->big / es, seed);
     j->host = host;
     kj_status s = kj_memcpy_htod(c->rt, j->base, host, b->big / es * es);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
@@ -499,7 +499,7 @@ static int measure_type(reduce_bench *b, kj_type type, void *host, uint64_t seed
             char size[32];
             bench_step(c, "%s %s %s", kj_op_name(j->op), kj_type_name(type), bench_pow2_label(j->n, size, sizeof size));
             if (b->have_cub && (s = cub_temp(b)) != KJ_OK) return cli_fail(c->cmd, s);
-            if (!b->have_cub) kj_reduce_reference(j->op, type, j->host, j->n, b->want, &b->want_abs);
+            if (!b->have_cub) kjtest_reduce_reference(j->op, type, j->host, j->n, b->want, &b->want_abs);
             rc = measure_entries(b, &copy, &read);
         }
     }

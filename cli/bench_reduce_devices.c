@@ -73,7 +73,7 @@ static kj_status call_sequential(spread *s) {
     for (int i = 0; i < s->count; i++)
         TRY(kj_reduce_async(s->rts[i], s->op, s->type, s->inputs[i], s->counts[i], s->partials[i], NULL));
     for (int i = 0; i < s->count; i++) TRY(kj_memcpy_dtoh(s->rts[i], partials + (size_t)i * rs, s->partials[i], rs));
-    return kj_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count,
+    return kjtest_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count,
                                s->result, NULL);
 }
 
@@ -163,17 +163,17 @@ static kj_status same_as_parts(spread *s, int *same) {
     kj_type acc = acc_type(s->type);
     unsigned char partials[CLI_MAX_DEVICES * 8], combined[8], want[8], poison[8];
     double abs_sum;
-    TRY(kj_reduce_reference(s->op, s->type, s->host, s->n, want, &abs_sum));
+    TRY(kjtest_reduce_reference(s->op, s->type, s->host, s->n, want, &abs_sum));
     *same = 1;
     for (int i = 0; i < s->count; i++) {
         unsigned char *part = partials + (size_t)i * rs;
         kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
         kj_reduce_options o = {.size = sizeof o, .report = &rep};
         TRY(kj_reduce(s->rts[i], s->op, s->type, s->inputs[i], s->n, part, &o));
-        *same = *same && kj_reduce_right(s->op, s->type, s->n, part, want, abs_sum, &rep);
+        *same = *same && kjtest_reduce_right(s->op, s->type, s->n, part, want, abs_sum, &rep);
     }
-    TRY(kj_reduce_reference(s->op, acc, partials, (size_t)s->count, combined, NULL));
-    kj_reduce_poison(s->type, combined, poison);
+    TRY(kjtest_reduce_reference(s->op, acc, partials, (size_t)s->count, combined, NULL));
+    kjtest_reduce_poison(s->type, combined, poison);
     call_fn calls[] = {call_devices, call_sequential};
     for (int c = 0; c < 2; c++) {
         memcpy(s->result, poison, rs);
@@ -350,7 +350,7 @@ static int run_all(spread *s, const kj_op *ops, int n_ops, const kj_type *types,
     for (int ti = 0; ti < n_types && st == KJ_OK; ti++) {
         s->type = types[ti];
         size_t es = kj_type_size(s->type);
-        kj_reduce_input(KJ_OP_SUM, s->type, host, max_n, 12345 + (uint64_t)ti); /* same-signed floats */
+        kjtest_reduce_input(KJ_OP_SUM, s->type, host, max_n, 12345 + (uint64_t)ti); /* same-signed floats */
         s->host = host;
         for (int i = 0; i < s->count && st == KJ_OK; i++) st = kj_memcpy_htod(s->rts[i], s->inputs[i], host, max_n * es);
         for (int si = 0; si < n_sizes && st == KJ_OK; si++)

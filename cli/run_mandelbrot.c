@@ -161,7 +161,7 @@ static int prepare(run_ctx *c) {
     m->h = (unsigned)m->height;
     m->max_dwell = m->options.max_dwell ? m->options.max_dwell : 512;
     unsigned probe;
-    if (kj_mandelbrot_dwell(m->w, m->h, 0, 0, &m->options, &probe) != KJ_OK)
+    if (kjtest_mandelbrot_dwell(m->w, m->h, 0, 0, &m->options, &probe) != KJ_OK)
         return cli_usage(c->cmd, "%s", kjtest_last_error());
     m->pixels = (size_t)m->w * m->h;
     m->bytes = m->pixels * sizeof(uint16_t);
@@ -197,7 +197,7 @@ static void spot_check(mandelbrot_run *m) {
         r ^= r >> 7;
         r ^= r << 17;
         unsigned x = (unsigned)(r % m->w), y = (unsigned)((r >> 32) % m->h), want = 0;
-        kj_mandelbrot_dwell(m->w, m->h, x, y, &m->options, &want);
+        kjtest_mandelbrot_dwell(m->w, m->h, x, y, &m->options, &want);
         m->checked++;
         if (m->host[(size_t)y * m->w + x] != want && m->bad++ == 0) {
             m->bad_x = x;

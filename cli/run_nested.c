@@ -80,9 +80,9 @@ static int reduce_setup(run_ctx *c) {
     nested_run *r = (nested_run *)c;
     void *host = run_host(c, r->bytes);
     if (!host) return EXIT_FAILURE_;
-    kj_reduce_input(KJ_OP_SUM, r->type, host, (size_t)r->n, c->seed); /* same-signed: a tight bound */
-    kj_reduce_reference(KJ_OP_SUM, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
-    kj_reduce_poison(r->type, r->expected, r->poison);
+    kjtest_reduce_input(KJ_OP_SUM, r->type, host, (size_t)r->n, c->seed); /* same-signed: a tight bound */
+    kjtest_reduce_reference(KJ_OP_SUM, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    kjtest_reduce_poison(r->type, r->expected, r->poison);
     if (r->n) {
         RUN_TRY(c, run_device(c, r->bytes, &r->pristine));
         RUN_TRY(c, run_device(c, r->bytes, &r->work));
@@ -96,14 +96,14 @@ static int reduce_setup(run_ctx *c) {
 
 static int reduce_check(run_ctx *c) {
     nested_run *r = (nested_run *)c;
-    r->want = kj_result_as_double(r->type, r->expected);
-    r->have = kj_result_as_double(r->type, r->got);
+    r->want = kjtest_result_as_double(r->type, r->expected);
+    r->have = kjtest_result_as_double(r->type, r->got);
     /* the bound of the tree this run built: a block's pairwise tree, then the fold of the blocks' sums */
     kj_reduce_report tree = {.entry = r->first.entry, .block_size = r->first.block[0], .grid = r->first.grid[0]};
-    r->tolerance = kj_reduce_tolerance(KJ_OP_SUM, r->type, (size_t)r->n, r->want, r->abs_sum, &tree);
+    r->tolerance = kjtest_reduce_tolerance(KJ_OP_SUM, r->type, (size_t)r->n, r->want, r->abs_sum, &tree);
     r->exact = memcmp(r->expected, r->got, kj_result_size(r->type)) == 0;
     r->error = fabs(r->have - r->want);
-    r->unwritten = kj_reduce_unwritten(r->type, r->got, r->poison);
+    r->unwritten = kjtest_reduce_unwritten(r->type, r->got, r->poison);
     r->ok = !r->unwritten && (r->exact || r->error <= r->tolerance);
     if (r->unwritten)
         snprintf(c->wrong, sizeof c->wrong, "the GPU sum was never written: the last run left the poison put there "

@@ -121,9 +121,9 @@ static int setup(run_ctx *c) {
     if (!r->devices.count) RUN_TRY(c, kj_reduce_prefetch(c->rt, r->op, r->type, (size_t)r->n, &r->options));
     void *host = run_host(c, r->bytes);
     if (!host) return EXIT_FAILURE_;
-    kj_reduce_input(r->op, r->type, host, (size_t)r->n, c->seed);
-    kj_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
-    kj_reduce_poison(r->type, r->expected, r->poison);
+    kjtest_reduce_input(r->op, r->type, host, (size_t)r->n, c->seed);
+    kjtest_reduce_reference(r->op, r->type, host, (size_t)r->n, r->expected, &r->abs_sum);
+    kjtest_reduce_poison(r->type, r->expected, r->poison);
     r->rts[0] = c->rt;
     if (r->devices.count) return setup_devices(c, r, host);
     RUN_TRY(c, run_device(c, r->bytes, &r->input));
@@ -157,26 +157,26 @@ static int check(run_ctx *c) {
         RUN_TRY(c, kj_synchronize(c->rt));
         RUN_TRY(c, kj_memcpy_dtoh(c->rt, r->last, r->result, kj_result_size(r->type)));
     }
-    r->want = kj_result_as_double(r->type, r->expected);
-    r->have = kj_result_as_double(r->type, r->got);
+    r->want = kjtest_result_as_double(r->type, r->expected);
+    r->have = kjtest_result_as_double(r->type, r->got);
     /* over devices, the bound of the part with the longest chains (the host's combine, in long double
      * and rounded once, is within the bound's slack) */
-    r->tolerance = r->devices.count ? 0 : kj_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
+    r->tolerance = r->devices.count ? 0 : kjtest_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
     for (int i = 0; i < r->devices.count; i++) {
-        double part = kj_reduce_tolerance(r->op, r->type, r->counts[i], r->want, r->abs_sum, &r->reports[i]);
+        double part = kjtest_reduce_tolerance(r->op, r->type, r->counts[i], r->want, r->abs_sum, &r->reports[i]);
         if (part > r->tolerance) r->tolerance = part;
     }
     r->error = fabs(r->have - r->want);
-    r->unwritten = kj_reduce_unwritten(r->type, r->got, r->poison) || kj_reduce_unwritten(r->type, r->last, r->poison);
+    r->unwritten = kjtest_reduce_unwritten(r->type, r->got, r->poison) || kjtest_reduce_unwritten(r->type, r->last, r->poison);
     r->ok = !r->unwritten && (memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 ||
                               (isnan(r->want) && isnan(r->have)) || r->error <= r->tolerance);
     if (r->unwritten)
         snprintf(c->wrong, sizeof c->wrong, "the GPU result was never written: %s",
-                 kj_reduce_unwritten(r->type, r->got, r->poison) ? "the first run left the poison put there before it"
+                 kjtest_reduce_unwritten(r->type, r->got, r->poison) ? "the first run left the poison put there before it"
                                                                  : "the timed runs left the poison put there before them");
     else if (r->ok && memcmp(r->got, r->last, kj_result_size(r->type)) != 0)
         snprintf(c->wrong, sizeof c->wrong, "the result of the last run, %.17g, differs from the first's, %.17g: "
-                 "not bit-identical from run to run", kj_result_as_double(r->type, r->last), r->have);
+                 "not bit-identical from run to run", kjtest_result_as_double(r->type, r->last), r->have);
     else if (!r->ok)
         snprintf(c->wrong, sizeof c->wrong,
                  "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g", r->have, r->want,

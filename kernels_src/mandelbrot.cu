@@ -35,7 +35,7 @@
 // only among borders wholly in the set (29 escaping pixels under 16 squares); with those squares
 // required to lie inside the cardioid or the period-2 disk, which is checked in closed form, the
 // default configuration gives the escape-time image exactly there, on the default window, and so do
-// the configurations of the tests. kj_mandelbrot_reference runs the same comparison for others.
+// the configurations of the tests. kjtest_mandelbrot_reference runs the same comparison for others.
 #include "cdp.cuh"
 
 #define MB_BX 32

@@ -131,10 +131,10 @@ static kj_status configure(const char *who, unsigned width, unsigned height, con
     return KJ_OK;
 }
 
-kj_status kj_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_mandelbrot_options *o, uint16_t *dwells,
+kj_status kjtest_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_mandelbrot_options *o, uint16_t *dwells,
                                      uint64_t *device_launches, uint64_t *wrong_fills) {
     kj__mb_config c;
-    kj_status s = configure("kj_mandelbrot_reference", width, height, o, dwells, &c);
+    kj_status s = configure("kjtest_mandelbrot_reference", width, height, o, dwells, &c);
     if (s != KJ_OK) return s;
     uint64_t launches = 0;
     if (wrong_fills) *wrong_fills = 0;
@@ -146,11 +146,11 @@ kj_status kj_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_m
     return KJ_OK;
 }
 
-kj_status kj_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *o, uint16_t *dwells,
+kj_status kjtest_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *o, uint16_t *dwells,
                                   uint64_t *device_launches) {
-    if (o && o->algo == KJ_MANDELBROT_MS) return kj_mandelbrot_reference_ms(width, height, o, dwells, device_launches, NULL);
+    if (o && o->algo == KJ_MANDELBROT_MS) return kjtest_mandelbrot_reference_ms(width, height, o, dwells, device_launches, NULL);
     kj__mb_config c;
-    kj_status s = configure("kj_mandelbrot_reference", width, height, o, dwells, &c);
+    kj_status s = configure("kjtest_mandelbrot_reference", width, height, o, dwells, &c);
     if (s != KJ_OK) return s;
     for (unsigned y = 0; y < height; y++)
         for (unsigned x = 0; x < width; x++) dwells[(size_t)y * width + x] = (uint16_t)dwell(&c.view, c.max_dwell, x, y);
@@ -158,10 +158,10 @@ kj_status kj_mandelbrot_reference(unsigned width, unsigned height, const kj_mand
     return KJ_OK;
 }
 
-kj_status kj_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y, const kj_mandelbrot_options *o,
+kj_status kjtest_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y, const kj_mandelbrot_options *o,
                               unsigned *out) {
     kj__mb_config c;
-    kj_status s = configure("kj_mandelbrot_dwell", width, height, o, out, &c);
+    kj_status s = configure("kjtest_mandelbrot_dwell", width, height, o, out, &c);
     if (s != KJ_OK) return s;
     if (x >= width || y >= height)
         return kjtest_fail(KJ_ERR_USAGE, "pixel (%u, %u) is outside the %u x %u image", x, y, width, height);

@@ -6,28 +6,28 @@
 
 #include "ops/reduce/reduce_cpu.h"
 
-kj_status kj_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result, double *abs_sum) {
+kj_status kjtest_reduce_reference(kj_op op, kj_type type, const void *data, size_t n, void *result, double *abs_sum) {
     if (kj__reduce_reference(op, type, data, n, result, abs_sum) == 0) return KJ_OK;
-    return kjtest_fail(KJ_ERR_USAGE, "kj_reduce_reference: operator %d, type %d (in range?), data %s with n = %zu, "
+    return kjtest_fail(KJ_ERR_USAGE, "kjtest_reduce_reference: operator %d, type %d (in range?), data %s with n = %zu, "
                        "result %s", (int)op, (int)type, data ? "set" : "NULL", n, result ? "set" : "NULL");
 }
 
-double kj_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
+double kjtest_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
                            const kj_reduce_report *report) {
     return kj__reduce_tolerance(op, type, n, expected, abs_sum, report);
 }
 
-void kj_reduce_input(kj_op op, kj_type type, void *data, size_t n, uint64_t seed) {
+void kjtest_reduce_input(kj_op op, kj_type type, void *data, size_t n, uint64_t seed) {
     kj__reduce_fill(op, type, data, n, seed);
 }
 
-void kj_reduce_poison(kj_type type, const void *expected, void *poison) { kj__reduce_poison(type, expected, poison); }
+void kjtest_reduce_poison(kj_type type, const void *expected, void *poison) { kj__reduce_poison(type, expected, poison); }
 
-int kj_reduce_unwritten(kj_type type, const void *result, const void *poison) {
+int kjtest_reduce_unwritten(kj_type type, const void *result, const void *poison) {
     return memcmp(result, poison, kj_result_size(type)) == 0;
 }
 
-int kj_reduce_right(kj_op op, kj_type type, size_t n, const void *got, const void *expected, double abs_sum,
+int kjtest_reduce_right(kj_op op, kj_type type, size_t n, const void *got, const void *expected, double abs_sum,
                     const kj_reduce_report *report) {
     if (memcmp(got, expected, kj_result_size(type)) == 0) return 1;
     double x = kj__result_as_double(type, got), w = kj__result_as_double(type, expected);
@@ -35,6 +35,6 @@ int kj_reduce_right(kj_op op, kj_type type, size_t n, const void *got, const voi
     return fabs(x - w) <= kj__reduce_tolerance(op, type, n, w, abs_sum, report);
 }
 
-double kj_result_as_double(kj_type type, const void *result) { return kj__result_as_double(type, result); }
+double kjtest_result_as_double(kj_type type, const void *result) { return kj__result_as_double(type, result); }
 uint16_t kj_f16_bits(float f) { return kj__f16_bits(f); }
 uint16_t kj_bf16_bits(float f) { return kj__bf16_bits(f); }

@@ -78,9 +78,9 @@ static void test_every_runtime_at_once(void **state) {
                 if (w[i].status != KJ_OK) fail_msg("runtime %d, n=%zu: %s", i, sizes[s], w[i].error);
                 unsigned char want[8];
                 double abs_sum;
-                KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, types[t], w[i].host, sizes[s], want, &abs_sum));
-                double wv = kj_result_as_double(types[t], want), gv = kj_result_as_double(types[t], w[i].got);
-                double tol = kj_reduce_tolerance(KJ_OP_SUM, types[t], sizes[s], wv, abs_sum, &w[i].report);
+                KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, types[t], w[i].host, sizes[s], want, &abs_sum));
+                double wv = kjtest_result_as_double(types[t], want), gv = kjtest_result_as_double(types[t], w[i].got);
+                double tol = kjtest_reduce_tolerance(KJ_OP_SUM, types[t], sizes[s], wv, abs_sum, &w[i].report);
                 if (memcmp(want, w[i].got, kj_result_size(types[t])) != 0 && !(fabs(gv - wv) <= tol))
                     fail_msg("runtime %d sum %s n=%zu: GPU %.17g, CPU %.17g, tolerance %.3g", i,
                              kj_type_name(types[t]), sizes[s], gv, wv, tol);

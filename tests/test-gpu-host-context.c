@@ -97,7 +97,7 @@ static void test_reduce_in_host_context(void **state) {
         CU_OK(drv.mem_alloc(&in, n * sizeof *host));
         CU_OK(drv.memcpy_htod(in, host, n * sizeof *host));
         int32_t expected, got = (int32_t)0xdeadbeef;
-        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &expected, NULL));
+        KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &expected, NULL));
         kj_reduce_options o = {.size = sizeof(kj_reduce_options), .stream = (kj_stream)stream};
         KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, (kj_devptr)in, n, &got, &o));
         if (got != expected) fail_msg("n = %zu: kj_reduce gave %d, the CPU %d", n, got, expected);
@@ -141,14 +141,14 @@ static void test_float_and_two_runtimes(void **state) {
     CU_OK(drv.memcpy_htod(in, host, n * sizeof *host));
     float expected;
     double abs_sum;
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, host, n, &expected, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, host, n, &expected, &abs_sum));
     kj_runtime *rts[] = {a, b};
     for (int r = 0; r < 2; r++) {
         float got = NAN;
         kj_reduce_report report = KJ_REDUCE_REPORT_INIT;
         kj_reduce_options o = {.size = sizeof(kj_reduce_options), .stream = (kj_stream)stream, .report = &report};
         KJ_ASSERT_OK(kj_reduce(rts[r], KJ_OP_SUM, KJ_TYPE_F32, (kj_devptr)in, n, &got, &o));
-        double tol = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, expected, abs_sum, &report);
+        double tol = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, expected, abs_sum, &report);
         if (!(fabs((double)got - (double)expected) <= tol))
             fail_msg("runtime %d: kj_reduce gave %.9g, the CPU %.9g (tolerance %.3g)", r, got, expected, tol);
     }

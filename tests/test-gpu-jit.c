@@ -61,7 +61,7 @@ static void test_launch_and_check(void **state) {
         KJ_ASSERT_OK(kj_mem_alloc(rt, n * 4, &in));
         KJ_ASSERT_OK(kj_memcpy_htod(rt, in, host, n * 4));
         int32_t expected, got = (int32_t)0xdeadbeef;
-        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &expected, NULL));
+        KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &expected, NULL));
         kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = "reduce_coarsened"};
         KJ_ASSERT_OK(kj_reduce(rt, KJ_OP_SUM, KJ_TYPE_I32, in, n, &got, &o));
         if (got != expected) fail_msg("n=%zu: GPU %d, CPU %d", n, got, expected);

@@ -40,7 +40,7 @@ static void spot_check(const uint16_t *img, unsigned w, unsigned h, const kj_man
     for (int i = 0; i < 2000; i++) {
         uint64_t r = kj_test_next(seed);
         unsigned x = (unsigned)(r % w), y = (unsigned)((r >> 32) % h), want;
-        KJ_ASSERT_OK(kj_mandelbrot_dwell(w, h, x, y, o, &want));
+        KJ_ASSERT_OK(kjtest_mandelbrot_dwell(w, h, x, y, o, &want));
         if (img[(size_t)y * w + x] != want)
             fail_msg("pixel (%u, %u): GPU %u, CPU %u", x, y, img[(size_t)y * w + x], want);
     }
@@ -90,7 +90,7 @@ static void check_configuration(kj_runtime *rt, unsigned w, unsigned h, kj_mande
     uint16_t *cpu = malloc((size_t)w * h * sizeof *cpu);
     assert_non_null(cpu);
     uint64_t cpu_launches = 0;
-    KJ_ASSERT_OK(kj_mandelbrot_reference(w, h, &o, cpu, &cpu_launches));
+    KJ_ASSERT_OK(kjtest_mandelbrot_reference(w, h, &o, cpu, &cpu_launches));
     same_pixels(ms, cpu, w, h, "GPU Mariani-Silver against its CPU emulation");
     if (rm.device_launches != cpu_launches)
         fail_msg("%s: the GPU made %llu launches, the CPU emulation %llu", what,
@@ -126,7 +126,7 @@ static void test_escape_matches_cpu(void **state) {
     uint16_t *gpu = render(rt, w, h, o, &r);
     uint16_t *cpu = malloc((size_t)w * h * sizeof *cpu);
     assert_non_null(cpu);
-    KJ_ASSERT_OK(kj_mandelbrot_reference(w, h, &o, cpu, NULL));
+    KJ_ASSERT_OK(kjtest_mandelbrot_reference(w, h, &o, cpu, NULL));
     same_pixels(gpu, cpu, w, h, "GPU escape time against the CPU");
     /* and Mariani-Silver on it, counting off */
     o.algo = KJ_MANDELBROT_MS;

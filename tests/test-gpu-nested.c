@@ -44,7 +44,7 @@ static uint64_t check_sum(kj_runtime *rt, kj_type type, size_t n, kj_nested_vari
     void *host = fresh_input(rt, type, n, seed, &dev);
     unsigned char want[8] = {0}, got[8];
     double abs_sum = 0;
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, type, host, n, want, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, type, host, n, want, &abs_sum));
     memset(got, 0xA5, sizeof got);
     kj_dp_report r = KJ_DP_REPORT_INIT;
     kj_nested_options o = {sizeof(kj_nested_options), variant, block, 1, 0, NULL, &r};
@@ -54,14 +54,14 @@ static uint64_t check_sum(kj_runtime *rt, kj_type type, size_t n, kj_nested_vari
                  kj_status_name(s), kj_last_error());
     size_t rs = kj_result_size(type);
     if (type == KJ_TYPE_F32 || type == KJ_TYPE_F64) {
-        double w = kj_result_as_double(type, want), g = kj_result_as_double(type, got);
-        double tol = kj_reduce_tolerance(KJ_OP_SUM, type, n, w, abs_sum, NULL);
+        double w = kjtest_result_as_double(type, want), g = kjtest_result_as_double(type, got);
+        double tol = kjtest_reduce_tolerance(KJ_OP_SUM, type, n, w, abs_sum, NULL);
         if (!(fabs(g - w) <= tol))
             fail_msg("%s %s n=%zu block %u: GPU %.17g, CPU %.17g (tolerance %.3g)", kj_nested_variant_name(variant),
                      kj_type_name(type), n, block, g, w, tol);
     } else if (memcmp(want, got, rs) != 0) {
         fail_msg("%s %s n=%zu block %u: GPU %.17g, CPU %.17g", kj_nested_variant_name(variant), kj_type_name(type), n,
-                 block, kj_result_as_double(type, got), kj_result_as_double(type, want));
+                 block, kjtest_result_as_double(type, got), kjtest_result_as_double(type, want));
     }
     /* the launches the variant makes, counted on the device */
     uint64_t grid = (n + block - 1) / block, chain = log2u(block) - 1;
@@ -181,7 +181,7 @@ static void test_pending_overflow_is_an_error(void **state) {
     int32_t sum, want;
     int32_t *host = fresh_input(rt, KJ_TYPE_I32, 1000, &seed, &dev);
     KJ_ASSERT_OK(kj_nested_reduce(rt, KJ_TYPE_I32, dev, 1000, &sum, &o));
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, 1000, &want, NULL));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, 1000, &want, NULL));
     assert_int_equal(sum, want);
     uint64_t limit = r.pending_limit;
     assert_true(limit >= 1);
@@ -192,7 +192,7 @@ static void test_pending_overflow_is_an_error(void **state) {
      * start before the whole grid has completed, so limit + 4096 blocks overflow the buffer. */
     size_t n = (size_t)(limit + 4096) * 4;
     host = fresh_input(rt, KJ_TYPE_I32, n, &seed, &dev);
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, n, &want, NULL));
     sum = 0x5a5a5a5a;
     kj_status s = kj_nested_reduce(rt, KJ_TYPE_I32, dev, n, &sum, &o);
     if (s != KJ_ERR_DEVICE_LAUNCH)

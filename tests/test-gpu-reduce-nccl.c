@@ -49,26 +49,26 @@ static void check(kj_op op, kj_type t, size_t n, int with_nan) {
     KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, input, host, n * kj_type_size(t)));
     unsigned char want[8], local[8], got[8];
     double abs_sum;
-    KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(op, t, host, n, want, &abs_sum));
     KJ_ASSERT_OK(kj_reduce(kj_test_rt, op, t, input, n, local, NULL));
     memset(got, 0xA5, sizeof got);
     kj_status s = kj_reduce_nccl(kj_test_rt, comm, input, n, op, t, got, NULL);
     const char *what = kj_op_name(op), *type = kj_type_name(t);
     if (s != KJ_OK) fail_msg("%s %s n=%zu: %s", what, type, n, kj_last_error());
-    double w = kj_result_as_double(t, want), g = kj_result_as_double(t, got);
+    double w = kjtest_result_as_double(t, want), g = kjtest_result_as_double(t, got);
     if (with_nan) { /* a NaN, canonical: kj_reduce's keeps the payload the GPU's arithmetic gave it */
         uint64_t bits = 0, quiet = rs == 4 ? 0x7fc00000ull : 0x7ff8000000000000ull;
         memcpy(&bits, got, rs);
         if (op == KJ_OP_MIN) quiet |= 1ull << (rs * 8 - 1);
-        if (!isnan(g) || !isnan(kj_result_as_double(t, local)) || bits != quiet)
+        if (!isnan(g) || !isnan(kjtest_result_as_double(t, local)) || bits != quiet)
             fail_msg("%s %s n=%zu with a NaN: %.17g (bits %#llx), kj_reduce's %.17g: not the canonical NaN %#llx", what,
-                     type, n, g, (unsigned long long)bits, kj_result_as_double(t, local), (unsigned long long)quiet);
+                     type, n, g, (unsigned long long)bits, kjtest_result_as_double(t, local), (unsigned long long)quiet);
         return;
     }
     if (memcmp(local, got, rs) != 0)
         fail_msg("%s %s n=%zu: one rank's result %.17g is not kj_reduce's %.17g", what, type, n, g,
-                 kj_result_as_double(t, local));
-    double tol = kj_reduce_tolerance(op, t, n, w, abs_sum, NULL);
+                 kjtest_result_as_double(t, local));
+    double tol = kjtest_reduce_tolerance(op, t, n, w, abs_sum, NULL);
     if (memcmp(want, got, rs) != 0 && !(fabs(g - w) <= tol))
         fail_msg("%s %s n=%zu: GPU %.17g, CPU %.17g, tolerance %.3g", what, type, n, g, w, tol);
 }

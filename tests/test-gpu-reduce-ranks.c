@@ -74,12 +74,12 @@ static void rank_main(int rank, int id_in, int id_out, int out, uint64_t seed) {
                 RANK_CHECK(kj_memcpy_htod(rt, part, (char *)host + (size_t)rank * n * es, n * es) == KJ_OK, "upload");
                 unsigned char want[8], got[8];
                 double abs_sum;
-                kj_reduce_reference((kj_op)op, (kj_type)t, host, RANKS * n, want, &abs_sum);
+                kjtest_reduce_reference((kj_op)op, (kj_type)t, host, RANKS * n, want, &abs_sum);
                 memset(got, 0xA5, sizeof got);
                 RANK_CHECK(kj_reduce_nccl(rt, comm, part, n, (kj_op)op, (kj_type)t, got, NULL) == KJ_OK,
                            "%s %s n=%zu", kj_op_name((kj_op)op), kj_type_name((kj_type)t), n);
-                double w = kj_result_as_double((kj_type)t, want), g = kj_result_as_double((kj_type)t, got);
-                double tol = kj_reduce_tolerance((kj_op)op, (kj_type)t, RANKS * n, w, abs_sum, NULL);
+                double w = kjtest_result_as_double((kj_type)t, want), g = kjtest_result_as_double((kj_type)t, got);
+                double tol = kjtest_reduce_tolerance((kj_op)op, (kj_type)t, RANKS * n, w, abs_sum, NULL);
                 RANK_CHECK(memcmp(want, got, rs) == 0 || fabs(g - w) <= tol, "%s %s n=%zu per rank: GPU %.17g, CPU %.17g, "
                            "tolerance %.3g", kj_op_name((kj_op)op), kj_type_name((kj_type)t), n, g, w, tol);
                 RANK_CHECK(write(out, got, 8) == 8, "writing the result");

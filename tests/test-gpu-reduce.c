@@ -53,12 +53,12 @@ static void check_one(int e, kj_op op, kj_type t, size_t n, int exact) {
     KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, n * es));
     unsigned char want[8], got[8];
     double abs_sum;
-    KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(op, t, host, n, want, &abs_sum));
     kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
     kj_status s = gpu_reduce(op, t, d_in, n, entries[e], got, &rep);
     if (s != KJ_OK) fail_msg("%s %s %s n=%zu: %s", entries[e], kj_op_name(op), kj_type_name(t), n, kj_last_error());
-    double w = kj_result_as_double(t, want), g = kj_result_as_double(t, got);
-    double tol = exact ? 0 : kj_reduce_tolerance(op, t, n, w, abs_sum, &rep);
+    double w = kjtest_result_as_double(t, want), g = kjtest_result_as_double(t, got);
+    double tol = exact ? 0 : kjtest_reduce_tolerance(op, t, n, w, abs_sum, &rep);
     int same_bits = memcmp(want, got, kj_result_size(t)) == 0;
     if (!same_bits && !(fabs(g - w) <= tol))
         fail_msg("%s %s %s n=%zu%s: GPU %.17g, CPU %.17g, tolerance %.3g (block %u, grid %u)", entries[e],
@@ -93,7 +93,7 @@ static void test_empty_gives_identity(void **state) {
         for (int op = 0; op < KJ_OP_COUNT_; op++)
             for (int t = 0; t < KJ_TYPE_COUNT_; t++) {
                 unsigned char want[8], got[8];
-                KJ_ASSERT_OK(kj_reduce_reference((kj_op)op, (kj_type)t, NULL, 0, want, NULL));
+                KJ_ASSERT_OK(kjtest_reduce_reference((kj_op)op, (kj_type)t, NULL, 0, want, NULL));
                 KJ_ASSERT_OK(gpu_reduce((kj_op)op, (kj_type)t, d_in, 0, entries[e], got, NULL));
                 if (memcmp(want, got, kj_result_size((kj_type)t)) != 0)
                     fail_msg("%s %s %s n=0 is not the identity", entries[e], kj_op_name((kj_op)op), kj_type_name((kj_type)t));
@@ -117,7 +117,7 @@ static void test_nan_propagates(void **state) {
                 KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, n * kj_type_size(t)));
                 unsigned char got[8];
                 KJ_ASSERT_OK(gpu_reduce((kj_op)op, t, d_in, n, entries[e], got, NULL));
-                if (!isnan(kj_result_as_double(t, got)))
+                if (!isnan(kjtest_result_as_double(t, got)))
                     fail_msg("%s %s %s: a NaN at %zu did not propagate", entries[e], kj_op_name((kj_op)op), kj_type_name(t), at);
             }
 }
@@ -133,11 +133,11 @@ static void test_misaligned_input(void **state) {
             fill(host, t, KJ_OP_SUM, n + off, 1);
             KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d_in, host, (n + off) * es));
             unsigned char want[8], got[8];
-            KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, t, (char *)host + off * es, n, want, NULL));
+            KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, t, (char *)host + off * es, n, want, NULL));
             KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in + off * es, n, "reduce_fast", got, NULL));
             if (memcmp(want, got, kj_result_size(t)) != 0)
-                fail_msg("%s at offset %zu: GPU %.17g, CPU %.17g", kj_type_name(t), off, kj_result_as_double(t, got),
-                         kj_result_as_double(t, want));
+                fail_msg("%s at offset %zu: GPU %.17g, CPU %.17g", kj_type_name(t), off, kjtest_result_as_double(t, got),
+                         kjtest_result_as_double(t, want));
         }
     /* a pointer not aligned to its element is refused */
     unsigned char got[8];
@@ -190,7 +190,7 @@ static void test_limits_and_options(void **state) {
     assert_int_equal(rep.config_from, KJ_CONFIG_EXPLICIT);
     assert_string_equal(rep.entry, "reduce_fast");
     unsigned char want[8];
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, 5000, want, NULL));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, host, 5000, want, NULL));
     assert_memory_equal(want, got, 4);
 }
 
@@ -208,7 +208,7 @@ static void test_streams(void **state) {
         KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, 8, &out[i]));
         for (size_t j = 0; j < N; j++) data[j] = (int32_t)kj_test_next(&kj_test_rng);
         KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, in[i], data, (size_t)N * 4));
-        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, data, N, &want[i], NULL));
+        KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, data, N, &want[i], NULL));
         KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, out[i], 0xA5, 8));
     }
     for (int rep = 0; rep < 5; rep++)

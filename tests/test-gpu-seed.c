@@ -78,7 +78,7 @@ static void test_first_reduce_from_the_seed(void **state) {
         KJ_ASSERT_OK(kj_memcpy_htod(rt, in, host, n * sizeof *host));
         float want, got = NAN;
         double abs_sum;
-        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, host, n, &want, &abs_sum));
+        KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, host, n, &want, &abs_sum));
         kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
         kj_reduce_options o = KJ_REDUCE_OPTIONS_INIT;
         o.report = &rep;
@@ -87,7 +87,7 @@ static void test_first_reduce_from_the_seed(void **state) {
         if (rep.origin != KJ_ORIGIN_SEED && rep.origin != KJ_ORIGIN_MEMORY)
             fail_msg("n = %zu: the kernel came from %s, not the seed", n, kj_origin_name(rep.origin));
         if (i == 0) assert_int_equal(rep.origin, KJ_ORIGIN_SEED);
-        double tol = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, want, abs_sum, &rep);
+        double tol = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, want, abs_sum, &rep);
         if (!(fabs((double)got - (double)want) <= tol))
             fail_msg("n = %zu: GPU %.9g, CPU %.9g, tolerance %.3g", n, got, want, tol);
     }

@@ -55,7 +55,7 @@ static void reduce_one(kj_runtime *rt, int e, kj_op op, kj_type t, size_t n, voi
     KJ_ASSERT_OK(kj_memcpy_htod(rt, in, host, n * kj_type_size(t)));
     unsigned char want[8], got[8];
     double abs_sum;
-    KJ_ASSERT_OK(kj_reduce_reference(op, t, host, n, want, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(op, t, host, n, want, &abs_sum));
     poison(rt, out, 16);
     kj_reduce_report rep = KJ_REDUCE_REPORT_INIT;
     kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = reduce_entries[e], .report = &rep};
@@ -63,8 +63,8 @@ static void reduce_one(kj_runtime *rt, int e, kj_op op, kj_type t, size_t n, voi
     if (s == KJ_OK) s = kj_memcpy_dtoh(rt, got, out, kj_result_size(t));
     if (s != KJ_OK)
         fail_msg("%s %s %s %s n=%zu: %s", target, reduce_entries[e], kj_op_name(op), kj_type_name(t), n, kj_last_error());
-    double w = kj_result_as_double(t, want), g = kj_result_as_double(t, got);
-    double tol = kj_reduce_tolerance(op, t, n, w, abs_sum, &rep);
+    double w = kjtest_result_as_double(t, want), g = kjtest_result_as_double(t, got);
+    double tol = kjtest_reduce_tolerance(op, t, n, w, abs_sum, &rep);
     if (memcmp(want, got, kj_result_size(t)) != 0 && !(fabs(g - w) <= tol))
         fail_msg("%s %s %s %s n=%zu: GPU %.17g, CPU %.17g, tolerance %.3g", target, reduce_entries[e], kj_op_name(op),
                  kj_type_name(t), n, g, w, tol);

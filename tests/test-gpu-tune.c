@@ -34,7 +34,7 @@ static kj_devptr upload(size_t n, float *want, double *abs_sum) {
     kj_devptr d;
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, n * sizeof *h, &d));
     KJ_ASSERT_OK(kj_memcpy_htod(kj_test_rt, d, h, n * sizeof *h));
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, h, n, want, abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, h, n, want, abs_sum));
     free(h);
     return d;
 }
@@ -42,7 +42,7 @@ static kj_devptr upload(size_t n, float *want, double *abs_sum) {
 static void check_sum(kj_runtime *r, kj_devptr d, size_t n, float want, double abs_sum, const kj_reduce_options *o) {
     float got = NAN;
     KJ_ASSERT_OK(kj_reduce(r, KJ_OP_SUM, KJ_TYPE_F32, d, n, &got, o));
-    double tol = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, want, abs_sum, o->report);
+    double tol = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, n, want, abs_sum, o->report);
     if (!(fabs((double)got - want) <= tol)) fail_msg("n=%zu: GPU %.9g, CPU %.9g, tolerance %.3g", n, got, want, tol);
 }
 

@@ -11,18 +11,18 @@ static void test_dwell_known_points(void **state) {
     /* window [-2, 2]^2 on 4 x 4 pixels: dx = dy = 1, pixel (x, y) is c = (x - 2, 2 - y) */
     kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .x_min = -2, .x_max = 2, .y_min = -2, .y_max = 2, .max_dwell = 64};
     unsigned d;
-    KJ_ASSERT_OK(kj_mandelbrot_dwell(4, 4, 2, 2, &o, &d)); /* c = 0: in the set */
+    KJ_ASSERT_OK(kjtest_mandelbrot_dwell(4, 4, 2, 2, &o, &d)); /* c = 0: in the set */
     assert_int_equal(d, 64);
-    KJ_ASSERT_OK(kj_mandelbrot_dwell(4, 4, 0, 0, &o, &d)); /* c = -2 + 2i: |c|^2 = 8 */
+    KJ_ASSERT_OK(kjtest_mandelbrot_dwell(4, 4, 0, 0, &o, &d)); /* c = -2 + 2i: |c|^2 = 8 */
     assert_int_equal(d, 0);
-    KJ_ASSERT_OK(kj_mandelbrot_dwell(4, 4, 3, 2, &o, &d)); /* c = 1: z = 1, 2, 5 */
+    KJ_ASSERT_OK(kjtest_mandelbrot_dwell(4, 4, 3, 2, &o, &d)); /* c = 1: z = 1, 2, 5 */
     assert_int_equal(d, 2);
-    KJ_ASSERT_OK(kj_mandelbrot_dwell(4, 4, 1, 2, &o, &d)); /* c = -1: the period-2 cycle 0, -1 */
+    KJ_ASSERT_OK(kjtest_mandelbrot_dwell(4, 4, 1, 2, &o, &d)); /* c = -1: the period-2 cycle 0, -1 */
     assert_int_equal(d, 64);
-    assert_int_equal(kj_mandelbrot_dwell(4, 4, 4, 0, &o, &d), KJ_ERR_USAGE);
+    assert_int_equal(kjtest_mandelbrot_dwell(4, 4, 4, 0, &o, &d), KJ_ERR_USAGE);
     assert_non_null(strstr(kjtest_last_error(), "outside the 4 x 4 image"));
     o.subdiv = 1; /* what the library refuses, the oracle refuses with its words */
-    assert_int_equal(kj_mandelbrot_dwell(4, 4, 0, 0, &o, &d), KJ_ERR_USAGE);
+    assert_int_equal(kjtest_mandelbrot_dwell(4, 4, 0, 0, &o, &d), KJ_ERR_USAGE);
     assert_non_null(strstr(kjtest_last_error(), "subdiv 1"));
 }
 
@@ -113,9 +113,9 @@ static void same_image(unsigned w, unsigned h, kj_mandelbrot_options o, uint64_t
     assert_non_null(esc);
     memset(ms, 0xff, n * 2);
     uint64_t wrong = 1;
-    KJ_ASSERT_OK(kj_mandelbrot_reference_ms(w, h, &o, ms, launches, &wrong));
+    KJ_ASSERT_OK(kjtest_mandelbrot_reference_ms(w, h, &o, ms, launches, &wrong));
     o.algo = KJ_MANDELBROT_ESCAPE;
-    KJ_ASSERT_OK(kj_mandelbrot_reference(w, h, &o, esc, NULL));
+    KJ_ASSERT_OK(kjtest_mandelbrot_reference(w, h, &o, esc, NULL));
     size_t differ = 0;
     for (size_t i = 0; i < n; i++) differ += ms[i] != esc[i];
     if (differ || wrong)
@@ -124,7 +124,7 @@ static void same_image(unsigned w, unsigned h, kj_mandelbrot_options o, uint64_t
     /* the public reference gives the emulation's image and launches */
     o.algo = KJ_MANDELBROT_MS;
     uint64_t again = 0;
-    KJ_ASSERT_OK(kj_mandelbrot_reference(w, h, &o, esc, &again));
+    KJ_ASSERT_OK(kjtest_mandelbrot_reference(w, h, &o, esc, &again));
     assert_int_equal(again, *launches);
     assert_memory_equal(ms, esc, n * 2);
     free(ms);

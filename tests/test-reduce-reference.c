@@ -7,8 +7,8 @@
 
 static double ref(kj_op op, kj_type t, const void *data, size_t n) {
     unsigned char r[8];
-    KJ_ASSERT_OK(kj_reduce_reference(op, t, data, n, r, NULL));
-    return kj_result_as_double(t, r);
+    KJ_ASSERT_OK(kjtest_reduce_reference(op, t, data, n, r, NULL));
+    return kjtest_result_as_double(t, r);
 }
 
 static void test_integer_wrap(void **state) {
@@ -19,7 +19,7 @@ static void test_integer_wrap(void **state) {
     assert_true(ref(KJ_OP_SUM, KJ_TYPE_U32, u, 2) == 1.0);
     int64_t l[] = {INT64_MAX, 1};
     int64_t r;
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I64, l, 2, &r, NULL));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I64, l, 2, &r, NULL));
     assert_true(r == INT64_MIN);
     int32_t p[] = {65536, 65536, 3};
     assert_true(ref(KJ_OP_PROD, KJ_TYPE_I32, p, 3) == 0.0); /* 2^32 * 3 wraps to 0 */
@@ -36,20 +36,20 @@ static void test_identities(void **state) {
     (void)state;
     for (int t = 0; t < KJ_TYPE_COUNT_; t++) {
         unsigned char r[8];
-        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, (kj_type)t, NULL, 0, r, NULL));
-        assert_true(kj_result_as_double((kj_type)t, r) == 0.0);
-        KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_PROD, (kj_type)t, NULL, 0, r, NULL));
-        assert_true(kj_result_as_double((kj_type)t, r) == 1.0);
+        KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, (kj_type)t, NULL, 0, r, NULL));
+        assert_true(kjtest_result_as_double((kj_type)t, r) == 0.0);
+        KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_PROD, (kj_type)t, NULL, 0, r, NULL));
+        assert_true(kjtest_result_as_double((kj_type)t, r) == 1.0);
     }
     unsigned char r[8];
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MAX, KJ_TYPE_I32, NULL, 0, r, NULL));
-    assert_true(kj_result_as_double(KJ_TYPE_I32, r) == (double)INT32_MIN);
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MIN, KJ_TYPE_U32, NULL, 0, r, NULL));
-    assert_true(kj_result_as_double(KJ_TYPE_U32, r) == (double)UINT32_MAX);
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MAX, KJ_TYPE_F32, NULL, 0, r, NULL));
-    assert_true(isinf(kj_result_as_double(KJ_TYPE_F32, r)) && kj_result_as_double(KJ_TYPE_F32, r) < 0);
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_MIN, KJ_TYPE_F64, NULL, 0, r, NULL));
-    assert_true(isinf(kj_result_as_double(KJ_TYPE_F64, r)) && kj_result_as_double(KJ_TYPE_F64, r) > 0);
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_MAX, KJ_TYPE_I32, NULL, 0, r, NULL));
+    assert_true(kjtest_result_as_double(KJ_TYPE_I32, r) == (double)INT32_MIN);
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_MIN, KJ_TYPE_U32, NULL, 0, r, NULL));
+    assert_true(kjtest_result_as_double(KJ_TYPE_U32, r) == (double)UINT32_MAX);
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_MAX, KJ_TYPE_F32, NULL, 0, r, NULL));
+    assert_true(isinf(kjtest_result_as_double(KJ_TYPE_F32, r)) && kjtest_result_as_double(KJ_TYPE_F32, r) < 0);
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_MIN, KJ_TYPE_F64, NULL, 0, r, NULL));
+    assert_true(isinf(kjtest_result_as_double(KJ_TYPE_F64, r)) && kjtest_result_as_double(KJ_TYPE_F64, r) > 0);
 }
 
 static void test_nan_propagates(void **state) {
@@ -100,9 +100,9 @@ static void test_bfloat16(void **state) {
     assert_true(ref(KJ_OP_MIN, KJ_TYPE_BF16, m, 3) == -5.0);
     assert_true(ref(KJ_OP_PROD, KJ_TYPE_BF16, m, 3) == -7.5);
     /* the tolerance is the f32 accumulator's, as for f16 */
-    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_BF16, 1000, 5, 100, NULL) ==
-                kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL));
-    assert_true(kj_reduce_tolerance(KJ_OP_MAX, KJ_TYPE_BF16, 1000, 5, 100, NULL) == 0);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_BF16, 1000, 5, 100, NULL) ==
+                kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL));
+    assert_true(kjtest_reduce_tolerance(KJ_OP_MAX, KJ_TYPE_BF16, 1000, 5, 100, NULL) == 0);
     /* kj_bf16_bits rounds to nearest even, and every bfloat16 value converts back to itself */
     assert_int_equal(kj_bf16_bits(1.0f), 0x3f80);
     assert_int_equal(kj_bf16_bits(1.0f + 0x1p-8f), 0x3f80);            /* a tie: the even one */
@@ -128,29 +128,29 @@ static void test_float_sum_rounds_once(void **state) {
     for (int i = 1; i <= 1000; i++) v[i] = 1e-8f;
     double abs_sum;
     float r;
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, v, 1001, &r, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, v, 1001, &r, &abs_sum));
     assert_true(r == 1.00001f);
     assert_true(fabs(abs_sum - 1.00001) < 1e-9);
 }
 
 static void test_tolerance(void **state) {
     (void)state;
-    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_I32, 1000, 5, 100, NULL) == 0);
-    assert_true(kj_reduce_tolerance(KJ_OP_MAX, KJ_TYPE_F32, 1000, 5, 100, NULL) == 0);
-    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1, 5, 100, NULL) == 0);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_I32, 1000, 5, 100, NULL) == 0);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_MAX, KJ_TYPE_F32, 1000, 5, 100, NULL) == 0);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1, 5, 100, NULL) == 0);
     /* without a configuration: n - 1 operations in any order */
-    double any = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL);
+    double any = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1000, 5, 100, NULL);
     assert_true(fabs(any - 1000 * (FLT_EPSILON / 2) * 100) < 1e-12);
     /* a tree is much tighter than a chain */
     kj_reduce_report tree = {.size = sizeof(kj_reduce_report), .entry = "reduce_fast", .block_size = 256, .grid = 4};
-    double t = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &tree);
-    assert_true(t < kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, NULL) / 100);
+    double t = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &tree);
+    assert_true(t < kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, NULL) / 100);
     assert_true(t > 0);
     /* f64 is tighter than f32 */
-    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F64, 1000, 5, 100, NULL) < any / 1e8);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F64, 1000, 5, 100, NULL) < any / 1e8);
     /* atomic entries: a chain across the blocks */
     kj_reduce_report atomic = {.size = sizeof(kj_reduce_report), .entry = "reduce_segmented", .block_size = 256, .grid = 2048};
-    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &atomic) > t);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &atomic) > t);
 }
 
 /* A poisoned result is never what a run leaves: a float's is a signalling NaN (no arithmetic makes
@@ -158,34 +158,34 @@ static void test_tolerance(void **state) {
 static void test_poison(void **state) {
     (void)state;
     float f = 3.5f, fp, fq;
-    kj_reduce_poison(KJ_TYPE_F32, &f, &fp);
+    kjtest_reduce_poison(KJ_TYPE_F32, &f, &fp);
     uint32_t bits;
     memcpy(&bits, &fp, 4);
     assert_true(isnan(fp));
     assert_int_equal(bits & 0x00400000u, 0); /* the quiet bit clear: signalling */
-    kj_reduce_poison(KJ_TYPE_F16, &f, &fq);  /* f16's result is an f32 */
+    kjtest_reduce_poison(KJ_TYPE_F16, &f, &fq);  /* f16's result is an f32 */
     assert_memory_equal(&fp, &fq, 4);
-    kj_reduce_poison(KJ_TYPE_F32, &fp, &fq);
+    kjtest_reduce_poison(KJ_TYPE_F32, &fp, &fq);
     assert_memory_not_equal(&fp, &fq, 4);
     assert_true(isnan(fq));
     double d = -1, dp;
-    kj_reduce_poison(KJ_TYPE_F64, &d, &dp);
+    kjtest_reduce_poison(KJ_TYPE_F64, &d, &dp);
     uint64_t dbits;
     memcpy(&dbits, &dp, 8);
     assert_true(isnan(dp) && (dbits & 0x0008000000000000ull) == 0);
     int64_t i = 12345, ip;
-    kj_reduce_poison(KJ_TYPE_I64, &i, &ip);
+    kjtest_reduce_poison(KJ_TYPE_I64, &i, &ip);
     assert_true(ip != i);
     uint32_t u = 0xA5A5A5A5u, up;
-    kj_reduce_poison(KJ_TYPE_U32, &u, &up);
+    kjtest_reduce_poison(KJ_TYPE_U32, &u, &up);
     assert_true(up != u);
-    assert_int_equal(kj_reduce_unwritten(KJ_TYPE_U32, &up, &up), 1);
-    assert_int_equal(kj_reduce_unwritten(KJ_TYPE_U32, &u, &up), 0);
-    assert_int_equal(kj_reduce_unwritten(KJ_TYPE_F32, &f, &fp), 0);
+    assert_int_equal(kjtest_reduce_unwritten(KJ_TYPE_U32, &up, &up), 1);
+    assert_int_equal(kjtest_reduce_unwritten(KJ_TYPE_U32, &u, &up), 0);
+    assert_int_equal(kjtest_reduce_unwritten(KJ_TYPE_F32, &f, &fp), 0);
     /* the check takes neither the poison nor a quiet NaN for a right float sum */
-    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, 1000, &fp, &f, 1000, NULL), 0);
+    assert_int_equal(kjtest_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, 1000, &fp, &f, 1000, NULL), 0);
     float q = NAN;
-    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, 1000, &q, &f, 1000, NULL), 0);
+    assert_int_equal(kjtest_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, 1000, &q, &f, 1000, NULL), 0);
 }
 
 /* The inputs tell a right reduction from a wrong one: a float sum's bound is a small part of it at
@@ -197,25 +197,25 @@ static void test_input(void **state) {
     uint32_t *w = malloc(N * sizeof *w);
     assert_non_null(v);
     assert_non_null(w);
-    kj_reduce_input(KJ_OP_SUM, KJ_TYPE_F32, v, N, 7);
+    kjtest_reduce_input(KJ_OP_SUM, KJ_TYPE_F32, v, N, 7);
     for (size_t i = 0; i < N; i++) assert_true(v[i] >= 0 && v[i] < 1);
     float sum;
     double abs_sum;
-    KJ_ASSERT_OK(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, v, N, &sum, &abs_sum));
+    KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_F32, v, N, &sum, &abs_sum));
     kj_reduce_report tree = {.size = sizeof(kj_reduce_report), .entry = "reduce_fast", .block_size = 1024, .grid = 264};
-    assert_true(kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, N, sum, abs_sum, &tree) < sum / 1000);
+    assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, N, sum, abs_sum, &tree) < sum / 1000);
     float zero = 0;
-    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, N, &zero, &sum, abs_sum, &tree), 0);
-    assert_int_equal(kj_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, N, &sum, &sum, abs_sum, &tree), 1);
+    assert_int_equal(kjtest_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, N, &zero, &sum, abs_sum, &tree), 0);
+    assert_int_equal(kjtest_reduce_right(KJ_OP_SUM, KJ_TYPE_F32, N, &sum, &sum, abs_sum, &tree), 1);
     float again;
-    kj_reduce_input(KJ_OP_SUM, KJ_TYPE_F32, &again, 1, 7); /* seeded: the same values again */
+    kjtest_reduce_input(KJ_OP_SUM, KJ_TYPE_F32, &again, 1, 7); /* seeded: the same values again */
     assert_true(again == v[0]);
-    kj_reduce_input(KJ_OP_PROD, KJ_TYPE_F32, v, N, 8);
+    kjtest_reduce_input(KJ_OP_PROD, KJ_TYPE_F32, v, N, 8);
     for (size_t i = 0; i < N; i++) assert_true(v[i] == 1 || v[i] == -1);
     assert_true(fabs(ref(KJ_OP_PROD, KJ_TYPE_F32, v, N)) == 1);
-    kj_reduce_input(KJ_OP_PROD, KJ_TYPE_U32, w, N, 9);
+    kjtest_reduce_input(KJ_OP_PROD, KJ_TYPE_U32, w, N, 9);
     for (size_t i = 0; i < N; i++) assert_true(w[i] & 1);
-    kj_reduce_input(KJ_OP_MAX, KJ_TYPE_F32, v, N, 10);
+    kjtest_reduce_input(KJ_OP_MAX, KJ_TYPE_F32, v, N, 10);
     int negative = 0;
     for (size_t i = 0; i < N; i++) {
         assert_true(v[i] >= -1 && v[i] < 1);
@@ -230,7 +230,7 @@ static void test_input(void **state) {
 static void test_tolerance_nested(void **state) {
     (void)state;
     kj_reduce_report nested = {.size = sizeof(kj_reduce_report), .entry = "nested_reduce", .block_size = 512, .grid = 2048};
-    double t = kj_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &nested);
+    double t = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &nested);
     /* 1 per thread + 9 levels + 8 partial sums per fold thread + 8 fold levels + 2 */
     assert_true(fabs(t - 28 * (FLT_EPSILON / 2) * 100) < 1e-12);
 }
@@ -239,11 +239,11 @@ static void test_bad_arguments(void **state) {
     (void)state;
     unsigned char r[8];
     int x = 1;
-    assert_int_equal(kj_reduce_reference((kj_op)7, KJ_TYPE_I32, &x, 1, r, NULL), KJ_ERR_USAGE);
-    assert_int_equal(kj_reduce_reference(KJ_OP_SUM, (kj_type)9, &x, 1, r, NULL), KJ_ERR_USAGE);
-    assert_int_equal(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, NULL, 1, r, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kjtest_reduce_reference((kj_op)7, KJ_TYPE_I32, &x, 1, r, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kjtest_reduce_reference(KJ_OP_SUM, (kj_type)9, &x, 1, r, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, NULL, 1, r, NULL), KJ_ERR_USAGE);
     assert_non_null(strstr(kjtest_last_error(), "data NULL with n = 1"));
-    assert_int_equal(kj_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, &x, 1, NULL, NULL), KJ_ERR_USAGE);
+    assert_int_equal(kjtest_reduce_reference(KJ_OP_SUM, KJ_TYPE_I32, &x, 1, NULL, NULL), KJ_ERR_USAGE);
     assert_non_null(strstr(kjtest_last_error(), "result NULL"));
     kj_op op;
     kj_type t;

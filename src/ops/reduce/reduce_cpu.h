@@ -1,6 +1,6 @@
 /* The reduction on the CPU: the reference the tuning target checks every variant with, and how far a
  * GPU result may lie from it. Host code that uses nothing of the library but its public API, so that
- * testing/ links it too (kj_reduce_reference and its neighbours in testing/kjtest.h). Thread-safe. */
+ * testing/ links it too (kjtest_reduce_reference and its neighbours in testing/kjtest.h). Thread-safe. */
 #ifndef KJ_OPS_REDUCE_CPU_H
 #define KJ_OPS_REDUCE_CPU_H
 
