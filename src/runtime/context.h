@@ -20,6 +20,23 @@ const kj_device_info *kj__device_info(const kj_runtime *rt);
 /* Where the runtime's warnings go (kj__log). */
 const kj__logger *kj__runtime_log(const kj_runtime *rt);
 
+/* Whether the runtime has a device (0: compile-only). */
+int kj__has_device(const kj_runtime *rt);
+
+/* Where the runtime looks for kernel sources (its options' path, else KERNJIT_PATH's; NULL: none). */
+const char *kj__search_path(const kj_runtime *rt);
+
+/* Whether the runtime compiles for its device's own target (kj_runtime_arch), not one the user
+ * named: what the tuning database assumes. */
+int kj__own_target(const kj_runtime *rt);
+
+/* The runtime's caches: the disk store (NULL: memory only), *named set when its folder was named
+ * (options, KERNJIT_CACHE_DIR) rather than the default; the remote tier (NULL: none). */
+typedef struct kj__cache kj__cache;
+typedef struct kj__remote kj__remote;
+kj__cache *kj__runtime_cache(const kj_runtime *rt, int *named);
+kj__remote *kj__runtime_remote(const kj_runtime *rt);
+
 /* State a layer above keeps per runtime (a family's work buffers), found by the address of a key the
  * user owns (a static const in its own file), so that the runtime names none of its users. */
 typedef struct kj__state_key {

@@ -4,6 +4,7 @@
  * Only the runtime's files call it, as rt->cu->cuMemAlloc(...): cuda.h maps names such as cuMemAlloc
  * to their current versioned symbol (cuMemAlloc_v2); the table's fields go through the same macros,
  * so the field, its type and the symbol looked up always agree. */
+/* layers: private */
 #ifndef KJ_CUDA_LOADER_H
 #define KJ_CUDA_LOADER_H
 

@@ -160,6 +160,19 @@ kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch) {
 
 const kj__logger *kj__runtime_log(const kj_runtime *rt) { return &rt->log; }
 
+int kj__has_device(const kj_runtime *rt) { return rt->has_device; }
+
+const char *kj__search_path(const kj_runtime *rt) { return rt->search_path; }
+
+int kj__own_target(const kj_runtime *rt) { return rt->own_target; }
+
+kj__cache *kj__runtime_cache(const kj_runtime *rt, int *named) {
+    if (named) *named = rt->cache_given;
+    return rt->cache;
+}
+
+kj__remote *kj__runtime_remote(const kj_runtime *rt) { return rt->remote; }
+
 kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
     pthread_mutex_lock(&rt->lock);
     kj__state_node *n = rt->states;

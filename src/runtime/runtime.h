@@ -2,7 +2,8 @@
  * runtime.c is the bottom of the folder (devices, context, states, memory, streams); kernel.c the
  * request pipeline and launches; prefetch.c the door in front of it (kj_kernel_get,
  * kj_kernel_prefetch); lifecycle.c creates and destroys a runtime on top of them all. The layers
- * above see none of this: ops reach the runtime through context.h (by way of ops/ops.h). */
+ * above see none of this: they reach the runtime through context.h (ops/ by way of ops/ops.h). */
+/* layers: private */
 #ifndef KJ_RUNTIME_H
 #define KJ_RUNTIME_H
 

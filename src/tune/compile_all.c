@@ -9,7 +9,6 @@
 #include "base/sized.h"
 #include "base/pool.h"
 #include "jit/arch.h"
-#include "runtime/runtime.h"
 #include "tune/space.h"
 #include "base/util.h"
 

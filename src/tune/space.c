@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #include "base/sized.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
 #include "jit/source.h"
 #include "base/util.h"
 
@@ -250,7 +250,7 @@ kj_status kj__space_create(kj_runtime *rt, const char *kernel, const kj_define *
     KJ_RETURN_IF(fixed_count && !fixed, KJ_ERR_USAGE, "fixed_count is %zu but fixed is NULL", fixed_count);
     kj_space *s = calloc(1, sizeof *s);
     if (!s) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    const char *search = rt ? rt->search_path : kj__getenv_path("KERNJIT_PATH");
+    const char *search = rt ? kj__search_path(rt) : kj__getenv_path("KERNJIT_PATH");
     kj_status st = kj__source_find(search && *search ? search : NULL, kernel, NULL, &s->src);
     if (st == KJ_OK) st = kj__spec_parse(s->src->file, s->src->text, s->src->len, &s->spec);
     if (st == KJ_OK) st = collect(s, s->src->name, fixed, fixed_count, pin, single_params, vary_launch);

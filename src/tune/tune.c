@@ -13,7 +13,7 @@
 #include "base/error.h"
 #include "base/sized.h"
 #include "base/pool.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
 #include "tune/space.h"
 #include "tune/targets.h"
 #include "tunedb/tunedb.h"
@@ -159,7 +159,7 @@ static kj_status load_batch(tuner *t, const size_t *idx, size_t n) {
     t->borigin = NULL;
     t->berror = NULL;
 
-    const kj_device_info *dev = &t->rt->info;
+    const kj_device_info *dev = kj__device_info(t->rt);
     for (size_t k = 0; k < n; k++) {
         size_t i = idx[k];
         kj_kernel *kernel = t->kernels[i];
@@ -550,7 +550,7 @@ static kj_status check_options(kj_runtime *rt, const kj_tune_options *o) {
 /* After every check of the request itself, so that a wrong request is named as such with or
  * without a device. */
 static kj_status check_device(kj_runtime *rt, const kj_tune_options *o) {
-    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
+    KJ_RETURN_IF(!kj__has_device(rt), KJ_ERR_NO_DEVICE,
                  "no CUDA device: tuning times kernels on one (`kernjit compile %.100s --all` builds the variants "
                  "without a device)", o->kernel);
     return KJ_OK;
@@ -650,16 +650,17 @@ static void store(tuner *t) {
     r->db_path = t->b->db_path;
     if (t->o->dry_run || !dir || !*var(t, r->best)->label) return;
     char device[256];
-    kj__tunedb_device_name(t->rt->info.name, device);
+    kj__tunedb_device_name(kj__device_info(t->rt)->name, device);
     kj__tuned_rec rec = {
         .kernel = t->b->kernel, .entry = t->b->entry, .fixed = t->b->fixed, .bucket = r->bucket, .device = device,
-        .cc_major = t->rt->info.cc_major, .cc_minor = t->rt->info.cc_minor,
+        .cc_major = kj__device_info(t->rt)->cc_major,
+        .cc_minor = kj__device_info(t->rt)->cc_minor,
         .target = (char *)kj__tuned_target(t->rt), .version = (char *)kj_version_string(),
         .values = (char *)var(t, r->best)->label, .gbps = r->remeasured_gbps, .us = r->remeasured_us, .n = r->n,
         .time = (int64_t)time(NULL)};
     kj__tunedb_measured measured = {measured_gbps, t};
     if (kj__tuned_store(t->rt, &rec, &measured) == KJ_OK) r->stored = 1;
-    else kj__log(&t->rt->log, KJ_LOG_WARN, "the tuning result was not stored: %s", kj_last_error());
+    else kj__log(kj__runtime_log(t->rt), KJ_LOG_WARN, "the tuning result was not stored: %s", kj_last_error());
 }
 
 static kj_status tune(tuner *t, const kj_tune_options *o) {
@@ -682,9 +683,9 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     r->n = o->n ? o->n : t->target->default_n;
     r->bucket = kj__tunedb_bucket(r->n);
     r->threads = o->threads ? o->threads : kj__pool_default_threads();
-    r->device = rt->info.name;
-    r->cc_major = rt->info.cc_major;
-    r->cc_minor = rt->info.cc_minor;
+    r->device = kj__device_info(rt)->name;
+    r->cc_major = kj__device_info(rt)->cc_major;
+    r->cc_minor = kj__device_info(rt)->cc_minor;
     t->samples = o->samples ? o->samples : DEFAULT_SAMPLES;
     t->best = -1;
     t->rng = o->seed ? o->seed : DEFAULT_SEED;

@@ -10,8 +10,9 @@
 
 #include "base/error.h"
 #include "base/sized.h"
+#include "cache/cache.h"
 #include "tunedb/remote_tune.h"
-#include "runtime/runtime.h"
+#include "runtime/context.h"
 #include "tunedb/tunedb.h"
 #include "base/util.h"
 
@@ -29,15 +30,16 @@ typedef struct db_state {
 /* A database the cache folder holds (where 0.2.0 kept it) is moved to the database's own folder on
  * first use; one that cannot be moved stays, and stays in use, so that nothing is lost. */
 static void move_from_cache(kj_runtime *rt, db_state *st, const char *root) {
+    const kj__logger *log = kj__runtime_log(rt);
     size_t moved = 0;
     if (strcmp(st->dir, root) == 0) return;
-    if (kj__tunedb_move(root, st->dir, &rt->log, &moved) == KJ_OK) {
+    if (kj__tunedb_move(root, st->dir, log, &moved) == KJ_OK) {
         if (moved)
-            kj__log(&rt->log, KJ_LOG_INFO, "the tuning database (%zu result%s) moved from the cache folder %s to %s",
+            kj__log(log, KJ_LOG_INFO, "the tuning database (%zu result%s) moved from the cache folder %s to %s",
                     moved, moved == 1 ? "" : "s", root, st->dir);
         return;
     }
-    kj__log(&rt->log, KJ_LOG_WARN, "the tuning database stays in the cache folder %s, and is used there: %s", root,
+    kj__log(log, KJ_LOG_WARN, "the tuning database stays in the cache folder %s, and is used there: %s", root,
             kj_last_error());
     free(st->dir);
     st->dir = kj__strdup(root);
@@ -47,9 +49,10 @@ static kj_status state_create(kj_runtime *rt, void **out) {
     db_state *st = calloc(1, sizeof *st);
     if (!st) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&st->lock, NULL);
-    kj__tunedb_device_name(rt->info.name, st->device);
-    const char *root = kj__cache_root(rt->cache);
-    if (root && (st->dir = kj__tunedb_dir(root, rt->cache_given))) move_from_cache(rt, st, root);
+    kj__tunedb_device_name(kj__device_info(rt)->name, st->device);
+    int named;
+    const char *root = kj__cache_root(kj__runtime_cache(rt, &named));
+    if (root && (st->dir = kj__tunedb_dir(root, named))) move_from_cache(rt, st, root);
     if (root && (!st->dir || !(st->path = kj__asprintf("%s/%s", st->dir, KJ_TUNEDB_FILE)))) {
         free(st->dir);
         free(st);
@@ -115,8 +118,10 @@ static const char *intern(db_state *st, const char *s) {
  * it by the conflict rule, all in one update (one rewrite of the file, however many), so that this
  * machine and its next processes use them. db is the file's copy, replaced by the merged one. */
 static void merge_remote(kj_runtime *rt, db_state *st, kj__tunedb **db) {
+    const kj__logger *log = kj__runtime_log(rt);
+    const kj_device_info *dev = kj__device_info(rt);
     kj__tunedb fetched = {0}, wins = {0};
-    if (!kj__remote_tune_fetch(rt->remote, st->device, rt->info.cc_major, rt->info.cc_minor, kj__tuned_target(rt),
+    if (!kj__remote_tune_fetch(kj__runtime_remote(rt), st->device, dev->cc_major, dev->cc_minor, kj__tuned_target(rt),
                                kj_version_string(), &fetched))
         return;
     for (size_t i = 0; i < fetched.count; i++) {
@@ -127,15 +132,15 @@ static void merge_remote(kj_runtime *rt, db_state *st, kj__tunedb **db) {
         if (same_key && (!kj__tunedb_better(r, mine) || (strcmp(mine->values, r->values) == 0 && mine->gbps == r->gbps)))
             continue; /* the file's is as good */
         if (kj__tunedb_put(&wins, r) != KJ_OK) break;
-        kj__log(&rt->log, KJ_LOG_DEBUG, "tuning result of %s %s %s (bucket %u) from the remote cache: %s, %.1f GB/s",
+        kj__log(log, KJ_LOG_DEBUG, "tuning result of %s %s %s (bucket %u) from the remote cache: %s, %.1f GB/s",
                 r->kernel, r->entry, r->fixed, r->bucket, r->values, r->gbps);
     }
     kj__tunedb *merged = wins.count ? calloc(1, sizeof *merged) : NULL;
     kj__tunedb_change change = {.add = &wins};
-    if (merged && kj__tunedb_update(st->dir, &rt->log, &change, NULL, merged) == KJ_OK) {
+    if (merged && kj__tunedb_update(st->dir, log, &change, NULL, merged) == KJ_OK) {
         db_free(*db);
         *db = merged;
-        kj__log(&rt->log, KJ_LOG_INFO, "%zu tuning result%s from the remote cache merged into %s", wins.count,
+        kj__log(log, KJ_LOG_INFO, "%zu tuning result%s from the remote cache merged into %s", wins.count,
                 wins.count == 1 ? "" : "s", st->path);
     } else {
         free(merged);
@@ -149,11 +154,11 @@ static void ensure_loaded(kj_runtime *rt, db_state *st) {
     if (st->loaded || !st->dir) return;
     kj__tunedb *db = calloc(1, sizeof *db);
     if (!db) return;
-    if (kj__tunedb_read(st->dir, &rt->log, db) != KJ_OK) {
+    if (kj__tunedb_read(st->dir, kj__runtime_log(rt), db) != KJ_OK) {
         db_free(db);
         return;
     }
-    if (rt->remote && rt->has_device) merge_remote(rt, st, &db);
+    if (kj__runtime_remote(rt) && kj__has_device(rt)) merge_remote(rt, st, &db);
     install(st, db);
 }
 
@@ -161,15 +166,16 @@ static const kj__tuned_rec *find_locked(kj_runtime *rt, db_state *st, const char
                                         const char *fixed, uint64_t n) {
     ensure_loaded(rt, st);
     if (!st->current) return NULL;
-    return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, rt->info.cc_major,
-                           rt->info.cc_minor, kj__tuned_target(rt), kj_version_string());
+    const kj_device_info *dev = kj__device_info(rt);
+    return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, dev->cc_major,
+                           dev->cc_minor, kj__tuned_target(rt), kj_version_string());
 }
 
-const char *kj__tuned_target(const kj_runtime *rt) { return rt->own_target ? "" : rt->target.arch; }
+const char *kj__tuned_target(const kj_runtime *rt) { return kj__own_target(rt) ? "" : kj_runtime_arch(rt); }
 
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size) {
-    if (!rt || !rt->has_device || !rt->cache) return -1;
+    if (!rt || !kj__has_device(rt) || !kj__runtime_cache(rt, NULL)) return -1;
     db_state *st;
     if (get_state(rt, &st) != KJ_OK) return -1;
     pthread_mutex_lock(&st->lock);
@@ -188,7 +194,7 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tu
     if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     kj__tunedb one = {.recs = (kj__tuned_rec *)rec, .count = 1};
     kj__tunedb_change change = {.add = &one, .measured = measured};
-    kj_status s = kj__tunedb_update(st->dir, &rt->log, &change, NULL, merged);
+    kj_status s = kj__tunedb_update(st->dir, kj__runtime_log(rt), &change, NULL, merged);
     if (s != KJ_OK) {
         free(merged);
         return s;
@@ -198,14 +204,14 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tu
                                                 rec->version);
     if (kept && kept->bucket == rec->bucket && strcmp(kept->values, rec->values) != 0 &&
         !kj__tunedb_replaces(rec, kept, measured))
-        kj__log(&rt->log, KJ_LOG_WARN, "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
+        kj__log(kj__runtime_log(rt), KJ_LOG_WARN, "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
                 "%.1f GB/s, against %s at %.1f GB/s now (the faster re-measured result wins, unless a run here measures "
                 "its variant at far less; `kernjit tune --forget` starts over)", rec->kernel, rec->entry, rec->fixed,
                 rec->bucket, kept->values, kept->gbps, rec->values, rec->gbps);
     pthread_mutex_lock(&st->lock);
     install(st, merged);
     pthread_mutex_unlock(&st->lock);
-    kj__remote_tune_publish(rt->remote, rec, measured);
+    kj__remote_tune_publish(kj__runtime_remote(rt), rec, measured);
     return KJ_OK;
 }
 
@@ -213,7 +219,7 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tu
 
 const char *kj_tune_db_path(const kj_runtime *rt) {
     db_state *st;
-    if (!rt || !rt->cache || get_state(rt, &st) != KJ_OK) return NULL;
+    if (!rt || !kj__runtime_cache(rt, NULL) || get_state(rt, &st) != KJ_OK) return NULL;
     return st->path;
 }
 
@@ -246,7 +252,7 @@ kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *user) {
     db_state *st;
     KJ_FORWARD(need_db(rt, &st));
     kj__tunedb db = {0};
-    kj_status s = kj__tunedb_read(st->dir, &rt->log, &db);
+    kj_status s = kj__tunedb_read(st->dir, kj__runtime_log(rt), &db);
     kj__tunedb_sort(&db);
     for (size_t i = 0; s == KJ_OK && i < db.count; i++) {
         kj_tuned t;
@@ -273,7 +279,7 @@ kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t
     if (!merged) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     size_t gone = 0;
     kj__tunedb_change change = {.forget = filter};
-    kj_status s = kj__tunedb_update(st->dir, &rt->log, &change, &gone, merged);
+    kj_status s = kj__tunedb_update(st->dir, kj__runtime_log(rt), &change, &gone, merged);
     if (s != KJ_OK) {
         free(merged);
         return s;
@@ -282,7 +288,7 @@ kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t
     install(st, merged);
     pthread_mutex_unlock(&st->lock);
     /* else the next runtime's first use merges them back */
-    kj__remote_tune_forget(rt->remote, filter);
+    kj__remote_tune_forget(kj__runtime_remote(rt), filter);
     if (removed) *removed = gone;
     return KJ_OK;
 }
@@ -291,7 +297,7 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
                             kj_tuned *out) {
     KJ_RETURN_IF(!rt || !kernel || !entry || !out, KJ_ERR_USAGE, "kj_tune_db_lookup: runtime, kernel, entry and out are required");
     KJ_FORWARD(KJ__SIZED_CHECK(out, kj_tuned, KJ_TUNED_INIT));
-    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: tuned configurations belong to a device");
+    KJ_RETURN_IF(!kj__has_device(rt), KJ_ERR_NO_DEVICE, "no CUDA device: tuned configurations belong to a device");
     db_state *st;
     KJ_FORWARD(need_db(rt, &st));
     pthread_mutex_lock(&st->lock);
@@ -307,8 +313,9 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
     pthread_mutex_unlock(&st->lock);
     KJ_RETURN_IF(oom, KJ_ERR_HOST_MEMORY, "out of memory");
     if (r) KJ__SIZED_WRITE(out, t);
+    const kj_device_info *dev = kj__device_info(rt);
     KJ_RETURN_IF(!r, KJ_ERR_NOT_FOUND, "no tuned configuration of %.100s %.100s%s%.200s for n = %llu on %s (sm_%d%d)",
-                 kernel, entry, fixed && *fixed ? " " : "", fixed ? fixed : "", (unsigned long long)n, rt->info.name,
-                 rt->info.cc_major, rt->info.cc_minor);
+                 kernel, entry, fixed && *fixed ? " " : "", fixed ? fixed : "", (unsigned long long)n, dev->name,
+                 dev->cc_major, dev->cc_minor);
     return KJ_OK;
 }
