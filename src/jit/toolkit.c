@@ -64,7 +64,7 @@ char *kj__toolkit_name(const char *real) {
         const char *now[2];
         kj__toolkit_include_dirs(now, &real_count);
         for (size_t i = 0; i < real_count; i++) {
-            char *r = realpath(now[i], NULL);
+            char *r = kj__real_path(now[i]); /* open and readlink, not realpath's readlink per component */
             snprintf(dirs_of_home[i], sizeof dirs_of_home[i], "%s", now[i]);
             snprintf(real_dirs[i], sizeof real_dirs[i], "%s", r ? r : "");
             free(r);
