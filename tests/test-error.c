@@ -1,4 +1,5 @@
-/* The status list and the per-thread last error (src/base/error.c), and the in-memory map. */
+/* The status list and the per-thread last error (src/base/error.c), the in-memory map, and the
+ * formatting helpers of src/base/util.c. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -6,6 +7,7 @@
 #include "base/error.h"
 #include "base/map.h"
 #include "base/log.h"
+#include "base/util.h"
 
 static void test_status_table(void **state) {
     (void)state;
@@ -180,6 +182,46 @@ static void test_errors_and_logs_keep_the_reason(void **state) {
     free(path);
 }
 
+/* kj__asprintf and kj__buf_printf format once where the text fits (a small buffer, the room left)
+ * and again where it does not: every length around those bounds comes out whole and exact. */
+static void test_formatting(void **state) {
+    (void)state;
+    static const size_t lengths[] = {0, 1, 254, 255, 256, 257, 511, 512, 513, 5000};
+    char *want = malloc(6000);
+    assert_non_null(want);
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        size_t n = lengths[i];
+        for (size_t k = 0; k < n; k++) want[k] = (char)('a' + k % 26);
+        want[n] = '\0';
+        char *got = kj__asprintf("%s", want);
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        free(got);
+        got = kj__asprintf("<%.*s|%d>", (int)n, want, (int)n);
+        assert_non_null(got);
+        assert_int_equal(strlen(got), n + 3 + snprintf(NULL, 0, "%d", (int)n));
+        assert_memory_equal(got + 1, want, n);
+        free(got);
+    }
+    /* a buffer grown by appends of every length, against the same text built by hand */
+    kj__buf b = {0};
+    size_t expect_len = 0;
+    char *expect = calloc(1, 40000);
+    assert_non_null(expect);
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+            size_t n = lengths[i];
+            assert_int_equal(kj__buf_printf(&b, "[%zu:%.*s]", n, (int)n, want), 0);
+            expect_len += (size_t)sprintf(expect + expect_len, "[%zu:%.*s]", n, (int)n, want);
+            assert_int_equal(b.len, expect_len);
+            assert_true(b.cap > b.len);
+            assert_string_equal(b.data, expect);
+        }
+    kj__buf_free(&b);
+    free(expect);
+    free(want);
+}
+
 static void test_map(void **state) {
     (void)state;
     kj__map m = {0};
@@ -216,6 +258,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_status_table), cmocka_unit_test(test_status_values_pinned),
                                        cmocka_unit_test(test_last_error_per_thread),
                                        cmocka_unit_test(test_message_keeps_the_reason),
-                                       cmocka_unit_test(test_errors_and_logs_keep_the_reason), cmocka_unit_test(test_map)};
+                                       cmocka_unit_test(test_errors_and_logs_keep_the_reason), cmocka_unit_test(test_map),
+                                       cmocka_unit_test(test_formatting)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

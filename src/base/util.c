@@ -33,23 +33,30 @@ int kj__buf_append(kj__buf *b, const void *data, size_t n) {
 int kj__buf_puts(kj__buf *b, const char *s) { return kj__buf_append(b, s, strlen(s)); }
 
 int kj__buf_printf(kj__buf *b, const char *fmt, ...) {
+    if (kj__buf_append(b, "", 0) != 0) return -1; /* ensures data exists */
+    /* formatted once where it fits in the room left (the usual case), twice where it must grow */
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
-    if (n < 0) return -1;
-    if (kj__buf_append(b, "", 0) != 0) return -1; /* ensures data exists */
+    if (n < 0) {
+        b->data[b->len] = '\0';
+        return -1;
+    }
     if (b->len + (size_t)n + 1 > b->cap) {
         size_t cap = b->cap;
         while (cap < b->len + (size_t)n + 1) cap *= 2;
         char *p = realloc(b->data, cap);
-        if (!p) return -1;
+        if (!p) {
+            b->data[b->len] = '\0';
+            return -1;
+        }
         b->data = p;
         b->cap = cap;
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
     }
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
     b->len += (size_t)n;
     return 0;
 }
@@ -92,13 +99,16 @@ char *kj__strndup(const char *s, size_t n) {
 }
 
 char *kj__asprintf(const char *fmt, ...) {
+    /* formatted once where the text fits in a small buffer (names, paths of a request), twice else */
+    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0) return NULL;
     char *p = malloc((size_t)n + 1);
     if (!p) return NULL;
+    if ((size_t)n < sizeof small) return memcpy(p, small, (size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(p, (size_t)n + 1, fmt, ap);
     va_end(ap);
