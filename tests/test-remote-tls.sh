@@ -16,6 +16,8 @@
 set -u
 K="$1"
 SHIM="$2"
+# the shim is preloaded ahead of a sanitizer runtime in -Db_sanitize builds
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/redis-lib.sh"
 redis_require

@@ -9,6 +9,8 @@
 set -u
 K="$1"
 FAKE_NVRTC="$2"
+# the fake NVRTC is preloaded ahead of a sanitizer runtime in -Db_sanitize builds
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 KD="$3"
 work="$(cd "$(mktemp -d)" && pwd -P)"
 trap 'rm -rf "$work"' EXIT
