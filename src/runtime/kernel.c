@@ -808,6 +808,16 @@ static const char *unlowered(const prepared *p, const binary *b) {
     return NULL;
 }
 
+/* A binary that lacks an entry asked for is refused, naming it, and freed. */
+static kj_status refuse_unlowered(const prepared *p, binary *out) {
+    const char *missing = unlowered(p, out);
+    if (!missing) return KJ_OK;
+    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                          "scale<float,256>)", missing, p->src->origin);
+    binary_free(out);
+    return s;
+}
+
 /* The program's binary, built now: each unit compiled by NVRTC (one source alone is the binary),
  * then linked when the program is relocatable. out also gets the lowered name of the entry, the
  * warnings of both tools and each kernel's resources. */
@@ -1061,13 +1071,7 @@ static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) 
 
     KJ_FORWARD(compile_program(rt, p, out));
     out->origin = KJ_ORIGIN_COMPILED;
-    const char *missing = unlowered(p, out);
-    if (missing) {
-        kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
-                              "scale<float,256>)", missing, p->src->origin);
-        binary_free(out);
-        return s;
-    }
+    KJ_FORWARD(refuse_unlowered(p, out));
     if (out->log && *out->log) kj__log(&rt->log, KJ_LOG_WARN, "%s: NVRTC's warnings:\n%s", p->src->name, out->log);
     if (rt->cache) {
         char *desc = stored_description(p, out);
@@ -1474,13 +1478,7 @@ static kj_status emit_unit(kj_runtime *rt, const prepared *p, kj_emit_format for
         binary_free(out);
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
-    const char *missing = unlowered(p, out);
-    if (missing) {
-        kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
-                              "scale<float,256>)", missing, p->src->origin);
-        binary_free(out);
-        return s;
-    }
+    KJ_FORWARD(refuse_unlowered(p, out));
     return KJ_OK;
 }
 
