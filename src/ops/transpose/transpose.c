@@ -7,11 +7,15 @@
 #include "ops/ops.h"
 #include "ops/transpose/transpose.h"
 
-/* The padded tile when none is given or tuned: 64 x 8 threads, the best on the H100 (96.5% of a
- * device copy at 8192 x 8192); on the H200 it gives 90.8% of the copy, where 64 x 4 gives 93.9% (and
- * with GROUP 8, 94.1%) and 32 x 8 82.2%. Along the rows of tiles (GROUP 1) until a card is tuned. */
+/* The padded tile when none is given or tuned: 64 x 64 elements, each thread of its 64 x BLOCK_ROWS
+ * moving 64 / BLOCK_ROWS of them, with GROUP 1 (along the rows of tiles) until a card is tuned.
+ * BLOCK_ROWS is 8 while the loads that all resident threads hold in flight cover IN_FLIGHT_NS of the
+ * device's bandwidth, else 4 (twice the loads a thread). Measured at 8192 x 8192 against a device
+ * copy: on the H100 (3.35 TB/s), 64 x 8 is the best, 96.5% for f32 (8.6 MB in flight, 2.6 us of its
+ * bandwidth); on the H200 (4.8 TB/s), f32 gets 90.8% with 64 x 8 (1.8 us) and 93.5% with 64 x 4, f16
+ * 63.4% and 71.4%, while f64 (3.6 us with 64 x 8) gets 95.0% with 64 x 8 and 93.3% with 64 x 4. */
 #define DEFAULT_TILE 64
-#define DEFAULT_ROWS 8
+#define IN_FLIGHT_NS 2000.0
 #define DEFAULT_GROUP 1
 #define MAX_SIDE 2147483647u /* the kernels index with 32-bit unsigned rows and columns, plus a tile */
 
@@ -70,6 +74,15 @@ kj_status kj__transpose_launch(kj_runtime *rt, kj_kernel *k, const unsigned tile
     return KJ_OK;
 }
 
+/* The default BLOCK_ROWS on this device for this element size (see DEFAULT_TILE). */
+static unsigned default_rows(const kj_device_info *d, kj_type type) {
+    double gbs = d->peak_bandwidth_gbs > 0 ? d->peak_bandwidth_gbs : 3350;
+    double threads = (double)(d->sm_count > 0 ? d->sm_count : 132) *
+                     (d->max_threads_per_sm > 0 ? d->max_threads_per_sm : 2048);
+    double in_flight = threads * (DEFAULT_TILE / 8) * (double)kj_type_size(type); /* bytes, with 64 x 8 */
+    return in_flight >= gbs * IN_FLIGHT_NS ? 8 : 4;
+}
+
 kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out, size_t rows, size_t cols,
                        const kj_transpose_options *o) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_transpose: runtime is NULL");
@@ -101,7 +114,7 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
     kj__config_call call = {.kernel = "transpose", .entry = variants[v].entry, .fixed = &elem, .fixed_count = 1,
                             .n = (uint64_t)rows * cols, .count = padded ? 3 : 0,
                             .names = {"TILE_DIM", "BLOCK_ROWS", "GROUP"}, .given = {o->tile_dim, o->block_rows, o->group},
-                            .defaults = {DEFAULT_TILE, DEFAULT_ROWS, DEFAULT_GROUP}};
+                            .defaults = {DEFAULT_TILE, default_rows(kj__device_info(rt), type), DEFAULT_GROUP}};
     kj__config cfg;
     KJ_FORWARD(kj__config_resolve(rt, &call, &cfg));
     unsigned tile[2] = {32, 32}, block[2] = {variants[v].block_x, variants[v].block_y};
