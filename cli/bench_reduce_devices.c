@@ -154,6 +154,31 @@ static kj_status time_calls(spread *s, call_fn fn, unsigned samples, double *med
     return st;
 }
 
+/* The median over `samples` of the calling thread's time to launch the first `parts` parts (their
+ * kj_reduce_async, as kj_reduce_devices makes them) before any wait; each sample then waits for its
+ * parts, untimed. What each device past the first adds to the launches, against what it adds to the
+ * whole call, says whether the host's launches or the wait is where the time goes. */
+static kj_status time_issue(spread *s, int parts, unsigned samples, double *median_us) {
+    double *t = malloc(samples * sizeof *t);
+    if (!t) return KJ_ERR_HOST_MEMORY;
+    kj_status st = KJ_OK;
+    unsigned char partial[8];
+    for (unsigned i = 0; i < samples + 3 && st == KJ_OK; i++) {
+        double start = cli_now_ms();
+        for (int p = 0; p < parts && st == KJ_OK; p++)
+            st = kj_reduce_async(s->rts[p], s->op, s->type, s->inputs[p], s->counts[p], s->partials[p], NULL);
+        if (i >= 3) t[i - 3] = (cli_now_ms() - start) * 1e3;
+        for (int p = 0; p < parts && st == KJ_OK; p++)
+            st = kj_memcpy_dtoh(s->rts[p], partial, s->partials[p], kj_result_size(s->type));
+    }
+    if (st == KJ_OK) {
+        qsort(t, samples, sizeof *t, by_value);
+        *median_us = samples % 2 ? t[samples / 2] : (t[samples / 2 - 1] + t[samples / 2]) / 2;
+    }
+    free(t);
+    return st;
+}
+
 /* The result of kj_reduce_devices, and of the parts collected one after the other, equals the combine
  * of each device's own kj_reduce, in the order listed; and each of those is right by the CPU reference
  * of the input, which every device holds (so that kernels that never ran, leaving the same stale or
@@ -189,6 +214,7 @@ typedef struct row {
     size_t n;
     int devices, same;
     double local_us, multi_us, sequential_us, nccl_us; /* nccl_us NAN: not measured */
+    double issue_one_us, issue_all_us; /* the calling thread's launches alone: part 0, every part */
 } row;
 
 /* What each device past the first adds: (multi - local) / (devices - 1); NAN with one device. */
@@ -203,22 +229,23 @@ static void print_row(const bench_ctx *c, const row *r, int first) {
     if (c->format == 'j') {
         json_begin_object();
         json_fields("op=%s type=%s n=%zu device_count=%d local_median_us=%g multi_median_us=%g diff_us=%g "
-                    "sequential_median_us=%g same_as_parts?=%d",
+                    "sequential_median_us=%g same_as_parts?=%d launch_one_median_us=%g launch_all_median_us=%g",
                     kj_op_name(r->op), kj_type_name(r->type), r->n, r->devices, r->local_us, r->multi_us, diff,
-                    r->sequential_us, r->same);
+                    r->sequential_us, r->same, r->issue_one_us, r->issue_all_us);
         if (r->devices > 1) json_fields("per_device_us=%g", per_device(r));
         if (!isnan(r->nccl_us)) json_fields("nccl_median_us=%g x_nccl=%g", r->nccl_us, r->nccl_us / r->multi_us);
         json_end_object();
     } else if (c->format == 'c') {
         if (first)
             printf("op,type,n_per_device,devices,local_us,multi_us,diff_us,per_device_us,sequential_us,same_as_parts,"
-                   "nccl_us,x_nccl\n");
-        printf("%s,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%.3f,%.2f\n", kj_op_name(r->op), kj_type_name(r->type), r->n,
-               r->devices, r->local_us, r->multi_us, diff, per_device(r), r->sequential_us, r->same, r->nccl_us,
-               r->nccl_us / r->multi_us);
+                   "nccl_us,x_nccl,launch_one_us,launch_all_us\n");
+        printf("%s,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%.3f,%.2f,%.3f,%.3f\n", kj_op_name(r->op),
+               kj_type_name(r->type), r->n, r->devices, r->local_us, r->multi_us, diff, per_device(r),
+               r->sequential_us, r->same, r->nccl_us, r->nccl_us / r->multi_us, r->issue_one_us, r->issue_all_us);
     } else {
-        if (first) printf("%-4s %-4s %-8s %7s %10s %10s %9s %10s %10s %11s %8s\n", "op", "type", "n/device", "devices",
-                          "local us", "multi us", "diff us", "/device", "one by one", "NCCL us", "x NCCL");
+        if (first) printf("%-4s %-4s %-8s %7s %10s %10s %9s %10s %10s %11s %8s %9s %9s\n", "op", "type", "n/device",
+                          "devices", "local us", "multi us", "diff us", "/device", "one by one", "NCCL us", "x NCCL",
+                          "launch 1", "launch all");
         printf("%-4s %-4s %-8s %7d %10.2f %10.2f %9.2f", kj_op_name(r->op), kj_type_name(r->type), size, r->devices,
                r->local_us, r->multi_us, diff);
         if (r->devices > 1) printf(" %10.2f", per_device(r));
@@ -226,6 +253,7 @@ static void print_row(const bench_ctx *c, const row *r, int first) {
         printf(" %10.2f", r->sequential_us);
         if (isnan(r->nccl_us)) printf(" %11s %8s", "-", "-");
         else printf(" %11.2f %7.1fx", r->nccl_us, r->nccl_us / r->multi_us);
+        printf(" %9.2f %9.2f", r->issue_one_us, r->issue_all_us);
         printf("%s\n", r->same ? "" : "  RESULT DIFFERS from the parts' own");
     }
 }
@@ -242,6 +270,8 @@ static kj_status measure(spread *s, row *r) {
     TRY(time_calls(s, call_local, (unsigned)s->c->samples, &r->local_us));
     TRY(time_calls(s, call_devices, (unsigned)s->c->samples, &r->multi_us));
     TRY(time_calls(s, call_sequential, (unsigned)s->c->samples, &r->sequential_us));
+    TRY(time_issue(s, 1, (unsigned)s->c->samples, &r->issue_one_us));
+    TRY(time_issue(s, s->count, (unsigned)s->c->samples, &r->issue_all_us));
     return s->nccl ? time_calls(s, call_nccl, (unsigned)s->c->samples, &r->nccl_us) : KJ_OK;
 }
 
@@ -422,8 +452,9 @@ int bench_reduce_devices(bench_ctx *c, const cli_devices *d, const kj_op *ops, i
         printf("\nmedians of %llu samples, host clock, each call to its result in host memory; local: kj_reduce of\n"
                "n/device on device %d alone; multi: kj_reduce_devices, n/device on each device at once; /device:\n"
                "(multi - local) / (devices - 1); one by one: the same parts, each result copied back\n"
-               "synchronously, device after device (the earlier design, for comparison); inputs are not rotated\n"
-               "(sizes below L2 are timed warm, alike)\n",
+               "synchronously, device after device (the earlier design, for comparison); launch 1 / launch all:\n"
+               "the calling thread's kj_reduce_async of the first part / of every part, before any wait; inputs\n"
+               "are not rotated (sizes below L2 are timed warm, alike)\n",
                (unsigned long long)c->samples, d->ordinals[0]);
     }
     if (rc == EXIT_OK) rc = cold_start(c, d);

@@ -159,7 +159,8 @@ def main():
         # the stub's reduce_fast writes an element count, which is no sum: checked against the CPU, wrong
         ('stub2', 'bench reduce', ['bench', 'reduce', '--devices', '1,0', '--sizes', '1K', '--samples', '1'], 1,
          lambda d: d['rows'][0]['device_count'] == 2 and d['rows'][0]['same_as_parts'] is False
-         and d['rows'][0]['per_device_us'] == d['rows'][0]['diff_us'] and 'sequential_median_us' in d['rows'][0]),
+         and d['rows'][0]['per_device_us'] == d['rows'][0]['diff_us'] and 'sequential_median_us' in d['rows'][0]
+         and d['rows'][0]['launch_all_median_us'] > 0 and d['rows'][0]['launch_one_median_us'] > 0),
         ('stub', 'run transpose', ['run', 'transpose', '--rows', '64', '--cols', '64'], 1, lambda d: 'rows' in d),
         ('stub', 'run vector-add', ['run', 'vector-add', '--n', '1000'], 1, lambda d: d['n'] == 1000),
         ('stub', 'run nested-reduce', ['run', 'nested-reduce', '--n', '1000', '--repeat', '1'], 1, lambda d: 'sum' in d),
