@@ -1,8 +1,7 @@
-/* One request, end to end: find the source, validate the macros against its metadata, compute the
- * cache key, look in memory, then in the seeds, on disk, then in the remote cache, else compile (and
- * link with the device runtime), store (and push), load the module and find the entry. Also the
- * launch. */
-#include <ctype.h>
+/* One request, end to end: prepared (jit/prepare.h: the source found, the macros validated against
+ * its metadata, the cache key computed), looked up in memory, then in the seeds, on disk, then in the
+ * remote cache, else compiled (and linked with the device runtime), stored (and pushed), the module
+ * loaded and the entry found. Also the launch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +14,8 @@
 #include "base/error.h"
 #include "base/sized.h"
 #include "jit/key.h"
-#include "jit/lex.h"
 #include "jit/link.h"
-#include "jit/options.h"
+#include "jit/prepare.h"
 #include "jit/resources.h"
 #include "runtime/launch.h"
 #include "runtime/kernel.h"
@@ -25,584 +23,7 @@
 #include "runtime/runtime.h"
 #include "jit/source.h"
 #include "jit/spec.h"
-#include "jit/toolkit.h"
-#include "jit/trim.h"
 #include "base/util.h"
-
-#define MAX_OPTIONS 2048 /* the metadata's 1024 macros, the user's 128 options, kernjit's few */
-#define MAX_ENTRY_LEN 512
-#define MAX_SOURCES 64 /* translation units of one program: kj_request.sources and the kernel */
-#define MAX_ENTRIES 64 /* kj_request.entries: a bit each in prepared.lowers_here */
-
-/* Everything known about a request before any binary exists. */
-typedef struct prepared {
-    kj__source *src;        /* the program's first source; units[0] */
-    kj__source *units[MAX_SOURCES]; /* every translation unit, in order */
-    size_t unit_count;
-    uint64_t lowers_here[MAX_SOURCES]; /* per unit, a bit for each expression it lowers (place_entries) */
-    kj__spec *spec;
-    char **defines; /* canonical NAME=VALUE, sorted */
-    size_t define_count;
-    char **options; /* the NVRTC option list the key covers */
-    size_t option_count;
-    char *entry;
-    char *name_expression; /* set for sources without metadata: the entry is lowered by NVRTC */
-    char **listed;         /* kj_request.entries, in order: compiled together (0: the entry alone) */
-    size_t listed_count;
-    size_t listed_index;   /* the entry's place among them */
-    char **expressions;    /* what NVRTC lowers (sources without metadata): the listed entries, else
-                              the entry; none for metadata entries, which are extern "C" names */
-    size_t expression_count;
-    kj__target target;
-    kj__key key;
-    char *description;
-    uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
-    int carveout;
-    int pdl;
-    int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
-    int devrt;               /* linked with the device runtime: the program launches kernels */
-    int minimal;             /* compiled with -minimal (see scan_program) */
-    int lto;                 /* -dlto: each .cu unit compiled to LTO-IR, linked with -lto */
-    uint64_t unplaced;       /* name expressions no .cu unit declares: taken as the names of kernels in
-                                the program's compiled inputs (extern "C"), lowered nowhere */
-    char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
-} prepared;
-
-static void prepared_free(prepared *p) {
-    for (size_t i = 0; i < p->unit_count; i++) kj__source_free(p->units[i]);
-    kj__spec_free(p->spec);
-    kj__strings_free(p->defines, p->define_count);
-    kj__strings_free(p->options, p->option_count);
-    free(p->entry);
-    free(p->name_expression);
-    kj__strings_free(p->listed, p->listed_count);
-    kj__strings_free(p->expressions, p->expression_count);
-    free(p->description);
-    free(p->alone_text);
-    memset(p, 0, sizeof *p);
-}
-
-/* ---- request validation ---------------------------------------------------------------------- */
-
-/* The __global__ functions of a source without metadata, found lexically: the identifier before the
- * parameter list, past attributes such as __launch_bounds__(256). A template's name alone is not a
- * kernel NVRTC can look up: it needs an instance ("scale<float,256>"), which an explicit
- * instantiation or specialization in the file gives ("template __global__ void scale<float, 256>(
- * float *, float);"); those are collected apart. Good enough to pick the only kernel of a file; NVRTC
- * has the final word when the function is looked up. */
-typedef struct kernel_names {
-    size_t n, ninst;
-    char names[8][MAX_ENTRY_LEN];
-    int is_template[8];
-    char instances[8][MAX_ENTRY_LEN];
-} kernel_names;
-
-static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
-
-/* Adds [start, end) to list unless it is there; returns its index, or -1 when it does not fit. */
-static int add_unique(char (*list)[MAX_ENTRY_LEN], size_t *n, const char *start, const char *end) {
-    size_t len = (size_t)(end - start);
-    for (size_t i = 0; i < *n; i++)
-        if (strncmp(list[i], start, len) == 0 && list[i][len] == '\0') return (int)i;
-    if (len == 0 || len >= MAX_ENTRY_LEN || *n == 8) return -1;
-    memcpy(list[*n], start, len);
-    list[*n][len] = '\0';
-    return (int)(*n)++;
-}
-
-/* The identifier ending at end (after blanks), not before floor. */
-static const char *ident_before(const char *floor, const char **end) {
-    while (*end > floor && isspace((unsigned char)(*end)[-1])) (*end)--;
-    const char *start = *end;
-    while (start > floor && ident_char(start[-1])) start--;
-    return start;
-}
-
-/* Adds the __global__ functions of text to k. */
-static void global_functions(const char *text, kernel_names *k) {
-    for (const char *p = strstr(text, "__global__"); p; p = strstr(p + 10, "__global__")) {
-        const char *before = p;
-        while (before > text && isspace((unsigned char)before[-1])) before--;
-        int is_template = before > text && before[-1] == '>'; /* template <...> __global__ */
-        const char *paren = strchr(p, '('), *end = paren, *start = NULL;
-        for (; paren; paren = strchr(paren, '(')) {
-            end = paren;
-            start = ident_before(p, &end);
-            if (!(end - start > 4 && strncmp(start, "__", 2) == 0 && strncmp(end - 2, "__", 2) == 0)) break;
-            int depth = 0; /* an attribute, __launch_bounds__(...): past its arguments */
-            for (; *paren; paren++)
-                if (*paren == '(') depth++;
-                else if (*paren == ')' && --depth == 0) break;
-        }
-        if (!paren) break;
-        if (end > p && end[-1] == '>') {
-            const char *lt = end - 1; /* an instance: back over the template arguments to the name */
-            for (int depth = 0; lt > p; lt--)
-                if (*lt == '>') depth++;
-                else if (*lt == '<' && --depth == 0) break;
-            const char *name_end = lt;
-            const char *name = ident_before(p, &name_end);
-            if (*lt == '<' && name < name_end) add_unique(k->instances, &k->ninst, name, end);
-            continue;
-        }
-        size_t had = k->n;
-        int i = add_unique(k->names, &k->n, start, end);
-        if (i >= 0) k->is_template[i] = (k->n > had ? 0 : k->is_template[i]) | is_template;
-    }
-}
-
-/* The program's sources for messages: "a.cu", or "a.cu, b.cu" (malloc'd). */
-static char *program_origins(const prepared *p) {
-    kj__buf b = {0};
-    for (size_t i = 0; i < p->unit_count; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", p->units[i]->origin);
-    return b.data;
-}
-
-/* The kernels of a unit's text, outside comments and #if 0, added to k. */
-static kj_status scan_kernels(const kj__source *unit, kernel_names *k) {
-    char *code = kj__lex_blank(unit->text, unit->len, 1);
-    if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    global_functions(code, k);
-    free(code);
-    return KJ_OK;
-}
-
-/* The one kernel of a program without metadata when the request names none. */
-static kj_status detect_entry(prepared *p, const char **asked, kernel_names *k) {
-    for (size_t i = 0; i < p->unit_count; i++) KJ_FORWARD(scan_kernels(p->units[i], k));
-    char *where = program_origins(p);
-    if (!where) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    kj_status s = KJ_OK;
-    kj__buf b = {0};
-    if (k->n == 0 && k->ninst == 0) {
-        s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s no __global__ function to launch", where,
-                    p->unit_count > 1 ? "have" : "has");
-    } else if (k->n > 1) {
-        for (size_t i = 0; i < k->n; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k->names[i]);
-        s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s %s several kernels (%s%s): name one as FILE.cu:ENTRY", where,
-                    p->unit_count > 1 ? "have" : "has", b.data ? b.data : "", k->n == 8 ? ", ..." : "");
-    } else if (k->n == 1 && !k->is_template[0]) {
-        *asked = k->names[0];
-    } else if (k->ninst == 1) {
-        *asked = k->instances[0]; /* a template kernel with one instance in the file: that one */
-    } else {
-        const char *name = k->n ? k->names[0] : "?";
-        for (size_t i = 0; i < k->ninst; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k->instances[i]);
-        s = k->ninst ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template with several instances (%s): name "
-                               "one as FILE.cu:ENTRY", where, name, b.data ? b.data : "")
-                     : KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template: name an instance as FILE.cu:%s<...> "
-                               "(for example %s<float>)", where, name, name, name);
-    }
-    kj__buf_free(&b);
-    free(where);
-    return s;
-}
-
-/* Whether code (blanked) declares a __global__ function called name: the word, with "__global__"
- * between it and the declaration's start (the last ';', '{' or '}' before it). */
-static int declares_kernel(const char *code, const char *name, size_t len) {
-    for (const char *at = strstr(code, name); at; at = strstr(at + 1, name)) {
-        if ((at > code && ident_char(at[-1])) || ident_char(at[len])) continue;
-        const char *start = at;
-        while (start > code && !strchr(";{}", start[-1])) start--;
-        const char *global = strstr(start, "__global__");
-        if (global && global < at) return 1;
-    }
-    return 0;
-}
-
-/* Which units get name expression e: in a program of several sources, those that declare a
- * __global__ function of its name (in their text or their own headers); NVRTC then lowers it there.
- * One source always gets it (NVRTC has the final word, for kernels kernjit cannot see lexically). */
-static kj_status place_expression(prepared *p, size_t e) {
-    const uint64_t bit = 1ull << e;
-    if (p->unit_count == 1) {
-        p->lowers_here[0] |= bit;
-        return KJ_OK;
-    }
-    /* the function's own name: past a scope (ns::k) and before template arguments (k<float>) */
-    const char *expr = p->expressions[e];
-    size_t len = strcspn(expr, "<( ");
-    const char *base = expr;
-    for (const char *c = expr; c + 1 < expr + len; c++)
-        if (c[0] == ':' && c[1] == ':') base = c + 2;
-    char name[MAX_ENTRY_LEN + 1];
-    snprintf(name, sizeof name, "%.*s", (int)(len - (size_t)(base - expr)), base);
-    int found = 0;
-    int link_inputs = 0;
-    for (size_t u = 0; u < p->unit_count; u++) {
-        const kj__source *unit = p->units[u];
-        link_inputs |= unit->kind != KJ__UNIT_CU;
-        if (unit->kind != KJ__UNIT_CU) continue;
-        for (size_t i = 0; i <= unit->header_count && !(p->lowers_here[u] & bit); i++) {
-            if (i && !unit->headers[i - 1].path) continue; /* the embedded headers declare no user kernel */
-            const char *text = i ? unit->headers[i - 1].text : unit->text;
-            char *code = kj__lex_blank(text, i ? unit->headers[i - 1].len : unit->len, 1);
-            if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-            if (*name && declares_kernel(code, name, strlen(name))) p->lowers_here[u] |= bit;
-            free(code);
-        }
-        found |= (p->lowers_here[u] & bit) != 0;
-    }
-    if (found) return KJ_OK;
-    if (link_inputs) {
-        p->unplaced |= bit;
-        return KJ_OK;
-    }
-    char *where = program_origins(p);
-    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no __global__ function '%.200s' in any source of the program (%s)",
-                          expr, where ? where : "");
-    free(where);
-    return s;
-}
-
-/* An entry name as a request gives it: 1 to MAX_ENTRY_LEN characters, none a control character. */
-static kj_status check_entry_name(const char *name, const char *what) {
-    size_t n = strlen(name);
-    KJ_RETURN_IF(n == 0 || n > MAX_ENTRY_LEN, KJ_ERR_USAGE, "%s name of %zu characters: 1 to %d are allowed", what, n,
-                 MAX_ENTRY_LEN);
-    for (const char *c = name; *c; c++)
-        KJ_RETURN_IF(iscntrl((unsigned char)*c), KJ_ERR_USAGE, "%s name has a control character", what);
-    return KJ_OK;
-}
-
-/* kj_request.entries: each a well-formed name, listed once, and `entry` one of them (NULL: the
- * first); p->listed gets the list and *asked the entry. */
-static kj_status choose_listed(prepared *p, const kj_request *req, const char **asked) {
-    for (size_t i = 0; i < req->entry_count; i++) {
-        char what[32];
-        snprintf(what, sizeof what, "entries[%zu]", i);
-        KJ_FORWARD(check_entry_name(req->entries[i], what));
-        for (size_t j = 0; j < i; j++)
-            KJ_RETURN_IF(strcmp(req->entries[i], req->entries[j]) == 0, KJ_ERR_USAGE,
-                         "entry '%.200s' is listed twice in entries (%zu and %zu): list each once", req->entries[i], j,
-                         i);
-        if (*asked && strcmp(*asked, req->entries[i]) == 0) p->listed_index = i;
-    }
-    if (!*asked) {
-        *asked = req->entries[0];
-        p->listed_index = 0;
-    } else if (strcmp(*asked, req->entries[p->listed_index]) != 0) {
-        return KJ_FAIL(KJ_ERR_USAGE, "entry '%.200s' is not one of the request's %zu entries (the first is '%.200s'): "
-                       "give one of them, or NULL for the first", *asked, req->entry_count, req->entries[0]);
-    }
-    for (size_t i = 0; i < req->entry_count; i++)
-        if (kj__strings_push(&p->listed, &p->listed_count, kj__strdup(req->entries[i])) != 0)
-            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    return KJ_OK;
-}
-
-static kj_status unknown_entry(const prepared *p, const char *name) {
-    char *list = kj__spec_entry_list(p->spec);
-    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "unknown entry '%.100s' for %s: its entries are %s", name, p->src->name,
-                          list ? list : "");
-    free(list);
-    return s;
-}
-
-static kj_status choose_entry(prepared *p, const kj_request *req) {
-    const kj__spec *spec = p->spec;
-    const char *asked = req->entry;
-    if (asked) KJ_FORWARD(check_entry_name(asked, "entry"));
-    if (req->entry_count) KJ_FORWARD(choose_listed(p, req, &asked));
-    if (spec->entry_count) {
-        if (!asked) asked = spec->entries[0];
-        if (!kj__spec_has_entry(spec, asked)) return unknown_entry(p, asked);
-        for (size_t i = 0; i < p->listed_count; i++)
-            if (!kj__spec_has_entry(spec, p->listed[i])) return unknown_entry(p, p->listed[i]);
-        p->entry = kj__strdup(asked);
-        return p->entry ? KJ_OK : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    }
-    kernel_names k; /* its lists fill as they grow: only the counts start at zero (not 8 KB to clear) */
-    k.n = k.ninst = 0;
-    if (!asked) KJ_FORWARD(detect_entry(p, &asked, &k));
-    p->entry = kj__strdup(asked);
-    /* Sources without metadata may be C++ (no extern "C", templates): NVRTC lowers the names. */
-    p->name_expression = kj__strdup(p->entry);
-    if (!p->entry || !p->name_expression) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    for (size_t i = 0; i < (p->listed_count ? p->listed_count : 1); i++)
-        if (kj__strings_push(&p->expressions, &p->expression_count,
-                             kj__strdup(p->listed_count ? p->listed[i] : p->entry)) != 0)
-            return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    for (size_t e = 0; e < p->expression_count; e++) KJ_FORWARD(place_expression(p, e));
-    return KJ_OK;
-}
-
-static int push(char ***list, size_t *n, char *s) {
-    if (*n == MAX_OPTIONS) {
-        free(s);
-        return -1;
-    }
-    return kj__strings_push(list, n, s);
-}
-
-static int any_unit_uses_toolkit(const prepared *p) {
-    for (size_t i = 0; i < p->unit_count; i++)
-        if (p->units[i]->toolkit) return 1;
-    return 0;
-}
-
-/* The option list NVRTC gets, and the key covers: the target, the language (c++17, or the request's
- * -std in its place), relocatable code when linked, ptxas's report of each kernel's resources
- * (resources.h; not for PTX, which ptxas does not see), NVRTC's own cache of compiled code off
- * (below), the toolkit's include folders when a header resolved there (NVRTC searches no other: see
- * includes.h), the canonical macros, the pre-included headers, then the user's options. Every unit
- * of a program gets the same list, with its own names for the pre-included headers (unit_options). */
-static kj_status build_options(prepared *p, const kj__user_options *user) {
-    int oom = 0;
-    oom |= push(&p->options, &p->option_count, kj__asprintf("-arch=%s", p->target.arch));
-    oom |= push(&p->options, &p->option_count, kj__asprintf("-std=%s", user->std ? user->std : "c++17"));
-    if (p->rdc) oom |= push(&p->options, &p->option_count, kj__strdup("-rdc=true"));
-    if (p->lto) oom |= push(&p->options, &p->option_count, kj__strdup("-dlto"));
-    if (p->minimal) oom |= push(&p->options, &p->option_count, kj__strdup("-minimal"));
-    if (!p->target.ptx) oom |= push(&p->options, &p->option_count, kj__strdup("--ptxas-options=-v"));
-    /* NVRTC 12.9 and later keep compiled code in the driver's compute cache where a driver is
-     * installed; a hit there skips ptxas, and with it the resources and warnings an entry stores, so
-     * the same inputs would give entries that differ. kernjit's cache decides what is compiled. */
-    if (kj__nvrtc_version() >= 12090) oom |= push(&p->options, &p->option_count, kj__strdup("--no-cache"));
-    if (any_unit_uses_toolkit(p)) {
-        const char *dirs[2];
-        size_t n;
-        kj__toolkit_include_dirs(dirs, &n);
-        for (size_t i = 0; i < n; i++) oom |= push(&p->options, &p->option_count, kj__asprintf("--include-path=%s", dirs[i]));
-    }
-    for (size_t i = 0; i < p->define_count; i++)
-        oom |= push(&p->options, &p->option_count, kj__asprintf("-D%s", p->defines[i]));
-    for (size_t i = 0; i < p->src->pre_include_count; i++)
-        oom |= push(&p->options, &p->option_count, kj__asprintf("--pre-include=%s", p->src->pre_include_names[i]));
-    for (size_t i = 0; i < user->pass_count; i++) oom |= push(&p->options, &p->option_count, kj__strdup(user->pass[i]));
-    return oom ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
-}
-
-/* The option list of unit u: the program's, with the unit's own names for the pre-included headers
- * (the same files, in the same order; the key has each unit's names). */
-typedef struct unit_option_list {
-    const char **options; /* into p->options, but for the names below */
-    char *owned[16];      /* "--pre-include=NAME" of this unit (kj__source.pre_include_names' bound) */
-    size_t owned_count;
-} unit_option_list;
-
-static void unit_options_free(unit_option_list *l) {
-    for (size_t i = 0; i < l->owned_count; i++) free(l->owned[i]);
-    free(l->options);
-    memset(l, 0, sizeof *l);
-}
-
-static kj_status unit_options(const prepared *p, size_t u, unit_option_list *l) {
-    memset(l, 0, sizeof *l);
-    if (!(l->options = malloc((p->option_count + 1) * sizeof *l->options)))
-        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    const kj__source *unit = p->units[u];
-    for (size_t i = 0; i < p->option_count; i++) {
-        l->options[i] = p->options[i];
-        if (u && strncmp(p->options[i], "--pre-include=", 14) == 0 && l->owned_count < unit->pre_include_count) {
-            char *mine = kj__asprintf("--pre-include=%s", unit->pre_include_names[l->owned_count]);
-            if (!mine) {
-                unit_options_free(l);
-                return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-            }
-            l->options[i] = l->owned[l->owned_count++] = mine;
-        }
-    }
-    return KJ_OK;
-}
-
-/* What the program's text says about how to compile it, outside comments and `#if 0`, in every
- * source and every header it reaches:
- * - whether it launches kernels from the device (it then needs the device runtime): its metadata
- *   says so, the request asks for -rdc=true, or a launch shows;
- * - whether it is compiled as relocatable code and linked: when it needs the device runtime, and
- *   always for a program of several sources;
- * - whether NVRTC's -minimal can leave features out (lex.h): a faster compile, and when the guess is
- *   wrong, compiled again without it (obtain_binary). Never with the toolkit's headers, which may
- *   use any of it, nor for relocatable code. */
-static kj_status scan_program(prepared *p, int asked_rdc, const kj__user_options *user) {
-    p->devrt = p->spec->rdc || asked_rdc;
-    p->lto = user->lto;
-    p->minimal = p->unit_count == 1 && !p->devrt && !p->lto && !any_unit_uses_toolkit(p) && !user->no_minimal;
-    for (size_t u = 0; u < p->unit_count; u++) {
-        const kj__source *src = p->units[u];
-        if (src->kind != KJ__UNIT_CU) continue; /* compiled code: nothing to read */
-        for (size_t i = 0; i <= src->header_count && (!p->devrt || p->minimal); i++) {
-            const char *text = i ? src->headers[i - 1].text : src->text;
-            size_t len = i ? src->headers[i - 1].len : src->len;
-            char *blanked = kj__lex_blank(text, len, 1);
-            if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-            if (kj__lex_launches_kernels(blanked)) p->devrt = 1, p->minimal = 0;
-            if (!kj__lex_minimal_ok(blanked)) p->minimal = 0;
-            free(blanked);
-        }
-    }
-    p->rdc = p->devrt || p->unit_count > 1 || p->lto;
-    return KJ_OK;
-}
-
-/* Whether the entry is compiled alone (trim.h): a source of one unit whose metadata declares several
- * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
-static kj_status choose_text(prepared *p) {
-    const kj__source *src = p->src;
-    if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file || p->listed_count > 1) return KJ_OK;
-    const char *texts[KJ_MAX_HEADERS];
-    size_t lens[KJ_MAX_HEADERS];
-    for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
-    int r = kj__trim_to_entry(src->text, src->len, (const char *const *)p->spec->entries, p->spec->entry_count,
-                              p->entry, texts, lens, src->header_count, &p->alone_text);
-    return r < 0 ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
-}
-
-static kj_status choose_target(kj_runtime *rt, prepared *p, const char *arch, int for_launch) {
-    const kj__target *own = &rt->target;
-    if (!arch || !*arch || (rt->has_device && strcmp(arch, own->cache_arch) == 0) || strcmp(arch, own->arch) == 0) {
-        p->target = *own;
-        return KJ_OK;
-    }
-    KJ_FORWARD(kj__arch_for_user(arch, &p->target));
-    /* a kernel to launch: any target whose code the device runs, refused here rather than by the driver */
-    if (for_launch) KJ_FORWARD(kj__runtime_runs(rt, arch));
-    return KJ_OK;
-}
-
-static kj_status describe(prepared *p) {
-    kj__buf b = {0};
-    kj__buf_printf(&b, "kernel: %s (%s)\n", p->src->name, p->src->embedded ? "built-in" : p->src->origin);
-    if (p->unit_count > 1) {
-        kj__buf_puts(&b, "linked with:");
-        for (size_t i = 1; i < p->unit_count; i++) kj__buf_printf(&b, " %s", p->units[i]->origin);
-        kj__buf_puts(&b, "\n");
-    }
-    kj__buf_puts(&b, "options:");
-    for (size_t i = 0; i < p->option_count; i++) {
-        kj__buf_puts(&b, " ");
-        kj__buf_puts(&b, p->options[i]);
-    }
-    kj__buf_puts(&b, "\n");
-    if (p->listed_count) {
-        kj__buf_puts(&b, "entries:");
-        for (size_t i = 0; i < p->listed_count; i++) kj__buf_printf(&b, " %s", p->listed[i]);
-        kj__buf_puts(&b, "\n");
-    } else if (p->name_expression) {
-        kj__buf_printf(&b, "entry: %s\n", p->name_expression);
-    }
-    if (p->alone_text) kj__buf_printf(&b, "entry alone: %s\n", p->entry);
-    if (!b.data) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    p->description = b.data;
-    return KJ_OK;
-}
-
-static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
-                                prepared *p);
-
-/* What makes a request malformed whatever its kernel: checked before the memory map is consulted, so
- * that the same request always gets the same answer. */
-kj_status kj__check_request(const kj_request *req) {
-    KJ_RETURN_IF(req->define_count && !req->defines, KJ_ERR_USAGE, "define_count is %zu but defines is NULL",
-                 req->define_count);
-    KJ_RETURN_IF(req->option_count && !req->options, KJ_ERR_USAGE, "option_count is %zu but options is NULL",
-                 req->option_count);
-    KJ_RETURN_IF(req->source_count && !req->sources, KJ_ERR_USAGE, "source_count is %zu but sources is NULL",
-                 req->source_count);
-    KJ_RETURN_IF(req->source_count >= MAX_SOURCES, KJ_ERR_USAGE,
-                 "%zu more sources: a program links at most %d sources in all", req->source_count, MAX_SOURCES);
-    KJ_RETURN_IF(req->source_count && req->source_text, KJ_ERR_USAGE,
-                 "source_text with sources: a program of several sources is read from files");
-    for (size_t i = 0; i < req->source_count; i++)
-        KJ_RETURN_IF(!req->sources[i], KJ_ERR_USAGE, "sources[%zu] is NULL: give paths to .cu files", i);
-    KJ_RETURN_IF(req->entry_count && !req->entries, KJ_ERR_USAGE, "entry_count is %zu but entries is NULL",
-                 req->entry_count);
-    KJ_RETURN_IF(req->entry_count > MAX_ENTRIES, KJ_ERR_USAGE, "%zu entries: one compile takes at most %d",
-                 req->entry_count, MAX_ENTRIES);
-    for (size_t i = 0; i < req->entry_count; i++)
-        KJ_RETURN_IF(!req->entries[i], KJ_ERR_USAGE, "entries[%zu] is NULL: give the entries' names", i);
-    return KJ_OK;
-}
-
-/* The sources after the first, found and read as the first is, with the same include folders and
- * pre-includes. Only the first may carry a metadata block: it declares the program's macros and
- * entries, and a second block could contradict it. */
-static kj_status find_more_sources(const kj_request *req, const kj__include_config *cfg, prepared *p) {
-    for (size_t i = 0; i < req->source_count; i++) {
-        kj__source *unit;
-        KJ_FORWARD(kj__source_find_unit(cfg, req->sources[i], &unit));
-        p->units[p->unit_count++] = unit;
-        if (unit->kind != KJ__UNIT_CU) continue;
-        kj__spec *spec;
-        KJ_FORWARD(kj__spec_parse(unit->origin, unit->text, unit->len, &spec));
-        int present = spec->present;
-        kj__spec_free(spec);
-        KJ_RETURN_IF(present, KJ_ERR_USAGE, "%s has a //@kernjit block: in a program of several sources only the first "
-                     "(%s) may have one, and it speaks for the whole program", unit->origin, p->src->origin);
-    }
-    for (size_t i = 0; i < p->unit_count; i++)
-        if (kj__source_has_kernel(p->units[i])) return KJ_OK;
-    char *where = program_origins(p);
-    kj_status s = KJ_FAIL(KJ_ERR_SOURCE, "none of the sources (%s) has a __global__ function, nor do the files they "
-                          "include", where ? where : "");
-    free(where);
-    return s;
-}
-
-static kj_status prepare(kj_runtime *rt, const kj_request *req, int for_launch, prepared *p) {
-    memset(p, 0, sizeof *p);
-    KJ_FORWARD(kj__check_request(req));
-    kj__user_options user;
-    KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
-    kj__include_config cfg = {rt->search_path, user.include_dirs, user.include_dir_count, req->defines,
-                              req->define_count, user.pre_includes, user.pre_include_count};
-    kj_status s = req->source_count
-                      ? kj__source_find_unit(&cfg, req->kernel, &p->src)
-                      : kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
-    if (s == KJ_OK) {
-        p->units[p->unit_count++] = p->src;
-        if (p->src->kind != KJ__UNIT_CU)
-            s = KJ_FAIL(KJ_ERR_USAGE, "'%.200s' is the program's first source, which must be a .cu file (its metadata "
-                        "and entries speak for the program): give .ptx, .cubin and .ltoir files after it (sources)",
-                        req->kernel);
-        else if (req->source_count) s = find_more_sources(req, &cfg, p);
-    }
-    if (s == KJ_OK) s = prepare_source(rt, req, for_launch, &user, p);
-    kj__user_options_free(&user);
-    return s;
-}
-
-/* The rest of prepare, once the sources and their headers are read. */
-static kj_status prepare_source(kj_runtime *rt, const kj_request *req, int for_launch, const kj__user_options *user,
-                                prepared *p) {
-    KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));
-    KJ_FORWARD(choose_entry(p, req));
-    KJ_FORWARD(scan_program(p, user->rdc, user));
-    KJ_FORWARD(choose_text(p));
-    KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
-    /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
-     * reports a size the macros make impossible as early as kj_kernel_get does. */
-    KJ_FORWARD(kj__spec_shared_dynamic(p->spec, p->src->name, p->entry, p->defines, p->define_count,
-                                       &p->shared_dynamic));
-    kj__spec_drop_launch(p->spec, p->defines, &p->define_count);
-    p->carveout = kj__spec_carveout(p->spec, p->entry);
-    KJ_FORWARD(choose_target(rt, p, req->arch, for_launch));
-    p->pdl = kj__spec_pdl(p->spec, p->entry) && kj__arch_number(p->target.arch) >= 90;
-    KJ_FORWARD(build_options(p, user));
-
-    kj__key_input in = {0};
-    in.nvrtc_version = kj__nvrtc_version();
-    if (any_unit_uses_toolkit(p)) KJ_FORWARD(kj__toolkit_fingerprint(&in.toolkit));
-    in.linked = p->rdc;
-    if (in.linked) in.nvjitlink_version = kj__nvjitlink_version();
-    if (p->devrt) {
-        const char *path;
-        KJ_FORWARD(kj__devrt(&path, &in.devrt_hash));
-    }
-    in.arch = p->target.arch;
-    in.options = (const char *const *)p->options;
-    in.option_count = p->option_count;
-    in.name_expression = p->listed_count ? NULL : p->name_expression;
-    in.entries = (const char *const *)p->listed;
-    in.entry_count = p->listed_count;
-    in.sources = (const kj__source *const *)p->units;
-    in.source_count = p->unit_count;
-    in.alone_entry = p->alone_text ? p->entry : NULL;
-    kj__key_compute(&in, &p->key);
-    return describe(p);
-}
 
 /* ---- getting the binary ---------------------------------------------------------------------- */
 
@@ -611,7 +32,7 @@ typedef struct binary {
     size_t size;
     int is_ptx;
     char *lowered_name;      /* the entry's, when it is a name expression */
-    char **lowered;          /* each name expression's (prepared.expressions), in order */
+    char **lowered;          /* each name expression's (kj__prepared.expressions), in order */
     size_t lowered_count;
     char *log;
     kj__resources resources; /* each kernel's, from the compiler and linker or from the entry */
@@ -648,7 +69,7 @@ static char *from_description(const char *desc, const char *tag, int to_end) {
     return NULL;
 }
 
-static char *stored_description(const prepared *p, const binary *b) {
+static char *stored_description(const kj__prepared *p, const binary *b) {
     kj__buf d = {0};
     kj__buf_puts(&d, ""); /* "" rather than NULL when there is nothing else */
     for (size_t i = 0; i < b->lowered_count; i++) kj__buf_printf(&d, "lowered: %s\n", b->lowered[i]);
@@ -663,7 +84,7 @@ static char *stored_description(const prepared *p, const binary *b) {
 }
 
 /* Moves -minimal to the end of the option list and returns the count without it. */
-static size_t without_minimal(const prepared *p, const char **o) {
+static size_t without_minimal(const kj__prepared *p, const char **o) {
     for (size_t i = 0; i + 1 < p->option_count; i++)
         if (strcmp(o[i], "-minimal") == 0) {
             const char *m = o[i];
@@ -684,11 +105,11 @@ static void count(kj_runtime *rt, uint64_t *counter) {
  * the entry alone), and as written when that compile fails (the result is still one function of the
  * key's inputs: the same inputs always take this way, so it is stored under the same key). The output
  * is the binary, or what kj_emit asks for: PTX, or LTO-IR with -dlto after the key's options. */
-static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
-    unit_option_list options; /* room for one option more than the key's */
-    KJ_FORWARD(unit_options(p, u, &options));
+static kj_status compile_unit(kj_runtime *rt, const kj__prepared *p, size_t u, kj_emit_format format, kj__compiled *c) {
+    kj__unit_options options; /* room for one option more than the key's */
+    KJ_FORWARD(kj__unit_options_make(p, u, &options));
     int ltoir = format == KJ_EMIT_LTOIR || p->lto, add_dlto = format == KJ_EMIT_LTOIR && !p->lto;
-    const char *expressions[MAX_ENTRIES];
+    const char *expressions[KJ_MAX_ENTRIES];
     size_t n = 0;
     for (size_t e = 0; e < p->expression_count; e++)
         if (p->lowers_here[u] & (1ull << e)) expressions[n++] = p->expressions[e];
@@ -706,7 +127,7 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_em
         job.text = NULL;
         s = kj__compile(&job, c);
     }
-    unit_options_free(&options);
+    kj__unit_options_free(&options);
     if (s == KJ_ERR_COMPILE) {
         char *said = kj__strdup(kj_last_error()); /* the note is appended to this very message */
         kj__arch_explain_failure(said);
@@ -724,7 +145,7 @@ static kj_status compile_unit(kj_runtime *rt, const prepared *p, size_t u, kj_em
 }
 
 /* What unit u's code is to nvJitLink. */
-static kj__link_input link_input(const prepared *p, size_t u, const kj__compiled *c) {
+static kj__link_input link_input(const kj__prepared *p, size_t u, const kj__compiled *c) {
     switch (p->units[u]->kind) {
     case KJ__UNIT_PTX: return KJ__LINK_PTX;
     case KJ__UNIT_CUBIN: return KJ__LINK_CUBIN;
@@ -754,8 +175,8 @@ static kj_status take_as_is(const kj__source *unit, kj__compiled *c) {
 /* nvJitLink over the units' relocatable code (and the device runtime when the program launches
  * kernels): out gets the linked binary, the kernels' resources after linking and the linker's
  * warnings. */
-static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c, binary *out, kj__buf *log) {
-    kj__link_unit units[MAX_SOURCES];
+static kj_status link_program(kj_runtime *rt, const kj__prepared *p, kj__compiled *c, binary *out, kj__buf *log) {
+    kj__link_unit units[KJ_MAX_SOURCES];
     for (size_t u = 0; u < p->unit_count; u++)
         units[u] = (kj__link_unit){p->units[u]->origin, c[u].binary, c[u].size, link_input(p, u, &c[u])};
     kj__linked linked;
@@ -781,7 +202,7 @@ static kj_status link_program(kj_runtime *rt, const prepared *p, kj__compiled *c
 
 /* The lowered names unit u's compile gave (in the order of the expressions it lowers) into out, for
  * the expressions that have none yet; out->lowered_name then is the entry's. -1 when out of memory. */
-static int take_lowered(const prepared *p, size_t u, kj__compiled *c, binary *out) {
+static int take_lowered(const kj__prepared *p, size_t u, kj__compiled *c, binary *out) {
     if (!p->expression_count) return 0;
     if (!out->lowered && !(out->lowered = calloc(p->expression_count, sizeof *out->lowered))) return -1;
     out->lowered_count = p->expression_count;
@@ -802,14 +223,14 @@ static int take_lowered(const prepared *p, size_t u, kj__compiled *c, binary *ou
 }
 
 /* The first name expression without a lowered name, or NULL when each has one. */
-static const char *unlowered(const prepared *p, const binary *b) {
+static const char *unlowered(const kj__prepared *p, const binary *b) {
     for (size_t e = 0; e < p->expression_count; e++)
         if (e >= b->lowered_count || !b->lowered[e]) return p->expressions[e];
     return NULL;
 }
 
 /* A binary that lacks an entry asked for is refused, naming it, and freed. */
-static kj_status refuse_unlowered(const prepared *p, binary *out) {
+static kj_status refuse_unlowered(const kj__prepared *p, binary *out) {
     const char *missing = unlowered(p, out);
     if (!missing) return KJ_OK;
     kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
@@ -821,10 +242,10 @@ static kj_status refuse_unlowered(const prepared *p, binary *out) {
 /* The program's binary, built now: each unit compiled by NVRTC (one source alone is the binary),
  * then linked when the program is relocatable. out also gets the lowered name of the entry, the
  * warnings of both tools and each kernel's resources. */
-static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out) {
+static kj_status compile_program(kj_runtime *rt, const kj__prepared *p, binary *out) {
     /* nvJitLink links machine code (PTX only from LTO-IR, which the device runtime has none of) */
     if (p->rdc && p->target.ptx) {
-        char *where = p->unit_count > 1 ? program_origins(p) : NULL;
+        char *where = p->unit_count > 1 ? kj__prepared_origins(p) : NULL;
         kj_status s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "%s cannot be built as PTX (%s): %s, and kernjit links with nvJitLink, "
                               "which makes machine code; build it for an sm_XY target",
                               where ? where : p->src->embedded ? p->src->name : p->src->origin,
@@ -833,7 +254,7 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
         free(where);
         return s;
     }
-    kj__compiled c[MAX_SOURCES];
+    kj__compiled c[KJ_MAX_SOURCES];
     memset(c, 0, sizeof c);
     kj__buf log = {0};
     kj_status s = kj__buf_puts(&log, "") ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
@@ -868,7 +289,7 @@ static kj_status compile_program(kj_runtime *rt, const prepared *p, binary *out)
 
 /* The "lowered: " lines of a stored description, one per name expression in order, into out. -1
  * when out of memory. */
-static int lowered_from_description(const prepared *p, const char *desc, binary *out) {
+static int lowered_from_description(const kj__prepared *p, const char *desc, binary *out) {
     if (!(out->lowered = calloc(p->expression_count, sizeof *out->lowered))) return -1;
     out->lowered_count = p->expression_count;
     size_t e = 0;
@@ -886,7 +307,7 @@ static int lowered_from_description(const prepared *p, const char *desc, binary 
  * description (taken) NVRTC's warnings when it compiled it (shown again), the kernels' resources and
  * the lowered name of a C++ entry. 0 when the entry lacks the lowered name the request needs: it is
  * compiled again; -1 when out of memory. */
-static int use_stored(kj_runtime *rt, const prepared *p, uint32_t flags, char *desc, binary *out) {
+static int use_stored(kj_runtime *rt, const kj__prepared *p, uint32_t flags, char *desc, binary *out) {
     out->is_ptx = (flags & KJ_CACHE_FLAG_PTX) != 0;
     out->log = from_description(desc, "warnings:\n", 1);
     if (!out->log) out->log = kj__strdup("");
@@ -905,7 +326,7 @@ static int use_stored(kj_runtime *rt, const prepared *p, uint32_t flags, char *d
 
 /* After a disk miss: a verified entry from the remote cache, stored on disk (when there is a disk
  * cache) and used as a disk entry would be. */
-static int remote_hit(kj_runtime *rt, const prepared *p, binary *out, kj__remote_claim *claim) {
+static int remote_hit(kj_runtime *rt, const kj__prepared *p, binary *out, kj__remote_claim *claim) {
     kj__remote_entry e;
     if (!kj__remote_lookup(rt->remote, p->target.cache_arch, &p->key, &e, claim)) return 0;
     char *desc = kj__strndup(e.description, e.description_len);
@@ -930,7 +351,7 @@ static int remote_hit(kj_runtime *rt, const prepared *p, binary *out, kj__remote
 
 /* After a compile here: the entry is pushed in the background, and the key's lease, when this
  * process holds it, released once it is there; after a failed compile the lease is let go. */
-static void remote_publish(kj_runtime *rt, const prepared *p, const binary *b, kj__remote_claim *claim, kj_status s) {
+static void remote_publish(kj_runtime *rt, const kj__prepared *p, const binary *b, kj__remote_claim *claim, kj_status s) {
     if (!rt->remote) return;
     char *desc = s == KJ_OK ? stored_description(p, b) : NULL;
     size_t size = 0;
@@ -941,14 +362,14 @@ static void remote_publish(kj_runtime *rt, const prepared *p, const binary *b, k
     else kj__remote_abandon(rt->remote, claim);
 }
 
-static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out);
-static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out);
-static kj_status obtain_here(kj_runtime *rt, const prepared *p, binary *out);
+static kj_status obtain_elsewhere(kj_runtime *rt, const kj__prepared *p, binary *out);
+static kj_status compile_binary(kj_runtime *rt, const kj__prepared *p, binary *out);
+static kj_status obtain_here(kj_runtime *rt, const kj__prepared *p, binary *out);
 
 /* A waiter's copy of the entry another runtime of this process obtained at the same moment, used as a
  * disk entry is (and stored in this runtime's disk cache when that is not the leader's). 0 when it
  * cannot be used. */
-static int from_flight(kj_runtime *rt, const prepared *p, const kj__flight_entry *e, binary *out) {
+static int from_flight(kj_runtime *rt, const kj__prepared *p, const kj__flight_entry *e, binary *out) {
     memset(out, 0, sizeof *out);
     char *desc = kj__strdup(e->description);
     out->data = malloc(e->size ? e->size : 1);
@@ -982,7 +403,7 @@ static int from_flight(kj_runtime *rt, const prepared *p, const kj__flight_entry
 
 /* A verified entry from a seed folder, used in place (nothing is stored in the disk cache). 0 when
  * no seed has one that can be used. */
-static int seed_hit(kj_runtime *rt, const prepared *p, binary *out) {
+static int seed_hit(kj_runtime *rt, const kj__prepared *p, binary *out) {
     memset(out, 0, sizeof *out);
     if (!kj__seed_count(rt->seed)) return 0;
     char *payload, *desc;
@@ -1005,7 +426,7 @@ static int seed_hit(kj_runtime *rt, const prepared *p, binary *out) {
 
 /* The entry for p's key: from a seed, else one runtime of the process obtains it (flight.h), the others
  * that ask at the same moment take its bytes. Seeds are read-only: each runtime reads its own. */
-static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
+static kj_status obtain_binary(kj_runtime *rt, const kj__prepared *p, binary *out) {
     if (seed_hit(rt, p, out)) return KJ_OK;
     int leads = 0;
     kj__flight *f = kj__flight_join(p->key.bytes, &leads);
@@ -1027,7 +448,7 @@ static kj_status obtain_binary(kj_runtime *rt, const prepared *p, binary *out) {
 }
 
 /* Memory missed: the disk cache, else the remote tier or a compile. */
-static kj_status obtain_here(kj_runtime *rt, const prepared *p, binary *out) {
+static kj_status obtain_here(kj_runtime *rt, const kj__prepared *p, binary *out) {
     memset(out, 0, sizeof *out);
     if (rt->cache) {
         char *payload;
@@ -1058,7 +479,7 @@ static kj_status obtain_here(kj_runtime *rt, const prepared *p, binary *out) {
 }
 
 /* Not in memory, not on disk: the remote tier, else a compile here (pushed to the remote after). */
-static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out) {
+static kj_status obtain_elsewhere(kj_runtime *rt, const kj__prepared *p, binary *out) {
     kj__remote_claim claim;
     if (remote_hit(rt, p, out, &claim)) return KJ_OK;
     kj_status s = compile_binary(rt, p, out);
@@ -1066,7 +487,7 @@ static kj_status obtain_elsewhere(kj_runtime *rt, const prepared *p, binary *out
     return s;
 }
 
-static kj_status compile_binary(kj_runtime *rt, const prepared *p, binary *out) {
+static kj_status compile_binary(kj_runtime *rt, const kj__prepared *p, binary *out) {
     count(rt, &rt->stats.misses);
 
     KJ_FORWARD(compile_program(rt, p, out));
@@ -1146,7 +567,7 @@ void kj__kernels_destroy(kj_runtime *rt) {
     rt->module_list = NULL;
 }
 
-static char *joined_defines(const prepared *p) {
+static char *joined_defines(const kj__prepared *p) {
     kj__buf b = {0};
     kj__buf_puts(&b, "");
     for (size_t i = 0; i < p->define_count; i++) kj__buf_printf(&b, "%s%s", i ? " " : "", p->defines[i]);
@@ -1154,7 +575,7 @@ static char *joined_defines(const prepared *p) {
 }
 
 /* A loaded module's lowered names, for another request of the same key (another of its entries). */
-static kj_status lowered_from_module(const prepared *p, const kj__module *m, binary *bin) {
+static kj_status lowered_from_module(const kj__prepared *p, const kj__module *m, binary *bin) {
     size_t entry = p->listed_count ? p->listed_index : 0;
     if (!p->expression_count || entry >= m->lowered_count || !m->lowered[entry]) return KJ_OK;
     bin->lowered_name = kj__strdup(m->lowered[entry]);
@@ -1162,7 +583,7 @@ static kj_status lowered_from_module(const prepared *p, const kj__module *m, bin
 }
 
 /* Loads the module for the key, or finds the one already loaded. */
-static kj_status module_for(kj_runtime *rt, const prepared *p, binary *bin, CUmodule *out) {
+static kj_status module_for(kj_runtime *rt, const kj__prepared *p, binary *bin, CUmodule *out) {
     pthread_mutex_lock(&rt->lock);
     kj__module *known = kj__map_get(&rt->modules, p->key.bytes);
     pthread_mutex_unlock(&rt->lock);
@@ -1245,7 +666,7 @@ static kj_status read_attributes(kj_runtime *rt, CUfunction fn, kj_kernel *k) {
     return KJ_OK;
 }
 
-static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const prepared *p, binary *bin, CUmodule m,
+static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const kj__prepared *p, binary *bin, CUmodule m,
                              kj_kernel **out) {
     const char *symbol = bin->lowered_name ? bin->lowered_name : p->entry;
     CUfunction fn;
@@ -1302,15 +723,15 @@ kj_status kj__kernel_get_now(kj_runtime *rt, const kj_request *req, const uint8_
     KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE,
                  "no CUDA device: kernels can be compiled here (for %s) but not loaded", rt->target.arch);
 
-    prepared p;
+    kj__prepared p;
     binary bin = {0};
     CUmodule m = NULL;
-    kj_status s = prepare(rt, req, 1, &p);
+    kj_status s = kj__runtime_prepare(rt, req, 1, &p);
     if (s == KJ_OK) s = module_for(rt, &p, &bin, &m);
     if (s == KJ_OK) s = make_kernel(rt, req, &p, &bin, m, &k);
     kj_origin from = bin.origin;
     binary_free(&bin);
-    prepared_free(&p);
+    kj__prepared_free(&p);
     KJ_FORWARD(s);
 
     k->prefetched = prefetch;
@@ -1358,7 +779,7 @@ static void make_result_key(void) { (void)pthread_key_create(&result_key, free_r
 
 /* Moves the binary's log and resources into the thread's storage, copies the strings there, and
  * points result at them (at "" when out of memory). */
-static void keep_for_result(const prepared *p, binary *bin, const char *entry_symbol, kj_compile_result *result) {
+static void keep_for_result(const kj__prepared *p, binary *bin, const char *entry_symbol, kj_compile_result *result) {
     pthread_once(&result_once, make_result_key);
     free_result_storage(pthread_getspecific(result_key));
     result_storage *r = calloc(1, sizeof *r);
@@ -1398,7 +819,7 @@ const kj_resource_usage *kj_compile_result_resource(const kj_compile_result *res
 
 /* What kj_compile and kj_emit say about the binary they got (its log and resources move into the
  * thread's storage), into the caller's result (checked by KJ__SIZED_CHECK) as far as its size goes. */
-static void fill_result(const prepared *p, binary *bin, kj_compile_result *caller) {
+static void fill_result(const kj__prepared *p, binary *bin, kj_compile_result *caller) {
     kj_compile_result full, *result = &full;
     memset(result, 0, sizeof *result);
     result->cache_hit = bin->origin == KJ_ORIGIN_DISK || bin->origin == KJ_ORIGIN_SEED;
@@ -1426,13 +847,13 @@ kj_status kj_compile(kj_runtime *rt, const kj_request *req, kj_compile_result *r
     KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
     if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
     count_request(rt);
-    prepared p;
+    kj__prepared p;
     binary bin;
-    kj_status s = prepare(rt, req, 0, &p);
+    kj_status s = kj__runtime_prepare(rt, req, 0, &p);
     if (s == KJ_OK) s = obtain_binary(rt, &p, &bin);
     if (s == KJ_OK && result) fill_result(&p, &bin, result);
     if (s == KJ_OK) binary_free(&bin);
-    prepared_free(&p);
+    kj__prepared_free(&p);
     return s;
 }
 
@@ -1458,7 +879,7 @@ kj_status kj_emit_format_parse(const char *text, kj_emit_format *out) {
 void kj_emit_free(void *data) { free(data); }
 
 /* PTX or LTO-IR of the program's one unit, compiled now (the cache keeps binaries only). */
-static kj_status emit_unit(kj_runtime *rt, const prepared *p, kj_emit_format format, binary *out) {
+static kj_status emit_unit(kj_runtime *rt, const kj__prepared *p, kj_emit_format format, binary *out) {
     memset(out, 0, sizeof *out);
     KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE, "%s of a program of %zu sources: PTX and LTO-IR are a single "
                  "source's output (a program of several is linked into one cubin: emit cubin)",
@@ -1496,9 +917,9 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
     KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
     if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_result, KJ_COMPILE_RESULT_INIT));
     count_request(rt);
-    prepared p;
+    kj__prepared p;
     binary bin;
-    kj_status s = prepare(rt, req, 0, &p);
+    kj_status s = kj__runtime_prepare(rt, req, 0, &p);
     if (s == KJ_OK && format == KJ_EMIT_CUBIN && p.target.ptx)
         s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s: there is PTX for the driver to finish, no cubin; emit ptx, "
                     "or give an sm_XY target", p.target.arch);
@@ -1510,7 +931,7 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
         bin.data = NULL;
         binary_free(&bin);
     }
-    prepared_free(&p);
+    kj__prepared_free(&p);
     return s;
 }
 
@@ -1544,13 +965,13 @@ kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *req, const char *cons
     memset(bins, 0, sizeof bins);
     kj_status s = KJ_OK;
     size_t got = 0;
-    prepared p;
+    kj__prepared p;
     memset(&p, 0, sizeof p);
     for (; got < arch_count && s == KJ_OK; got++) {
         count_request(rt);
-        prepared_free(&p);
+        kj__prepared_free(&p);
         one.arch = archs[got];
-        s = prepare(rt, &one, 0, &p);
+        s = kj__runtime_prepare(rt, &one, 0, &p);
         if (s == KJ_OK) s = obtain_binary(rt, &p, &bins[got]);
         if (s != KJ_OK) break;
         /* PTX keeps its NUL after the text, uncounted */
@@ -1572,7 +993,7 @@ kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *req, const char *cons
         *size = fat_size;
     }
     for (size_t i = 0; i < got && i < MAX_FATBIN_TARGETS; i++) binary_free(&bins[i]);
-    prepared_free(&p);
+    kj__prepared_free(&p);
     return s;
 }
 

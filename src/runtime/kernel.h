@@ -7,9 +7,6 @@
 
 #include "kernjit.h"
 
-/* What makes a request malformed whatever its kernel: KJ_ERR_USAGE naming it. */
-kj_status kj__check_request(const kj_request *req);
-
 /* The request's hash: the key of the runtime's map of loaded kernels. */
 void kj__request_hash(const kj_request *req, uint8_t out[16]);
 

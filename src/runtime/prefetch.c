@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/sized.h"
 #include "base/pool.h"
+#include "jit/prepare.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
 #include "base/util.h"

@@ -86,6 +86,11 @@ struct kj_runtime {
  * (kj__arch_check_device). */
 kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch);
 
+/* Prepares req (jit/prepare.h) for this runtime's search path and target; for_launch: for a kernel to
+ * launch on its device, which must run the request's target. */
+typedef struct kj__prepared kj__prepared;
+kj_status kj__runtime_prepare(const kj_runtime *rt, const kj_request *req, int for_launch, kj__prepared *p);
+
 /* The device `ordinal` as kj_device_query describes it, through an open driver table. */
 kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *info);
 
