@@ -1,7 +1,7 @@
 /* Loaded kernels: a request's kernel made (prepared by jit/prepare.h, its binary obtained by
  * binary.h, the module loaded once per cache key, the function found and its attributes read), kept
  * in the runtime's memory map under the request's hash, described by kj_kernel_query and unloaded
- * with the runtime. The door in front of it is kj_kernel_get (prefetch.c). */
+ * with the runtime. The door in front of it, kj_kernel_get, is kernel_get.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* The request pipeline (kernel.c) as the door in front of it (prefetch.c) and the runtime's teardown
- * (lifecycle.c) use it. */
+/* The loaded kernels (kernel.c) as the door in front of them (kernel_get.c), the prefetch threads
+ * (prefetch.c) and the runtime's teardown (lifecycle.c) use them. */
 #ifndef KJ_KERNEL_H
 #define KJ_KERNEL_H
 
