@@ -355,7 +355,7 @@ kj_status kj__unit_options_make(const kj__prepared *p, size_t u, kj__unit_option
  * - whether it is compiled as relocatable code and linked: when it needs the device runtime, and
  *   always for a program of several sources;
  * - whether NVRTC's -minimal can leave features out (lex.h): a faster compile, and when the guess is
- *   wrong, compiled again without it (obtain_binary). Never with the toolkit's headers, which may
+ *   wrong, compiled again without it (runtime/binary.c). Never with the toolkit's headers, which may
  *   use any of it, nor for relocatable code. */
 static kj_status scan_program(kj__prepared *p, int asked_rdc, const kj__user_options *user) {
     p->devrt = p->spec->rdc || asked_rdc;
@@ -504,7 +504,7 @@ kj_status kj__prepare(const kj__prepare_env *env, const kj_request *req, kj__pre
     return s;
 }
 
-/* The rest of prepare, once the sources and their headers are read. */
+/* The rest of kj__prepare, once the sources and their headers are read. */
 static kj_status prepare_source(const kj__prepare_env *env, const kj_request *req, const kj__user_options *user,
                                 kj__prepared *p) {
     KJ_FORWARD(kj__spec_parse(p->src->file, p->src->text, p->src->len, &p->spec));

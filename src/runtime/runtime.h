@@ -1,8 +1,10 @@
 /* The runtime's internals: its structs and the device queries, shared by every file of runtime/.
- * runtime.c is the bottom of the folder (devices, context, states, memory, streams); kernel.c the
- * request pipeline and launches; prefetch.c the door in front of it (kj_kernel_get,
- * kj_kernel_prefetch); lifecycle.c creates and destroys a runtime on top of them all. The layers
- * above see none of this: they reach the runtime through context.h (ops/ by way of ops/ops.h). */
+ * runtime.c is the bottom of the folder (devices, context, states, memory, streams); binary.c obtains
+ * a prepared request's binary, kernel.c loads it as a kernel, launch.c launches it; kernel_get.c is
+ * the door in front of them (kj_kernel_get), prefetch.c the background threads (kj_kernel_prefetch),
+ * compile_api.c kj_compile and kj_emit; lifecycle.c creates and destroys a runtime on top of them
+ * all. The layers above see none of this: they reach the runtime through context.h and launch.h
+ * (ops/ by way of ops/ops.h). */
 /* layers: private */
 #ifndef KJ_RUNTIME_H
 #define KJ_RUNTIME_H
@@ -76,7 +78,7 @@ struct kj_runtime {
     kj__map modules;            /* cache key -> kj__module */
     kj__module *module_list;
     uint64_t pending_launch_limit; /* CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as the launch code last
-                                      saw or set it (launch.h) */
+                                      saw or set it (launch.c) */
     kj_stats stats;
     kj__state_node *states;     /* kj__state's, newest first */
     kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
