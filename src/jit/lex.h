@@ -1,6 +1,7 @@
-/* Lexical views of CUDA C++ source text, for the scans kernjit makes before NVRTC sees it (includes,
- * entry points, device-side launches): the same text with comments, or also code under `#if 0`,
- * turned into spaces. Newlines stay, so offsets and line numbers are the original ones. */
+/* Lexical views of CUDA C++ source text, for the scans kernjit makes before NVRTC sees it (includes:
+ * includes.c; entry points, device-side launches, -minimal: prepare.c; the entry alone: trim.c): the
+ * same text with comments, or also code under `#if 0`, turned into spaces. Newlines stay, so offsets
+ * and line numbers are the original ones. */
 #ifndef KJ_LEX_H
 #define KJ_LEX_H
 

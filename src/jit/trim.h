@@ -11,7 +11,7 @@
  *   includes (a device-side launch, a pointer to it, a prototype, a macro), repeated until nothing
  *   changes: what stays never names what went.
  * A name made by the preprocessor (token pasting) is not seen: the compile then fails for want of
- * a declaration, and kernjit compiles the whole file instead (kernel.c). */
+ * a declaration, and kernjit compiles the whole file instead (runtime/binary.c). */
 #ifndef KJ_TRIM_H
 #define KJ_TRIM_H
 

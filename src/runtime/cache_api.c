@@ -28,7 +28,7 @@ static kj_status need_cache(const kj_runtime *rt) {
     return KJ_OK;
 }
 
-/* The description's "kernel: NAME (origin)", "options: ..." and "entry alone: ENTRY" lines (kernel.c
+/* The description's "kernel: NAME (origin)", "options: ..." and "entry alone: ENTRY" lines (jit/prepare.c
  * writes them), split into the kernel's name, its -D macros and the other options, less the target and
  * the language standard that kernjit gives every compile, and the entry compiled alone. */
 typedef struct parts {

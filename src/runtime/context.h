@@ -1,7 +1,8 @@
-/* What the layers above the runtime need of it without its struct: the device and its context,
- * state kept per runtime under a key of the user's own, the log, host memory the device writes,
- * completion events, and copies and clears ordered on a stream. The kernel families reach these
- * through ops/ops.h. */
+/* What the layers above the runtime need of it without its struct: the device and its context, state
+ * kept per runtime under a key of the user's own, the log, host memory the device writes, completion
+ * events, and copies and clears ordered on a stream. The kernel families reach these through
+ * ops/ops.h. runtime.c implements it beside the public wrappers it shares helpers with (runtime.h is
+ * that file's private face). */
 #ifndef KJ_CONTEXT_H
 #define KJ_CONTEXT_H
 

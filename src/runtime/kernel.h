@@ -1,14 +1,11 @@
-/* The request pipeline (kernel.c) as the door in front of it (prefetch.c) and the runtime's teardown
- * (lifecycle.c) use it. */
+/* The loaded kernels (kernel.c) as the door in front of them (kernel_get.c), the prefetch threads
+ * (prefetch.c) and the runtime's teardown (lifecycle.c) use them. */
 #ifndef KJ_KERNEL_H
 #define KJ_KERNEL_H
 
 #include <stdint.h>
 
 #include "kernjit.h"
-
-/* What makes a request malformed whatever its kernel: KJ_ERR_USAGE naming it. */
-kj_status kj__check_request(const kj_request *req);
 
 /* The request's hash: the key of the runtime's map of loaded kernels. */
 void kj__request_hash(const kj_request *req, uint8_t out[16]);

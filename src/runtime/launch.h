@@ -1,5 +1,6 @@
-/* Launching: kj_kernel_launch's checks against the device and the function, and the context's
- * pending-launch limit, which only the launch code sets. */
+/* Launching (launch.c): kj_kernel_launch's checks against the device and the function, the metadata's
+ * launch attributes set when a kernel is made, and the context's pending-launch limit, which only the
+ * launch code sets (the kernel families read it through ops/ops.h). */
 #ifndef KJ_LAUNCH_H
 #define KJ_LAUNCH_H
 
@@ -11,5 +12,11 @@
  * what the launches of kernels that launch kernels raised it to, or another runtime on the same
  * context did. The runtime's context must be current (kj__enter). */
 uint64_t kj__pending_launch_limit(kj_runtime *rt);
+
+/* The metadata's launch attributes, set once when the kernel is made (before any launch): the
+ * dynamic shared memory it asks for is opted in above the function's default limit, and the carveout
+ * preference is applied. A size the device cannot give fails here, naming both numbers, so that the
+ * kernel is never handed out. */
+kj_status kj__kernel_apply_metadata(kj_kernel *k);
 
 #endif

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "base/sized.h"
 #include "base/pool.h"
+#include "jit/prepare.h"
 #include "runtime/kernel.h"
 #include "runtime/runtime.h"
 #include "base/util.h"
@@ -235,10 +236,7 @@ kj_status kj_kernel_prefetch(kj_runtime *rt, const kj_request *requests, size_t 
     return s;
 }
 
-/* Before a request does its own work: when a prefetch of the same request (hash h) is queued, it is
- * taken off the queue (the caller does it at once rather than wait its turn); when one is running,
- * waits for it to end. Returns 1 when it waited (the kernel may now be in memory), else 0. */
-static int prefetch_wait(kj_runtime *rt, const uint8_t h[16]) {
+int kj__prefetch_wait(kj_runtime *rt, const uint8_t h[16]) {
     pthread_mutex_lock(&rt->lock);
     kj__prefetch *p = rt->prefetch;
     pthread_mutex_unlock(&rt->lock);
@@ -280,23 +278,4 @@ void kj__prefetch_destroy(kj_runtime *rt) {
     pthread_mutex_destroy(&p->lock);
     free(p);
     rt->prefetch = NULL;
-}
-
-kj_status kj_kernel_get(kj_runtime *rt, const kj_request *req, kj_kernel **out, kj_origin *origin) {
-    KJ_RETURN_IF(!rt || !req || !out, KJ_ERR_USAGE, "kj_kernel_get: runtime, request and out are required");
-    kj_request copy;
-    KJ__SIZED_INPUT(req, copy, kj_request, KJ_REQUEST_INIT);
-    KJ_FORWARD(kj__check_request(req));
-    uint8_t h[16];
-    kj__request_hash(req, h);
-    pthread_mutex_lock(&rt->lock);
-    rt->stats.requests++;
-    pthread_mutex_unlock(&rt->lock);
-    kj_kernel *k = kj__memory_hit(rt, h, origin);
-    if (!k && prefetch_wait(rt, h)) k = kj__memory_hit(rt, h, origin);
-    if (k) {
-        *out = k;
-        return KJ_OK;
-    }
-    return kj__kernel_get_now(rt, req, h, 0, out, origin);
 }

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "jit/compile.h"
+#include "jit/prepare.h"
 #include "base/error.h"
 #include "base/sized.h"
 #include "base/util.h"
@@ -152,10 +153,23 @@ kj_status kj__enter(kj_runtime *rt) {
 
 const kj_device_info *kj__device_info(const kj_runtime *rt) { return &rt->info; }
 
+/* The device as messages name it: "device 0 (NAME)". */
+static void device_label(const kj_runtime *rt, char *out, size_t size) {
+    snprintf(out, size, "device %d (%s)", rt->info.ordinal, rt->info.name ? rt->info.name : "?");
+}
+
 kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch) {
     char device[320];
-    snprintf(device, sizeof device, "device %d (%s)", rt->info.ordinal, rt->info.name ? rt->info.name : "?");
+    device_label(rt, device, sizeof device);
     return kj__arch_check_device(arch, rt->info.cc_major * 10 + rt->info.cc_minor, device);
+}
+
+kj_status kj__runtime_prepare(const kj_runtime *rt, const kj_request *req, int for_launch, kj__prepared *p) {
+    char device[320];
+    device_label(rt, device, sizeof device);
+    kj__prepare_env env = {rt->search_path, rt->target, rt->has_device, for_launch ? device : NULL,
+                           rt->info.cc_major * 10 + rt->info.cc_minor};
+    return kj__prepare(&env, req, p);
 }
 
 const kj__logger *kj__runtime_log(const kj_runtime *rt) { return &rt->log; }

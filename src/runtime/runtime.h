@@ -1,8 +1,10 @@
 /* The runtime's internals: its structs and the device queries, shared by every file of runtime/.
- * runtime.c is the bottom of the folder (devices, context, states, memory, streams); kernel.c the
- * request pipeline and launches; prefetch.c the door in front of it (kj_kernel_get,
- * kj_kernel_prefetch); lifecycle.c creates and destroys a runtime on top of them all. The layers
- * above see none of this: they reach the runtime through context.h (ops/ by way of ops/ops.h). */
+ * runtime.c is the bottom of the folder (devices, context, states, memory, streams); binary.c obtains
+ * a prepared request's binary, kernel.c loads it as a kernel, launch.c launches it; kernel_get.c is
+ * the door in front of them (kj_kernel_get), prefetch.c the background threads (kj_kernel_prefetch),
+ * compile_api.c kj_compile and kj_emit; lifecycle.c creates and destroys a runtime on top of them
+ * all. The layers above see none of this: they reach the runtime through context.h and launch.h
+ * (ops/ by way of ops/ops.h). */
 /* layers: private */
 #ifndef KJ_RUNTIME_H
 #define KJ_RUNTIME_H
@@ -76,7 +78,7 @@ struct kj_runtime {
     kj__map modules;            /* cache key -> kj__module */
     kj__module *module_list;
     uint64_t pending_launch_limit; /* CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as the launch code last
-                                      saw or set it (launch.h) */
+                                      saw or set it (launch.c) */
     kj_stats stats;
     kj__state_node *states;     /* kj__state's, newest first */
     kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
@@ -85,6 +87,11 @@ struct kj_runtime {
 /* KJ_ERR_USAGE, naming the device, when code built for arch does not run on the runtime's device
  * (kj__arch_check_device). */
 kj_status kj__runtime_runs(const kj_runtime *rt, const char *arch);
+
+/* Prepares req (jit/prepare.h) for this runtime's search path and target; for_launch: for a kernel to
+ * launch on its device, which must run the request's target. */
+typedef struct kj__prepared kj__prepared;
+kj_status kj__runtime_prepare(const kj_runtime *rt, const kj_request *req, int for_launch, kj__prepared *p);
 
 /* The device `ordinal` as kj_device_query describes it, through an open driver table. */
 kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *info);
