@@ -6,6 +6,9 @@
 #   (tests/stub-cuda.c runs tests/kernels' vadd and scale on the CPU); the lines that time or check
 #   the built-in kernels on a real GPU (run, bench but bench jit and cache, tune, demo) must get as far as asking for one:
 #   exit 1 naming the missing device, never a usage error.
+#   A benchmark line that runs here (bench jit, bench cache) gets --repeat 1 unless it names a count:
+#   its samples run one path again and again (seven by default, minutes), and one sample checks the
+#   line, every word of it parsed and run, as well as seven.
 # Usage: test-readme.sh README.md include-dir lib-dir generated-include-dir KERNJIT STUB_CUDA
 set -euo pipefail
 readme="$1" inc="$2" lib="$3" geninc="$4" kernjit="$5" stub="$6"
@@ -39,18 +42,24 @@ while IFS= read -r line; do
     else
         env="KERNJIT_LIBCUDA=$stub"
     fi
+    args="${line#kernjit }" note=""
+    if [ "${words[1]}" = bench ] && [ $needs_gpu = 0 ] && [[ " $line " != *" --repeat "* ]]; then
+        args="$args --repeat 1" note=", with --repeat 1"
+    fi
+    t0=$(date +%s)
     set +e
-    out=$(cd "$d/root" && eval "env KERNJIT_CACHE_DIR=$d/cache $env $(printf '%q' "$kernjit") ${line#kernjit }" 2>&1)
+    out=$(cd "$d/root" && eval "env KERNJIT_CACHE_DIR=$d/cache $env $(printf '%q' "$kernjit") $args" 2>&1)
     rc=$?
     set -e
+    took="$(($(date +%s) - t0)) s$note"
     if [ $needs_gpu = 1 ]; then
         if [ $rc = 1 ] && grep -qiE 'no (CUDA )?(device|driver)' <<<"$out"; then
-            echo "ok (asks for a GPU): $line"
+            echo "ok (asks for a GPU, $took): $line"
         else
             echo "FAIL (exit $rc, expected 1 for want of a GPU): $line"; echo "$out" | head -5; failures=$((failures + 1))
         fi
     elif [ $rc = 0 ]; then
-        echo "ok: $line"
+        echo "ok ($took): $line"
     else
         echo "FAIL (exit $rc): $line"; echo "$out" | head -5; failures=$((failures + 1))
     fi

@@ -6,7 +6,7 @@
 # kernjit. With KJ_VALGRIND_CLI=1 the programs of this build that a test is given as arguments (the
 # kernjit CLI, a test's helper) are swapped for wrappers that run them under memcheck too, so that
 # test-cli.sh and the bad-input table check the CLI's every path; that costs about 6 s a process
-# (loading NVRTC's debug information), an hour for the unit suite.
+# (loading NVRTC's debug information), an hour for the cli suite.
 #
 # Suppressions: tests/valgrind.supp (see there for why each is needed).
 set -u
