@@ -359,6 +359,20 @@ int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, 
     return 0;
 }
 
+int kj__cache_entry_take(uint8_t *data, const char *desc, size_t desc_len, const uint8_t *payload_in, size_t len,
+                         char **payload, char **description) {
+    char *d = description ? kj__strndup(desc, desc_len) : NULL;
+    if (description && !d) {
+        free(data);
+        return -1;
+    }
+    /* the binary moved to the front of the buffer that holds it: no second buffer, no second copy */
+    memmove(data, payload_in, len);
+    *payload = (char *)data;
+    if (description) *description = d;
+    return 0;
+}
+
 int kj__cache_entry_version(const uint8_t *data, size_t size) {
     if (size < KJ_CACHE_HEADER_BYTES || memcmp(data, MAGIC, sizeof MAGIC) != 0) return -1;
     return (int)get32(data + 8);
@@ -492,18 +506,7 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     if (time(NULL) - st.st_mtime >= REFRESH_AFTER_S) futimens(fd, NULL);
     close(fd);
     close(dfd);
-    char *out = malloc(blen ? blen : 1);
-    char *d = description ? kj__strndup(desc, dlen) : NULL;
-    if (!out || (description && !d)) {
-        free(out);
-        free(d);
-        free(data);
-        return KJ__MISS;
-    }
-    memcpy(out, bin, blen);
-    free(data);
-    if (description) *description = d;
-    *payload = out;
+    if (kj__cache_entry_take(data, desc, dlen, bin, blen, payload, description) != 0) return KJ__MISS;
     *len = blen;
     *flags = fl;
     return KJ__HIT;
