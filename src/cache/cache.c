@@ -555,8 +555,20 @@ static int entry_path(kj__cache *c, const char *arch, const kj__key *key, char n
                     "digits", c->root, key->hex);
         return -1;
     }
-    snprintf(name, 64, "%s.cubin", key->hex);
-    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    /* put together by hand, not formatted (this is on every hit): the root has at most ROOT_MAX
+     * characters (checked when the cache was opened) and the folder at most 13, which leaves room */
+    memcpy(name, key->hex, 32);
+    memcpy(name + 32, ".cubin", sizeof ".cubin");
+    size_t r = strlen(c->root), a = strlen(arch);
+    if (r + a + 2 + 32 + sizeof ".cubin" > PATH_MAX) {
+        snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+        return 0;
+    }
+    memcpy(path, c->root, r);
+    path[r] = '/';
+    memcpy(path + r + 1, arch, a);
+    path[r + 1 + a] = '/';
+    memcpy(path + r + a + 2, name, 32 + sizeof ".cubin");
     return 0;
 }
 
