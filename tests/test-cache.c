@@ -289,8 +289,8 @@ static void test_unusable_paths_create_nothing(void **state) {
     assert_int_equal(count_files(path, NULL), 0);
 }
 
-/* No descriptor is held between uses, so the folder is checked at each one: a cache folder swapped
- * for a link after it was opened is not written through, and one removed is made again. */
+/* No descriptor is held between uses, so the folder is found again at each one: a cache folder
+ * swapped for a link after it was opened is not written through, and one removed is made again. */
 static void test_folder_checked_at_each_use(void **state) {
     (void)state;
     char root[PATH_MAX], elsewhere[PATH_MAX], path[PATH_MAX], *payload = NULL, *moved;
@@ -321,6 +321,135 @@ static void test_folder_checked_at_each_use(void **state) {
     free(payload);
     free(moved);
     kj__cache_close(c);
+}
+
+/* The payload of key's entry in c ("" after a miss or a refusal): what a load hands out. */
+static kj__lookup load_text(kj__cache *c, const char *arch, const kj__key *k, char *text, size_t size) {
+    char path[PATH_MAX], *payload = NULL;
+    size_t len = 0;
+    uint32_t flags;
+    kj__lookup r = kj__cache_load(c, arch, k, &payload, &len, &flags, NULL, path);
+    snprintf(text, size, "%.*s", r == KJ__HIT ? (int)len : 0, r == KJ__HIT ? payload : "");
+    free(payload);
+    return r;
+}
+
+/* A folder checked once is known by its identity: a later use takes <root>/<arch> only when it is the
+ * very folder verified (or, for an arch folder not used yet, one whose parent is the verified root),
+ * still this user's and private; anything else is checked from the root again, with the refusals and
+ * warnings of the first use. Here each swap puts a folder of this user, holding a valid entry for the
+ * key, where it would be served if the identity were not checked. */
+static void test_verified_folders_swapped(void **state) {
+    (void)state;
+    char root[1024], other[1024], moved[1024], arch[1100], kept[1024], path[PATH_MAX], text[64];
+    snprintf(root, sizeof root, "%s/cache", kj_test_dir);
+    snprintf(other, sizeof other, "%s/other", kj_test_dir);
+    snprintf(moved, sizeof moved, "%s/moved", kj_test_dir);
+    snprintf(arch, sizeof arch, "%s/sm_90", root);
+    kj_test_log log, other_log;
+    kj__key k = make_key(20), k2 = make_key(21);
+    kj__cache *o = open_cache(other, 0, &other_log);
+    assert_int_equal(kj__cache_store(o, "sm_90", &k, "d", "planted", 7, 0, path), 0);
+    assert_int_equal(kj__cache_store(o, "sm_90", &k2, "d", "planted", 7, 0, path), 0);
+    kj__cache_close(o);
+
+    /* the arch folder used (verified), then the root swapped for a link to the other folder */
+    kj__cache *c = open_cache(root, 0, &log);
+    assert_int_equal(kj__cache_store(c, "sm_90", &k, "d", "mine", 4, 0, path), 0);
+    assert_int_equal(kj__cache_store(c, "sm_80", &k, "d", "mine", 4, 0, path), 0);
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__HIT);
+    assert_string_equal(text, "mine");
+    /* a link to the folder verified leads to that folder: it is the one used */
+    assert_int_equal(rename(root, moved), 0);
+    assert_int_equal(symlink(moved, root), 0);
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__HIT);
+    assert_string_equal(text, "mine");
+    assert_int_equal(log.warnings, 0);
+    assert_int_equal(unlink(root), 0);
+    assert_int_equal(symlink(other, root), 0);
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__MISS);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "mine", 4, 0, path), -1);
+    assert_int_equal(count_files(other, NULL), 1); /* sm_90 alone */
+    snprintf(path, sizeof path, "%s/sm_90", other);
+    assert_int_equal(count_files(path, NULL), 2);
+    /* once refused, the root is checked from its parent again: a link to the folder verified is no
+     * longer taken for it, for any target */
+    assert_int_equal(unlink(root), 0);
+    assert_int_equal(symlink(moved, root), 0);
+    assert_int_equal(load_text(c, "sm_80", &k, text, sizeof text), KJ__MISS);
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__MISS);
+    assert_int_equal(log.warnings, 4);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    kj__cache_close(c);
+
+    /* an arch folder not used yet, below a root swapped for a link since the open: its parent is not
+     * the root verified at the open */
+    assert_int_equal(unlink(root), 0);
+    assert_int_equal(rename(moved, root), 0);
+    c = open_cache(root, 0, &log);
+    assert_int_equal(rename(root, moved), 0);
+    assert_int_equal(symlink(other, root), 0);
+    assert_int_equal(load_text(c, "sm_90", &k2, text, sizeof text), KJ__MISS);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    assert_int_equal(unlink(root), 0);
+    assert_int_equal(rename(moved, root), 0);
+    /* the root back in its place: verified again, and used */
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__HIT);
+    assert_string_equal(text, "mine");
+
+    /* the arch folder (verified) swapped for a link to the other's */
+    snprintf(kept, sizeof kept, "%s/kept", kj_test_dir);
+    snprintf(path, sizeof path, "%s/sm_90", other);
+    assert_int_equal(rename(arch, kept), 0);
+    assert_int_equal(symlink(path, arch), 0);
+    int warnings = log.warnings;
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__MISS);
+    assert_int_equal(log.warnings, warnings + 1);
+    assert_non_null(strstr(log.last, "a symbolic link or not a folder"));
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "mine", 4, 0, path), -1);
+    snprintf(path, sizeof path, "%s/sm_90", other);
+    assert_int_equal(count_files(path, NULL), 2);
+    /* ... for another folder of this user's, private: checked from the root, and used */
+    assert_int_equal(unlink(arch), 0);
+    assert_int_equal(mkdir(arch, 0700), 0);
+    char from[1100], to[1200];
+    snprintf(from, sizeof from, "%s/sm_90/%s.cubin", other, k.hex);
+    snprintf(to, sizeof to, "%s/%s.cubin", arch, k.hex);
+    assert_int_equal(rename(from, to), 0);
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__HIT);
+    assert_string_equal(text, "planted");
+    /* ... and the folder in use made writable by others: refused from then on */
+    assert_int_equal(chmod(arch, 0777), 0);
+    warnings = log.warnings;
+    assert_int_equal(load_text(c, "sm_90", &k, text, sizeof text), KJ__MISS);
+    assert_int_equal(log.warnings, warnings + 1);
+    assert_non_null(strstr(log.last, "others may write to it"));
+    assert_int_equal(kj__cache_store(c, "sm_90", &k2, "d", "mine", 4, 0, path), -1);
+    assert_int_equal(count_files(arch, NULL), 1);
+    kj__cache_close(c);
+
+    /* a seed folder (read-only, checked as a cache folder) swapped for a link after its first use */
+    assert_int_equal(chmod(arch, 0700), 0);
+    int missing;
+    kj__logger l = {kj_test_log_fn, &log, KJ_LOG_INFO};
+    memset(&log, 0, sizeof log);
+    kj__cache *seed = kj__cache_open_seed(root, &l, &missing);
+    assert_non_null(seed);
+    uint8_t *data = NULL;
+    size_t size;
+    assert_int_equal(kj__cache_read(seed, "sm_90", &k, &data, &size, path), KJ__HIT);
+    free(data);
+    data = NULL;
+    assert_int_equal(rename(root, moved), 0);
+    assert_int_equal(symlink(other, root), 0);
+    assert_int_equal(kj__cache_read(seed, "sm_90", &k2, &data, &size, path), KJ__MISS);
+    assert_null(data);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "it is a symbolic link"));
+    kj__cache_close(seed);
 }
 
 /* Runtimes hold no descriptor for their caches: 1000 of them in a process that may open 64 files
@@ -469,5 +598,6 @@ KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_store_load), cmocka_unit_test(test_
              KJ_TEST_IN_DIR(test_symlink_never_followed), KJ_TEST_IN_DIR(test_names_outside_the_folders_refused),
              KJ_TEST_IN_DIR(test_unsafe_folders_refused),
              KJ_TEST_IN_DIR(test_unusable_paths_create_nothing), KJ_TEST_IN_DIR(test_folder_checked_at_each_use),
+             KJ_TEST_IN_DIR(test_verified_folders_swapped),
              KJ_TEST_IN_DIR(test_many_runtimes_keep_their_cache), KJ_TEST_IN_DIR(test_eviction_lru),
              KJ_TEST_IN_DIR(test_list_and_clear), cmocka_unit_test(test_parse_entry_rejects_short_input))

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,25 @@ static const char MAGIC[8] = {'K', 'J', 'C', 'U', 'B', 'I', 'N', '\0'};
 #define STALE_TMP_SECONDS 3600
 #define REFRESH_AFTER_S 60 /* a hit refreshes an entry's modification time when it is older */
 
+/* A folder verified as the rules below require, known by its identity: a later use that finds the same
+ * folder (and it still this user's, and private) needs no other check. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    char arch[16]; /* an arch folder's name; "" for a free slot */
+} verified_folder;
+#define VERIFIED_ARCHS 4
+
 struct kj__cache {
-    char *root; /* checked and opened at each use: no descriptor is held */
+    char *root; /* opened at each use: no descriptor is held */
     uint64_t max_bytes;
     kj__logger log;
     int seed;   /* a seed folder: read, never written; root may own it (an install's) */
+    uid_t uid;  /* the user whose folders and entries are trusted (geteuid at open) */
+    pthread_mutex_t lock; /* guards what the uses learn: */
+    int root_verified;
+    verified_folder root_id, archs[VERIFIED_ARCHS];
+    unsigned next_arch; /* the slot the next arch folder takes when all are used */
 };
 
 /* ---- the folder ------------------------------------------------------------------------------ */
@@ -131,14 +146,19 @@ static long make_dirs(const char *path) {
 
 /* Whether a file or folder is owned by someone this process trusts with code: itself, or for a seed
  * (read, never written: an install's files) root too. */
-static int trusted_owner(const struct stat *st, int seed) { return st->st_uid == geteuid() || (seed && st->st_uid == 0); }
+static int trusted_owner(const struct stat *st, int seed, uid_t uid) { return st->st_uid == uid || (seed && st->st_uid == 0); }
 
 /* A folder is safe when it is ours (or root's, for a seed) and nobody else may write to it. */
-static const char *unsafe_reason(const struct stat *st, int seed, char *buf, size_t size) {
+static int safe_folder(const struct stat *st, int seed, uid_t uid) {
+    return S_ISDIR(st->st_mode) && trusted_owner(st, seed, uid) && !(st->st_mode & 022);
+}
+
+/* Why a folder is not safe (safe_folder), in words; NULL when it is. */
+static const char *unsafe_reason(const struct stat *st, int seed, uid_t uid, char *buf, size_t size) {
     if (!S_ISDIR(st->st_mode)) return "it is not a folder";
-    if (!trusted_owner(st, seed)) {
+    if (!trusted_owner(st, seed, uid)) {
         snprintf(buf, size, "it is owned by uid %u, not by this user (uid %u)%s", (unsigned)st->st_uid,
-                 (unsigned)geteuid(), seed ? " or root" : "");
+                 (unsigned)uid, seed ? " or root" : "");
         return buf;
     }
     if (st->st_mode & 022) {
@@ -182,13 +202,14 @@ static int unsafe_parent(const kj__private_dir *k, const char *dir, char *why, s
 
 /* Opens the cache folder for one use, creating it (and its missing parents, 0700) when asked. No
  * descriptor is held between uses, so a process may have any number of runtimes: the folder is
- * checked each time instead. It is refused when it is a symbolic link (opened with O_NOFOLLOW: a
+ * found again at each use instead (see "the folders' identities" below). It is refused when it is a symbolic link (opened with O_NOFOLLOW: a
  * link planted in a shared folder would redirect the writes, and `cache clear`, to wherever it
  * points), not ours, writable by others, or in a parent anyone may write without the sticky bit.
  * The path is checked whole before anything is made, and what was made is removed again when the
- * folder then cannot be used. Returns the descriptor, or -1 with why (a sentence naming the folder)
- * and *err (the errno of a failed call, 0 for a refusal). */
-static int open_root(const kj__private_dir *k, const char *dir, int create, char *why, size_t size, int *err) {
+ * folder then cannot be used. Returns the descriptor (its fstat in *st), or -1 with why (a sentence
+ * naming the folder) and *err (the errno of a failed call, 0 for a refusal). uid: the user trusted. */
+static int open_root(const kj__private_dir *k, const char *dir, int create, uid_t uid, struct stat *st, char *why,
+                     size_t size, int *err) {
     *err = 0;
     if (check_root_path(k, dir, why, size) != 0 || unsafe_parent(k, dir, why, size)) return -1;
     long made = 0;
@@ -201,15 +222,14 @@ static int open_root(const kj__private_dir *k, const char *dir, int create, char
         }
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    if (fd < 0 || fstat(fd, st) != 0) {
         *err = errno;
         struct stat link;
         if ((*err == ELOOP || *err == ENOTDIR) && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode))
             kj_message_format(why, size, "not using the %s %s: it is a symbolic link (owned by uid %u%s), "
                               "and a link planted in a shared folder would send kernjit's %s wherever it points "
                               "(fix: %s)", k->what, dir, (unsigned)link.st_uid,
-                              link.st_uid == geteuid() ? ", this user" : ", not this user", k->moves, k->fix_link);
+                              link.st_uid == uid ? ", this user" : ", not this user", k->moves, k->fix_link);
         else if (*err == ELOOP || *err == ENOTDIR)
             kj_message_format(why, size, "not using the %s %s: it is not a folder (fix: %s)", k->what, dir,
                               k->fix_other);
@@ -217,10 +237,10 @@ static int open_root(const kj__private_dir *k, const char *dir, int create, char
             kj_message_format(why, size, "cannot open the %s %s (%s)", k->what, dir, kj__strerror(*err));
     } else {
         char detail[160];
-        const char *reason = unsafe_reason(&st, k->root_may_own, detail, sizeof detail);
+        const char *reason = unsafe_reason(st, k->root_may_own, uid, detail, sizeof detail);
         if (!reason) return fd;
         kj_message_format(why, size, "not using the %s %s: %s; %s (fix: %s)", k->what, dir, reason, k->stake,
-                          trusted_owner(&st, k->root_may_own) ? k->fix_mode : k->fix_owner);
+                          trusted_owner(st, k->root_may_own, uid) ? k->fix_mode : k->fix_owner);
     }
     if (fd >= 0) close(fd);
     if (made > 0) unmake_dirs(dir, (size_t)made);
@@ -228,10 +248,30 @@ static int open_root(const kj__private_dir *k, const char *dir, int create, char
 }
 
 int kj__private_dir_check(const kj__private_dir *k, const char *dir, int create, char *why, size_t size) {
-    int err, fd = open_root(k, dir, create, why, size, &err);
+    struct stat st;
+    int err, fd = open_root(k, dir, create, geteuid(), &st, why, size, &err);
     if (fd < 0) return -1;
     close(fd);
     return 0;
+}
+
+/* A cache of dir, whose root (when root is not NULL: its fstat) has just been verified. */
+static kj__cache *new_cache(const char *dir, const kj__logger *log, int seed, uid_t uid, const struct stat *root) {
+    kj__cache *c = calloc(1, sizeof *c);
+    if (!c || !(c->root = kj__strdup(dir)) || pthread_mutex_init(&c->lock, NULL) != 0) {
+        if (c) free(c->root);
+        free(c);
+        return NULL;
+    }
+    c->seed = seed;
+    c->uid = uid;
+    if (log) c->log = *log;
+    if (root) {
+        c->root_verified = 1;
+        c->root_id.dev = root->st_dev;
+        c->root_id.ino = root->st_ino;
+    }
+    return c;
 }
 
 kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger *log) {
@@ -241,7 +281,9 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
     }
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(&CACHE_FOLDER, dir, 1, why, sizeof why, &err);
+    uid_t uid = geteuid();
+    struct stat st;
+    int fd = open_root(&CACHE_FOLDER, dir, 1, uid, &st, why, sizeof why, &err);
     if (fd >= 0) {
         close(fd);
     } else if (err == EMFILE || err == ENFILE) {
@@ -251,18 +293,14 @@ kj__cache *kj__cache_open(const char *dir, uint64_t max_bytes, const kj__logger 
         kj__log(log, KJ_LOG_WARN, "%s; compiling in memory only", why);
         return NULL;
     }
-    kj__cache *c = calloc(1, sizeof *c);
-    if (!c || !(c->root = kj__strdup(dir))) {
-        free(c);
-        return NULL;
-    }
-    c->max_bytes = max_bytes ? max_bytes : KJ_CACHE_DEFAULT_MAX;
-    if (log) c->log = *log;
+    kj__cache *c = new_cache(dir, log, 0, uid, fd >= 0 ? &st : NULL);
+    if (c) c->max_bytes = max_bytes ? max_bytes : KJ_CACHE_DEFAULT_MAX;
     return c;
 }
 
 void kj__cache_close(kj__cache *c) {
     if (!c) return;
+    pthread_mutex_destroy(&c->lock);
     free(c->root);
     free(c);
 }
@@ -270,24 +308,110 @@ void kj__cache_close(kj__cache *c) {
 const char *kj__cache_root(const kj__cache *c) { return c ? c->root : NULL; }
 uint64_t kj__cache_max_bytes(const kj__cache *c) { return c ? c->max_bytes : 0; }
 
-/* The root for one operation; -1 after a warning (none when it is simply gone and create is 0:
- * nothing is cached then). */
+/* ---- the folders' identities ---------------------------------------------------------------------
+ * Checking the folders from the root's parent down costs a dozen system calls, which would be most of
+ * a disk hit's own cost if every lookup paid them. A folder that passed those checks is known by its
+ * identity (device, inode) instead: a later use opens <root>/<arch> by its path (never through a link
+ * at its end) and takes it only when it is that same folder, still this user's and private; an arch
+ * folder not seen yet, only when its parent (its ".." entry) is the verified root. Anything else (the
+ * folder gone, another folder, a link, a mode others may write) forgets what was known and checks
+ * everything from the root again, as the first use did, with the same warnings and refusals. The
+ * folder used is thus always one that passed every check: whatever path leads to it (a link put in
+ * the root's place that points to the very folder verified leads to the verified folder), nobody but
+ * this user can have written it. */
+
+static verified_folder *known_arch(kj__cache *c, const char *arch) {
+    for (size_t i = 0; i < VERIFIED_ARCHS; i++)
+        if (strcmp(c->archs[i].arch, arch) == 0) return &c->archs[i];
+    return NULL;
+}
+
+static int same_folder(const verified_folder *f, const struct stat *st) {
+    return f->dev == st->st_dev && f->ino == st->st_ino;
+}
+
+/* Under the lock. */
+static void remember_arch(kj__cache *c, const char *arch, const struct stat *st) {
+    size_t n = strlen(arch); /* at most 13: kj__arch_folder_valid */
+    if (n >= sizeof c->archs[0].arch) return;
+    verified_folder *f = known_arch(c, arch);
+    if (!f) {
+        f = known_arch(c, "");
+        if (!f) f = &c->archs[c->next_arch++ % VERIFIED_ARCHS];
+    }
+    memcpy(f->arch, arch, n + 1);
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+}
+
+static void forget_arch(kj__cache *c, const char *arch) {
+    pthread_mutex_lock(&c->lock);
+    verified_folder *f = known_arch(c, arch);
+    if (f) f->arch[0] = '\0';
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* <root>/<arch> when it is a folder verified before (see above), else -1 (and nothing known about it
+ * any more). dir_path: the folder's path, writable (it is cut at its last '/' for a moment). */
+static int open_verified_arch(kj__cache *c, const char *arch, char *dir_path) {
+    int fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st, up;
+    if (fd < 0 || fstat(fd, &st) != 0 || !safe_folder(&st, c->seed, c->uid)) {
+        if (fd >= 0) close(fd);
+        forget_arch(c, arch);
+        return -1;
+    }
+    pthread_mutex_lock(&c->lock);
+    const verified_folder *f = known_arch(c, arch);
+    int ok = f && same_folder(f, &st), ask_parent = !f && c->root_verified;
+    verified_folder root = c->root_id;
+    pthread_mutex_unlock(&c->lock);
+    if (ask_parent) {
+        ok = fstatat(fd, "..", &up, 0) == 0 && same_folder(&root, &up);
+        pthread_mutex_lock(&c->lock);
+        if (ok) remember_arch(c, arch, &st);
+        else if (c->root_id.dev == root.dev && c->root_id.ino == root.ino) c->root_verified = 0; /* the root moved */
+        pthread_mutex_unlock(&c->lock);
+    }
+    if (ok) return fd;
+    close(fd);
+    forget_arch(c, arch);
+    return -1;
+}
+
+/* The root for one operation, checked from its parent down; -1 after a warning (none when it is
+ * simply gone and create is 0: nothing is cached then). What it finds is what is known of the root
+ * from now on; when it cannot be used, nothing is known of any folder. */
 static int use_root(kj__cache *c, int create, const char *then) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int fd = open_root(folder_kind(c), c->root, create, why, sizeof why, &err);
+    struct stat st;
+    int fd = open_root(folder_kind(c), c->root, create, c->uid, &st, why, sizeof why, &err);
     if (fd < 0 && (create || err != ENOENT)) kj__log(&c->log, KJ_LOG_WARN, "%s; %s", why, then);
+    pthread_mutex_lock(&c->lock);
+    c->root_verified = fd >= 0;
+    c->root_id.dev = fd >= 0 ? st.st_dev : 0;
+    c->root_id.ino = fd >= 0 ? st.st_ino : 0;
+    for (size_t i = 0; fd < 0 && i < VERIFIED_ARCHS; i++) c->archs[i].arch[0] = '\0'; /* refused: nothing is known */
+    pthread_mutex_unlock(&c->lock);
     return fd;
 }
 
-/* Opens <root>/<arch> (creating it when asked), refusing a link or an unsafe folder. */
-static int open_arch_dir(kj__cache *c, const char *arch, int create) {
+/* Opens <root>/<arch> (creating it when asked), refusing a link or an unsafe folder: the folder
+ * verified before when it is still there, else checked from the root. path: the entry's path
+ * (<root>/<arch>/<name>), which is cut at its last '/' for a moment. */
+static int open_arch_dir(kj__cache *c, const char *arch, int create, char *path) {
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    int fd = open_verified_arch(c, arch, path);
+    *slash = '/';
+    if (fd >= 0) return fd;
     int rfd = use_root(c, create, create ? "the kernel is kept in memory only" : c->seed ? "not using its entries"
                                                                                     : "compiling again");
     if (rfd < 0) return -1;
     /* As for make_dir: a failed mkdirat matters only if the folder is not there after all. */
     int mkdir_err = create && mkdirat(rfd, arch, 0700) != 0 && errno != EEXIST ? errno : 0;
-    int fd = openat(rfd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = openat(rfd, arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int err = errno;
     close(rfd);
     if (fd < 0 && err == ENOENT && mkdir_err) {
@@ -303,12 +427,16 @@ static int open_arch_dir(kj__cache *c, const char *arch, int create) {
     }
     struct stat st;
     char why[128];
-    const char *reason = fstat(fd, &st) != 0 ? "it cannot be inspected" : unsafe_reason(&st, c->seed, why, sizeof why);
+    const char *reason = fstat(fd, &st) != 0 ? "it cannot be inspected"
+                                             : unsafe_reason(&st, c->seed, c->uid, why, sizeof why);
     if (reason) {
         kj__log(&c->log, KJ_LOG_WARN, "not using %s/%s: %s", c->root, arch, reason);
         close(fd);
         return -1;
     }
+    pthread_mutex_lock(&c->lock);
+    remember_arch(c, arch, &st);
+    pthread_mutex_unlock(&c->lock);
     return fd;
 }
 
@@ -356,6 +484,20 @@ int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, 
     *description_len = dlen;
     *payload = data + KJ_CACHE_HEADER_BYTES + dlen;
     *payload_len = (size_t)plen;
+    return 0;
+}
+
+int kj__cache_entry_take(uint8_t *data, const char *desc, size_t desc_len, const uint8_t *payload_in, size_t len,
+                         char **payload, char **description) {
+    char *d = description ? kj__strndup(desc, desc_len) : NULL;
+    if (description && !d) {
+        free(data);
+        return -1;
+    }
+    /* the binary moved to the front of the buffer that holds it: no second buffer, no second copy */
+    memmove(data, payload_in, len);
+    *payload = (char *)data;
+    if (description) *description = d;
     return 0;
 }
 
@@ -413,17 +555,29 @@ static int entry_path(kj__cache *c, const char *arch, const kj__key *key, char n
                     "digits", c->root, key->hex);
         return -1;
     }
-    snprintf(name, 64, "%s.cubin", key->hex);
-    snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+    /* put together by hand, not formatted (this is on every hit): the root has at most ROOT_MAX
+     * characters (checked when the cache was opened) and the folder at most 13, which leaves room */
+    memcpy(name, key->hex, 32);
+    memcpy(name + 32, ".cubin", sizeof ".cubin");
+    size_t r = strlen(c->root), a = strlen(arch);
+    if (r + a + 2 + 32 + sizeof ".cubin" > PATH_MAX) {
+        snprintf(path, PATH_MAX, "%s/%s/%s", c->root, arch, name);
+        return 0;
+    }
+    memcpy(path, c->root, r);
+    path[r] = '/';
+    memcpy(path + r + 1, arch, a);
+    path[r + 1 + a] = '/';
+    memcpy(path + r + a + 2, name, 32 + sizeof ".cubin");
     return 0;
 }
 
 /* Reads a whole entry through an open descriptor (its fstat into *st); NULL when it is not a plain
  * file of ours (for a seed: ours or root's, and nobody else's to write) or too big. */
-static uint8_t *read_entry(int fd, int seed, size_t *size, struct stat *st_out) {
+static uint8_t *read_entry(int fd, int seed, uid_t uid, size_t *size, struct stat *st_out) {
     struct stat st;
     if (st_out) memset(st_out, 0, sizeof *st_out);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted_owner(&st, seed) || (seed && (st.st_mode & 022)) ||
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted_owner(&st, seed, uid) || (seed && (st.st_mode & 022)) ||
         (uint64_t)st.st_size > MAX_PAYLOAD + MAX_DESCRIPTION + KJ_CACHE_HEADER_BYTES + KJ_SIGNED_TRAILER_BYTES)
         return NULL;
     if (st_out) *st_out = st;
@@ -449,7 +603,7 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
                           uint32_t *flags, char **description, char path[PATH_MAX]) {
     char name[64];
     if (entry_path(c, arch, key, name, path) != 0) return KJ__MISS;
-    int dfd = open_arch_dir(c, arch, 0);
+    int dfd = open_arch_dir(c, arch, 0, path);
     if (dfd < 0) return KJ__MISS;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -470,7 +624,7 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     }
     size_t size = 0;
     struct stat st;
-    uint8_t *data = read_entry(fd, c->seed, &size, &st);
+    uint8_t *data = read_entry(fd, c->seed, c->uid, &size, &st);
     const char *desc;
     size_t dlen;
     const uint8_t *bin;
@@ -492,18 +646,7 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
     if (time(NULL) - st.st_mtime >= REFRESH_AFTER_S) futimens(fd, NULL);
     close(fd);
     close(dfd);
-    char *out = malloc(blen ? blen : 1);
-    char *d = description ? kj__strndup(desc, dlen) : NULL;
-    if (!out || (description && !d)) {
-        free(out);
-        free(d);
-        free(data);
-        return KJ__MISS;
-    }
-    memcpy(out, bin, blen);
-    free(data);
-    if (description) *description = d;
-    *payload = out;
+    if (kj__cache_entry_take(data, desc, dlen, bin, blen, payload, description) != 0) return KJ__MISS;
     *len = blen;
     *flags = fl;
     return KJ__HIT;
@@ -515,7 +658,9 @@ kj__cache *kj__cache_open_seed(const char *dir, const kj__logger *log, int *miss
     char why[KJ__MESSAGE_MAX];
     int err;
     *missing = 0;
-    int fd = open_root(&SEED_FOLDER, dir, 0, why, sizeof why, &err);
+    uid_t uid = geteuid();
+    struct stat st;
+    int fd = open_root(&SEED_FOLDER, dir, 0, uid, &st, why, sizeof why, &err);
     if (fd >= 0) {
         close(fd);
     } else if (err == ENOENT) {
@@ -527,21 +672,14 @@ kj__cache *kj__cache_open_seed(const char *dir, const kj__logger *log, int *miss
         kj__log(log, KJ_LOG_WARN, "%s; not using its entries", why);
         return NULL;
     }
-    kj__cache *c = calloc(1, sizeof *c);
-    if (!c || !(c->root = kj__strdup(dir))) {
-        free(c);
-        return NULL;
-    }
-    c->seed = 1;
-    if (log) c->log = *log;
-    return c;
+    return new_cache(dir, log, 1, uid, fd >= 0 ? &st : NULL);
 }
 
 kj__lookup kj__cache_read(kj__cache *c, const char *arch, const kj__key *key, uint8_t **data, size_t *size,
                           char path[PATH_MAX]) {
     char name[64];
     if (entry_path(c, arch, key, name, path) != 0) return KJ__MISS;
-    int dfd = open_arch_dir(c, arch, 0);
+    int dfd = open_arch_dir(c, arch, 0, path);
     if (dfd < 0) return KJ__MISS;
     int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     int err = errno;
@@ -552,7 +690,7 @@ kj__lookup kj__cache_read(kj__cache *c, const char *arch, const kj__key *key, ui
                 err == ELOOP ? ": a symbolic link, which is never followed" : "");
         return KJ__BAD;
     }
-    uint8_t *d = read_entry(fd, c->seed, size, NULL);
+    uint8_t *d = read_entry(fd, c->seed, c->uid, size, NULL);
     close(fd);
     if (!d) {
         kj__log(&c->log, KJ_LOG_WARN, "not using %s: it is not a regular file of this user%s%s, or it is larger than "
@@ -587,7 +725,7 @@ int kj__cache_store_raw(kj__cache *c, const char *arch, const kj__key *key, cons
                         char path[PATH_MAX]) {
     char name[64];
     if (entry_path(c, arch, key, name, path) != 0) return -1;
-    int dfd = c->seed ? -1 : open_arch_dir(c, arch, 1);
+    int dfd = c->seed ? -1 : open_arch_dir(c, arch, 1, path);
     if (dfd < 0) return -1;
 
     /* A name no other writer uses: O_EXCL fails rather than open anything already there. */
@@ -695,7 +833,7 @@ static int by_mtime_oldest_first(const void *a, const void *b) {
 
 /* Whether the file starts as every kernjit entry does (its magic), read without following a link:
  * `clear` removes nothing else, whatever its name. */
-static int is_ours(int rfd, const file_info *f) {
+static int is_ours(const kj__cache *c, int rfd, const file_info *f) {
     int afd = openat(rfd, f->arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (afd < 0) return 0;
     int fd = openat(afd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -703,7 +841,7 @@ static int is_ours(int rfd, const file_info *f) {
     if (fd < 0) return 0;
     unsigned char head[sizeof MAGIC];
     struct stat st;
-    int ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+    int ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == c->uid &&
                read(fd, head, sizeof head) == (ssize_t)sizeof head && memcmp(head, MAGIC, sizeof MAGIC) == 0;
     close(fd);
     return ours;
@@ -723,7 +861,8 @@ static int remove_file(int rfd, const file_info *f) {
 static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
     char why[KJ__MESSAGE_MAX];
     int err;
-    int rfd = open_root(folder_kind(c), c->root, 0, why, sizeof why, &err);
+    struct stat st;
+    int rfd = open_root(folder_kind(c), c->root, 0, c->uid, &st, why, sizeof why, &err);
     file_info *files;
     size_t n;
     if (rfd < 0) return;
@@ -765,7 +904,8 @@ static kj_status scan_root(kj__cache *c, int *rfd, file_info **files, size_t *n)
     int err;
     *files = NULL;
     *n = 0;
-    *rfd = open_root(folder_kind(c), c->root, 0, why, sizeof why, &err);
+    struct stat st;
+    *rfd = open_root(folder_kind(c), c->root, 0, c->uid, &st, why, sizeof why, &err);
     if (*rfd < 0) return err == ENOENT ? KJ_OK : KJ_FAIL(KJ_ERR_IO, "%s", why);
     if (scan(*rfd, files, n) == 0) return KJ_OK;
     err = errno;
@@ -803,7 +943,7 @@ kj_status kj__cache_items(kj__cache *c, int verify, kj__cache_item **items, size
             int afd = openat(rfd, files[i].arch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             int fd = afd < 0 ? -1 : openat(afd, files[i].name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
             size_t size = 0;
-            uint8_t *data = fd < 0 ? NULL : read_entry(fd, c->seed, &size, NULL);
+            uint8_t *data = fd < 0 ? NULL : read_entry(fd, c->seed, c->uid, &size, NULL);
             const char *desc;
             size_t dlen;
             const uint8_t *bin;
@@ -845,7 +985,7 @@ kj_status kj__cache_clear(kj__cache *c, uint64_t *entries, uint64_t *bytes) {
     time_t now = time(NULL);
     for (size_t i = 0; i < n; i++) {
         if (files[i].is_tmp && now - files[i].mtime <= STALE_TMP_SECONDS) continue; /* a write in progress */
-        if (!files[i].is_tmp && !is_ours(rfd, &files[i])) continue; /* named like an entry, but not one */
+        if (!files[i].is_tmp && !is_ours(c, rfd, &files[i])) continue; /* named like an entry, but not one */
         if (remove_file(rfd, &files[i]) != 0) {
             failed = errno;
             continue;

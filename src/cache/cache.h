@@ -99,6 +99,13 @@ kj_status kj__cache_clear(kj__cache *cache, uint64_t *entries, uint64_t *bytes);
 int kj__cache_parse_entry(const uint8_t *data, size_t size, const kj__key *key, const char **description,
                           size_t *description_len, const uint8_t **payload, size_t *payload_len, uint32_t *flags);
 
+/* What a lookup hands out of an entry parsed in data (malloc'd; desc and payload_in point into it, as
+ * kj__cache_parse_entry set them): *payload, data itself with the binary (len bytes) moved to its
+ * front, and *description (malloc'd) when description is not NULL. data is the caller's no more,
+ * either way: -1 when out of memory (data freed). */
+int kj__cache_entry_take(uint8_t *data, const char *desc, size_t desc_len, const uint8_t *payload_in, size_t len,
+                         char **payload, char **description);
+
 /* The entry's bytes, as a store writes them (and the remote cache holds them): malloc'd, *size set.
  * NULL when out of memory or the payload is too large. */
 uint8_t *kj__cache_format_entry(const kj__key *key, const char *description, const void *payload, size_t len,

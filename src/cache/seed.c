@@ -201,19 +201,9 @@ kj__lookup kj__seed_load(kj__seed *s, const char *arch, const kj__key *key, char
             result = KJ__BAD;
             continue;
         }
-        char *out = malloc(blen ? blen : 1), *d = kj__strndup(desc, dlen);
-        if (!out || !d) {
-            free(out);
-            free(d);
-            free(data);
-            return KJ__MISS;
-        }
-        memcpy(out, bin, blen);
-        free(data);
-        *payload = out;
+        if (kj__cache_entry_take(data, desc, dlen, bin, blen, payload, description) != 0) return KJ__MISS;
         *len = blen;
         *flags = fl;
-        *description = d;
         return KJ__HIT;
     }
     return result;
