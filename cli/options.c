@@ -1,6 +1,6 @@
-/* Reading the command line: cli_getopt (sets of options, getopt_long under it) and the messages for
- * an option a command does not take, the parsers of option values (counts, powers of two, -D, --arch
- * lists) and of the program a command names. */
+/* Reading the command line: cli_getopt, the one option parser of every command (its sets of
+ * options, getopt_long under it, its messages for an option it does not take), the parsers of option
+ * values (counts, powers of two, -D, --arch lists) and of the program a command names. */
 #include "cli.h"
 #include "nvcc_options.h"
 
@@ -21,7 +21,11 @@ char **cli_name_argv0(char **argv, const char *parent) {
     return argv;
 }
 
-int cli_bad_option(const char *cmd, char **argv, const struct option *options, int answer) {
+/* getopt_long's answer for an option it did not take ('?', or ':' for a missing value: every
+ * optstring starts with ':' so that getopt itself prints nothing), named as the user typed it:
+ * "unrecognized option '--x'", "option '--n' needs a value", "option '--json' takes no value",
+ * "option '--s' is ambiguous: --samples, --seed". Returns EXIT_USAGE. */
+static int bad_option(const char *cmd, char **argv, const struct option *options, int answer) {
     const char *word = optind > 0 ? argv[optind - 1] : "";
     if (answer == ':')
         return optopt && word[0] == '-' && word[1] != '-' ? cli_usage(cmd, "option '-%c' needs a value", optopt)
@@ -44,8 +48,9 @@ int cli_bad_option(const char *cmd, char **argv, const struct option *options, i
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user) {
     unsigned nvcc = 0;
     struct option all[CLI_MAX_OPTIONS + 1];
-    char names[1024], letters[2 * CLI_MAX_OPTIONS + 2] = ":"; /* at most "L:" an option; ':' see cli_bad_option */
+    char names[1024], letters[2 * CLI_MAX_OPTIONS + 2] = ":"; /* at most "L:" an option; ':' see bad_option */
     unsigned char set_of[256] = {0};                           /* the set each letter belongs to */
+    const cli_option_set *operands = NULL;
     size_t n = 0, used = 0;
     for (size_t i = 0; i < count; i++) {
         size_t len = strlen(sets[i].options);
@@ -54,24 +59,27 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
         used += len + 1;
         for (char *p = strtok_r(spec, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
             char *eq = strchr(p, '=');
-            assert(eq && n < CLI_MAX_OPTIONS);
+            int long_only = strncmp(p, "--", 2) == 0;
+            assert(eq && n < CLI_MAX_OPTIONS && !set_of[(unsigned char)eq[1]]);
             *eq = '\0'; /* the name ends here */
-            all[n++] = (struct option){p, eq[2] == ':' ? required_argument : no_argument, NULL, eq[1]};
-            set_of[(unsigned char)eq[1]] = (unsigned char)i;
-            strncat(letters, eq + 1, 2);
+            all[n++] = (struct option){p + 2 * long_only, eq[2] == ':' ? required_argument : no_argument, NULL, eq[1]};
+            set_of[(unsigned char)eq[1]] = (unsigned char)(i + 1);
+            if (!long_only) strncat(letters, eq + 1, 2);
         }
         nvcc |= sets[i].nvcc;
+        if (sets[i].operands) operands = &sets[i];
     }
     all[n] = (struct option){0, 0, 0, 0};
     int opt, rc = nvcc ? cli_nvcc_options(cmd, &argc, argv, all, letters, nvcc) : EXIT_OK;
     if (rc != EXIT_OK) return rc;
     optind = 0; /* getopt starts over: the demo has parsed its own line before it runs reduce */
     while (rc == EXIT_OK && (opt = getopt_long(argc, argv, letters, all, NULL)) != -1) {
-        if (opt == '?' || opt == ':') return cli_bad_option(cmd, argv, all, opt);
-        rc = sets[set_of[(unsigned char)opt]].fn(user, opt, optarg);
+        if (opt == '?' || opt == ':') return bad_option(cmd, argv, all, opt);
+        rc = sets[set_of[(unsigned char)opt] - 1].fn(user, opt, optarg);
     }
-    if (rc == EXIT_OK && optind < argc) rc = cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
-    return rc;
+    if (rc != EXIT_OK) return rc;
+    if (operands) return operands->operands(user, argc - optind, argv + optind);
+    return optind < argc ? cli_usage(cmd, "unexpected argument '%s'", argv[optind]) : EXIT_OK;
 }
 
 int cli_parse_define(char *text, kj_define *out, char *err, size_t err_size) {

@@ -1,5 +1,5 @@
-/* Reading the command line (options.c): the option parser, cli_getopt, and the parsers of option
- * values and of the program a command names. Part of cli.h, which includes it. */
+/* Reading the command line (options.c): the one option parser every command uses, cli_getopt, and
+ * the parsers of option values and of the program a command names. Part of cli.h, which includes it. */
 #ifndef KJ_CLI_OPTIONS_H
 #define KJ_CLI_OPTIONS_H
 
@@ -11,17 +11,16 @@
 
 /* Sets argv[0] to "PARENT ARGV0" ("kernjit compile") for a subcommand's getopt messages; returns argv. */
 char **cli_name_argv0(char **argv, const char *parent);
-/* getopt_long's answer for an option it did not take ('?', or ':' for a missing value: every
- * optstring starts with ':' so that getopt itself prints nothing), named as the user typed it:
- * "unrecognized option '--x'", "option '--n' needs a value", "option '--json' takes no value",
- * "option '--s' is ambiguous: --samples, --seed". Returns EXIT_USAGE. */
-int cli_bad_option(const char *cmd, char **argv, const struct option *options, int answer);
 /* Options in sets: a command's own, and those a harness adds for all its commands. Each option is
- * "NAME=L" (--NAME or -L) or "NAME=L:" (taking a value), space-separated: "rows=R: cols=C: json=j". */
+ * "NAME=L" (--NAME or -L) or "NAME=L:" (taking a value), space-separated: "rows=R: cols=C: json=j";
+ * "--NAME=L" is --NAME alone, L only telling fn which option it is ("--save=o:": -o is no option). */
 typedef struct cli_option_set {
     const char *options;
     int (*fn)(void *user, int opt, char *arg); /* one option of the set (L): EXIT_OK, CLI_DONE, or an exit code */
     unsigned nvcc; /* nvcc's spellings the set takes (CLI_NVCC_*, nvcc_options.h): 0, none */
+    /* the arguments that are not options, in order (count may be 0), once every option is taken:
+     * EXIT_OK or an exit code. NULL: the command takes none ("unexpected argument 'X'"). */
+    int (*operands)(void *user, int count, char **args);
 } cli_option_set;
 
 /* fn has done what the command line asked (printed --help): stop, exit 0. */
@@ -30,8 +29,9 @@ typedef struct cli_option_set {
 
 /* getopt_long over argv with every set's options (a letter belongs to one set), after nvcc's spellings
  * that a set takes are rewritten into its options (cli_nvcc_options); each option goes to its set's fn
- * with user. An unknown option or a left-over argument is a usage error. Returns EXIT_OK,
- * CLI_DONE, or the exit code of the first error. At most CLI_MAX_OPTIONS options in all. */
+ * with user, then the other arguments to the set that takes them. An unknown option, or an argument
+ * where no set takes any, is a usage error. Returns EXIT_OK, CLI_DONE, or the exit code of the first
+ * error. At most CLI_MAX_OPTIONS options in all. Every command parses its command line with it. */
 int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *sets, size_t count, void *user);
 
 /* Names on the command line take '-' and '_' alike (`run vector_add`, `compile vector-add`): 1 when a
