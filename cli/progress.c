@@ -1,9 +1,26 @@
 /* The progress display of long work on stderr: a live line on a terminal, plain lines in a log. */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+/* The display's clock, in seconds. A test hook: with KJ_TEST_PROGRESS_STEP=S in the environment
+ * (tests/test-progress.sh) the clock stands still but for S seconds at each reading, so that what a
+ * log shows follows the steps of the work and not the host's speed: 0, no work is long; 3
+ * (CLI_PROGRESS_EVERY_S), every state after the first is said. */
+static double progress_now(void) {
+    static int hooked = -1;
+    static double step, fake = 1000; /* any start but 0, which progress.start keeps for "not begun" */
+    if (hooked < 0) {
+        const char *text = getenv("KJ_TEST_PROGRESS_STEP");
+        char *end = NULL;
+        step = text && *text ? strtod(text, &end) : -1;
+        hooked = end && !*end && step >= 0;
+    }
+    return hooked ? fake += step : cli_now_ms() / 1e3;
+}
 
 static struct {
     double start, last;
@@ -22,7 +39,7 @@ static void progress_line(const char *line) {
  * CLI_PROGRESS_EVERY_S, that often, and its last state (final, or at cli_progress_end) when a line
  * was printed before or the work lasted that long. */
 static void progress_show(const char *cmd, const char *live, const char *logged, int final) {
-    double now = cli_now_ms() / 1e3;
+    double now = progress_now();
     if (progress.start == 0) {
         progress.start = progress.last = now;
         progress.tty = isatty(2);
@@ -70,7 +87,7 @@ void cli_progress_pause(void) {
 
 void cli_progress_end(void) {
     cli_progress_pause();
-    if (progress.unsaid[0] && (progress.printed || cli_now_ms() / 1e3 - progress.start >= CLI_PROGRESS_EVERY_S))
+    if (progress.unsaid[0] && (progress.printed || progress_now() - progress.start >= CLI_PROGRESS_EVERY_S))
         progress_line(progress.unsaid);
     memset(&progress, 0, sizeof progress);
 }
