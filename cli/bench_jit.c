@@ -10,7 +10,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <nvrtc.h>
@@ -668,41 +667,53 @@ static void goal(int goals, double value, double target, const char *unit) {
     printf("\n");
 }
 
-int bench_jit(int argc, char **argv) {
-    static const struct option opts[] = {{"repeat", required_argument, 0, 'r'}, {"json", no_argument, 0, 'j'},
-                                         {"child", no_argument, 0, 'c'},        {"help", no_argument, 0, 'h'},
-                                         {"child-reduce", no_argument, 0, 'R'}, {"device", required_argument, 0, 'G'},
-                                         {"child-driver", no_argument, 0, 'D'}, {"seed", required_argument, 0, 'S'},
-                                         {"goals", no_argument, 0, 'g'},          {0, 0, 0, 0}};
-    uint64_t repeat = 7;
-    int json = 0, is_child = 0, is_reduce_child = 0, is_driver_child = 0, goals = 0, c;
-    const char *child_seeds = NULL; /* a child's seed folder (--seed) */
-    while ((c = getopt_long(argc, argv, ":hjr:", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 'S') child_seeds = optarg;
-        else if (c == 'c') is_child = 1;
-        else if (c == 'R') is_reduce_child = 1;
-        else if (c == 'D') is_driver_child = 1;
-        else if (c == 'g') goals = 1;
-        else if (c == 'G') {
-            int rc = cli_device_arg("bench jit", optarg);
-            if (rc != EXIT_OK) return rc;
-        }
-        else if (c == 'r') {
-            int rc = cli_count_arg("bench jit", "--repeat", optarg, 1, 1000, &repeat);
-            if (rc != EXIT_OK) return rc;
-        } else if (c == 'h') return help(), EXIT_OK;
-        else return cli_bad_option("bench jit", argv, opts, c);
+/* The command line, as cli_getopt reads it. */
+typedef struct line {
+    uint64_t repeat;
+    int json, is_child, is_reduce_child, is_driver_child, goals;
+    const char *child_seeds; /* a child's seed folder (--seed) */
+    int count;
+    char **words; /* a child's arguments */
+} line;
+
+static int option(void *user, int c, char *arg) {
+    line *l = user;
+    switch (c) {
+    case 'j': l->json = 1; break;
+    case 'S': l->child_seeds = arg; break;
+    case 'c': l->is_child = 1; break;
+    case 'R': l->is_reduce_child = 1; break;
+    case 'D': l->is_driver_child = 1; break;
+    case 'g': l->goals = 1; break;
+    case 'G': return cli_device_arg("bench jit", arg);
+    case 'r': return cli_count_arg("bench jit", "--repeat", arg, 1, 1000, &l->repeat);
+    case 'h': help(); return CLI_DONE;
     }
-    if (is_child)
-        return optind + 2 == argc || optind + 3 == argc
-                   ? child(argv[optind], argv[optind + 1], argv[optind + 2], child_seeds)
-                   : EXIT_USAGE;
-    if (is_reduce_child)
-        return optind + 2 == argc ? child_reduce(argv[optind], argv[optind + 1], child_seeds) : EXIT_USAGE;
+    return EXIT_OK;
+}
+
+static int words(void *user, int count, char **args) {
+    line *l = user;
+    l->count = count;
+    l->words = args;
+    return EXIT_OK;
+}
+
+int bench_jit(int argc, char **argv) {
+    static const cli_option_set set = {"repeat=r: json=j --child=c help=h --child-reduce=R --device=G: "
+                                       "--child-driver=D --seed=S: --goals=g", option, 0, words};
+    line l = {.repeat = 7};
+    int rc = cli_getopt("bench jit", argc, argv, &set, 1, &l);
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
+    uint64_t repeat = l.repeat;
+    int json = l.json, goals = l.goals;
+    const char *child_seeds = l.child_seeds;
+    char **w = l.words;
+    if (l.is_child) return l.count == 2 || l.count == 3 ? child(w[0], w[1], w[2], child_seeds) : EXIT_USAGE;
+    if (l.is_reduce_child) return l.count == 2 ? child_reduce(w[0], w[1], child_seeds) : EXIT_USAGE;
     if (child_seeds) return cli_usage("bench jit", "--seed is for the benchmark's child processes");
-    if (is_driver_child) return optind + 2 == argc ? child_driver(argv[optind], argv[optind + 1]) : EXIT_USAGE;
-    if (optind < argc) return cli_usage("bench jit", "unexpected argument '%s'", argv[optind]);
+    if (l.is_driver_child) return l.count == 2 ? child_driver(w[0], w[1]) : EXIT_USAGE;
+    if (l.count) return cli_usage("bench jit", "unexpected argument '%s'", w[0]);
 
     /* NVRTC keeps compiled code in the driver's cache where there is a driver, keyed so that sources
      * differing in comments alone hit: every compile below must be cold, for both sides */
@@ -722,7 +733,7 @@ int bench_jit(int argc, char **argv) {
     double *loaded = calloc(repeat, sizeof *loaded), *disk_headers = calloc(repeat, sizeof *disk_headers);
     double *driver = calloc(repeat, sizeof *driver), *seeded = calloc(repeat, sizeof *seeded);
     double mem[10];
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     if (!raw || !cold || !disk || !loaded || !disk_headers || !driver || !seeded) {
         rc = cli_error("bench jit", "out of memory");
         goto done;

@@ -1,5 +1,4 @@
 /* kernjit cache: path, list, stats, clear, push, pull. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
@@ -118,24 +117,39 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
     return EXIT_OK;
 }
 
+typedef struct line {
+    int json, count;
+    char **args; /* the action, and push's or pull's kernel */
+} line;
+
+static int option(void *user, int opt, char *arg) {
+    (void)arg;
+    if (opt == 'h') return help(), CLI_DONE;
+    ((line *)user)->json = 1;
+    return EXIT_OK;
+}
+
+static int operands(void *user, int count, char **args) {
+    line *l = user;
+    l->count = count;
+    l->args = args;
+    return count ? EXIT_OK : cli_usage("cache", "give one action: path, list, stats, clear, push or pull");
+}
+
 int cmd_cache(int argc, char **argv) {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 'h') return help(), EXIT_OK;
-        else return cli_bad_option("cache", argv, opts, c);
-    }
-    if (optind >= argc) return cli_usage("cache", "give one action: path, list, stats, clear, push or pull");
-    const char *action = argv[optind];
+    static const cli_option_set set = {"json=j help=h", option, 0, operands};
+    line l = {0};
+    int c = cli_getopt("cache", argc, argv, &set, 1, &l), json = l.json;
+    if (c != EXIT_OK) return c == CLI_DONE ? EXIT_OK : c;
+    const char *action = l.args[0];
     static const char *actions[] = {"path", "list", "stats", "clear", "push", "pull"};
     int known = 0, moves = strcmp(action, "push") == 0 || strcmp(action, "pull") == 0;
     for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) known |= strcmp(action, actions[i]) == 0;
     if (!known) return cli_usage("cache", "unknown action '%s': the actions are path, list, stats, clear, push, pull", action);
-    if (argc - optind > (moves ? 2 : 1))
+    if (l.count > (moves ? 2 : 1))
         return cli_usage("cache", moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
-                         action, argv[optind + (moves ? 2 : 1)]);
-    const char *kernel = moves && optind + 1 < argc ? cli_kernel_name(argv[optind + 1]) : NULL;
+                         action, l.args[moves ? 2 : 1]);
+    const char *kernel = moves && l.count > 1 ? cli_kernel_name(l.args[1]) : NULL;
     char command[32];
     snprintf(command, sizeof command, "cache %s", action);
     json_command(command);

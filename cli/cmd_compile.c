@@ -1,7 +1,6 @@
 /* kernjit compile: compile a kernel (or, with --all, every variant of it) into the cache; no GPU
  * needed. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,77 +484,87 @@ static int check_emit(const compile_args *a, int emit_given, int all, size_t nar
     return cli_check_output_folder("compile", what, a->output);
 }
 
-int cmd_compile(int argc, char **argv) {
-    static const struct option opts[] = {{"entry", required_argument, 0, 'e'},  {"define", required_argument, 0, 'D'},
-                                         {"arch", required_argument, 0, 'a'},   {"option", required_argument, 0, 'p'},
-                                         {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-                                         {"all", no_argument, 0, 'A'},          {"threads", required_argument, 0, 'T'},
-                                         {"push", no_argument, 0, 'P'},         {"emit", required_argument, 0, 'E'},
-                                         {"output", required_argument, 0, 'o'}, {"shard", required_argument, 0, 'S'},
-                                         {"worker", no_argument, 0, 'W'},       {0, 0, 0, 0}};
+/* The command line, as cli_getopt reads it. */
+typedef struct line {
     compile_args a;
-    memset(&a, 0, sizeof a);
     const char *archs[MAX_ARCHS];
-    size_t narch = 0;
-    int all = 0, emit_given = 0, c;
-    uint64_t threads = 0;
-    all_args aa = {0};
-    const char *shard = NULL;
+    size_t narch;
+    int all, emit_given;
+    uint64_t threads;
+    all_args aa;
+    const char *shard;
+    int count;
+    char **sources; /* SOURCE[:ENTRY]... */
+} line;
+
+static int option(void *user, int opt, char *arg) {
+    line *l = user;
+    compile_args *a = &l->a;
     char err[256];
-    static const char letters[] = ":hje:D:a:o:";
-    int nvcc = cli_nvcc_options("compile", &argc, argv, opts, letters, CLI_NVCC_ARCH | CLI_NVCC_DEFINES | CLI_NVCC_COMPILER);
-    if (nvcc != EXIT_OK) return nvcc;
-    while ((c = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
-        switch (c) {
-        case 'A': all = 1; break;
-        case 'S': shard = optarg; break;
-        case 'W': aa.worker = 1; break;
-        case 'P': a.push = 1; break;
-        case 'T': {
-            int rc = cli_count_arg("compile", "--threads", optarg, 1, 64, &threads);
-            if (rc != EXIT_OK) return rc;
-            break;
-        }
-        case 'e':
-            if (a.nentries == MAX_ENTRIES) return cli_usage("compile", "at most %d --entry values", MAX_ENTRIES);
-            for (size_t k = 0; k < a.nentries; k++)
-                if (strcmp(a.entries[k], optarg) == 0) return cli_usage("compile", "--entry '%s' is given twice", optarg);
-            a.entries[a.nentries++] = a.entry = optarg;
-            if (a.nentries > 1) a.entry = a.entries[0];
-            break;
-        case 'a': {
-            int rc = cli_arch_list("compile", optarg, archs, &narch, MAX_ARCHS);
-            if (rc != EXIT_OK) return rc;
-            break;
-        }
-        case 'j': a.json = 1; break;
-        case 'h': help(); return EXIT_OK;
-        case 'D':
-            if (a.ndef == MAX_DEFINES) return cli_usage("compile", "at most %d -D macros", MAX_DEFINES);
-            if (cli_parse_define(optarg, &a.defines[a.ndef], err, sizeof err) != 0) return cli_usage("compile", "%s", err);
-            a.ndef++;
-            break;
-        case 'p':
-            if (a.nopt == MAX_OPTIONS) return cli_usage("compile", "at most %d --option values", MAX_OPTIONS);
-            a.options[a.nopt++] = optarg;
-            break;
-        case 'E': {
-            int rc = cli_parsed("compile", kj_emit_format_parse(optarg, &a.format));
-            if (rc != EXIT_OK) return rc;
-            if (emit_given) return cli_usage("compile", "--emit is given twice: one output a run");
-            emit_given = a.emit = 1;
-            break;
-        }
-        case 'o':
-            if (a.output) return cli_usage("compile", "-o is given twice: one output a run");
-            a.output = optarg;
-            break;
-        default: return cli_bad_option("compile", argv, opts, c);
-        }
+    switch (opt) {
+    case 'A': l->all = 1; break;
+    case 'S': l->shard = arg; break;
+    case 'W': l->aa.worker = 1; break;
+    case 'P': a->push = 1; break;
+    case 'T': return cli_count_arg("compile", "--threads", arg, 1, 64, &l->threads);
+    case 'e':
+        if (a->nentries == MAX_ENTRIES) return cli_usage("compile", "at most %d --entry values", MAX_ENTRIES);
+        for (size_t k = 0; k < a->nentries; k++)
+            if (strcmp(a->entries[k], arg) == 0) return cli_usage("compile", "--entry '%s' is given twice", arg);
+        a->entries[a->nentries++] = a->entry = arg;
+        if (a->nentries > 1) a->entry = a->entries[0];
+        break;
+    case 'a': return cli_arch_list("compile", arg, l->archs, &l->narch, MAX_ARCHS);
+    case 'j': a->json = 1; break;
+    case 'h': help(); return CLI_DONE;
+    case 'D':
+        if (a->ndef == MAX_DEFINES) return cli_usage("compile", "at most %d -D macros", MAX_DEFINES);
+        if (cli_parse_define(arg, &a->defines[a->ndef], err, sizeof err) != 0) return cli_usage("compile", "%s", err);
+        a->ndef++;
+        break;
+    case 'p':
+        if (a->nopt == MAX_OPTIONS) return cli_usage("compile", "at most %d --option values", MAX_OPTIONS);
+        a->options[a->nopt++] = arg;
+        break;
+    case 'E': {
+        int rc = cli_parsed("compile", kj_emit_format_parse(arg, &a->format));
+        if (rc != EXIT_OK) return rc;
+        if (l->emit_given) return cli_usage("compile", "--emit is given twice: one output a run");
+        l->emit_given = a->emit = 1;
+        break;
     }
-    if (optind >= argc) return cli_usage("compile", "which kernel? give a built-in name or a .cu file");
+    case 'o':
+        if (a->output) return cli_usage("compile", "-o is given twice: one output a run");
+        a->output = arg;
+        break;
+    }
+    return EXIT_OK;
+}
+
+static int sources(void *user, int count, char **args) {
+    line *l = user;
+    l->count = count;
+    l->sources = args;
+    return count ? EXIT_OK : cli_usage("compile", "which kernel? give a built-in name or a .cu file");
+}
+
+int cmd_compile(int argc, char **argv) {
+    static const cli_option_set set = {"entry=e: define=D: arch=a: --option=p: json=j help=h --all=A --threads=T: "
+                                       "--push=P --emit=E: output=o: --shard=S: --worker=W",
+                                       option, CLI_NVCC_ARCH | CLI_NVCC_DEFINES | CLI_NVCC_COMPILER, sources};
+    line l;
+    memset(&l, 0, sizeof l);
+    int rc = cli_getopt("compile", argc, argv, &set, 1, &l);
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
+    compile_args a = l.a;
+    const char **archs = l.archs;
+    size_t narch = l.narch;
+    int all = l.all, emit_given = l.emit_given;
+    uint64_t threads = l.threads;
+    all_args aa = l.aa;
+    const char *shard = l.shard;
     cli_program prog;
-    int rc = cli_parse_program("compile", argv + optind, argc - optind, a.entry, &prog);
+    rc = cli_parse_program("compile", l.sources, l.count, a.entry, &prog);
     if (rc != EXIT_OK) return rc;
     const char *kernel = prog.kernel;
     if (all && prog.source_count)

@@ -1,7 +1,6 @@
 /* kernjit demo: the main job. With a GPU: JIT-compile the reduction and run it on 64M random values,
  * checked against the CPU. Without: compile and cache every built-in kernel for sm_90 and say that
  * nothing was launched. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
@@ -62,21 +61,28 @@ static int compile_all(int json) {
     return rc;
 }
 
+typedef struct line {
+    int json;
+    char *n;
+} line;
+
+static int option(void *user, int opt, char *arg) {
+    line *l = user;
+    if (opt == 'h') return help(), CLI_DONE;
+    if (opt == 'j') l->json = 1;
+    else l->n = arg;
+    return EXIT_OK;
+}
+
 int cmd_demo(int argc, char **argv) {
-    static const struct option opts[] = {{"n", required_argument, 0, 'n'}, {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
-    char *n = "64M";
-    while ((c = getopt_long(argc, argv, ":hjn:", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 'n') n = optarg;
-        else if (c == 'h') return help(), EXIT_OK;
-        else return cli_bad_option("demo", argv, opts, c);
-    }
-    if (optind < argc) return cli_usage("demo", "unexpected argument '%s'", argv[optind]);
+    static const cli_option_set set = {"n=n: json=j help=h", option};
+    line l = {0, "64M"};
+    int rc = cli_getopt("demo", argc, argv, &set, 1, &l), json = l.json;
+    char *n = l.n;
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
     /* checked here too: without a device the count is not used, but a typo is still a typo */
     uint64_t count_check;
-    int rc = cli_count_arg("demo", "--n", n, 0, 1ull << 40, &count_check);
+    rc = cli_count_arg("demo", "--n", n, 0, 1ull << 40, &count_check);
     if (rc != EXIT_OK) return rc;
     int count = 0;
     if (kj_device_count(&count) != KJ_OK || count == 0) return compile_all(json);

@@ -1,5 +1,4 @@
 /* kernjit info: devices and toolchain. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
@@ -66,15 +65,18 @@ static void print_device_json(const kj_device_info *d) {
     json_end_object();
 }
 
+/* --json (user: the flag) or --help */
+static int option(void *user, int opt, char *arg) {
+    (void)arg;
+    if (opt == 'h') return help(), CLI_DONE;
+    *(int *)user = 1;
+    return EXIT_OK;
+}
+
 int cmd_info(int argc, char **argv) {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 'h') return help(), EXIT_OK;
-        else return cli_bad_option("info", argv, opts, c);
-    }
-    if (optind < argc) return cli_usage("info", "unexpected argument '%s'", argv[optind]);
+    static const cli_option_set set = {"json=j help=h", option};
+    int json = 0, rc = cli_getopt("info", argc, argv, &set, 1, &json);
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
 
     kj_toolchain tc = KJ_TOOLCHAIN_INIT;
     kj_toolchain_query(&tc);

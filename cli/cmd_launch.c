@@ -9,7 +9,6 @@
  *   4. allocate, fill, launch once, copy back what --print/--save ask for
  *   5. time --repeat more launches */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -32,7 +31,6 @@
 #define MAX_OPTIONS 32
 #define MAX_SOURCE (16u << 20)
 #define DEFAULT_REPEAT 10
-#define HELP_SHOWN (-1) /* parse_command_line: --help printed, exit 0 */
 
 typedef struct printed {
     void *host; /* elements [from, to) of the buffer after the first launch */
@@ -154,90 +152,83 @@ static void help(void) {
 
 /* ---- 1. the command line --------------------------------------------------------------------- */
 
-static int parse_command_line(launch_cmd *c, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"define", required_argument, 0, 'D'}, {"grid", required_argument, 0, 'g'},
-        {"block", required_argument, 0, 'b'},  {"shared", required_argument, 0, 'S'},
-        {"arg", required_argument, 0, 'a'},    {"repeat", required_argument, 0, 'r'},
-        {"print", required_argument, 0, 'p'},  {"save", required_argument, 0, 'o'},
-        {"seed", required_argument, 0, 's'},   {"option", required_argument, 0, 'O'},
-        {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-        {"cooperative", no_argument, 0, 'C'},  {"cluster", required_argument, 0, 'K'},
-        {"pending", required_argument, 0, 'P'}, {"device", required_argument, 0, 'G'},
-        {"arch", required_argument, 0, 'A'},   {0, 0, 0, 0}};
+/* One option of the command line (cli_getopt): user is the launch_cmd. */
+static int option(void *user, int o, char *arg) {
+    launch_cmd *c = user;
     char err[512];
-    int o;
+    switch (o) {
+    case 'h': help(); return CLI_DONE;
+    case 'j': c->json = 1; break;
+    case 'A': c->arch = arg; break;
+    case 'G': return cli_device_arg(CMD, arg);
+    case 'D':
+        if (c->ndef == MAX_DEFINES) return cli_usage(CMD, "at most %d -D macros", MAX_DEFINES);
+        if (cli_parse_define(arg, &c->defines[c->ndef], err, sizeof err) != 0) return cli_usage(CMD, "%s", err);
+        c->ndef++;
+        break;
+    case 'O':
+        if (c->nopt == MAX_OPTIONS) return cli_usage(CMD, "at most %d --option values", MAX_OPTIONS);
+        c->options[c->nopt++] = arg;
+        break;
+    case 'g':
+    case 'b':
+        if (launch_parse_dims(arg, o == 'g' ? c->grid : c->block, err, sizeof err) != 0)
+            return cli_usage(CMD, "--%s %s", o == 'g' ? "grid" : "block", err);
+        if (o == 'g') c->have_grid = 1;
+        else c->have_block = 1;
+        break;
+    case 'C': c->cooperative = 1; break;
+    case 'K':
+        if (launch_parse_dims(arg, c->cluster, err, sizeof err) != 0) return cli_usage(CMD, "--cluster %s", err);
+        break;
+    case 'P':
+    case 'S':
+    case 'r': {
+        uint64_t *at = o == 'P' ? &c->pending : o == 'S' ? &c->shared : &c->repeat;
+        return cli_count_arg(CMD, o == 'P' ? "--pending" : o == 'S' ? "--shared" : "--repeat", arg, o == 'P',
+                             o == 'P' ? 1u << 24 : o == 'S' ? UINT32_MAX : 1000000, at);
+    }
+    case 'a':
+        if (c->nargs == MAX_ARGS) return cli_usage(CMD, "at most %d --arg values", MAX_ARGS);
+        if (launch_parse_arg(arg, &c->args[c->nargs], err, sizeof err) != 0)
+            return cli_usage(CMD, "--arg %zu %s", c->nargs, err);
+        c->arg_text[c->nargs++] = arg;
+        break;
+    case 'p':
+        if (c->nprints == MAX_PRINTS) return cli_usage(CMD, "at most %d --print values", MAX_PRINTS);
+        if (launch_parse_print(arg, &c->prints[c->nprints], err, sizeof err) != 0)
+            return cli_usage(CMD, "--print %s", err);
+        c->nprints++;
+        break;
+    case 'o':
+        if (c->nsaves == MAX_SAVES) return cli_usage(CMD, "at most %d --save values", MAX_SAVES);
+        if (launch_parse_save(arg, &c->saves[c->nsaves], err, sizeof err) != 0)
+            return cli_usage(CMD, "--save %s", err);
+        c->nsaves++;
+        break;
+    case 's':
+        if (cli_parse_uint(arg, UINT64_MAX, &c->seed) != 0)
+            return cli_usage(CMD, "--seed '%s' is not a non-negative integer", arg);
+        break;
+    }
+    return EXIT_OK;
+}
+
+/* The program: FILE.cu[:ENTRY]... */
+static int program(void *user, int count, char **args) {
+    launch_cmd *c = user;
+    if (!count) return cli_usage(CMD, "which kernel? give a .cu file (FILE.cu or FILE.cu:ENTRY)");
+    return cli_parse_program(CMD, args, count, NULL, &c->program);
+}
+
+static int parse_command_line(launch_cmd *c, int argc, char **argv) {
+    static const cli_option_set set = {
+        "define=D: grid=g: block=b: --shared=S: arg=a: repeat=r: print=p: --save=o: --seed=s: --option=O: json=j "
+        "help=h --cooperative=C --cluster=K: --pending=P: --device=G: --arch=A:",
+        option, CLI_NVCC_ARCH | CLI_NVCC_DEFINES | CLI_NVCC_COMPILER, program};
     c->repeat = DEFAULT_REPEAT;
     c->seed = 1;
-    static const char letters[] = ":hjD:g:b:a:r:p:";
-    int nvcc = cli_nvcc_options(CMD, &argc, argv, opts, letters, CLI_NVCC_ARCH | CLI_NVCC_DEFINES | CLI_NVCC_COMPILER);
-    if (nvcc != EXIT_OK) return nvcc;
-    while ((o = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
-        switch (o) {
-        case 'h': help(); return HELP_SHOWN;
-        case 'j': c->json = 1; break;
-        case 'A': c->arch = optarg; break;
-        case 'G': {
-            int rc = cli_device_arg(CMD, optarg);
-            if (rc) return rc;
-            break;
-        }
-        case 'D':
-            if (c->ndef == MAX_DEFINES) return cli_usage(CMD, "at most %d -D macros", MAX_DEFINES);
-            if (cli_parse_define(optarg, &c->defines[c->ndef], err, sizeof err) != 0) return cli_usage(CMD, "%s", err);
-            c->ndef++;
-            break;
-        case 'O':
-            if (c->nopt == MAX_OPTIONS) return cli_usage(CMD, "at most %d --option values", MAX_OPTIONS);
-            c->options[c->nopt++] = optarg;
-            break;
-        case 'g':
-        case 'b':
-            if (launch_parse_dims(optarg, o == 'g' ? c->grid : c->block, err, sizeof err) != 0)
-                return cli_usage(CMD, "--%s %s", o == 'g' ? "grid" : "block", err);
-            if (o == 'g') c->have_grid = 1;
-            else c->have_block = 1;
-            break;
-        case 'C': c->cooperative = 1; break;
-        case 'K':
-            if (launch_parse_dims(optarg, c->cluster, err, sizeof err) != 0) return cli_usage(CMD, "--cluster %s", err);
-            break;
-        case 'P':
-        case 'S':
-        case 'r': {
-            uint64_t *at = o == 'P' ? &c->pending : o == 'S' ? &c->shared : &c->repeat;
-            int rc = cli_count_arg(CMD, o == 'P' ? "--pending" : o == 'S' ? "--shared" : "--repeat", optarg, o == 'P',
-                                   o == 'P' ? 1u << 24 : o == 'S' ? UINT32_MAX : 1000000, at);
-            if (rc) return rc;
-            break;
-        }
-        case 'a':
-            if (c->nargs == MAX_ARGS) return cli_usage(CMD, "at most %d --arg values", MAX_ARGS);
-            if (launch_parse_arg(optarg, &c->args[c->nargs], err, sizeof err) != 0)
-                return cli_usage(CMD, "--arg %zu %s", c->nargs, err);
-            c->arg_text[c->nargs++] = optarg;
-            break;
-        case 'p':
-            if (c->nprints == MAX_PRINTS) return cli_usage(CMD, "at most %d --print values", MAX_PRINTS);
-            if (launch_parse_print(optarg, &c->prints[c->nprints], err, sizeof err) != 0)
-                return cli_usage(CMD, "--print %s", err);
-            c->nprints++;
-            break;
-        case 'o':
-            if (c->nsaves == MAX_SAVES) return cli_usage(CMD, "at most %d --save values", MAX_SAVES);
-            if (launch_parse_save(optarg, &c->saves[c->nsaves], err, sizeof err) != 0)
-                return cli_usage(CMD, "--save %s", err);
-            c->nsaves++;
-            break;
-        case 's':
-            if (cli_parse_uint(optarg, UINT64_MAX, &c->seed) != 0)
-                return cli_usage(CMD, "--seed '%s' is not a non-negative integer", optarg);
-            break;
-        default: return cli_bad_option(CMD, argv, opts, o);
-        }
-    }
-    if (optind >= argc) return cli_usage(CMD, "which kernel? give a .cu file (FILE.cu or FILE.cu:ENTRY)");
-    int rc = cli_parse_program(CMD, argv + optind, argc - optind, NULL, &c->program);
+    int rc = cli_getopt(CMD, argc, argv, &set, 1, c);
     if (rc != EXIT_OK) return rc;
     c->kernel = c->program.kernel;
     c->entry = c->program.entry;
@@ -711,7 +702,7 @@ int cmd_launch(int argc, char **argv) {
     if (!c) return cli_error_as(CMD, KJ_ERR_HOST_MEMORY, "out of memory");
     c->printed_by_device.saved_fd = -1;
     int rc = parse_command_line(c, argc, argv);
-    if (rc == HELP_SHOWN) rc = EXIT_OK;
+    if (rc == CLI_DONE) rc = EXIT_OK;
     else if (!rc && !(rc = check_input_files(c)) && !(rc = check_paths(c))) {
         read_source(c);
         rc = run(c);

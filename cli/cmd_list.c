@@ -1,5 +1,4 @@
 /* kernjit list: the built-in kernels and their metadata. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
@@ -100,21 +99,36 @@ static int show(const char *name, int json) {
     return EXIT_OK;
 }
 
+typedef struct line {
+    int json, count;
+    char **names; /* the kernels named (none: every built-in) */
+} line;
+
+static int option(void *user, int opt, char *arg) {
+    (void)arg;
+    if (opt == 'h') return help(), CLI_DONE;
+    ((line *)user)->json = 1;
+    return EXIT_OK;
+}
+
+static int names(void *user, int count, char **args) {
+    line *l = user;
+    l->count = count;
+    l->names = args;
+    return EXIT_OK;
+}
+
 int cmd_list(int argc, char **argv) {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, ":hj", opts, NULL)) != -1) {
-        if (c == 'j') json = 1;
-        else if (c == 'h') return help(), EXIT_OK;
-        else return cli_bad_option("list", argv, opts, c);
-    }
-    int rc = EXIT_OK;
+    static const cli_option_set set = {"json=j help=h", option, 0, names};
+    line l = {0};
+    int rc = cli_getopt("list", argc, argv, &set, 1, &l), json = l.json;
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
     if (json) {
         json_begin_object();
         json_begin_array("kernels");
     }
-    if (optind < argc) {
-        for (int i = optind; i < argc && rc == EXIT_OK; i++) rc = show(cli_kernel_name(argv[i]), json);
+    if (l.count) {
+        for (int i = 0; i < l.count && rc == EXIT_OK; i++) rc = show(cli_kernel_name(l.names[i]), json);
     } else {
         for (size_t i = 0; kj_builtin_name(i) && rc == EXIT_OK; i++) rc = show(kj_builtin_name(i), json);
     }

@@ -4,7 +4,6 @@
  * share/kernjit/seed) loads these binaries instead of compiling them. */
 #include <errno.h>
 #include <dirent.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +76,7 @@ typedef struct args {
     int all, tuned, json, worker;
     uint64_t threads;
     unsigned shard, shards;
+    const char *shard_text; /* --shard as given, read once every option is */
     char *arch_text; /* --arch as given (the workers') */
 } args;
 
@@ -494,58 +494,59 @@ static int secret_set(void) {
 
 /* ---- the command ---------------------------------------------------------------------------------- */
 
-static int parse(int argc, char **argv, args *a) {
-    static const struct option opts[] = {{"arch", required_argument, 0, 'a'},   {"all", no_argument, 0, 'A'},
-                                         {"tuned", no_argument, 0, 'u'},        {"define", required_argument, 0, 'D'},
-                                         {"threads", required_argument, 0, 'T'}, {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},         {"worker", no_argument, 0, 'W'},
-                                         {"shard", required_argument, 0, 'S'},  {0, 0, 0, 0}};
-    const char *shard = NULL;
+/* One option of the command line (cli_getopt): user is the args. */
+static int option(void *user, int c, char *arg) {
+    args *a = user;
     char err[256];
-    int c;
-    while ((c = getopt_long(argc, argv, ":hjD:a:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a': {
-            /* as given, for the workers' command lines (cli_arch_list cuts optarg at its commas) */
-            char *joined = a->arch_text ? cli_format("%s,%s", a->arch_text, optarg) : cli_format("%s", optarg);
-            free(a->arch_text);
-            if (!(a->arch_text = joined)) return cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory");
-            int rc = cli_arch_list("seed", optarg, a->archs, &a->narch, MAX_ARCHS);
-            if (rc != EXIT_OK) return rc;
-            break;
-        }
-        case 'A': a->all = 1; break;
-        case 'u': a->tuned = 1; break;
-        case 'j': a->json = 1; break;
-        case 'W': a->worker = 1; break;
-        case 'S': shard = optarg; break;
-        case 'T': {
-            int rc = cli_count_arg("seed", "--threads", optarg, 1, 64, &a->threads);
-            if (rc != EXIT_OK) return rc;
-            break;
-        }
-        case 'D':
-            if (a->ndef == MAX_DEFINES) return cli_usage("seed", "at most %d -D macros", MAX_DEFINES);
-            a->define_text[a->ndef] = cli_format("%s", optarg);
-            if (!a->define_text[a->ndef]) return cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory");
-            if (cli_parse_define(optarg, &a->defines[a->ndef], err, sizeof err) != 0) return cli_usage("seed", "%s", err);
-            a->ndef++;
-            break;
-        case 'h': help(); return CLI_DONE;
-        default: return cli_bad_option("seed", argv, opts, c);
-        }
+    switch (c) {
+    case 'a': {
+        /* as given, for the workers' command lines (cli_arch_list cuts arg at its commas) */
+        char *joined = a->arch_text ? cli_format("%s,%s", a->arch_text, arg) : cli_format("%s", arg);
+        free(a->arch_text);
+        if (!(a->arch_text = joined)) return cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory");
+        return cli_arch_list("seed", arg, a->archs, &a->narch, MAX_ARCHS);
     }
-    if (optind >= argc) return cli_usage("seed", "which folder? give the seed folder to write (kernjit seed DIR ...)");
-    a->dir = argv[optind++];
+    case 'A': a->all = 1; break;
+    case 'u': a->tuned = 1; break;
+    case 'j': a->json = 1; break;
+    case 'W': a->worker = 1; break;
+    case 'S': a->shard_text = arg; break;
+    case 'T': return cli_count_arg("seed", "--threads", arg, 1, 64, &a->threads);
+    case 'D':
+        if (a->ndef == MAX_DEFINES) return cli_usage("seed", "at most %d -D macros", MAX_DEFINES);
+        a->define_text[a->ndef] = cli_format("%s", arg);
+        if (!a->define_text[a->ndef]) return cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory");
+        if (cli_parse_define(arg, &a->defines[a->ndef], err, sizeof err) != 0) return cli_usage("seed", "%s", err);
+        a->ndef++;
+        break;
+    case 'h': help(); return CLI_DONE;
+    }
+    return EXIT_OK;
+}
+
+/* DIR KERNEL[:ENTRY]... */
+static int operands(void *user, int count, char **words) {
+    args *a = user;
+    if (!count) return cli_usage("seed", "which folder? give the seed folder to write (kernjit seed DIR ...)");
+    a->dir = words[0];
     if (!*a->dir) return cli_usage("seed", "the seed folder is '': give a folder");
-    for (; optind < argc; optind++) {
+    for (int i = 1; i < count; i++) {
         if (a->nkernels == MAX_KERNELS) return cli_usage("seed", "at most %d kernels", MAX_KERNELS);
         cli_program prog;
-        int rc = cli_parse_program("seed", argv + optind, 1, NULL, &prog);
+        int rc = cli_parse_program("seed", words + i, 1, NULL, &prog);
         if (rc != EXIT_OK) return rc;
         a->kernels[a->nkernels] = prog.kernel;
         a->entries[a->nkernels++] = prog.entry;
     }
+    return EXIT_OK;
+}
+
+static int parse(int argc, char **argv, args *a) {
+    static const cli_option_set set = {"arch=a: --all=A --tuned=u define=D: --threads=T: json=j help=h --worker=W "
+                                       "--shard=S:", option, 0, operands};
+    int rc = cli_getopt("seed", argc, argv, &set, 1, a);
+    if (rc != EXIT_OK) return rc;
+    const char *shard = a->shard_text;
     if (!a->narch)
         return cli_usage("seed", "which targets? give --arch sm_XY[,sm_XY...]: a seed holds binaries for the GPUs "
                          "it names (kernjit info lists those NVRTC can target)");

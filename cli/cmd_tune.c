@@ -1,6 +1,5 @@
 /* kernjit tune: time every variant of a kernel (or a budgeted part of them) on this device, keep the
  * fastest correct one in the tuning database; --show and --forget manage that database. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <math.h>
@@ -413,88 +412,91 @@ static int check_plot_path(const char *path) {
     return cli_check_output_folder("tune", what, path);
 }
 
-int cmd_tune(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"entry", required_argument, 0, 'e'},   {"define", required_argument, 0, 'D'},
-        {"op", required_argument, 0, 'o'},      {"type", required_argument, 0, 't'},
-        {"n", required_argument, 0, 'n'},       {"budget", required_argument, 0, 'b'},
-        {"samples", required_argument, 0, 's'}, {"threads", required_argument, 0, 'J'},
-        {"seed", required_argument, 0, 'S'},    {"dry-run", no_argument, 0, 'd'},
-        {"json", no_argument, 0, 'j'},          {"csv", no_argument, 0, 'c'},
-        {"show", no_argument, 0, 'w'},          {"forget", no_argument, 0, 'f'},
-        {"device", required_argument, 0, 'v'},  {"cc", required_argument, 0, 'C'},
-        {"plot", required_argument, 0, 'P'},    {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    args a = {.cc = -1, .format = 't'};
+/* One option of the command line (cli_getopt): user is the args. */
+static int option(void *user, int opt, char *arg) {
+    args *a = user;
     char err[256];
-    int c, rc;
-    while ((c = getopt_long(argc, argv, ":he:D:n:jc", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h': help(); return EXIT_OK;
-        case 'e': a.entry = optarg; break;
-        case 'D': {
-            kj_define d;
-            if (cli_parse_define(optarg, &d, err, sizeof err) != 0) return cli_usage("tune", "%s", err);
-            if ((rc = add_define(&a, d.name, d.value)) != EXIT_OK) return rc;
-            break;
-        }
-        case 'o': {
-            kj_op op;
-            if ((rc = cli_parsed("tune", kj_op_parse(optarg, &op))) != EXIT_OK ||
-                (rc = add_define(&a, "OP", optarg)) != EXIT_OK)
-                return rc;
-            break;
-        }
-        case 't': {
-            kj_type type;
-            if ((rc = cli_parsed("tune", kj_type_parse(optarg, &type))) != EXIT_OK) return rc;
-            if (a.type) return cli_usage("tune", "--type is given twice");
-            a.type = optarg; /* its macro depends on the kernel, named after the options */
-            snprintf(a.elem_bytes, sizeof a.elem_bytes, "%zu", kj_type_size(type));
-            break;
-        }
-        case 'n':
-            if ((rc = cli_count_arg("tune", "--n", optarg, 1, 1ull << 40, &a.n)) != EXIT_OK)
-                return rc;
-            a.n_given = 1;
-            break;
-        case 'b':
-            if ((rc = cli_count_arg("tune", "--budget", optarg, 1, 1u << 20, &a.budget)) != EXIT_OK)
-                return rc;
-            break;
-        case 's':
-            if ((rc = cli_count_arg("tune", "--samples", optarg, 10, 100000, &a.samples)) != EXIT_OK) return rc;
-            break;
-        case 'J':
-            if ((rc = cli_count_arg("tune", "--threads", optarg, 1, 64, &a.threads)) != EXIT_OK) return rc;
-            break;
-        case 'S':
-            if (cli_parse_uint(optarg, UINT64_MAX, &a.seed) != 0)
-                return cli_usage("tune", "--seed '%s' is not a non-negative integer", optarg);
-            break;
-        case 'd': a.dry_run = 1; break;
-        case 'P':
-            if ((rc = check_plot_path(optarg)) != EXIT_OK) return rc;
-            a.plot = optarg;
-            break;
-        case 'j': a.format = 'j'; break;
-        case 'c': a.format = 'c'; break;
-        case 'w': a.show = 1; break;
-        case 'f': a.forget = 1; break;
-        case 'v': a.device = optarg; break;
-        case 'C': {
-            unsigned major, minor;
-            char extra;
-            if (sscanf(optarg, "%u.%u%c", &major, &minor, &extra) != 2 || major < 1 || major > 99 || minor > 9)
-                return cli_usage("tune", "--cc '%s' is not a compute capability MAJOR.MINOR (for example 9.0)", optarg);
-            a.cc = (int)(major * 10 + minor);
-            break;
-        }
-        default: return cli_bad_option("tune", argv, opts, c);
-        }
+    int rc;
+    switch (opt) {
+    case 'h': help(); return CLI_DONE;
+    case 'e': a->entry = arg; break;
+    case 'D': {
+        kj_define d;
+        if (cli_parse_define(arg, &d, err, sizeof err) != 0) return cli_usage("tune", "%s", err);
+        if ((rc = add_define(a, d.name, d.value)) != EXIT_OK) return rc;
+        break;
     }
-    if (optind < argc) a.kernel = cli_kernel_name(argv[optind++]);
-    if (optind < argc) return cli_usage("tune", "one kernel at a time (got '%s' too)", argv[optind]);
+    case 'o': {
+        kj_op op;
+        if ((rc = cli_parsed("tune", kj_op_parse(arg, &op))) != EXIT_OK ||
+            (rc = add_define(a, "OP", arg)) != EXIT_OK)
+            return rc;
+        break;
+    }
+    case 't': {
+        kj_type type;
+        if ((rc = cli_parsed("tune", kj_type_parse(arg, &type))) != EXIT_OK) return rc;
+        if (a->type) return cli_usage("tune", "--type is given twice");
+        a->type = arg; /* its macro depends on the kernel, named after the options */
+        snprintf(a->elem_bytes, sizeof a->elem_bytes, "%zu", kj_type_size(type));
+        break;
+    }
+    case 'n':
+        if ((rc = cli_count_arg("tune", "--n", arg, 1, 1ull << 40, &a->n)) != EXIT_OK)
+            return rc;
+        a->n_given = 1;
+        break;
+    case 'b':
+        if ((rc = cli_count_arg("tune", "--budget", arg, 1, 1u << 20, &a->budget)) != EXIT_OK)
+            return rc;
+        break;
+    case 's':
+        if ((rc = cli_count_arg("tune", "--samples", arg, 10, 100000, &a->samples)) != EXIT_OK) return rc;
+        break;
+    case 'J':
+        if ((rc = cli_count_arg("tune", "--threads", arg, 1, 64, &a->threads)) != EXIT_OK) return rc;
+        break;
+    case 'S':
+        if (cli_parse_uint(arg, UINT64_MAX, &a->seed) != 0)
+            return cli_usage("tune", "--seed '%s' is not a non-negative integer", arg);
+        break;
+    case 'd': a->dry_run = 1; break;
+    case 'P':
+        if ((rc = check_plot_path(arg)) != EXIT_OK) return rc;
+        a->plot = arg;
+        break;
+    case 'j': a->format = 'j'; break;
+    case 'c': a->format = 'c'; break;
+    case 'w': a->show = 1; break;
+    case 'f': a->forget = 1; break;
+    case 'v': a->device = arg; break;
+    case 'C': {
+        unsigned major, minor;
+        char extra;
+        if (sscanf(arg, "%u.%u%c", &major, &minor, &extra) != 2 || major < 1 || major > 99 || minor > 9)
+            return cli_usage("tune", "--cc '%s' is not a compute capability MAJOR.MINOR (for example 9.0)", arg);
+        a->cc = (int)(major * 10 + minor);
+        break;
+    }
+    }
+    return EXIT_OK;
+}
+
+/* KERNEL: one at most. */
+static int kernel_name(void *user, int count, char **words) {
+    args *a = user;
+    if (count > 1) return cli_usage("tune", "one kernel at a time (got '%s' too)", words[1]);
+    if (count) a->kernel = cli_kernel_name(words[0]);
+    return EXIT_OK;
+}
+
+int cmd_tune(int argc, char **argv) {
+    static const cli_option_set set = {"entry=e: define=D: --op=o: --type=t: n=n: --budget=b: --samples=s: "
+                                       "--threads=J: --seed=S: --dry-run=d json=j csv=c --show=w --forget=f "
+                                       "--device=v: --cc=C: --plot=P: help=h", option, 0, kernel_name};
+    args a = {.cc = -1, .format = 't'};
+    int rc = cli_getopt("tune", argc, argv, &set, 1, &a);
+    if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
     /* transpose moves bits: its element is ELEM_BYTES, not a type */
     if (a.type && (rc = a.kernel && strcmp(a.kernel, "transpose") == 0 ? add_define(&a, "ELEM_BYTES", a.elem_bytes)
                                                                        : add_define(&a, "T", a.type)) != EXIT_OK)

@@ -32,6 +32,18 @@ expect 2 "unknown kernel 'nosuch'" "$K" list nosuch
 expect 0 "NVRTC" "$K" info
 expect 0 '"toolchain"' "$K" info --json
 expect 2 "unexpected argument" "$K" info extra
+# one option parser (cli_getopt) for every command: the same messages, exit 2; a letter that is no
+# short option of the command (launch's --save is not -o) is refused as one
+for c in info list compile cache demo launch seed tune "bench jit" "bench cache" "bench reduce" "run reduce"; do
+    expect 2 "kernjit $c: unrecognized option '--bogus'" "$K" $c --bogus
+    expect 2 "kernjit $c: option '--json' takes no value" "$K" $c --json=1
+    expect 2 "kernjit $c: unrecognized option '-Z'" "$K" $c -Z
+done
+for c in compile tune; do expect 2 "kernjit $c: option '--entry' needs a value" "$K" $c --entry; done
+expect 2 "kernjit launch: unrecognized option '-o'" "$K" launch -o x.bin k.cu
+expect 2 "kernjit tune: unrecognized option '-o'" "$K" tune -o sum reduce
+expect 2 "kernjit bench jit: unexpected argument 'extra'" "$K" bench jit extra
+expect 2 "kernjit tune: one kernel at a time (got 'b' too)" "$K" tune a b
 
 # compile: every bad value named, exit 2; failures exit 1
 expect 0 "compiled" "$K" compile reduce --arch sm_90
