@@ -173,9 +173,23 @@ kj__cache *kj__runtime_cache(const kj_runtime *rt, int *named) {
 
 kj__remote *kj__runtime_remote(const kj_runtime *rt) { return rt->remote; }
 
+/* A state, once made, stays until the runtime goes, and a node is complete before it is published
+ * (the release store below), its fields never written again: so a state already made is found
+ * without the lock, from the list as an acquire load of its head sees it. Only a miss takes the lock,
+ * and looks again under it. */
+static kj__state_node *state_find(kj__state_node *n, const kj__state_key *key) {
+    while (n && n->key != key) n = n->next;
+    return n;
+}
+
 kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
+    kj__state_node *made = state_find(__atomic_load_n(&rt->states, __ATOMIC_ACQUIRE), key);
+    if (made) {
+        *state = made->state;
+        return KJ_OK;
+    }
     pthread_mutex_lock(&rt->lock);
-    kj__state_node *n = rt->states;
+    kj__state_node *n = state_find(rt->states, key);
     while (n && n->key != key) n = n->next;
     kj_status s = KJ_OK;
     if (!n) {
@@ -184,7 +198,7 @@ kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
         if (s == KJ_OK) {
             n->key = key;
             n->next = rt->states;
-            rt->states = n;
+            __atomic_store_n(&rt->states, n, __ATOMIC_RELEASE);
         } else {
             free(n);
             n = NULL;
