@@ -12,4 +12,8 @@
  * context did. The runtime's context must be current (kj__enter). */
 uint64_t kj__pending_launch_limit(kj_runtime *rt);
 
+/* kj_kernel_launch for a caller that has entered the kernel's runtime on this thread (kj__enter) and
+ * passes a whole kj_launch_config of this version (size sizeof(kj_launch_config)). */
+kj_status kj__kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args);
+
 #endif

@@ -411,11 +411,15 @@ void kj_event_destroy(kj_event *e) {
     free(e);
 }
 
+kj_status kj__event_record(kj_event *e, kj_stream stream) {
+    KJ_CU(e->rt->cu->cuEventRecord(e->event, (CUstream)stream), "cuEventRecord");
+    return KJ_OK;
+}
+
 kj_status kj_event_record(kj_event *e, kj_stream stream) {
     KJ_RETURN_IF(!e, KJ_ERR_USAGE, "kj_event_record: event is NULL");
     KJ_FORWARD(kj__enter(e->rt));
-    KJ_CU(e->rt->cu->cuEventRecord(e->event, (CUstream)stream), "cuEventRecord");
-    return KJ_OK;
+    return kj__event_record(e, stream);
 }
 
 kj_status kj_event_elapsed_ms(kj_event *start, kj_event *end, float *ms) {
