@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_reduce_devices.h"
+#include "bench_reduce_host.h"
 #include "bench_util.h"
 #include "cub_plugin.h"
 #include "kjtest.h"
@@ -19,7 +20,7 @@
 static void help(void) {
     printf("usage: kernjit bench reduce [--op LIST] [--type LIST] [--entry LIST]\n"
            "           [--sizes LIST] [--samples S] [--block LIST] [--coarse LIST]\n"
-           "           [--waves LIST] [--devices all|I,J,...] [--json|--csv]\n"
+           "           [--waves LIST] [--devices all|I,J,...] [--host] [--json|--csv]\n"
            "\n"
            "Times kj_reduce for each operator, type, size and entry, next to a\n"
            "device-to-device copy of the same bytes, a plain streaming read of them (the\n"
@@ -54,6 +55,12 @@ static void help(void) {
            "within 10 us of the local call at every size, >= 10x faster than the NCCL\n"
            "all-reduce at 1 GiB a device. --entry, --block, --coarse and --waves do not go\n"
            "with it.\n"
+           "\n"
+           "With --host, times what kj_reduce costs the host, call after call: the host's\n"
+           "us per kj_reduce_async (batches the launch queue takes without waiting) and per\n"
+           "kj_reduce (to the result; on a GPU the kernel's time too), for the first of\n"
+           "--entry, --block, --coarse and --waves (default sizes 2^10 to 2^20, --op sum,\n"
+           "--type f32).\n"
            CLI_DEVICES_HELP);
 }
 
@@ -305,6 +312,7 @@ typedef struct reduce_bench {
     unsigned char want[8];   /* without CUB: the CPU reference of the job's op, type and size */
     double want_abs;
     cli_devices devices;     /* --devices */
+    int host;                /* --host */
     int given_config, given_lists; /* --entry/--block/--coarse given; --op/--type/--sizes given (bits o t n) */
     size_t big;    /* bytes of the input buffer (j.base), >= ROTATE_BYTES */
     int first, slower, differ; /* rows printed so far; reduce_fast rows slower than CUB; rows that disagree */
@@ -334,6 +342,7 @@ static int option(bench_ctx *c, int opt, char *arg) {
     case 'n': b->sizes_text = arg, b->given_lists |= 4; break;
     case 's': return bench_parse_samples(c, "--samples", arg);
     case 'd': return cli_devices_arg(c->cmd, arg, &b->devices);
+    case 'H': b->host = 1; break;
     }
     return EXIT_OK;
 }
@@ -346,6 +355,11 @@ static int prepare(bench_ctx *c) {
     if (b->devices.count && b->given_config)
         return cli_usage(c->cmd, "--entry, --block, --coarse and --waves do not go with --devices: each device runs the "
                                  "default entry with its tuned or default configuration");
+    if (b->devices.count && b->host) return cli_usage(c->cmd, "--host does not go with --devices: it times one device");
+    static char host_ops[] = BENCH_HOST_OPS, host_types[] = BENCH_HOST_TYPES, host_sizes[] = BENCH_HOST_SIZES;
+    if (b->host && !(b->given_lists & 1)) b->ops_text = host_ops;
+    if (b->host && !(b->given_lists & 2)) b->types_text = host_types;
+    if (b->host && !(b->given_lists & 4)) b->sizes_text = host_sizes;
     static char ops[] = BENCH_DEVICES_OPS, types[] = BENCH_DEVICES_TYPES, sizes[] = BENCH_DEVICES_SIZES;
     if (b->devices.count && !(b->given_lists & 1)) b->ops_text = ops;
     if (b->devices.count && !(b->given_lists & 2)) b->types_text = types;
@@ -637,6 +651,12 @@ static int run(bench_ctx *c) {
     if (b->devices.count)
         return bench_reduce_devices(c, &b->devices, b->op_v, b->ops.count, b->type_v, b->types.count, b->size_v,
                                     b->sizes.count);
+    if (b->host) {
+        kj_reduce_options o = {.size = sizeof o, .entry = b->given_config ? b->entries.items[0] : NULL,
+                               .block_size = (unsigned)b->block_v[0], .coarse_factor = (unsigned)b->coarse_v[0],
+                               .waves = (unsigned)b->waves_v[0]};
+        return bench_reduce_host(c, &o, b->op_v, b->ops.count, b->type_v, b->types.count, b->size_v, b->sizes.count);
+    }
     b->j = (job){.rt = c->rt, .cub = &b->cub};
     for (int x = 0; x < KJ_OP_COUNT_; x++)
         for (int y = 0; y < KJ_TYPE_COUNT_; y++) {
@@ -654,7 +674,7 @@ static int run(bench_ctx *c) {
 
 static const bench_family reduce = {
     .help = help, .csv = 1, .max_samples = 1000,
-    .options = "op=o: type=t: entry=e: sizes=n: samples=s: block=b: coarse=f: waves=w: devices=d:",
+    .options = "op=o: type=t: entry=e: sizes=n: samples=s: block=b: coarse=f: waves=w: devices=d: host=H",
     .option = option, .prepare = prepare, .run = run};
 
 int bench_reduce(int argc, char **argv) {

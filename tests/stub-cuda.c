@@ -578,8 +578,9 @@ API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **para
         const CUlaunchAttribute *a = &c->attrs[i];
         if (a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
             a->value.programmaticStreamSerializationAllowed == 1) {
-            if (!sf->early_launch_said) fprintf(stderr, "stub-cuda: programmatic dependent launch of %s\n", sf->name);
-            sf->early_launch_said = 1;
+            /* once, whichever of the threads that launch the function is first */
+            if (!__atomic_exchange_n(&sf->early_launch_said, 1, __ATOMIC_RELAXED))
+                fprintf(stderr, "stub-cuda: programmatic dependent launch of %s\n", sf->name);
         } else if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative == 1) {
             fprintf(stderr, "stub-cuda: cooperative launch of %s\n", sf->name);
         } else if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {

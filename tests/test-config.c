@@ -81,6 +81,10 @@ static void test_vector_add(void **state) {
     assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 WAVES=1024 for vector_add "
                                                  "cannot be used"));
     assert_non_null(strstr(kj_test_rt_log.last, "UNROLL=3"));
+    /* the call's plan keeps the defaults it fell back to: no warning again */
+    r = vector_add(0, 0);
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(kj_test_rt_log.warnings, warnings + 1);
     /* and explicit values the metadata refuses are the caller's error */
     kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .unroll = 3};
     assert_int_equal(kj_vector_add(kj_test_rt, KJ_TYPE_F32, a, b, c, N, &o), KJ_ERR_INVALID_DEFINE);
@@ -117,6 +121,70 @@ static void test_reduce(void **state) {
     kj_reduce_options o = {.size = sizeof(kj_reduce_options), .report = &r};
     KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_MAX, KJ_TYPE_I32, a, N, c, &o));
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+}
+
+static kj_reduce_report reduce_of(kj_op op, kj_type type, size_t n, const char *entry) {
+    kj_reduce_report r = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = entry, .report = &r};
+    KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, op, type, a, n, c, &o));
+    return r;
+}
+
+/* A call's plan (kj__config_resolve) is never stale: a result stored after it, a better one after
+ * that, and a forget each change what the next call runs, as they change the database's copy. */
+static void test_plan_follows_the_database(void **state) {
+    (void)state;
+    kj_reduce_report r = reduce_of(KJ_OP_SUM, KJ_TYPE_F64, N, NULL);
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    r = reduce_of(KJ_OP_SUM, KJ_TYPE_F64, N, NULL);
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(r.origin, KJ_ORIGIN_MEMORY); /* from the plan */
+    unsigned block = r.block_size;
+    store("reduce", "reduce_fast", "OP=sum T=f64", "BLOCK_SIZE=128 COARSE_FACTOR=2 WAVES=2");
+    r = reduce_of(KJ_OP_SUM, KJ_TYPE_F64, N, NULL);
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.block_size, 128);
+    assert_int_equal(r.coarse_factor, 2);
+    assert_int_equal(r.waves, 2);
+    store("reduce", "reduce_fast", "OP=sum T=f64", "BLOCK_SIZE=64 COARSE_FACTOR=1 WAVES=1"); /* faster */
+    r = reduce_of(KJ_OP_SUM, KJ_TYPE_F64, N, NULL);
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.block_size, 64);
+    assert_int_equal(r.coarse_factor, 1);
+    assert_int_equal(kj_test_forget(kj_test_rt, "reduce", "OP=sum T=f64"), 1);
+    r = reduce_of(KJ_OP_SUM, KJ_TYPE_F64, N, NULL);
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(r.block_size, block);
+    /* what the caller gives is its own plan, and the database's plan stays right beside it */
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .block_size = 256, .report = &r};
+    KJ_ASSERT_OK(kj_reduce_async(kj_test_rt, KJ_OP_SUM, KJ_TYPE_F64, a, N, c, &o));
+    assert_int_equal(r.config_from, KJ_CONFIG_EXPLICIT);
+    assert_int_equal(r.block_size, 256);
+    assert_int_equal(reduce_of(KJ_OP_SUM, KJ_TYPE_F64, N, NULL).config_from, KJ_CONFIG_DEFAULT);
+}
+
+/* A single-block entry's plan is kept under n itself, not its bucket: tuned values whose block does
+ * not cover n are not used, and two sizes of one bucket each get their own answer. */
+static void test_plan_of_a_single_block_entry(void **state) {
+    (void)state;
+    store("reduce", "reduce_shared", "OP=min T=i32", "BLOCK_SIZE=512"); /* bucket 10: 1024 to 2047 */
+    kj_reduce_report r = reduce_of(KJ_OP_MIN, KJ_TYPE_I32, 1100, "reduce_shared");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(r.block_size, 1024);
+    r = reduce_of(KJ_OP_MIN, KJ_TYPE_I32, 1024, "reduce_shared");
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.block_size, 512);
+    r = reduce_of(KJ_OP_MIN, KJ_TYPE_I32, 1100, "reduce_shared");
+    assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
+    assert_int_equal(r.block_size, 1024);
+    /* entries with a helper (reduce_load, reduce_init) get both kernels from their plan */
+    static const char *const helped[] = {"reduce_simple", "reduce_segmented", "reduce_coarsened"};
+    for (size_t i = 0; i < sizeof helped / sizeof helped[0]; i++) {
+        reduce_of(KJ_OP_MIN, KJ_TYPE_I32, 1000, helped[i]);
+        r = reduce_of(KJ_OP_MIN, KJ_TYPE_I32, 1000, helped[i]);
+        assert_string_equal(r.entry, helped[i]);
+        assert_int_equal(r.origin, KJ_ORIGIN_MEMORY);
+    }
 }
 
 /* The fast entry's defaults by size (reduce.c, fast_default) on the stub's device (132 SMs, 50 MiB of
@@ -238,5 +306,6 @@ static void test_config_from_names(void **state) {
 }
 
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
-             cmocka_unit_test(test_reduce_fast_defaults),             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
+             cmocka_unit_test(test_reduce_fast_defaults), cmocka_unit_test(test_plan_follows_the_database),
+             cmocka_unit_test(test_plan_of_a_single_block_entry),             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
              cmocka_unit_test(test_config_from_names), cmocka_unit_test(test_target_keeps_its_tuning))

@@ -182,6 +182,10 @@ def main():
         ('stub', 'bench reduce', ['bench', 'reduce', '--sizes', '1K', '--op', 'sum', '--type', 'f32', '--entry',
                                   'reduce_fast', '--samples', '1'], 1,
          lambda d: len(d['rows']) == 1 and d['error']['status'] == 'KJ_ERR_WRONG_RESULT'),
+        # --host: the host's time per call of each size, with the entry that ran (the default's)
+        ('stub', 'bench reduce', ['bench', 'reduce', '--host', '--sizes', '1K,2^20', '--samples', '3'], 0,
+         lambda d: [(r['n'], r['entry']) for r in d['host']] == [(1024, 'reduce_fast'), (1 << 20, 'reduce_fast')]
+         and all(r['async_us'] > 0 and r['sync_us'] > 0 for r in d['host'])),
         ('stub', 'bench transpose', ['bench', 'transpose', '--rows', '64', '--cols', '64', '--samples', '1'], 1,
          lambda d: d['results'] and d['error']['status'] == 'KJ_ERR_WRONG_RESULT'),
         ('stub', 'bench vector-add', ['bench', 'vector-add', '--n', '1K', '--samples', '1'], 1,

@@ -10,7 +10,9 @@
  *     above the default, so that the opt-in path is taken concurrently);
  *   - separate runtimes, one a thread, on one cache folder;
  *   - one kernel launched by threads that raise its shared-memory limit (the locked path) while
- *     others launch it without asking for any (the unlocked fast path).
+ *     others launch it without asking for any (the unlocked fast path);
+ *   - kj_reduce_async from every thread, whose plans (kj__config_resolve) are read without a lock,
+ *     while one thread stores tuning results that make them stale.
  * Run under ThreadSanitizer by scripts/test (build-tsan) and under helgrind by the valgrind setup. */
 #include "test_util.h"
 
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "cache/cache.h"
+#include "tunedb/tunedb.h"
 
 #define THREADS 8
 #define KINDS 2
@@ -43,7 +46,7 @@ typedef struct variant {
 } variant;
 
 static variant variants[VARIANTS];
-static char *dirs_to_remove[5];
+static char *dirs_to_remove[6];
 
 static void make_variants(void) {
     for (int v = 0; v < VARIANTS; v++) {
@@ -347,6 +350,92 @@ static void test_launches_raise_limits(void **state) {
     kj_runtime_destroy(rt);
 }
 
+/* ---- plans read while the database changes (stub device) ------------------------------------ */
+
+#define PLAN_N 1000   /* reduce_fast's default at this size: 256 threads, COARSE_FACTOR 1 */
+#define PLAN_CALLS 300
+#define PLAN_STORES 12
+
+static const char *const plan_values[2] = {"BLOCK_SIZE=128 COARSE_FACTOR=1 WAVES=1", "BLOCK_SIZE=64 COARSE_FACTOR=1 WAVES=1"};
+
+typedef struct planner {
+    kj_runtime *rt;
+    kj_devptr in, out;
+    int index, errors;
+    char message[256];
+    pthread_barrier_t *start;
+} planner;
+
+/* Thread 0 stores PLAN_STORES results, each faster than the one before, alternating between two
+ * configurations; the others call kj_reduce_async, each answer being the default or one of those. */
+static void *plan_worker(void *arg) {
+    planner *p = arg;
+    pthread_barrier_wait(p->start);
+    if (p->index == 0) {
+        kj_device_info info = KJ_DEVICE_INFO_INIT;
+        char device[256];
+        if (kj_runtime_device(p->rt, &info) != KJ_OK) p->errors++;
+        kj__tunedb_device_name(info.name, device);
+        for (int i = 0; i < PLAN_STORES; i++) {
+            kj__tuned_rec rec = {.kernel = (char *)"reduce", .entry = (char *)"reduce_fast", .fixed = (char *)"OP=sum T=f32",
+                                 .bucket = kj__tunedb_bucket(PLAN_N), .device = device, .cc_major = info.cc_major,
+                                 .cc_minor = info.cc_minor, .version = (char *)kj_version_string(),
+                                 .values = (char *)plan_values[i % 2], .gbps = 10.0 + i, .us = 1, .n = PLAN_N, .time = 1};
+            if (kj__tuned_store(p->rt, &rec, NULL) != KJ_OK && p->errors++ == 0)
+                snprintf(p->message, sizeof p->message, "store: %s", kj_last_error());
+        }
+        return NULL;
+    }
+    for (int i = 0; i < PLAN_CALLS; i++) {
+        kj_reduce_report r = KJ_REDUCE_REPORT_INIT;
+        kj_reduce_options o = {.size = sizeof o, .report = &r};
+        kj_op op = i % 3 ? KJ_OP_SUM : KJ_OP_MAX; /* two plans, one of them changing */
+        if (kj_reduce_async(p->rt, op, KJ_TYPE_F32, p->in, PLAN_N, p->out, &o) != KJ_OK) {
+            if (p->errors++ == 0) snprintf(p->message, sizeof p->message, "kj_reduce_async: %s", kj_last_error());
+            continue;
+        }
+        int right = r.config_from == KJ_CONFIG_DEFAULT ? r.block_size == 256 && r.coarse_factor == 1
+                                                        : op == KJ_OP_SUM && r.config_from == KJ_CONFIG_TUNED &&
+                                                              (r.block_size == 128 || r.block_size == 64) && r.coarse_factor == 1;
+        if (!right && p->errors++ == 0)
+            snprintf(p->message, sizeof p->message, "%s: from %d, block %u, coarse %u", kj_op_name(op), r.config_from,
+                     r.block_size, r.coarse_factor);
+    }
+    return NULL;
+}
+
+static void test_plans_from_threads(void **state) {
+    (void)state;
+    char *dir = kj_test_tmpdir();
+    dirs_to_remove[5] = dir;
+    kj_runtime *rt = runtime(dir, 0);
+    kj_devptr in, out;
+    KJ_ASSERT_OK(kj_mem_alloc(rt, PLAN_N * 4 + 16 * THREADS, &in));
+    out = in + PLAN_N * 4;
+    pthread_t t[THREADS];
+    planner p[THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    for (int i = 0; i < THREADS; i++) {
+        /* a result each: the stub driver runs a launch on the thread that makes it */
+        p[i] = (planner){.rt = rt, .in = in, .out = out + 16 * (kj_devptr)i, .index = i, .start = &start};
+        assert_int_equal(pthread_create(&t[i], NULL, plan_worker, &p[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < THREADS; i++)
+        if (p[i].errors) fail_msg("thread %d: %d error(s), the first: %s", i, p[i].errors, p[i].message);
+    /* after the churn, the call runs the last result stored: no plan made before it is used */
+    kj_reduce_report r = KJ_REDUCE_REPORT_INIT;
+    kj_reduce_options o = {.size = sizeof o, .report = &r};
+    KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_SUM, KJ_TYPE_F32, in, PLAN_N, out, &o));
+    assert_int_equal(r.config_from, KJ_CONFIG_TUNED);
+    assert_int_equal(r.block_size, (PLAN_STORES - 1) % 2 ? 64 : 128);
+    KJ_ASSERT_OK(kj_synchronize(rt));
+    KJ_ASSERT_OK(kj_mem_free(rt, in));
+    kj_runtime_destroy(rt);
+}
+
 /* ---- kj_kernel_prefetch (stub device) --------------------------------------------------------- */
 
 static uint64_t compiles_of(kj_runtime *rt) {
@@ -464,8 +553,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_runtimes_sharing_a_folder),
         cmocka_unit_test(test_launches_raise_limits),
         cmocka_unit_test(test_prefetch),
+        cmocka_unit_test(test_plans_from_threads),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    for (int i = 0; i < 5; i++) kj_test_rmdir(dirs_to_remove[i]);
+    for (int i = 0; i < 6; i++) kj_test_rmdir(dirs_to_remove[i]);
     return rc;
 }

@@ -1,9 +1,10 @@
 /* What a kernel family (src/ops/<family>/) gets of the layers below: its one internal header. A family
- * gets kernels from the pipeline (kj_kernel_get) and launches them (kj_kernel_launch) through the
- * public API, and through this header: the context and the device, state kept per runtime under a
- * key of its own, copies and clears ordered on a stream, the pending-launch limit, the rule that
- * picks a configuration (kj__config_resolve), names of values, and what a tuning target is. It never
- * sees the runtime's struct, its lock or the driver. */
+ * gets kernels from the pipeline (kj_kernel_get) through its call's plan (kj__config_resolve), and
+ * launches them (kj__kernel_launch) once its public function has checked the call and entered the
+ * runtime, once (kj__enter); and through this header: the context and the device, state kept per
+ * runtime under a key of its own, copies and clears ordered on a stream, the pending-launch limit,
+ * the rule that picks a configuration, names of values, and what a tuning target is. It never sees
+ * the runtime's struct, its lock or the driver. */
 #ifndef KJ_OPS_H
 #define KJ_OPS_H
 
@@ -74,6 +75,8 @@ int kj__name_find(const char *const *names, int count, const char *text);
  * pinned_count + count at most KJ__CONFIG_DEFINES). */
 typedef struct kj__config_call {
     const char *kernel, *entry;
+    const char *helper;          /* an entry launched with this one, of the same macros (reduce_init);
+                                    NULL: none */
     const kj_define *fixed;      /* the params, sorted by name: in the request, and (as "NAME=VALUE ...")
                                     the tuning database's key, as the tuner writes it */
     size_t fixed_count;
@@ -85,7 +88,8 @@ typedef struct kj__config_call {
     const char *names[KJ__CONFIG_MAX];
     unsigned given[KJ__CONFIG_MAX];    /* the caller's values; 0: not given */
     unsigned defaults[KJ__CONFIG_MAX];
-    /* Whether tuned values can run this call (a single-block entry and its n); NULL: any can. */
+    /* Whether tuned values can run this call (a single-block entry and its n): it may judge them
+     * against n and nothing else (a plan keeps its answer under n); NULL: any can. */
     int (*suits)(const void *user, const unsigned *values);
     const void *user;
 } kj__config_call;
@@ -94,17 +98,24 @@ typedef struct kj__config_call {
 typedef struct kj__config {
     unsigned values[KJ__CONFIG_MAX];
     kj_config_from from;
-    kj_kernel *kernel;
+    kj_kernel *kernel, *helper; /* helper: the call's helper entry's (NULL: none) */
     kj_origin origin;
 } kj__config;
 
 /* The rule every family follows: the values the caller gives (any given one makes the call explicit;
  * the others stay at the defaults); else the tuning database's for this device, kernel, entry, params
  * and size bucket (from the runtime's copy: no file access), used whole when each is a plain number
- * from 1 to 1024 and suits() accepts them; else the defaults. Then the kernel of those values. Tuned
- * values whose kernel cannot be had as a usage of the metadata (KJ_ERR_INVALID_DEFINE: a hand-edited
- * database, or metadata changed since) or of the device (KJ_ERR_LIMIT) give a warning, and the
- * defaults are used instead. Errors: those of kj_kernel_get for the values used. */
+ * from 1 to 1024 and suits() accepts them; else the defaults. Then the kernel of those values (and
+ * its helper's). Tuned values whose kernel cannot be had as a usage of the metadata
+ * (KJ_ERR_INVALID_DEFINE: a hand-edited database, or metadata changed since) or of the device
+ * (KJ_ERR_LIMIT) give a warning, and the defaults are used instead. Errors: those of kj_kernel_get
+ * for the values used.
+ *
+ * What it makes of a call is the call's plan, kept per runtime under everything it was derived from
+ * (the call's macros, tunables, given values, defaults and size bucket; the runtime's device and
+ * target; the database's copy as kj__tuned_generation numbers it): a call whose plan is kept gets its
+ * values and kernels without a lock, a request or a database lookup (origin KJ_ORIGIN_MEMORY). A
+ * family with no tunables (count 0) passes its macros as fixed, and gets plans the same way. */
 kj_status kj__config_resolve(kj_runtime *rt, const kj__config_call *call, kj__config *out);
 
 /* The values alone, as kj__config_resolve chooses them before it gets the kernel (out->kernel is
@@ -156,7 +167,8 @@ typedef struct kj__tune_target {
     unsigned (*block_threads)(void *state, const kj_define *defines, size_t count);
     unsigned (*dynamic_shared)(void *state, const kj_define *defines, size_t count);
     /* Enqueues run number i of the variant on stream, without waiting, with its kernel, which the
-     * tuner got for the variant's macros; i picks the rotating input. */
+     * tuner got for the variant's macros; i picks the rotating input. The tuner has entered the
+     * runtime (kj__enter), as the families' launch functions expect. */
     kj_status (*run)(void *state, kj_kernel *kernel, const kj_define *defines, size_t count, kj_stream stream,
                      unsigned i);
     /* After the stream is synchronized: KJ_OK when the last run's result matches the reference,

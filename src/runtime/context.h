@@ -12,7 +12,9 @@
 #include "base/log.h"
 #include "kernjit.h"
 
-/* Makes the runtime's context current on this thread; KJ_ERR_NO_DEVICE when compile-only. */
+/* Makes the runtime's context current on this thread; KJ_ERR_NO_DEVICE when compile-only. A public
+ * call enters once, after its checks; what it calls inside trusts that (the kj__ forms that say so:
+ * kj__kernel_launch, kj__event_record), so that a call asks the driver for the current context once. */
 kj_status kj__enter(kj_runtime *rt);
 
 /* The runtime's device (all zero for a compile-only runtime); valid as long as the runtime. */
@@ -62,6 +64,8 @@ void kj__host_free(kj_runtime *rt, void *host);
 /* An event that only marks completion (no timestamps, which makes it cheaper to record and to query);
  * recorded with kj_event_record, freed with kj_event_destroy. */
 kj_status kj__event_create_marker(kj_runtime *rt, kj_event **out);
+/* kj_event_record for a caller that has entered the event's runtime (kj__enter) on this thread. */
+kj_status kj__event_record(kj_event *e, kj_stream stream);
 /* Whether the work queued before the event's last record is done (*done), without waiting and
  * without making the event's runtime current (the driver needs no current context to query an
  * event), so that one loop may poll the events of several devices. A failure of that work is named

@@ -174,8 +174,12 @@ kj_status kj_kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args)
     KJ_RETURN_IF(!k || !c, KJ_ERR_USAGE, "kj_kernel_launch: kernel and config are required");
     kj_launch_config copy;
     KJ__SIZED_INPUT(c, copy, kj_launch_config, KJ_LAUNCH_CONFIG_INIT);
+    KJ_FORWARD(kj__enter(k->rt));
+    return kj__kernel_launch(k, c, args);
+}
+
+kj_status kj__kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args) {
     kj_runtime *rt = k->rt;
-    KJ_FORWARD(kj__enter(rt));
     KJ_FORWARD(check_config(k, c));
     /* 0 means "what the kernel's metadata asks for" (shared-dynamic), itself 0 when it asks nothing. */
     unsigned shared = c->shared_bytes ? c->shared_bytes : k->shared_dynamic;

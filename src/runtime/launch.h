@@ -19,4 +19,8 @@ uint64_t kj__pending_launch_limit(kj_runtime *rt);
  * kernel is never handed out. */
 kj_status kj__kernel_apply_metadata(kj_kernel *k);
 
+/* kj_kernel_launch for a caller that has entered the kernel's runtime on this thread (kj__enter) and
+ * passes a whole kj_launch_config of this version (size sizeof(kj_launch_config)). */
+kj_status kj__kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args);
+
 #endif

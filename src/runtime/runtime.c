@@ -187,9 +187,23 @@ kj__cache *kj__runtime_cache(const kj_runtime *rt, int *named) {
 
 kj__remote *kj__runtime_remote(const kj_runtime *rt) { return rt->remote; }
 
+/* A state, once made, stays until the runtime goes, and a node is complete before it is published
+ * (the release store below), its fields never written again: so a state already made is found
+ * without the lock, from the list as an acquire load of its head sees it. Only a miss takes the lock,
+ * and looks again under it. */
+static kj__state_node *state_find(kj__state_node *n, const kj__state_key *key) {
+    while (n && n->key != key) n = n->next;
+    return n;
+}
+
 kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
+    kj__state_node *made = state_find(__atomic_load_n(&rt->states, __ATOMIC_ACQUIRE), key);
+    if (made) {
+        *state = made->state;
+        return KJ_OK;
+    }
     pthread_mutex_lock(&rt->lock);
-    kj__state_node *n = rt->states;
+    kj__state_node *n = state_find(rt->states, key);
     while (n && n->key != key) n = n->next;
     kj_status s = KJ_OK;
     if (!n) {
@@ -198,7 +212,7 @@ kj_status kj__state(kj_runtime *rt, const kj__state_key *key, void **state) {
         if (s == KJ_OK) {
             n->key = key;
             n->next = rt->states;
-            rt->states = n;
+            __atomic_store_n(&rt->states, n, __ATOMIC_RELEASE);
         } else {
             free(n);
             n = NULL;
@@ -411,11 +425,15 @@ void kj_event_destroy(kj_event *e) {
     free(e);
 }
 
+kj_status kj__event_record(kj_event *e, kj_stream stream) {
+    KJ_CU(e->rt->cu->cuEventRecord(e->event, (CUstream)stream), "cuEventRecord");
+    return KJ_OK;
+}
+
 kj_status kj_event_record(kj_event *e, kj_stream stream) {
     KJ_RETURN_IF(!e, KJ_ERR_USAGE, "kj_event_record: event is NULL");
     KJ_FORWARD(kj__enter(e->rt));
-    KJ_CU(e->rt->cu->cuEventRecord(e->event, (CUstream)stream), "cuEventRecord");
-    return KJ_OK;
+    return kj__event_record(e, stream);
 }
 
 kj_status kj_event_elapsed_ms(kj_event *start, kj_event *end, float *ms) {

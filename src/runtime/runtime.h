@@ -80,7 +80,7 @@ struct kj_runtime {
     uint64_t pending_launch_limit; /* CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as the launch code last
                                       saw or set it (launch.c) */
     kj_stats stats;
-    kj__state_node *states;     /* kj__state's, newest first */
+    kj__state_node *states;     /* kj__state's, newest first: added under the lock, found without it */
     kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
 };
 

@@ -220,6 +220,7 @@ static void record(tuner *t, size_t i, const timing *tm) {
 }
 
 static kj_status run_once(tuner *t, size_t i, const kj_variant *v) {
+    KJ_FORWARD(kj__enter(t->rt)); /* what a target's run expects */
     return t->target->run(t->tstate, t->kernels[i], v->defines, v->define_count, t->stream, t->rotation++);
 }
 

@@ -150,6 +150,10 @@ kj_status kj__tunedb_move(const char *from, const char *to, const kj__logger *lo
  * first call only. */
 int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n, char *values,
                    size_t size);
+/* The runtime's copy as a number that changes whenever the copy does (loaded, stored into, forgotten
+ * from): what kj__tuned_find answers is the same while this number is. No lock once the copy is
+ * loaded (it loads it on first use); 0 where kj__tuned_find finds nothing (no device, no disk cache). */
+uint64_t kj__tuned_generation(kj_runtime *rt);
 /* The target a runtime's tuning results are stored under: "" when it builds for its device's own
  * target, else that target ("sm_90a"), which a runtime for the plain sm_90 does not use. */
 const char *kj__tuned_target(const kj_runtime *rt);

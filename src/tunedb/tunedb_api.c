@@ -23,6 +23,8 @@ typedef struct db_state {
     char device[256];      /* the device's name as the file has it */
     int loaded;
     kj__tunedb *current;
+    uint64_t generation;   /* counts the copies installed; changed under the lock, read without it
+                              (kj__tuned_generation) */
     char **interned;       /* the strings lookups handed out, one copy each */
     size_t interned_count;
 } db_state;
@@ -98,6 +100,8 @@ static void install(db_state *st, kj__tunedb *db) {
     db_free(st->current);
     st->current = db;
     st->loaded = 1;
+    /* after the copy: a reader that sees the new number finds the new copy */
+    __atomic_store_n(&st->generation, st->generation + 1, __ATOMIC_RELEASE);
 }
 
 /* The runtime's one copy of s; NULL when out of memory. Called with st->lock held. */
@@ -184,6 +188,20 @@ int kj__tuned_find(kj_runtime *rt, const char *kernel, const char *entry, const 
     if (found) memcpy(values, r->values, strlen(r->values) + 1);
     pthread_mutex_unlock(&st->lock);
     return found ? 0 : -1;
+}
+
+uint64_t kj__tuned_generation(kj_runtime *rt) {
+    if (!rt || !kj__has_device(rt) || !kj__runtime_cache(rt, NULL)) return 0;
+    db_state *st;
+    if (get_state(rt, &st) != KJ_OK) return 0;
+    uint64_t g = __atomic_load_n(&st->generation, __ATOMIC_ACQUIRE);
+    if (g) return g;
+    /* not loaded yet: loaded now, so that what is derived from it is not stale at once */
+    pthread_mutex_lock(&st->lock);
+    ensure_loaded(rt, st);
+    g = st->generation;
+    pthread_mutex_unlock(&st->lock);
+    return g;
 }
 
 kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tunedb_measured *measured) {

@@ -23,7 +23,7 @@ kj_status kj__cdp_check_depth(kj_runtime *rt, unsigned levels, const char *what)
 kj_status kj__cdp_begin(kj_runtime *rt, kj__lane *lane) {
     KJ_FORWARD(kj__memset_async(rt, lane->buffer + KJ__CDP_STATUS, 0, sizeof(kj_cdp_status), lane->stream,
                                 "clearing the device-launch status"));
-    return kj_event_record(lane->start, lane->stream);
+    return kj__event_record(lane->start, lane->stream);
 }
 
 const char *kj__cuda_error_name(int code) {
@@ -49,7 +49,7 @@ const char *kj__cuda_error_name(int code) {
 kj_status kj__cdp_finish(kj_runtime *rt, kj__lane *lane, void *result, size_t result_bytes, const char *what,
                          kj_cdp_status *status, double *gpu_ms) {
     KJ_RETURN_IF(result_bytes > KJ__CDP_SCRATCH - KJ__CDP_RESULT, KJ_ERR_USAGE, "result of %zu bytes", result_bytes);
-    KJ_FORWARD(kj_event_record(lane->stop, lane->stream));
+    KJ_FORWARD(kj__event_record(lane->stop, lane->stream));
     unsigned char back[KJ__CDP_SCRATCH];
     KJ_FORWARD(kj__memcpy_dtoh_async(rt, back, lane->buffer, KJ__CDP_RESULT + result_bytes, lane->stream,
                                      "copying the device-launch status back"));

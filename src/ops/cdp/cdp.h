@@ -24,7 +24,8 @@ kj_status kj__cdp_lane_get(kj_runtime *rt, kj_stream stream, size_t scratch_byte
  * nesting limit; `what` names the request in the message ("nested-reduce with block 512"). */
 kj_status kj__cdp_check_depth(kj_runtime *rt, unsigned levels, const char *what);
 
-/* Before the tree: clears the status word and records the start event on the lane's stream. */
+/* Before the tree: clears the status word and records the start event on the lane's stream. This and
+ * kj__cdp_finish expect the caller to have entered rt (kj__enter) on this thread. */
 kj_status kj__cdp_begin(kj_runtime *rt, kj__lane *lane);
 
 /* After the tree has been enqueued: records the stop event, copies the status word and result_bytes

@@ -52,10 +52,12 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
     kj_define defs[] = {{"MAX_DWELL", v[0]}, {"INIT_SUBDIV", v[1]}, {"SUBDIV", v[2]},
                         {"MAX_DEPTH", v[3]}, {"MIN_SIZE", v[4]},    {"COUNT_LAUNCHES", v[5]}};
     const char *entry = ms ? "mandelbrot_ms" : "mandelbrot_escape";
-    kj_request req = {.size = sizeof req, .kernel = "mandelbrot", .entry = entry, .defines = defs, .define_count = 6};
-    kj_kernel *k;
-    kj_origin origin;
-    KJ_FORWARD(kj_kernel_get(rt, &req, &k, &origin));
+    /* nothing to tune: the plan keeps the kernel of these macros */
+    kj__config_call call = {.kernel = "mandelbrot", .entry = entry, .fixed = defs, .fixed_count = 6};
+    kj__config got;
+    KJ_FORWARD(kj__config_resolve(rt, &call, &got));
+    kj_kernel *k = got.kernel;
+    kj_origin origin = got.origin;
 
     kj__lane *lane;
     KJ_FORWARD(kj__cdp_lane_get(rt, o->stream, 0, &lane));
@@ -71,14 +73,14 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
         unsigned zero = 0, w = width, h = height;
         void *args[] = {&dwells, &c.view, &zero, &zero, &side, &w, &h, &zero, &status};
         kj_launch_config cfg = {.size = sizeof cfg, .grid = {gx, gy, 1}, .block = {bx, by, 1}, .stream = o->stream, .pending_launches = pending};
-        KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
+        KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     } else {
         gx = (width + bx - 1) / bx;
         gy = (height + by - 1) / by;
         pending = o->pending_launches ? o->pending_launches : 1;
         void *args[] = {&dwells, &c.view};
         kj_launch_config cfg = {.size = sizeof cfg, .grid = {gx, gy, 1}, .block = {bx, by, 1}, .stream = o->stream, .pending_launches = pending};
-        KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
+        KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     }
     kj_cdp_status st;
     double ms_time = 0;

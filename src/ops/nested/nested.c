@@ -28,10 +28,11 @@ kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant) 
 
 static unsigned log2u(unsigned v) { return v > 1 ? 31u - (unsigned)__builtin_clz(v) : 0; } /* rounded down */
 
-static kj_status get(kj_runtime *rt, const char *entry, kj_type type, int count, kj_kernel **k, kj_origin *origin) {
-    kj_define defs[] = {{"T", kj_type_name(type)}, {"COUNT_LAUNCHES", count ? "1" : "0"}};
-    kj_request req = {.size = sizeof req, .kernel = "nested", .entry = entry, .defines = defs, .define_count = 2};
-    return kj_kernel_get(rt, &req, k, origin);
+/* The kernels of entry (and of helper, NULL: none) at these macros, from the call's plan. */
+static kj_status get(kj_runtime *rt, const char *entry, const char *helper, kj_type type, int count, kj__config *out) {
+    kj_define defs[] = {{"COUNT_LAUNCHES", count ? "1" : "0"}, {"T", kj_type_name(type)}};
+    kj__config_call call = {.kernel = "nested", .entry = entry, .helper = helper, .fixed = defs, .fixed_count = 2};
+    return kj__config_resolve(rt, &call, out);
 }
 
 static void fill_report(kj_dp_report *caller, const char *entry, unsigned grid, unsigned block, unsigned levels,
@@ -93,10 +94,10 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
      * be alive at once; for nosync the top grid's tail stream holds one launch per block). */
     const uint64_t pending = o->pending_launches ? o->pending_launches : expected ? expected : 1;
 
-    kj_kernel *top, *fold;
-    kj_origin origin;
-    KJ_FORWARD(get(rt, entry, type, o->count_launches, &top, &origin));
-    KJ_FORWARD(get(rt, "nested_fold", type, o->count_launches, &fold, NULL));
+    kj__config got;
+    KJ_FORWARD(get(rt, entry, "nested_fold", type, o->count_launches, &got));
+    kj_kernel *top = got.kernel, *fold = got.helper;
+    kj_origin origin = got.origin;
     const size_t acc = kj_result_size(type);
     kj__lane *lane;
     KJ_FORWARD(kj__cdp_lane_get(rt, o->stream, (size_t)grid * acc, &lane));
@@ -114,14 +115,14 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
             size = block / 2; /* the first stride */
         }
         kj_launch_config cfg = {.size = sizeof cfg, .grid = {grid, 1, 1}, .block = {threads, 1, 1}, .stream = o->stream, .pending_launches = pending};
-        KJ_FORWARD(kj_kernel_launch(top, &cfg, variant == KJ_NESTED_REDUCE2 ? reduce2 : per_block));
+        KJ_FORWARD(kj__kernel_launch(top, &cfg, variant == KJ_NESTED_REDUCE2 ? reduce2 : per_block));
     }
     /* Stream order puts the fold after the whole tree: a host-launched grid is complete only when all
      * the grids it spawned are. */
     unsigned long long m = grid;
     void *fold_args[] = {&sums, &m, &result};
     kj_launch_config one = {.size = sizeof one, .grid = {1, 1, 1}, .block = {FOLD_THREADS, 1, 1}, .stream = o->stream, .pending_launches = pending};
-    KJ_FORWARD(kj_kernel_launch(fold, &one, fold_args));
+    KJ_FORWARD(kj__kernel_launch(fold, &one, fold_args));
 
     kj_cdp_status st;
     double ms = 0;
@@ -149,9 +150,10 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     KJ_FORWARD(kj__cdp_check_depth(rt, levels, what));
     const uint64_t expected = (uint64_t)grid * chain, pending = expected ? expected : 1;
 
-    kj_kernel *k;
-    kj_origin origin;
-    KJ_FORWARD(get(rt, "nested_hello", KJ_TYPE_I32, 1, &k, &origin));
+    kj__config got;
+    KJ_FORWARD(get(rt, "nested_hello", NULL, KJ_TYPE_I32, 1, &got));
+    kj_kernel *k = got.kernel;
+    kj_origin origin = got.origin;
     kj__lane *lane;
     KJ_FORWARD(kj__cdp_lane_get(rt, NULL, 0, &lane));
     kj_devptr status = lane->buffer + KJ__CDP_STATUS;
@@ -159,7 +161,7 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     void *args[] = {&size, &depth, &status};
     KJ_FORWARD(kj__cdp_begin(rt, lane));
     kj_launch_config cfg = {.size = sizeof cfg, .grid = {grid, 1, 1}, .block = {block, 1, 1}, .pending_launches = pending};
-    KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
+    KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     kj_cdp_status st;
     double ms = 0;
     KJ_FORWARD(kj__cdp_finish(rt, lane, NULL, 0, what, &st, report ? &ms : NULL));

@@ -1,6 +1,5 @@
 /* Host side of kernels_src/reduce.cu: kj_reduce picks the entry and its configuration, gets the
  * kernels from the runtime and launches them on the caller's stream. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +28,10 @@ static const struct {
 };
 
 /* The metadata's COARSE_FACTOR default: entries that do not use it all share one module. */
-#define UNUSED_COARSE 8u
+#define UNUSED_COARSE_VALUE 8
+#define UNUSED_COARSE ((unsigned)UNUSED_COARSE_VALUE)
+#define TEXT(x) #x
+#define TEXT_OF(x) TEXT(x)
 #define MAX_GRID 8192u
 
 const char kj__reduce_entry_list[] = "reduce_fast (the default), reduce_simple, reduce_convergent, reduce_shared, "
@@ -111,86 +113,24 @@ static const kj_request *helper_request(helper *h, const char *entry, kj_op op, 
     return &h->req;
 }
 
-/* ---- the kernels already got ----------------------------------------------------------------- */
-
-/* A kj_reduce at 2^20 takes about 4 us on the GPU; building a request, hashing it and looking it up
- * in the pipeline's memory map for the main entry and its helper costs about 1.3 us of that again
- * (bench reduce, H100). So the family keeps the kernels it got under what determines their request:
- * the entry (a pointer into the static table of names), the op, the type and the two macros. Kernels
- * live as long as the runtime, and so does this table. */
-#define MEMO_SLOTS 64
-typedef struct memo_slot {
-    const char *entry;
-    unsigned op, type, block, coarse, waves; /* waves: not the kernel's, but checked with it on the first get */
-    kj_kernel *kernel;
-} memo_slot;
-
-typedef struct memo {
-    pthread_mutex_t lock;
-    memo_slot slots[MEMO_SLOTS];
-} memo;
-
-static kj_status memo_create(kj_runtime *rt, void **out) {
-    (void)rt;
-    memo *m = calloc(1, sizeof *m);
-    if (!m) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-    pthread_mutex_init(&m->lock, NULL);
-    *out = m;
-    return KJ_OK;
+/* The helper entry an entry launches first, or NULL. */
+static const char *helper_of(entry_id e) {
+    return entries[e].in_place ? "reduce_load" : entries[e].atomic ? "reduce_init" : NULL;
 }
 
-static void memo_destroy(kj_runtime *rt, void *p) {
-    (void)rt;
-    memo *m = p;
-    pthread_mutex_destroy(&m->lock);
-    free(m);
-}
-
-static const kj__state_key memo_key = {memo_create, memo_destroy};
-
-static memo_slot *memo_slot_of(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
-                               unsigned waves) {
-    uintptr_t e = (uintptr_t)entry;
-    return &m->slots[(e / 8 * 31u + (unsigned)op * 7u + (unsigned)type * 13u + block / 32u + coarse * 5u + waves * 3u) %
-                     MEMO_SLOTS];
-}
-
-/* The kernel got before for these, else NULL. */
-static kj_kernel *memo_find(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
-                            unsigned waves) {
-    pthread_mutex_lock(&m->lock);
-    memo_slot *s = memo_slot_of(m, entry, op, type, block, coarse, waves);
-    kj_kernel *k = s->kernel && s->entry == entry && s->op == (unsigned)op && s->type == (unsigned)type &&
-                           s->block == block && s->coarse == coarse && s->waves == waves
-                       ? s->kernel
-                       : NULL;
-    pthread_mutex_unlock(&m->lock);
-    return k;
-}
-
-static void memo_keep(memo *m, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
-                      unsigned waves, kj_kernel *k) {
-    pthread_mutex_lock(&m->lock);
-    *memo_slot_of(m, entry, op, type, block, coarse, waves) =
-        (memo_slot){entry, (unsigned)op, (unsigned)type, block, coarse, waves, k};
-    pthread_mutex_unlock(&m->lock);
-}
-
-/* A helper entry's kernel (entry: a string literal, the same pointer on every call). */
-static kj_status get(kj_runtime *rt, const char *entry, kj_op op, kj_type type, unsigned block, unsigned coarse,
-                     kj_kernel **k) {
-    void *m;
-    KJ_FORWARD(kj__state(rt, &memo_key, &m));
-    if ((*k = memo_find(m, entry, op, type, block, coarse, 0))) return KJ_OK;
+/* A helper entry's kernel for a job (the tuner's: kj_reduce has its plan's). */
+kj_status kj__reduce_helper(kj_runtime *rt, const kj__reduce_job *j, kj_kernel **out) {
+    entry_id e = FAST;
+    KJ_FORWARD(find_entry(j->entry, &e));
+    *out = NULL;
+    const char *aid = helper_of(e);
     helper h;
-    KJ_FORWARD(kj_kernel_get(rt, helper_request(&h, entry, op, type, block, coarse), k, NULL));
-    memo_keep(m, entry, op, type, block, coarse, 0, *k);
-    return KJ_OK;
+    return aid ? kj_kernel_get(rt, helper_request(&h, aid, j->op, j->type, j->block, j->coarse), out, NULL) : KJ_OK;
 }
 
 static kj_status launch(kj_kernel *k, unsigned grid, unsigned block, kj_stream stream, void **args) {
     kj_launch_config c = {.size = sizeof c, .grid = {grid, 1, 1}, .block = {block, 1, 1}, .stream = stream};
-    return kj_kernel_launch(k, &c, args);
+    return kj__kernel_launch(k, &c, args);
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -271,9 +211,10 @@ kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *
         void *args[] = {&input, &count, &result, &slots, &counter};
         return launch(k, *grid, j->block, j->stream, args);
     }
+    KJ_RETURN_IF(!j->helper && (entries[e].in_place || entries[e].atomic), KJ_ERR_USAGE,
+                 "%s needs its helper entry's kernel (kj__reduce_helper)", entries[e].name);
     if (entries[e].in_place) {
-        kj_kernel *load;
-        KJ_FORWARD(get(rt, "reduce_load", j->op, j->type, j->block, j->coarse, &load));
+        kj_kernel *load = j->helper;
         kj_devptr copy = ws + WS_COPY;
         void *load_args[] = {&input, &count, &copy};
         KJ_FORWARD(launch(load, 1, j->block, j->stream, load_args));
@@ -282,8 +223,7 @@ kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *
     }
     void *args[] = {&input, &count, &result};
     if (e == SHARED) return launch(k, 1, j->block, j->stream, args);
-    kj_kernel *init;
-    KJ_FORWARD(get(rt, "reduce_init", j->op, j->type, j->block, j->coarse, &init));
+    kj_kernel *init = j->helper;
     void *init_args[] = {&result};
     KJ_FORWARD(launch(init, 1, 1, j->stream, init_args));
     uint64_t g = ceil_div(j->n, 2ull * j->block * (e == COARSENED ? j->coarse : 1));
@@ -297,18 +237,17 @@ kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *
 /* Tuned values fit a single-block entry when its one block covers n. */
 static int fits(const void *user, const unsigned *values) { return *(const size_t *)user <= 2ull * values[0]; }
 
-/* What a call will run: its entry, and its configuration call (which points into the plan: a plan is
+/* What a call will run: its entry, and its configuration call (which points into this struct: it is
  * not copied). */
-typedef struct plan {
+typedef struct call {
     entry_id e;
     size_t n;
     kj_define fixed[2], pinned;
-    char unused[16];
     kj__config_call call;
-} plan;
+} call;
 
-/* The checks of every call that need no device, and its plan. */
-static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o, plan *p) {
+/* The checks of every call that need no device, and what it will run. */
+static kj_status call_of(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o, call *p) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to %d)", (int)type, KJ_TYPE_COUNT_ - 1);
@@ -332,10 +271,9 @@ static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, con
     p->n = n;
     p->fixed[0] = (kj_define){"OP", kj_op_name(op)};
     p->fixed[1] = (kj_define){"T", kj_type_name(type)};
-    snprintf(p->unused, sizeof p->unused, "%u", UNUSED_COARSE);
-    p->pinned = (kj_define){"COARSE_FACTOR", p->unused};
+    p->pinned = (kj_define){"COARSE_FACTOR", TEXT_OF(UNUSED_COARSE_VALUE)};
     int coarsens = entries[e].coarsens;
-    p->call = (kj__config_call){.kernel = "reduce", .entry = entries[e].name, .fixed = p->fixed, .fixed_count = 2,
+    p->call = (kj__config_call){.kernel = "reduce", .entry = entries[e].name, .helper = helper_of(e), .fixed = p->fixed, .fixed_count = 2,
                                 .pinned = coarsens ? NULL : &p->pinned, .pinned_count = coarsens ? 0 : 1, .n = n,
                                 .count = e == FAST ? 3 : coarsens ? 2 : 1,
                                 .names = {"BLOCK_SIZE", "COARSE_FACTOR", "WAVES"},
@@ -345,24 +283,9 @@ static kj_status plan_call(kj_runtime *rt, kj_op op, kj_type type, size_t n, con
 }
 
 /* COARSE_FACTOR of a configuration: the chosen one where the entry uses it, else the metadata's. */
-static unsigned coarse_of(const plan *p, const kj__config *c) { return entries[p->e].coarsens ? c->values[1] : UNUSED_COARSE; }
+static unsigned coarse_of(const call *p, const kj__config *c) { return entries[p->e].coarsens ? c->values[1] : UNUSED_COARSE; }
 /* WAVES of a configuration: reduce_fast's; 0 for the entries whose grid n fixes. */
-static unsigned waves_of(const plan *p, const kj__config *c) { return p->e == FAST ? c->values[2] : 0; }
-
-/* kj__config_resolve, with the kernel of the values chosen from the memo when it was got before. */
-static kj_status resolve(kj_runtime *rt, const plan *p, kj_op op, kj_type type, kj__config *c) {
-    void *m;
-    KJ_FORWARD(kj__state(rt, &memo_key, &m));
-    const char *entry = entries[p->e].name;
-    kj__config_choose(rt, &p->call, c);
-    if ((c->kernel = memo_find(m, entry, op, type, c->values[0], coarse_of(p, c), waves_of(p, c)))) {
-        c->origin = KJ_ORIGIN_MEMORY;
-        return KJ_OK;
-    }
-    KJ_FORWARD(kj__config_resolve(rt, &p->call, c));
-    memo_keep(m, entry, op, type, c->values[0], coarse_of(p, c), waves_of(p, c), c->kernel);
-    return KJ_OK;
-}
+static unsigned waves_of(const call *p, const kj__config *c) { return p->e == FAST ? c->values[2] : 0; }
 
 /* The caller's options (NULL: the defaults) in our layout; their report's size checked. */
 static kj_status options_of(const kj_reduce_options **o, kj_reduce_options *copy) {
@@ -377,42 +300,39 @@ static kj_status options_of(const kj_reduce_options **o, kj_reduce_options *copy
 kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o) {
     kj_reduce_options copy;
     KJ_FORWARD(options_of(&o, &copy));
-    plan p;
-    KJ_FORWARD(plan_call(rt, op, type, n, o, &p));
+    call p;
+    KJ_FORWARD(call_of(rt, op, type, n, o, &p));
     kj__config c;
     kj__config_choose(rt, &p.call, &c);
     kj__config_request main;
-    helper h;
     kj_request reqs[2] = {*kj__config_request_of(&p.call, c.values, &main)};
-    const char *aid = entries[p.e].in_place ? "reduce_load" : entries[p.e].atomic ? "reduce_init" : NULL;
-    if (aid) reqs[1] = *helper_request(&h, aid, op, type, c.values[0], coarse_of(&p, &c));
-    return kj_kernel_prefetch(rt, reqs, aid ? 2 : 1);
+    reqs[1] = reqs[0];
+    reqs[1].entry = p.call.helper; /* the same macros: one module */
+    return kj_kernel_prefetch(rt, reqs, p.call.helper ? 2 : 1);
 }
 
-kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
-                          const kj_reduce_options *o) {
-    kj_reduce_options copy;
-    KJ_FORWARD(options_of(&o, &copy));
-    plan p;
-    KJ_FORWARD(plan_call(rt, op, type, n, o, &p));
+/* The call's input: n elements of type, aligned to them. */
+static kj_status check_input(kj_type type, size_t n, kj_devptr input) {
     KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
     KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
                  (unsigned long long)input, kj_type_size(type), kj_type_name(type));
-    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
-                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
-                 kj_result_size(type));
-    KJ_FORWARD(kj__enter(rt));
+    return KJ_OK;
+}
+
+/* kj_reduce_async once the call is checked and its runtime entered. */
+static kj_status reduce_entered(kj_runtime *rt, const call *p, kj_op op, kj_type type, kj_devptr input, size_t n,
+                                kj_devptr result, const kj_reduce_options *o) {
     kj__config c;
-    KJ_FORWARD(resolve(rt, &p, op, type, &c));
-    kj__reduce_job job = {entries[p.e].name, op,     type,   input, n, result, c.values[0], coarse_of(&p, &c),
-                          waves_of(&p, &c), o->stream};
+    KJ_FORWARD(kj__config_resolve(rt, &p->call, &c));
+    kj__reduce_job job = {entries[p->e].name, op, type, input, n, result, c.values[0], coarse_of(p, &c),
+                          waves_of(p, &c), o->stream, c.helper};
     unsigned grid;
     KJ_FORWARD(kj__reduce_launch(rt, c.kernel, &job, &grid));
     if (o->report) {
         kj_reduce_report full = {0}, *r = &full;
         r->entry = job.entry;
         r->block_size = job.block;
-        r->coarse_factor = entries[p.e].coarsens ? job.coarse : 0;
+        r->coarse_factor = entries[p->e].coarsens ? job.coarse : 0;
         r->grid = grid;
         r->origin = c.origin;
         r->config_from = c.from;
@@ -422,28 +342,42 @@ kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inpu
     return KJ_OK;
 }
 
+kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
+                          const kj_reduce_options *o) {
+    kj_reduce_options copy;
+    KJ_FORWARD(options_of(&o, &copy));
+    call p;
+    KJ_FORWARD(call_of(rt, op, type, n, o, &p));
+    KJ_FORWARD(check_input(type, n, input));
+    KJ_RETURN_IF(!result || result % kj_result_size(type), KJ_ERR_USAGE,
+                 "kj_reduce: result 0x%llx is 0 or not aligned to %zu bytes", (unsigned long long)result,
+                 kj_result_size(type));
+    KJ_FORWARD(kj__enter(rt));
+    return reduce_entered(rt, &p, op, type, input, n, result, o);
+}
+
 kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, void *host_result,
                     const kj_reduce_options *o) {
     KJ_RETURN_IF(!host_result, KJ_ERR_USAGE, "kj_reduce: host_result is NULL");
-    KJ_FORWARD(kj__enter(rt));
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to %d)", (int)type, KJ_TYPE_COUNT_ - 1);
     kj_reduce_options copy;
     KJ_FORWARD(options_of(&o, &copy));
+    call p;
+    KJ_FORWARD(call_of(rt, op, type, n, o, &p));
+    KJ_FORWARD(check_input(type, n, input));
+    KJ_FORWARD(kj__enter(rt));
     kj_stream stream = o->stream;
-    entry_id e;
-    KJ_FORWARD(find_entry(o->entry, &e));
-    if (e == FAST) {
+    if (p.e == FAST) {
         kj__lane *lane;
         KJ_FORWARD(kj__lane_get(rt, &results, stream, 16, &lane));
-        KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, lane->buffer, o));
-        KJ_FORWARD(kj_event_record(lane->done, stream));
+        KJ_FORWARD(reduce_entered(rt, &p, op, type, input, n, lane->buffer, o));
+        KJ_FORWARD(kj__event_record(lane->done, stream));
         KJ_FORWARD(kj__lane_wait(lane, "the reduction failed", KJ__REDUCE_WAIT_LIMIT_MS));
         memcpy(host_result, lane->host, kj_result_size(type));
         return KJ_OK;
     }
     kj_devptr ws;
     KJ_FORWARD(workspace(rt, stream, &ws));
-    KJ_FORWARD(kj_reduce_async(rt, op, type, input, n, ws + WS_RESULT, o));
+    KJ_FORWARD(reduce_entered(rt, &p, op, type, input, n, ws + WS_RESULT, o));
     KJ_FORWARD(kj__memcpy_dtoh_async(rt, host_result, ws + WS_RESULT, kj_result_size(type), stream, "copying the result"));
     return kj__stream_wait(rt, stream, "the reduction failed");
 }

@@ -24,10 +24,16 @@ typedef struct kj__reduce_job {
     unsigned block, coarse;  /* the kernel's BLOCK_SIZE and COARSE_FACTOR */
     unsigned waves;          /* reduce_fast's grid: at most WAVES times the blocks the device holds at once */
     kj_stream stream;
+    kj_kernel *helper;       /* the helper entry's kernel at these macros: reduce_load for the entries
+                                that work on a copy, reduce_init for those that combine with atomics;
+                                NULL for the others (kj__reduce_helper) */
 } kj__reduce_job;
 
-/* Launches the job with k, its entry's kernel (the helper kernels it needs are got here), on the
- * job's stream; *grid gets the blocks of the main launch. */
+/* The job's helper kernel (NULL when its entry has none), as kj_kernel_get gets it. */
+kj_status kj__reduce_helper(kj_runtime *rt, const kj__reduce_job *job, kj_kernel **out);
+
+/* Launches the job with k, its entry's kernel, and its helper on the job's stream; *grid gets the
+ * blocks of the main launch. The caller has entered rt (kj__enter) on this thread. */
 kj_status kj__reduce_launch(kj_runtime *rt, kj_kernel *k, const kj__reduce_job *job, unsigned *grid);
 
 /* The longest a reduction waits for work it queued (kj_reduce_devices' parts, kj_reduce_nccl's

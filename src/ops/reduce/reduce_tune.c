@@ -29,6 +29,8 @@ typedef struct state {
     unsigned char expected[8], poison[8]; /* poison: what out holds before each run (kj__reduce_poison) */
     double abs_sum;
     unsigned block, coarse, grid; /* of the latest run: its configuration bounds the float error */
+    kj_kernel *helper_of, *helper; /* the helper kernel (kj__reduce_helper) of the variant whose kernel
+                                      is helper_of */
 } state;
 
 static const char *const unused_coarse[] = {"COARSE_FACTOR", "WAVES", NULL};
@@ -139,9 +141,15 @@ static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj
                           kj__tune_define_uint(d, count, "BLOCK_SIZE"),
                           kj__tune_define_uint(d, count, "COARSE_FACTOR"),
                           kj__tune_define_uint(d, count, "WAVES"),
-                          stream};
+                          stream,
+                          NULL};
     st->block = job.block;
     st->coarse = job.coarse;
+    if (k != st->helper_of) { /* the variant's first run: its helper, kept for the runs after it */
+        KJ_FORWARD(kj__reduce_helper(st->rt, &job, &st->helper));
+        st->helper_of = k;
+    }
+    job.helper = st->helper;
     return kj__reduce_launch(st->rt, k, &job, &st->grid);
 }
 

@@ -69,7 +69,7 @@ kj_status kj__transpose_launch(kj_runtime *rt, kj_kernel *k, const unsigned tile
     void *args[] = {&in, &out, &r32, &c32, &group}; /* the fixed variants take the first four */
     /* shared_bytes 0: the launch takes the metadata's shared-dynamic (the padded tile's size) */
     kj_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)n, 1, 1}, .block = {block[0], block[1], 1}, .stream = stream};
-    KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
+    KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     *tiles = (unsigned)n;
     return KJ_OK;
 }

@@ -8,7 +8,8 @@
  * of tile[0] input rows by tile[1] columns, on a rows x cols matrix of elements of elem_bytes:
  * one block per tile, the dynamic shared memory the kernel's metadata asks for. group: 0 for the
  * fixed variants; transpose_padded's GROUP, its last argument, else. *tiles gets the blocks launched
- * (0 when the matrix is empty). KJ_ERR_LIMIT when the grid would be too large. */
+ * (0 when the matrix is empty). KJ_ERR_LIMIT when the grid would be too large. The caller has entered
+ * rt (kj__enter) on this thread. */
 kj_status kj__transpose_launch(kj_runtime *rt, kj_kernel *k, const unsigned tile[2], const unsigned block[2],
                                unsigned group, kj_devptr in, kj_devptr out, size_t rows, size_t cols, kj_stream stream,
                                unsigned *tiles);

@@ -36,7 +36,7 @@ kj_status kj__vector_add_launch(kj_runtime *rt, kj_kernel *k, kj_type type, unsi
     unsigned long long count = n;
     void *args[] = {&a, &b, &c, &count};
     kj_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)g, 1, 1}, .block = {block, 1, 1}, .stream = stream};
-    KJ_FORWARD(kj_kernel_launch(k, &cfg, args));
+    KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     *grid = (unsigned)g;
     return KJ_OK;
 }
@@ -54,11 +54,11 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     if (!o) o = &defaults;
     KJ__SIZED_INPUT(o, copy, kj_vector_add_options, KJ_VECTOR_ADD_OPTIONS_INIT);
     if (o->report) KJ_FORWARD(KJ__SIZED_CHECK(o->report, kj_vector_add_report, KJ_VECTOR_ADD_REPORT_INIT));
+    KJ_RETURN_IF(o->reserved, KJ_ERR_USAGE, "kj_vector_add_options.reserved is %u: it must be 0",
+                 (unsigned)o->reserved);
     KJ_FORWARD(kj__enter(rt));
     const char *entry = vectors(a, b, c) ? "vector_add" : "vector_add_scalar";
     kj_define t = {"T", kj_type_name(type)};
-    KJ_RETURN_IF(o->reserved, KJ_ERR_USAGE, "kj_vector_add_options.reserved is %u: it must be 0",
-                 (unsigned)o->reserved);
     kj__config_call call = {.kernel = "vector_add", .entry = entry, .fixed = &t, .fixed_count = 1, .n = n, .count = 3,
                             .names = {"BLOCK_SIZE", "UNROLL", "WAVES"}, .given = {o->block_size, o->unroll, o->waves},
                             .defaults = {DEFAULT_BLOCK, DEFAULT_UNROLL, DEFAULT_WAVES}};
