@@ -73,29 +73,38 @@ char *kj__lex_blank(const char *text, size_t len, int skip_if0) {
     return s;
 }
 
-int kj__lex_launches_kernels(const char *s) {
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* One pass over the text, word by word (a word: a run of letters, digits and '_'), for what both
+ * questions look for; done as soon as a launch shows, which settles both. */
+unsigned kj__lex_features(const char *s) {
     static const char *calls[] = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaStreamTailLaunch",
                                   "cudaStreamFireAndForget"};
-    for (const char *p = strstr(s, "<<<"); p; p = strstr(p + 3, "<<<"))
-        if (p == s || p[-1] != '<') return 1; /* not a shift of a shift: `a <<<< b` does not exist */
-    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-        for (const char *p = strstr(s, calls[i]); p; p = strstr(p + 1, calls[i])) {
-            size_t n = strlen(calls[i]);
-            if ((p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-                !(isalnum((unsigned char)p[n]) || p[n] == '_'))
-                return 1;
+    static const char *prefixes[] = {"cuda", "tex1D", "tex2D", "tex3D", "texCubemap", "surf1D", "surf2D", "surf3D",
+                                     "surfCubemap"};
+    unsigned found = 0;
+    for (const char *p = s; *p;) {
+        if (*p == '<') { /* a run of three or more: `<<<` is a launch, `<<` a shift */
+            const char *q = p;
+            while (*q == '<') q++;
+            if (q - p >= 3) return found | KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
+            p = q;
+        } else if (ident_char(*p)) {
+            const char *q = p;
+            while (ident_char(*q)) q++;
+            size_t n = (size_t)(q - p);
+            if (*p == 'c' || *p == 't' || *p == 's') { /* the first letters of every word looked for */
+                for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+                    if (n >= strlen(prefixes[i]) && memcmp(p, prefixes[i], strlen(prefixes[i])) == 0)
+                        found |= KJ__LEX_NOT_MINIMAL;
+                for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+                    if (n == strlen(calls[i]) && memcmp(p, calls[i], n) == 0)
+                        return found | KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
+            }
+            p = q;
+        } else {
+            p++;
         }
-    return 0;
-}
-
-static int word_start(const char *s, const char *p) { return p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'); }
-
-int kj__lex_minimal_ok(const char *s) {
-    if (kj__lex_launches_kernels(s)) return 0;
-    static const char *prefixes[] = {"cuda", "tex1D", "tex2D", "tex3D", "texCubemap", "tex1Dfetch", "surf1D",
-                                     "surf2D", "surf3D", "surfCubemap"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        for (const char *p = strstr(s, prefixes[i]); p; p = strstr(p + 1, prefixes[i]))
-            if (word_start(s, p)) return 0;
-    return 1;
+    }
+    return found;
 }

@@ -369,8 +369,9 @@ static kj_status scan_program(kj__prepared *p, int asked_rdc, const kj__user_opt
             size_t len = i ? src->headers[i - 1].len : src->len;
             char *blanked = kj__lex_blank(text, len, 1);
             if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-            if (kj__lex_launches_kernels(blanked)) p->devrt = 1, p->minimal = 0;
-            if (!kj__lex_minimal_ok(blanked)) p->minimal = 0;
+            unsigned found = kj__lex_features(blanked);
+            if (found & KJ__LEX_LAUNCHES) p->devrt = 1;
+            if (found & KJ__LEX_NOT_MINIMAL) p->minimal = 0;
             free(blanked);
         }
     }
