@@ -45,8 +45,7 @@ static int directive(const char *line, const char *end, char *word, size_t size)
     return n > 0;
 }
 
-/* Blanks the lines under `#if 0` up to the matching #else/#elif/#endif. */
-static void blank_if0(char *s, size_t len) {
+void kj__lex_blank_if0(char *s, size_t len) {
     int depth = 0; /* > 0: inside an `#if 0`, counting the conditionals nested in it */
     for (size_t i = 0; i < len;) {
         size_t end = i;
@@ -69,7 +68,7 @@ char *kj__lex_blank(const char *text, size_t len, int skip_if0) {
     char *s = kj__strndup(text, len);
     if (!s) return NULL;
     blank_comments(s, len);
-    if (skip_if0) blank_if0(s, len);
+    if (skip_if0) kj__lex_blank_if0(s, len);
     return s;
 }
 

@@ -12,6 +12,10 @@
  * `#else`/`#elif`/`#endif` are blanked too (nesting counted). NULL when out of memory. */
 char *kj__lex_blank(const char *text, size_t len, int skip_if0);
 
+/* Blanks, in place, the lines of s[0..len) (comments blanked already) between `#if 0` and its
+ * `#else`/`#elif`/`#endif`: kj__lex_blank's skip_if0 on a copy made without it. */
+void kj__lex_blank_if0(char *s, size_t len);
+
 /* What the (blanked) text shows, from one pass over it:
  * - KJ__LEX_LAUNCHES: it launches kernels from the device: a `<<<` launch, or a device-runtime launch
  *   call (cudaLaunchDevice, cudaGetParameterBuffer, cudaStreamTailLaunch, cudaStreamFireAndForget).
