@@ -72,38 +72,50 @@ char *kj__lex_blank(const char *text, size_t len, int skip_if0) {
     return s;
 }
 
-static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+/* isalnum or '_', without a call for the ASCII bytes (whose class no locale changes). */
+static inline int ident_char(char c) {
+    unsigned char u = (unsigned char)c;
+    return u < 0x80 ? (unsigned)((u | 32) - 'a') < 26 || (unsigned)(u - '0') < 10 || u == '_' : isalnum(u) != 0;
+}
 
-/* One pass over the text, word by word (a word: a run of letters, digits and '_'), for what both
- * questions look for; done as soon as a launch shows, which settles both. */
+typedef struct word {
+    const char *s;
+    size_t n;
+} word;
+#define WORD(s) {s, sizeof s - 1}
+
+static int starts_with(const char *p, size_t n, word w) {
+    if (n < w.n) return 0;
+    for (size_t i = 0; i < w.n; i++)
+        if (p[i] != w.s[i]) return 0;
+    return 1;
+}
+
+/* One pass over the text, from each '<' and each word (a run of letters, digits and '_') that starts
+ * with a letter a word looked for starts with, to the next; done as soon as a launch shows, which
+ * settles both questions. */
 unsigned kj__lex_features(const char *s) {
-    static const char *calls[] = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaStreamTailLaunch",
-                                  "cudaStreamFireAndForget"};
-    static const char *prefixes[] = {"cuda", "tex1D", "tex2D", "tex3D", "texCubemap", "surf1D", "surf2D", "surf3D",
-                                     "surfCubemap"};
+    static const word calls[] = {WORD("cudaLaunchDevice"), WORD("cudaGetParameterBuffer"),
+                                 WORD("cudaStreamTailLaunch"), WORD("cudaStreamFireAndForget")};
+    static const word prefixes[] = {WORD("cuda"),   WORD("tex1D"),  WORD("tex2D"),  WORD("tex3D"),      WORD("texCubemap"),
+                                    WORD("surf1D"), WORD("surf2D"), WORD("surf3D"), WORD("surfCubemap")};
     unsigned found = 0;
-    for (const char *p = s; *p;) {
+    for (const char *p = s; (p = strpbrk(p, "<cst"));) {
+        const char *q = p;
         if (*p == '<') { /* a run of three or more: `<<<` is a launch, `<<` a shift */
-            const char *q = p;
             while (*q == '<') q++;
-            if (q - p >= 3) return found | KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
-            p = q;
-        } else if (ident_char(*p)) {
-            const char *q = p;
+            if (q - p >= 3) return KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
+        } else if (p > s && ident_char(p[-1])) { /* inside a word */
+            q++;
+        } else {
             while (ident_char(*q)) q++;
             size_t n = (size_t)(q - p);
-            if (*p == 'c' || *p == 't' || *p == 's') { /* the first letters of every word looked for */
-                for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-                    if (n >= strlen(prefixes[i]) && memcmp(p, prefixes[i], strlen(prefixes[i])) == 0)
-                        found |= KJ__LEX_NOT_MINIMAL;
-                for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-                    if (n == strlen(calls[i]) && memcmp(p, calls[i], n) == 0)
-                        return found | KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
-            }
-            p = q;
-        } else {
-            p++;
+            for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0] && !found; i++)
+                if (starts_with(p, n, prefixes[i])) found |= KJ__LEX_NOT_MINIMAL;
+            for (size_t i = 0; i < sizeof calls / sizeof calls[0] && *p == 'c'; i++)
+                if (n == calls[i].n && starts_with(p, n, calls[i])) return KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
         }
+        p = q;
     }
     return found;
 }
