@@ -386,13 +386,13 @@ static kj_status scan_program(kj__prepared *p, int asked_rdc, const kj__user_opt
 /* Whether the entry is compiled alone (trim.h): a source of one unit whose metadata declares several
  * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
 static kj_status choose_text(kj__prepared *p) {
-    const kj__source *src = p->src;
+    kj__source *src = p->src;
     if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file || p->listed_count > 1) return KJ_OK;
-    const char *texts[KJ_MAX_HEADERS];
-    size_t lens[KJ_MAX_HEADERS];
-    for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
-    int r = kj__trim_to_entry(src->text, src->len, (const char *const *)p->spec->entries, p->spec->entry_count,
-                              p->entry, texts, lens, src->header_count, &p->alone_text);
+    const char *codes[KJ_MAX_HEADERS + 1];
+    for (size_t i = 0; i <= src->header_count; i++)
+        if (!(codes[i] = code_of(src, i))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    int r = kj__trim_to_entry(src->text, codes[0], src->len, (const char *const *)p->spec->entries,
+                              p->spec->entry_count, p->entry, codes + 1, src->header_count, &p->alone_text);
     return r < 0 ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
 }
 
