@@ -159,6 +159,33 @@ static void test_launch_across_sources(void **state) {
     assert_true(r.linked);
 }
 
+/* A launch counts where NVRTC sees it: not in a comment nor under `#if 0`, in a source whose include
+ * lines were rewritten or one left as it was, and in a header; the scans read one blanked copy of
+ * each file. */
+static void test_launch_seen_where_it_is(void **state) {
+    (void)state;
+    static const char hidden[] = "// child<<<1, 1>>>(v);\n"
+                                 "#if 0\n"
+                                 "__global__ void child(int *v) {}\n"
+                                 "__device__ void go(int *v) { child<<<1, 1>>>(v); }\n"
+                                 "#endif\n";
+    put("seen/plain.cu", "__global__ void plain(int *v) { v[0] = 1; }\n/* cudaLaunchDevice */\n#if 0\nx<<<1, 1>>>();\n#endif\n");
+    put("seen/hidden.cuh", hidden);
+    put("seen/quiet.cu", "#include \"hidden.cuh\"\n__global__ void quiet(int *v) { v[0] = 1; }\n");
+    put("seen/shown.cuh", "__global__ void child(int *v) { v[0] = 1; }\n"
+                          "__device__ void go(int *v) { child<<<1, 1>>>(v); }\n");
+    put("seen/loud.cu", "#include \"shown.cuh\"\n__global__ void loud(int *v) { go(v); }\n");
+    put("seen/self.cu", "__global__ void child(int *v) { v[0] = 1; }\n"
+                        "__global__ void self(int *v) { child<<<1, 1>>>(v); }\n");
+    const struct { const char *file, *entry; int linked; } cases[] = {
+        {"seen/plain.cu", "plain", 0}, {"seen/quiet.cu", "quiet", 0}, {"seen/loud.cu", "loud", 1}, {"seen/self.cu", "self", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kj_compile_result r = KJ_COMPILE_RESULT_INIT;
+        compile_ok(cases[i].entry, &cases[i].file, 1, &r);
+        if (r.linked != cases[i].linked) fail_msg("%s: linked %d, expected %d", cases[i].file, r.linked, cases[i].linked);
+    }
+}
+
 static void expect_failure(kj_status want, const char *message, const char *entry, const char *const *files,
                            size_t count) {
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
@@ -206,4 +233,5 @@ static void test_refusals(void **state) {
 KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_two_sources_linked),
              cmocka_unit_test(test_stale_keys), cmocka_unit_test(test_same_macros_everywhere),
              cmocka_unit_test(test_pre_include_in_every_source), cmocka_unit_test(test_launch_across_sources),
+             cmocka_unit_test(test_launch_seen_where_it_is),
              cmocka_unit_test(test_refusals))

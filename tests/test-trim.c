@@ -2,16 +2,21 @@
  * left keeps every line and every preprocessor line where it was. */
 #include "test_util.h"
 
+#include "jit/lex.h"
 #include "jit/trim.h"
 
 static const char *const three[] = {"first", "second", "third"};
 
 /* The text trimmed to keep; NULL when nothing was left out. */
 static char *trim(const char *text, const char *const *entries, size_t n, const char *keep, const char *header) {
-    const char *headers[] = {header};
-    size_t lens[] = {header ? strlen(header) : 0};
+    char *code = kj__lex_blank(text, strlen(text), 1);
+    char *header_code = header ? kj__lex_blank(header, strlen(header), 1) : NULL;
+    assert_non_null(code);
+    const char *headers[] = {header_code};
     char *out = (char *)1;
-    int r = kj__trim_to_entry(text, strlen(text), entries, n, keep, headers, lens, header ? 1 : 0, &out);
+    int r = kj__trim_to_entry(text, code, strlen(text), entries, n, keep, headers, header ? 1 : 0, &out);
+    free(code);
+    free(header_code);
     assert_int_not_equal(r, -1);
     assert_int_equal(r == 1, out != NULL);
     if (out) {

@@ -719,12 +719,22 @@ static kj_status rewrite(const frame *fr, char **text, size_t *len) {
     return KJ_OK;
 }
 
-/* Ends the innermost file: its text rewritten (when all went well). */
+/* Ends the innermost file: its text rewritten (when all went well). A file left as it was keeps its
+ * blanked copy, with `#if 0` blanked too, as the code the scans after this one read (unit.h). */
 static kj_status frame_pop(scan *sc, kj_status s) {
     frame *fr = top(sc);
     if (s == KJ_OK) {
         kj__header *h = fr->item ? &sc->src->headers[fr->item - 1] : NULL;
+        char **code = h ? &h->code : &sc->src->code;
         s = h ? rewrite(fr, &h->text, &h->len) : rewrite(fr, &sc->src->text, &sc->src->len);
+        if (s == KJ_OK && !fr->edit_count && !*code) {
+            kj__lex_blank_if0(fr->text, fr->len);
+            *code = fr->text;
+            fr->text = NULL;
+        } else if (fr->edit_count) { /* the text changed: a copy made before is not its code */
+            free(*code);
+            *code = NULL;
+        }
     }
     for (size_t i = 0; i < fr->edit_count; i++) free(fr->edits[i].with);
     free(fr->edits);

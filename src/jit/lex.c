@@ -45,8 +45,7 @@ static int directive(const char *line, const char *end, char *word, size_t size)
     return n > 0;
 }
 
-/* Blanks the lines under `#if 0` up to the matching #else/#elif/#endif. */
-static void blank_if0(char *s, size_t len) {
+void kj__lex_blank_if0(char *s, size_t len) {
     int depth = 0; /* > 0: inside an `#if 0`, counting the conditionals nested in it */
     for (size_t i = 0; i < len;) {
         size_t end = i;
@@ -69,33 +68,54 @@ char *kj__lex_blank(const char *text, size_t len, int skip_if0) {
     char *s = kj__strndup(text, len);
     if (!s) return NULL;
     blank_comments(s, len);
-    if (skip_if0) blank_if0(s, len);
+    if (skip_if0) kj__lex_blank_if0(s, len);
     return s;
 }
 
-int kj__lex_launches_kernels(const char *s) {
-    static const char *calls[] = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaStreamTailLaunch",
-                                  "cudaStreamFireAndForget"};
-    for (const char *p = strstr(s, "<<<"); p; p = strstr(p + 3, "<<<"))
-        if (p == s || p[-1] != '<') return 1; /* not a shift of a shift: `a <<<< b` does not exist */
-    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-        for (const char *p = strstr(s, calls[i]); p; p = strstr(p + 1, calls[i])) {
-            size_t n = strlen(calls[i]);
-            if ((p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-                !(isalnum((unsigned char)p[n]) || p[n] == '_'))
-                return 1;
-        }
-    return 0;
+/* isalnum or '_', without a call for the ASCII bytes (whose class no locale changes). */
+static inline int ident_char(char c) {
+    unsigned char u = (unsigned char)c;
+    return u < 0x80 ? (unsigned)((u | 32) - 'a') < 26 || (unsigned)(u - '0') < 10 || u == '_' : isalnum(u) != 0;
 }
 
-static int word_start(const char *s, const char *p) { return p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'); }
+typedef struct word {
+    const char *s;
+    size_t n;
+} word;
+#define WORD(s) {s, sizeof s - 1}
 
-int kj__lex_minimal_ok(const char *s) {
-    if (kj__lex_launches_kernels(s)) return 0;
-    static const char *prefixes[] = {"cuda", "tex1D", "tex2D", "tex3D", "texCubemap", "tex1Dfetch", "surf1D",
-                                     "surf2D", "surf3D", "surfCubemap"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        for (const char *p = strstr(s, prefixes[i]); p; p = strstr(p + 1, prefixes[i]))
-            if (word_start(s, p)) return 0;
+static int starts_with(const char *p, size_t n, word w) {
+    if (n < w.n) return 0;
+    for (size_t i = 0; i < w.n; i++)
+        if (p[i] != w.s[i]) return 0;
     return 1;
+}
+
+/* One pass over the text, from each '<' and each word (a run of letters, digits and '_') that starts
+ * with a letter a word looked for starts with, to the next; done as soon as a launch shows, which
+ * settles both questions. */
+unsigned kj__lex_features(const char *s) {
+    static const word calls[] = {WORD("cudaLaunchDevice"), WORD("cudaGetParameterBuffer"),
+                                 WORD("cudaStreamTailLaunch"), WORD("cudaStreamFireAndForget")};
+    static const word prefixes[] = {WORD("cuda"),   WORD("tex1D"),  WORD("tex2D"),  WORD("tex3D"),      WORD("texCubemap"),
+                                    WORD("surf1D"), WORD("surf2D"), WORD("surf3D"), WORD("surfCubemap")};
+    unsigned found = 0;
+    for (const char *p = s; (p = strpbrk(p, "<cst"));) {
+        const char *q = p;
+        if (*p == '<') { /* a run of three or more: `<<<` is a launch, `<<` a shift */
+            while (*q == '<') q++;
+            if (q - p >= 3) return KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
+        } else if (p > s && ident_char(p[-1])) { /* inside a word */
+            q++;
+        } else {
+            while (ident_char(*q)) q++;
+            size_t n = (size_t)(q - p);
+            for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0] && !found; i++)
+                if (starts_with(p, n, prefixes[i])) found |= KJ__LEX_NOT_MINIMAL;
+            for (size_t i = 0; i < sizeof calls / sizeof calls[0] && *p == 'c'; i++)
+                if (n == calls[i].n && starts_with(p, n, calls[i])) return KJ__LEX_LAUNCHES | KJ__LEX_NOT_MINIMAL;
+        }
+        p = q;
+    }
+    return found;
 }

@@ -12,15 +12,20 @@
  * `#else`/`#elif`/`#endif` are blanked too (nesting counted). NULL when out of memory. */
 char *kj__lex_blank(const char *text, size_t len, int skip_if0);
 
-/* Whether the (blanked) text launches kernels from the device: a `<<<` launch, or a device-runtime
- * launch call (cudaLaunchDevice, cudaGetParameterBuffer, cudaStreamTailLaunch,
- * cudaStreamFireAndForget). NVRTC compiles device code only, so any `<<<` is a device-side launch. */
-int kj__lex_launches_kernels(const char *blanked);
+/* Blanks, in place, the lines of s[0..len) (comments blanked already) between `#if 0` and its
+ * `#else`/`#elif`/`#endif`: kj__lex_blank's skip_if0 on a copy made without it. */
+void kj__lex_blank_if0(char *s, size_t len);
 
-/* Whether the (blanked) text may compile under NVRTC's -minimal, which leaves out texture and surface
- * functions, the device runtime's functions and launches, and the CUDA API's types (cudaError_t):
- * no identifier starting with "cuda", no tex/surf call, no launch. A guess that errs on the safe side
- * only in speed: a -minimal compile that fails is compiled again without it. */
-int kj__lex_minimal_ok(const char *blanked);
+/* What the (blanked) text shows, from one pass over it:
+ * - KJ__LEX_LAUNCHES: it launches kernels from the device: a `<<<` launch, or a device-runtime launch
+ *   call (cudaLaunchDevice, cudaGetParameterBuffer, cudaStreamTailLaunch, cudaStreamFireAndForget).
+ *   NVRTC compiles device code only, so any `<<<` is a device-side launch.
+ * - KJ__LEX_NOT_MINIMAL: it may not compile under NVRTC's -minimal, which leaves out texture and
+ *   surface functions, the device runtime's functions and launches, and the CUDA API's types
+ *   (cudaError_t): an identifier starting with "cuda", a tex/surf call, or a launch. A guess that
+ *   errs on the safe side only in speed: a -minimal compile that fails is compiled again without it.
+ * A launch sets both. */
+enum { KJ__LEX_LAUNCHES = 1, KJ__LEX_NOT_MINIMAL = 2 };
+unsigned kj__lex_features(const char *blanked);
 
 #endif

@@ -107,12 +107,21 @@ char *kj__prepared_origins(const kj__prepared *p) {
     return b.data;
 }
 
+/* The text of a unit (i 0) or of its header i - 1, with comments and `#if 0` blanked (lex.h): made
+ * once, when a scan first asks for it, and shared by every scan that reads it. NULL when out of
+ * memory. */
+static const char *code_of(kj__source *unit, size_t i) {
+    kj__header *h = i ? &unit->headers[i - 1] : NULL;
+    char **code = h ? &h->code : &unit->code;
+    if (!*code) *code = kj__lex_blank(h ? h->text : unit->text, h ? h->len : unit->len, 1);
+    return *code;
+}
+
 /* The kernels of a unit's text, outside comments and #if 0, added to k. */
-static kj_status scan_kernels(const kj__source *unit, kernel_names *k) {
-    char *code = kj__lex_blank(unit->text, unit->len, 1);
+static kj_status scan_kernels(kj__source *unit, kernel_names *k) {
+    const char *code = code_of(unit, 0);
     if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     global_functions(code, k);
-    free(code);
     return KJ_OK;
 }
 
@@ -180,16 +189,14 @@ static kj_status place_expression(kj__prepared *p, size_t e) {
     int found = 0;
     int link_inputs = 0;
     for (size_t u = 0; u < p->unit_count; u++) {
-        const kj__source *unit = p->units[u];
+        kj__source *unit = p->units[u];
         link_inputs |= unit->kind != KJ__UNIT_CU;
         if (unit->kind != KJ__UNIT_CU) continue;
         for (size_t i = 0; i <= unit->header_count && !(p->lowers_here[u] & bit); i++) {
             if (i && !unit->headers[i - 1].path) continue; /* the embedded headers declare no user kernel */
-            const char *text = i ? unit->headers[i - 1].text : unit->text;
-            char *code = kj__lex_blank(text, i ? unit->headers[i - 1].len : unit->len, 1);
+            const char *code = code_of(unit, i);
             if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
             if (*name && declares_kernel(code, name, strlen(name))) p->lowers_here[u] |= bit;
-            free(code);
         }
         found |= (p->lowers_here[u] & bit) != 0;
     }
@@ -362,16 +369,14 @@ static kj_status scan_program(kj__prepared *p, int asked_rdc, const kj__user_opt
     p->lto = user->lto;
     p->minimal = p->unit_count == 1 && !p->devrt && !p->lto && !any_unit_uses_toolkit(p) && !user->no_minimal;
     for (size_t u = 0; u < p->unit_count; u++) {
-        const kj__source *src = p->units[u];
+        kj__source *src = p->units[u];
         if (src->kind != KJ__UNIT_CU) continue; /* compiled code: nothing to read */
         for (size_t i = 0; i <= src->header_count && (!p->devrt || p->minimal); i++) {
-            const char *text = i ? src->headers[i - 1].text : src->text;
-            size_t len = i ? src->headers[i - 1].len : src->len;
-            char *blanked = kj__lex_blank(text, len, 1);
-            if (!blanked) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
-            if (kj__lex_launches_kernels(blanked)) p->devrt = 1, p->minimal = 0;
-            if (!kj__lex_minimal_ok(blanked)) p->minimal = 0;
-            free(blanked);
+            const char *code = code_of(src, i);
+            if (!code) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+            unsigned found = kj__lex_features(code);
+            if (found & KJ__LEX_LAUNCHES) p->devrt = 1;
+            if (found & KJ__LEX_NOT_MINIMAL) p->minimal = 0;
         }
     }
     p->rdc = p->devrt || p->unit_count > 1 || p->lto;
@@ -381,13 +386,13 @@ static kj_status scan_program(kj__prepared *p, int asked_rdc, const kj__user_opt
 /* Whether the entry is compiled alone (trim.h): a source of one unit whose metadata declares several
  * entries and does not ask for the whole file; the text NVRTC gets then leaves the others out. */
 static kj_status choose_text(kj__prepared *p) {
-    const kj__source *src = p->src;
+    kj__source *src = p->src;
     if (p->unit_count != 1 || p->spec->entry_count < 2 || p->spec->whole_file || p->listed_count > 1) return KJ_OK;
-    const char *texts[KJ_MAX_HEADERS];
-    size_t lens[KJ_MAX_HEADERS];
-    for (size_t i = 0; i < src->header_count; i++) texts[i] = src->headers[i].text, lens[i] = src->headers[i].len;
-    int r = kj__trim_to_entry(src->text, src->len, (const char *const *)p->spec->entries, p->spec->entry_count,
-                              p->entry, texts, lens, src->header_count, &p->alone_text);
+    const char *codes[KJ_MAX_HEADERS + 1];
+    for (size_t i = 0; i <= src->header_count; i++)
+        if (!(codes[i] = code_of(src, i))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    int r = kj__trim_to_entry(src->text, codes[0], src->len, (const char *const *)p->spec->entries,
+                              p->spec->entry_count, p->entry, codes + 1, src->header_count, &p->alone_text);
     return r < 0 ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory") : KJ_OK;
 }
 

@@ -263,7 +263,9 @@ done:
 void kj__source_free(kj__source *src) {
     if (!src) return;
     for (size_t i = 0; i < src->header_count; i++)
-        kj__free_all(src->headers[i].name, src->headers[i].text, src->headers[i].path, src->headers[i].dir);
+        kj__free_all(src->headers[i].name, src->headers[i].text, src->headers[i].code, src->headers[i].path,
+                     src->headers[i].dir);
     kj__buf_free(&src->unresolved);
-    kj__free_all(src->headers, src->root, src->name, src->file, src->vfile, src->origin, src->dir, src->text, src);
+    kj__free_all(src->headers, src->root, src->name, src->file, src->vfile, src->origin, src->dir, src->text, src->code,
+                 src);
 }

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit/lex.h"
 #include "base/util.h"
 
 /* Beyond this many entries a file is compiled whole: the rule's scans grow with entries x text. */
@@ -164,15 +163,15 @@ static void blank_dropped(const trim_state *t, char *s) {
                 if (s[p] != '\n') s[p] = ' ';
 }
 
-int kj__trim_to_entry(const char *text, size_t len, const char *const *entries, size_t entry_count, const char *keep,
-                      const char *const *header_texts, const size_t *header_lens, size_t header_count, char **out) {
+int kj__trim_to_entry(const char *text, const char *code, size_t len, const char *const *entries, size_t entry_count,
+                      const char *keep, const char *const *header_codes, size_t header_count, char **out) {
     *out = NULL;
     if (entry_count < 2 || entry_count > MAX_TRIM_ENTRIES) return 0;
     trim_state t = {.len = len};
     size_t lens[MAX_TRIM_ENTRIES];
     int named[MAX_TRIM_ENTRIES] = {0};
-    char *code = kj__lex_blank(text, len, 1), *kept = NULL;
-    int r = code ? 0 : -1;
+    char *kept = NULL;
+    int r = 0;
     t.code = code;
     for (size_t e = 0; e < entry_count && r == 0; e++) {
         lens[e] = strlen(entries[e]);
@@ -182,12 +181,7 @@ int kj__trim_to_entry(const char *text, size_t len, const char *const *entries, 
         t.dropped[e] = found > 0;
     }
     /* what a header names stays, whatever is left out of the file */
-    for (size_t h = 0; h < header_count && r == 0; h++) {
-        char *hc = kj__lex_blank(header_texts[h], header_lens[h], 1);
-        if (!hc) r = -1;
-        else mark_names(hc, entries, lens, entry_count, named);
-        free(hc);
-    }
+    for (size_t h = 0; h < header_count && r == 0; h++) mark_names(header_codes[h], entries, lens, entry_count, named);
     for (size_t e = 0; e < entry_count; e++) t.dropped[e] &= !named[e];
     if (r == 0 && !(kept = malloc(len + 1))) r = -1;
     /* what stays must not name what goes: put back what it names, until that holds */
@@ -211,7 +205,6 @@ int kj__trim_to_entry(const char *text, size_t len, const char *const *entries, 
         }
     }
     free(kept);
-    free(code);
     free(t.spans);
     free(t.owner);
     return r;

@@ -21,11 +21,12 @@
  * not meet binaries of the old one. */
 #define KJ_TRIM_RULE 1
 
-/* text[0..len) with the definitions of entries[] other than keep blanked, by the rule above; the
- * headers' texts are searched for names too. Returns 1 with *out a malloc'd copy (NUL-terminated,
- * len bytes) when at least one definition was blanked; 0 with *out NULL when nothing can be left
- * out; -1 when out of memory. */
-int kj__trim_to_entry(const char *text, size_t len, const char *const *entries, size_t entry_count, const char *keep,
-                      const char *const *header_texts, const size_t *header_lens, size_t header_count, char **out);
+/* text[0..len) with the definitions of entries[] other than keep blanked, by the rule above; code is
+ * the same text with comments and `#if 0` blanked (kj__lex_blank with skip_if0), and header_codes
+ * the headers' texts blanked so, searched for names too. Returns 1 with *out a malloc'd copy
+ * (NUL-terminated, len bytes) when at least one definition was blanked; 0 with *out NULL when
+ * nothing can be left out; -1 when out of memory. */
+int kj__trim_to_entry(const char *text, const char *code, size_t len, const char *const *entries, size_t entry_count,
+                      const char *keep, const char *const *header_codes, size_t header_count, char **out);
 
 #endif

@@ -17,6 +17,7 @@ typedef struct kj__header {
     char *name;  /* the name NVRTC knows it by: KJ__VROOT and its canonical name (includes.h) */
     char *text;  /* with its include lines rewritten to canonical names */
     size_t len;
+    char *code;  /* text with comments and `#if 0` blanked (lex.h) once a scan asked for it, else NULL */
     char *path;  /* the real path read; NULL for an embedded header */
     char *dir;   /* its folder, for the quoted includes in it; NULL for an embedded header */
     const struct kj__embedded_file *embedded; /* the built-in header it is, else NULL */
@@ -36,6 +37,7 @@ typedef struct kj__source {
     char *root;     /* its real path: canonical names are relative to it; NULL likewise */
     char *text;     /* with its include lines rewritten to canonical names */
     size_t len;
+    char *code;     /* text with comments and `#if 0` blanked (lex.h) once a scan asked for it, else NULL */
     int embedded;
     kj__unit_kind kind; /* not KJ__UNIT_CU: text holds the file's bytes, and there are no headers */
     int toolkit;    /* NVRTC searches the toolkit's folders: their state is part of the key */
