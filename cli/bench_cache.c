@@ -44,20 +44,18 @@ static void help(void) {
            "--goals   the project's targets after their rows, and whether they were met:\n"
            "          a remote hit within 0.5 ms on loopback, and at least 50 times\n"
            "          faster than the cold compile (the --json document has them either\n"
-           "          way: goal_remote_met, goal_ratio_met).\n"
-           CLI_DEVICE_HELP);
+           "          way: goal_remote_met, goal_ratio_met).\n" CLI_DEVICE_HELP);
 }
 
 /* Sample i gets a text of its own: each request is a miss in every tier it should miss. */
 static char *source_for(unsigned long run, int set, int sample) {
-    static const char *fmt =
-        "// kernjit bench cache: run %lu set %d sample %d\n"
-        "extern \"C\" __global__ void poly(const float *x, float *y, unsigned long long n) {\n"
-        "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
-        "    if (i >= n) return;\n"
-        "    float v = x[i];\n"
-        "    y[i] = sinf(v) * v + 1.0f;\n"
-        "}\n";
+    static const char *fmt = "// kernjit bench cache: run %lu set %d sample %d\n"
+                             "extern \"C\" __global__ void poly(const float *x, float *y, unsigned long long n) {\n"
+                             "    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+                             "    if (i >= n) return;\n"
+                             "    float v = x[i];\n"
+                             "    y[i] = sinf(v) * v + 1.0f;\n"
+                             "}\n";
     return cli_format(fmt, run, set, sample);
 }
 
@@ -108,8 +106,11 @@ static int run_set(const tier *t, unsigned long run, int set, uint64_t repeat, k
         char *src = source_for(run, set, (int)i);
         kj_origin origin;
         double took;
-        cli_progress("bench cache", want == KJ_ORIGIN_COMPILED ? "cold compiles" : want == KJ_ORIGIN_REMOTE ? "remote hits"
-                     : "disk hits", (size_t)(i + 1 + warm_up), repeat + warm_up, NULL);
+        cli_progress("bench cache",
+                     want == KJ_ORIGIN_COMPILED ? "cold compiles"
+                     : want == KJ_ORIGIN_REMOTE ? "remote hits"
+                                                : "disk hits",
+                     (size_t)(i + 1 + warm_up), repeat + warm_up, NULL);
         s = src ? get_timed(rt, src, &took, &origin, bytes) : KJ_ERR_HOST_MEMORY;
         free(src);
         if (s != KJ_OK) rc = cli_fail("bench cache", s);
@@ -171,8 +172,8 @@ static int free_port(void) {
 
 static int answers(int port) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
     if (fd >= 0) close(fd);
     return ok;
@@ -184,8 +185,10 @@ static int start_redis(const char *dir, char *url, size_t size, pid_t *pid) {
     if (port < 0) return -1;
     char ports[16];
     snprintf(ports, sizeof ports, "%d", port);
-    char *argv[] = {"redis-server", "--port", ports, "--bind", "127.0.0.1", "--dir", (char *)dir, "--save", "",
-                    "--appendonly", "no", "--maxmemory-policy", "allkeys-lru", "--loglevel", "warning", NULL};
+    char *argv[] = {
+        "redis-server", "--port", ports,          "--bind", "127.0.0.1",          "--dir",       (char *)dir,
+        "--save",       "",       "--appendonly", "no",     "--maxmemory-policy", "allkeys-lru", "--loglevel",
+        "warning",      NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 1, 0);
@@ -238,14 +241,18 @@ static void print_table(const rows *r, uint64_t repeat, const char *device, cons
     snprintf(label, sizeof label, "remote hit (fetch + verify + store on disk%s)", load);
     if (r->remote_ok)
         printf("  %-52s %10.3f ms%s%s\n", label, r->remote_ms, goals ? "   goal <= 0.5 ms: " : "",
-               !goals ? "" : r->remote_ms <= 0.5 ? "met" : "MISSED");
+               !goals                ? ""
+               : r->remote_ms <= 0.5 ? "met"
+                                     : "MISSED");
     else printf("  %-52s %10s\n", label, "(no Redis)");
     if (r->signed_ok) printf("  %-52s %10.3f ms\n", "remote hit, signed (+ HMAC-SHA256 check)", r->signed_ms);
     snprintf(label, sizeof label, "cold compile (NVRTC + store%s)", load);
     printf("  %-52s %10.2f ms\n", label, r->cold_ms);
     if (r->remote_ok)
         printf("  %-52s %9.0fx%s%s\n", "remote hit against the cold compile", ratio, goals ? "    goal >= 50x: " : "",
-               !goals ? "" : ratio >= 50 ? "met" : "MISSED");
+               !goals        ? ""
+               : ratio >= 50 ? "met"
+                             : "MISSED");
 }
 
 typedef struct options {
@@ -310,8 +317,8 @@ int bench_cache(int argc, char **argv) {
     kj_device_info d = KJ_DEVICE_INFO_INIT;
     char device[300], arch[32];
     int has_device = kj_runtime_device(probe, &d) == KJ_OK;
-    snprintf(device, sizeof device, "%s, target %s", has_device ? d.name :
-             "no CUDA device (compile-only: loading skipped)", kj_runtime_arch(probe));
+    snprintf(device, sizeof device, "%s, target %s",
+             has_device ? d.name : "no CUDA device (compile-only: loading skipped)", kj_runtime_arch(probe));
     snprintf(arch, sizeof arch, "%s", kj_runtime_arch(probe));
     kj_runtime_destroy(probe);
 

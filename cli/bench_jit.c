@@ -75,8 +75,7 @@ static void help(void) {
            "skipped.\n\n"
            "--goals   each figure that kernjit's developers hold a target for is\n"
            "          followed by it and whether it was met (scripts/gpu-check); the\n"
-           "          --json document has its *_goal_* fields either way.\n"
-           CLI_DEVICE_HELP);
+           "          --json document has its *_goal_* fields either way.\n" CLI_DEVICE_HELP);
 }
 
 /* Sample i gets its own text, so that every cold compile is really cold. */
@@ -127,8 +126,9 @@ static const char *write_header_program(const char *dir, unsigned long run) {
         snprintf(file, sizeof file, "%s/headers/part%d.cuh", dir, h);
         FILE *f = fopen(file, "w");
         if (!f) return NULL;
-        fprintf(f, "// kernjit bench jit: header %d of run %lu\n#pragma once\n%s"
-                   "__device__ inline float part%d(float v) { return v * %d.0f + %d.5f; }\n",
+        fprintf(f,
+                "// kernjit bench jit: header %d of run %lu\n#pragma once\n%s"
+                "__device__ inline float part%d(float v) { return v * %d.0f + %d.5f; }\n",
                 h, run, h > 1 ? "" : "#define BENCH_SCALE 2.0f\n", h, h, h);
         fclose(f);
     }
@@ -145,7 +145,8 @@ static const char *write_header_program(const char *dir, unsigned long run) {
 
 /* kernjit's path for one request: kj_kernel_get (to a loaded kernel) when there is a device and
  * load is set, else kj_compile (to a stored entry). */
-static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, int load, double *ms, kj_origin *origin) {
+static kj_status kernjit_get_request(kj_runtime *rt, const kj_request *request, int load, double *ms,
+                                     kj_origin *origin) {
     kj_request req = *request;
     double t0 = cli_now_ms();
     kj_status s;
@@ -219,8 +220,9 @@ static int child_driver(const char *file, const char *entry) {
 #undef NAME_
     CUdevice dev;
     CUcontext ctx;
-    if (!init || !device_get || !retain || !set_current || !load || !function || !attribute || !unload || !release || init(0) ||
-        device_get(&dev, cli_device == KJ_DEVICE_AUTO ? 0 : cli_device) || retain(&ctx, dev) || set_current(ctx))
+    if (!init || !device_get || !retain || !set_current || !load || !function || !attribute || !unload || !release ||
+        init(0) || device_get(&dev, cli_device == KJ_DEVICE_AUTO ? 0 : cli_device) || retain(&ctx, dev) ||
+        set_current(ctx))
         return cli_error("bench jit", "the driver alone: cannot make a context");
     double t0 = cli_now_ms();
     int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -230,9 +232,9 @@ static int child_driver(const char *file, const char *entry) {
     if (fd >= 0) close(fd);
     CUmodule m = NULL;
     CUfunction f;
-    static const CUfunction_attribute attrs[] = {CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                                 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES};
+    static const CUfunction_attribute attrs[] = {
+        CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES};
     int ok = whole && load(&m, bin) == CUDA_SUCCESS && function(&f, m, entry) == CUDA_SUCCESS;
     for (size_t i = 0; ok && i < sizeof attrs / sizeof attrs[0]; i++) {
         int v;
@@ -290,7 +292,8 @@ static int spawn_reporting(char *const *args, double *ms, int *origin) {
     return sscanf(buf, "%lf %d", ms, origin) == 2 ? 0 : -1;
 }
 
-static int spawn_child(const char *dir, unsigned long run, const char *file, const char *seeds, double *ms, int *origin) {
+static int spawn_child(const char *dir, unsigned long run, const char *file, const char *seeds, double *ms,
+                       int *origin) {
     char runs[32];
     snprintf(runs, sizeof runs, "%lu", run);
     char *args[8] = {"--child", (char *)dir, runs};
@@ -412,10 +415,10 @@ static char *dp_source(unsigned long run, int sample) {
 
 /* The rows beyond the small kernel: each a median of samples, or -1 when it could not be measured. */
 typedef struct more_rows {
-    double reduce_raw_ms, reduce_ms;     /* the built-in reduction: raw NVRTC, kernjit cold */
-    double dp_compile_ms, dp_link_ms;    /* compile and link of a kernel that launches kernels */
-    double first_process_ms;             /* a new process compiling the reduction into an empty cache */
-    double all_ms, all_whole_ms;         /* compile reduce --all in a new process, empty cache; whole files */
+    double reduce_raw_ms, reduce_ms;  /* the built-in reduction: raw NVRTC, kernjit cold */
+    double dp_compile_ms, dp_link_ms; /* compile and link of a kernel that launches kernels */
+    double first_process_ms;          /* a new process compiling the reduction into an empty cache */
+    double all_ms, all_whole_ms;      /* compile reduce --all in a new process, empty cache; whole files */
     /* a new process's first kj_reduce (time to result, and from the start of its input): the whole
      * file compiled (as kernjit did before compiling entries alone), the entry alone, and the entry
      * alone prefetched before the input is made */
@@ -469,7 +472,9 @@ static int first_reduce(const char *dir, const char *tag, const char *mode, uint
 static double median_or_fail(double *v, size_t n, int ok) { return ok ? cli_median(v, n) : -1; }
 
 /* Progress (cli_progress): sample i of n of one row. */
-static void step(const char *row, uint64_t i, uint64_t n) { cli_progress("bench jit", row, (size_t)i + 1, (size_t)n, NULL); }
+static void step(const char *row, uint64_t i, uint64_t n) {
+    cli_progress("bench jit", row, (size_t)i + 1, (size_t)n, NULL);
+}
 
 /* `repeat` disk hits, each in a new process: of the small in-memory kernel (file NULL) or of the
  * kernel file with its headers. An exit code. */
@@ -530,7 +535,8 @@ static int driver_floor(kj_runtime *rt, const char *dir, unsigned long run, uint
     if (rc != EXIT_OK) return rc;
     for (uint64_t i = 0; i < repeat; i++) {
         step("the driver alone, new process", i, repeat);
-        if (spawn_driver_child(path, &ms[i]) != 0) return cli_error("bench jit", "the driver-alone child process failed");
+        if (spawn_driver_child(path, &ms[i]) != 0)
+            return cli_error("bench jit", "the driver-alone child process failed");
     }
     return EXIT_OK;
 }
@@ -701,7 +707,8 @@ static int words(void *user, int count, char **args) {
 
 int bench_jit(int argc, char **argv) {
     static const cli_option_set set = {"repeat=r: json=j --child=c help=h --child-reduce=R --device=G: "
-                                       "--child-driver=D --seed=S: --goals=g", option, 0, words};
+                                       "--child-driver=D --seed=S: --goals=g",
+                                       option, 0, words};
     line l = {.repeat = 7};
     int rc = cli_getopt("bench jit", argc, argv, &set, 1, &l);
     if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;
@@ -729,7 +736,8 @@ int bench_jit(int argc, char **argv) {
     int device = kj_runtime_has_device(rt);
     const char *arch = kj_runtime_arch(rt);
     unsigned long run = (unsigned long)time(NULL) ^ ((unsigned long)getpid() << 16);
-    double *raw = calloc(repeat, sizeof *raw), *cold = calloc(repeat, sizeof *cold), *disk = calloc(repeat, sizeof *disk);
+    double *raw = calloc(repeat, sizeof *raw), *cold = calloc(repeat, sizeof *cold),
+           *disk = calloc(repeat, sizeof *disk);
     double *loaded = calloc(repeat, sizeof *loaded), *disk_headers = calloc(repeat, sizeof *disk_headers);
     double *driver = calloc(repeat, sizeof *driver), *seeded = calloc(repeat, sizeof *seeded);
     double mem[10];
@@ -754,11 +762,13 @@ int bench_jit(int argc, char **argv) {
         if (raw_first && raw_nvrtc_ms(src, arch, &raw[i]) != 0) rc = cli_error("bench jit", "raw NVRTC failed");
         if (rc == EXIT_OK && (s = kernjit_get(rt, src, 0, &cold[i], &origin)) != KJ_OK) rc = cli_fail("bench jit", s);
         if (rc == EXIT_OK && origin != KJ_ORIGIN_COMPILED) rc = cli_error("bench jit", "expected a cold compile");
-        if (rc == EXIT_OK && !raw_first && raw_nvrtc_ms(src, arch, &raw[i]) != 0) rc = cli_error("bench jit", "raw NVRTC failed");
+        if (rc == EXIT_OK && !raw_first && raw_nvrtc_ms(src, arch, &raw[i]) != 0)
+            rc = cli_error("bench jit", "raw NVRTC failed");
         free(src);
         /* the whole cold path to a loaded kernel, on a source of its own */
         src = source_for(run, 1000 + (int)i);
-        if (rc == EXIT_OK && device && (s = kernjit_get(rt, src, 1, &loaded[i], &origin)) != KJ_OK) rc = cli_fail("bench jit", s);
+        if (rc == EXIT_OK && device && (s = kernjit_get(rt, src, 1, &loaded[i], &origin)) != KJ_OK)
+            rc = cli_fail("bench jit", s);
         free(src);
         if (rc != EXIT_OK) goto done;
     }
@@ -818,7 +828,9 @@ int bench_jit(int argc, char **argv) {
     double raw_ms = cli_median(raw, repeat), cold_ms = cli_median(cold, repeat), disk_ms = cli_median(disk, repeat);
     double disk_headers_ms = cli_median(disk_headers, repeat), seed_ms = cli_median(seeded, repeat);
     /* the goals that need a device; the seeding ratio needs both runs */
-    double seeded_speedup = more.first_seeded_ms > 0 && more.first_alone_ms > 0 ? more.first_alone_ms / more.first_seeded_ms : NAN;
+    double seeded_speedup = more.first_seeded_ms > 0 && more.first_alone_ms > 0
+                                ? more.first_alone_ms / more.first_seeded_ms
+                                : NAN;
     double seed_ratio = more.seed_three_ms > 0 && more.seed_once_ms > 0 ? more.seed_three_ms / more.seed_once_ms : NAN;
     double loaded_ms = device ? cli_median(loaded, repeat) : 0, driver_ms = device ? cli_median(driver, repeat) : NAN;
     kj_device_info d = KJ_DEVICE_INFO_INIT;
@@ -828,7 +840,8 @@ int bench_jit(int argc, char **argv) {
         /* what was not measured without a device is null (NAN) */
         json_string("device", device_name); /* null without a device: kept out of the checked format */
         json_fields("arch=%s samples=%" PRIu64 " raw_nvrtc_ms=%g cold_ms=%g cold_over_raw=%g cold_loaded_ms=%g "
-                    "disk_hit_ms=%g driver_alone_load_ms=%g disk_hit_goal_ms=%g disk_hit_5_headers_ms=%g disk_hit_5_headers_goal_ms=%g "
+                    "disk_hit_ms=%g driver_alone_load_ms=%g disk_hit_goal_ms=%g disk_hit_5_headers_ms=%g "
+                    "disk_hit_5_headers_goal_ms=%g "
                     "memory_hit_us=%g memory_hit_goal_us=%g driver_cache_disabled?=%d",
                     arch, repeat, raw_ms, cold_ms, cold_ms / raw_ms, device ? loaded_ms : NAN, disk_ms, driver_ms,
                     SMALL_DISK_HIT_GOAL_MS, disk_headers_ms, DISK_HIT_GOAL_MS, device ? mem_us : NAN,
@@ -862,8 +875,8 @@ int bench_jit(int argc, char **argv) {
         if (device)
             printf("  %-46s %10.2f ms   %.3fx raw NVRTC\n", "kernjit cold, loaded (compile, store, load)", loaded_ms,
                    loaded_ms / raw_ms);
-        printf("  %-46s %10.3f ms", device ? "kernjit disk hit, new process (read, load)"
-                                             : "kernjit disk hit, new process (read)", disk_ms);
+        printf("  %-46s %10.3f ms",
+               device ? "kernjit disk hit, new process (read, load)" : "kernjit disk hit, new process (read)", disk_ms);
         goal(goals, disk_ms, SMALL_DISK_HIT_GOAL_MS, device ? " ms" : " ms with the load");
         if (device)
             printf("  %-46s %10.3f ms   (the floor under it: the same cubin, no kernjit)\n",
@@ -874,8 +887,9 @@ int bench_jit(int argc, char **argv) {
         } else {
             printf("  %-46s %10.3f ms\n", "kernjit seed hit, new process (read)", seed_ms);
         }
-        printf("  %-46s %10.3f ms", device ? "disk hit, 5 user headers (read, hash, load)"
-                                           : "disk hit, 5 user headers (read, hash)", disk_headers_ms);
+        printf("  %-46s %10.3f ms",
+               device ? "disk hit, 5 user headers (read, hash, load)" : "disk hit, 5 user headers (read, hash)",
+               disk_headers_ms);
         goal(goals, disk_headers_ms, DISK_HIT_GOAL_MS, " ms");
         if (device) {
             printf("  %-46s %10.3f us", "kernjit memory hit", mem_us);
@@ -929,8 +943,8 @@ int bench_jit(int argc, char **argv) {
                    more.seed_three_ms, seed_ratio);
             goal(goals, seed_ratio, SEED_THREE_TARGETS_GOAL_RATIO, "");
         } else {
-            printf("  %-46s %10s\n", "kernjit seed of the built-ins", device ? "(FAILED: run it to see why)"
-                                                                              : "(timed with a device)");
+            printf("  %-46s %10s\n", "kernjit seed of the built-ins",
+                   device ? "(FAILED: run it to see why)" : "(timed with a device)");
         }
     }
 done:

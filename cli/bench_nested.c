@@ -54,8 +54,8 @@ static kj_status mandelbrot_once(nested_bench *b) {
 
 /* For the calls that wait and report their GPU time (in *gpu_ms): run 0 (compiling or loading the
  * kernels) untimed, then --repeat runs; their median, scaled. */
-static kj_status median_reported(nested_bench *b, kj_status (*once)(nested_bench *), const double *gpu_ms,
-                                 double scale, double *median) {
+static kj_status median_reported(nested_bench *b, kj_status (*once)(nested_bench *), const double *gpu_ms, double scale,
+                                 double *median) {
     unsigned repeat = (unsigned)b->bench.samples;
     for (unsigned i = 0; i <= repeat; i++) {
         kj_status s = once(b);
@@ -82,8 +82,8 @@ static int compare_reductions(nested_bench *b) {
     bench_result flat;
     bench_step(c, "reduce, flat");
     /* flat: the default reduction, read-only on the input */
-    if ((s = kj_mem_alloc(c->rt, bytes, &b->pristine)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &b->work)) != KJ_OK ||
-        (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK ||
+    if ((s = kj_mem_alloc(c->rt, bytes, &b->pristine)) != KJ_OK ||
+        (s = kj_mem_alloc(c->rt, bytes, &b->work)) != KJ_OK || (s = kj_mem_alloc(c->rt, 16, &b->result)) != KJ_OK ||
         (s = kj_memcpy_htod(c->rt, b->pristine, host, bytes)) != KJ_OK ||
         (s = kj_reduce(c->rt, KJ_OP_SUM, KJ_TYPE_I32, b->pristine, n, &flat_sum, NULL)) != KJ_OK ||
         (s = bench_time(c->rt, NULL, flat_once, b, 3, (unsigned)c->samples, 0, &flat)) != KJ_OK) {
@@ -112,7 +112,8 @@ static int compare_reductions(nested_bench *b) {
     for (int v = 0; v < KJ_NESTED_VARIANT_COUNT_; v++) {
         kj_dp_report r = KJ_DP_REPORT_INIT;
         double med;
-        b->nested = (kj_nested_options){sizeof(kj_nested_options), (kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
+        b->nested = (kj_nested_options){
+            sizeof(kj_nested_options), (kj_nested_variant)v, (unsigned)b->block, 1, 0, NULL, &r};
         b->sum = poison;
         bench_step(c, "reduce, %s", kj_nested_variant_name((kj_nested_variant)v));
         if ((s = median_reported(b, nested_once, &r.gpu_ms, 1e3, &med)) != KJ_OK) return cli_fail(c->cmd, s);
@@ -163,7 +164,8 @@ static int mandelbrot_part(nested_bench *b) {
     kj_dp_report r[2] = {KJ_DP_REPORT_INIT, KJ_DP_REPORT_INIT};
     kj_status s = host[0] && host[1] ? KJ_OK : KJ_ERR_HOST_MEMORY;
     for (int a = 0; a < 2 && s == KJ_OK; a++) {
-        b->mandelbrot_options = (kj_mandelbrot_options){.size = sizeof(kj_mandelbrot_options), .algo = a ? KJ_MANDELBROT_MS : KJ_MANDELBROT_ESCAPE,
+        b->mandelbrot_options = (kj_mandelbrot_options){.size = sizeof(kj_mandelbrot_options),
+                                                        .algo = a ? KJ_MANDELBROT_MS : KJ_MANDELBROT_ESCAPE,
                                                         .max_dwell = (unsigned)b->dwell,
                                                         .count_launches = 1,
                                                         .report = &r[a]};
@@ -200,8 +202,10 @@ static int mandelbrot_part(nested_bench *b) {
         printf("  images: %s\n", differ ? "DIFFERENT" : "identical");
         if (differ) printf("  %zu of %zu pixels differ\n", differ, pixels);
     }
-    return differ ? cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "the escape-time and Mariani-Silver images differ in %zu "
-                                 "pixels", differ)
+    return differ ? cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT,
+                                 "the escape-time and Mariani-Silver images differ in %zu "
+                                 "pixels",
+                                 differ)
                   : EXIT_OK;
 }
 
@@ -243,13 +247,14 @@ static int run(bench_ctx *c) {
     return rc;
 }
 
-static const bench_family nested = {
-    .help = help, .max_samples = 1000,
-    .options = "n=n: block=b: size=s: dwell=d: repeat=r: only=o:",
-    .option = option, .run = run};
+static const bench_family nested = {.help = help,
+                                    .max_samples = 1000,
+                                    .options = "n=n: block=b: size=s: dwell=d: repeat=r: only=o:",
+                                    .option = option,
+                                    .run = run};
 
 int bench_nested(int argc, char **argv) {
-    nested_bench b = {.bench.samples = 5, .n = 1ull << 20, .block = 512, .size = 16384, .dwell = 512, .reduce = 1,
-                      .mandelbrot = 1};
+    nested_bench b = {
+        .bench.samples = 5, .n = 1ull << 20, .block = 512, .size = 16384, .dwell = 512, .reduce = 1, .mandelbrot = 1};
     return bench_main(&nested, &b.bench, argc, argv);
 }

@@ -60,8 +60,7 @@ static void help(void) {
            "us per kj_reduce_async (batches the launch queue takes without waiting) and per\n"
            "kj_reduce (to the result; on a GPU the kernel's time too), for the first of\n"
            "--entry, --block, --coarse and --waves (default sizes 2^10 to 2^20, --op sum,\n"
-           "--type f32).\n"
-           CLI_DEVICES_HELP);
+           "--type f32).\n" CLI_DEVICES_HELP);
 }
 
 #define MAX_LIST 32
@@ -89,10 +88,10 @@ typedef struct {
     kj_type type;
     const char *entry;
     unsigned block, coarse, waves; /* 0: the entry's default */
-    kj_devptr base;   /* the big input buffer */
-    const void *host; /* its first elements on the host */
-    size_t n, bytes;  /* elements and bytes of one input */
-    unsigned slots;   /* rotation: inputs at base + i * bytes_aligned */
+    kj_devptr base;                /* the big input buffer */
+    const void *host;              /* its first elements on the host */
+    size_t n, bytes;               /* elements and bytes of one input */
+    unsigned slots;                /* rotation: inputs at base + i * bytes_aligned */
     size_t stride;
     kj_devptr out;
     kj_devptr cub_out, cub_temp;
@@ -119,7 +118,8 @@ static const char *READER =
     "                 : \"=r\"(v.x), \"=r\"(v.y), \"=r\"(v.z), \"=r\"(v.w) : \"l\"(p));\n"
     "    return v;\n"
     "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(BLOCK) read_all(const uint4 *in, unsigned long long nvec, unsigned *out) {\n"
+    "extern \"C\" __global__ void __launch_bounds__(BLOCK) read_all(const uint4 *in, unsigned long long nvec, unsigned "
+    "*out) {\n"
     "    const unsigned long long stride = (unsigned long long)gridDim.x * BLOCK;\n"
     "    unsigned long long i = (unsigned long long)blockIdx.x * BLOCK + threadIdx.x;\n"
     "    unsigned acc = 0;\n"
@@ -170,7 +170,8 @@ static kj_status run_reader(void *user, kj_stream stream, unsigned i) {
                              : (nvec + (uint64_t)w->block * w->loads - 1) / ((uint64_t)w->block * w->loads);
     if (grid > 0x7fffffffu) grid = 0x7fffffffu;
     void *args[] = {&in, &nvec, &j->out};
-    kj_launch_config c = {sizeof(kj_launch_config), {(unsigned)(grid ? grid : 1), 1, 1}, {w->block, 1, 1}, 0, stream, 0};
+    kj_launch_config c = {
+        sizeof(kj_launch_config), {(unsigned)(grid ? grid : 1), 1, 1}, {w->block, 1, 1}, 0, stream, 0};
     return kj_kernel_launch(j->readers[j->reader], &c, args);
 }
 
@@ -183,8 +184,12 @@ static kj_status load_readers(job *j, const kj_device_info *dev) {
         snprintf(block, sizeof block, "%u", ways[w].block);
         snprintf(loads, sizeof loads, "%u", ways[w].loads);
         kj_define d[] = {{"LOAD", load}, {"BLOCK", block}, {"LOADS", loads}};
-        kj_request req = {.size = sizeof(kj_request), .kernel = "bench_read_ceiling.cu", .source_text = READER,
-                          .entry = "read_all", .defines = d, .define_count = 3};
+        kj_request req = {.size = sizeof(kj_request),
+                          .kernel = "bench_read_ceiling.cu",
+                          .source_text = READER,
+                          .entry = "read_all",
+                          .defines = d,
+                          .define_count = 3};
         kj_status s = kj_kernel_get(j->rt, &req, &j->readers[w], NULL);
         if (s != KJ_OK) return s;
     }
@@ -207,8 +212,12 @@ static kj_status time_readers(job *j, unsigned samples, bench_result *per_way, b
 
 static kj_status run_kernjit(void *user, kj_stream stream, unsigned i) {
     job *j = user;
-    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = j->entry, .block_size = j->block,
-                           .coarse_factor = j->coarse, .stream = stream, .waves = j->waves};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options),
+                           .entry = j->entry,
+                           .block_size = j->block,
+                           .coarse_factor = j->coarse,
+                           .stream = stream,
+                           .waves = j->waves};
     return kj_reduce_async(j->rt, j->op, j->type, input_at(j, i), j->n, j->out, &o);
 }
 
@@ -234,7 +243,7 @@ typedef struct {
     char entry[32];
     kj_reduce_report rep;
     bench_result kj, cub, copy, read, cub_alone; /* cub: interleaved with kj; cub_alone: back to back */
-    int have_cub, agrees, unwritten; /* agrees: with CUB's result, or the CPU's without CUB */
+    int have_cub, agrees, unwritten;             /* agrees: with CUB's result, or the CPU's without CUB */
 } row;
 
 static void print_row(const row *r, int format, int first) {
@@ -256,13 +265,14 @@ static void print_row(const row *r, int format, int first) {
         json_fields("read_median_us=%g x_read=%g", r->read.median_us, of_read);
         if (r->have_cub)
             json_fields("cub_median_us=%g cub_gbps=%g x_cub=%g cub_alone_median_us=%g x_cub_alone=%g "
-                        "agrees_with_cub?=%d", r->cub.median_us, cub_gbs, ratio, r->cub_alone.median_us, alone,
-                        r->agrees);
+                        "agrees_with_cub?=%d",
+                        r->cub.median_us, cub_gbs, ratio, r->cub_alone.median_us, alone, r->agrees);
         json_end_object();
     } else if (format == 'c') {
         if (first)
-            printf("op,type,n,entry,block,coarse,grid,median_us,gbps,copy_gbps,pct_of_copy,read_us,x_read,cub_us,cub_gbps,"
-                   "x_cub,cub_alone_us,x_cub_alone,agrees\n");
+            printf(
+                "op,type,n,entry,block,coarse,grid,median_us,gbps,copy_gbps,pct_of_copy,read_us,x_read,cub_us,cub_gbps,"
+                "x_cub,cub_alone_us,x_cub_alone,agrees\n");
         printf("%s,%s,%zu,%s,%u,%u,%u", kj_op_name(r->op), kj_type_name(r->type), r->n, r->entry, r->rep.block_size,
                r->rep.coarse_factor, r->rep.grid);
         bench_csv_speed(r->kj.median_us, gbs, copy_gbs);
@@ -271,16 +281,19 @@ static void print_row(const row *r, int format, int first) {
                r->agrees);
     } else {
         if (first)
-            printf("%-4s %-4s %-6s %-18s %5s %3s %5s %10s %8s %7s %6s %10s %8s %7s %10s %7s\n", "op", "type", "n", "entry",
-                   "block", "cf", "grid", "us", "GB/s", "%copy", "x read", "CUB us", "CUB GB/s", "x CUB", "CUB b2b us",
-                   "x b2b");
+            printf("%-4s %-4s %-6s %-18s %5s %3s %5s %10s %8s %7s %6s %10s %8s %7s %10s %7s\n", "op", "type", "n",
+                   "entry", "block", "cf", "grid", "us", "GB/s", "%copy", "x read", "CUB us", "CUB GB/s", "x CUB",
+                   "CUB b2b us", "x b2b");
         printf("%-4s %-4s %-6s %-18s %5u %3u %5u %10.2f %8.1f %6.1f%% %6.3f ", kj_op_name(r->op), kj_type_name(r->type),
                size, r->entry, r->rep.block_size, r->rep.coarse_factor, r->rep.grid, r->kj.median_us, gbs,
                100 * gbs / copy_gbs, of_read);
-        const char *wrong = r->unwritten ? "  NEVER WRITTEN" : r->agrees ? "" : r->have_cub ? "  RESULT DIFFERS" : "  WRONG";
+        const char *wrong = r->unwritten  ? "  NEVER WRITTEN"
+                            : r->agrees   ? ""
+                            : r->have_cub ? "  RESULT DIFFERS"
+                                          : "  WRONG";
         if (r->have_cub)
-            printf("%10.2f %8.1f %6.2fx %10.2f %6.2fx%s\n", r->cub.median_us, cub_gbs, ratio, r->cub_alone.median_us, alone,
-                   wrong);
+            printf("%10.2f %8.1f %6.2fx %10.2f %6.2fx%s\n", r->cub.median_us, cub_gbs, ratio, r->cub_alone.median_us,
+                   alone, wrong);
         else printf("%10s %8s %7s %10s %7s%s\n", "-", "-", "-", "-", "-", wrong);
     }
 }
@@ -293,7 +306,8 @@ static int agree(const job *j, const kj_reduce_report *rep, unsigned char *a, un
     if (isnan(x) && isnan(y)) return 1;
     double mag = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
     /* abs_sum is unknown here; the data (kjtest_reduce_input's for a sum) lie in [-1, 1): sum |x| <= n */
-    double tol = kjtest_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, rep) + kjtest_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, NULL);
+    double tol = kjtest_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, rep) +
+                 kjtest_reduce_tolerance(j->op, j->type, j->n, mag, (double)j->n, NULL);
     return fabs(x - y) <= tol;
 }
 
@@ -309,15 +323,15 @@ typedef struct reduce_bench {
     int have_cub;
     char why[512]; /* why there is no CUB */
     job j;
-    unsigned char want[8];   /* without CUB: the CPU reference of the job's op, type and size */
+    unsigned char want[8]; /* without CUB: the CPU reference of the job's op, type and size */
     double want_abs;
-    cli_devices devices;     /* --devices */
-    int host;                /* --host */
+    cli_devices devices;           /* --devices */
+    int host;                      /* --host */
     int given_config, given_lists; /* --entry/--block/--coarse given; --op/--type/--sizes given (bits o t n) */
-    size_t big;    /* bytes of the input buffer (j.base), >= ROTATE_BYTES */
-    int first, slower, differ; /* rows printed so far; reduce_fast rows slower than CUB; rows that disagree */
-    int unwritten;             /* rows whose result was never written */
-    bench_result ways[READERS]; /* each way of reading at the largest size measured */
+    size_t big;                    /* bytes of the input buffer (j.base), >= ROTATE_BYTES */
+    int first, slower, differ;     /* rows printed so far; reduce_fast rows slower than CUB; rows that disagree */
+    int unwritten;                 /* rows whose result was never written */
+    bench_result ways[READERS];    /* each way of reading at the largest size measured */
     size_t ways_n;
     kj_type ways_type;
     /* reduce_fast at the targets' sizes, per op and type (NAN: not measured): at 2^28 its speed as a
@@ -353,8 +367,9 @@ static int prepare(bench_ctx *c) {
     int devices_rc = cli_devices_check(c->cmd, &b->devices);
     if (devices_rc != EXIT_OK) return devices_rc;
     if (b->devices.count && b->given_config)
-        return cli_usage(c->cmd, "--entry, --block, --coarse and --waves do not go with --devices: each device runs the "
-                                 "default entry with its tuned or default configuration");
+        return cli_usage(c->cmd,
+                         "--entry, --block, --coarse and --waves do not go with --devices: each device runs the "
+                         "default entry with its tuned or default configuration");
     if (b->devices.count && b->host) return cli_usage(c->cmd, "--host does not go with --devices: it times one device");
     static char host_ops[] = BENCH_HOST_OPS, host_types[] = BENCH_HOST_TYPES, host_sizes[] = BENCH_HOST_SIZES;
     if (b->host && !(b->given_lists & 1)) b->ops_text = host_ops;
@@ -402,10 +417,20 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     j->block = block;
     j->coarse = coarse;
     j->waves = waves;
-    row r = {.op = j->op, .type = j->type, .n = j->n, .rep = KJ_REDUCE_REPORT_INIT, .copy = *copy, .read = *read, .have_cub = b->have_cub};
+    row r = {.op = j->op,
+             .type = j->type,
+             .n = j->n,
+             .rep = KJ_REDUCE_REPORT_INIT,
+             .copy = *copy,
+             .read = *read,
+             .have_cub = b->have_cub};
     snprintf(r.entry, sizeof r.entry, "%s", entry);
-    kj_reduce_options o = {.size = sizeof(kj_reduce_options), .entry = entry, .block_size = block,
-                           .coarse_factor = coarse, .report = &r.rep, .waves = waves};
+    kj_reduce_options o = {.size = sizeof(kj_reduce_options),
+                           .entry = entry,
+                           .block_size = block,
+                           .coarse_factor = coarse,
+                           .report = &r.rep,
+                           .waves = waves};
     unsigned char mine[8], theirs[8], poison[8];
     size_t rs = kj_result_size(j->type);
     kj_status s = KJ_OK;
@@ -422,7 +447,9 @@ static int measure_entry(reduce_bench *b, const char *entry, unsigned block, uns
     if (s == KJ_OK && b->have_cub) s = bench_time(c->rt, NULL, run_cub, j, 3, (unsigned)c->samples, 0, &r.cub_alone);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
     r.unwritten = kjtest_reduce_unwritten(j->type, mine, poison);
-    r.agrees = !r.unwritten && (b->have_cub ? agree(j, &r.rep, mine, theirs) : kjtest_reduce_right(j->op, j->type, j->n, mine, b->want, b->want_abs, &r.rep));
+    r.agrees = !r.unwritten &&
+               (b->have_cub ? agree(j, &r.rep, mine, theirs)
+                            : kjtest_reduce_right(j->op, j->type, j->n, mine, b->want, b->want_abs, &r.rep));
     b->differ += !r.agrees;
     b->unwritten += r.unwritten;
     cli_progress_pause();
@@ -616,8 +643,8 @@ static int measure(reduce_bench *b) {
     /* after the checks: the first use builds CUB (nvcc, half a minute) */
     b->have_cub = cub_plugin_load(&b->cub, c->rt, c->cmd, b->why, sizeof b->why) == 0;
     kj_status s;
-    if ((s = load_readers(j, &c->dev)) != KJ_OK || (s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK ||
-        (s = kj_mem_alloc(c->rt, 64, &j->cub_out)) != KJ_OK)
+    if ((s = load_readers(j, &c->dev)) != KJ_OK || (s = kj_mem_alloc(c->rt, b->big, &j->base)) != KJ_OK ||
+        (s = kj_mem_alloc(c->rt, 64, &j->out)) != KJ_OK || (s = kj_mem_alloc(c->rt, 64, &j->cub_out)) != KJ_OK)
         return cli_fail(c->cmd, s);
     void *host = malloc(b->big);
     if (!host) return cli_error(c->cmd, "out of host memory (%zu bytes)", b->big);
@@ -625,10 +652,11 @@ static int measure(reduce_bench *b) {
         printf("bench reduce: %s (%s, %d SMs), CUB: %s\n", c->dev.name, c->dev.arch, c->dev.sm_count,
                b->have_cub ? b->cub.path : b->why);
         if (b->have_cub)
-            printf("CUB %d.%d.%d; medians of %llu samples, interleaved with CUB; GB/s counts bytes read; x read: the\n"
-                   "speed as a multiple of a plain streaming read of the same bytes; CUB b2b: CUB alone, back to back\n",
-                   b->cub.version() / 100000, b->cub.version() / 100 % 1000, b->cub.version() % 100,
-                   (unsigned long long)c->samples);
+            printf(
+                "CUB %d.%d.%d; medians of %llu samples, interleaved with CUB; GB/s counts bytes read; x read: the\n"
+                "speed as a multiple of a plain streaming read of the same bytes; CUB b2b: CUB alone, back to back\n",
+                b->cub.version() / 100000, b->cub.version() / 100 % 1000, b->cub.version() % 100,
+                (unsigned long long)c->samples);
     }
     if (c->format == 'j') json_begin_array("rows");
     int rc = EXIT_OK;
@@ -639,8 +667,9 @@ static int measure(reduce_bench *b) {
     if (c->format == 'j') json_end_array();
     if (c->format == 't' && rc == EXIT_OK) print_targets(b);
     if (b->differ)
-        return cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "%d configuration%s gave a wrong result (checked against %s)%s%s",
-                            b->differ, b->differ == 1 ? "" : "s", b->have_cub ? "CUB's" : "the CPU reference",
+        return cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT,
+                            "%d configuration%s gave a wrong result (checked against %s)%s%s", b->differ,
+                            b->differ == 1 ? "" : "s", b->have_cub ? "CUB's" : "the CPU reference",
                             b->unwritten ? "; the GPU result was never written in " : "",
                             b->unwritten ? (b->unwritten == b->differ ? "all of them" : "some of them") : "");
     return rc;
@@ -652,8 +681,10 @@ static int run(bench_ctx *c) {
         return bench_reduce_devices(c, &b->devices, b->op_v, b->ops.count, b->type_v, b->types.count, b->size_v,
                                     b->sizes.count);
     if (b->host) {
-        kj_reduce_options o = {.size = sizeof o, .entry = b->given_config ? b->entries.items[0] : NULL,
-                               .block_size = (unsigned)b->block_v[0], .coarse_factor = (unsigned)b->coarse_v[0],
+        kj_reduce_options o = {.size = sizeof o,
+                               .entry = b->given_config ? b->entries.items[0] : NULL,
+                               .block_size = (unsigned)b->block_v[0],
+                               .coarse_factor = (unsigned)b->coarse_v[0],
                                .waves = (unsigned)b->waves_v[0]};
         return bench_reduce_host(c, &o, b->op_v, b->ops.count, b->type_v, b->types.count, b->size_v, b->sizes.count);
     }
@@ -673,13 +704,18 @@ static int run(bench_ctx *c) {
 }
 
 static const bench_family reduce = {
-    .help = help, .csv = 1, .max_samples = 1000,
+    .help = help,
+    .csv = 1,
+    .max_samples = 1000,
     .options = "op=o: type=t: entry=e: sizes=n: samples=s: block=b: coarse=f: waves=w: devices=d: host=H",
-    .option = option, .prepare = prepare, .run = run};
+    .option = option,
+    .prepare = prepare,
+    .run = run};
 
 int bench_reduce(int argc, char **argv) {
     char all_ops[] = "sum,max,min,prod", all_types[] = "i32,u32,i64,f16,bf16,f32,f64";
-    char default_entries[] = "reduce_fast,reduce_coarsened,reduce_segmented,reduce_shared,reduce_convergent,reduce_simple";
+    char default_entries[] =
+        "reduce_fast,reduce_coarsened,reduce_segmented,reduce_shared,reduce_convergent,reduce_simple";
     char default_sizes[] = "2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28";
     char zero_b[] = "0", zero_c[] = "0", zero_w[] = "0";
     reduce_bench b = {.bench.samples = 15,

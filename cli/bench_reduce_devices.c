@@ -17,9 +17,9 @@
 
 #include "kjtest.h"
 
-#define TARGET_US 10.0 /* the target: the multi-device call within 10 us of the local one at every size */
+#define TARGET_US 10.0     /* the target: the multi-device call within 10 us of the local one at every size */
 #define TARGET_X_NCCL 10.0 /* and at least 10x faster than an NCCL all-reduce of the whole data at 1 GiB */
-#define BATCH_US 200.0 /* a sample lasts about this long: calls of a few us are timed in batches */
+#define BATCH_US 200.0     /* a sample lasts about this long: calls of a few us are timed in batches */
 
 /* NCCL, when kernjit finds it (kj_nccl_library): a communicator per device made with the same
  * library, and an output buffer of the data's size on each. */
@@ -49,13 +49,15 @@ typedef struct spread {
 typedef kj_status (*call_fn)(spread *s);
 
 /* A failed call ends the measurement with its status (its message in kj_last_error). */
-#define TRY(call)                                                                                                     \
-    do {                                                                                                              \
-        kj_status try_s_ = (call);                                                                                    \
-        if (try_s_ != KJ_OK) return try_s_;                                                                           \
+#define TRY(call)                                                                                                      \
+    do {                                                                                                               \
+        kj_status try_s_ = (call);                                                                                     \
+        if (try_s_ != KJ_OK) return try_s_;                                                                            \
     } while (0)
 
-static kj_status call_local(spread *s) { return kj_reduce(s->rts[0], s->op, s->type, s->inputs[0], s->n, s->result, NULL); }
+static kj_status call_local(spread *s) {
+    return kj_reduce(s->rts[0], s->op, s->type, s->inputs[0], s->n, s->result, NULL);
+}
 
 static kj_status call_devices(spread *s) {
     return kj_reduce_devices(s->rts, s->inputs, s->counts, (size_t)s->count, s->op, s->type, s->result, NULL);
@@ -73,14 +75,13 @@ static kj_status call_sequential(spread *s) {
     for (int i = 0; i < s->count; i++)
         TRY(kj_reduce_async(s->rts[i], s->op, s->type, s->inputs[i], s->counts[i], s->partials[i], NULL));
     for (int i = 0; i < s->count; i++) TRY(kj_memcpy_dtoh(s->rts[i], partials + (size_t)i * rs, s->partials[i], rs));
-    return kjtest_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count,
-                               s->result, NULL);
+    return kjtest_reduce_reference(s->op, acc_type(s->type), partials, (size_t)s->count, s->result, NULL);
 }
 
 /* NCCL's types and operators for the data (ncclDataType_t, ncclRedOp_t). */
-static const int nccl_types[KJ_TYPE_COUNT_] = {[KJ_TYPE_I32] = 2, [KJ_TYPE_U32] = 3, [KJ_TYPE_I64] = 4,
-                                               [KJ_TYPE_F16] = 6, [KJ_TYPE_F32] = 7, [KJ_TYPE_F64] = 8,
-                                               [KJ_TYPE_BF16] = 9};
+static const int nccl_types[KJ_TYPE_COUNT_] = {
+    [KJ_TYPE_I32] = 2, [KJ_TYPE_U32] = 3, [KJ_TYPE_I64] = 4, [KJ_TYPE_F16] = 6,
+    [KJ_TYPE_F32] = 7, [KJ_TYPE_F64] = 8, [KJ_TYPE_BF16] = 9};
 static const int nccl_ops[KJ_OP_COUNT_] = {[KJ_OP_SUM] = 0, [KJ_OP_PROD] = 1, [KJ_OP_MAX] = 2, [KJ_OP_MIN] = 3};
 
 /* An NCCL all-reduce of the whole data (n elements a device) into the outputs, to completion. */
@@ -105,8 +106,10 @@ static int nccl_open(spread *s, const cli_devices *d, size_t bytes, nccl_side *x
     const char *path = NULL;
     if (kj_nccl_library(&path, NULL) != KJ_OK) return snprintf(x->why, sizeof x->why, "%s", kj_last_error()), -1;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    int (*init_all)(void **, int, const int *) = h ? (int (*)(void **, int, const int *))dlsym(h, "ncclCommInitAll") : NULL;
-    x->all_reduce = h ? (int (*)(const void *, void *, size_t, int, int, void *, void *))dlsym(h, "ncclAllReduce") : NULL;
+    int (*init_all)(void **, int, const int *) = h ? (int (*)(void **, int, const int *))dlsym(h, "ncclCommInitAll")
+                                                   : NULL;
+    x->all_reduce = h ? (int (*)(const void *, void *, size_t, int, int, void *, void *))dlsym(h, "ncclAllReduce")
+                      : NULL;
     x->group_start = h ? (int (*)(void))dlsym(h, "ncclGroupStart") : NULL;
     x->group_end = h ? (int (*)(void))dlsym(h, "ncclGroupEnd") : NULL;
     x->comm_destroy = h ? (int (*)(void *))dlsym(h, "ncclCommDestroy") : NULL;
@@ -214,13 +217,11 @@ typedef struct row {
     size_t n;
     int devices, same;
     double local_us, multi_us, sequential_us, nccl_us; /* nccl_us NAN: not measured */
-    double issue_one_us, issue_all_us; /* the calling thread's launches alone: part 0, every part */
+    double issue_one_us, issue_all_us;                 /* the calling thread's launches alone: part 0, every part */
 } row;
 
 /* What each device past the first adds: (multi - local) / (devices - 1); NAN with one device. */
-static double per_device(const row *r) {
-    return r->devices > 1 ? (r->multi_us - r->local_us) / (r->devices - 1) : NAN;
-}
+static double per_device(const row *r) { return r->devices > 1 ? (r->multi_us - r->local_us) / (r->devices - 1) : NAN; }
 
 static void print_row(const bench_ctx *c, const row *r, int first) {
     char size[32];
@@ -240,12 +241,13 @@ static void print_row(const bench_ctx *c, const row *r, int first) {
             printf("op,type,n_per_device,devices,local_us,multi_us,diff_us,per_device_us,sequential_us,same_as_parts,"
                    "nccl_us,x_nccl,launch_one_us,launch_all_us\n");
         printf("%s,%s,%zu,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%.3f,%.2f,%.3f,%.3f\n", kj_op_name(r->op),
-               kj_type_name(r->type), r->n, r->devices, r->local_us, r->multi_us, diff, per_device(r),
-               r->sequential_us, r->same, r->nccl_us, r->nccl_us / r->multi_us, r->issue_one_us, r->issue_all_us);
+               kj_type_name(r->type), r->n, r->devices, r->local_us, r->multi_us, diff, per_device(r), r->sequential_us,
+               r->same, r->nccl_us, r->nccl_us / r->multi_us, r->issue_one_us, r->issue_all_us);
     } else {
-        if (first) printf("%-4s %-4s %-8s %7s %10s %10s %9s %10s %10s %11s %8s %9s %9s\n", "op", "type", "n/device",
-                          "devices", "local us", "multi us", "diff us", "/device", "one by one", "NCCL us", "x NCCL",
-                          "launch 1", "launch all");
+        if (first)
+            printf("%-4s %-4s %-8s %7s %10s %10s %9s %10s %10s %11s %8s %9s %9s\n", "op", "type", "n/device", "devices",
+                   "local us", "multi us", "diff us", "/device", "one by one", "NCCL us", "x NCCL", "launch 1",
+                   "launch all");
         printf("%-4s %-4s %-8s %7d %10.2f %10.2f %9.2f", kj_op_name(r->op), kj_type_name(r->type), size, r->devices,
                r->local_us, r->multi_us, diff);
         if (r->devices > 1) printf(" %10.2f", per_device(r));
@@ -359,8 +361,8 @@ static int cold_start(bench_ctx *c, const cli_devices *d) {
     } else if (c->format == 't') {
         printf("first launch on every device (an empty cache, in this process): %.1f ms all at once (%llu compile%s\n"
                "in all, the other devices loading its bytes) against %.1f ms for %d compiles, one device after the\n"
-               "other (%.1fx)\n", shared, (unsigned long long)compiles, compiles == 1 ? "" : "s", apart, d->count,
-               apart / shared);
+               "other (%.1fx)\n",
+               shared, (unsigned long long)compiles, compiles == 1 ? "" : "s", apart, d->count, apart / shared);
     }
     return EXIT_OK;
 }
@@ -382,7 +384,8 @@ static int run_all(spread *s, const kj_op *ops, int n_ops, const kj_type *types,
         size_t es = kj_type_size(s->type);
         kjtest_reduce_input(KJ_OP_SUM, s->type, host, max_n, 12345 + (uint64_t)ti); /* same-signed floats */
         s->host = host;
-        for (int i = 0; i < s->count && st == KJ_OK; i++) st = kj_memcpy_htod(s->rts[i], s->inputs[i], host, max_n * es);
+        for (int i = 0; i < s->count && st == KJ_OK; i++)
+            st = kj_memcpy_htod(s->rts[i], s->inputs[i], host, max_n * es);
         for (int si = 0; si < n_sizes && st == KJ_OK; si++)
             for (int oi = 0; oi < n_ops && st == KJ_OK; oi++) {
                 s->n = (size_t)sizes[si];
@@ -419,8 +422,11 @@ static int run_all(spread *s, const kj_op *ops, int n_ops, const kj_type *types,
         if (met_nccl < 0) printf(" not measured%s\n", s->nccl ? " (give --sizes 2^28 --type f32)" : "");
         else printf(" %.1fx -> %s\n", x_nccl, met_nccl ? "met" : "MISSED");
     }
-    if (differ) return cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT, "%d row(s) whose result differs from the combine "
-                                    "of the devices' own kj_reduce, or from the CPU reference", differ);
+    if (differ)
+        return cli_error_as(c->cmd, KJ_ERR_WRONG_RESULT,
+                            "%d row(s) whose result differs from the combine "
+                            "of the devices' own kj_reduce, or from the CPU reference",
+                            differ);
     return EXIT_OK;
 }
 
@@ -461,8 +467,9 @@ int bench_reduce_devices(bench_ctx *c, const cli_devices *d, const kj_op *ops, i
     nccl_side nccl = {0};
     if (rc == EXIT_OK) {
         s.nccl = nccl_open(&s, d, max_n * max_es, &nccl) == 0 ? &nccl : NULL;
-        if (c->format == 't') printf("NCCL all-reduce of the whole data: %s%s%s\n\n", s.nccl ? "" : "not measured (",
-                                     nccl.why, s.nccl ? "" : ")");
+        if (c->format == 't')
+            printf("NCCL all-reduce of the whole data: %s%s%s\n\n", s.nccl ? "" : "not measured (", nccl.why,
+                   s.nccl ? "" : ")");
         rc = run_all(&s, ops, n_ops, types, n_types, sizes, n_sizes, max_n);
     }
     if (nccl.comm_destroy) nccl_close(&s, &nccl);

@@ -34,8 +34,8 @@ static kj_status time_calls(kj_runtime *rt, int sync, kj_op op, kj_type type, kj
     return s;
 }
 
-int bench_reduce_host(bench_ctx *c, const kj_reduce_options *config, const kj_op *ops, int n_ops, const kj_type *types, int n_types,
-                      const uint64_t *sizes, int n_sizes) {
+int bench_reduce_host(bench_ctx *c, const kj_reduce_options *config, const kj_op *ops, int n_ops, const kj_type *types,
+                      int n_types, const uint64_t *sizes, int n_sizes) {
     uint64_t most = 0;
     for (int i = 0; i < n_sizes; i++) most = sizes[i] > most ? sizes[i] : most;
     kj_devptr in = 0, out = 0;
@@ -48,8 +48,9 @@ int bench_reduce_host(bench_ctx *c, const kj_reduce_options *config, const kj_op
     }
     if (c->format == 't')
         printf("bench reduce --host: %s (%s); host us per call, medians of %llu batches of %d calls\n"
-               "%-5s %-5s %-6s %-18s %12s %12s\n", c->dev.name, c->dev.arch, (unsigned long long)c->samples, BATCH,
-               "op", "type", "n", "entry", "async us", "sync us");
+               "%-5s %-5s %-6s %-18s %12s %12s\n",
+               c->dev.name, c->dev.arch, (unsigned long long)c->samples, BATCH, "op", "type", "n", "entry", "async us",
+               "sync us");
     if (c->format == 'c') printf("op,type,n,entry,async_us,sync_us\n");
     if (c->format == 'j') json_begin_array("host");
     c->steps = (size_t)n_ops * (size_t)n_types * (size_t)n_sizes;

@@ -14,7 +14,7 @@
 /* Every op x type x size with the entry and configuration given (NULL, 0: the defaults): a row each of the host's time per
  * kj_reduce_async (the calls alone, the device drained between batches, untimed) and per kj_reduce
  * (to the result on the host). Returns the exit code. */
-int bench_reduce_host(bench_ctx *c, const kj_reduce_options *config, const kj_op *ops, int n_ops, const kj_type *types, int n_types,
-                      const uint64_t *sizes, int n_sizes);
+int bench_reduce_host(bench_ctx *c, const kj_reduce_options *config, const kj_op *ops, int n_ops, const kj_type *types,
+                      int n_types, const uint64_t *sizes, int n_sizes);
 
 #endif

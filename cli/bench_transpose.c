@@ -30,10 +30,9 @@ typedef struct config {
 static const config configs[] = {
     {KJ_TRANSPOSE_READ_ROWS, 0, 0, 0}, {KJ_TRANSPOSE_READ_COLS, 0, 0, 0}, {KJ_TRANSPOSE_SHARED, 0, 0, 0},
     {KJ_TRANSPOSE_L1_8X32, 0, 0, 0},   {KJ_TRANSPOSE_L1_4X32, 0, 0, 0},   {KJ_TRANSPOSE_VEC, 0, 0, 0},
-    {KJ_TRANSPOSE_PADDED, 64, 8, 0},
-    {KJ_TRANSPOSE_PADDED, 16, 16, 0},  {KJ_TRANSPOSE_PADDED, 32, 4, 0},   {KJ_TRANSPOSE_PADDED, 32, 8, 0},
-    {KJ_TRANSPOSE_PADDED, 32, 16, 0},  {KJ_TRANSPOSE_PADDED, 32, 32, 0},  {KJ_TRANSPOSE_PADDED, 64, 4, 0},
-    {KJ_TRANSPOSE_PADDED, 64, 16, 0},  {KJ_TRANSPOSE_PADDED, 128, 8, 0},
+    {KJ_TRANSPOSE_PADDED, 64, 8, 0},   {KJ_TRANSPOSE_PADDED, 16, 16, 0},  {KJ_TRANSPOSE_PADDED, 32, 4, 0},
+    {KJ_TRANSPOSE_PADDED, 32, 8, 0},   {KJ_TRANSPOSE_PADDED, 32, 16, 0},  {KJ_TRANSPOSE_PADDED, 32, 32, 0},
+    {KJ_TRANSPOSE_PADDED, 64, 4, 0},   {KJ_TRANSPOSE_PADDED, 64, 16, 0},  {KJ_TRANSPOSE_PADDED, 128, 8, 0},
     {KJ_TRANSPOSE_PADDED, 64, 4, 4},   {KJ_TRANSPOSE_PADDED, 64, 4, 8},   {KJ_TRANSPOSE_PADDED, 64, 8, 4},
     {KJ_TRANSPOSE_PADDED, 64, 8, 8},   {KJ_TRANSPOSE_PADDED, 64, 8, 16},  {KJ_TRANSPOSE_PADDED, 32, 8, 8},
 };
@@ -127,7 +126,8 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
     void *host_in = malloc(bytes), *host_out = malloc(bytes);
     job j = {c->rt, t->type, 0, 0, host_in, R, C, 0, {0}};
     int rc = EXIT_OK;
-    if (!host_in || !host_out) rc = cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for 2 x %zu bytes", bytes);
+    if (!host_in || !host_out)
+        rc = cli_error_as(c->cmd, KJ_ERR_HOST_MEMORY, "out of host memory for 2 x %zu bytes", bytes);
     if (rc == EXIT_OK) {
         check_fill_bits(host_in, bytes, seed);
         if ((s = kj_mem_alloc(c->rt, bytes, &j.in)) != KJ_OK || (s = kj_mem_alloc(c->rt, bytes, &j.out)) != KJ_OK ||
@@ -139,9 +139,12 @@ static int measure_size(transpose_bench *t, size_t R, size_t C, uint64_t seed) {
         row *w = &t->rows_v[t->nrows];
         kj_transpose_report rep = KJ_TRANSPOSE_REPORT_INIT;
         *w = (row){.rows = R, .cols = C, .cfg = configs[k], .copy_gbps = bench_gbps(2.0 * bytes, copy.median_us)};
-        j.options = (kj_transpose_options){.size = sizeof(kj_transpose_options), .variant = configs[k].variant,
-                                           .tile_dim = configs[k].tile_dim, .block_rows = configs[k].block_rows,
-                                           .report = &rep, .group = configs[k].group};
+        j.options = (kj_transpose_options){.size = sizeof(kj_transpose_options),
+                                           .variant = configs[k].variant,
+                                           .tile_dim = configs[k].tile_dim,
+                                           .block_rows = configs[k].block_rows,
+                                           .report = &rep,
+                                           .group = configs[k].group};
         j.seed = seed ^ k;
         bench_step(c, "%zu x %zu %s %u", R, C, kj_transpose_variant_name(configs[k].variant), configs[k].tile_dim);
         s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r);
@@ -269,15 +272,16 @@ static int run(bench_ctx *c) {
     return bench_wrong_rows(c->cmd, wrong, t->nrows, rc);
 }
 
-static const bench_family transpose = {
-    .help = help, .csv = 1, .max_samples = 10000,
-    .options = "rows=R: cols=C: type=t: samples=n:",
-    .option = option, .prepare = prepare, .run = run};
+static const bench_family transpose = {.help = help,
+                                       .csv = 1,
+                                       .max_samples = 10000,
+                                       .options = "rows=R: cols=C: type=t: samples=n:",
+                                       .option = option,
+                                       .prepare = prepare,
+                                       .run = run};
 
 int bench_transpose(int argc, char **argv) {
-    transpose_bench t = {.bench.samples = 20,
-                         .type = KJ_TYPE_F32,
-                         .sizes = {{8192, 8192}, {4096, 4096}, {8000, 6000}},
-                         .size_count = 3};
+    transpose_bench t = {
+        .bench.samples = 20, .type = KJ_TYPE_F32, .sizes = {{8192, 8192}, {4096, 4096}, {8000, 6000}}, .size_count = 3};
     return bench_main(&transpose, &t.bench, argc, argv);
 }

@@ -81,7 +81,8 @@ kj_status bench_time(kj_runtime *rt, kj_stream stream, bench_fn fn, void *user, 
     for (unsigned w = 0; s == KJ_OK && w < warmup; w++) s = fn(user, stream, i++);
     double *t = calloc(samples, sizeof *t);
     if (!t && s == KJ_OK) s = KJ_ERR_HOST_MEMORY;
-    for (unsigned k = 0; s == KJ_OK && k < samples; k++) s = time_batch(start, stop, stream, fn, user, batch, &i, &t[k]);
+    for (unsigned k = 0; s == KJ_OK && k < samples; k++)
+        s = time_batch(start, stop, stream, fn, user, batch, &i, &t[k]);
     if (s == KJ_OK) summarize(t, samples, batch, out);
     free(t);
     kj_event_destroy(start);
@@ -120,7 +121,6 @@ const char *bench_pow2_label(size_t n, char *buf, size_t size) {
     return buf;
 }
 
-
 int bench_remove_tree(const char *dir) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -152,8 +152,10 @@ void bench_csv_speed(double median_us, double gbps, double copy_gbps) {
 
 int bench_wrong_rows(const char *cmd, size_t wrong, size_t rows, int rc) {
     if (!wrong) return rc;
-    return cli_error_as(cmd, KJ_ERR_WRONG_RESULT, "%zu of %zu configuration%s gave a wrong result (checked against "
-                        "the CPU)", wrong, rows, rows == 1 ? "" : "s");
+    return cli_error_as(cmd, KJ_ERR_WRONG_RESULT,
+                        "%zu of %zu configuration%s gave a wrong result (checked against "
+                        "the CPU)",
+                        wrong, rows, rows == 1 ? "" : "s");
 }
 
 /* ---- bench_main ------------------------------------------------------------------------------ */
@@ -199,8 +201,9 @@ int bench_parse_samples(bench_ctx *c, const char *option, const char *arg) {
 int bench_main(const bench_family *f, bench_ctx *c, int argc, char **argv) {
     c->cmd = argv[0] + strlen("kernjit "); /* argv[0] is "kernjit bench NAME" */
     c->family = f;
-    const cli_option_set sets[] = {{f->options, family_option},
-                                   {f->csv ? "help=h json=j csv=c device=G:" : "help=h json=j device=G:", harness_option}};
+    const cli_option_set sets[] = {
+        {f->options, family_option},
+        {f->csv ? "help=h json=j csv=c device=G:" : "help=h json=j device=G:", harness_option}};
     parse_state p = {c, 0, 0};
     int rc = cli_getopt(c->cmd, argc, argv, sets, 2, &p);
     if (rc == CLI_DONE) return EXIT_OK;

@@ -90,13 +90,13 @@ typedef struct bench_ctx {
 /* Callbacks return EXIT_OK, or an exit code after printing why. */
 struct bench_family {
     void (*help)(void);
-    const char *options;           /* its own, as cli_getopt takes them ("n=N: type=t:"); the harness adds
+    const char *options;  /* its own, as cli_getopt takes them ("n=N: type=t:"); the harness adds
                                       help=h, json=j and (csv) csv=c */
-    int csv;                       /* takes --csv besides --json */
-    uint64_t max_samples;          /* for bench_parse_samples */
+    int csv;              /* takes --csv besides --json */
+    uint64_t max_samples; /* for bench_parse_samples */
     int (*option)(bench_ctx *c, int opt, char *arg);
-    int (*prepare)(bench_ctx *c);  /* after the options: what they ask for together */
-    int (*run)(bench_ctx *c);      /* on the device (c->rt, c->dev): measures and prints (under --json, the
+    int (*prepare)(bench_ctx *c); /* after the options: what they ask for together */
+    int (*run)(bench_ctx *c);     /* on the device (c->rt, c->dev): measures and prints (under --json, the
                                       fields after "device", "arch" and "samples" of the open document) */
 };
 

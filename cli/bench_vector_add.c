@@ -27,7 +27,7 @@ typedef struct config {
 
 /* variations at the largest size, besides the default (256, 4, a block per tile): the grid held to 1
  * and 4 waves of the blocks the device holds at once among them */
-static const config sweep[] = {{256, 1, 0}, {256, 2, 0}, {256, 8, 0}, {128, 4, 0}, {512, 4, 0},
+static const config sweep[] = {{256, 1, 0},  {256, 2, 0},  {256, 8, 0}, {128, 4, 0}, {512, 4, 0},
                                {1024, 4, 0}, {1024, 1, 0}, {256, 4, 1}, {256, 4, 4}};
 #define SWEEP_COUNT (sizeof sweep / sizeof sweep[0])
 
@@ -131,12 +131,19 @@ static int measure_size(vector_add_bench *v, kj_type type, size_t n, size_t conf
     for (size_t k = 0; k < configs && rc == EXIT_OK; k++) {
         config cfg = k == 0 ? (config){0, 0, 0} : sweep[k - 1];
         row *w = &v->rows[v->nrows];
-        *w = (row){.type = type, .n = n, .rep = KJ_VECTOR_ADD_REPORT_INIT, .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
-        j.options = (kj_vector_add_options){.size = sizeof(kj_vector_add_options), .block_size = cfg.block,
-                                            .unroll = cfg.unroll, .report = &w->rep, .waves = cfg.waves};
+        *w = (row){.type = type,
+                   .n = n,
+                   .rep = KJ_VECTOR_ADD_REPORT_INIT,
+                   .copy_gbps = bench_gbps(2.0 * (double)(bytes * 3 / 2), copy.median_us)};
+        j.options = (kj_vector_add_options){.size = sizeof(kj_vector_add_options),
+                                            .block_size = cfg.block,
+                                            .unroll = cfg.unroll,
+                                            .report = &w->rep,
+                                            .waves = cfg.waves};
         j.seed = seed ^ k;
-        if (k) bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u WAVES=%u", kj_type_name(type), n, cfg.block, cfg.unroll,
-                          cfg.waves);
+        if (k)
+            bench_step(c, "%s n=%zu BLOCK_SIZE=%u UNROLL=%u WAVES=%u", kj_type_name(type), n, cfg.block, cfg.unroll,
+                       cfg.waves);
         else bench_step(c, "%s n=%zu, its default configuration", kj_type_name(type), n);
         if ((s = bench_measure(c->rt, &measured, (unsigned)c->samples, &w->ok, &w->r)) != KJ_OK) {
             rc = cli_fail(c->cmd, s);
@@ -185,8 +192,8 @@ static void print_text(const vector_add_bench *v) {
     printf("vector add on %s (median of %llu samples; GB/s = 2 reads + 1 write / time; the copy moves as many "
            "bytes)\n\n",
            v->bench.dev.name, (unsigned long long)v->bench.samples);
-    printf("  %-4s %-8s %-10s %5s %6s %5s %7s %10s %9s %10s %8s %s\n", "type", "n", "entry", "block", "unroll",
-           "waves", "grid", "median us", "GB/s", "copy GB/s", "% copy", "check");
+    printf("  %-4s %-8s %-10s %5s %6s %5s %7s %10s %9s %10s %8s %s\n", "type", "n", "entry", "block", "unroll", "waves",
+           "grid", "median us", "GB/s", "copy GB/s", "% copy", "check");
     for (size_t i = 0; i < v->nrows; i++) {
         const row *w = &v->rows[i];
         printf("  %-4s %-8s %-10s %5u %6u %5u %7u %10.2f %9.1f %10.1f %7.1f%% %s\n", kj_type_name(w->type),
@@ -232,9 +239,7 @@ static int run(bench_ctx *c) {
 }
 
 static const bench_family vector_add = {
-    .help = help, .csv = 1, .max_samples = 10000,
-    .options = "n=N: type=t: samples=s:",
-    .option = option, .run = run};
+    .help = help, .csv = 1, .max_samples = 10000, .options = "n=N: type=t: samples=s:", .option = option, .run = run};
 
 int bench_vector_add(int argc, char **argv) {
     vector_add_bench v = {.bench.samples = 20,

@@ -21,12 +21,9 @@ static void put_message(const char *s) {
         else fputc(*p, stderr);
 }
 
-
 static cli_diversion *diversion;
 
-void cli_divert(cli_diversion *fn) {
-    diversion = fn;
-}
+void cli_divert(cli_diversion *fn) { diversion = fn; }
 
 /* "kernjit CMD: message" on stderr, and the document's "error" under --json. */
 static int report(const char *cmd, const char *status, int class_, const char *message) {
@@ -195,7 +192,8 @@ void cli_print_remote(const kj_remote_info *r, int json) {
     printf("  latency    %.3f ms round trip now; lookups %.3f ms mean, %.3f ms at most (%llu lookups)\n",
            r->round_trip_ms, mean, r->fetch_ms_max, (unsigned long long)r->fetches);
     printf("  fleet      %llu hits, %llu misses, %llu waits for another's compile, %llu pushes, %llu refusals, %llu "
-           "errors\n", (unsigned long long)r->hits, (unsigned long long)r->misses, (unsigned long long)r->waits,
+           "errors\n",
+           (unsigned long long)r->hits, (unsigned long long)r->misses, (unsigned long long)r->waits,
            (unsigned long long)r->pushes, (unsigned long long)r->refusals, (unsigned long long)r->errors);
     printf("  traffic    %.1f MiB fetched, %.1f MiB pushed\n", r->bytes_fetched / 1048576.0,
            r->bytes_pushed / 1048576.0);
@@ -207,10 +205,10 @@ void json_transfer_fields(const kj_remote_transfer *t) {
                 t->entries, t->moved, t->present, t->refused, t->failed, t->bytes);
 }
 
-
 int cli_device_memory_short(const char *cmd, const char *what, uint64_t bytes, size_t free_b, size_t total_b) {
-    return cli_error_as(cmd, KJ_ERR_DEVICE_MEMORY, "%s needs %llu bytes of device memory, more than the %zu bytes free (of %zu)",
-                        what, (unsigned long long)bytes, free_b, total_b);
+    return cli_error_as(cmd, KJ_ERR_DEVICE_MEMORY,
+                        "%s needs %llu bytes of device memory, more than the %zu bytes free (of %zu)", what,
+                        (unsigned long long)bytes, free_b, total_b);
 }
 
 int cli_check_device_memory(kj_runtime *rt, const char *cmd, const char *what, uint64_t bytes) {

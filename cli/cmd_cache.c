@@ -91,7 +91,8 @@ static void seeds(const kj_runtime *rt, int json) {
         json_end_array();
         return;
     }
-    for (size_t i = 0; kj_seed_dir(rt, i); i++) printf("  seed    %s (read only, searched before the cache)\n", kj_seed_dir(rt, i));
+    for (size_t i = 0; kj_seed_dir(rt, i); i++)
+        printf("  seed    %s (read only, searched before the cache)\n", kj_seed_dir(rt, i));
 }
 
 static int stats(kj_runtime *rt, const char *dir, int json) {
@@ -109,8 +110,9 @@ static int stats(kj_runtime *rt, const char *dir, int json) {
         json_end_object();
     } else {
         printf("%s\n  entries %llu\n  bytes   %llu (%.1f MiB)\n  bound   %llu (%.1f MiB; least recently used "
-               "entries are evicted beyond it)\n", dir, (unsigned long long)entries, (unsigned long long)bytes,
-               bytes / 1048576.0, (unsigned long long)max, max / 1048576.0);
+               "entries are evicted beyond it)\n",
+               dir, (unsigned long long)entries, (unsigned long long)bytes, bytes / 1048576.0, (unsigned long long)max,
+               max / 1048576.0);
         seeds(rt, 0);
         cli_print_remote(&remote, 0);
     }
@@ -145,9 +147,11 @@ int cmd_cache(int argc, char **argv) {
     static const char *actions[] = {"path", "list", "stats", "clear", "push", "pull"};
     int known = 0, moves = strcmp(action, "push") == 0 || strcmp(action, "pull") == 0;
     for (size_t i = 0; i < sizeof actions / sizeof actions[0]; i++) known |= strcmp(action, actions[i]) == 0;
-    if (!known) return cli_usage("cache", "unknown action '%s': the actions are path, list, stats, clear, push, pull", action);
+    if (!known)
+        return cli_usage("cache", "unknown action '%s': the actions are path, list, stats, clear, push, pull", action);
     if (l.count > (moves ? 2 : 1))
-        return cli_usage("cache", moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
+        return cli_usage("cache",
+                         moves ? "%s takes at most one kernel (got '%s' too)" : "%s takes no argument (got '%s')",
                          action, l.args[moves ? 2 : 1]);
     const char *kernel = moves && l.count > 1 ? cli_kernel_name(l.args[1]) : NULL;
     char command[32];
@@ -199,8 +203,8 @@ int cmd_cache(int argc, char **argv) {
             json_fields("cache_dir=%s removed_entries=%" PRIu64 " removed_bytes=%" PRIu64, dir, entries, bytes);
             json_end_object();
         } else {
-            printf("removed %llu entr%s (%llu bytes) from %s\n", (unsigned long long)entries, entries == 1 ? "y" : "ies",
-                   (unsigned long long)bytes, dir);
+            printf("removed %llu entr%s (%llu bytes) from %s\n", (unsigned long long)entries,
+                   entries == 1 ? "y" : "ies", (unsigned long long)bytes, dir);
         }
     }
     kj_runtime_destroy(rt);

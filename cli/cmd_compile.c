@@ -38,9 +38,7 @@ static void help(void) {
            "10.0 and 10.3); compute_XY (and compute_XYa, compute_XYf), PTX that the driver\n"
            "compiles for the device, also one newer than this toolkit. Each target is its\n"
            "own cache folder (<cache>/sm_90a/) and key.\n"
-           "\n"
-           CLI_NVCC_HELP
-           "\n"
+           "\n" CLI_NVCC_HELP "\n"
            "Several .cu files make one program: each is compiled as relocatable device code\n"
            "with the same macros and options, and nvJitLink links them (and the device\n"
            "runtime when the program launches kernels); the entry may be in any of them,\n"
@@ -107,8 +105,8 @@ static int push_entries(kj_runtime *rt, const char *kernel, int json, FILE *out)
         json_end_object();
     } else {
         fprintf(out, "  push  %llu of %llu entr%s of %s pushed to the remote cache, %llu already there%s\n",
-               (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies", name,
-               (unsigned long long)t.present, t.failed ? ", some FAILED (see the warnings)" : "");
+                (unsigned long long)t.moved, (unsigned long long)t.entries, t.entries == 1 ? "y" : "ies", name,
+                (unsigned long long)t.present, t.failed ? ", some FAILED (see the warnings)" : "");
     }
     return EXIT_OK;
 }
@@ -176,8 +174,15 @@ static void compile_in_workers(const char *kernel, const char *entry, const kj_d
     if (entry) args[n++] = "--entry", args[n++] = entry;
     args[n++] = "--arch", args[n++] = arch, args[n++] = "--shard", args[n++] = WORKERS_SHARD;
     args[n++] = "--threads", args[n++] = "1", args[n++] = "--", args[n++] = kernel, args[n] = NULL;
-    workers_plan plan = {.cmd = "compile", .args = args, .count = kj_space_count(space), .label = variant_label,
-                         .jobs = space, .what = what, .arch = arch, .shard = aa->shard, .shards = aa->shards,
+    workers_plan plan = {.cmd = "compile",
+                         .args = args,
+                         .count = kj_space_count(space),
+                         .label = variant_label,
+                         .jobs = space,
+                         .what = what,
+                         .arch = arch,
+                         .shard = aa->shard,
+                         .shards = aa->shards,
                          .processes = processes};
     if (ok) workers_compile_all(&plan, r, failures);
     else cli_error_as("compile", KJ_ERR_HOST_MEMORY, "out of memory");
@@ -212,8 +217,16 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         kj_space_free(space);
         return cli_fail("compile", s);
     }
-    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = kernel, .entry = entry, .fixed = defines, .fixed_count = ndef, .arch = arch,
-                                .threads = aa->threads, .progress = all_progress, .shard = aa->shard, .shards = aa->shards};
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options),
+                                .kernel = kernel,
+                                .entry = entry,
+                                .fixed = defines,
+                                .fixed_count = ndef,
+                                .arch = arch,
+                                .threads = aa->threads,
+                                .progress = all_progress,
+                                .shard = aa->shard,
+                                .shards = aa->shards};
     kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     if (aa->worker) {
         int rc = compile_all_worker(rt, &o, space);
@@ -250,7 +263,8 @@ static int compile_all(const char *kernel, const char *entry, const kj_define *d
         printf(": %zu variant%s", r.variants, r.variants == 1 ? "" : "s");
         for (size_t d = 0; d < kj_space_dim_count(space); d++)
             printf("%s%s", d ? " x " : " (", kj_space_dim_name(space, d));
-        printf("%s: %zu compiled, %zu already in the cache", kj_space_dim_count(space) ? ")" : "", r.compiled, r.cached);
+        printf("%s: %zu compiled, %zu already in the cache", kj_space_dim_count(space) ? ")" : "", r.compiled,
+               r.cached);
         if (r.skipped) printf(", %zu skipped by the metadata's requirements", r.skipped);
         if (r.failed) printf(", %zu FAILED", r.failed);
         if (processes > 1) printf("; %.2f s in %u processes\n", r.wall_ms / 1e3, processes);
@@ -277,7 +291,8 @@ static int is_entry(const kj_compile_result *r, const kj_resource_usage *u) {
 
 static void print_resources(const kj_compile_result *r, FILE *out) {
     if (!r->resource_count) {
-        fprintf(out, "  resources  not known: %s\n", r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
+        fprintf(out, "  resources  not known: %s\n",
+                r->is_ptx ? "PTX, which the driver compiles" : "the compiler did not say");
         return;
     }
     const kj_resource_usage *e = r->entry_resources;
@@ -285,12 +300,11 @@ static void print_resources(const kj_compile_result *r, FILE *out) {
         /* the entry first, then the others */
         const kj_resource_usage *u = i == 0 && e ? e : kj_compile_result_resource(r, i - (e != NULL));
         if (i && u == e) continue;
-        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", is_entry(r, u) ? "entry" : "kernel", u->symbol,
-               u->registers, u->stack_bytes, u->shared_static_bytes);
+        fprintf(out, "  %-6s %s: %d registers, %d B stack, %d B static shared, ", is_entry(r, u) ? "entry" : "kernel",
+                u->symbol, u->registers, u->stack_bytes, u->shared_static_bytes);
         if (u->spill_store_bytes || u->spill_load_bytes)
             fprintf(out, "SPILLS %d B stored, %d B loaded\n", u->spill_store_bytes, u->spill_load_bytes);
-        else
-            fprintf(out, "no spills\n");
+        else fprintf(out, "no spills\n");
     }
 }
 
@@ -301,8 +315,8 @@ static void json_resources(const kj_compile_result *r) {
         json_object_in(NULL);
         json_fields("symbol=%s entry?=%d registers=%d spill_store_bytes=%d spill_load_bytes=%d stack_bytes=%d "
                     "shared_static_bytes=%d",
-                    u->symbol, is_entry(r, u), u->registers, u->spill_store_bytes, u->spill_load_bytes,
-                    u->stack_bytes, u->shared_static_bytes);
+                    u->symbol, is_entry(r, u), u->registers, u->spill_store_bytes, u->spill_load_bytes, u->stack_bytes,
+                    u->shared_static_bytes);
         json_end_object();
     }
     json_end_array();
@@ -317,7 +331,7 @@ typedef struct compile_args {
     const char *entries[MAX_ENTRIES]; /* --entry given several times: compiled together */
     size_t nentries;
     int push, json;
-    int emit;           /* --emit given: the format below goes to output */
+    int emit; /* --emit given: the format below goes to output */
     kj_emit_format format;
     const char *output; /* -o FILE, "-" for stdout */
 } compile_args;
@@ -331,8 +345,8 @@ static int write_output(const compile_args *a, kj_runtime *rt, const kj_request 
     int rc = EXIT_OK;
     if (strcmp(a->output, "-") == 0) {
         if (fwrite(data, 1, size, stdout) != size || fflush(stdout) != 0)
-            rc = cli_error_as("compile", KJ_ERR_IO, "writing the %s to stdout failed: %s", kj_emit_format_name(a->format),
-                              strerror(errno));
+            rc = cli_error_as("compile", KJ_ERR_IO, "writing the %s to stdout failed: %s",
+                              kj_emit_format_name(a->format), strerror(errno));
     } else {
         rc = cli_write_file("compile", a->output, data, size);
     }
@@ -346,9 +360,16 @@ static int write_fatbin(const compile_args *a, const cli_program *prog, const ch
     kj_status s = compile_runtime(NULL, &rt);
     if (s != KJ_OK) return cli_fail("compile", s);
     const char *own = kj_runtime_arch(rt);
-    kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines,
-                      .define_count = a->ndef, .options = a->options, .option_count = a->nopt, .sources = prog->sources,
-                      .source_count = prog->source_count, .entries = a->nentries > 1 ? a->entries : NULL,
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = prog->kernel,
+                      .entry = prog->entry,
+                      .defines = a->defines,
+                      .define_count = a->ndef,
+                      .options = a->options,
+                      .option_count = a->nopt,
+                      .sources = prog->sources,
+                      .source_count = prog->source_count,
+                      .entries = a->nentries > 1 ? a->entries : NULL,
                       .entry_count = a->nentries > 1 ? a->nentries : 0};
     void *data;
     size_t size;
@@ -380,9 +401,17 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
     kj_runtime *rt;
     kj_status s = compile_runtime(arch, &rt);
     if (s != KJ_OK) return cli_fail("compile", s);
-    kj_request req = {.size = sizeof(kj_request), .kernel = prog->kernel, .entry = prog->entry, .defines = a->defines, .define_count = a->ndef,
-                      .options = a->options, .option_count = a->nopt, .arch = arch, .sources = prog->sources,
-                      .source_count = prog->source_count, .entries = a->nentries > 1 ? a->entries : NULL,
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = prog->kernel,
+                      .entry = prog->entry,
+                      .defines = a->defines,
+                      .define_count = a->ndef,
+                      .options = a->options,
+                      .option_count = a->nopt,
+                      .arch = arch,
+                      .sources = prog->sources,
+                      .source_count = prog->source_count,
+                      .entries = a->nentries > 1 ? a->entries : NULL,
                       .entry_count = a->nentries > 1 ? a->nentries : 0};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     int rc = EXIT_OK;
@@ -394,13 +423,13 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
     }
     /* the report goes where the output does not */
     FILE *out = a->output && strcmp(a->output, "-") == 0 ? stderr : stdout; /* -o: with --emit only */
-    int compiled_now = a->emit && a->format != KJ_EMIT_CUBIN; /* PTX and LTO-IR are not cached */
+    int compiled_now = a->emit && a->format != KJ_EMIT_CUBIN;               /* PTX and LTO-IR are not cached */
     if (a->json) {
         json_begin_object();
         json_fields("arch=%s key=%s cache_hit?=%d origin=%s stored?=%d linked?=%d source_count=%u ptx?=%d "
                     "entry_path=%s compile_ms=%g link_ms=%g binary_bytes=%zu warnings=%s",
-                    r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count,
-                    r.is_ptx, r.stored ? r.cache_path : NULL, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
+                    r.arch, r.key, r.cache_hit, kj_origin_name(r.origin), r.stored, r.linked, r.source_count, r.is_ptx,
+                    r.stored ? r.cache_path : NULL, r.compile_ms, r.link_ms, r.binary_bytes, r.log);
         json_resources(&r);
         if (a->nentries > 1) {
             json_begin_array("entries");
@@ -422,9 +451,9 @@ static int compile_one(const compile_args *a, const cli_program *prog, const cha
     } else {
         char linked[64] = "";
         if (r.source_count > 1)
-            snprintf(linked, sizeof linked, " (%u sources linked%s)", r.source_count, r.linked ? ", with the device runtime" : "");
-        else if (r.linked)
-            snprintf(linked, sizeof linked, " (linked with the device runtime)");
+            snprintf(linked, sizeof linked, " (%u sources linked%s)", r.source_count,
+                     r.linked ? ", with the device runtime" : "");
+        else if (r.linked) snprintf(linked, sizeof linked, " (linked with the device runtime)");
         if (compiled_now)
             fprintf(out, "%s for %s: %s compiled in %.1f ms%s\n", prog->kernel, r.arch, kj_emit_format_name(a->format),
                     r.compile_ms, r.linked ? " (before the link with the device runtime)" : "");
@@ -458,7 +487,8 @@ static int parse_shard(const char *text, unsigned max, unsigned *shard, unsigned
     uint64_t part, parts;
     if (!slash || (size_t)(slash - text) >= sizeof k) return -1;
     snprintf(k, sizeof k, "%.*s", (int)(slash - text), text);
-    if (cli_parse_uint(k, max, &part) != 0 || cli_parse_uint(slash + 1, max, &parts) != 0 || parts == 0 || part >= parts)
+    if (cli_parse_uint(k, max, &part) != 0 || cli_parse_uint(slash + 1, max, &parts) != 0 || parts == 0 ||
+        part >= parts)
         return -1;
     *shard = (unsigned)part;
     *shards = (unsigned)parts;
@@ -468,17 +498,23 @@ static int parse_shard(const char *text, unsigned max, unsigned *shard, unsigned
 /* --emit and -o, checked before anything compiles. */
 static int check_emit(const compile_args *a, int emit_given, int all, size_t narch) {
     if (!a->output && !emit_given) return EXIT_OK;
-    if (!a->output) return cli_usage("compile", "--emit %s needs -o FILE (or -o - for stdout)", kj_emit_format_name(a->format));
-    if (!emit_given) return cli_usage("compile", "-o goes with --emit FORMAT, the output to write there: cubin, ptx or ltoir");
-    if (all) return cli_usage("compile", "--emit writes one kernel's output: not with --all (the variants are in the "
-                              "cache; kernjit cache list shows them)");
+    if (!a->output)
+        return cli_usage("compile", "--emit %s needs -o FILE (or -o - for stdout)", kj_emit_format_name(a->format));
+    if (!emit_given)
+        return cli_usage("compile", "-o goes with --emit FORMAT, the output to write there: cubin, ptx or ltoir");
+    if (all)
+        return cli_usage("compile", "--emit writes one kernel's output: not with --all (the variants are in the "
+                                    "cache; kernjit cache list shows them)");
     if (narch > 1 && a->format != KJ_EMIT_FATBIN)
-        return cli_usage("compile", "--emit %s writes one target's output: give one --arch, not %zu (or --emit fatbin "
-                         "for several)", kj_emit_format_name(a->format), narch);
+        return cli_usage("compile",
+                         "--emit %s writes one target's output: give one --arch, not %zu (or --emit fatbin "
+                         "for several)",
+                         kj_emit_format_name(a->format), narch);
     if (strcmp(a->output, "-") == 0)
-        return a->json ? cli_usage("compile", "-o - writes the %s to stdout, where --json puts its document: give -o FILE",
-                                   kj_emit_format_name(a->format))
-                       : EXIT_OK;
+        return a->json
+                   ? cli_usage("compile", "-o - writes the %s to stdout, where --json puts its document: give -o FILE",
+                               kj_emit_format_name(a->format))
+                   : EXIT_OK;
     char what[CLI_MESSAGE_MAX];
     kj_message_format(what, sizeof what, "-o '%s'", a->output);
     return cli_check_output_folder("compile", what, a->output);
@@ -576,16 +612,17 @@ int cmd_compile(int argc, char **argv) {
     if (!all && shard) return cli_usage("compile", "--shard goes with --all");
     if (aa.worker && (!all || a.json || a.push))
         return cli_usage("compile", "--worker is for the processes compile --all starts: with --all, without --json "
-                         "and --push");
+                                    "and --push");
     /* a worker's part is its parent's split J ways: up to 64 times more parts */
     if (shard && parse_shard(shard, aa.worker ? 64u * KJ_SPACE_MAX : KJ_SPACE_MAX, &aa.shard, &aa.shards) != 0)
-        return cli_usage("compile", "--shard '%s' is not K/N: N parts from 1 to %u, K from 0 to N - 1", shard, KJ_SPACE_MAX);
+        return cli_usage("compile", "--shard '%s' is not K/N: N parts from 1 to %u, K from 0 to N - 1", shard,
+                         KJ_SPACE_MAX);
     aa.threads = (unsigned)threads;
     if ((rc = check_emit(&a, emit_given, all, narch)) != EXIT_OK) return rc;
     const char *remote = getenv("KERNJIT_REMOTE_CACHE");
     if (a.push && (!remote || !*remote))
         return cli_usage("compile", "--push needs a remote cache: set KERNJIT_REMOTE_CACHE=redis://HOST:PORT[/DB] (or "
-                         "unix:///PATH)");
+                                    "unix:///PATH)");
 
     if (a.json) {
         json_begin_object();

@@ -87,6 +87,7 @@ int cmd_demo(int argc, char **argv) {
     int count = 0;
     if (kj_device_count(&count) != KJ_OK || count == 0) return compile_all(json);
     /* run_reduce names argv[0] in its messages: this is the demo */
-    char *args[] = {"kernjit demo", "--op", "sum", "--type", "f32", "--n", n, "--repeat", "20", json ? "--json" : NULL, NULL};
+    char *args[] = {"kernjit demo",         "--op", "sum", "--type", "f32", "--n", n, "--repeat", "20",
+                    json ? "--json" : NULL, NULL};
     return run_reduce(json ? 10 : 9, args);
 }

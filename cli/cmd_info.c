@@ -28,8 +28,7 @@ static void print_device_text(const kj_device_info *d) {
     if (d->peak_bandwidth_gbs > 0)
         printf("  peak bandwidth       %.0f GB/s (theoretical: 2 x %.0f MHz memory clock x %d-bit bus)\n",
                d->peak_bandwidth_gbs, d->memory_clock_khz / 1e3, d->memory_bus_bits);
-    else
-        printf("  peak bandwidth       unknown (the driver reports no memory clock)\n");
+    else printf("  peak bandwidth       unknown (the driver reports no memory clock)\n");
     printf("  L2 cache             %zu KiB\n", d->l2_bytes / 1024);
     printf("  warp size            %d\n", d->warp_size);
     printf("  threads              %d per block, %d per multiprocessor\n", d->max_threads_per_block,
@@ -54,8 +53,8 @@ static void print_device_json(const kj_device_info *d) {
                 "shared_per_block_optin_bytes=%zu shared_per_sm_bytes=%zu",
                 d->arch_name, d->sm_count, d->total_memory, d->peak_bandwidth_gbs, d->memory_clock_khz,
                 d->memory_bus_bits, d->l2_bytes, d->warp_size, d->max_threads_per_block, d->max_threads_per_sm,
-                d->max_blocks_per_sm, d->regs_per_block, d->regs_per_sm, d->shared_per_block,
-                d->shared_per_block_optin, d->shared_per_sm);
+                d->max_blocks_per_sm, d->regs_per_block, d->regs_per_sm, d->shared_per_block, d->shared_per_block_optin,
+                d->shared_per_sm);
     unsigned kib[MAX_CARVEOUTS];
     size_t nk = kj_device_carveouts(d, kib, MAX_CARVEOUTS);
     json_begin_array("shared_carveouts_bytes");
@@ -114,8 +113,10 @@ int cmd_info(int argc, char **argv) {
     } else {
         printf("kernjit %s\n", kj_version_string());
         printf("toolchain: NVRTC %d.%d, nvJitLink %d.%d, CUDA at %s\n", tc.nvrtc_version / 1000,
-               tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10, tc.cuda_home);
-        printf("device runtime: %s\n", tc.devrt_path ? tc.devrt_path : "missing (dynamic-parallelism kernels cannot link)");
+               tc.nvrtc_version % 1000 / 10, tc.nvjitlink_version / 1000, tc.nvjitlink_version % 1000 / 10,
+               tc.cuda_home);
+        printf("device runtime: %s\n",
+               tc.devrt_path ? tc.devrt_path : "missing (dynamic-parallelism kernels cannot link)");
         printf("NVRTC targets:");
         for (int i = 0; i < tc.arch_count; i++) printf(" sm_%d", tc.archs[i]);
         printf("\n");

@@ -138,9 +138,7 @@ static void help(void) {
            "                   timing)\n"
            "-D NAME[=VALUE]    a macro (-D NAME alone is NAME=1); --option NVRTC_OPTION\n"
            "                   passes an option to NVRTC; both are in the cache key\n"
-           "\n"
-           CLI_NVCC_HELP
-           "\n"
+           "\n" CLI_NVCC_HELP "\n"
            "What is printed and saved is the result of the first launch alone, on the\n"
            "buffers as described: it is copied back before the timed launches, which then\n"
            "run on whatever the buffers hold (a kernel such as y += x keeps accumulating:\n"
@@ -185,8 +183,15 @@ static int option(void *user, int o, char *arg) {
     case 'S':
     case 'r': {
         uint64_t *at = o == 'P' ? &c->pending : o == 'S' ? &c->shared : &c->repeat;
-        return cli_count_arg(CMD, o == 'P' ? "--pending" : o == 'S' ? "--shared" : "--repeat", arg, o == 'P',
-                             o == 'P' ? 1u << 24 : o == 'S' ? UINT32_MAX : 1000000, at);
+        return cli_count_arg(CMD,
+                             o == 'P'   ? "--pending"
+                             : o == 'S' ? "--shared"
+                                        : "--repeat",
+                             arg, o == 'P',
+                             o == 'P'   ? 1u << 24
+                             : o == 'S' ? UINT32_MAX
+                                        : 1000000,
+                             at);
     }
     case 'a':
         if (c->nargs == MAX_ARGS) return cli_usage(CMD, "at most %d --arg values", MAX_ARGS);
@@ -202,8 +207,7 @@ static int option(void *user, int o, char *arg) {
         break;
     case 'o':
         if (c->nsaves == MAX_SAVES) return cli_usage(CMD, "at most %d --save values", MAX_SAVES);
-        if (launch_parse_save(arg, &c->saves[c->nsaves], err, sizeof err) != 0)
-            return cli_usage(CMD, "--save %s", err);
+        if (launch_parse_save(arg, &c->saves[c->nsaves], err, sizeof err) != 0) return cli_usage(CMD, "--save %s", err);
         c->nsaves++;
         break;
     case 's':
@@ -235,8 +239,8 @@ static int parse_command_line(launch_cmd *c, int argc, char **argv) {
     for (size_t i = 0; i < c->nargs; i++) {
         const launch_arg *a = &c->args[i];
         if (a->is_ref && (a->ref >= c->nargs || !c->args[a->ref].is_buffer))
-            return cli_usage(CMD, "--arg %zu '%s' points into --arg %u, which is not a buffer (buffers: TYPE[N]=FILL)", i,
-                             c->arg_text[i], a->ref);
+            return cli_usage(CMD, "--arg %zu '%s' points into --arg %u, which is not a buffer (buffers: TYPE[N]=FILL)",
+                             i, c->arg_text[i], a->ref);
     }
     if (!c->have_grid) return cli_usage(CMD, "--grid is required (X, X,Y or X,Y,Z blocks)");
     if (!c->have_block) return cli_usage(CMD, "--block is required (X, X,Y or X,Y,Z threads)");
@@ -257,19 +261,21 @@ static int check_input_files(launch_cmd *c) {
         uint64_t bytes = (uint64_t)st.st_size;
         if (a->count == 0) {
             if (bytes == 0 || bytes % es || bytes / es > LAUNCH_MAX_COUNT)
-                return cli_usage(CMD, "--arg %zu '%s': '%s' has %llu bytes, not a whole number (1 or more) of %zu-byte %s "
-                                 "elements", i, c->arg_text[i], a->path, (unsigned long long)bytes, es,
-                                 launch_type_name(a->type));
+                return cli_usage(CMD,
+                                 "--arg %zu '%s': '%s' has %llu bytes, not a whole number (1 or more) of %zu-byte %s "
+                                 "elements",
+                                 i, c->arg_text[i], a->path, (unsigned long long)bytes, es, launch_type_name(a->type));
             a->count = bytes / es;
         } else if (bytes != a->count * es) {
-            return cli_usage(CMD, "--arg %zu '%s': '%s' has %llu bytes; %llu %s elements are %llu bytes", i, c->arg_text[i],
-                             a->path, (unsigned long long)bytes, (unsigned long long)a->count,
+            return cli_usage(CMD, "--arg %zu '%s': '%s' has %llu bytes; %llu %s elements are %llu bytes", i,
+                             c->arg_text[i], a->path, (unsigned long long)bytes, (unsigned long long)a->count,
                              launch_type_name(a->type), (unsigned long long)(a->count * es));
         }
     }
     char err[512];
     for (size_t i = 0; i < c->nprints; i++)
-        if (launch_check_print(&c->prints[i], c->args, c->nargs, err, sizeof err) != 0) return cli_usage(CMD, "%s", err);
+        if (launch_check_print(&c->prints[i], c->args, c->nargs, err, sizeof err) != 0)
+            return cli_usage(CMD, "%s", err);
     for (size_t i = 0; i < c->nsaves; i++)
         if (launch_check_save(&c->saves[i], c->args, c->nargs, err, sizeof err) != 0) return cli_usage(CMD, "%s", err);
     return 0;
@@ -337,12 +343,16 @@ static int check_params(launch_cmd *c) {
             c->have_sig = 1;
             c->param_count = c->sig.count;
             c->checked_by = "source";
-            fprintf(stderr, "kernjit launch: warning: counting %s's parameters in the source instead (%zu); their sizes "
-                    "are not checked\n", entry, c->param_count);
+            fprintf(stderr,
+                    "kernjit launch: warning: counting %s's parameters in the source instead (%zu); their sizes "
+                    "are not checked\n",
+                    entry, c->param_count);
         } else {
             c->checked_by = "none";
-            fprintf(stderr, "kernjit launch: warning: %s's declaration was not found in the source either: the --arg list "
-                    "is not checked against it\n", entry);
+            fprintf(stderr,
+                    "kernjit launch: warning: %s's declaration was not found in the source either: the --arg list "
+                    "is not checked against it\n",
+                    entry);
             return 0;
         }
     } else if (s != KJ_OK) {
@@ -365,23 +375,25 @@ static int check_params(launch_cmd *c) {
                          param_name(c, c->nargs, name, sizeof name), size_text);
     }
     if (c->nargs > n)
-        return cli_usage(CMD, "%s takes %zu parameter%s; %zu %s given with --arg: --arg %zu '%s' has no parameter", entry,
-                         n, n == 1 ? "" : "s", c->nargs, c->nargs == 1 ? "was" : "were", n, c->arg_text[n]);
+        return cli_usage(CMD, "%s takes %zu parameter%s; %zu %s given with --arg: --arg %zu '%s' has no parameter",
+                         entry, n, n == 1 ? "" : "s", c->nargs, c->nargs == 1 ? "was" : "were", n, c->arg_text[n]);
     if (!sizes_known) return 0;
     for (size_t i = 0; i < n; i++) {
         size_t sz = 0;
         if ((s = kj_kernel_param_info(c->k, i, NULL, &sz)) != KJ_OK) return cli_fail(CMD, s);
         const launch_arg *a = &c->args[i];
-        size_t given = a->is_buffer || a->is_ref ? sizeof(kj_devptr) : a->is_bytes ? (size_t)a->count
-                                                                                    : launch_type_size(a->type);
+        size_t given = a->is_buffer || a->is_ref ? sizeof(kj_devptr)
+                       : a->is_bytes             ? (size_t)a->count
+                                                 : launch_type_size(a->type);
         if (given == sz) continue;
         const char *fits = types_of_size(sz);
         char what[64];
         if (a->is_buffer) snprintf(what, sizeof what, "a buffer (an 8-byte pointer)");
         else if (a->is_ref) snprintf(what, sizeof what, "a pointer into a buffer (8 bytes)");
         else if (a->is_bytes) snprintf(what, sizeof what, "%zu bytes", given);
-        else snprintf(what, sizeof what, "%s %s (%zu bytes)", launch_type_name(a->type)[0] == 'u' ? "a" : "an",
-                      launch_type_name(a->type), given);
+        else
+            snprintf(what, sizeof what, "%s %s (%zu bytes)", launch_type_name(a->type)[0] == 'u' ? "a" : "an",
+                     launch_type_name(a->type), given);
         return cli_usage(CMD, "--arg %zu '%s' is %s but parameter %zu%s of %s takes %zu bytes: %s%s", i, c->arg_text[i],
                          what, i, param_name(c, i, name, sizeof name), entry, sz, fits ? "give " : "",
                          fits ? fits : "a struct by value: give bytes[N]=...");
@@ -402,18 +414,21 @@ static int check_device(launch_cmd *c) {
             return cli_usage(CMD, "--block %c = %u exceeds the device's limit of %d", axis[i], c->block[i],
                              d.max_block_dim[i]);
         if (c->grid[i] > (unsigned)d.max_grid_dim[i])
-            return cli_usage(CMD, "--grid %c = %u exceeds the device's limit of %d", axis[i], c->grid[i], d.max_grid_dim[i]);
+            return cli_usage(CMD, "--grid %c = %u exceeds the device's limit of %d", axis[i], c->grid[i],
+                             d.max_grid_dim[i]);
         threads *= c->block[i];
     }
     if (threads > (uint64_t)c->info.max_threads_per_block)
-        return cli_usage(CMD, "--block %ux%ux%u is %llu threads; %s allows at most %d per block (the device %d)", c->block[0],
-                         c->block[1], c->block[2], (unsigned long long)threads, c->info.entry,
+        return cli_usage(CMD, "--block %ux%ux%u is %llu threads; %s allows at most %d per block (the device %d)",
+                         c->block[0], c->block[1], c->block[2], (unsigned long long)threads, c->info.entry,
                          c->info.max_threads_per_block, d.max_threads_per_block);
     size_t static_shared = (size_t)c->info.shared_static_bytes;
     size_t most = d.shared_per_block_optin > static_shared ? d.shared_per_block_optin - static_shared : 0;
     if (c->shared > most)
-        return cli_usage(CMD, "--shared %llu exceeds the %zu bytes of dynamic shared memory a block may have here (%zu less "
-                         "%zu static)", (unsigned long long)c->shared, most, d.shared_per_block_optin, static_shared);
+        return cli_usage(CMD,
+                         "--shared %llu exceeds the %zu bytes of dynamic shared memory a block may have here (%zu less "
+                         "%zu static)",
+                         (unsigned long long)c->shared, most, d.shared_per_block_optin, static_shared);
 
     size_t free_b = 0, total_b = 0;
     if ((s = kj_mem_info(c->rt, &free_b, &total_b)) != KJ_OK) return cli_fail(CMD, s);
@@ -645,14 +660,13 @@ static void report_text(const launch_cmd *c) {
     if (c->repeat)
         printf("  time        %.2f us median of %llu launches (min %.2f, max %.2f)\n", c->timing.median_us,
                (unsigned long long)c->repeat, c->timing.min_us, c->timing.max_us);
-    else
-        printf("  time        not measured (--repeat 0)\n");
+    else printf("  time        not measured (--repeat 0)\n");
     for (size_t i = 0; i < c->nprints; i++) {
         const launch_print *p = &c->prints[i];
         const launch_arg *a = &c->args[p->arg];
         size_t es = launch_type_size(a->type);
-        printf("--arg %u %s[%llu], elements %llu..%llu:\n", p->arg, launch_type_name(a->type), (unsigned long long)a->count,
-               (unsigned long long)p->from, (unsigned long long)p->to);
+        printf("--arg %u %s[%llu], elements %llu..%llu:\n", p->arg, launch_type_name(a->type),
+               (unsigned long long)a->count, (unsigned long long)p->from, (unsigned long long)p->to);
         for (uint64_t e = 0; e < p->to - p->from; e++) {
             launch_format(a->type, (const char *)c->out[i].host + e * es, num, sizeof num);
             printf("  [%llu] %s\n", (unsigned long long)(p->from + e), num);
@@ -679,9 +693,16 @@ static int run(launch_cmd *c) {
     if ((c->cluster[0] || c->cluster[1] || c->cluster[2]) && d.cc_major < 9)
         return cli_error_as(CMD, KJ_ERR_UNSUPPORTED,
                             "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
-                         d.cc_major, d.cc_minor);
-    kj_request req = {.size = sizeof(kj_request), .kernel = c->kernel, .entry = c->entry, .defines = c->defines, .define_count = c->ndef,
-                      .options = c->options, .option_count = c->nopt, .arch = c->arch, .sources = c->program.sources,
+                            d.cc_major, d.cc_minor);
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = c->kernel,
+                      .entry = c->entry,
+                      .defines = c->defines,
+                      .define_count = c->ndef,
+                      .options = c->options,
+                      .option_count = c->nopt,
+                      .arch = c->arch,
+                      .sources = c->program.sources,
                       .source_count = c->program.source_count};
     if ((s = kj_kernel_get(c->rt, &req, &c->k, &c->origin)) != KJ_OK) return cli_fail(CMD, s);
     c->info = (kj_kernel_info)KJ_KERNEL_INFO_INIT;

@@ -91,7 +91,9 @@ static int show(const char *name, int json) {
             printf("  -D %-14s", p.name);
             for (size_t v = 0; v < p.value_count; v++) printf(" %s", p.values[v]);
             printf("   (default %s%s)\n", p.default_value,
-                   p.launch ? ", tunable, of the launch alone" : p.tunable ? ", tunable" : "");
+                   p.launch    ? ", tunable, of the launch alone"
+                   : p.tunable ? ", tunable"
+                               : "");
         }
         printf("\n");
     }

@@ -61,7 +61,7 @@ typedef struct job {
     const char *arch, *kernel, *entry; /* entry NULL: the kernel's only one */
     const kj_define *defines;
     size_t define_count;
-    char *label;                       /* "sm_90 reduce:reduce_fast BLOCK_SIZE=512" */
+    char *label; /* "sm_90 reduce:reduce_fast BLOCK_SIZE=512" */
 } job;
 
 typedef struct args {
@@ -77,7 +77,7 @@ typedef struct args {
     uint64_t threads;
     unsigned shard, shards;
     const char *shard_text; /* --shard as given, read once every option is */
-    char *arch_text; /* --arch as given (the workers') */
+    char *arch_text;        /* --arch as given (the workers') */
 } args;
 
 /* The list of jobs, and what its defines point into. */
@@ -173,7 +173,8 @@ static int plan_kernel(const args *a, plan *p, const char *kernel, const char *e
             for (size_t i = 0; i < kj_space_count(space) && !oom; i++) {
                 kj_variant v = KJ_VARIANT_INIT;
                 kj_space_variant(space, i, &v);
-                if (!v.skipped) oom = add_job(p, a->archs[t], kernel, names[e], v.defines, v.define_count, v.label) != 0;
+                if (!v.skipped)
+                    oom = add_job(p, a->archs[t], kernel, names[e], v.defines, v.define_count, v.label) != 0;
             }
     return oom ? cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory") : EXIT_OK;
 }
@@ -241,7 +242,8 @@ static int make_plan(const args *a, plan *p, size_t *tuned) {
     if (a->nkernels) {
         for (size_t i = 0; i < a->nkernels && rc == EXIT_OK; i++) rc = plan_kernel(a, p, a->kernels[i], a->entries[i]);
     } else {
-        for (size_t i = 0; i < kj_builtin_count() && rc == EXIT_OK; i++) rc = plan_kernel(a, p, kj_builtin_name(i), NULL);
+        for (size_t i = 0; i < kj_builtin_count() && rc == EXIT_OK; i++)
+            rc = plan_kernel(a, p, kj_builtin_name(i), NULL);
     }
     if (rc == EXIT_OK && a->tuned) rc = plan_tuned(a, p, tuned);
     return rc;
@@ -268,8 +270,12 @@ static kj_status seed_runtime(const char *dir, kj_runtime **rt) {
 
 /* Job i compiled into the seed: its outcome, "compiled" or "cached"; NULL with the failure recorded. */
 static const char *compile_job(kj_runtime *rt, const job *j, kj_status *status) {
-    kj_request req = {.size = sizeof(kj_request), .kernel = j->kernel, .entry = j->entry, .defines = j->defines,
-                      .define_count = j->define_count, .arch = j->arch};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = j->kernel,
+                      .entry = j->entry,
+                      .defines = j->defines,
+                      .define_count = j->define_count,
+                      .arch = j->arch};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     *status = kj_compile(rt, &req, &r);
     if (*status != KJ_OK) return NULL;
@@ -329,8 +335,13 @@ static void compile_in_workers(const args *a, const plan *p, unsigned processes,
         argv[n++] = named[i];
     }
     argv[n] = NULL;
-    workers_plan wp = {.cmd = "seed", .args = argv, .count = p->count, .label = job_label, .jobs = p->jobs,
-                         .what = "seed entries", .processes = processes};
+    workers_plan wp = {.cmd = "seed",
+                       .args = argv,
+                       .count = p->count,
+                       .label = job_label,
+                       .jobs = p->jobs,
+                       .what = "seed entries",
+                       .processes = processes};
     if (ok) workers_compile_all(&wp, r, failures);
     else cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory");
     for (size_t i = 0; i < a->nkernels; i++) free(named[i]);
@@ -345,8 +356,11 @@ static int check_dir(const char *dir) {
         if (errno == ENOENT) return EXIT_OK;
         return cli_usage("seed", "cannot use '%s' as the seed folder: %s", dir, strerror(errno));
     }
-    if (!S_ISDIR(st.st_mode)) return cli_usage("seed", "'%s' is not a folder: give a folder for the seed (one that "
-                                               "does not exist yet is created)", dir);
+    if (!S_ISDIR(st.st_mode))
+        return cli_usage("seed",
+                         "'%s' is not a folder: give a folder for the seed (one that "
+                         "does not exist yet is created)",
+                         dir);
     DIR *d = opendir(dir);
     if (!d) return cli_usage("seed", "cannot read the folder '%s': %s", dir, strerror(errno));
     int others = 0, manifest = 0;
@@ -358,8 +372,10 @@ static int check_dir(const char *dir) {
     }
     closedir(d);
     if (others && !manifest)
-        return cli_usage("seed", "'%s' holds files and no " MANIFEST ": kernjit seed writes into a new or empty "
-                         "folder, or a seed it made (a disk cache is not a seed: give another folder)", dir);
+        return cli_usage("seed",
+                         "'%s' holds files and no " MANIFEST ": kernjit seed writes into a new or empty "
+                         "folder, or a seed it made (a disk cache is not a seed: give another folder)",
+                         dir);
     return EXIT_OK;
 }
 
@@ -400,8 +416,8 @@ static void take_entry(const kj_cache_entry *e, void *user) {
         m->cap = cap;
     }
     manifest_item *it = &m->items[m->entries++];
-    *it = (manifest_item){strdup(e->arch), strdup(e->kernel), strdup(e->entry), strdup(e->macros), strdup(e->key),
-                          strdup(e->path), e->bytes, e->valid};
+    *it = (manifest_item){strdup(e->arch), strdup(e->kernel), strdup(e->entry), strdup(e->macros),
+                          strdup(e->key),  strdup(e->path),   e->bytes,         e->valid};
     m->oom |= !it->arch || !it->kernel || !it->entry || !it->macros || !it->key || !it->path;
     m->bytes += e->bytes;
 }
@@ -457,14 +473,18 @@ static int write_manifest(kj_runtime *rt, int signed_, manifest_state *m) {
     char *text = NULL;
     size_t size = 0;
     FILE *f = s == KJ_OK && !m->oom ? open_memstream(&text, &size) : NULL;
-    int rc = s != KJ_OK ? cli_fail("seed", s) : !f ? cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory") : EXIT_OK;
+    int rc = s != KJ_OK ? cli_fail("seed", s)
+             : !f       ? cli_error_as("seed", KJ_ERR_HOST_MEMORY, "out of memory")
+                        : EXIT_OK;
     if (f) {
         qsort(m->items, m->entries, sizeof *m->items, by_name);
         kj_toolchain tc = KJ_TOOLCHAIN_INIT;
         kj_toolchain_query(&tc);
-        fprintf(f, "{\"schema\": %d, \"kernjit_version\": \"%s\", \"nvrtc_version\": \"%d.%d\", \"signed\": %s,\n"
-                "  \"entries\": [", MANIFEST_SCHEMA, kj_version_string(), tc.nvrtc_version / 1000,
-                tc.nvrtc_version % 1000 / 10, signed_ ? "true" : "false");
+        fprintf(f,
+                "{\"schema\": %d, \"kernjit_version\": \"%s\", \"nvrtc_version\": \"%d.%d\", \"signed\": %s,\n"
+                "  \"entries\": [",
+                MANIFEST_SCHEMA, kj_version_string(), tc.nvrtc_version / 1000, tc.nvrtc_version % 1000 / 10,
+                signed_ ? "true" : "false");
         for (size_t i = 0; i < m->entries; i++) {
             fprintf(f, "%s\n", i ? "," : "");
             write_item(f, &m->items[i], dir);
@@ -543,19 +563,21 @@ static int operands(void *user, int count, char **words) {
 
 static int parse(int argc, char **argv, args *a) {
     static const cli_option_set set = {"arch=a: --all=A --tuned=u define=D: --threads=T: json=j help=h --worker=W "
-                                       "--shard=S:", option, 0, operands};
+                                       "--shard=S:",
+                                       option, 0, operands};
     int rc = cli_getopt("seed", argc, argv, &set, 1, a);
     if (rc != EXIT_OK) return rc;
     const char *shard = a->shard_text;
     if (!a->narch)
         return cli_usage("seed", "which targets? give --arch sm_XY[,sm_XY...]: a seed holds binaries for the GPUs "
-                         "it names (kernjit info lists those NVRTC can target)");
+                                 "it names (kernjit info lists those NVRTC can target)");
     if (shard) {
         /* "K/N", only as a worker's part */
         char *slash = strchr(shard, '/'), *end;
         unsigned long k = strtoul(shard, &end, 10), n = slash ? strtoul(slash + 1, NULL, 10) : 0;
         if (!a->worker || end != slash || !n || k >= n || n > 4096)
-            return cli_usage("seed", "--shard '%s' is for the worker processes kernjit seed starts (with --worker)", shard);
+            return cli_usage("seed", "--shard '%s' is for the worker processes kernjit seed starts (with --worker)",
+                             shard);
         a->shard = (unsigned)k;
         a->shards = (unsigned)n;
     } else if (a->worker) {
@@ -607,11 +629,13 @@ static void report(const args *a, const plan *p, const kj_compile_all_result *r,
     printf("): %zu compiled, %zu already there", r->compiled, r->cached);
     if (r->failed) printf(", %zu FAILED", r->failed);
     printf("; %.2f s in %u process%s\n", r->wall_ms / 1e3, processes, processes == 1 ? "" : "es");
-    if (a->tuned) printf("  tuned   %zu winner%s of the tuning database, for each target\n", tuned, tuned == 1 ? "" : "s");
-    printf("  signed  %s\n", signed_ ? "yes (HMAC-SHA256 under the seed secret)"
-                                     : "no (set KERNJIT_SEED_SECRET to sign: programs with the secret then require it)");
-    printf("  manifest %s: %zu entr%s, %" PRIu64 " bytes in all\n", manifest ? manifest : "(not written)",
-           m->entries, m->entries == 1 ? "y" : "ies", m->bytes);
+    if (a->tuned)
+        printf("  tuned   %zu winner%s of the tuning database, for each target\n", tuned, tuned == 1 ? "" : "s");
+    printf("  signed  %s\n", signed_
+                                 ? "yes (HMAC-SHA256 under the seed secret)"
+                                 : "no (set KERNJIT_SEED_SECRET to sign: programs with the secret then require it)");
+    printf("  manifest %s: %zu entr%s, %" PRIu64 " bytes in all\n", manifest ? manifest : "(not written)", m->entries,
+           m->entries == 1 ? "y" : "ies", m->bytes);
 }
 
 int cmd_seed(int argc, char **argv) {

@@ -54,7 +54,7 @@ static void help(void) {
 
 typedef struct args {
     const char *kernel, *entry, *device, *type, *plot;
-    char elem_bytes[8];        /* --type for transpose: ELEM_BYTES */
+    char elem_bytes[8]; /* --type for transpose: ELEM_BYTES */
     kj_define defines[MAX_DEFINES];
     size_t ndef;
     uint64_t n, budget, samples, threads, seed;
@@ -68,8 +68,8 @@ static void on_progress(const kj_progress *p, void *user) {
     static const char *phase[] = {"compile", "measure", "re-measure"};
     char detail[512];
     snprintf(detail, sizeof detail, "%s: %s", p->variant, p->outcome);
-    if (p->best_gbps > 0) snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "  best %.1f GB/s",
-                                   p->best_gbps);
+    if (p->best_gbps > 0)
+        snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "  best %.1f GB/s", p->best_gbps);
     cli_progress("tune", phase[p->phase], p->done, p->total, detail);
 }
 
@@ -122,8 +122,7 @@ static void print_list(const kj_tune_result *r) {
         if (v->status == KJ_VARIANT_MEASURED)
             printf("%-40s %10.2f %9.1f  %s\n", *v->label ? v->label : "(no tunables)", v->median_us, v->gbps,
                    i == r->best ? "* best" : "");
-        else
-            printf("%-40s %10s %9s  %s\n", v->label, "-", "-", status_word(v->status));
+        else printf("%-40s %10s %9s  %s\n", v->label, "-", "-", status_word(v->status));
     }
 }
 
@@ -138,8 +137,8 @@ static void print_notes(const kj_tune_result *r) {
             total++;
             if (shown == 3) continue;
             const char *nl = strchr(v->note, '\n');
-            printf("  %s %s: %.*s\n", status_word(v->status), v->label,
-                   nl ? (int)(nl - v->note) : (int)strlen(v->note), v->note);
+            printf("  %s %s: %.*s\n", status_word(v->status), v->label, nl ? (int)(nl - v->note) : (int)strlen(v->note),
+                   v->note);
             shown++;
         }
         if (total > shown) printf("  ... and %zu more %s\n", total - shown, status_word(kinds[k]));
@@ -184,7 +183,8 @@ static void print_json(const kj_tune_result *r) {
         json_begin_object();
         json_string("name", kj_space_dim_name(r->space, d));
         json_begin_array("values");
-        for (size_t v = 0; v < kj_space_dim_size(r->space, d); v++) json_string(NULL, kj_space_dim_value(r->space, d, v));
+        for (size_t v = 0; v < kj_space_dim_size(r->space, d); v++)
+            json_string(NULL, kj_space_dim_value(r->space, d, v));
         json_end_array();
         json_end_object();
     }
@@ -251,7 +251,8 @@ static int plot_result(const kj_tune_result *r, const char *path) {
         if (kj_space_variant(r->space, i, &v) != KJ_OK) continue;
         size_t cell = dims >= 2 ? v.coords[0] * nx + v.coords[1] : v.coords[0];
         if (i == r->best) best = cell;
-        double g = kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_MEASURED ? kj_tune_result_variant(r, i)[0].gbps : NAN;
+        double g = kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_MEASURED ? kj_tune_result_variant(r, i)[0].gbps
+                                                                                 : NAN;
         if (!isnan(g) && (isnan(cells[cell]) || g > cells[cell])) cells[cell] = g;
     }
     plot_axis x = {kj_space_dim_name(r->space, dims >= 2 ? 1 : 0), nx, xv};
@@ -428,8 +429,7 @@ static int option(void *user, int opt, char *arg) {
     }
     case 'o': {
         kj_op op;
-        if ((rc = cli_parsed("tune", kj_op_parse(arg, &op))) != EXIT_OK ||
-            (rc = add_define(a, "OP", arg)) != EXIT_OK)
+        if ((rc = cli_parsed("tune", kj_op_parse(arg, &op))) != EXIT_OK || (rc = add_define(a, "OP", arg)) != EXIT_OK)
             return rc;
         break;
     }
@@ -442,13 +442,11 @@ static int option(void *user, int opt, char *arg) {
         break;
     }
     case 'n':
-        if ((rc = cli_count_arg("tune", "--n", arg, 1, 1ull << 40, &a->n)) != EXIT_OK)
-            return rc;
+        if ((rc = cli_count_arg("tune", "--n", arg, 1, 1ull << 40, &a->n)) != EXIT_OK) return rc;
         a->n_given = 1;
         break;
     case 'b':
-        if ((rc = cli_count_arg("tune", "--budget", arg, 1, 1u << 20, &a->budget)) != EXIT_OK)
-            return rc;
+        if ((rc = cli_count_arg("tune", "--budget", arg, 1, 1u << 20, &a->budget)) != EXIT_OK) return rc;
         break;
     case 's':
         if ((rc = cli_count_arg("tune", "--samples", arg, 10, 100000, &a->samples)) != EXIT_OK) return rc;
@@ -493,7 +491,8 @@ static int kernel_name(void *user, int count, char **words) {
 int cmd_tune(int argc, char **argv) {
     static const cli_option_set set = {"entry=e: define=D: --op=o: --type=t: n=n: --budget=b: --samples=s: "
                                        "--threads=J: --seed=S: --dry-run=d json=j csv=c --show=w --forget=f "
-                                       "--device=v: --cc=C: --plot=P: help=h", option, 0, kernel_name};
+                                       "--device=v: --cc=C: --plot=P: help=h",
+                                       option, 0, kernel_name};
     args a = {.cc = -1, .format = 't'};
     int rc = cli_getopt("tune", argc, argv, &set, 1, &a);
     if (rc != EXIT_OK) return rc == CLI_DONE ? EXIT_OK : rc;

@@ -85,7 +85,9 @@ void worker_done(long long index, const char *outcome, const char *error) {
     fflush(stdout);
 }
 
-void worker_progress(const kj_progress *p, void *space) { worker_done(variant_index(space, p->variant), p->outcome, p->error); }
+void worker_progress(const kj_progress *p, void *space) {
+    worker_done(variant_index(space, p->variant), p->outcome, p->error);
+}
 
 void worker_end(kj_status status) {
     printf("end %d\n", (int)status);
@@ -100,9 +102,9 @@ typedef struct worker {
     unsigned shard, shards;
     char *line; /* what has come since the last newline */
     size_t len, cap;
-    int finished;               /* its last line came: "end" or "e" */
-    kj_status status;           /* "end"'s */
-    size_t variants, reported;  /* to compile in its part; reported done */
+    int finished;              /* its last line came: "end" or "e" */
+    kj_status status;          /* "end"'s */
+    size_t variants, reported; /* to compile in its part; reported done */
 } worker;
 
 typedef struct parent {
@@ -130,14 +132,14 @@ static void add_failure(workers_failures *f, const char *status, int class_, cha
 /* "worker 3 of 8 (pid 1234, shard 3/8)" */
 static char *worker_name(const parent *p, const worker *w) {
     return cli_format("worker %u of %u (pid %ld, shard %u/%u)", (unsigned)(w - p->w) + 1, p->plan->processes,
-                  (long)w->pid, w->shard, w->shards);
+                      (long)w->pid, w->shard, w->shards);
 }
 
 static void worker_failed(parent *p, const worker *w, const char *what) {
     char *name = worker_name(p, w);
     add_failure(p->failures, NULL, EXIT_FAILURE_,
                 cli_format("%s %s: %zu of its %zu variants were not compiled", name ? name : "a worker", what,
-                       w->variants - w->reported, w->variants));
+                           w->variants - w->reported, w->variants));
     free(name);
 }
 
@@ -167,7 +169,8 @@ static void said_variant(parent *p, worker *w, char *rest) {
         if (p->first_failed < 0 || index < p->first_failed) {
             free(p->first_error);
             p->first_failed = index;
-            p->first_error = strdup(strncmp(outcome, "failed ", 7) == 0 ? unescape((char *)outcome + 7) : "(no message)");
+            p->first_error = strdup(strncmp(outcome, "failed ", 7) == 0 ? unescape((char *)outcome + 7)
+                                                                        : "(no message)");
         }
         outcome = "failed";
     }
@@ -193,7 +196,8 @@ static void said_failure(parent *p, worker *w, char *rest) {
     char *message;
     long class_ = strtol(space + 1, &message, 10);
     message = unescape(*message == ' ' ? message + 1 : message);
-    add_failure(p->failures, status_name_of(status), class_ == EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE_, strdup(message));
+    add_failure(p->failures, status_name_of(status), class_ == EXIT_USAGE ? EXIT_USAGE : EXIT_FAILURE_,
+                strdup(message));
 }
 
 static void said(parent *p, worker *w, char *line) {
@@ -335,8 +339,10 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
             continue;
         }
         char what[160];
-        snprintf(what, sizeof what, "could not be started (posix_spawn /proc/self/exe: %s; --threads 1 compiles in "
-                 "this process)", strerror(err));
+        snprintf(what, sizeof what,
+                 "could not be started (posix_spawn /proc/self/exe: %s; --threads 1 compiles in "
+                 "this process)",
+                 strerror(err));
         worker_failed(&p, w, what);
     }
     while (open) {
@@ -368,7 +374,8 @@ void workers_compile_all(const workers_plan *plan, kj_compile_all_result *r, wor
                     cli_format("%zu of %zu %s failed to compile%s%s: %s", p.failed, p.total, plan->what,
                                *label ? "; the first, " : "", label, p.first_error ? p.first_error : "(no message)"));
     }
-    for (size_t i = 0; i < own.count; i++) add_failure(failures, own.items[i].status, own.items[i].class_, own.items[i].message);
+    for (size_t i = 0; i < own.count; i++)
+        add_failure(failures, own.items[i].status, own.items[i].class_, own.items[i].message);
     free(own.items);
     r->wall_ms = cli_now_ms() - t0;
     for (unsigned k = 0; k < j; k++) free(p.w[k].line);

@@ -25,17 +25,17 @@ extern const char WORKERS_SHARD[];
 
 /* What the parent asks of its workers. */
 typedef struct workers_plan {
-    const char *cmd;            /* "compile", "seed": the progress line names it */
-    const char *const *args;    /* a worker's arguments after "kernjit" and the global flags, NULL-ended,
+    const char *cmd;         /* "compile", "seed": the progress line names it */
+    const char *const *args; /* a worker's arguments after "kernjit" and the global flags, NULL-ended,
                                    WORKERS_SHARD where its part goes; the worker compiles its part of
                                    the same list (a worker opens no device) */
-    size_t count;               /* the list's jobs, indexed from 0 */
+    size_t count;            /* the list's jobs, indexed from 0 */
     workers_label_fn *label;
-    const void *jobs;           /* label's */
-    const char *what;           /* the jobs in the first failure's message: "variants of reduce" */
-    const char *arch;           /* the result's arch; may be NULL */
-    unsigned shard, shards;     /* the parent's own part of the list (0 and 0: all of it) */
-    unsigned processes;         /* 2 or more */
+    const void *jobs;       /* label's */
+    const char *what;       /* the jobs in the first failure's message: "variants of reduce" */
+    const char *arch;       /* the result's arch; may be NULL */
+    unsigned shard, shards; /* the parent's own part of the list (0 and 0: all of it) */
+    unsigned processes;     /* 2 or more */
 } workers_plan;
 
 /* The failures the workers reported, each once, to be said after the command's output. */

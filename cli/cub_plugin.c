@@ -54,14 +54,14 @@ static int try_load(cub_plugin *p, const char *path) {
 /* ---- building it on first use ---------------------------------------------------------------- */
 
 typedef struct build {
-    const char *cmd;        /* for progress and messages */
-    char arch[16];          /* the device's: sm_90 */
+    const char *cmd; /* for progress and messages */
+    char arch[16];   /* the device's: sm_90 */
     char nvcc[4096];
-    char *source;           /* cub_reference.cu */
+    char *source; /* cub_reference.cu */
     size_t source_len;
-    char dir[4096];         /* where built plugins stay: <cache>/cub; "" without a disk cache */
-    char name[96];          /* libkernjit-cub-<arch>-<16 hex>.so */
-    char tmp[4200];         /* the build's own folder */
+    char dir[4096]; /* where built plugins stay: <cache>/cub; "" without a disk cache */
+    char name[96];  /* libkernjit-cub-<arch>-<16 hex>.so */
+    char tmp[4200]; /* the build's own folder */
 } build;
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
@@ -210,21 +210,27 @@ static int prepare_build(build *b, kj_runtime *rt, char *why, size_t why_size) {
     snprintf(b->arch, sizeof b->arch, "sm_%d%d", d.cc_major, d.cc_minor);
     if (!(b->source = read_all(KJ_CUB_SOURCE_INSTALLED, &b->source_len)) &&
         !(b->source = read_all(KJ_CUB_SOURCE, &b->source_len))) {
-        snprintf(why, why_size, "the CUB reference is absent, and so is its source (cub_reference.cu) to build it; "
-                                "set KERNJIT_CUB_PLUGIN to a built libkernjit-cub.so");
+        snprintf(why, why_size,
+                 "the CUB reference is absent, and so is its source (cub_reference.cu) to build it; "
+                 "set KERNJIT_CUB_PLUGIN to a built libkernjit-cub.so");
         return -1;
     }
     if (find_nvcc(b->nvcc, sizeof b->nvcc) != 0) {
-        kj_message_format(why, why_size, "the CUB reference is absent, and there is no nvcc to build it (not at %s, "
+        kj_message_format(why, why_size,
+                          "the CUB reference is absent, and there is no nvcc to build it (not at %s, "
                           "nor on PATH): install the toolkit's nvcc, or set KERNJIT_CUB_PLUGIN to a built "
-                          "libkernjit-cub.so (meson -Dcub=enabled builds one)", b->nvcc);
+                          "libkernjit-cub.so (meson -Dcub=enabled builds one)",
+                          b->nvcc);
         return -1;
     }
     const char *cache = kj_cache_dir(rt);
     if (cache) snprintf(b->dir, sizeof b->dir, "%s/cub", cache);
     if (cache && mkdir(b->dir, 0700) != 0 && errno != EEXIST) b->dir[0] = '\0';
     const char *tmpdir = getenv("TMPDIR");
-    snprintf(b->tmp, sizeof b->tmp, "%s/%skernjit-cub-XXXXXX", *b->dir ? b->dir : tmpdir && *tmpdir ? tmpdir : "/tmp",
+    snprintf(b->tmp, sizeof b->tmp, "%s/%skernjit-cub-XXXXXX",
+             *b->dir             ? b->dir
+             : tmpdir && *tmpdir ? tmpdir
+                                 : "/tmp",
              *b->dir ? "." : "");
     if (!mkdtemp(b->tmp)) {
         kj_message_format(why, why_size, "the CUB reference could not be built: no folder for it (%s: %s)", b->tmp,
@@ -255,8 +261,8 @@ static int load_or_build(cub_plugin *p, kj_runtime *rt, const char *cmd, char *w
     else if (compile_plugin(&b, why, why_size) != 0) rc = -1;
     else if (*b.dir && rename(built, kept) == 0) rc = try_load(p, kept);
     else rc = try_load(p, built); /* loaded, it no longer needs its file */
-    if (rc != 0 && !*why) kj_message_format(why, why_size, "the CUB reference built by %s cannot be loaded (%s)", b.nvcc,
-                                            dlerror());
+    if (rc != 0 && !*why)
+        kj_message_format(why, why_size, "the CUB reference built by %s cannot be loaded (%s)", b.nvcc, dlerror());
     unlink(built);
     rmdir(b.tmp);
     free(b.source);

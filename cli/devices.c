@@ -41,7 +41,8 @@ int cli_device_arg(const char *cmd, const char *arg) {
     }
     char list[1024];
     if (v >= 0)
-        return cli_usage(cmd, "--device %s does not exist: the devices are %s", arg, cli_device_list(list, sizeof list));
+        return cli_usage(cmd, "--device %s does not exist: the devices are %s", arg,
+                         cli_device_list(list, sizeof list));
     return cli_usage(cmd, "--device '%s' is not a device ordinal: the devices are %s", arg,
                      cli_device_list(list, sizeof list));
 }
@@ -61,14 +62,17 @@ int cli_devices_arg(const char *cmd, const char *arg, cli_devices *out) {
         size_t len = strcspn(p, ",");
         int v = ordinal_of(p, len);
         if (v < 0)
-            return cli_usage(cmd, "--devices '%s': '%.*s' is not a device ordinal: give all, or ordinals such as 0,1; "
-                             "the devices are %s", arg, (int)(len < 64 ? len : 64), p, cli_device_list(list, sizeof list));
+            return cli_usage(cmd,
+                             "--devices '%s': '%.*s' is not a device ordinal: give all, or ordinals such as 0,1; "
+                             "the devices are %s",
+                             arg, (int)(len < 64 ? len : 64), p, cli_device_list(list, sizeof list));
         if (v >= count)
             return cli_usage(cmd, "--devices %s: device %d does not exist: the devices are %s", arg, v,
                              cli_device_list(list, sizeof list));
         for (int i = 0; i < out->count; i++)
             if (out->ordinals[i] == v) return cli_usage(cmd, "--devices %s: device %d is listed twice", arg, v);
-        if (out->count == CLI_MAX_DEVICES) return cli_usage(cmd, "--devices %s: at most %d devices", arg, CLI_MAX_DEVICES);
+        if (out->count == CLI_MAX_DEVICES)
+            return cli_usage(cmd, "--devices %s: at most %d devices", arg, CLI_MAX_DEVICES);
         out->ordinals[out->count++] = v;
         p += len;
         if (!*p) return EXIT_OK;

@@ -33,9 +33,9 @@ typedef struct cli_devices {
 } cli_devices;
 
 /* The line the --help of a command that takes --devices ends with. */
-#define CLI_DEVICES_HELP                                                                           \
-    "--devices all|I,J,... splits the work over those devices, one runtime each,\n"                \
-    "and combines the devices' results on the host in the order listed (not with\n"                \
+#define CLI_DEVICES_HELP                                                                                               \
+    "--devices all|I,J,... splits the work over those devices, one runtime each,\n"                                    \
+    "and combines the devices' results on the host in the order listed (not with\n"                                    \
     "--device).\n"
 
 /* --devices ARG into *out: "all", or ordinals of devices that exist, each once. Usage errors name the

@@ -20,8 +20,9 @@ FILE *cli_open_regular(const char *path, const char **why) {
     }
     FILE *f = S_ISREG(st.st_mode) && fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
-        *why = S_ISREG(st.st_mode) ? strerror(errno) : S_ISDIR(st.st_mode) ? "a folder, not a regular file"
-                                                                          : "a special file, not a regular file";
+        *why = S_ISREG(st.st_mode)   ? strerror(errno)
+               : S_ISDIR(st.st_mode) ? "a folder, not a regular file"
+                                     : "a special file, not a regular file";
         close(fd);
     }
     return f;
@@ -79,8 +80,9 @@ int cli_check_output_folder(const char *cmd, const char *what, const char *path)
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
         return cli_usage(cmd, "%s: '%s' is %s, not a regular file: the command writes a file there", what, path,
-                         S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                                                                                                     : "a special file");
+                         S_ISDIR(st.st_mode)                          ? "a folder"
+                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                      : "a special file");
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
     if (stat(dir, &st) != 0)

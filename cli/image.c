@@ -113,13 +113,14 @@ int image_write_rgb(const char *path, const uint8_t *pixels, unsigned w, unsigne
 void image_colormap(double t, uint8_t rgb[3]) {
     /* control points of a dark-to-light map through purple, red and orange; linear in between */
     static const double stops[][4] = {
-        {0.00, 0, 0, 4},      {0.15, 40, 11, 84},    {0.35, 120, 28, 109}, {0.55, 187, 55, 84},
-        {0.72, 237, 105, 37}, {0.87, 251, 180, 26},  {1.00, 252, 255, 164},
+        {0.00, 0, 0, 4},      {0.15, 40, 11, 84},   {0.35, 120, 28, 109},  {0.55, 187, 55, 84},
+        {0.72, 237, 105, 37}, {0.87, 251, 180, 26}, {1.00, 252, 255, 164},
     };
     if (!(t > 0)) t = 0; /* NaN too */
     if (t > 1) t = 1;
     size_t i = 1;
     while (i < sizeof stops / sizeof stops[0] - 1 && t > stops[i][0]) i++;
     double f = (t - stops[i - 1][0]) / (stops[i][0] - stops[i - 1][0]);
-    for (int c = 0; c < 3; c++) rgb[c] = (uint8_t)(stops[i - 1][c + 1] + f * (stops[i][c + 1] - stops[i - 1][c + 1]) + 0.5);
+    for (int c = 0; c < 3; c++)
+        rgb[c] = (uint8_t)(stops[i - 1][c + 1] + f * (stops[i][c + 1] - stops[i - 1][c + 1]) + 0.5);
 }

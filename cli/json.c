@@ -15,10 +15,10 @@ int cli_json;
 
 static struct {
     char command[128];
-    int depth;                        /* open objects and arrays; 1: inside the document */
-    char closer[JSON_MAX_DEPTH];      /* '}' or ']' for each */
+    int depth;                   /* open objects and arrays; 1: inside the document */
+    char closer[JSON_MAX_DEPTH]; /* '}' or ']' for each */
     int need_comma[JSON_MAX_DEPTH];
-    int began;                        /* the document was begun */
+    int began; /* the document was begun */
 } json;
 
 void json_command(const char *name) { snprintf(json.command, sizeof json.command, "%s", name); }
@@ -179,15 +179,19 @@ void json_fields(const char *format, ...) {
         case 's': json_string(key, va_arg(ap, const char *)); break;
         case 'g': json_double(key, va_arg(ap, double)); break;
         case 'd': {
-            long long v = size ? (long long)va_arg(ap, ptrdiff_t) : longs == 2 ? va_arg(ap, long long)
-                        : longs == 1 ? va_arg(ap, long) : va_arg(ap, int);
+            long long v = size         ? (long long)va_arg(ap, ptrdiff_t)
+                          : longs == 2 ? va_arg(ap, long long)
+                          : longs == 1 ? va_arg(ap, long)
+                                       : va_arg(ap, int);
             if (is_bool) json_bool(key, v != 0);
             else json_int(key, v);
             break;
         }
         case 'u':
-            json_uint(key, size ? va_arg(ap, size_t) : longs == 2 ? va_arg(ap, unsigned long long)
-                         : longs == 1 ? va_arg(ap, unsigned long) : va_arg(ap, unsigned));
+            json_uint(key, size         ? va_arg(ap, size_t)
+                           : longs == 2 ? va_arg(ap, unsigned long long)
+                           : longs == 1 ? va_arg(ap, unsigned long)
+                                        : va_arg(ap, unsigned));
             break;
         default: assert(!"json_fields: a conversion it does not take");
         }

@@ -28,11 +28,11 @@ void json_begin_object(void);
 void json_end_object(void);
 void json_begin_array(const char *key);
 void json_end_array(void);
-void json_object_in(const char *key); /* begins a nested object under key (key NULL inside arrays) */
+void json_object_in(const char *key);                 /* begins a nested object under key (key NULL inside arrays) */
 void json_string(const char *key, const char *value); /* always valid UTF-8 (see json_escaped) */
 void json_int(const char *key, long long value);
 void json_uint(const char *key, unsigned long long value);
-void json_double(const char *key, double value);     /* the shortest form that reads back the same; null
+void json_double(const char *key, double value); /* the shortest form that reads back the same; null
                                                          when not finite */
 void json_bool(const char *key, int value);
 void json_null(const char *key);
@@ -58,7 +58,6 @@ void json_finish(int exit_code);
 /* A failure for the document's "error" (the first one only, kept for json_finish): the messages of
  * cli.c hand each one here. Nothing without --json. */
 void json_error(const char *cmd, const char *status, int class_, const char *message);
-
 
 /* Device printf writes to the process's stdout, which under --json holds the document: between
  * cli_capture_begin and cli_capture_end it goes to a temporary file instead, whose lines

@@ -52,64 +52,60 @@ static const cli_subcommand commands[] = {
 /* The sections of `kernjit --help` that the man page has as its EXIT STATUS and ENVIRONMENT
  * (packaging/make-man.sh takes them from there), and the README lists too: every variable that
  * kernjit reads (tests/test-help.py checks the three against the sources). */
-#define CLI_EXIT_STATUS_HELP                                                                       \
-    "exit status:\n"                                                                               \
-    "  0  success\n"                                                                               \
-    "  1  failure: a compile error, no device, more device memory than is free, a\n"               \
-    "     wrong result\n"                                                                          \
-    "  2  usage error: an option or a value that is not allowed (the message names\n"              \
+#define CLI_EXIT_STATUS_HELP                                                                                           \
+    "exit status:\n"                                                                                                   \
+    "  0  success\n"                                                                                                   \
+    "  1  failure: a compile error, no device, more device memory than is free, a\n"                                   \
+    "     wrong result\n"                                                                                              \
+    "  2  usage error: an option or a value that is not allowed (the message names\n"                                  \
     "     it and what is)\n"
-#define CLI_ENVIRONMENT_HELP                                                                       \
-    "environment:\n"                                                                               \
-    "  KERNJIT_CACHE_DIR      the disk cache's folder; else $XDG_CACHE_HOME/kernjit,\n"            \
-    "                         else ~/.cache/kernjit\n"                                             \
-    "  KERNJIT_CACHE_MAX      the disk cache's bound (default 1G): the least recently\n"           \
-    "                         used entries go first\n"                                             \
-    "  KERNJIT_CACHE_DISABLE  1: no disk cache, every kernel compiled (--no-cache)\n"              \
-    "  KERNJIT_STATE_DIR      the tuning database's folder; else a cache folder that\n"          \
-    "                         is named, else $XDG_STATE_HOME/kernjit or\n"                        \
-    "                         ~/.local/state/kernjit\n"                                           \
-    "  KERNJIT_PATH           folders (A:B) searched for NAME.cu, before the built-in\n"           \
-    "                         kernels\n"                                                           \
-    "  KERNJIT_SEED_PATH      seed folders (A:B; kernjit seed) read before the cache,\n"          \
-    "                         then the install's share/kernjit/seed\n"                            \
-    "  KERNJIT_SEED_SECRET    signs kernjit seed's entries, and programs refuse seed\n"           \
-    "                         entries not signed with it (else KERNJIT_REMOTE_SECRET)\n"          \
-    "  KERNJIT_CUDA_HOME      the CUDA toolkit (its headers, the device runtime);\n"               \
-    "                         else $CUDA_HOME, else /usr/local/cuda\n"                             \
-    "  KERNJIT_LIBCUDA        the driver library, in place of libcuda.so.1\n"                      \
-    "  KERNJIT_NVFATBIN       the nvFatbin library of --emit fatbin (a path), or off:\n"          \
-    "                         kernjit writes the fat binary (of sm_XY targets only)\n"           \
-    "  KERNJIT_NCCL           the NCCL library (kj_reduce_nccl, bench reduce\n"                    \
-    "                         --devices), in place of libnccl.so.2\n"                              \
-    "  KERNJIT_CUB_PLUGIN     bench reduce's CUB reference: a plugin's path, or off\n"             \
-    "  KERNJIT_REMOTE_CACHE   the remote cache: redis://HOST:PORT[/DB], rediss://...\n"            \
-    "                         (TLS) or unix:///PATH\n"                                             \
-    "  KERNJIT_REMOTE_SECRET  signs and checks the remote cache's entries: a file's\n"             \
-    "                         absolute path, or the secret itself (16 to 4096 bytes)\n"            \
-    "  KERNJIT_REMOTE_MODE    read (fetch only), or readwrite (the default: push too)\n"           \
-    "  KERNJIT_REMOTE_TLS_CA  the CAs (a PEM file) a rediss:// server's certificate\n"             \
-    "                         chains to, in place of the system's (or ?tls_ca=FILE)\n"             \
-    "  CUDA_VISIBLE_DEVICES   the devices the driver shows, in its order: --device N\n"            \
+#define CLI_ENVIRONMENT_HELP                                                                                           \
+    "environment:\n"                                                                                                   \
+    "  KERNJIT_CACHE_DIR      the disk cache's folder; else $XDG_CACHE_HOME/kernjit,\n"                                \
+    "                         else ~/.cache/kernjit\n"                                                                 \
+    "  KERNJIT_CACHE_MAX      the disk cache's bound (default 1G): the least recently\n"                               \
+    "                         used entries go first\n"                                                                 \
+    "  KERNJIT_CACHE_DISABLE  1: no disk cache, every kernel compiled (--no-cache)\n"                                  \
+    "  KERNJIT_STATE_DIR      the tuning database's folder; else a cache folder that\n"                                \
+    "                         is named, else $XDG_STATE_HOME/kernjit or\n"                                             \
+    "                         ~/.local/state/kernjit\n"                                                                \
+    "  KERNJIT_PATH           folders (A:B) searched for NAME.cu, before the built-in\n"                               \
+    "                         kernels\n"                                                                               \
+    "  KERNJIT_SEED_PATH      seed folders (A:B; kernjit seed) read before the cache,\n"                               \
+    "                         then the install's share/kernjit/seed\n"                                                 \
+    "  KERNJIT_SEED_SECRET    signs kernjit seed's entries, and programs refuse seed\n"                                \
+    "                         entries not signed with it (else KERNJIT_REMOTE_SECRET)\n"                               \
+    "  KERNJIT_CUDA_HOME      the CUDA toolkit (its headers, the device runtime);\n"                                   \
+    "                         else $CUDA_HOME, else /usr/local/cuda\n"                                                 \
+    "  KERNJIT_LIBCUDA        the driver library, in place of libcuda.so.1\n"                                          \
+    "  KERNJIT_NVFATBIN       the nvFatbin library of --emit fatbin (a path), or off:\n"                               \
+    "                         kernjit writes the fat binary (of sm_XY targets only)\n"                                 \
+    "  KERNJIT_NCCL           the NCCL library (kj_reduce_nccl, bench reduce\n"                                        \
+    "                         --devices), in place of libnccl.so.2\n"                                                  \
+    "  KERNJIT_CUB_PLUGIN     bench reduce's CUB reference: a plugin's path, or off\n"                                 \
+    "  KERNJIT_REMOTE_CACHE   the remote cache: redis://HOST:PORT[/DB], rediss://...\n"                                \
+    "                         (TLS) or unix:///PATH\n"                                                                 \
+    "  KERNJIT_REMOTE_SECRET  signs and checks the remote cache's entries: a file's\n"                                 \
+    "                         absolute path, or the secret itself (16 to 4096 bytes)\n"                                \
+    "  KERNJIT_REMOTE_MODE    read (fetch only), or readwrite (the default: push too)\n"                               \
+    "  KERNJIT_REMOTE_TLS_CA  the CAs (a PEM file) a rediss:// server's certificate\n"                                 \
+    "                         chains to, in place of the system's (or ?tls_ca=FILE)\n"                                 \
+    "  CUDA_VISIBLE_DEVICES   the devices the driver shows, in its order: --device N\n"                                \
     "                         counts within them (--device 0 is the first listed)\n"
 
-static const cli_dispatch kernjit = {
-    "kernjit", "command",
-    "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
-    "\n"
-    "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute\n"
-    "capability and launches them through the driver API.\n\ncommands:\n",
-    "\nEvery command takes --help and --json. Anywhere on the line: -v/--verbose\n"
-    "shows the library's notes (cache hits, compiles, evictions), -q/--quiet only\n"
-    "its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1). Sizes and\n"
-    "counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with\n"
-    "an optional K, M, G or T (x1024 each: 64M), or a power (2^28). Names take - and\n"
-    "_ alike (run vector_add, compile vector-add).\n"
-    "\n"
-    CLI_EXIT_STATUS_HELP
-    "\n"
-    CLI_ENVIRONMENT_HELP,
-    CLI_DISPATCH_LIST(commands)};
+static const cli_dispatch kernjit = {"kernjit", "command",
+                                     "usage: kernjit [--version] [--help] [-v|-q] [--no-cache] COMMAND [ARGS...]\n"
+                                     "\n"
+                                     "kernjit compiles CUDA kernels at run time with NVRTC, caches them by compute\n"
+                                     "capability and launches them through the driver API.\n\ncommands:\n",
+                                     "\nEvery command takes --help and --json. Anywhere on the line: -v/--verbose\n"
+                                     "shows the library's notes (cache hits, compiles, evictions), -q/--quiet only\n"
+                                     "its errors; --no-cache compiles everything (KERNJIT_CACHE_DISABLE=1). Sizes and\n"
+                                     "counts (--n, --rows, --repeat, --sizes, KERNJIT_CACHE_MAX, ...) are digits with\n"
+                                     "an optional K, M, G or T (x1024 each: 64M), or a power (2^28). Names take - and\n"
+                                     "_ alike (run vector_add, compile vector-add).\n"
+                                     "\n" CLI_EXIT_STATUS_HELP "\n" CLI_ENVIRONMENT_HELP,
+                                     CLI_DISPATCH_LIST(commands)};
 
 /* --version: the version alone, as help2man (the man page) reads it, touching nothing (`kernjit info`
  * has the toolchain and the devices, `kernjit cache path` the cache). The JSON document has what a bug
@@ -128,8 +124,9 @@ static int print_version(void) {
     int have_driver_version = ds == KJ_OK && count > 0 && kj_device_query(0, &d) == KJ_OK;
     if (ds != KJ_OK) snprintf(driver, sizeof driver, "none (%s)", kj_last_error());
     else if (!have_driver_version) snprintf(driver, sizeof driver, "loaded, no device");
-    else snprintf(driver, sizeof driver, "CUDA %d.%d, %d device%s", d.driver_version / 1000,
-                  d.driver_version % 1000 / 10, count, count == 1 ? "" : "s");
+    else
+        snprintf(driver, sizeof driver, "CUDA %d.%d, %d device%s", d.driver_version / 1000,
+                 d.driver_version % 1000 / 10, count, count == 1 ? "" : "s");
     kj_runtime *rt;
     char cache[4200];
     int have_cache = 0;

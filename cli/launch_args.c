@@ -21,7 +21,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int fail(char *err, size_t size, const char *fmt, ...) {
+static int
+fail(char *err, size_t size, const char *fmt, ...) {
     if (err && size) {
         va_list ap;
         va_start(ap, fmt);
@@ -35,9 +36,9 @@ static const struct {
     const char *name;
     unsigned char size, is_float, is_signed;
 } types[LAUNCH_TYPE_COUNT] = {
-    [LAUNCH_I8] = {"i8", 1, 0, 1},   [LAUNCH_U8] = {"u8", 1, 0, 0},   [LAUNCH_I16] = {"i16", 2, 0, 1},
-    [LAUNCH_U16] = {"u16", 2, 0, 0}, [LAUNCH_I32] = {"i32", 4, 0, 1}, [LAUNCH_U32] = {"u32", 4, 0, 0},
-    [LAUNCH_I64] = {"i64", 8, 0, 1}, [LAUNCH_U64] = {"u64", 8, 0, 0}, [LAUNCH_F16] = {"f16", 2, 1, 1},
+    [LAUNCH_I8] = {"i8", 1, 0, 1},     [LAUNCH_U8] = {"u8", 1, 0, 0},   [LAUNCH_I16] = {"i16", 2, 0, 1},
+    [LAUNCH_U16] = {"u16", 2, 0, 0},   [LAUNCH_I32] = {"i32", 4, 0, 1}, [LAUNCH_U32] = {"u32", 4, 0, 0},
+    [LAUNCH_I64] = {"i64", 8, 0, 1},   [LAUNCH_U64] = {"u64", 8, 0, 0}, [LAUNCH_F16] = {"f16", 2, 1, 1},
     [LAUNCH_BF16] = {"bf16", 2, 1, 1}, [LAUNCH_F32] = {"f32", 4, 1, 1}, [LAUNCH_F64] = {"f64", 8, 1, 1},
 };
 
@@ -145,7 +146,8 @@ int launch_parse_value(launch_type type, const char *text, unsigned char out[8],
     if ((unsigned)type >= LAUNCH_TYPE_COUNT) return fail(err, size, "unknown type %d", (int)type);
     if (!text || !*text) return fail(err, size, "empty %s value", types[type].name);
     size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
-    if (n > LAUNCH_MAX_TEXT) return fail(err, size, "%s value longer than %d characters", types[type].name, LAUNCH_MAX_TEXT);
+    if (n > LAUNCH_MAX_TEXT)
+        return fail(err, size, "%s value longer than %d characters", types[type].name, LAUNCH_MAX_TEXT);
     unsigned char bytes[8] = {0};
     if (types[type].is_float) {
         /* strtod skips leading blanks; a value with them is a typo, not a number */
@@ -223,7 +225,10 @@ static int lookup_type(const char *s, size_t n, launch_type *out) {
 }
 
 static int hex_digit(char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 void launch_hex_bytes(const char *hex, unsigned char *out, size_t n) {
@@ -238,8 +243,10 @@ static int parse_bytes(const char *text, launch_arg *out, char *err, size_t size
     a.type = LAUNCH_U8;
     const char *open = text + 5, *close = strchr(open, ']');
     if (!close || close[1] != '=')
-        return fail(err, size, "'%.*s': write bytes[N]=FILL (N bytes by value; FILL zeros, @FILE or 0x and 2N hex "
-                    "digits)", QUOTE, text);
+        return fail(err, size,
+                    "'%.*s': write bytes[N]=FILL (N bytes by value; FILL zeros, @FILE or 0x and 2N hex "
+                    "digits)",
+                    QUOTE, text);
     if (parse_unsigned(open + 1, close, &a.count) != 0 || a.count == 0 || a.count > LAUNCH_MAX_PARAM_BYTES)
         return fail(err, size, "'%.*s': a struct by value has 1 to %d bytes", QUOTE, text, LAUNCH_MAX_PARAM_BYTES);
     const char *fill = close + 2;
@@ -273,9 +280,10 @@ static int parse_ref(const char *text, launch_arg *out, char *err, size_t size) 
     a.type = LAUNCH_U64;
     const char *plus = strchr(text, '+'), *end = plus ? plus : text + strlen(text);
     uint64_t i;
-    if (parse_unsigned(text + 1, end, &i) != 0 || i >= 1024 || (plus && parse_unsigned(plus + 1, text + strlen(text),
-                                                                                       &a.offset) != 0))
-        return fail(err, size, "'%.*s': write &I or &I+OFF (the address of buffer --arg I, plus OFF bytes)", QUOTE, text);
+    if (parse_unsigned(text + 1, end, &i) != 0 || i >= 1024 ||
+        (plus && parse_unsigned(plus + 1, text + strlen(text), &a.offset) != 0))
+        return fail(err, size, "'%.*s': write &I or &I+OFF (the address of buffer --arg I, plus OFF bytes)", QUOTE,
+                    text);
     a.ref = (unsigned)i;
     *out = a;
     return 0;
@@ -284,7 +292,8 @@ static int parse_ref(const char *text, launch_arg *out, char *err, size_t size) 
 int launch_parse_arg(const char *text, launch_arg *out, char *err, size_t size) {
     if (!text || !*text) return fail(err, size, "empty spec: write TYPE=VALUE (a scalar) or TYPE[N]=FILL (a buffer)");
     size_t n = strnlen(text, LAUNCH_MAX_TEXT + 1);
-    if (n > LAUNCH_MAX_TEXT) return fail(err, size, "'%.*s...' is longer than %d characters", QUOTE, text, LAUNCH_MAX_TEXT);
+    if (n > LAUNCH_MAX_TEXT)
+        return fail(err, size, "'%.*s...' is longer than %d characters", QUOTE, text, LAUNCH_MAX_TEXT);
     if (strncmp(text, "bytes[", 6) == 0) return parse_bytes(text, out, err, size);
     if (text[0] == '&') return parse_ref(text, out, err, size);
     if (strcmp(text, "null") == 0) {
@@ -294,33 +303,41 @@ int launch_parse_arg(const char *text, launch_arg *out, char *err, size_t size) 
     }
     size_t t = strcspn(text, "[=");
     if (text[t] == '\0')
-        return fail(err, size, "'%.*s' has no '=': write TYPE=VALUE (a scalar, i32=5) or TYPE[N]=FILL (a buffer, "
-                    "f32[1M]=random)", QUOTE, text);
+        return fail(err, size,
+                    "'%.*s' has no '=': write TYPE=VALUE (a scalar, i32=5) or TYPE[N]=FILL (a buffer, "
+                    "f32[1M]=random)",
+                    QUOTE, text);
     launch_arg a;
     memset(&a, 0, sizeof a);
-    if (t == 0) return fail(err, size, "'%.*s' has no type before '%c' (types: %s)", QUOTE, text, text[t], launch_type_list());
+    if (t == 0)
+        return fail(err, size, "'%.*s' has no type before '%c' (types: %s)", QUOTE, text, text[t], launch_type_list());
     if (lookup_type(text, t, &a.type) != 0)
-        return fail(err, size, "'%.*s': unknown type '%.*s' (types: %s)", QUOTE, text, (int)(t < QUOTE ? t : QUOTE), text,
-                    launch_type_list());
+        return fail(err, size, "'%.*s': unknown type '%.*s' (types: %s)", QUOTE, text, (int)(t < QUOTE ? t : QUOTE),
+                    text, launch_type_list());
     const char *p = text + t;
     if (*p == '[') {
         a.is_buffer = 1;
         const char *close = strchr(p, ']');
-        if (!close) return fail(err, size, "'%.*s' has '[' without ']': write %s[N]=FILL", QUOTE, text, types[a.type].name);
+        if (!close)
+            return fail(err, size, "'%.*s' has '[' without ']': write %s[N]=FILL", QUOTE, text, types[a.type].name);
         const char *cs = p + 1;
         if (close == cs) {
             a.count = 0; /* only with @FILE: checked below */
         } else if (parse_unsigned(cs, close, &a.count) != 0 || a.count == 0 || a.count > LAUNCH_MAX_COUNT) {
-            return fail(err, size, "'%.*s': '%.*s' is not an element count from 1 to 2^40 (examples: 1000, 64K, 1M, 2^20)",
-                        QUOTE, text, (int)(close - cs < QUOTE ? close - cs : QUOTE), cs);
+            return fail(err, size,
+                        "'%.*s': '%.*s' is not an element count from 1 to 2^40 (examples: 1000, 64K, 1M, 2^20)", QUOTE,
+                        text, (int)(close - cs < QUOTE ? close - cs : QUOTE), cs);
         }
         p = close + 1;
         if (*p != '=')
-            return fail(err, size, "'%.*s': expected '=' after ']', then the contents (zeros, random, iota, a value or "
-                        "@FILE)", QUOTE, text);
+            return fail(err, size,
+                        "'%.*s': expected '=' after ']', then the contents (zeros, random, iota, a value or "
+                        "@FILE)",
+                        QUOTE, text);
         const char *fill = p + 1;
         if (!*fill)
-            return fail(err, size, "'%.*s' has nothing after '=': give zeros, random, iota, a value or @FILE", QUOTE, text);
+            return fail(err, size, "'%.*s' has nothing after '=': give zeros, random, iota, a value or @FILE", QUOTE,
+                        text);
         if (strcmp(fill, "zeros") == 0) a.fill = LAUNCH_FILL_ZEROS;
         else if (strcmp(fill, "random") == 0) a.fill = LAUNCH_FILL_RANDOM;
         else if (strcmp(fill, "iota") == 0) a.fill = LAUNCH_FILL_IOTA;

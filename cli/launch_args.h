@@ -24,34 +24,50 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LAUNCH_MAX_TEXT 4096            /* longest spec accepted */
-#define LAUNCH_MAX_COUNT (1ull << 40)   /* most elements in one buffer */
-#define LAUNCH_MAX_PARAM_BYTES 32764    /* most bytes of one by-value parameter (the driver's whole
+#define LAUNCH_MAX_TEXT 4096          /* longest spec accepted */
+#define LAUNCH_MAX_COUNT (1ull << 40) /* most elements in one buffer */
+#define LAUNCH_MAX_PARAM_BYTES                                                                                         \
+    32764 /* most bytes of one by-value parameter (the driver's whole
                                            parameter space is 32764 bytes from CUDA 12.1) */
 
 typedef enum launch_type {
-    LAUNCH_I8, LAUNCH_U8, LAUNCH_I16, LAUNCH_U16, LAUNCH_I32, LAUNCH_U32, LAUNCH_I64, LAUNCH_U64,
-    LAUNCH_F16, LAUNCH_BF16, LAUNCH_F32, LAUNCH_F64, LAUNCH_TYPE_COUNT
+    LAUNCH_I8,
+    LAUNCH_U8,
+    LAUNCH_I16,
+    LAUNCH_U16,
+    LAUNCH_I32,
+    LAUNCH_U32,
+    LAUNCH_I64,
+    LAUNCH_U64,
+    LAUNCH_F16,
+    LAUNCH_BF16,
+    LAUNCH_F32,
+    LAUNCH_F64,
+    LAUNCH_TYPE_COUNT
 } launch_type;
 
 typedef enum launch_fill {
-    LAUNCH_FILL_ZEROS, LAUNCH_FILL_RANDOM, LAUNCH_FILL_IOTA, LAUNCH_FILL_VALUE, LAUNCH_FILL_FILE
+    LAUNCH_FILL_ZEROS,
+    LAUNCH_FILL_RANDOM,
+    LAUNCH_FILL_IOTA,
+    LAUNCH_FILL_VALUE,
+    LAUNCH_FILL_FILE
 } launch_fill;
 
 typedef struct launch_arg {
     int is_buffer;
     launch_type type;
-    uint64_t count;          /* buffers: elements; 0 when the file decides (T[]=@FILE) */
-    launch_fill fill;        /* buffers */
+    uint64_t count;                     /* buffers: elements; 0 when the file decides (T[]=@FILE) */
+    launch_fill fill;                   /* buffers */
     _Alignas(8) unsigned char value[8]; /* a scalar, or the element of LAUNCH_FILL_VALUE: the bytes the
                                 device sees (little-endian; f16 as IEEE binary16, bf16 as an
                                 f32's high half); aligned, as the
                                 launch passes a pointer to them */
-    const char *path;        /* LAUNCH_FILL_FILE: the file name, a suffix of the parsed text (so it is
+    const char *path;                   /* LAUNCH_FILL_FILE: the file name, a suffix of the parsed text (so it is
                                 NUL-terminated and lives as long as the text) */
-    int is_bytes;            /* bytes[N]=...: count bytes by value; fill ZEROS, FILE, or VALUE with hex */
-    const char *hex;         /* bytes[N]=0x...: the 2N digits, a suffix of the parsed text */
-    int is_ref;              /* &I+OFF: buffer ref's address plus offset bytes */
+    int is_bytes;                       /* bytes[N]=...: count bytes by value; fill ZEROS, FILE, or VALUE with hex */
+    const char *hex;                    /* bytes[N]=0x...: the 2N digits, a suffix of the parsed text */
+    int is_ref;                         /* &I+OFF: buffer ref's address plus offset bytes */
     unsigned ref;
     uint64_t offset;
 } launch_arg;
@@ -64,14 +80,14 @@ typedef struct launch_print {
     unsigned arg;
     int has_range;
     uint64_t from;
-    uint64_t to;             /* exclusive */
-    int to_end;              /* A.. (or no range): to the end of the buffer, whatever its size */
+    uint64_t to; /* exclusive */
+    int to_end;  /* A.. (or no range): to the end of the buffer, whatever its size */
 } launch_print;
 
 /* --save I=FILE */
 typedef struct launch_save {
     unsigned arg;
-    const char *path;        /* a suffix of the parsed text */
+    const char *path; /* a suffix of the parsed text */
 } launch_save;
 
 /* "f32", "i8", ...; "?" when out of range. */

@@ -16,10 +16,14 @@ static uint64_t mix(uint64_t x) {
 /* Integers wrap to the type's width (two's complement), as a C cast to the unsigned type does. */
 static void store_int(launch_type t, void *buf, uint64_t i, uint64_t v) {
     switch (t) {
-    case LAUNCH_I8: case LAUNCH_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    case LAUNCH_I16: case LAUNCH_U16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
-    case LAUNCH_I32: case LAUNCH_U32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-    case LAUNCH_I64: case LAUNCH_U64: ((uint64_t *)buf)[i] = v; break;
+    case LAUNCH_I8:
+    case LAUNCH_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case LAUNCH_I16:
+    case LAUNCH_U16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    case LAUNCH_I32:
+    case LAUNCH_U32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+    case LAUNCH_I64:
+    case LAUNCH_U64: ((uint64_t *)buf)[i] = v; break;
     default: break;
     }
 }
@@ -75,17 +79,49 @@ static int format_double(double v, int digits, char *buf, size_t size) {
 }
 
 int launch_format(launch_type t, const void *e, char *buf, size_t size) {
-    int8_t i8; uint8_t u8; int16_t i16; uint16_t u16; int32_t i32; uint32_t u32; int64_t i64; uint64_t u64;
-    float f32; double f64;
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
     switch (t) {
-    case LAUNCH_I8: memcpy(&i8, e, 1); snprintf(buf, size, "%d", i8); return 1;
-    case LAUNCH_U8: memcpy(&u8, e, 1); snprintf(buf, size, "%u", u8); return 1;
-    case LAUNCH_I16: memcpy(&i16, e, 2); snprintf(buf, size, "%d", i16); return 1;
-    case LAUNCH_U16: memcpy(&u16, e, 2); snprintf(buf, size, "%u", u16); return 1;
-    case LAUNCH_I32: memcpy(&i32, e, 4); snprintf(buf, size, "%d", i32); return 1;
-    case LAUNCH_U32: memcpy(&u32, e, 4); snprintf(buf, size, "%u", u32); return 1;
-    case LAUNCH_I64: memcpy(&i64, e, 8); snprintf(buf, size, "%lld", (long long)i64); return 1;
-    case LAUNCH_U64: memcpy(&u64, e, 8); snprintf(buf, size, "%llu", (unsigned long long)u64); return 1;
+    case LAUNCH_I8:
+        memcpy(&i8, e, 1);
+        snprintf(buf, size, "%d", i8);
+        return 1;
+    case LAUNCH_U8:
+        memcpy(&u8, e, 1);
+        snprintf(buf, size, "%u", u8);
+        return 1;
+    case LAUNCH_I16:
+        memcpy(&i16, e, 2);
+        snprintf(buf, size, "%d", i16);
+        return 1;
+    case LAUNCH_U16:
+        memcpy(&u16, e, 2);
+        snprintf(buf, size, "%u", u16);
+        return 1;
+    case LAUNCH_I32:
+        memcpy(&i32, e, 4);
+        snprintf(buf, size, "%d", i32);
+        return 1;
+    case LAUNCH_U32:
+        memcpy(&u32, e, 4);
+        snprintf(buf, size, "%u", u32);
+        return 1;
+    case LAUNCH_I64:
+        memcpy(&i64, e, 8);
+        snprintf(buf, size, "%lld", (long long)i64);
+        return 1;
+    case LAUNCH_U64:
+        memcpy(&u64, e, 8);
+        snprintf(buf, size, "%llu", (unsigned long long)u64);
+        return 1;
     case LAUNCH_F16: memcpy(&u16, e, 2); return format_double(launch_f16_to_double(u16), 5, buf, size);
     case LAUNCH_BF16: memcpy(&u16, e, 2); return format_double(launch_bf16_to_double(u16), 4, buf, size);
     case LAUNCH_F32: memcpy(&f32, e, 4); return format_double(f32, 9, buf, size);

@@ -77,7 +77,8 @@ static size_t parse_params(const char *s, size_t n, size_t i, launch_signature *
             if (--depth == 0) {
                 add_param(sig, s, param_start, i, uncertain);
                 /* "()" and "(void)" declare no parameter */
-                if (sig->count == 1 && (sig->len[0] == 0 || (sig->len[0] == 4 && memcmp(s + sig->start[0], "void", 4) == 0)))
+                if (sig->count == 1 &&
+                    (sig->len[0] == 0 || (sig->len[0] == 4 && memcmp(s + sig->start[0], "void", 4) == 0)))
                     sig->count = 0;
                 return i + 1;
             }

@@ -8,8 +8,8 @@
 static const struct spelling {
     const char *names[2]; /* as nvcc takes them; names[0] ends a word or precedes '=' (-I: its value) */
     unsigned kind;
-    int takes_value;      /* NAME V, NAME=V */
-    const char *becomes;  /* the word getopt gets: this, then the value */
+    int takes_value;     /* NAME V, NAME=V */
+    const char *becomes; /* the word getopt gets: this, then the value */
 } spellings[] = {
     {{"-arch", "--gpu-architecture"}, CLI_NVCC_ARCH, 1, "--arch="},
     {{"--define-macro", NULL}, CLI_NVCC_DEFINES, 1, "--define="},
@@ -82,8 +82,10 @@ int cli_nvcc_options(const char *cmd, int *argc, char **argv, const struct optio
             continue;
         }
         if (s->kind == CLI_NVCC_COMPILER && !(take & CLI_NVCC_COMPILER))
-            return cli_usage(cmd, "'%s' is an option of the compiler: kernjit %s builds its kernels as they are "
-                             "(kernjit compile and kernjit launch take it)", w, cmd);
+            return cli_usage(cmd,
+                             "'%s' is an option of the compiler: kernjit %s builds its kernels as they are "
+                             "(kernjit compile and kernjit launch take it)",
+                             w, cmd);
         if (s->takes_value && !value) {
             if (i + 1 == *argc) return cli_usage(cmd, "option '%s' needs a value", w);
             value = argv[++i];
@@ -94,6 +96,6 @@ int cli_nvcc_options(const char *cmd, int *argc, char **argv, const struct optio
         if (!word) return cli_error_as(cmd, KJ_ERR_HOST_MEMORY, "out of memory");
         argv[out++] = made[made_count++] = word;
     }
-    argv[*argc = out] = NULL;
+    argv[ *argc = out] = NULL;
     return EXIT_OK;
 }

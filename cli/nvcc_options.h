@@ -26,17 +26,17 @@
 enum { CLI_NVCC_ARCH = 1, CLI_NVCC_DEFINES = 2, CLI_NVCC_COMPILER = 4, CLI_NVCC_NO_COMPILER = 8 };
 
 /* The spellings for --help (compile and launch take them all). */
-#define CLI_NVCC_HELP                                                                              \
-    "nvcc's spellings are taken too, each the same compile and key as the option\n"                \
-    "on its right:\n"                                                                              \
-    "  -arch=T, -arch T, --gpu-architecture[=]T         --arch T\n"                                \
-    "  -DNAME[=V], -D NAME, --define-macro[=]NAME[=V]   -D NAME=V (NAME alone: =1)\n"              \
-    "  -I DIR, -IDIR, --include-path[=]DIR              --option=--include-path=DIR\n"             \
-    "  -std=STD, -std STD, --std=STD                    --option=-std=STD\n"                       \
-    "  -use_fast_math, --use_fast_math                  --option=--use_fast_math\n"                \
-    "  -G, --device-debug                               --option=--device-debug\n"                 \
-    "  -lineinfo, --generate-line-info                  --option=--generate-line-info\n"           \
-    "  -Xptxas OPT, -Xptxas=OPT, --ptxas-options[=]OPT  --option=--ptxas-options=OPT\n"            \
+#define CLI_NVCC_HELP                                                                                                  \
+    "nvcc's spellings are taken too, each the same compile and key as the option\n"                                    \
+    "on its right:\n"                                                                                                  \
+    "  -arch=T, -arch T, --gpu-architecture[=]T         --arch T\n"                                                    \
+    "  -DNAME[=V], -D NAME, --define-macro[=]NAME[=V]   -D NAME=V (NAME alone: =1)\n"                                  \
+    "  -I DIR, -IDIR, --include-path[=]DIR              --option=--include-path=DIR\n"                                 \
+    "  -std=STD, -std STD, --std=STD                    --option=-std=STD\n"                                           \
+    "  -use_fast_math, --use_fast_math                  --option=--use_fast_math\n"                                    \
+    "  -G, --device-debug                               --option=--device-debug\n"                                     \
+    "  -lineinfo, --generate-line-info                  --option=--generate-line-info\n"                               \
+    "  -Xptxas OPT, -Xptxas=OPT, --ptxas-options[=]OPT  --option=--ptxas-options=OPT\n"                                \
     "A -std (c++20, ...) takes the place of kernjit's own -std=c++17.\n"
 
 /* Rewrites argv[1 .. *argc - 1] in place (*argc may shrink: "-arch sm_90" is one word after), for the

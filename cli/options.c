@@ -49,7 +49,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const cli_option_set *set
     unsigned nvcc = 0;
     struct option all[CLI_MAX_OPTIONS + 1];
     char names[1024], letters[2 * CLI_MAX_OPTIONS + 2] = ":"; /* at most "L:" an option; ':' see bad_option */
-    unsigned char set_of[256] = {0};                           /* the set each letter belongs to */
+    unsigned char set_of[256] = {0};                          /* the set each letter belongs to */
     const cli_option_set *operands = NULL;
     size_t n = 0, used = 0;
     for (size_t i = 0; i < count; i++) {
@@ -107,7 +107,8 @@ int cli_arch_list(const char *cmd, char *arg, const char **archs, size_t *n, siz
     for (char *t = arg;; t++) {
         char *comma = strchr(t, ',');
         if (comma) *comma = '\0';
-        if (!*t) return cli_usage(cmd, "--arch has an empty target: give a target (sm_90, sm_90a, compute_90), or "
+        if (!*t)
+            return cli_usage(cmd, "--arch has an empty target: give a target (sm_90, sm_90a, compute_90), or "
                                   "several separated by commas (sm_80,sm_90)");
         if (*n == max) return cli_usage(cmd, "at most %zu targets", max);
         for (size_t k = 0; k < *n; k++)
@@ -154,15 +155,15 @@ int cli_parse_program(const char *cmd, char **args, int count, const char *entry
         if (colon) {
             *colon = '\0';
             if (!colon[1]) return cli_usage(cmd, "'%s:' names no entry after ':'", source);
-            if (entry_option)
-                return cli_usage(cmd, "give the entry either as FILE.cu:ENTRY or with --entry, not both");
+            if (entry_option) return cli_usage(cmd, "give the entry either as FILE.cu:ENTRY or with --entry, not both");
             if (out->entry && out->entry != entry_option)
                 return cli_usage(cmd, "two entries ('%s' and '%s'): a program is launched at one entry", out->entry,
                                  colon + 1);
             out->entry = colon + 1;
         }
         if (count > 1 && !is_file_name(source))
-            return cli_usage(cmd, "'%s' is not a .cu file: several sources are linked into one program, so each is a "
+            return cli_usage(cmd,
+                             "'%s' is not a .cu file: several sources are linked into one program, so each is a "
                              "file (FILE.cu, or .ptx, .cubin, .ltoir code, or a path); a built-in kernel stands alone",
                              source);
         if (i == 0) out->kernel = count == 1 ? cli_kernel_name(source) : source;

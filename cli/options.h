@@ -48,10 +48,10 @@ const char *cli_kernel_name(const char *name);
  * EXIT_OK, or EXIT_USAGE after printing why. */
 #define CLI_MAX_SOURCES 64
 typedef struct cli_program {
-    const char *kernel;                         /* the first source */
-    const char *sources[CLI_MAX_SOURCES - 1];   /* the others, in order */
+    const char *kernel;                       /* the first source */
+    const char *sources[CLI_MAX_SOURCES - 1]; /* the others, in order */
     size_t source_count;
-    const char *entry;                          /* NULL: the program's only kernel */
+    const char *entry; /* NULL: the program's only kernel */
 } cli_program;
 int cli_parse_program(const char *cmd, char **args, int count, const char *entry_option, cli_program *out);
 

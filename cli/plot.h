@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 typedef struct plot_axis {
-    const char *name;            /* "BLOCK_SIZE" */
+    const char *name; /* "BLOCK_SIZE" */
     size_t count;
-    const char *const *values;   /* count labels, in order */
+    const char *const *values; /* count labels, in order */
 } plot_axis;
 
 /* values: y->count rows of x->count cells (row-major), NaN where there is no value (drawn grey and

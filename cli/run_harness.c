@@ -67,8 +67,8 @@ static int parse_macro(run_ctx *c, const run_macros *m, char *text) {
     for (; count < RUN_MACROS && m->names[count]; count++) {
         if (strcmp(d.name, m->names[count]) == 0) which = count;
         size_t len = strlen(names);
-        snprintf(names + len, sizeof names - len, "%s-D %s", count ? (count + 1 < RUN_MACROS && m->names[count + 1]
-                                                                          ? ", " : " and ") : "", m->names[count]);
+        snprintf(names + len, sizeof names - len, "%s-D %s",
+                 count ? (count + 1 < RUN_MACROS && m->names[count + 1] ? ", " : " and ") : "", m->names[count]);
     }
     if (which < 0) return cli_usage(c->cmd, "-D %s: %s takes %s (%s)", d.name, c->cmd, names, m->instead);
     if (cli_parse_uint(d.value, m->max, &v) != 0 || v == 0)
@@ -96,8 +96,7 @@ static int harness_option(void *user, int opt, char *arg) {
             return cli_usage(c->cmd, "--seed '%s' is not a non-negative integer", arg);
         p->seed_given = 1;
         break;
-    case 'r':
-        return cli_count_arg(c->cmd, "--repeat", arg, 1, p->f->max_repeat, &c->repeat);
+    case 'r': return cli_count_arg(c->cmd, "--repeat", arg, 1, p->f->max_repeat, &c->repeat);
     case 'j': c->json = 1; break;
     case 'D': return parse_macro(c, p->f->macros, arg);
     }
@@ -115,9 +114,9 @@ static int parse(parse_state *p, int argc, char **argv) {
     char harness[96];
     snprintf(harness, sizeof harness, "help=h json=j device=G: arch=A:%s%s%s", f->seeded ? " seed=s:" : "",
              takes_repeat(f) ? " repeat=r:" : "", f->macros ? " define=D:" : "");
-    const cli_option_set sets[] = {{f->options, family_option, 0},
-                                   {harness, harness_option,
-                                    CLI_NVCC_ARCH | CLI_NVCC_NO_COMPILER | (f->macros ? CLI_NVCC_DEFINES : 0)}};
+    const cli_option_set sets[] = {
+        {f->options, family_option, 0},
+        {harness, harness_option, CLI_NVCC_ARCH | CLI_NVCC_NO_COMPILER | (f->macros ? CLI_NVCC_DEFINES : 0)}};
     return cli_getopt(p->c->cmd, argc, argv, sets, 2, p);
 }
 
@@ -184,12 +183,10 @@ int run_main(const run_family *f, run_ctx *c, int argc, char **argv) {
 
     kj_status s = cli_runtime(&c->rt, 0, NULL, 0);
     if (s != KJ_OK) return cli_fail(c->cmd, s);
-    if (kj_runtime_has_device(c->rt))
-        rc = run_on_device(f, c);
+    if (kj_runtime_has_device(c->rt)) rc = run_on_device(f, c);
     else
         rc = cli_error_as(c->cmd, KJ_ERR_NO_DEVICE,
-                          "no CUDA device: nothing can run here (`kernjit compile %s` works without one)",
-                       f->kernel);
+                          "no CUDA device: nothing can run here (`kernjit compile %s` works without one)", f->kernel);
     if (f->teardown) f->teardown(c);
     kj_event_destroy(c->start);
     kj_event_destroy(c->stop);

@@ -99,11 +99,11 @@ typedef struct mandelbrot_run {
     uint64_t width, height;
     unsigned w, h, max_dwell;
     size_t pixels, bytes;
-    const char *out; /* --out */
-    int compare;     /* --compare */
+    const char *out;            /* --out */
+    int compare;                /* --compare */
     kj_dp_report report, first; /* the last run's and the first's */
     kj_devptr image;
-    uint16_t *host;  /* the last run's image */
+    uint16_t *host;                      /* the last run's image */
     unsigned checked, bad, bad_x, bad_y; /* the spot check */
     kj_mandelbrot_algo other_algo;       /* --compare: the other algorithm, its time, the pixels that differ */
     double other_ms;
@@ -116,24 +116,39 @@ static int option(run_ctx *c, int opt, char *arg) {
     kj_mandelbrot_options *o = &m->options;
     uint64_t v;
     switch (opt) {
-    case 'N': case 'W': case 'H': {
+    case 'N':
+    case 'W':
+    case 'H': {
         int rc = cli_count_arg(c->cmd, opt == 'N' ? "--size" : opt == 'W' ? "--width" : "--height", arg, 1, 32768, &v);
         if (rc != EXIT_OK) return rc;
         if (opt != 'H') m->width = v;
         if (opt != 'W') m->height = v;
         break;
     }
-    case 'd': case 'I': case 'S': case 'D': case 'M': {
-        const char *name = opt == 'd' ? "--dwell" : opt == 'I' ? "--init-subdiv" : opt == 'S' ? "--subdiv"
-                         : opt == 'D' ? "--max-depth" : "--min-size";
-        const char *macro = opt == 'd' ? "MAX_DWELL" : opt == 'I' ? "INIT_SUBDIV" : opt == 'S' ? "SUBDIV"
-                          : opt == 'D' ? "MAX_DEPTH" : "MIN_SIZE";
+    case 'd':
+    case 'I':
+    case 'S':
+    case 'D':
+    case 'M': {
+        const char *name = opt == 'd'   ? "--dwell"
+                           : opt == 'I' ? "--init-subdiv"
+                           : opt == 'S' ? "--subdiv"
+                           : opt == 'D' ? "--max-depth"
+                                        : "--min-size";
+        const char *macro = opt == 'd'   ? "MAX_DWELL"
+                            : opt == 'I' ? "INIT_SUBDIV"
+                            : opt == 'S' ? "SUBDIV"
+                            : opt == 'D' ? "MAX_DEPTH"
+                                         : "MIN_SIZE";
         if (cli_parse_uint(arg, 1u << 20, &v) != 0 || v == 0)
             return cli_usage(c->cmd, "%s '%s' is not a positive integer", name, arg);
         int rc = check_macro(c->cmd, name, macro, (unsigned)v);
         if (rc != EXIT_OK) return rc;
-        *(opt == 'd' ? &o->max_dwell : opt == 'I' ? &o->init_subdiv : opt == 'S' ? &o->subdiv
-          : opt == 'D' ? &o->max_depth : &o->min_size) = (unsigned)v;
+        *(opt == 'd'   ? &o->max_dwell
+          : opt == 'I' ? &o->init_subdiv
+          : opt == 'S' ? &o->subdiv
+          : opt == 'D' ? &o->max_depth
+                       : &o->min_size) = (unsigned)v;
         break;
     }
     case 'a': return cli_parsed(c->cmd, kj_mandelbrot_algo_parse(arg, &o->algo));
@@ -236,8 +251,8 @@ static int write_image(run_ctx *c) {
     uint8_t *pixels = run_host(c, m->pixels * (size_t)channels);
     if (!pixels) return EXIT_FAILURE_;
     to_pixels(m->host, m->pixels, m->max_dwell, channels, pixels);
-    if ((channels == 1 ? image_write_gray : image_write_rgb)(m->out, pixels, m->w, m->h, m->written,
-                                                             sizeof m->written, err, sizeof err) != 0)
+    if ((channels == 1 ? image_write_gray : image_write_rgb)(m->out, pixels, m->w, m->h, m->written, sizeof m->written,
+                                                             err, sizeof err) != 0)
         return cli_error(c->cmd, "%s", err);
     return EXIT_OK;
 }
@@ -252,14 +267,20 @@ static int check(run_ctx *c) {
     /* no dwell is 0xffff: a pixel still the poison was never written, spot-checked or not */
     size_t unwritten = check_poisoned(m->host, m->pixels, sizeof *m->host, 0xff);
     if (unwritten == m->pixels)
-        snprintf(c->wrong, sizeof c->wrong, "the GPU image was never written: all %zu pixels still hold the poison "
-                 "(0xffff, no dwell) put there before the run", unwritten);
+        snprintf(c->wrong, sizeof c->wrong,
+                 "the GPU image was never written: all %zu pixels still hold the poison "
+                 "(0xffff, no dwell) put there before the run",
+                 unwritten);
     else if (m->bad)
-        snprintf(c->wrong, sizeof c->wrong, "%u of %u pixels differ from the CPU's dwells (first at %u, %u); %zu of the "
-                 "image's never written", m->bad, m->checked, m->bad_x, m->bad_y, unwritten);
+        snprintf(c->wrong, sizeof c->wrong,
+                 "%u of %u pixels differ from the CPU's dwells (first at %u, %u); %zu of the "
+                 "image's never written",
+                 m->bad, m->checked, m->bad_x, m->bad_y, unwritten);
     else if (unwritten)
-        snprintf(c->wrong, sizeof c->wrong, "%zu of the image's %zu pixels were never written (they still hold the "
-                 "poison put there before the run)", unwritten, m->pixels);
+        snprintf(c->wrong, sizeof c->wrong,
+                 "%zu of the image's %zu pixels were never written (they still hold the "
+                 "poison put there before the run)",
+                 unwritten, m->pixels);
     else if (m->differ)
         snprintf(c->wrong, sizeof c->wrong, "the %s and %s images differ in %zu pixels",
                  kj_mandelbrot_algo_name(m->options.algo), kj_mandelbrot_algo_name(m->other_algo), m->differ);
@@ -283,9 +304,9 @@ static void json(run_ctx *c) {
 static void text(run_ctx *c) {
     mandelbrot_run *m = (mandelbrot_run *)c;
     printf("mandelbrot %s, %u x %u, dwell %u\n", kj_mandelbrot_algo_name(m->options.algo), m->w, m->h, m->max_dwell);
-    printf("  kernel      %s, %u x %u blocks of %u x %u, %u level%s of grids (%s)\n", m->first.entry,
-           m->first.grid[0], m->first.grid[1], m->first.block[0], m->first.block[1], m->first.levels,
-           m->first.levels == 1 ? "" : "s", cli_origin_text(m->first.origin));
+    printf("  kernel      %s, %u x %u blocks of %u x %u, %u level%s of grids (%s)\n", m->first.entry, m->first.grid[0],
+           m->first.grid[1], m->first.block[0], m->first.block[1], m->first.levels, m->first.levels == 1 ? "" : "s",
+           cli_origin_text(m->first.origin));
     printf("  time        %.3f ms median of %llu runs (GPU)\n", c->median_ms, (unsigned long long)c->repeat);
     if (m->options.algo == KJ_MANDELBROT_MS)
         printf("  launches    %llu device-side (at most %llu), pending-launch limit %llu\n",
@@ -299,16 +320,25 @@ static void text(run_ctx *c) {
 }
 
 static const run_family mandelbrot = {
-    .kernel = "mandelbrot", .help = help, .max_repeat = 1000,
+    .kernel = "mandelbrot",
+    .help = help,
+    .max_repeat = 1000,
     .options = "size=N: width=W: height=H: dwell=d: algo=a: out=o: window=w: compare=c init-subdiv=I: subdiv=S: "
                "max-depth=D: min-size=M: pending=p:",
-    .option = option, .prepare = prepare, .setup = setup, .timed = timed, .check = check, .json = json, .text = text};
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .timed = timed,
+    .check = check,
+    .json = json,
+    .text = text};
 
 int run_mandelbrot(int argc, char **argv) {
-    mandelbrot_run m = {.run.repeat = 5,
-                        .options = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .count_launches = 1},
-                        .report = KJ_DP_REPORT_INIT,
-                        .width = 16384,
-                        .height = 16384};
+    mandelbrot_run m = {
+        .run.repeat = 5,
+        .options = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .count_launches = 1},
+        .report = KJ_DP_REPORT_INIT,
+        .width = 16384,
+        .height = 16384};
     return run_main(&mandelbrot, &m.run, argc, argv);
 }

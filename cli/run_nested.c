@@ -33,8 +33,8 @@ typedef struct nested_run {
     kj_type type;
     uint64_t n, block, pending;
     size_t bytes;
-    kj_dp_report report, first; /* the last run's and the first's */
-    kj_devptr pristine, work;   /* the input, and the copy each run reduces in place */
+    kj_dp_report report, first;                   /* the last run's and the first's */
+    kj_devptr pristine, work;                     /* the input, and the copy each run reduces in place */
     unsigned char expected[8], got[8], poison[8]; /* poison: in got before each run */
     double abs_sum, want, have, tolerance, error;
     int exact, ok, unwritten;
@@ -44,8 +44,7 @@ static int reduce_option(run_ctx *c, int opt, char *arg) {
     nested_run *r = (nested_run *)c;
     switch (opt) {
     case 'v': return cli_parsed(c->cmd, kj_nested_variant_parse(arg, &r->options.variant));
-    case 'n':
-        return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, &r->n);
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 0, 1ull << 34, &r->n);
     case 'b': return cli_pow2_arg(c->cmd, "--block", arg, 2, 1024, &r->block);
     case 'p': return cli_count_arg(c->cmd, "--pending", arg, 1, 1u << 30, &r->pending);
     }
@@ -106,7 +105,8 @@ static int reduce_check(run_ctx *c) {
     r->unwritten = kjtest_reduce_unwritten(r->type, r->got, r->poison);
     r->ok = !r->unwritten && (r->exact || r->error <= r->tolerance);
     if (r->unwritten)
-        snprintf(c->wrong, sizeof c->wrong, "the GPU sum was never written: the last run left the poison put there "
+        snprintf(c->wrong, sizeof c->wrong,
+                 "the GPU sum was never written: the last run left the poison put there "
                  "before it");
     else if (!r->ok)
         snprintf(c->wrong, sizeof c->wrong, "the GPU sum %.17g differs from the CPU reference %.17g by more than %.3g",
@@ -125,10 +125,9 @@ static void reduce_json(run_ctx *c) {
                 r->block, r->first.grid[0], r->first.levels, kj_origin_name(r->first.origin), r->have, r->want,
                 r->error, r->ok);
     run_json_time(c);
-    json_fields("device_launches=%" PRIu64 " expected_launches=%" PRIu64 " pending_launches=%" PRIu64
-                " pending_limit=%" PRIu64,
-                r->report.device_launches, r->report.expected_launches, r->report.pending_launches,
-                r->report.pending_limit);
+    json_fields(
+        "device_launches=%" PRIu64 " expected_launches=%" PRIu64 " pending_launches=%" PRIu64 " pending_limit=%" PRIu64,
+        r->report.device_launches, r->report.expected_launches, r->report.pending_launches, r->report.pending_limit);
 }
 
 static void reduce_text(run_ctx *c) {
@@ -146,17 +145,26 @@ static void reduce_text(run_ctx *c) {
            (unsigned long long)r->report.pending_limit, (unsigned long long)r->report.pending_launches);
 }
 
-static const run_family nested_reduce = {
-    .kernel = "nested", .help = reduce_help, .seeded = 1, .max_repeat = 100000,
-    .options = "variant=v: n=n: block=b: type=t: pending=p:",
-    .option = reduce_option, .prepare = reduce_prepare, .setup = reduce_setup, .timed = reduce_timed,
-    .check = reduce_check, .json = reduce_json, .text = reduce_text};
+static const run_family nested_reduce = {.kernel = "nested",
+                                         .help = reduce_help,
+                                         .seeded = 1,
+                                         .max_repeat = 100000,
+                                         .options = "variant=v: n=n: block=b: type=t: pending=p:",
+                                         .option = reduce_option,
+                                         .prepare = reduce_prepare,
+                                         .setup = reduce_setup,
+                                         .timed = reduce_timed,
+                                         .check = reduce_check,
+                                         .json = reduce_json,
+                                         .text = reduce_text};
 
 int run_nested_reduce(int argc, char **argv) {
     nested_run r = {.run.repeat = 10,
                     .options = {.size = sizeof(kj_nested_options), .variant = KJ_NESTED_SYNC, .count_launches = 1},
                     .report = KJ_DP_REPORT_INIT,
-                    .type = KJ_TYPE_I32, .n = 1ull << 20, .block = 512};
+                    .type = KJ_TYPE_I32,
+                    .n = 1ull << 20,
+                    .block = 512};
     return run_main(&nested_reduce, &r.run, argc, argv);
 }
 
@@ -228,10 +236,14 @@ static void hello_json(run_ctx *c) {
     json_captured("device_output", &h->printed);
 }
 
-static const run_family nested_hello = {
-    .kernel = "nested", .help = hello_help,
-    .options = "block=b: grid=g:",
-    .option = hello_option, .prepare = hello_prepare, .setup = hello_setup, .json = hello_json, .text = hello_text};
+static const run_family nested_hello = {.kernel = "nested",
+                                        .help = hello_help,
+                                        .options = "block=b: grid=g:",
+                                        .option = hello_option,
+                                        .prepare = hello_prepare,
+                                        .setup = hello_setup,
+                                        .json = hello_json,
+                                        .text = hello_text};
 
 int run_nested_hello(int argc, char **argv) {
     hello_run h = {.block = 8, .grid = 1, .report = KJ_DP_REPORT_INIT, .printed = {-1, NULL}};

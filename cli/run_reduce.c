@@ -24,8 +24,7 @@ static void help(void) {
            "over the devices listed (kj_reduce_devices: every device reduces its part with\n"
            "the default entry at once, and the host combines their results in the order\n"
            "listed, bit-identical run to run); the time is that of the whole call, from its\n"
-           "start on the first device to the combined result on the host.\n"
-           CLI_DEVICES_HELP);
+           "start on the first device to the combined result on the host.\n" CLI_DEVICES_HELP);
 }
 
 typedef struct reduce_run {
@@ -161,22 +160,28 @@ static int check(run_ctx *c) {
     r->have = kjtest_result_as_double(r->type, r->got);
     /* over devices, the bound of the part with the longest chains (the host's combine, in long double
      * and rounded once, is within the bound's slack) */
-    r->tolerance = r->devices.count ? 0 : kjtest_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
+    r->tolerance = r->devices.count
+                       ? 0
+                       : kjtest_reduce_tolerance(r->op, r->type, (size_t)r->n, r->want, r->abs_sum, &r->first);
     for (int i = 0; i < r->devices.count; i++) {
         double part = kjtest_reduce_tolerance(r->op, r->type, r->counts[i], r->want, r->abs_sum, &r->reports[i]);
         if (part > r->tolerance) r->tolerance = part;
     }
     r->error = fabs(r->have - r->want);
-    r->unwritten = kjtest_reduce_unwritten(r->type, r->got, r->poison) || kjtest_reduce_unwritten(r->type, r->last, r->poison);
+    r->unwritten = kjtest_reduce_unwritten(r->type, r->got, r->poison) ||
+                   kjtest_reduce_unwritten(r->type, r->last, r->poison);
     r->ok = !r->unwritten && (memcmp(r->expected, r->got, kj_result_size(r->type)) == 0 ||
                               (isnan(r->want) && isnan(r->have)) || r->error <= r->tolerance);
     if (r->unwritten)
         snprintf(c->wrong, sizeof c->wrong, "the GPU result was never written: %s",
-                 kjtest_reduce_unwritten(r->type, r->got, r->poison) ? "the first run left the poison put there before it"
-                                                                 : "the timed runs left the poison put there before them");
+                 kjtest_reduce_unwritten(r->type, r->got, r->poison)
+                     ? "the first run left the poison put there before it"
+                     : "the timed runs left the poison put there before them");
     else if (r->ok && memcmp(r->got, r->last, kj_result_size(r->type)) != 0)
-        snprintf(c->wrong, sizeof c->wrong, "the result of the last run, %.17g, differs from the first's, %.17g: "
-                 "not bit-identical from run to run", kjtest_result_as_double(r->type, r->last), r->have);
+        snprintf(c->wrong, sizeof c->wrong,
+                 "the result of the last run, %.17g, differs from the first's, %.17g: "
+                 "not bit-identical from run to run",
+                 kjtest_result_as_double(r->type, r->last), r->have);
     else if (!r->ok)
         snprintf(c->wrong, sizeof c->wrong,
                  "the GPU result %.17g differs from the CPU reference %.17g by more than %.3g", r->have, r->want,
@@ -189,8 +194,8 @@ static void json(run_ctx *c) {
     json_fields("op=%s type=%s n=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u coarse_factor=%u grid=%u "
                 "config_from=%s origin=%s result=%g reference=%g abs_error=%g tolerance=%g ok?=%d",
                 kj_op_name(r->op), kj_type_name(r->type), r->n, c->seed, r->first.entry, r->first.block_size,
-                r->first.coarse_factor, r->first.grid, kj_config_from_name(r->first.config_from), kj_origin_name(r->first.origin), r->have,
-                r->want, r->error, r->tolerance, r->ok);
+                r->first.coarse_factor, r->first.grid, kj_config_from_name(r->first.config_from),
+                kj_origin_name(r->first.origin), r->have, r->want, r->error, r->tolerance, r->ok);
     if (r->devices.count) {
         json_begin_array("devices");
         for (int i = 0; i < r->devices.count; i++) {
@@ -227,18 +232,33 @@ static void text(run_ctx *c) {
 }
 
 static const run_family reduce = {
-    .kernel = "reduce", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
+    .kernel = "reduce",
+    .help = help,
+    .seeded = 1,
+    .reports_gbps = 1,
+    .max_repeat = 100000,
     .options = "op=o: type=t: n=n: entry=e: devices=d:",
     .macros = &(const run_macros){{"BLOCK_SIZE", "COARSE_FACTOR", "WAVES"},
                                   {offsetof(reduce_run, options.block_size),
                                    offsetof(reduce_run, options.coarse_factor), offsetof(reduce_run, options.waves)},
-                                  1u << 20, "a positive integer",
+                                  1u << 20,
+                                  "a positive integer",
                                   "use --op and --type for the operator and type"},
-    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .check = check, .json = json, .text = text,
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .launch = launch,
+    .check = check,
+    .json = json,
+    .text = text,
     .teardown = teardown};
 
 int run_reduce(int argc, char **argv) {
-    reduce_run r = {.run.repeat = 20, .op = KJ_OP_SUM, .type = KJ_TYPE_F32, .n = 64ull << 20,
-                    .options = KJ_REDUCE_OPTIONS_INIT, .report = KJ_REDUCE_REPORT_INIT};
+    reduce_run r = {.run.repeat = 20,
+                    .op = KJ_OP_SUM,
+                    .type = KJ_TYPE_F32,
+                    .n = 64ull << 20,
+                    .options = KJ_REDUCE_OPTIONS_INIT,
+                    .report = KJ_REDUCE_REPORT_INIT};
     return run_main(&reduce, &r.run, argc, argv);
 }

@@ -53,7 +53,8 @@ static int option(run_ctx *c, int opt, char *arg) {
 static int prepare(run_ctx *c) {
     transpose_run *t = (transpose_run *)c;
     if (t->options.variant != KJ_TRANSPOSE_PADDED && (t->options.tile_dim || t->options.block_rows || t->options.group))
-        return cli_usage(c->cmd, "-D TILE_DIM, -D BLOCK_ROWS and -D GROUP shape the padded variant; %s has a fixed tile",
+        return cli_usage(c->cmd,
+                         "-D TILE_DIM, -D BLOCK_ROWS and -D GROUP shape the padded variant; %s has a fixed tile",
                          kj_transpose_variant_name(t->options.variant));
     t->esize = kj_type_size(t->type);
     if (t->rows * t->cols > SIZE_MAX / 2 / t->esize)
@@ -120,17 +121,31 @@ static void text(run_ctx *c) {
 }
 
 static const run_family transpose = {
-    .kernel = "transpose", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
+    .kernel = "transpose",
+    .help = help,
+    .seeded = 1,
+    .reports_gbps = 1,
+    .max_repeat = 100000,
     .options = "rows=R: cols=C: variant=V: type=t:",
     .macros = &(const run_macros){{"TILE_DIM", "BLOCK_ROWS", "GROUP"},
                                   {offsetof(transpose_run, options.tile_dim),
                                    offsetof(transpose_run, options.block_rows), offsetof(transpose_run, options.group)},
-                                  1024, "an integer from 1 to 1024",
+                                  1024,
+                                  "an integer from 1 to 1024",
                                   "use --type for the element size"},
-    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .launch = launch,
+    .json = json,
+    .text = text};
 
 int run_transpose(int argc, char **argv) {
-    transpose_run t = {.run.repeat = 20, .rows = 8192, .cols = 8192, .type = KJ_TYPE_F32,
-                       .options = KJ_TRANSPOSE_OPTIONS_INIT, .first = KJ_TRANSPOSE_REPORT_INIT};
+    transpose_run t = {.run.repeat = 20,
+                       .rows = 8192,
+                       .cols = 8192,
+                       .type = KJ_TYPE_F32,
+                       .options = KJ_TRANSPOSE_OPTIONS_INIT,
+                       .first = KJ_TRANSPOSE_REPORT_INIT};
     return run_main(&transpose, &t.run, argc, argv);
 }

@@ -35,8 +35,7 @@ typedef struct vector_add_run {
 static int option(run_ctx *c, int opt, char *arg) {
     vector_add_run *v = (vector_add_run *)c;
     switch (opt) {
-    case 'n':
-        return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 40, &v->n);
+    case 'n': return cli_count_arg(c->cmd, "--n", arg, 1, 1ull << 40, &v->n);
     case 'o': return cli_count_arg(c->cmd, "--offset", arg, 0, 1024, &v->offset);
     }
     if (kj_type_parse(arg, &v->type) != KJ_OK) return cli_usage(c->cmd, "%s", kj_last_error()); /* 't' */
@@ -98,7 +97,8 @@ static void json(run_ctx *c) {
     json_fields("type=%s n=%" PRIu64 " offset=%" PRIu64 " seed=%" PRIu64 " entry=%s block_size=%u unroll=%u grid=%u "
                 "origin=%s config_from=%s wrong=%zu ok?=%d",
                 kj_type_name(v->type), v->n, v->offset, c->seed, v->first.entry, v->first.block_size, v->first.unroll,
-                v->first.grid, kj_origin_name(v->first.origin), kj_config_from_name(v->first.config_from), v->wrong, v->wrong == 0);
+                v->first.grid, kj_origin_name(v->first.origin), kj_config_from_name(v->first.config_from), v->wrong,
+                v->wrong == 0);
     run_json_time(c);
 }
 
@@ -113,17 +113,30 @@ static void text(run_ctx *c) {
 }
 
 static const run_family vector_add = {
-    .kernel = "vector_add", .help = help, .seeded = 1, .reports_gbps = 1, .max_repeat = 100000,
+    .kernel = "vector_add",
+    .help = help,
+    .seeded = 1,
+    .reports_gbps = 1,
+    .max_repeat = 100000,
     .options = "n=n: type=t: offset=o:",
     .macros = &(const run_macros){{"BLOCK_SIZE", "UNROLL", "WAVES"},
                                   {offsetof(vector_add_run, options.block_size),
                                    offsetof(vector_add_run, options.unroll), offsetof(vector_add_run, options.waves)},
-                                  1024, "an integer from 1 to 1024",
+                                  1024,
+                                  "an integer from 1 to 1024",
                                   "use --type for the element type"},
-    .option = option, .prepare = prepare, .setup = setup, .launch = launch, .json = json, .text = text};
+    .option = option,
+    .prepare = prepare,
+    .setup = setup,
+    .launch = launch,
+    .json = json,
+    .text = text};
 
 int run_vector_add(int argc, char **argv) {
-    vector_add_run v = {.run.repeat = 20, .n = 64ull << 20, .type = KJ_TYPE_F32,
-                        .options = KJ_VECTOR_ADD_OPTIONS_INIT, .first = KJ_VECTOR_ADD_REPORT_INIT};
+    vector_add_run v = {.run.repeat = 20,
+                        .n = 64ull << 20,
+                        .type = KJ_TYPE_F32,
+                        .options = KJ_VECTOR_ADD_OPTIONS_INIT,
+                        .first = KJ_VECTOR_ADD_REPORT_INIT};
     return run_main(&vector_add, &v.run, argc, argv);
 }

@@ -46,13 +46,13 @@ size_t check_transpose(const void *in_, const void *out_, size_t rows, size_t co
                        uint64_t seed, size_t *bad_r, size_t *bad_c) {
     const unsigned char *in = in_, *out = out_;
     size_t wrong = 0;
-#define CHECK_AT(r_, c_)                                                                            \
-    do {                                                                                            \
-        size_t r__ = (r_), c__ = (c_);                                                              \
-        if (!same_element(in, out, rows, cols, esize, r__, c__) && wrong++ == 0) {                  \
-            *bad_r = r__;                                                                           \
-            *bad_c = c__;                                                                           \
-        }                                                                                           \
+#define CHECK_AT(r_, c_)                                                                                               \
+    do {                                                                                                               \
+        size_t r__ = (r_), c__ = (c_);                                                                                 \
+        if (!same_element(in, out, rows, cols, esize, r__, c__) && wrong++ == 0) {                                     \
+            *bad_r = r__;                                                                                              \
+            *bad_c = c__;                                                                                              \
+        }                                                                                                              \
     } while (0)
     if (!rows || !cols) return 0;
     if (samples == 0) {
@@ -116,10 +116,14 @@ void check_wrong_text(char *buf, size_t size, const void *out, size_t count, siz
                       size_t wrong, const char *against, const char *first) {
     size_t unwritten = check_poisoned(out, count, esize, poison);
     if (unwritten == count)
-        snprintf(buf, size, "the GPU output was never written: all %zu elements still hold the poison put there "
-                 "before the run", count);
+        snprintf(buf, size,
+                 "the GPU output was never written: all %zu elements still hold the poison put there "
+                 "before the run",
+                 count);
     else if (unwritten)
-        snprintf(buf, size, "%zu elements differ from %s, %zu of them never written (still the poison put there "
-                 "before the run); the first %s", wrong, against, unwritten, first);
+        snprintf(buf, size,
+                 "%zu elements differ from %s, %zu of them never written (still the poison put there "
+                 "before the run); the first %s",
+                 wrong, against, unwritten, first);
     else snprintf(buf, size, "%zu elements differ from %s; the first %s", wrong, against, first);
 }

@@ -45,12 +45,12 @@ int kjtest_reduce_unwritten(kj_type type, const void *result, const void *poison
  * grid partial sums), or of any configuration when report is NULL; for float products,
  * depth * u * |expected| (plus the smallest normal, so that 0 compares). Thread-safe. No errors. */
 double kjtest_reduce_tolerance(kj_op op, kj_type type, size_t n, double expected, double abs_sum,
-                           const kj_reduce_report *report);
+                               const kj_reduce_report *report);
 /* 1 when the GPU result got is right by the reference's expected (abs_sum: the reference's sum of
  * magnitudes; report: the run's configuration, or NULL): the same bits, both NaN, or within
  * kjtest_reduce_tolerance; else 0. Thread-safe. No errors. */
 int kjtest_reduce_right(kj_op op, kj_type type, size_t n, const void *got, const void *expected, double abs_sum,
-                    const kj_reduce_report *report);
+                        const kj_reduce_report *report);
 /* Result bytes (kj_result_size) as a double, for printing and comparing. Thread-safe. No errors. */
 double kjtest_result_as_double(kj_type type, const void *result);
 /* f as the bits of an IEEE half, rounded to nearest even (infinity when too large, a signed zero
@@ -66,16 +66,16 @@ uint16_t kj_bf16_bits(float f);
  * Slow: about a second per million pixels inside the set at dwell 512.
  * Errors: KJ_ERR_USAGE (what kj_mandelbrot refuses, NULL dwells). */
 kj_status kjtest_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *options,
-                                  uint16_t *dwells, uint64_t *device_launches);
+                                      uint16_t *dwells, uint64_t *device_launches);
 /* Mariani-Silver as kjtest_mandelbrot_reference emulates it, whatever options->algo says, also counting
  * in *wrong_fills the pixels of the squares it fills whose own dwell differs from the fill (0: the
  * image is the escape-time image). */
 kj_status kjtest_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_mandelbrot_options *options,
-                                     uint16_t *dwells, uint64_t *device_launches, uint64_t *wrong_fills);
+                                         uint16_t *dwells, uint64_t *device_launches, uint64_t *wrong_fills);
 /* One pixel's dwell as the GPU computes it. Errors: those of kjtest_mandelbrot_reference, and KJ_ERR_USAGE
  * for a pixel outside the image. */
 kj_status kjtest_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y,
-                              const kj_mandelbrot_options *options, unsigned *dwell);
+                                  const kj_mandelbrot_options *options, unsigned *dwell);
 
 #ifdef __cplusplus
 }

@@ -131,8 +131,8 @@ static kj_status configure(const char *who, unsigned width, unsigned height, con
     return KJ_OK;
 }
 
-kj_status kjtest_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_mandelbrot_options *o, uint16_t *dwells,
-                                     uint64_t *device_launches, uint64_t *wrong_fills) {
+kj_status kjtest_mandelbrot_reference_ms(unsigned width, unsigned height, const kj_mandelbrot_options *o,
+                                         uint16_t *dwells, uint64_t *device_launches, uint64_t *wrong_fills) {
     kj__mb_config c;
     kj_status s = configure("kjtest_mandelbrot_reference", width, height, o, dwells, &c);
     if (s != KJ_OK) return s;
@@ -147,19 +147,21 @@ kj_status kjtest_mandelbrot_reference_ms(unsigned width, unsigned height, const 
 }
 
 kj_status kjtest_mandelbrot_reference(unsigned width, unsigned height, const kj_mandelbrot_options *o, uint16_t *dwells,
-                                  uint64_t *device_launches) {
-    if (o && o->algo == KJ_MANDELBROT_MS) return kjtest_mandelbrot_reference_ms(width, height, o, dwells, device_launches, NULL);
+                                      uint64_t *device_launches) {
+    if (o && o->algo == KJ_MANDELBROT_MS)
+        return kjtest_mandelbrot_reference_ms(width, height, o, dwells, device_launches, NULL);
     kj__mb_config c;
     kj_status s = configure("kjtest_mandelbrot_reference", width, height, o, dwells, &c);
     if (s != KJ_OK) return s;
     for (unsigned y = 0; y < height; y++)
-        for (unsigned x = 0; x < width; x++) dwells[(size_t)y * width + x] = (uint16_t)dwell(&c.view, c.max_dwell, x, y);
+        for (unsigned x = 0; x < width; x++)
+            dwells[(size_t)y * width + x] = (uint16_t)dwell(&c.view, c.max_dwell, x, y);
     if (device_launches) *device_launches = 0;
     return KJ_OK;
 }
 
-kj_status kjtest_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y, const kj_mandelbrot_options *o,
-                              unsigned *out) {
+kj_status kjtest_mandelbrot_dwell(unsigned width, unsigned height, unsigned x, unsigned y,
+                                  const kj_mandelbrot_options *o, unsigned *out) {
     kj__mb_config c;
     kj_status s = configure("kjtest_mandelbrot_dwell", width, height, o, out, &c);
     if (s != KJ_OK) return s;

@@ -82,11 +82,11 @@ API int ncclGroupStart(void) { return 0; }
 API int ncclGroupEnd(void) { return 0; }
 
 /* N equal ranks: x combined with itself N times. */
-#define COMBINE(T, v, op, n)                                                                                          \
-    do {                                                                                                              \
-        T x_ = *(T *)(v), r_ = x_;                                                                                    \
-        for (int i_ = 1; i_ < (n); i_++) r_ = (op) == 0 ? (T)(r_ + x_) : (op) == 1 ? (T)(r_ * x_) : r_;               \
-        *(T *)(v) = r_;                                                                                               \
+#define COMBINE(T, v, op, n)                                                                                           \
+    do {                                                                                                               \
+        T x_ = *(T *)(v), r_ = x_;                                                                                     \
+        for (int i_ = 1; i_ < (n); i_++) r_ = (op) == 0 ? (T)(r_ + x_) : (op) == 1 ? (T)(r_ * x_) : r_;                \
+        *(T *)(v) = r_;                                                                                                \
     } while (0)
 
 API int ncclAllReduce(const void *send, void *recv, size_t count, int type, int op, fake_comm *comm, void *stream) {

@@ -39,8 +39,8 @@
 #define API __attribute__((visibility("default")))
 
 /* The real function, looked up once. */
-#define REAL(name)                                                                                  \
-    static __typeof__(&name) real_##name;                                                           \
+#define REAL(name)                                                                                                     \
+    static __typeof__(&name) real_##name;                                                                              \
     if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
 
 static long written; /* bytes written under the folder by this process */

@@ -65,7 +65,7 @@ static int device_count(void) {
 
 typedef struct stub_function {
     char name[512];
-    int early_launch_said; /* cuLaunchKernelEx has said so once */
+    int early_launch_said;      /* cuLaunchKernelEx has said so once */
     struct stub_function *next; /* the module's functions, freed with it */
 } stub_function;
 
@@ -82,12 +82,12 @@ API CUresult cuDriverGetVersion(int *v) {
     return CUDA_SUCCESS;
 }
 API CUresult cuGetErrorName(CUresult e, const char **s) {
-    *s = e == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
-       : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
-       : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
-       : e == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
-       : e == CUDA_ERROR_INVALID_PTX   ? "CUDA_ERROR_INVALID_PTX"
-                                       : "CUDA_ERROR_STUB";
+    *s = e == CUDA_ERROR_OUT_OF_MEMORY   ? "CUDA_ERROR_OUT_OF_MEMORY"
+         : e == CUDA_ERROR_NOT_FOUND     ? "CUDA_ERROR_NOT_FOUND"
+         : e == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+         : e == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
+         : e == CUDA_ERROR_INVALID_PTX   ? "CUDA_ERROR_INVALID_PTX"
+                                         : "CUDA_ERROR_STUB";
     return CUDA_SUCCESS;
 }
 API CUresult cuGetErrorString(CUresult e, const char **s) {
@@ -112,17 +112,23 @@ API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
     (void)d;
     switch (a) {
     /* KJ_STUB_CC=80 pretends a compute capability 8.0 device (refusals of what needs 9.0) */
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = getenv("KJ_STUB_CC") ? atoi(getenv("KJ_STUB_CC")) / 10 : 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = getenv("KJ_STUB_CC") ? atoi(getenv("KJ_STUB_CC")) % 10 : 0; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *v = getenv("KJ_STUB_CC") ? atoi(getenv("KJ_STUB_CC")) / 10 : 9;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *v = getenv("KJ_STUB_CC") ? atoi(getenv("KJ_STUB_CC")) % 10 : 0;
+        break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *v = 2048; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *v = 32; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *v = 1024; break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *v = 64; break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *v = 2147483647; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *v = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = 232448; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 233472; break;
@@ -181,7 +187,7 @@ API CUresult cuCtxGetLimit(size_t *v, CUlimit l) {
 typedef struct stub_module {
     unsigned char *image; /* a copy, as the driver makes: the caller may free its own at once */
     size_t size;
-    int is_ptx;           /* the image is PTX text */
+    int is_ptx; /* the image is PTX text */
     stub_function *functions;
 } stub_module;
 
@@ -215,7 +221,8 @@ API CUresult cuModuleLoadData(CUmodule *m, const void *image) {
  * that text */
 API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *options, void **values) {
     const char *fail = getenv("KJ_STUB_JIT_FAIL");
-    if (!fail || (strncmp(image, "//", 2) != 0 && strncmp(image, ".version", 8) != 0)) return cuModuleLoadData(m, image);
+    if (!fail || (strncmp(image, "//", 2) != 0 && strncmp(image, ".version", 8) != 0))
+        return cuModuleLoadData(m, image);
     char *log = NULL;
     size_t size = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -284,10 +291,9 @@ API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
 static const char *known_params(const char *name) {
     static const struct {
         const char *part, *sizes;
-    } known[] = {{"vadd", "8,8,8,4"},      {"scaleIf", "8,4,4"},    {"scaleId", "8,8,4"},
-                 {"axpyId", "8,8,8,4"},    {"transpose", "8,8,4,4"}, {"accumulate", "8,8,4"},
-                 {"scalars", "1,2,8,8"},  {"coop_sum", "8,4,8,8"}, {"affine", "16,8,8"},
-                 {"blend", "8,8,8,4"}};
+    } known[] = {{"vadd", "8,8,8,4"},      {"scaleIf", "8,4,4"},    {"scaleId", "8,8,4"},   {"axpyId", "8,8,8,4"},
+                 {"transpose", "8,8,4,4"}, {"accumulate", "8,8,4"}, {"scalars", "1,2,8,8"}, {"coop_sum", "8,4,8,8"},
+                 {"affine", "16,8,8"},     {"blend", "8,8,8,4"}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strstr(name, known[i].part)) return known[i].sizes;
     return "";
@@ -518,7 +524,8 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
         float *out = ptr_at(params, 1);
         int w = int_at(params, 2), h = int_at(params, 3);
         for (uint64_t y = 0; y < (uint64_t)gy * by && y < (uint64_t)h; y++)
-            for (uint64_t x = 0; x < threads && x < (uint64_t)w; x++) out[x * (uint64_t)h + y] = in[y * (uint64_t)w + x];
+            for (uint64_t x = 0; x < threads && x < (uint64_t)w; x++)
+                out[x * (uint64_t)h + y] = in[y * (uint64_t)w + x];
     } else if (strstr(name, "scaleIf")) { /* scale<float, B>(float *x, float a, int n) */
         float *x = ptr_at(params, 0);
         float a = f32_at(params, 1);
@@ -564,7 +571,8 @@ API CUresult cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunchCo
     (void)f;
     for (unsigned i = 0; i < c->numAttrs; i++) {
         if (c->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
-        unsigned blocks = c->attrs[i].value.clusterDim.x * c->attrs[i].value.clusterDim.y * c->attrs[i].value.clusterDim.z;
+        unsigned blocks = c->attrs[i].value.clusterDim.x * c->attrs[i].value.clusterDim.y *
+                          c->attrs[i].value.clusterDim.z;
         *n = blocks <= 8 ? 132 / (int)blocks : 0;
         return CUDA_SUCCESS;
     }
@@ -585,7 +593,8 @@ API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **para
             fprintf(stderr, "stub-cuda: cooperative launch of %s\n", sf->name);
         } else if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
             const unsigned x = a->value.clusterDim.x, y = a->value.clusterDim.y, z = a->value.clusterDim.z;
-            if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z) return CUDA_ERROR_INVALID_VALUE;
+            if (!x || !y || !z || c->gridDimX % x || c->gridDimY % y || c->gridDimZ % z)
+                return CUDA_ERROR_INVALID_VALUE;
             fprintf(stderr, "stub-cuda: cluster launch of %s, clusters of %ux%ux%u\n", sf->name, x, y, z);
         } else {
             return CUDA_ERROR_INVALID_VALUE;

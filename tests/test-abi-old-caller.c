@@ -237,10 +237,8 @@ static void test_size_zero(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_old_caller),
-        cmocka_unit_test(test_old_caller_defaults),
-        cmocka_unit_test(test_caller_before_seeds),
-        cmocka_unit_test(test_newer_caller),
+        cmocka_unit_test(test_old_caller),          cmocka_unit_test(test_old_caller_defaults),
+        cmocka_unit_test(test_caller_before_seeds), cmocka_unit_test(test_newer_caller),
         cmocka_unit_test(test_size_zero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,11 +13,11 @@ static void test_destroys_accept_null(void **state) {
     assert_int_equal(kj_mem_free(NULL, 0), KJ_OK);
 }
 
-#define EXPECT_USAGE(call)                                                                          \
-    do {                                                                                            \
-        kj_status s_ = (call);                                                                      \
-        if (s_ != KJ_ERR_USAGE) fail_msg("%s -> %s, expected KJ_ERR_USAGE", #call, kj_status_name(s_)); \
-        if (!*kj_last_error()) fail_msg("%s gave no message", #call);                                \
+#define EXPECT_USAGE(call)                                                                                             \
+    do {                                                                                                               \
+        kj_status s_ = (call);                                                                                         \
+        if (s_ != KJ_ERR_USAGE) fail_msg("%s -> %s, expected KJ_ERR_USAGE", #call, kj_status_name(s_));                \
+        if (!*kj_last_error()) fail_msg("%s gave no message", #call);                                                  \
     } while (0)
 
 static void test_null_arguments_are_usage_errors(void **state) {
@@ -149,17 +149,29 @@ static void test_size_grammar(void **state) {
     static const struct {
         const char *text;
         uint64_t value;
-    } good[] = {{"0", 0},          {"1000003", 1000003}, {"64K", 65536},        {"64k", 65536},
-                {"1Mi", 1 << 20},  {"1MiB", 1 << 20},    {"1MB", 1 << 20},      {"16G", 16ull << 30},
-                {"2T", 2ull << 40}, {"2^28", 1 << 28},   {"3^3", 27},          {"2^63", 1ull << 63},
+    } good[] = {{"0", 0},
+                {"1000003", 1000003},
+                {"64K", 65536},
+                {"64k", 65536},
+                {"1Mi", 1 << 20},
+                {"1MiB", 1 << 20},
+                {"1MB", 1 << 20},
+                {"16G", 16ull << 30},
+                {"2T", 2ull << 40},
+                {"2^28", 1 << 28},
+                {"3^3", 27},
+                {"2^63", 1ull << 63},
                 {"18446744073709551615", UINT64_MAX}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint64_t v = 7;
-        if (kj_size_parse(good[i].text, 0, UINT64_MAX, &v) != KJ_OK) fail_msg("'%s': %s", good[i].text, kj_last_error());
+        if (kj_size_parse(good[i].text, 0, UINT64_MAX, &v) != KJ_OK)
+            fail_msg("'%s': %s", good[i].text, kj_last_error());
         if (v != good[i].value) fail_msg("'%s' read as %llu", good[i].text, (unsigned long long)v);
     }
-    const char *bad[] = {"-5", "", "1.5", "99999999999999999999999", "2^64", "1^5", "2^", "K", "1KiBx", "1Q",
-                         "17179869184T", " 1", "1 ", "+1", "0x10", "1e6"};
+    const char *bad[] = {"-5",    "",    "1.5",          "99999999999999999999999",
+                         "2^64",  "1^5", "2^",           "K",
+                         "1KiBx", "1Q",  "17179869184T", " 1",
+                         "1 ",    "+1",  "0x10",         "1e6"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t v = 7;
         if (kj_size_parse(bad[i], 0, UINT64_MAX, &v) != KJ_ERR_USAGE) fail_msg("'%s' accepted as a size", bad[i]);

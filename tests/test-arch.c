@@ -14,8 +14,8 @@ static void test_names(void **state) {
         int number;
         char suffix;
         int ptx;
-    } good[] = {{"sm_75", 75, 0, 0},          {"sm_90a", 90, 'a', 0},       {"sm_100f", 100, 'f', 0},
-                {"compute_90", 90, 0, 1},     {"compute_120a", 120, 'a', 1}, {"compute_1234f", 1234, 'f', 1},
+    } good[] = {{"sm_75", 75, 0, 0},      {"sm_90a", 90, 'a', 0},        {"sm_100f", 100, 'f', 0},
+                {"compute_90", 90, 0, 1}, {"compute_120a", 120, 'a', 1}, {"compute_1234f", 1234, 'f', 1},
                 {"sm_10", 10, 0, 0}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         kj__arch_name a;
@@ -26,9 +26,9 @@ static void test_names(void **state) {
         assert_true(kj__arch_folder_valid(good[i].name));
     }
     /* a cache folder is one of these names and nothing else: no path, no stray letter */
-    const char *bad[] = {NULL,     "",        "sm_",      "sm_9",     "sm_090",   "sm_12345", "sm_90b", "sm_90af",
-                         "sm_90A", "SM_90",   "sm90",     "90",       "compute_", "compute_9", "../sm_90", "sm_90/..",
-                         "sm_90 ", " sm_90",  "sm_-90",   "sm_+90",   "lto_90",   "sm_9O",    ".", ".."};
+    const char *bad[] = {NULL,     "",       "sm_",    "sm_9",   "sm_090",   "sm_12345",  "sm_90b",   "sm_90af",
+                         "sm_90A", "SM_90",  "sm90",   "90",     "compute_", "compute_9", "../sm_90", "sm_90/..",
+                         "sm_90 ", " sm_90", "sm_-90", "sm_+90", "lto_90",   "sm_9O",     ".",        ".."};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         kj__arch_name a;
         if (kj__arch_parse(bad[i], &a) == 0 || kj__arch_folder_valid(bad[i]))
@@ -43,10 +43,10 @@ static void test_runs_on(void **state) {
         int cc;
         int runs;
     } cases[] = {
-        {"sm_90", 90, 1},       {"sm_80", 86, 1},       {"sm_80", 90, 0},       {"sm_86", 80, 0},
-        {"sm_90a", 90, 1},      {"sm_90a", 100, 0},     {"sm_100a", 103, 0},    {"sm_100f", 100, 1},
-        {"sm_100f", 103, 1},    {"sm_103f", 100, 0},    {"sm_100f", 110, 0},    {"sm_120f", 121, 1},
-        {"compute_75", 90, 1},  {"compute_75", 121, 1}, {"compute_90", 80, 0},  {"compute_90a", 90, 1},
+        {"sm_90", 90, 1},        {"sm_80", 86, 1},         {"sm_80", 90, 0},         {"sm_86", 80, 0},
+        {"sm_90a", 90, 1},       {"sm_90a", 100, 0},       {"sm_100a", 103, 0},      {"sm_100f", 100, 1},
+        {"sm_100f", 103, 1},     {"sm_103f", 100, 0},      {"sm_100f", 110, 0},      {"sm_120f", 121, 1},
+        {"compute_75", 90, 1},   {"compute_75", 121, 1},   {"compute_90", 80, 0},    {"compute_90a", 90, 1},
         {"compute_90a", 100, 0}, {"compute_100f", 103, 1}, {"compute_100f", 120, 0}, {"sm_9x", 90, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -93,7 +93,8 @@ static void test_suffix_rule_is_nvrtcs(void **state) {
                 kj__target t;
                 int ours = kj__arch_for_user(name, &t) == KJ_OK, nvrtcs = nvrtc_takes(name);
                 if (ours != nvrtcs)
-                    fail_msg("%s: kernjit %s it, NVRTC %s it", name, ours ? "takes" : "refuses", nvrtcs ? "takes" : "refuses");
+                    fail_msg("%s: kernjit %s it, NVRTC %s it", name, ours ? "takes" : "refuses",
+                             nvrtcs ? "takes" : "refuses");
                 if (ours) {
                     assert_string_equal(t.arch, name);
                     assert_string_equal(t.cache_arch, name);

@@ -37,10 +37,11 @@ static size_t count_files(const char *dir) {
 }
 
 /* status, and a message that contains needle */
-#define EXPECT(call, status, needle)                                                                \
-    do {                                                                                            \
-        kj_status s_ = (call);                                                                      \
-        if (s_ != (status)) fail_msg("%s -> %s (%s), expected %s", #call, kj_status_name(s_), kj_last_error(), #status); \
+#define EXPECT(call, status, needle)                                                                                   \
+    do {                                                                                                               \
+        kj_status s_ = (call);                                                                                         \
+        if (s_ != (status))                                                                                            \
+            fail_msg("%s -> %s (%s), expected %s", #call, kj_status_name(s_), kj_last_error(), #status);               \
         if (!strstr(kj_last_error(), needle)) fail_msg("%s: message '%s' lacks '%s'", #call, kj_last_error(), needle); \
     } while (0)
 
@@ -210,8 +211,9 @@ static void test_reduce_devices_part_fails(void **state) {
     size_t before = count_files(cache_dir);
     memset(result, POISON, sizeof result);
     setenv("KJ_STUB_FAULT_DEVICE", "1", 1);
-    EXPECT(kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL), KJ_ERR_CUDA,
-           "kj_reduce_devices: part 1 (device 1): the part's reduction failed (cuEventQuery): CUDA_ERROR_LAUNCH_FAILED");
+    EXPECT(
+        kj_reduce_devices(rts, parts, counts, 2, KJ_OP_SUM, KJ_TYPE_U32, result, NULL), KJ_ERR_CUDA,
+        "kj_reduce_devices: part 1 (device 1): the part's reduction failed (cuEventQuery): CUDA_ERROR_LAUNCH_FAILED");
     unsetenv("KJ_STUB_FAULT_DEVICE");
     for (size_t i = 0; i < sizeof result; i++) assert_int_equal(result[i], POISON);
     assert_int_equal(count_files(cache_dir), before);
@@ -241,7 +243,8 @@ static void test_reduce_nccl_malformed(void **state) {
     const char *path = NULL;
     EXPECT(kj_nccl_library(NULL, NULL), KJ_ERR_USAGE, "kj_nccl_library: path is NULL");
     setenv("KERNJIT_NCCL", "/nonexistent/libnccl.so.2", 1);
-    EXPECT(kj_nccl_library(&path, NULL), KJ_ERR_UNSUPPORTED, "NCCL: cannot load KERNJIT_NCCL=/nonexistent/libnccl.so.2");
+    EXPECT(kj_nccl_library(&path, NULL), KJ_ERR_UNSUPPORTED,
+           "NCCL: cannot load KERNJIT_NCCL=/nonexistent/libnccl.so.2");
     EXPECT(kj_reduce_nccl(rt, comm, 4096, 16, KJ_OP_SUM, KJ_TYPE_F32, result, NULL), KJ_ERR_UNSUPPORTED,
            "KERNJIT_NCCL");
     unsetenv("KERNJIT_NCCL");
@@ -263,14 +266,16 @@ static void nccl_refusal_in_child(const char *name, const char *value, kj_status
         kj_test_nccl n;
         void *comm = NULL;
         kj_devptr part = 0;
-        if (!rt || kj_test_nccl_open(&n) != 0 || n.comm_init_all(&comm, 1, NULL) != 0 || kj_mem_alloc(rt, 64, &part) != KJ_OK)
+        if (!rt || kj_test_nccl_open(&n) != 0 || n.comm_init_all(&comm, 1, NULL) != 0 ||
+            kj_mem_alloc(rt, 64, &part) != KJ_OK)
             _exit(3);
         uint8_t result[8];
         memset(result, POISON, sizeof result);
         kj_status s = kj_reduce_nccl(rt, comm, part, 5, KJ_OP_SUM, KJ_TYPE_U32, result, NULL);
         int ok = s == status && strstr(kj_last_error(), needle) && result[0] == POISON;
-        if (!ok) fprintf(stderr, "%s=%s: %s: %s (expected %s, '%s')\n", name, value, kj_status_name(s), kj_last_error(),
-                         kj_status_name(status), needle);
+        if (!ok)
+            fprintf(stderr, "%s=%s: %s: %s (expected %s, '%s')\n", name, value, kj_status_name(s), kj_last_error(),
+                    kj_status_name(status), needle);
         fflush(NULL);
         _exit(ok ? 0 : 1);
     }
@@ -285,8 +290,7 @@ static void test_reduce_nccl_refused(void **state) {
     size_t before = count_files(cache_dir);
     nccl_refusal_in_child("FAKE_NCCL_DEVICE", "1", KJ_ERR_USAGE,
                           "the communicator is on device 1, the runtime on device 0");
-    nccl_refusal_in_child("FAKE_NCCL_ASYNC_ERROR", "3", KJ_ERR_CUDA,
-                          "the communicator is in error: NCCL error 3");
+    nccl_refusal_in_child("FAKE_NCCL_ASYNC_ERROR", "3", KJ_ERR_CUDA, "the communicator is in error: NCCL error 3");
     nccl_refusal_in_child("FAKE_NCCL_DISAGREE", "1", KJ_ERR_USAGE, "the ranks disagree: rank 0 of 3 reduces sum u32");
     assert_int_equal(count_files(cache_dir), before);
 }
@@ -416,8 +420,9 @@ static void test_malformed_entry_list(void **state) {
     expect_compile(&req, KJ_ERR_USAGE, "entry 'k<float>' is listed twice in entries (0 and 2): list each once");
     req.entry_count = 2;
     req.entry = "k<double>";
-    expect_compile(&req, KJ_ERR_USAGE, "entry 'k<double>' is not one of the request's 2 entries (the first is "
-                                       "'k<float>'): give one of them, or NULL for the first");
+    expect_compile(&req, KJ_ERR_USAGE,
+                   "entry 'k<double>' is not one of the request's 2 entries (the first is "
+                   "'k<float>'): give one of them, or NULL for the first");
     req.entry = NULL;
     const char *many[65];
     for (int i = 0; i < 65; i++) many[i] = "k<float>";
@@ -491,7 +496,8 @@ static void test_struct_size_not_set(void **state) {
     memset(&r, POISON, sizeof r);
     r.size = 0;
     req.size = sizeof req;
-    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_USAGE, "kj_compile_result.size is 0: initialize the struct with KJ_COMPILE_RESULT_INIT");
+    EXPECT(kj_compile(rt, &req, &r), KJ_ERR_USAGE,
+           "kj_compile_result.size is 0: initialize the struct with KJ_COMPILE_RESULT_INIT");
     assert_int_equal(((uint8_t *)&r)[sizeof r.size], POISON);
     assert_int_equal(count_files(cache_dir), before);
     kj_runtime_destroy(rt);
@@ -646,7 +652,8 @@ static void test_arch_the_device_does_not_run(void **state) {
     rt = device_runtime();
     kj_kernel *k = (kj_kernel *)0x1;
     kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .arch = "sm_80"};
-    EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE, "arch sm_80: its code runs on compute capability 8.0 to 8.9");
+    EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE,
+           "arch sm_80: its code runs on compute capability 8.0 to 8.9");
     req.arch = "compute_100";
     EXPECT(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_USAGE, "its code runs on compute capability 10.0 and newer");
     assert_ptr_equal(k, (kj_kernel *)0x1);
@@ -717,7 +724,8 @@ static void test_seed_refused(void **state) {
     kj_runtime *rt = (kj_runtime *)0x1;
     size_t before = count_files(cache_dir);
     setenv("KERNJIT_SEED_SECRET", "too short", 1);
-    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE, "KERNJIT_SEED_SECRET: the secret is 9 bytes; 16 to 4096 are allowed");
+    EXPECT(kj_runtime_create(&o, &rt), KJ_ERR_USAGE,
+           "KERNJIT_SEED_SECRET: the secret is 9 bytes; 16 to 4096 are allowed");
     assert_ptr_equal(rt, (kj_runtime *)0x1);
     unsetenv("KERNJIT_SEED_SECRET");
     unsetenv("KERNJIT_REMOTE_SECRET");
@@ -839,8 +847,12 @@ static void test_long_description_keeps_the_lowered_name(void **state) {
     memset(value, 'v', 256);
     value[256] = '\0';
     macros m = make_macros(1000, value);
-    kj_request req = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
-                      .entry = "scale<3>", .defines = m.d, .define_count = 1000};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = "scale.cu",
+                      .source_text = "template <int N> __global__ void scale(int *x) { *x = N; }\n",
+                      .entry = "scale<3>",
+                      .defines = m.d,
+                      .define_count = 1000};
     kj_kernel *k = NULL;
     kj_origin origin;
     for (int run = 0; run < 2; run++) {
@@ -859,8 +871,11 @@ static void test_too_many_macros(void **state) {
     macros m = make_macros(1025, "1");
     kj_runtime *rt = compile_runtime();
     size_t before = count_files(cache_dir);
-    kj_request req = {.size = sizeof(kj_request), .kernel = "mine.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
-                      .defines = m.d, .define_count = 1025};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = "mine.cu",
+                      .source_text = "extern \"C\" __global__ void k(int *x) { *x = 1; }\n",
+                      .defines = m.d,
+                      .define_count = 1025};
     EXPECT(kj_compile(rt, &req, NULL), KJ_ERR_USAGE, "1025 macros for mine: at most 1024 are allowed");
     req.define_count = 1024; /* the limit itself compiles */
     KJ_ASSERT_OK(kj_compile(rt, &req, NULL));
@@ -930,16 +945,22 @@ static void test_emit_misuse(void **state) {
            "format 4 is not one of KJ_EMIT_CUBIN, KJ_EMIT_PTX, KJ_EMIT_LTOIR, KJ_EMIT_FATBIN");
     EXPECT(kj_emit(rt, &req, KJ_EMIT_PTX, NULL, &size, NULL), KJ_ERR_USAGE, "data and size are required");
     kj_emit_format format = KJ_EMIT_PTX;
-    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE, "unknown output format 'sass': allowed are cubin, ptx, ltoir, fatbin");
+    EXPECT(kj_emit_format_parse("sass", &format), KJ_ERR_USAGE,
+           "unknown output format 'sass': allowed are cubin, ptx, ltoir, fatbin");
     const char *twice[] = {"sm_80", "sm_80"};
     EXPECT(kj_emit_fatbin(rt, &req, twice, 2, &data, &size, NULL), KJ_ERR_USAGE,
            "kj_emit_fatbin: target sm_80 is given twice: a fat binary holds one image a target");
-    EXPECT(kj_emit_fatbin(rt, &req, twice, 0, &data, &size, NULL), KJ_ERR_USAGE, "kj_emit_fatbin: 0 targets: give 1 to 16");
+    EXPECT(kj_emit_fatbin(rt, &req, twice, 0, &data, &size, NULL), KJ_ERR_USAGE,
+           "kj_emit_fatbin: 0 targets: give 1 to 16");
     const char *none[] = {NULL};
     EXPECT(kj_emit_fatbin(rt, &req, none, 1, &data, &size, NULL), KJ_ERR_USAGE, "kj_emit_fatbin: target 0 is NULL");
     assert_int_equal(format, KJ_EMIT_PTX);
     const char *more[] = {KJ_TEST_KERNELS "/link_lib.cu"};
-    kj_request program = {.size = sizeof(kj_request), .kernel = KJ_TEST_KERNELS "/link_main.cu", .entry = "blend", .sources = more, .source_count = 1};
+    kj_request program = {.size = sizeof(kj_request),
+                          .kernel = KJ_TEST_KERNELS "/link_main.cu",
+                          .entry = "blend",
+                          .sources = more,
+                          .source_count = 1};
     EXPECT(kj_emit(rt, &program, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_USAGE, "LTO-IR of a program of 2 sources");
     /* a -dlto request makes LTO-IR, never PTX */
     const char *dlto[] = {"-dlto"};
@@ -959,7 +980,8 @@ static void test_compile_all_shard_out_of_range(void **state) {
     kj_compile_all_result r;
     memset(&r, POISON, sizeof r);
     r.size = sizeof r;
-    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = "reduce", .arch = "sm_90", .shard = 3, .shards = 3};
+    kj_compile_all_options o = {
+        .size = sizeof(kj_compile_all_options), .kernel = "reduce", .arch = "sm_90", .shard = 3, .shards = 3};
     EXPECT(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE, "shard 3 of 3 shards: the shard must be below shards");
     o.shards = 0; /* 0 shards is the whole space, shard 0 only */
     EXPECT(kj_compile_all(rt, &o, &r), KJ_ERR_USAGE, "shard 3 of 0 shards");

@@ -48,7 +48,8 @@ static void test_store_load(void **state) {
     uint32_t flags;
     char *desc = NULL;
     assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, NULL, path), KJ__MISS);
-    const char bin[] = "\x7f" "ELF pretend cubin";
+    const char bin[] = "\x7f"
+                       "ELF pretend cubin";
     assert_int_equal(kj__cache_store(c, "sm_90", &k, "kernel: t", bin, sizeof bin, KJ_CACHE_FLAG_PTX, path), 0);
     assert_int_equal(kj__cache_load(c, "sm_90", &k, &payload, &len, &flags, &desc, path), KJ__HIT);
     assert_int_equal(len, sizeof bin);
@@ -138,9 +139,22 @@ static void swap_in_other_key(const char *path) {
     close(fd);
 }
 
-static void test_truncated(void **state) { (void)state; expect_bad(truncate_entry); expect_bad(truncate_header); expect_bad(empty_entry); }
-static void test_bit_flips(void **state) { (void)state; expect_bad(flip_payload_bit); expect_bad(flip_header_bit); }
-static void test_wrong_length_or_key(void **state) { (void)state; expect_bad(append_garbage); expect_bad(swap_in_other_key); }
+static void test_truncated(void **state) {
+    (void)state;
+    expect_bad(truncate_entry);
+    expect_bad(truncate_header);
+    expect_bad(empty_entry);
+}
+static void test_bit_flips(void **state) {
+    (void)state;
+    expect_bad(flip_payload_bit);
+    expect_bad(flip_header_bit);
+}
+static void test_wrong_length_or_key(void **state) {
+    (void)state;
+    expect_bad(append_garbage);
+    expect_bad(swap_in_other_key);
+}
 
 static void test_symlink_never_followed(void **state) {
     (void)state;
@@ -192,8 +206,9 @@ static void test_names_outside_the_folders_refused(void **state) {
     size_t len;
     uint32_t flags;
     kj__key k = make_key(9);
-    const char *folders[] = {"../../x", "..", ".", "", "sm_", "sm_9", "sm_090", "sm_12345", "sm_90/..", "x/sm_90",
-                             "sm_90/../../..", "SM_90", "sm_-90"};
+    const char *folders[] = {"../../x",        "..",     ".",        "",         "sm_",
+                             "sm_9",           "sm_090", "sm_12345", "sm_90/..", "x/sm_90",
+                             "sm_90/../../..", "SM_90",  "sm_-90"};
     for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++) {
         assert_false(kj__arch_folder_valid(folders[i]));
         int warnings = log.warnings;
@@ -206,8 +221,9 @@ static void test_names_outside_the_folders_refused(void **state) {
     const char *good[] = {"sm_50", "sm_90", "sm_100", "sm_1000", "sm_90a", "sm_100f", "compute_90"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) assert_true(kj__arch_folder_valid(good[i]));
     /* keys: upper-case, short, not hex, or a name that disagrees with the bytes */
-    const char *hex[] = {"0900000000000000000000000000005A", "09000000000000000000000000005a", "../../../../../../tmp/x",
-                         "0900000000000000000000000000005g", "0a00000000000000000000000000005a"};
+    const char *hex[] = {"0900000000000000000000000000005A", "09000000000000000000000000005a",
+                         "../../../../../../tmp/x", "0900000000000000000000000000005g",
+                         "0a00000000000000000000000000005a"};
     for (size_t i = 0; i < sizeof hex / sizeof hex[0]; i++) {
         kj__key bad = k;
         snprintf(bad.hex, sizeof bad.hex, "%s", hex[i]);
@@ -472,8 +488,11 @@ static void test_many_runtimes_keep_their_cache(void **state) {
         assert_int_equal(log.warnings, 0);
     }
     kj_define d = {"N", "5"};
-    kj_request req = {.size = sizeof(kj_request), .kernel = "k.cu", .source_text = "extern \"C\" __global__ void k(int *x) { *x = N; }\n",
-                      .defines = &d, .define_count = 1};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = "k.cu",
+                      .source_text = "extern \"C\" __global__ void k(int *x) { *x = N; }\n",
+                      .defines = &d,
+                      .define_count = 1};
     kj_compile_result res = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rts[0], &req, &res));
     assert_true(res.stored && !res.cache_hit);
@@ -590,14 +609,14 @@ static void test_parse_entry_rejects_short_input(void **state) {
     size_t dl, pl;
     const uint8_t *p;
     uint32_t f;
-    for (size_t n = 0; n <= sizeof buf; n++) assert_int_equal(kj__cache_parse_entry(buf, n, NULL, &d, &dl, &p, &pl, &f), -1);
+    for (size_t n = 0; n <= sizeof buf; n++)
+        assert_int_equal(kj__cache_parse_entry(buf, n, NULL, &d, &dl, &p, &pl, &f), -1);
 }
 
 KJ_TEST_MAIN(NULL, NULL, KJ_TEST_IN_DIR(test_store_load), cmocka_unit_test(test_truncated),
              cmocka_unit_test(test_bit_flips), cmocka_unit_test(test_wrong_length_or_key),
              KJ_TEST_IN_DIR(test_symlink_never_followed), KJ_TEST_IN_DIR(test_names_outside_the_folders_refused),
-             KJ_TEST_IN_DIR(test_unsafe_folders_refused),
-             KJ_TEST_IN_DIR(test_unusable_paths_create_nothing), KJ_TEST_IN_DIR(test_folder_checked_at_each_use),
-             KJ_TEST_IN_DIR(test_verified_folders_swapped),
+             KJ_TEST_IN_DIR(test_unsafe_folders_refused), KJ_TEST_IN_DIR(test_unusable_paths_create_nothing),
+             KJ_TEST_IN_DIR(test_folder_checked_at_each_use), KJ_TEST_IN_DIR(test_verified_folders_swapped),
              KJ_TEST_IN_DIR(test_many_runtimes_keep_their_cache), KJ_TEST_IN_DIR(test_eviction_lru),
              KJ_TEST_IN_DIR(test_list_and_clear), cmocka_unit_test(test_parse_entry_rejects_short_input))

@@ -28,8 +28,13 @@ static void test_reduce_all_then_cached(void **state) {
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     progress_check pc = {.caller = pthread_self()};
     kj_define fixed[] = {{"OP", "max"}, {"T", "f64"}};
-    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = "reduce", .fixed = fixed, .fixed_count = 2, .arch = "sm_90",
-                                .progress = on_progress, .progress_user = &pc};
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options),
+                                .kernel = "reduce",
+                                .fixed = fixed,
+                                .fixed_count = 2,
+                                .arch = "sm_90",
+                                .progress = on_progress,
+                                .progress_user = &pc};
     kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     printf("36 variants compiled in %.2f s on %u threads\n", r.wall_ms / 1e3, r.threads);
@@ -78,7 +83,11 @@ static void test_tuned_families_all(void **state) {
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     kj_define eight[] = {{"ELEM_BYTES", "8"}}; /* the largest tile: 128 x 129 x 8 bytes of shared memory */
-    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = "transpose", .fixed = eight, .fixed_count = 1, .arch = "sm_90"};
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options),
+                                .kernel = "transpose",
+                                .fixed = eight,
+                                .fixed_count = 1,
+                                .arch = "sm_90"};
     kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     printf("transpose: %zu variants compiled in %.2f s on %u threads\n", r.compiled, r.wall_ms / 1e3, r.threads);
@@ -88,7 +97,11 @@ static void test_tuned_families_all(void **state) {
     assert_int_equal(r.failed, 0);
 
     kj_define f64[] = {{"T", "f64"}};
-    o = (kj_compile_all_options){.size = sizeof(kj_compile_all_options), .kernel = "vector_add", .fixed = f64, .fixed_count = 1, .arch = "sm_90"};
+    o = (kj_compile_all_options){.size = sizeof(kj_compile_all_options),
+                                 .kernel = "vector_add",
+                                 .fixed = f64,
+                                 .fixed_count = 1,
+                                 .arch = "sm_90"};
     KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
     printf("vector_add: %zu variants compiled in %.2f s on %u threads\n", r.compiled, r.wall_ms / 1e3, r.threads);
     assert_int_equal(r.variants, 20);
@@ -133,7 +146,11 @@ static void test_requirements_and_failures(void **state) {
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, &log);
     failure_check fc = {0};
-    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = path, .threads = 3, .progress = on_failure_progress, .progress_user = &fc};
+    kj_compile_all_options o = {.size = sizeof(kj_compile_all_options),
+                                .kernel = path,
+                                .threads = 3,
+                                .progress = on_failure_progress,
+                                .progress_user = &fc};
     kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
     /* 15 combinations, 2 break the requirement, 1 does not compile: the call fails, the counts are there */
     assert_int_equal(kj_compile_all(rt, &o, &r), KJ_ERR_COMPILE);
@@ -212,8 +229,14 @@ static void test_shards_cover_the_space(void **state) {
         shard_check c = {.space = space, .shards = parts[t]};
         size_t variants = 0, compiled = 0, cached = 0, skipped = 0;
         for (c.shard = 0; c.shard < c.shards; c.shard++) {
-            kj_compile_all_options o = {.size = sizeof(kj_compile_all_options), .kernel = path, .arch = "sm_90", .threads = 2, .progress = on_shard_progress,
-                                        .progress_user = &c, .shard = c.shard, .shards = c.shards};
+            kj_compile_all_options o = {.size = sizeof(kj_compile_all_options),
+                                        .kernel = path,
+                                        .arch = "sm_90",
+                                        .threads = 2,
+                                        .progress = on_shard_progress,
+                                        .progress_user = &c,
+                                        .shard = c.shard,
+                                        .shards = c.shards};
             kj_compile_all_result r = KJ_COMPILE_ALL_RESULT_INIT;
             KJ_ASSERT_OK(kj_compile_all(rt, &o, &r));
             /* the part's own counts: indices shard, shard + N, ... below 36 */

@@ -10,8 +10,8 @@ static void compile_ok(kj_runtime *rt, const char *kernel, const char *entry, co
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     kj_status s = kj_compile(rt, &req, &r);
     if (s != KJ_OK)
-        fail_msg("%s:%s with %s=%s: %s", kernel, entry ? entry : "", nd ? d[0].name : "(defaults)", nd ? d[0].value : "",
-                 kj_last_error());
+        fail_msg("%s:%s with %s=%s: %s", kernel, entry ? entry : "", nd ? d[0].name : "(defaults)",
+                 nd ? d[0].value : "", kj_last_error());
     assert_true(r.binary_bytes > 0);
     assert_string_equal(r.arch, "sm_90");
 }
@@ -61,7 +61,8 @@ static void test_every_builtin_every_value(void **state) {
                 for (size_t v = 0; v < info.value_count; v++) {
                     if (strcmp(info.values[v], info.default_value) == 0) continue;
                     kj_define def = {info.name, info.values[v]};
-                    kj_request req = {.size = sizeof(kj_request), .kernel = name, .entry = entry, .defines = &def, .define_count = 1};
+                    kj_request req = {
+                        .size = sizeof(kj_request), .kernel = name, .entry = entry, .defines = &def, .define_count = 1};
                     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
                     kj_status s = kj_compile(rt, &req, &r);
                     if (s == KJ_ERR_INVALID_DEFINE && strstr(kj_last_error(), "requirement")) continue;
@@ -149,8 +150,10 @@ static void test_edit_takes_effect(void **state) {
     (void)state;
     char src[PATH_MAX];
     snprintf(src, sizeof src, "%s/mine.cu", kj_test_dir);
-    const char *v1 = "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V; }\n";
-    const char *v2 = "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V + 1; }\n";
+    const char *v1 =
+        "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V; }\n";
+    const char *v2 =
+        "//@kernjit entry k\n//@kernjit param V 1 2 = 1\nextern \"C\" __global__ void k(int *x) { *x = V + 1; }\n";
     kj_test_write(src, v1, strlen(v1));
     setenv("KERNJIT_PATH", kj_test_dir, 1);
     kj_test_log log;
@@ -174,7 +177,8 @@ static void test_compile_error_log(void **state) {
     (void)state;
     kj_test_log log;
     kj_runtime *rt = kj_test_compile_runtime(NULL, &log);
-    kj_request req = {.size = sizeof(kj_request), .kernel = "broken.cu",
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = "broken.cu",
                       .source_text = "extern \"C\" __global__ void k(int *x) {\n  x[0] = not_declared;\n}\n"};
     assert_int_equal(kj_compile(rt, &req, NULL), KJ_ERR_COMPILE);
     const char *msg = kj_last_error();
@@ -223,7 +227,8 @@ static const char *symbols(const kj_compile_result *r) {
     for (size_t i = 0; i < n; i++) names[i] = kj_compile_result_resource(r, i)->symbol;
     qsort(names, n, sizeof names[0], by_name);
     out[0] = '\0';
-    for (size_t i = 0; i < n; i++) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", names[i]);
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", names[i]);
     return out;
 }
 
@@ -235,8 +240,8 @@ static void test_launch_parameter_shares_the_binary(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_compile_runtime(kj_test_dir, NULL);
     kj_define one[] = {{"WAVES", "1"}}, eight[] = {{"WAVES", "8"}}, three[] = {{"WAVES", "3"}};
-    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .entry = "reduce_fast", .defines = one,
-                      .define_count = 1};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = "reduce", .entry = "reduce_fast", .defines = one, .define_count = 1};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(rt, &req, &r));
     char key[33];
@@ -325,7 +330,9 @@ static void test_entry_resolution(void **state) {
     assert_non_null(strstr(kj_last_error(), "several instances (scale<float>, scale<int>)"));
 
     /* an attribute before the name is not the kernel's name */
-    kj_request bounds = {.size = sizeof(kj_request), .kernel = "b.cu", .source_text = "__global__ void __launch_bounds__(64) k(int *x) { *x = 1; }\n"};
+    kj_request bounds = {.size = sizeof(kj_request),
+                         .kernel = "b.cu",
+                         .source_text = "__global__ void __launch_bounds__(64) k(int *x) { *x = 1; }\n"};
     KJ_ASSERT_OK(kj_compile(rt, &bounds, NULL));
 
     /* names NVRTC cannot resolve: usage errors with its explanation, not compile failures */
@@ -338,20 +345,22 @@ static void test_entry_resolution(void **state) {
     kj_request bare = {.size = sizeof(kj_request), .kernel = "t.cu", .source_text = tmpl, .entry = "scale"};
     assert_int_equal(kj_compile(rt, &bare, NULL), KJ_ERR_UNKNOWN_ENTRY);
     /* an error in the source itself stays a compile error */
-    kj_request broken = {.size = sizeof(kj_request), .kernel = "x.cu", .source_text = "__global__ void k(int *x) { *x = oops; }\n", .entry = "k"};
+    kj_request broken = {.size = sizeof(kj_request),
+                         .kernel = "x.cu",
+                         .source_text = "__global__ void k(int *x) { *x = oops; }\n",
+                         .entry = "k"};
     assert_int_equal(kj_compile(rt, &broken, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "x.cu(1): error"));
     kj_runtime_destroy(rt);
 }
 
-static const char *rdc_source =
-    "//@kernjit entry parent\n"
-    "//@kernjit rdc\n"
-    "//@kernjit limit pending-launches 4096\n"
-    "extern \"C\" __global__ void child(int *x) { x[threadIdx.x] = 1; }\n"
-    "extern \"C\" __global__ void parent(int *x) {\n"
-    "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamTailLaunch>>>(x);\n"
-    "}\n";
+static const char *rdc_source = "//@kernjit entry parent\n"
+                                "//@kernjit rdc\n"
+                                "//@kernjit limit pending-launches 4096\n"
+                                "extern \"C\" __global__ void child(int *x) { x[threadIdx.x] = 1; }\n"
+                                "extern \"C\" __global__ void parent(int *x) {\n"
+                                "    if (threadIdx.x == 0) child<<<1, 32, 0, cudaStreamTailLaunch>>>(x);\n"
+                                "}\n";
 
 static void test_link_device_runtime(void **state) {
     (void)state;
@@ -528,8 +537,8 @@ static void test_language_standard(void **state) {
     static const char *src = "__device__ consteval int two() { return 2; }\n" /* C++20 */
                              "extern \"C\" __global__ void k(int *o) { o[0] = two(); }\n";
     const char *opts[1];
-    kj_request req = {.size = sizeof(kj_request), .kernel = "std20.cu", .source_text = src, .options = opts,
-                      .option_count = 1};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = "std20.cu", .source_text = src, .options = opts, .option_count = 1};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     char key20[65], key20long[65];
     opts[0] = "-std=c++20";
@@ -568,5 +577,5 @@ KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_every_builtin_every_value), KJ_TE
              KJ_TEST_IN_DIR(test_entry_alone), cmocka_unit_test(test_entry_resolution),
              cmocka_unit_test(test_link_device_runtime), cmocka_unit_test(test_cdp1_explained),
              KJ_TEST_IN_DIR(test_other_arch), KJ_TEST_IN_DIR(test_arch_specific_instruction),
-             cmocka_unit_test(test_no_device_means_no_launch),
-             cmocka_unit_test(test_bad_options), cmocka_unit_test(test_language_standard))
+             cmocka_unit_test(test_no_device_means_no_launch), cmocka_unit_test(test_bad_options),
+             cmocka_unit_test(test_language_standard))

@@ -24,16 +24,26 @@ static void store(const char *kernel, const char *entry, const char *fixed, cons
     KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &info));
     char device[256];
     kj__tunedb_device_name(info.name, device);
-    kj__tuned_rec rec = {.kernel = (char *)kernel, .entry = (char *)entry, .fixed = (char *)fixed,
-                         .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
-                         .cc_minor = info.cc_minor, .version = (char *)kj_version_string(), .values = (char *)values,
-                         .gbps = gbps++, .us = 1, .n = N, .time = 1};
+    kj__tuned_rec rec = {.kernel = (char *)kernel,
+                         .entry = (char *)entry,
+                         .fixed = (char *)fixed,
+                         .bucket = kj__tunedb_bucket(N),
+                         .device = device,
+                         .cc_major = info.cc_major,
+                         .cc_minor = info.cc_minor,
+                         .version = (char *)kj_version_string(),
+                         .values = (char *)values,
+                         .gbps = gbps++,
+                         .us = 1,
+                         .n = N,
+                         .time = 1};
     KJ_ASSERT_OK(kj__tuned_store(kj_test_rt, &rec, NULL));
 }
 
 static kj_vector_add_report vector_add(unsigned block, unsigned unroll) {
     kj_vector_add_report r = KJ_VECTOR_ADD_REPORT_INIT;
-    kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .block_size = block, .unroll = unroll, .report = &r};
+    kj_vector_add_options o = {
+        .size = sizeof(kj_vector_add_options), .block_size = block, .unroll = unroll, .report = &r};
     KJ_ASSERT_OK(kj_vector_add(kj_test_rt, KJ_TYPE_F32, a, b, c, N, &o));
     return r;
 }
@@ -78,8 +88,9 @@ static void test_vector_add(void **state) {
     assert_int_equal(r.config_from, KJ_CONFIG_DEFAULT);
     assert_int_equal(r.unroll, 4);
     assert_int_equal(kj_test_rt_log.warnings, warnings + 1);
-    assert_non_null(strstr(kj_test_rt_log.last, "the tuning database's BLOCK_SIZE=512 UNROLL=3 WAVES=1024 for vector_add "
-                                                 "cannot be used"));
+    assert_non_null(strstr(kj_test_rt_log.last,
+                           "the tuning database's BLOCK_SIZE=512 UNROLL=3 WAVES=1024 for vector_add "
+                           "cannot be used"));
     assert_non_null(strstr(kj_test_rt_log.last, "UNROLL=3"));
     /* the call's plan keeps the defaults it fell back to: no warning again */
     r = vector_add(0, 0);
@@ -197,11 +208,16 @@ static void test_reduce_fast_defaults(void **state) {
         kj_type type;
         size_t n;
         unsigned block, coarse;
-    } cases[] = {{KJ_TYPE_F32, 1000, 256, 1},          {KJ_TYPE_F32, 8192, 256, 8},
-                 {KJ_TYPE_F32, 8193, 512, 1},          {KJ_TYPE_F32, 512 * 4 * 2 * 132 - 1, 512, 1},
-                 {KJ_TYPE_F32, 512 * 4 * 2 * 132, 512, 2}, {KJ_TYPE_F16, 512 * 8 * 2 * 132, 512, 2},
-                 {KJ_TYPE_F16, 512 * 8 * 2 * 132 - 1, 512, 1}, {KJ_TYPE_F64, (25u << 20) / 8, 512, 2},
-                 {KJ_TYPE_F64, (25u << 20) / 8 + 1, 1024, 4}, {KJ_TYPE_F32, 25u << 18, 512, 2},
+    } cases[] = {{KJ_TYPE_F32, 1000, 256, 1},
+                 {KJ_TYPE_F32, 8192, 256, 8},
+                 {KJ_TYPE_F32, 8193, 512, 1},
+                 {KJ_TYPE_F32, 512 * 4 * 2 * 132 - 1, 512, 1},
+                 {KJ_TYPE_F32, 512 * 4 * 2 * 132, 512, 2},
+                 {KJ_TYPE_F16, 512 * 8 * 2 * 132, 512, 2},
+                 {KJ_TYPE_F16, 512 * 8 * 2 * 132 - 1, 512, 1},
+                 {KJ_TYPE_F64, (25u << 20) / 8, 512, 2},
+                 {KJ_TYPE_F64, (25u << 20) / 8 + 1, 1024, 4},
+                 {KJ_TYPE_F32, 25u << 18, 512, 2},
                  {KJ_TYPE_F32, (25u << 18) + 1, 1024, 4}};
     kj_devptr in;
     KJ_ASSERT_OK(kj_mem_alloc(kj_test_rt, (32u << 20) + 64, &in));
@@ -264,11 +280,20 @@ static void test_target_keeps_its_tuning(void **state) {
     KJ_ASSERT_OK(kj_runtime_device(rt, &info));
     char device[256];
     kj__tunedb_device_name(info.name, device);
-    kj__tuned_rec rec = {.kernel = (char *)"vector_add", .entry = (char *)"vector_add", .fixed = (char *)"T=f64",
-                         .bucket = kj__tunedb_bucket(N), .device = device, .cc_major = info.cc_major,
-                         .cc_minor = info.cc_minor, .target = (char *)kj__tuned_target(rt),
-                         .version = (char *)kj_version_string(), .values = (char *)"BLOCK_SIZE=128 UNROLL=1",
-                         .gbps = 1, .us = 1, .n = N, .time = 1};
+    kj__tuned_rec rec = {.kernel = (char *)"vector_add",
+                         .entry = (char *)"vector_add",
+                         .fixed = (char *)"T=f64",
+                         .bucket = kj__tunedb_bucket(N),
+                         .device = device,
+                         .cc_major = info.cc_major,
+                         .cc_minor = info.cc_minor,
+                         .target = (char *)kj__tuned_target(rt),
+                         .version = (char *)kj_version_string(),
+                         .values = (char *)"BLOCK_SIZE=128 UNROLL=1",
+                         .gbps = 1,
+                         .us = 1,
+                         .n = N,
+                         .time = 1};
     KJ_ASSERT_OK(kj__tuned_store(rt, &rec, NULL));
     kj_vector_add_report r = KJ_VECTOR_ADD_REPORT_INIT;
     kj_vector_add_options o = {.size = sizeof(kj_vector_add_options), .report = &r};
@@ -307,5 +332,6 @@ static void test_config_from_names(void **state) {
 
 KJ_TEST_MAIN(setup, teardown, cmocka_unit_test(test_vector_add), cmocka_unit_test(test_reduce),
              cmocka_unit_test(test_reduce_fast_defaults), cmocka_unit_test(test_plan_follows_the_database),
-             cmocka_unit_test(test_plan_of_a_single_block_entry),             cmocka_unit_test(test_transpose), cmocka_unit_test(test_tune_gets_each_variant_once),
-             cmocka_unit_test(test_config_from_names), cmocka_unit_test(test_target_keeps_its_tuning))
+             cmocka_unit_test(test_plan_of_a_single_block_entry), cmocka_unit_test(test_transpose),
+             cmocka_unit_test(test_tune_gets_each_variant_once), cmocka_unit_test(test_config_from_names),
+             cmocka_unit_test(test_target_keeps_its_tuning))

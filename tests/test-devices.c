@@ -10,11 +10,10 @@
 #define DEVICES 4
 #define THREADS_PER_DEVICE 2
 
-static const char *const source =
-    "extern \"C\" __global__ void scale(float *x, float a, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) x[i] *= a;\n"
-    "}\n";
+static const char *const source = "extern \"C\" __global__ void scale(float *x, float a, int n) {\n"
+                                  "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                  "    if (i < n) x[i] *= a;\n"
+                                  "}\n";
 
 static int setup(void **state) { return kj_test_setup_stub_devices(state, DEVICES); }
 
@@ -104,7 +103,8 @@ static void test_one_compile_for_every_device(void **state) {
         uint64_t compiles = 0, disk_hits = 0;
         for (int d = 0; d < DEVICES; d++) {
             kj_runtime *rt = kj_test_runtime(kj_test_dir, d, NULL);
-            kj_request req = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = source, .entry = "scale"};
+            kj_request req = {
+                .size = sizeof(kj_request), .kernel = "scale.cu", .source_text = source, .entry = "scale"};
             kj_kernel *k;
             kj_origin origin;
             if (!rt || kj_kernel_get(rt, &req, &k, &origin) != KJ_OK || origin != KJ_ORIGIN_DISK) _exit(1);

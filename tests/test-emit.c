@@ -181,8 +181,9 @@ static void test_fatbin_of_two_targets(void **state) {
         snprintf(out, sizeof out, "%s/ref.fatbin", kj_test_dir);
         write_file(c80, cubin[0], cubin_size[0]);
         write_file(c90, cubin[1], cubin_size[1]);
-        snprintf(cmd, sizeof cmd, "'%s' --64 --create='%s' --image3=kind=elf,sm=80,file='%s' --image3=kind=elf,sm=90,file='%s'",
-                 tool, out, c80, c90);
+        snprintf(cmd, sizeof cmd,
+                 "'%s' --64 --create='%s' --image3=kind=elf,sm=80,file='%s' --image3=kind=elf,sm=90,file='%s'", tool,
+                 out, c80, c90);
         assert_int_equal(system(cmd), 0);
         size_t ref_size;
         unsigned char *ref = read_all(out, &ref_size);
@@ -220,7 +221,8 @@ static void test_failures_give_nothing(void **state) {
     kj_define bad[] = {{"OP", "avg"}};
     kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .defines = bad, .define_count = 1};
     assert_int_equal(kj_emit(kj_test_rt, &req, KJ_EMIT_PTX, &data, &size, NULL), KJ_ERR_INVALID_DEFINE);
-    kj_request broken = {.size = sizeof(kj_request), .kernel = "broken.cu", .source_text = "extern \"C\" __global__ void k() { oops; }"};
+    kj_request broken = {
+        .size = sizeof(kj_request), .kernel = "broken.cu", .source_text = "extern \"C\" __global__ void k() { oops; }"};
     assert_int_equal(kj_emit(kj_test_rt, &broken, KJ_EMIT_LTOIR, &data, &size, NULL), KJ_ERR_COMPILE);
     assert_non_null(strstr(kj_last_error(), "oops"));
     assert_ptr_equal(data, (void *)&data);

@@ -15,8 +15,12 @@ static const char *const source = "template <typename T, int BLOCK>\n"
 static const char *const instances[] = {"scale<float,256>", "scale<double,256>"};
 
 static kj_request request(const char *const *entries, size_t n, const char *entry) {
-    kj_request r = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = source, .entry = entry,
-                    .entries = entries, .entry_count = n};
+    kj_request r = {.size = sizeof(kj_request),
+                    .kernel = "scale.cu",
+                    .source_text = source,
+                    .entry = entry,
+                    .entries = entries,
+                    .entry_count = n};
     return r;
 }
 

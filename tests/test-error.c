@@ -255,10 +255,12 @@ static void test_map(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_status_table), cmocka_unit_test(test_status_values_pinned),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_status_table),
+                                       cmocka_unit_test(test_status_values_pinned),
                                        cmocka_unit_test(test_last_error_per_thread),
                                        cmocka_unit_test(test_message_keeps_the_reason),
-                                       cmocka_unit_test(test_errors_and_logs_keep_the_reason), cmocka_unit_test(test_map),
+                                       cmocka_unit_test(test_errors_and_logs_keep_the_reason),
+                                       cmocka_unit_test(test_map),
                                        cmocka_unit_test(test_formatting)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,13 +82,14 @@ static void test_every_runtime_at_once(void **state) {
                 double wv = kjtest_result_as_double(types[t], want), gv = kjtest_result_as_double(types[t], w[i].got);
                 double tol = kjtest_reduce_tolerance(KJ_OP_SUM, types[t], sizes[s], wv, abs_sum, &w[i].report);
                 if (memcmp(want, w[i].got, kj_result_size(types[t])) != 0 && !(fabs(gv - wv) <= tol))
-                    fail_msg("runtime %d sum %s n=%zu: GPU %.17g, CPU %.17g, tolerance %.3g", i,
-                             kj_type_name(types[t]), sizes[s], gv, wv, tol);
+                    fail_msg("runtime %d sum %s n=%zu: GPU %.17g, CPU %.17g, tolerance %.3g", i, kj_type_name(types[t]),
+                             sizes[s], gv, wv, tol);
                 compiled += w[i].report.origin == KJ_ORIGIN_COMPILED;
             }
             pthread_barrier_destroy(&start);
             /* every runtime ran the same configuration (one device model): one compile at most */
-            if (compiled > 1) fail_msg("sum %s n=%zu: compiled by %d runtimes", kj_type_name(types[t]), sizes[s], compiled);
+            if (compiled > 1)
+                fail_msg("sum %s n=%zu: compiled by %d runtimes", kj_type_name(types[t]), sizes[s], compiled);
         }
     uint64_t compiles = 0;
     for (int i = 0; i < count; i++) {

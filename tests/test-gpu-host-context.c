@@ -32,10 +32,10 @@ typedef struct host_driver {
 
 static host_driver drv;
 
-#define CU_OK(call)                                                                                 \
-    do {                                                                                            \
-        CUresult r_ = (call);                                                                       \
-        if (r_ != CUDA_SUCCESS) fail_msg("%s -> CUresult %d", #call, (int)r_);                      \
+#define CU_OK(call)                                                                                                    \
+    do {                                                                                                               \
+        CUresult r_ = (call);                                                                                          \
+        if (r_ != CUDA_SUCCESS) fail_msg("%s -> CUresult %d", #call, (int)r_);                                         \
     } while (0)
 
 static void load_driver(void) {

@@ -9,7 +9,8 @@ static void test_origins(void **state) {
     kj_test_log log;
     kj_runtime *rt = kj_test_gpu_runtime(&log);
     kj_define d[] = {{"OP", "sum"}, {"T", "i32"}};
-    kj_request req = {.size = sizeof(kj_request), .kernel = "reduce", .entry = "reduce_coarsened", .defines = d, .define_count = 2};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = "reduce", .entry = "reduce_coarsened", .defines = d, .define_count = 2};
     kj_kernel *k1, *k2, *k3;
     kj_origin o;
     KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k1, &o));
@@ -88,7 +89,8 @@ static void test_launch_limits(void **state) {
     assert_non_null(strstr(kj_last_error(), "2048"));
     kj_launch_config big_grid_y = {sizeof(kj_launch_config), {1, 100000, 1}, {1, 1, 1}, 0, NULL, 0};
     assert_int_equal(kj_kernel_launch(k, &big_grid_y, args), KJ_ERR_LIMIT);
-    kj_launch_config too_much_shared = {sizeof(kj_launch_config), {1, 1, 1}, {1, 1, 1}, (unsigned)dev.shared_per_block_optin + 1, NULL, 0};
+    kj_launch_config too_much_shared = {
+        sizeof(kj_launch_config), {1, 1, 1}, {1, 1, 1}, (unsigned)dev.shared_per_block_optin + 1, NULL, 0};
     assert_int_equal(kj_kernel_launch(k, &too_much_shared, args), KJ_ERR_LIMIT);
     char optin[32];
     snprintf(optin, sizeof optin, "%zu", dev.shared_per_block_optin);

@@ -17,10 +17,10 @@ static char cache[PATH_MAX]; /* kj_test_dir/cache */
 /* `kernjit launch ARGS` in the test folder with a private cache: its exit code, its output in out. */
 #define launch(...) kj_test_launch(kernjit, kj_test_dir, cache, out, sizeof out, __VA_ARGS__)
 
-#define EXPECT(code, needle)                                                                        \
-    do {                                                                                            \
-        if (rc != (code)) fail_msg("exit %d, expected %d", rc, (code));                             \
-        if ((needle) && !strstr(out, (needle))) fail_msg("the output lacks '%s'", (const char *)(needle)); \
+#define EXPECT(code, needle)                                                                                           \
+    do {                                                                                                               \
+        if (rc != (code)) fail_msg("exit %d, expected %d", rc, (code));                                                \
+        if ((needle) && !strstr(out, (needle))) fail_msg("the output lacks '%s'", (const char *)(needle));             \
     } while (0)
 
 static char *path_in(const char *name) {
@@ -124,7 +124,8 @@ static void test_vadd(void **state) {
     float *c = read_all("c.bin", n * 4);
     for (size_t i = 0; i < n; i++) {
         float want = a[i] + b[i];
-        if (memcmp(&c[i], &want, 4) != 0) fail_msg("c[%zu] = %.9g, expected %.9g + %.9g = %.9g", i, c[i], a[i], b[i], want);
+        if (memcmp(&c[i], &want, 4) != 0)
+            fail_msg("c[%zu] = %.9g, expected %.9g + %.9g = %.9g", i, c[i], a[i], b[i], want);
     }
     char line[64];
     snprintf(line, sizeof line, "[3] %.9g\n", (double)(a[3] + b[3]));
@@ -132,12 +133,14 @@ static void test_vadd(void **state) {
 
     /* a second process finds the kernel in the disk cache; --json carries the printed values */
     rc = launch("'%s/vadd.cu' --grid %zu --block 256 --arg 'f32[]=@a.bin' --arg 'f32[]=@b.bin' "
-                "--arg 'f32[%zu]=nan' --arg i32=%zu --print 2:0..2 --json", kernels, (n + 255) / 256, n, n);
+                "--arg 'f32[%zu]=nan' --arg i32=%zu --print 2:0..2 --json",
+                kernels, (n + 255) / 256, n, n);
     EXPECT(0, "\"origin\":\"disk\"");
     char values[128];
     snprintf(values, sizeof values, "\"values\":[%.9g,%.9g]", (double)(a[0] + b[0]), (double)(a[1] + b[1]));
     if (!strstr(out, values)) fail_msg("the output lacks '%s'", values);
-    assert_non_null(strstr(out, have_param_info ? "\"params_checked_by\":\"driver\"" : "\"params_checked_by\":\"source\""));
+    assert_non_null(
+        strstr(out, have_param_info ? "\"params_checked_by\":\"driver\"" : "\"params_checked_by\":\"source\""));
     free(a);
     free(b);
     free(c);
@@ -151,7 +154,8 @@ static void test_templates(void **state) {
     float *x = random_floats(n);
     kj_test_write(path_in("x.bin"), x, n * 4);
     int rc = launch("'%s/scale.cu:scale<float,256>' --grid %zu --block 256 --arg 'f32[]=@x.bin' --arg f32=0.5 "
-                    "--arg i32=%zu --save 0=xs.bin --repeat 2", kernels, (n + 255) / 256, n);
+                    "--arg i32=%zu --save 0=xs.bin --repeat 2",
+                    kernels, (n + 255) / 256, n);
     EXPECT(0, "scale<float,256>");
     float *xs = read_all("xs.bin", n * 4);
     for (size_t i = 0; i < n; i++)
@@ -161,7 +165,8 @@ static void test_templates(void **state) {
     for (size_t i = 0; i < n; i++) xd[i] = x[i] * 1.25;
     kj_test_write(path_in("xd.bin"), xd, n * 8);
     rc = launch("'%s/scale.cu:scale<double, 128>' --grid %zu --block 128 --arg 'f64[]=@xd.bin' --arg f64=-3 "
-                "--arg i32=%zu --save 0=xds.bin --repeat 0", kernels, (n + 127) / 128, n);
+                "--arg i32=%zu --save 0=xds.bin --repeat 0",
+                kernels, (n + 127) / 128, n);
     EXPECT(0, "scale<double, 128>");
     double *xds = read_all("xds.bin", n * 8);
     for (size_t i = 0; i < n; i++)
@@ -172,11 +177,13 @@ static void test_templates(void **state) {
     for (size_t i = 0; i < n; i++) y[i] = x[i];
     kj_test_write(path_in("y.bin"), y, n * 8);
     rc = launch("'%s/axpy_instance.cu' --grid %zu --block 256 --arg 'f64[]=@y.bin' --arg 'f64[%zu]=iota' --arg f64=2 "
-                "--arg i32=%zu --save 0=ys.bin --repeat 0", kernels, (n + 255) / 256, n, n);
+                "--arg i32=%zu --save 0=ys.bin --repeat 0",
+                kernels, (n + 255) / 256, n, n);
     EXPECT(0, "axpy<double>");
     double *ys = read_all("ys.bin", n * 8);
     for (size_t i = 0; i < n; i++)
-        if (ys[i] != 2.0 * (double)i + y[i]) fail_msg("y[%zu] = %.17g, expected %.17g", i, ys[i], 2.0 * (double)i + y[i]);
+        if (ys[i] != 2.0 * (double)i + y[i])
+            fail_msg("y[%zu] = %.17g, expected %.17g", i, ys[i], 2.0 * (double)i + y[i]);
     free(x);
     free(xs);
     free(xd);
@@ -209,7 +216,8 @@ static void test_first_launch_only(void **state) {
     (void)state;
     const size_t n = kj_test_cap(1000003);
     int rc = launch("'%s/accumulate.cu' --grid %zu --block 256 --arg 'f32[%zu]=iota' --arg 'f32[%zu]=1' --arg i32=%zu "
-                    "--print 0:5 --save 0=acc.bin --repeat 20", kernels, (n + 255) / 256, n, n, n);
+                    "--print 0:5 --save 0=acc.bin --repeat 20",
+                    kernels, (n + 255) / 256, n, n, n);
     EXPECT(0, "[5] 6\n");
     assert_non_null(strstr(out, "median of 20 launches"));
     float *y = read_all("acc.bin", n * 4);
@@ -222,7 +230,8 @@ static void test_first_launch_only(void **state) {
 static void test_scalars(void **state) {
     (void)state;
     int rc = launch("'%s/scalars.cu' --grid 1 --block 32 --arg u8=200 --arg i16=-3 --arg f64=7.9 --arg 'i64[3]=-1' "
-                    "--print 3 --json", kernels);
+                    "--print 3 --json",
+                    kernels);
     EXPECT(0, "\"values\":[200,-3,7]");
 }
 
@@ -231,8 +240,10 @@ static void test_scalars(void **state) {
 static void test_mismatches(void **state) {
     (void)state;
     char vadd[1024];
-    snprintf(vadd, sizeof vadd, "'%s/vadd.cu' --grid 4 --block 256 --arg 'f32[1000]=iota' --arg 'f32[1000]=1' "
-             "--arg 'f32[1000]=zeros'", kernels);
+    snprintf(vadd, sizeof vadd,
+             "'%s/vadd.cu' --grid 4 --block 256 --arg 'f32[1000]=iota' --arg 'f32[1000]=1' "
+             "--arg 'f32[1000]=zeros'",
+             kernels);
     int rc = launch("%s", vadd);
     EXPECT(2, "parameter 3 'int n'");
     assert_non_null(strstr(out, "vadd takes 4 parameters; 3 were given with --arg"));
@@ -254,7 +265,8 @@ static void test_mismatches(void **state) {
                 kernels);
     EXPECT(2, "--grid y = 100000 exceeds the device's limit of 65535");
     rc = launch("'%s/vadd.cu' --grid 1 --block 1 --shared 1M --arg 'f32[8]=1' --arg 'f32[8]=1' --arg 'f32[8]=1' "
-                "--arg i32=8", kernels);
+                "--arg i32=8",
+                kernels);
     EXPECT(2, "--shared 1048576 exceeds");
     rc = launch("'%s/vadd.cu' --grid 1 --block 1 --arg 'f32[2^40]=zeros' --arg 'f32[8]=1' --arg 'f32[8]=1' --arg i32=8",
                 kernels);
@@ -282,10 +294,10 @@ int main(int argc, char **argv) {
     kernjit = argv[1];
     kernels = argv[2];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_param_api),       cmocka_unit_test(test_vadd),
-        cmocka_unit_test(test_templates),       cmocka_unit_test(test_grid_2d),
+        cmocka_unit_test(test_param_api),         cmocka_unit_test(test_vadd),
+        cmocka_unit_test(test_templates),         cmocka_unit_test(test_grid_2d),
         cmocka_unit_test(test_first_launch_only), cmocka_unit_test(test_scalars),
-        cmocka_unit_test(test_mismatches),      cmocka_unit_test(test_compile_error),
+        cmocka_unit_test(test_mismatches),        cmocka_unit_test(test_compile_error),
     };
     return cmocka_run_group_tests(tests, setup, kj_test_teardown);
 }

@@ -22,8 +22,9 @@ static uint16_t *render(kj_runtime *rt, unsigned w, unsigned h, kj_mandelbrot_op
     KJ_ASSERT_OK(kj_mem_free(rt, dev));
     unsigned max = o.max_dwell ? o.max_dwell : 512;
     for (size_t i = 0; i < n; i++)
-        if (host[i] > max) fail_msg("%s %u x %u: pixel %zu holds %u, above the dwell limit %u (never written?)",
-                                    kj_mandelbrot_algo_name(o.algo), w, h, i, host[i], max);
+        if (host[i] > max)
+            fail_msg("%s %u x %u: pixel %zu holds %u, above the dwell limit %u (never written?)",
+                     kj_mandelbrot_algo_name(o.algo), w, h, i, host[i], max);
     return host;
 }
 
@@ -84,8 +85,8 @@ static void check_configuration(kj_runtime *rt, unsigned w, unsigned h, kj_mande
     o.count_launches = 1;
     uint16_t *ms = render(rt, w, h, o, &rm);
     char what[160];
-    snprintf(what, sizeof what, "%u x %u dwell %u init %u subdiv %u depth %u min %u", w, h, o.max_dwell,
-             o.init_subdiv, o.subdiv, o.max_depth, o.min_size);
+    snprintf(what, sizeof what, "%u x %u dwell %u init %u subdiv %u depth %u min %u", w, h, o.max_dwell, o.init_subdiv,
+             o.subdiv, o.max_depth, o.min_size);
     same_pixels(ms, esc, w, h, what);
     uint16_t *cpu = malloc((size_t)w * h * sizeof *cpu);
     assert_non_null(cpu);
@@ -93,8 +94,8 @@ static void check_configuration(kj_runtime *rt, unsigned w, unsigned h, kj_mande
     KJ_ASSERT_OK(kjtest_mandelbrot_reference(w, h, &o, cpu, &cpu_launches));
     same_pixels(ms, cpu, w, h, "GPU Mariani-Silver against its CPU emulation");
     if (rm.device_launches != cpu_launches)
-        fail_msg("%s: the GPU made %llu launches, the CPU emulation %llu", what,
-                 (unsigned long long)rm.device_launches, (unsigned long long)cpu_launches);
+        fail_msg("%s: the GPU made %llu launches, the CPU emulation %llu", what, (unsigned long long)rm.device_launches,
+                 (unsigned long long)cpu_launches);
     assert_true(rm.device_launches > 0);
     assert_true(rm.device_launches <= rm.expected_launches);
     spot_check(esc, w, h, &o, seed);
@@ -108,10 +109,20 @@ static void test_subdividing_configurations(void **state) {
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
     uint64_t seed = kj_test_seed();
     /* three levels of squares: 512 -> 128 -> 32 (checked offline: 610 launches, no wrong fill) */
-    kj_mandelbrot_options quad = {.size = sizeof(kj_mandelbrot_options), .max_dwell = 512, .init_subdiv = 8, .subdiv = 4, .max_depth = 4, .min_size = 16};
+    kj_mandelbrot_options quad = {.size = sizeof(kj_mandelbrot_options),
+                                  .max_dwell = 512,
+                                  .init_subdiv = 8,
+                                  .subdiv = 4,
+                                  .max_depth = 4,
+                                  .min_size = 16};
     check_configuration(rt, (unsigned)kj_test_cap_side(4096), (unsigned)kj_test_cap_side(4096), quad, &seed);
     /* six levels on a clipped, non-square image */
-    kj_mandelbrot_options deep = {.size = sizeof(kj_mandelbrot_options), .max_dwell = 256, .init_subdiv = 8, .subdiv = 2, .max_depth = 6, .min_size = 8};
+    kj_mandelbrot_options deep = {.size = sizeof(kj_mandelbrot_options),
+                                  .max_dwell = 256,
+                                  .init_subdiv = 8,
+                                  .subdiv = 2,
+                                  .max_depth = 6,
+                                  .min_size = 8};
     check_configuration(rt, kj_test_small() ? 999 : 2999, kj_test_small() ? 666 : 1999, deep, &seed);
     kj_runtime_destroy(rt);
 }
@@ -121,7 +132,12 @@ static void test_escape_matches_cpu(void **state) {
     (void)state;
     kj_runtime *rt = kj_test_gpu_runtime(NULL);
     const unsigned w = 640, h = 480;
-    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .max_dwell = 1024, .x_min = -0.75, .x_max = -0.73, .y_min = 0.1, .y_max = 0.115};
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options),
+                               .max_dwell = 1024,
+                               .x_min = -0.75,
+                               .x_max = -0.73,
+                               .y_min = 0.1,
+                               .y_max = 0.115};
     kj_dp_report r = KJ_DP_REPORT_INIT;
     uint16_t *gpu = render(rt, w, h, o, &r);
     uint16_t *cpu = malloc((size_t)w * h * sizeof *cpu);
@@ -150,7 +166,9 @@ static void test_limits_and_usage(void **state) {
     kj_devptr img;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 64 * 64 * 2, &img));
     /* deeper than the device runtime nests: refused before anything is compiled or launched */
-    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_depth = (unsigned)dev.max_nesting_depth + 6};
+    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options),
+                               .algo = KJ_MANDELBROT_MS,
+                               .max_depth = (unsigned)dev.max_nesting_depth + 6};
     kj_stats before = KJ_STATS_INIT, after = KJ_STATS_INIT;
     KJ_ASSERT_OK(kj_runtime_stats(rt, &before));
     assert_int_equal(kj_mandelbrot(rt, img, 64, 64, &o), KJ_ERR_LIMIT);

@@ -197,8 +197,8 @@ static void test_pending_overflow_is_an_error(void **state) {
     kj_status s = kj_nested_reduce(rt, KJ_TYPE_I32, dev, n, &sum, &o);
     if (s != KJ_ERR_DEVICE_LAUNCH)
         fail_msg("%llu blocks tail-launching with a pending-launch limit of %llu: %s (%s), expected "
-                 "KJ_ERR_DEVICE_LAUNCH", (unsigned long long)(limit + 4096), (unsigned long long)limit,
-                 kj_status_name(s), kj_last_error());
+                 "KJ_ERR_DEVICE_LAUNCH",
+                 (unsigned long long)(limit + 4096), (unsigned long long)limit, kj_status_name(s), kj_last_error());
     printf("reported: %s\n", kj_last_error());
     assert_non_null(strstr(kj_last_error(), "failed"));
     assert_non_null(strstr(kj_last_error(), "pending-launch limit"));

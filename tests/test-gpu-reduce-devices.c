@@ -64,7 +64,8 @@ static void check(kj_op op, kj_type t, size_t n) {
     unsigned char want[8], combined[8], got[8], again[8];
     double abs_sum;
     KJ_ASSERT_OK(kjtest_reduce_reference(op, t, host, n, want, &abs_sum));
-    KJ_ASSERT_OK(kjtest_reduce_reference(op, t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 ? KJ_TYPE_F32 : t, partials, runtimes, combined, NULL));
+    KJ_ASSERT_OK(kjtest_reduce_reference(op, t == KJ_TYPE_F16 || t == KJ_TYPE_BF16 ? KJ_TYPE_F32 : t, partials,
+                                         runtimes, combined, NULL));
     memset(got, 0xA5, sizeof got);
     memset(again, 0x5A, sizeof again);
     kj_status s = kj_reduce_devices(rts, inputs, counts, runtimes, op, t, got, NULL);
@@ -72,11 +73,11 @@ static void check(kj_op op, kj_type t, size_t n) {
     if (s != KJ_OK) fail_msg("%s %s n=%zu: %s", kj_op_name(op), kj_type_name(t), n, kj_last_error());
     const char *what = kj_op_name(op), *type = kj_type_name(t);
     if (memcmp(got, combined, rs) != 0)
-        fail_msg("%s %s n=%zu: %.17g is not the combine of the parts' own results in part order, %.17g", what, type,
-                 n, kjtest_result_as_double(t, got), kjtest_result_as_double(t, combined));
+        fail_msg("%s %s n=%zu: %.17g is not the combine of the parts' own results in part order, %.17g", what, type, n,
+                 kjtest_result_as_double(t, got), kjtest_result_as_double(t, combined));
     if (memcmp(got, again, rs) != 0)
-        fail_msg("%s %s n=%zu: %.17g, then %.17g on the runtimes' own streams: not bit-identical from run to run",
-                 what, type, n, kjtest_result_as_double(t, got), kjtest_result_as_double(t, again));
+        fail_msg("%s %s n=%zu: %.17g, then %.17g on the runtimes' own streams: not bit-identical from run to run", what,
+                 type, n, kjtest_result_as_double(t, got), kjtest_result_as_double(t, again));
     double w = kjtest_result_as_double(t, want), g = kjtest_result_as_double(t, got);
     double tol = kjtest_reduce_tolerance(op, t, n, w, abs_sum, NULL);
     if (memcmp(want, got, rs) != 0 && !(fabs(g - w) <= tol))

@@ -62,7 +62,8 @@ static void check(kj_op op, kj_type t, size_t n, int with_nan) {
         if (op == KJ_OP_MIN) quiet |= 1ull << (rs * 8 - 1);
         if (!isnan(g) || !isnan(kjtest_result_as_double(t, local)) || bits != quiet)
             fail_msg("%s %s n=%zu with a NaN: %.17g (bits %#llx), kj_reduce's %.17g: not the canonical NaN %#llx", what,
-                     type, n, g, (unsigned long long)bits, kjtest_result_as_double(t, local), (unsigned long long)quiet);
+                     type, n, g, (unsigned long long)bits, kjtest_result_as_double(t, local),
+                     (unsigned long long)quiet);
         return;
     }
     if (memcmp(local, got, rs) != 0)

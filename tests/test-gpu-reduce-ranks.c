@@ -35,14 +35,14 @@ static int count_devices(void) {
     return count;
 }
 
-#define RANK_CHECK(cond, ...)                                                                                         \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            fprintf(stderr, "rank %d: ", rank);                                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                             \
-            fprintf(stderr, " (%s)\n", kj_last_error());                                                              \
-            _exit(1);                                                                                                 \
-        }                                                                                                             \
+#define RANK_CHECK(cond, ...)                                                                                          \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "rank %d: ", rank);                                                                        \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, " (%s)\n", kj_last_error());                                                               \
+            _exit(1);                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 /* One rank: its device, a communicator from the id, then every check; its results to `out`. */
@@ -76,12 +76,14 @@ static void rank_main(int rank, int id_in, int id_out, int out, uint64_t seed) {
                 double abs_sum;
                 kjtest_reduce_reference((kj_op)op, (kj_type)t, host, RANKS * n, want, &abs_sum);
                 memset(got, 0xA5, sizeof got);
-                RANK_CHECK(kj_reduce_nccl(rt, comm, part, n, (kj_op)op, (kj_type)t, got, NULL) == KJ_OK,
-                           "%s %s n=%zu", kj_op_name((kj_op)op), kj_type_name((kj_type)t), n);
+                RANK_CHECK(kj_reduce_nccl(rt, comm, part, n, (kj_op)op, (kj_type)t, got, NULL) == KJ_OK, "%s %s n=%zu",
+                           kj_op_name((kj_op)op), kj_type_name((kj_type)t), n);
                 double w = kjtest_result_as_double((kj_type)t, want), g = kjtest_result_as_double((kj_type)t, got);
                 double tol = kjtest_reduce_tolerance((kj_op)op, (kj_type)t, RANKS * n, w, abs_sum, NULL);
-                RANK_CHECK(memcmp(want, got, rs) == 0 || fabs(g - w) <= tol, "%s %s n=%zu per rank: GPU %.17g, CPU %.17g, "
-                           "tolerance %.3g", kj_op_name((kj_op)op), kj_type_name((kj_type)t), n, g, w, tol);
+                RANK_CHECK(memcmp(want, got, rs) == 0 || fabs(g - w) <= tol,
+                           "%s %s n=%zu per rank: GPU %.17g, CPU %.17g, "
+                           "tolerance %.3g",
+                           kj_op_name((kj_op)op), kj_type_name((kj_type)t), n, g, w, tol);
                 RANK_CHECK(write(out, got, 8) == 8, "writing the result");
             }
     nccl.comm_destroy(comm);
@@ -117,7 +119,8 @@ static void test_two_ranks(void **state) {
     static unsigned char results[RANKS][CHECKS][8];
     for (int r = 0; r < RANKS; r++) {
         size_t got = 0;
-        for (ssize_t n; got < sizeof results[r] && (n = read(out[r][0], (char *)results[r] + got, sizeof results[r] - got)) > 0;)
+        for (ssize_t n;
+             got < sizeof results[r] && (n = read(out[r][0], (char *)results[r] + got, sizeof results[r] - got)) > 0;)
             got += (size_t)n;
         close(out[r][0]);
         int status;

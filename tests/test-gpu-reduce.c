@@ -96,7 +96,8 @@ static void test_empty_gives_identity(void **state) {
                 KJ_ASSERT_OK(kjtest_reduce_reference((kj_op)op, (kj_type)t, NULL, 0, want, NULL));
                 KJ_ASSERT_OK(gpu_reduce((kj_op)op, (kj_type)t, d_in, 0, entries[e], got, NULL));
                 if (memcmp(want, got, kj_result_size((kj_type)t)) != 0)
-                    fail_msg("%s %s %s n=0 is not the identity", entries[e], kj_op_name((kj_op)op), kj_type_name((kj_type)t));
+                    fail_msg("%s %s %s n=0 is not the identity", entries[e], kj_op_name((kj_op)op),
+                             kj_type_name((kj_type)t));
             }
 }
 
@@ -118,7 +119,8 @@ static void test_nan_propagates(void **state) {
                 unsigned char got[8];
                 KJ_ASSERT_OK(gpu_reduce((kj_op)op, t, d_in, n, entries[e], got, NULL));
                 if (!isnan(kjtest_result_as_double(t, got)))
-                    fail_msg("%s %s %s: a NaN at %zu did not propagate", entries[e], kj_op_name((kj_op)op), kj_type_name(t), at);
+                    fail_msg("%s %s %s: a NaN at %zu did not propagate", entries[e], kj_op_name((kj_op)op),
+                             kj_type_name(t), at);
             }
 }
 
@@ -136,8 +138,8 @@ static void test_misaligned_input(void **state) {
             KJ_ASSERT_OK(kjtest_reduce_reference(KJ_OP_SUM, t, (char *)host + off * es, n, want, NULL));
             KJ_ASSERT_OK(gpu_reduce(KJ_OP_SUM, t, d_in + off * es, n, "reduce_fast", got, NULL));
             if (memcmp(want, got, kj_result_size(t)) != 0)
-                fail_msg("%s at offset %zu: GPU %.17g, CPU %.17g", kj_type_name(t), off, kjtest_result_as_double(t, got),
-                         kjtest_result_as_double(t, want));
+                fail_msg("%s at offset %zu: GPU %.17g, CPU %.17g", kj_type_name(t), off,
+                         kjtest_result_as_double(t, got), kjtest_result_as_double(t, want));
         }
     /* a pointer not aligned to its element is refused */
     unsigned char got[8];
@@ -245,7 +247,8 @@ static const char *pdl_source =
     "        x[i] = v + (int)(i % 7);\n"
     "    }\n"
     "}\n"
-    "extern \"C\" __global__ void sum_tail_before_waiting(const int *x, unsigned long long n, unsigned tail, int *out) {\n"
+    "extern \"C\" __global__ void sum_tail_before_waiting(const int *x, unsigned long long n, unsigned tail, int *out) "
+    "{\n"
     "    int s = 0;\n"
     "    for (unsigned i = threadIdx.x; i < tail; i += blockDim.x) s += x[n - 1 - i];\n"
     "#if __CUDA_ARCH__ >= 900\n"
@@ -258,8 +261,10 @@ static void test_early_launch_waits_for_the_producer(void **state) {
     (void)state;
     enum { R = 8 };
     const size_t N = kj_test_cap(1u << 20);
-    kj_request fill_req = {.size = sizeof(kj_request), .kernel = "pdl.cu", .source_text = pdl_source, .entry = "fill_slowly"};
-    kj_request peek_req = {.size = sizeof(kj_request), .kernel = "pdl.cu", .source_text = pdl_source, .entry = "sum_tail_before_waiting"};
+    kj_request fill_req = {
+        .size = sizeof(kj_request), .kernel = "pdl.cu", .source_text = pdl_source, .entry = "fill_slowly"};
+    kj_request peek_req = {
+        .size = sizeof(kj_request), .kernel = "pdl.cu", .source_text = pdl_source, .entry = "sum_tail_before_waiting"};
     kj_kernel *fill, *peek;
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &fill_req, &fill, NULL));
     KJ_ASSERT_OK(kj_kernel_get(kj_test_rt, &peek_req, &peek, NULL));
@@ -328,7 +333,8 @@ static void test_early_launch_waits_for_the_producer(void **state) {
         stale += got[R + r] != want_control[r];
     }
     printf("early launch: reduce_fast saw every write in %d of %d runs; the consumer that reads the end before it "
-           "waits read unfinished data in %d of %d\n", R, R, stale, R);
+           "waits read unfinished data in %d of %d\n",
+           R, R, stale, R);
     /* Without overlap (a device before 9.0, or tools that serialize kernels, such as compute-sanitizer,
      * which runs this test in small mode) the control proves nothing, and is only reported. */
     if (info.pdl && !kj_test_small() && stale == 0)

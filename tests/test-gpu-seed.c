@@ -8,7 +8,6 @@
 
 #include <math.h>
 
-
 static const char *kernjit;
 
 static kj_runtime *runtime(const char *cache, const char *seeds) {
@@ -63,8 +62,10 @@ static void test_first_reduce_from_the_seed(void **state) {
     /* the seed, as an application makes it: kernjit seed, for this device's target */
     char cmd[3 * PATH_MAX], seed[PATH_MAX];
     snprintf(seed, sizeof seed, "%s/seed", kj_test_dir);
-    snprintf(cmd, sizeof cmd, "KERNJIT_SEED_PATH= '%s' -q seed '%s' reduce:reduce_fast -D OP=sum -D T=f32 "
-             "-D BLOCK_SIZE=%s -D COARSE_FACTOR=%s --arch %s", kernjit, seed, blocks, coarse, arch);
+    snprintf(cmd, sizeof cmd,
+             "KERNJIT_SEED_PATH= '%s' -q seed '%s' reduce:reduce_fast -D OP=sum -D T=f32 "
+             "-D BLOCK_SIZE=%s -D COARSE_FACTOR=%s --arch %s",
+             kernjit, seed, blocks, coarse, arch);
     printf("%s\n", cmd);
     assert_int_equal(system(cmd), 0);
 

@@ -62,7 +62,8 @@ static void reduce_one(kj_runtime *rt, int e, kj_op op, kj_type t, size_t n, voi
     kj_status s = kj_reduce_async(rt, op, t, in, n, out, &o);
     if (s == KJ_OK) s = kj_memcpy_dtoh(rt, got, out, kj_result_size(t));
     if (s != KJ_OK)
-        fail_msg("%s %s %s %s n=%zu: %s", target, reduce_entries[e], kj_op_name(op), kj_type_name(t), n, kj_last_error());
+        fail_msg("%s %s %s %s n=%zu: %s", target, reduce_entries[e], kj_op_name(op), kj_type_name(t), n,
+                 kj_last_error());
     double w = kjtest_result_as_double(t, want), g = kjtest_result_as_double(t, got);
     double tol = kjtest_reduce_tolerance(op, t, n, w, abs_sum, &rep);
     if (memcmp(want, got, kj_result_size(t)) != 0 && !(fabs(g - w) <= tol))

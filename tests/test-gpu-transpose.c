@@ -61,8 +61,8 @@ static void check_all_variants(kj_runtime *rt, kj_type type, size_t rows, size_t
     free(got);
 }
 
-static const size_t odd_sizes[][2] = {{1, 1}, {1, 4097}, {4097, 1}, {3000, 17}, {17, 3000}, {31, 33},
-                                      {33, 31}, {1023, 1025}, {777, 1000}, {32, 32}, {64, 96}};
+static const size_t odd_sizes[][2] = {{1, 1},   {1, 4097},    {4097, 1},   {3000, 17}, {17, 3000}, {31, 33},
+                                      {33, 31}, {1023, 1025}, {777, 1000}, {32, 32},   {64, 96}};
 #define ODD_COUNT (sizeof odd_sizes / sizeof odd_sizes[0])
 
 static void test_every_variant_f32(void **state) {
@@ -83,7 +83,8 @@ static void test_every_variant_f16_f64(void **state) {
     uint64_t seed = kj_test_seed();
     kj_type types[] = {KJ_TYPE_F16, KJ_TYPE_F64};
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-        for (size_t i = 0; i < ODD_COUNT; i++) check_all_variants(rt, types[t], odd_sizes[i][0], odd_sizes[i][1], &seed);
+        for (size_t i = 0; i < ODD_COUNT; i++)
+            check_all_variants(rt, types[t], odd_sizes[i][0], odd_sizes[i][1], &seed);
         check_all_variants(rt, types[t], 2048, 1536, &seed);
     }
     kj_runtime_destroy(rt);
@@ -112,13 +113,15 @@ static void test_padded_every_tunable(void **state) {
             for (size_t b = 0; b < 6; b++) {
                 if (tiles[t] % block_rows[b] || tiles[t] * block_rows[b] > 1024) {
                     /* the metadata's requirements refuse it, naming the rule */
-                    kj_transpose_options bad = {sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
+                    kj_transpose_options bad = {
+                        sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
                     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, din, dout, rows, cols, &bad), KJ_ERR_INVALID_DEFINE);
                     assert_non_null(strstr(kj_last_error(), "requirement"));
                     continue;
                 }
                 size_t need = (size_t)tiles[t] * (tiles[t] + 1) * 4;
-                kj_transpose_options o = {sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
+                kj_transpose_options o = {
+                    sizeof(kj_transpose_options), KJ_TRANSPOSE_PADDED, tiles[t], block_rows[b], NULL, NULL};
                 if (need > dev.shared_per_block_optin) {
                     assert_int_equal(kj_transpose(rt, KJ_TYPE_F32, din, dout, rows, cols, &o), KJ_ERR_LIMIT);
                     continue;
@@ -158,7 +161,11 @@ static void test_builtin_above_48k(void **state) {
     kj_device_info dev = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(rt, &dev));
     kj_define d[] = {{"ELEM_BYTES", "8"}, {"TILE_DIM", "128"}, {"BLOCK_ROWS", "8"}};
-    kj_request req = {.size = sizeof(kj_request), .kernel = "transpose", .entry = "transpose_padded", .defines = d, .define_count = 3};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = "transpose",
+                      .entry = "transpose_padded",
+                      .defines = d,
+                      .define_count = 3};
     kj_kernel *k;
     const unsigned need = 128 * 129 * 8;
     if (need > dev.shared_per_block_optin) {
@@ -215,7 +222,8 @@ static const char *shm_source =
 
 static void run_fill(kj_runtime *rt, const char *kb, unsigned expect_bytes) {
     kj_define d = {"KB", kb};
-    kj_request req = {.size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
     kj_kernel *k;
     KJ_ASSERT_OK(kj_kernel_get(rt, &req, &k, NULL));
     kj_kernel_info info = KJ_KERNEL_INFO_INIT;
@@ -255,7 +263,8 @@ static void test_metadata_shared(void **state) {
 
     /* more than the device allows: refused before any launch, naming both numbers */
     kj_define d = {"KB", "100000"};
-    kj_request req = {.size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &d, .define_count = 1};
     kj_kernel *k = NULL;
     assert_int_equal(kj_kernel_get(rt, &req, &k, NULL), KJ_ERR_LIMIT);
     assert_null(k);
@@ -268,12 +277,17 @@ static void test_metadata_shared(void **state) {
 
     /* an explicit launch size beyond the device is refused too */
     kj_define small = {"KB", "1"};
-    kj_request ok = {.size = sizeof(kj_request), .kernel = "shm.cu", .source_text = shm_source, .defines = &small, .define_count = 1};
+    kj_request ok = {.size = sizeof(kj_request),
+                     .kernel = "shm.cu",
+                     .source_text = shm_source,
+                     .defines = &small,
+                     .define_count = 1};
     KJ_ASSERT_OK(kj_kernel_get(rt, &ok, &k, NULL));
     kj_devptr out;
     KJ_ASSERT_OK(kj_mem_alloc(rt, 16, &out));
     void *args[] = {&out};
-    kj_launch_config big = {sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, (unsigned)dev.shared_per_block_optin + 1, NULL, 0};
+    kj_launch_config big = {
+        sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, (unsigned)dev.shared_per_block_optin + 1, NULL, 0};
     assert_int_equal(kj_kernel_launch(k, &big, args), KJ_ERR_LIMIT);
     KJ_ASSERT_OK(kj_mem_free(rt, out));
     kj_runtime_destroy(rt);

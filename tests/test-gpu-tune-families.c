@@ -48,8 +48,9 @@ static void check_transpose(kj_runtime *r, kj_type type, size_t rows, size_t col
                 bad_r = row;
                 bad_c = c;
             }
-    if (wrong) fail_msg("%zu x %zu %s: %zu elements wrong, the first input row %zu, column %zu", rows, cols,
-                        kj_type_name(type), wrong, bad_r, bad_c);
+    if (wrong)
+        fail_msg("%zu x %zu %s: %zu elements wrong, the first input row %zu, column %zu", rows, cols,
+                 kj_type_name(type), wrong, bad_r, bad_c);
     KJ_ASSERT_OK(kj_mem_free(r, din));
     KJ_ASSERT_OK(kj_mem_free(r, dout));
     free(in);
@@ -118,7 +119,8 @@ static void test_transpose_tuned(void **state) {
     assert_true(tile == 16 || tile == 32 || tile == 64 || tile == 128);
     assert_true(rows >= 1 && tile % rows == 0 && tile * rows <= 1024);
     for (size_t i = 0; i < r->variant_count; i++)
-        if (kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_SKIPPED) assert_true(strlen(kj_tune_result_variant(r, i)[0].note) > 0);
+        if (kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_SKIPPED)
+            assert_true(strlen(kj_tune_result_variant(r, i)[0].note) > 0);
 
     kj_tuned t = KJ_TUNED_INIT;
     KJ_ASSERT_OK(kj_tune_db_lookup(kj_test_rt, "transpose", "transpose_padded", "ELEM_BYTES=4", n, &t));
@@ -288,7 +290,8 @@ static const char wrong_src[] =
     "extern \"C\" __global__ void __launch_bounds__(BLOCK_SIZE) vector_add(const float *a, const float *b, float *c,\n"
     "                                                                    u64 n) { add(a, b, c, n); }\n"
     "extern \"C\" __global__ void __launch_bounds__(BLOCK_SIZE) vector_add_scalar(const float *a, const float *b,\n"
-    "                                                                           float *c, u64 n) { add(a, b, c, n); }\n";
+    "                                                                           float *c, u64 n) { add(a, b, c, n); "
+    "}\n";
 
 static void test_wrong_variants_never_win(void **state) {
     (void)state;

@@ -57,7 +57,8 @@ static void test_tune_store_and_use(void **state) {
     kj_tune_result *r;
     KJ_ASSERT_OK(kj_tune(kj_test_rt, &o, &r));
     printf("tuned in %.2f s (compile %.2f s, measure %.2f s): %s, %.1f GB/s, again %.1f GB/s\n", r->total_ms / 1e3,
-           r->compile_ms / 1e3, r->measure_ms / 1e3, kj_tune_result_variant(r, r->best)[0].label, r->best_gbps, r->remeasured_gbps);
+           r->compile_ms / 1e3, r->measure_ms / 1e3, kj_tune_result_variant(r, r->best)[0].label, r->best_gbps,
+           r->remeasured_gbps);
     /* BLOCK_SIZE x COARSE_FACTOR x WAVES, the last a launch parameter: 36 binaries for 252 variants */
     kj_test_assert_tuned(r, "reduce", "reduce_fast", "OP=sum T=f32", 20, 36 * 7);
     assert_int_equal(kj_space_dim_count(r->space), 3);
@@ -71,7 +72,8 @@ static void test_tune_store_and_use(void **state) {
     assert_true(best->samples >= 10);
     assert_true(best->registers > 0);
     for (size_t i = 0; i < r->variant_count; i++)
-        if (kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_MEASURED) assert_true(kj_tune_result_variant(r, i)[0].median_us >= best->median_us);
+        if (kj_tune_result_variant(r, i)[0].status == KJ_VARIANT_MEASURED)
+            assert_true(kj_tune_result_variant(r, i)[0].median_us >= best->median_us);
     assert_true(r->best_gbps > 0 && r->remeasured_gbps > 0);
     assert_true(r->remeasured_samples >= 30);
     assert_true(r->stored);
@@ -246,8 +248,10 @@ static void test_unreproduced_record_replaced(void **state) {
     kj_device_info d = KJ_DEVICE_INFO_INIT;
     KJ_ASSERT_OK(kj_runtime_device(kj_test_rt, &d));
     char line[1024];
-    snprintf(line, sizeof line, "reduce\treduce_fast\tOP=prod T=f32\t20\t%s\t%d.%d\t%s\tBLOCK_SIZE=32 COARSE_FACTOR=1\t"
-             "99999.0\t0.042\t%zu\t1700000000\n", d.name, d.cc_major, d.cc_minor, kj_version_string(), n);
+    snprintf(line, sizeof line,
+             "reduce\treduce_fast\tOP=prod T=f32\t20\t%s\t%d.%d\t%s\tBLOCK_SIZE=32 COARSE_FACTOR=1\t"
+             "99999.0\t0.042\t%zu\t1700000000\n",
+             d.name, d.cc_major, d.cc_minor, kj_version_string(), n);
     FILE *f = fopen(kj_tune_db_path(kj_test_rt), "a");
     assert_non_null(f);
     fputs(line, f);

@@ -78,7 +78,8 @@ static void test_cooperative_grid_sum(void **state) {
         KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
         uint64_t got;
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, &got, out, 8));
-        if (got != expect) fail_msg("coop_sum n=%zu: %llu, expected %llu", n, (unsigned long long)got, (unsigned long long)expect);
+        if (got != expect)
+            fail_msg("coop_sum n=%zu: %llu, expected %llu", n, (unsigned long long)got, (unsigned long long)expect);
         kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, scratch), kj_mem_free(kj_test_rt, out);
         free(in);
     }
@@ -119,9 +120,11 @@ static void test_cub_block_and_warp(void **state) {
             for (int w = 0; w < 8; w++) {
                 float top = -3.0e38f;
                 for (int t = w * 32; t < w * 32 + 32; t++)
-                    for (size_t i = b * 4096 + (size_t)t; i < n && i < (b + 1) * 4096; i += 256) top = fmaxf(top, in[i]);
-                if (gm[b * 8 + (size_t)w] != top) fail_msg("block %zu warp %d of n=%zu: max %.9g, expected %.9g", b, w, n,
-                                                           gm[b * 8 + (size_t)w], top);
+                    for (size_t i = b * 4096 + (size_t)t; i < n && i < (b + 1) * 4096; i += 256)
+                        top = fmaxf(top, in[i]);
+                if (gm[b * 8 + (size_t)w] != top)
+                    fail_msg("block %zu warp %d of n=%zu: max %.9g, expected %.9g", b, w, n, gm[b * 8 + (size_t)w],
+                             top);
             }
         }
         kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, sums), kj_mem_free(kj_test_rt, maxes);
@@ -246,7 +249,8 @@ static void test_cub_sort_and_scan(void **state) {
                 sum += values[i];
             }
         }
-        kj_mem_free(kj_test_rt, dkeys), kj_mem_free(kj_test_rt, dvalues), kj_mem_free(kj_test_rt, dsorted), kj_mem_free(kj_test_rt, dprefix);
+        kj_mem_free(kj_test_rt, dkeys), kj_mem_free(kj_test_rt, dvalues), kj_mem_free(kj_test_rt, dsorted),
+            kj_mem_free(kj_test_rt, dprefix);
         free(keys), free(sorted), free(values), free(prefix);
     }
 }
@@ -306,7 +310,8 @@ static void test_half_and_bfloat(void **state) {
             kj_devptr dx = upload(x, n * 2), dy = upload(y, n * 2);
             int nn = (int)n;
             void *args[] = {&nn, &alpha, &dx, &dy};
-            kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
+            kj_launch_config c = {
+                .size = sizeof(kj_launch_config), .grid = {(unsigned)((n + 255) / 256)}, .block = {256}};
             KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
             KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dy, n * 2));
             double ah = round_to(alpha, digits, emin);
@@ -343,7 +348,8 @@ static void test_tail_launch_without_metadata(void **state) {
         kj_devptr dv = upload(v, n * 4), flag = poisoned(4);
         KJ_ASSERT_OK(kj_memset_u8(kj_test_rt, flag, 0, 4));
         void *args[] = {&dv, &nn, &slice, &flag};
-        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {grid}, .block = {32}, .pending_launches = grid + 16};
+        kj_launch_config c = {
+            .size = sizeof(kj_launch_config), .grid = {grid}, .block = {32}, .pending_launches = grid + 16};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_synchronize(kj_test_rt));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dv, n * 4));
@@ -374,14 +380,16 @@ static void test_clusters(void **state) {
         kj_devptr din = upload(in, n * 4), out = poisoned(sizeof got);
         int nn = (int)n;
         void *args[] = {&din, &nn, &out};
-        kj_launch_config c = {.size = sizeof(kj_launch_config), .grid = {grid}, .block = {block}, .cluster = {cl, 1, 1}};
+        kj_launch_config c = {
+            .size = sizeof(kj_launch_config), .grid = {grid}, .block = {block}, .cluster = {cl, 1, 1}};
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, out, sizeof got));
         assert_memory_equal(got, expect, sizeof got);
         kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, out);
         free(in);
     }
-    kj_launch_config odd = {.size = sizeof(kj_launch_config), .grid = {grid + 1}, .block = {block}, .cluster = {cl, 1, 1}};
+    kj_launch_config odd = {
+        .size = sizeof(kj_launch_config), .grid = {grid + 1}, .block = {block}, .cluster = {cl, 1, 1}};
     int nn = 1;
     kj_devptr z = 0;
     void *args[] = {&z, &nn, &z};
@@ -466,7 +474,8 @@ static void check_blend_program(kj_request req, const char *what) {
             if (got_sums[b] != want[fused])
                 fail_msg("%s: tile_sums n=%zu block %zu: %.9g, expected %.9g", what, n, b, got_sums[b], want[fused]);
         }
-        kj_mem_free(kj_test_rt, dx), kj_mem_free(kj_test_rt, dy), kj_mem_free(kj_test_rt, dout), kj_mem_free(kj_test_rt, dsums);
+        kj_mem_free(kj_test_rt, dx), kj_mem_free(kj_test_rt, dy), kj_mem_free(kj_test_rt, dout),
+            kj_mem_free(kj_test_rt, dsums);
         free(x), free(y), free(got), free(got_sums);
     }
 }
@@ -582,7 +591,8 @@ static void test_arch_specific_target(void **state) {
         KJ_ASSERT_OK(kj_kernel_launch(k, &c, args));
         KJ_ASSERT_OK(kj_memcpy_dtoh(kj_test_rt, got, dout, n * 4));
         for (size_t i = 0; i < n; i++)
-            if (got[i] != 2.0f * in[i]) fail_msg("twice_fenced n=%zu [%zu]: %.9g, expected %.9g", n, i, got[i], 2.0f * in[i]);
+            if (got[i] != 2.0f * in[i])
+                fail_msg("twice_fenced n=%zu [%zu]: %.9g, expected %.9g", n, i, got[i], 2.0f * in[i]);
         kj_mem_free(kj_test_rt, din), kj_mem_free(kj_test_rt, dout);
         free(in), free(got);
     }
@@ -598,7 +608,8 @@ static void test_arch_specific_target(void **state) {
 static void expect_resources_match(const char *file, const char *const *more, size_t nmore, const char *entry) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", KJ_TEST_KERNELS, file);
-    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = entry, .sources = more, .source_count = nmore};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = path, .entry = entry, .sources = more, .source_count = nmore};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     if (!r.entry_resources) fail_msg("%s:%s: no resources", file, entry);
@@ -646,27 +657,33 @@ static void test_cli(void **state) {
     kj_kernel *k = get("jit_coop.cu", "coop_sum");
     KJ_ASSERT_OK(kj_kernel_occupancy(k, 256, 0, &per_sm));
     expect_out(launch("jit_coop.cu --cooperative --grid %d --block 256 --arg 'i32[1000000]=iota' --arg i32=1000000 "
-                      "--arg 'u64[1]=zeros' --arg 'u64[1]=zeros' --print 3 --repeat 0", per_sm * dev.sm_count),
+                      "--arg 'u64[1]=zeros' --arg 'u64[1]=zeros' --print 3 --repeat 0",
+                      per_sm * dev.sm_count),
                "[0] 499999500000");
     /* a struct by value: scale 2, offset 1, n 8 (little-endian floats 0x40000000, 0x3f800000) */
     expect_out(launch("jit_struct.cu --grid 1 --block 32 --arg 'bytes[16]=0x000000400000803f0800000000000000' "
-                      "--arg 'f32[8]=iota' --arg 'f32[8]=zeros' --print 2 --repeat 0"), "[7] 15");
+                      "--arg 'f32[8]=iota' --arg 'f32[8]=zeros' --print 2 --repeat 0"),
+               "[7] 15");
     /* a pointer into a buffer: vadd's a moved on by one element */
     expect_out(launch("vadd.cu --grid 1 --block 32 --arg 'f32[9]=iota' --arg '&0+4' --arg 'f32[8]=zeros' --arg i32=8 "
-                      "--print 2 --repeat 0"), "[7] 15");
+                      "--print 2 --repeat 0"),
+               "[7] 15");
     /* clusters: 1000 ones over 8 blocks of 256 in clusters of 2 */
     if (dev.cc_major >= 9) {
         expect_out(launch("jit_cluster.cu --cluster 2 --grid 8 --block 256 --arg 'i32[1000]=1' --arg i32=1000 "
-                          "--arg 'i64[4]=zeros' --print 2 --repeat 0"), "[1] 488");
+                          "--arg 'i64[4]=zeros' --print 2 --repeat 0"),
+                   "[1] 488");
         assert_non_null(strstr(out, "[0] 512"));
     }
     /* dynamic parallelism with no metadata line: the tail-launched grid sets the flag */
     expect_out(launch("jit_tail.cu:parent --grid 3 --block 32 --arg 'i32[10000]=iota' --arg i32=10000 --arg i32=4096 "
-                      "--arg 'i32[1]=zeros' --pending 64 --print 3 --print 0:9999 --repeat 0"), "[9999] 99980001");
+                      "--arg 'i32[1]=zeros' --pending 64 --print 3 --print 0:9999 --repeat 0"),
+               "[9999] 99980001");
     assert_non_null(strstr(out, "[0] 1"));
     /* two sources linked: (3 * 7 - 1) * 0.5 */
     expect_out(launch("link_main.cu link_lib.cu:blend --grid 1 --block 32 --arg 'f32[8]=iota' --arg 'f32[8]=1' "
-                      "--arg 'f32[8]=zeros' --arg i32=8 --print 2 --repeat 0"), "[7] 10");
+                      "--arg 'f32[8]=zeros' --arg i32=8 --print 2 --repeat 0"),
+               "[7] 10");
     assert_non_null(strstr(out, "[3] 4"));
     /* an architecture-specific target: runs on 9.0, refused (usage, exit 2) elsewhere */
     int rc = launch("wgmma_fence.cu --arch sm_90a --grid 2 --block 128 --arg 'f32[200]=iota' --arg 'f32[200]=zeros' "
@@ -683,12 +700,17 @@ static void test_cli(void **state) {
 int main(int argc, char **argv) {
     kernjit = argc > 1 ? argv[1] : "kernjit";
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cooperative_grid_sum), cmocka_unit_test(test_cub_block_and_warp),
-        cmocka_unit_test(test_atomic_histogram),     cmocka_unit_test(test_std_atomic_ref),
-        cmocka_unit_test(test_cg_memcpy_async_and_scan), cmocka_unit_test(test_cub_sort_and_scan),
+        cmocka_unit_test(test_cooperative_grid_sum),
+        cmocka_unit_test(test_cub_block_and_warp),
+        cmocka_unit_test(test_atomic_histogram),
+        cmocka_unit_test(test_std_atomic_ref),
+        cmocka_unit_test(test_cg_memcpy_async_and_scan),
+        cmocka_unit_test(test_cub_sort_and_scan),
         cmocka_unit_test(test_half_and_bfloat),
-        cmocka_unit_test(test_tail_launch_without_metadata), cmocka_unit_test(test_clusters),
-        cmocka_unit_test(test_struct_by_value),      cmocka_unit_test(test_two_sources_linked),
+        cmocka_unit_test(test_tail_launch_without_metadata),
+        cmocka_unit_test(test_clusters),
+        cmocka_unit_test(test_struct_by_value),
+        cmocka_unit_test(test_two_sources_linked),
         cmocka_unit_test(test_template_instances_together),
         cmocka_unit_test(test_resources_match_driver),
         cmocka_unit_test(test_arch_specific_target),

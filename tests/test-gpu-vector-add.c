@@ -25,8 +25,8 @@ static int same_sum(kj_type type, const void *a, const void *b, const void *c, s
 }
 
 typedef struct setup_args {
-    size_t offset;     /* elements into each allocation */
-    int in_place;      /* c = a */
+    size_t offset; /* elements into each allocation */
+    int in_place;  /* c = a */
     unsigned block, unroll;
     const char *entry; /* expected */
 } setup_args;
@@ -53,8 +53,8 @@ static void check_one(kj_runtime *rt, kj_type type, size_t n, const setup_args *
     assert_true(rep.grid >= 1);
     for (size_t i = 0; i < n; i++)
         if (!same_sum(type, a, b, c, i))
-            fail_msg("%s n=%zu offset=%zu%s BLOCK_SIZE=%u UNROLL=%u: c[%zu] differs from the CPU's a + b", kj_type_name(type),
-                     n, s->offset, s->in_place ? " in place" : "", rep.block_size, rep.unroll, i);
+            fail_msg("%s n=%zu offset=%zu%s BLOCK_SIZE=%u UNROLL=%u: c[%zu] differs from the CPU's a + b",
+                     kj_type_name(type), n, s->offset, s->in_place ? " in place" : "", rep.block_size, rep.unroll, i);
     /* the elements before the vectors are left alone */
     if (s->offset && !s->in_place) {
         unsigned char before[64];

@@ -25,6 +25,7 @@ int main(void) {
                KJ_VERSION_MINOR, KJ_VERSION_PATCH);
         return 1;
     }
-    printf("kernjit %s from C99: %s, %s\n", kj_version_string(), kj_strerror(KJ_ERR_UNKNOWN_KERNEL), kj_op_name(KJ_OP_SUM));
+    printf("kernjit %s from C99: %s, %s\n", kj_version_string(), kj_strerror(KJ_ERR_UNKNOWN_KERNEL),
+           kj_op_name(KJ_OP_SUM));
     return o.device == KJ_DEVICE_AUTO && t.kernel == NULL ? 0 : 1;
 }

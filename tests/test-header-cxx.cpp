@@ -11,12 +11,12 @@
 #include <cstdio>
 #include <cstring>
 
-#define EXPECT(cond)                                                                                \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            std::printf("failed: %s\n", #cond);                                                     \
-            return 1;                                                                               \
-        }                                                                                           \
+#define EXPECT(cond)                                                                                                   \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::printf("failed: %s\n", #cond);                                                                        \
+            return 1;                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 int main() {

@@ -152,12 +152,13 @@ static void test_heatmap(void **state) {
     char path[128], written[256], err[256];
     snprintf(path, sizeof path, "%s/sweep.png", dir);
     assert_int_equal(plot_heatmap(path, "kernjit tune reduce OP=sum T=f32: GB/s", "GB/s", &x, &y, v, 6, written,
-                                  sizeof written, err, sizeof err), 0);
+                                  sizeof written, err, sizeof err),
+                     0);
 #ifdef KJ_HAVE_PNG
     unsigned w, h;
     uint8_t *px = read_png(path, &w, &h);
     unsigned cx, cy;
-#define AT(X, Y) (px + ((size_t)(Y) * w + (X)) * 3)
+#define AT(X, Y) (px + ((size_t)(Y)*w + (X)) * 3)
     uint8_t top[3], bottom[3], grey[3] = {200, 200, 200}, frame[3] = {0, 200, 255};
     image_colormap(1, top);
     image_colormap(0, bottom);
@@ -182,8 +183,8 @@ static void test_heatmap(void **state) {
     /* nothing measured: every cell grey, still a picture */
     double none[12];
     for (int i = 0; i < 12; i++) none[i] = NAN;
-    assert_int_equal(plot_heatmap(path, "t", "GB/s", &x, &y, none, (size_t)-1, written, sizeof written, err,
-                                  sizeof err), 0);
+    assert_int_equal(
+        plot_heatmap(path, "t", "GB/s", &x, &y, none, (size_t)-1, written, sizeof written, err, sizeof err), 0);
 }
 
 /* The font has both cases: every lower-case letter has a glyph of its own, unlike its capital's and
@@ -206,10 +207,8 @@ static void test_font_lower_case(void **state) {
 int main(void) {
     if (!mkdtemp(dir)) return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_colormap_rises),
-        cmocka_unit_test(test_ppm),
-        cmocka_unit_test(test_png_rgb),
-        cmocka_unit_test(test_heatmap),
+        cmocka_unit_test(test_colormap_rises),  cmocka_unit_test(test_ppm),
+        cmocka_unit_test(test_png_rgb),         cmocka_unit_test(test_heatmap),
         cmocka_unit_test(test_font_lower_case),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,12 @@ typedef struct result {
 } result;
 
 static result compile_with(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd) {
-    kj_request req = {.size = sizeof(kj_request), .kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = kernel,
+                      .options = options,
+                      .option_count = nopt,
+                      .defines = d,
+                      .define_count = nd};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     kj_status s = kj_compile(kj_test_rt, &req, &r);
     if (s != KJ_OK) fail_msg("compiling %s: %s", kernel, kj_last_error());
@@ -31,8 +36,8 @@ static result compile(const char *kernel) { return compile_with(kernel, NULL, 0,
 
 /* The edit of `header` (rel) must change the key of `kernel` and compile it again; the old text back
  * must find the old entry. */
-static void expect_edit_seen(const char *kernel, const char *const *options, size_t nopt, const kj_define *d,
-                             size_t nd, const char *header, const char *before, const char *after) {
+static void expect_edit_seen(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd,
+                             const char *header, const char *before, const char *after) {
     put(header, before);
     result a = compile_with(kernel, options, nopt, d, nd);
     result again = compile_with(kernel, options, nopt, d, nd);
@@ -198,7 +203,12 @@ static void test_refused_options(void **state) {
 /* Compiles kernel with the options and macros given: its status, and its key and hit when it built. */
 static kj_status try_compile(const char *kernel, const char *const *options, size_t nopt, const kj_define *d, size_t nd,
                              result *out) {
-    kj_request req = {.size = sizeof(kj_request), .kernel = kernel, .options = options, .option_count = nopt, .defines = d, .define_count = nd};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = kernel,
+                      .options = options,
+                      .option_count = nopt,
+                      .defines = d,
+                      .define_count = nd};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     kj_status s = kj_compile(kj_test_rt, &req, &r);
     if (s == KJ_OK && out) {
@@ -224,9 +234,10 @@ static int takes(const char *kernel, const char *want, const char *const *option
  * branch. */
 static void test_has_include_beside_and_toolkit(void **state) {
     (void)state;
-    put("has/k.cu", "#if __has_include(\"cfg.h\")\n#include \"cfg.h\"\n#else\n#define CFG 10\n#endif\n"
-                    "#if __has_include(<cuda_fp16.h>)\n#define FP16 61\n#else\n#define FP16 0\n#endif\n"
-                    BRANCH_CHECK("CFG + FP16") KERNEL_USING("CFG + FP16"));
+    put("has/k.cu",
+        "#if __has_include(\"cfg.h\")\n#include \"cfg.h\"\n#else\n#define CFG 10\n#endif\n"
+        "#if __has_include(<cuda_fp16.h>)\n#define FP16 61\n#else\n#define FP16 0\n#endif\n" BRANCH_CHECK("CFG + FP16")
+            KERNEL_USING("CFG + FP16"));
     unlink(at("has/cfg.h"));
     kj_define d71 = {"WANT", "71"}, d81 = {"WANT", "81"};
     result absent, again, back;
@@ -260,8 +271,9 @@ static void test_has_include_forms(void **state) {
     snprintf(two, sizeof two, "-I%s", at("forms/two"));
     const char *o_inc[] = {inc}, *o_both[] = {one, two}, *o_one[] = {one};
     put("forms/inc/found.h", "#define FOUND 1\n");
-    put("forms/folder.cu", "#if __has_include(<found.h>) && !__has_include(<nothere.h>)\n#define R 1\n#else\n#define R 2\n"
-                           "#endif\n" BRANCH_CHECK("R") KERNEL_USING("R"));
+    put("forms/folder.cu",
+        "#if __has_include(<found.h>) && !__has_include(<nothere.h>)\n#define R 1\n#else\n#define R 2\n"
+        "#endif\n" BRANCH_CHECK("R") KERNEL_USING("R"));
     assert_true(takes(at("forms/folder.cu"), "1", o_inc, 1));
     assert_true(takes(at("forms/folder.cu"), "2", NULL, 0));
     /* a header's quoted names look beside it */
@@ -281,11 +293,12 @@ static void test_has_include_forms(void **state) {
     KJ_ASSERT_OK(try_compile(at("forms/macro.cu"), NULL, 0, md, 2, NULL));
     /* wrappers: a function-like macro, an alias, one in a header, CCCL's */
     put("forms/wrap.h", "#define HAS_HEADER(x) (defined(__has_include) && __has_include(x))\n");
-    put("forms/wrap.cu", "#include \"wrap.h\"\n#define HAS(x) __has_include(x)\n#define HAS_ALIAS __has_include\n"
-                         "#define _CCCL_HAS_INCLUDE(x) __has_include(x)\n"
-                         "#if HAS(\"found.h\") && !HAS(\"nothere.h\") && HAS_ALIAS(\"found.h\") && HAS_HEADER(\"found.h\") && "
-                         "_CCCL_HAS_INCLUDE(\"found.h\")\n#define W 1\n#else\n#define W 2\n#endif\n"
-                         BRANCH_CHECK("W") KERNEL_USING("W"));
+    put("forms/wrap.cu",
+        "#include \"wrap.h\"\n#define HAS(x) __has_include(x)\n#define HAS_ALIAS __has_include\n"
+        "#define _CCCL_HAS_INCLUDE(x) __has_include(x)\n"
+        "#if HAS(\"found.h\") && !HAS(\"nothere.h\") && HAS_ALIAS(\"found.h\") && HAS_HEADER(\"found.h\") && "
+        "_CCCL_HAS_INCLUDE(\"found.h\")\n#define W 1\n#else\n#define W 2\n#endif\n" BRANCH_CHECK("W")
+            KERNEL_USING("W"));
     assert_true(takes(at("forms/wrap.cu"), "1", NULL, 0));
     /* __has_include_next and #include_next go on past the folder the header was found in */
     put("forms/one/n.h", "#if __has_include_next(<n.h>)\n#include_next <n.h>\n#else\n#define N 2\n#endif\n");
@@ -316,8 +329,8 @@ static void test_has_include_refused(void **state) {
     put("hasref/unset2.cu", "#if __has_include(UNSET)\n#endif\n" KERNEL_USING("1"));
     assert_int_equal(try_compile(at("hasref/unset2.cu"), NULL, 0, NULL, 0, NULL), KJ_ERR_COMPILE);
     /* `defined(__has_include)` and #ifdef ask whether it exists: nothing to resolve */
-    put("hasref/defined.cu", "#if defined(__has_include)\n#define D 1\n#endif\n#ifdef __has_include\n#endif\n"
-                             KERNEL_USING("D"));
+    put("hasref/defined.cu",
+        "#if defined(__has_include)\n#define D 1\n#endif\n#ifdef __has_include\n#endif\n" KERNEL_USING("D"));
     KJ_ASSERT_OK(try_compile(at("hasref/defined.cu"), NULL, 0, NULL, 0, NULL));
 }
 
@@ -370,12 +383,13 @@ static void test_user_kernels_compile(void **state) {
         const char *file, *entry;
         int linked;
     } kernels[] = {
-        {"jit_coop.cu", "coop_sum", 0},      {"jit_cub.cu", "cub_sums<256>", 0}, {"jit_atomic.cu", "histogram", 0},
-        {"jit_half.cu", "axpy_half", 0},     {"jit_half.cu", "axpy_bf16", 0},     {"jit_tail.cu", "parent", 1},
-        {"jit_wrapper.cu", "histogram", 0}, {"jit_wrapper.cu", "axpy_bf16", 0}, {"jit_mma.cu", "mma_tile", 0},
-        {"jit_cg_scan.cu", "warp_scans", 0}, {"jit_cub_sort.cu", "sort_and_scan", 0},
-        {"jit_std_atomic.cu", "count_above", 0}, {"jit_cluster.cu", "cluster_sums", 0},
-        {"jit_struct.cu", "affine", 0},
+        {"jit_coop.cu", "coop_sum", 0},          {"jit_cub.cu", "cub_sums<256>", 0},
+        {"jit_atomic.cu", "histogram", 0},       {"jit_half.cu", "axpy_half", 0},
+        {"jit_half.cu", "axpy_bf16", 0},         {"jit_tail.cu", "parent", 1},
+        {"jit_wrapper.cu", "histogram", 0},      {"jit_wrapper.cu", "axpy_bf16", 0},
+        {"jit_mma.cu", "mma_tile", 0},           {"jit_cg_scan.cu", "warp_scans", 0},
+        {"jit_cub_sort.cu", "sort_and_scan", 0}, {"jit_std_atomic.cu", "count_above", 0},
+        {"jit_cluster.cu", "cluster_sums", 0},   {"jit_struct.cu", "affine", 0},
     };
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
         char path[PATH_MAX];

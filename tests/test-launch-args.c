@@ -245,10 +245,14 @@ static void test_dims(void **state) {
     assert_int_equal(launch_parse_dims("2147483647", d, err, sizeof err), 0);
     static const struct {
         const char *text, *needle;
-    } bad[] = {{"0", "'0' is not a dimension"},       {"1,2,3,4", "more than 3 dimensions"},
-               {"16,", "'' is not a dimension"},       {",16", "'' is not a dimension"},
-               {"16x16", "'16x16' is not a dimension"}, {"2147483648", "'2147483648'"},
-               {"", "empty dimensions"},               {"-1", "'-1'"}};
+    } bad[] = {{"0", "'0' is not a dimension"},
+               {"1,2,3,4", "more than 3 dimensions"},
+               {"16,", "'' is not a dimension"},
+               {",16", "'' is not a dimension"},
+               {"16x16", "'16x16' is not a dimension"},
+               {"2147483648", "'2147483648'"},
+               {"", "empty dimensions"},
+               {"-1", "'-1'"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         unsigned keep[3] = {7, 7, 7};
         if (launch_parse_dims(bad[i].text, keep, err, sizeof err) == 0) fail_msg("'%s' accepted", bad[i].text);
@@ -283,10 +287,16 @@ static void test_print_and_save(void **state) {
     assert_int_equal(p.to, 4);
     static const struct {
         const char *text, *needle;
-    } bad[] = {{"", "empty --print"},           {"x", "'x' is not an --arg index"}, {"2:", "nothing after ':'"},
-               {"2:5..5", "the range is empty"}, {"2:3..1", "the range is empty"}, {"2:a..b", "'a' is not an element"},
-               {"2:1..b", "'b' is not an element"}, {"-1", "'-1' is not an --arg index"},
-               {"1234567:0", "'1234567' is not an --arg index"}, {"2:x", "'x' is not an element index"}};
+    } bad[] = {{"", "empty --print"},
+               {"x", "'x' is not an --arg index"},
+               {"2:", "nothing after ':'"},
+               {"2:5..5", "the range is empty"},
+               {"2:3..1", "the range is empty"},
+               {"2:a..b", "'a' is not an element"},
+               {"2:1..b", "'b' is not an element"},
+               {"-1", "'-1' is not an --arg index"},
+               {"1234567:0", "'1234567' is not an --arg index"},
+               {"2:x", "'x' is not an element index"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (launch_parse_print(bad[i].text, &p, err, sizeof err) == 0) fail_msg("'%s' accepted", bad[i].text);
         if (!strstr(err, bad[i].needle)) fail_msg("'%s': '%s' lacks '%s'", bad[i].text, err, bad[i].needle);
@@ -300,11 +310,15 @@ static void test_print_and_save(void **state) {
     assert_string_equal(s.path, "a=b");
     static const struct {
         const char *text, *needle;
-    } bad_save[] = {{"2", "'2' has no '='"}, {"=x", "'' is not an --arg index"}, {"2=", "no file name"},
-                    {"a=x", "'a' is not an --arg index"}, {"", "empty --save"}};
+    } bad_save[] = {{"2", "'2' has no '='"},
+                    {"=x", "'' is not an --arg index"},
+                    {"2=", "no file name"},
+                    {"a=x", "'a' is not an --arg index"},
+                    {"", "empty --save"}};
     for (size_t i = 0; i < sizeof bad_save / sizeof bad_save[0]; i++) {
         if (launch_parse_save(bad_save[i].text, &s, err, sizeof err) == 0) fail_msg("'%s' accepted", bad_save[i].text);
-        if (!strstr(err, bad_save[i].needle)) fail_msg("'%s': '%s' lacks '%s'", bad_save[i].text, err, bad_save[i].needle);
+        if (!strstr(err, bad_save[i].needle))
+            fail_msg("'%s': '%s' lacks '%s'", bad_save[i].text, err, bad_save[i].needle);
     }
 }
 
@@ -400,12 +414,12 @@ static void test_bf16(void **state) {
     assert_int_equal(launch_bf16_from_double(1.0 + 0x1p-8), 0x3f80);
     assert_int_equal(launch_bf16_from_double(1.0 + 3 * 0x1p-8), 0x3f82);
     assert_int_equal(launch_bf16_from_double(1.0 + 0x1p-8 + 0x1p-30), 0x3f81);
-    assert_int_equal(launch_bf16_from_double(257.0), 0x4380);              /* 256, the even neighbour */
-    assert_int_equal(launch_bf16_from_double(0x1p-133), 0x0001);           /* the smallest subnormal */
-    assert_int_equal(launch_bf16_from_double(0x1p-134), 0x0000);           /* halfway to it: even, 0 */
+    assert_int_equal(launch_bf16_from_double(257.0), 0x4380);               /* 256, the even neighbour */
+    assert_int_equal(launch_bf16_from_double(0x1p-133), 0x0001);            /* the smallest subnormal */
+    assert_int_equal(launch_bf16_from_double(0x1p-134), 0x0000);            /* halfway to it: even, 0 */
     assert_int_equal(launch_bf16_from_double(0x1p-126 - 0x1p-135), 0x0080); /* up to the smallest normal */
     assert_int_equal(launch_bf16_from_double(0x1.fep127), 0x7f7f);
-    assert_int_equal(launch_bf16_from_double(0x1.ffp127), 0x7f80);         /* halfway past the largest: inf */
+    assert_int_equal(launch_bf16_from_double(0x1.ffp127), 0x7f80); /* halfway past the largest: inf */
     assert_int_equal(launch_bf16_from_double(-INFINITY), 0xff80);
     assert_int_equal(launch_bf16_from_double(-0.0), 0x8000);
     /* fills */
@@ -626,8 +640,17 @@ static void test_structs_pointers_null(void **state) {
     assert_int_equal(a.type, LAUNCH_U64);
     static const unsigned char zero[8];
     assert_memory_equal(a.value, zero, 8);
-    static const char *bad[] = {"bytes[0]=zeros", "bytes[40000]=zeros", "bytes[2]=0x0", "bytes[1]=0xgg",
-                                "bytes[2]", "bytes[2]=random", "&", "&x", "&1+", "&1+x", "&5000"};
+    static const char *bad[] = {"bytes[0]=zeros",
+                                "bytes[40000]=zeros",
+                                "bytes[2]=0x0",
+                                "bytes[1]=0xgg",
+                                "bytes[2]",
+                                "bytes[2]=random",
+                                "&",
+                                "&x",
+                                "&1+",
+                                "&1+x",
+                                "&5000"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (launch_parse_arg(bad[i], &a, err, sizeof err) == 0) fail_msg("'%s' was accepted", bad[i]);
 }
@@ -635,12 +658,18 @@ static void test_structs_pointers_null(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_structs_pointers_null),
-        cmocka_unit_test(test_scalars),     cmocka_unit_test(test_scalar_errors),
-        cmocka_unit_test(test_buffers),     cmocka_unit_test(test_buffer_errors),
-        cmocka_unit_test(test_long_text),   cmocka_unit_test(test_dims),
-        cmocka_unit_test(test_print_and_save), cmocka_unit_test(test_checks_against_args),
-        cmocka_unit_test(test_f16),         cmocka_unit_test(test_bf16),
-        cmocka_unit_test(test_fills),       cmocka_unit_test(test_format),
+        cmocka_unit_test(test_scalars),
+        cmocka_unit_test(test_scalar_errors),
+        cmocka_unit_test(test_buffers),
+        cmocka_unit_test(test_buffer_errors),
+        cmocka_unit_test(test_long_text),
+        cmocka_unit_test(test_dims),
+        cmocka_unit_test(test_print_and_save),
+        cmocka_unit_test(test_checks_against_args),
+        cmocka_unit_test(test_f16),
+        cmocka_unit_test(test_bf16),
+        cmocka_unit_test(test_fills),
+        cmocka_unit_test(test_format),
         cmocka_unit_test(test_signature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,8 +39,13 @@ static kj_status link_with(const char *input, const char *const *options, size_t
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s", at(input));
     const char *more[] = {path};
-    kj_request req = {.size = sizeof(kj_request), .kernel = at("lib.cu"), .entry = "blend", .sources = more,
-                      .source_count = 1, .options = options, .option_count = n};
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = at("lib.cu"),
+                      .entry = "blend",
+                      .sources = more,
+                      .source_count = 1,
+                      .options = options,
+                      .option_count = n};
     return kj_compile(kj_test_rt, &req, r);
 }
 
@@ -146,8 +151,12 @@ static void test_dlto_across_sources(void **state) {
     fclose(f);
     void *data;
     size_t size;
-    kj_request req = {.size = sizeof(kj_request), .kernel = at("lib.cu"), .entry = "blend",
-                      .sources = (const char *const[]){at("main.cu")}, .source_count = 1, .options = dlto,
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = at("lib.cu"),
+                      .entry = "blend",
+                      .sources = (const char *const[]){at("main.cu")},
+                      .source_count = 1,
+                      .options = dlto,
                       .option_count = 1};
     KJ_ASSERT_OK(kj_emit(kj_test_rt, &req, KJ_EMIT_CUBIN, &data, &size, &r));
     assert_true(r.cache_hit);

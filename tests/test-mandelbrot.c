@@ -9,7 +9,8 @@
 static void test_dwell_known_points(void **state) {
     (void)state;
     /* window [-2, 2]^2 on 4 x 4 pixels: dx = dy = 1, pixel (x, y) is c = (x - 2, 2 - y) */
-    kj_mandelbrot_options o = {.size = sizeof(kj_mandelbrot_options), .x_min = -2, .x_max = 2, .y_min = -2, .y_max = 2, .max_dwell = 64};
+    kj_mandelbrot_options o = {
+        .size = sizeof(kj_mandelbrot_options), .x_min = -2, .x_max = 2, .y_min = -2, .y_max = 2, .max_dwell = 64};
     unsigned d;
     KJ_ASSERT_OK(kjtest_mandelbrot_dwell(4, 4, 2, 2, &o, &d)); /* c = 0: in the set */
     assert_int_equal(d, 64);
@@ -135,27 +136,57 @@ static void test_ms_emulation_exact(void **state) {
     (void)state;
     uint64_t launches;
     /* deep and clipped: odd sizes, small squares */
-    kj_mandelbrot_options deep = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 256, .init_subdiv = 8, .subdiv = 2,
-                                  .max_depth = 6, .min_size = 8};
+    kj_mandelbrot_options deep = {.size = sizeof(kj_mandelbrot_options),
+                                  .algo = KJ_MANDELBROT_MS,
+                                  .max_dwell = 256,
+                                  .init_subdiv = 8,
+                                  .subdiv = 2,
+                                  .max_depth = 6,
+                                  .min_size = 8};
     same_image(601, 397, deep, &launches);
     assert_true(launches > 10);
     /* the GPU test's subdividing configuration, on a quarter of its size */
-    kj_mandelbrot_options quad = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 512, .init_subdiv = 8, .subdiv = 4,
-                                  .max_depth = 4, .min_size = 16};
+    kj_mandelbrot_options quad = {.size = sizeof(kj_mandelbrot_options),
+                                  .algo = KJ_MANDELBROT_MS,
+                                  .max_dwell = 512,
+                                  .init_subdiv = 8,
+                                  .subdiv = 4,
+                                  .max_depth = 4,
+                                  .min_size = 16};
     same_image(1024, 1024, quad, &launches);
     assert_true(launches > 10);
     /* a zoomed window with long dwells */
-    kj_mandelbrot_options zoom = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 2048, .x_min = -0.8, .x_max = -0.7,
-                                  .y_min = 0.05, .y_max = 0.15, .init_subdiv = 8, .subdiv = 4, .max_depth = 4,
+    kj_mandelbrot_options zoom = {.size = sizeof(kj_mandelbrot_options),
+                                  .algo = KJ_MANDELBROT_MS,
+                                  .max_dwell = 2048,
+                                  .x_min = -0.8,
+                                  .x_max = -0.7,
+                                  .y_min = 0.05,
+                                  .y_max = 0.15,
+                                  .init_subdiv = 8,
+                                  .subdiv = 4,
+                                  .max_depth = 4,
                                   .min_size = 8};
     same_image(512, 512, zoom, &launches);
     /* the GPU test's zoomed window (test-gpu-mandelbrot: test_escape_matches_cpu) */
-    kj_mandelbrot_options seahorse = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 1024, .x_min = -0.75, .x_max = -0.73,
-                                      .y_min = 0.1, .y_max = 0.115, .init_subdiv = 4, .min_size = 8};
+    kj_mandelbrot_options seahorse = {.size = sizeof(kj_mandelbrot_options),
+                                      .algo = KJ_MANDELBROT_MS,
+                                      .max_dwell = 1024,
+                                      .x_min = -0.75,
+                                      .x_max = -0.73,
+                                      .y_min = 0.1,
+                                      .y_max = 0.115,
+                                      .init_subdiv = 4,
+                                      .min_size = 8};
     same_image(640, 480, seahorse, &launches);
     /* tiny images: squares of one or two pixels */
-    kj_mandelbrot_options tiny = {.size = sizeof(kj_mandelbrot_options), .algo = KJ_MANDELBROT_MS, .max_dwell = 64, .init_subdiv = 4, .subdiv = 2,
-                                  .max_depth = 8, .min_size = 4};
+    kj_mandelbrot_options tiny = {.size = sizeof(kj_mandelbrot_options),
+                                  .algo = KJ_MANDELBROT_MS,
+                                  .max_dwell = 64,
+                                  .init_subdiv = 4,
+                                  .subdiv = 2,
+                                  .max_depth = 8,
+                                  .min_size = 4};
     for (unsigned w = 1; w <= 9; w += 2) same_image(w, 10 - w, tiny, &launches);
 }
 

@@ -22,14 +22,19 @@ static void copy_kernel(const char *file) {
 }
 
 /* kj_compile of the work folder's files (relative names), in order; entry may be NULL. */
-static kj_status compile_files(const char *entry, const char *const *files, size_t count, const kj_define *d,
-                               size_t nd, kj_compile_result *r) {
+static kj_status compile_files(const char *entry, const char *const *files, size_t count, const kj_define *d, size_t nd,
+                               kj_compile_result *r) {
     static char paths[8][PATH_MAX];
     const char *more[8];
     assert_true(count >= 1 && count <= 8);
     for (size_t i = 0; i < count; i++) snprintf(paths[i], PATH_MAX, "%s", at(files[i]));
     for (size_t i = 1; i < count; i++) more[i - 1] = paths[i];
-    kj_request req = {.size = sizeof(kj_request), .kernel = paths[0], .entry = entry, .sources = more, .source_count = count - 1, .defines = d,
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = paths[0],
+                      .entry = entry,
+                      .sources = more,
+                      .source_count = count - 1,
+                      .defines = d,
                       .define_count = nd};
     return kj_compile(kj_test_rt, &req, r);
 }
@@ -135,7 +140,8 @@ static void test_pre_include_in_every_source(void **state) {
     snprintf(a, sizeof a, "%s", at("pre/one/a.cu"));
     snprintf(b, sizeof b, "%s", at("pre/two/b.cu"));
     const char *o[] = {option}, *more[] = {b};
-    kj_request req = {.size = sizeof(kj_request), .kernel = a, .sources = more, .source_count = 1, .options = o, .option_count = 1};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = a, .sources = more, .source_count = 1, .options = o, .option_count = 1};
     kj_compile_result r = KJ_COMPILE_RESULT_INIT;
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     char key[33];
@@ -169,7 +175,8 @@ static void test_launch_seen_where_it_is(void **state) {
                                  "__global__ void child(int *v) {}\n"
                                  "__device__ void go(int *v) { child<<<1, 1>>>(v); }\n"
                                  "#endif\n";
-    put("seen/plain.cu", "__global__ void plain(int *v) { v[0] = 1; }\n/* cudaLaunchDevice */\n#if 0\nx<<<1, 1>>>();\n#endif\n");
+    put("seen/plain.cu",
+        "__global__ void plain(int *v) { v[0] = 1; }\n/* cudaLaunchDevice */\n#if 0\nx<<<1, 1>>>();\n#endif\n");
     put("seen/hidden.cuh", hidden);
     put("seen/quiet.cu", "#include \"hidden.cuh\"\n__global__ void quiet(int *v) { v[0] = 1; }\n");
     put("seen/shown.cuh", "__global__ void child(int *v) { v[0] = 1; }\n"
@@ -177,12 +184,18 @@ static void test_launch_seen_where_it_is(void **state) {
     put("seen/loud.cu", "#include \"shown.cuh\"\n__global__ void loud(int *v) { go(v); }\n");
     put("seen/self.cu", "__global__ void child(int *v) { v[0] = 1; }\n"
                         "__global__ void self(int *v) { child<<<1, 1>>>(v); }\n");
-    const struct { const char *file, *entry; int linked; } cases[] = {
-        {"seen/plain.cu", "plain", 0}, {"seen/quiet.cu", "quiet", 0}, {"seen/loud.cu", "loud", 1}, {"seen/self.cu", "self", 1}};
+    const struct {
+        const char *file, *entry;
+        int linked;
+    } cases[] = {{"seen/plain.cu", "plain", 0},
+                 {"seen/quiet.cu", "quiet", 0},
+                 {"seen/loud.cu", "loud", 1},
+                 {"seen/self.cu", "self", 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kj_compile_result r = KJ_COMPILE_RESULT_INIT;
         compile_ok(cases[i].entry, &cases[i].file, 1, &r);
-        if (r.linked != cases[i].linked) fail_msg("%s: linked %d, expected %d", cases[i].file, r.linked, cases[i].linked);
+        if (r.linked != cases[i].linked)
+            fail_msg("%s: linked %d, expected %d", cases[i].file, r.linked, cases[i].linked);
     }
 }
 
@@ -193,7 +206,8 @@ static void expect_failure(kj_status want, const char *message, const char *entr
     KJ_ASSERT_OK(kj_cache_usage(kj_test_rt, &before, NULL, NULL));
     kj_status s = compile_files(entry, files, count, NULL, 0, &r);
     if (s != want || !strstr(kj_last_error(), message))
-        fail_msg("expected %s with '%s'; got %s: %s", kj_status_name(want), message, kj_status_name(s), kj_last_error());
+        fail_msg("expected %s with '%s'; got %s: %s", kj_status_name(want), message, kj_status_name(s),
+                 kj_last_error());
     KJ_ASSERT_OK(kj_cache_usage(kj_test_rt, &after, NULL, NULL));
     assert_int_equal(before, after); /* nothing stored */
 }
@@ -207,7 +221,8 @@ static void test_refusals(void **state) {
     const char *missing[] = {"link_main.cu", "nothere.cu"};
     expect_failure(KJ_ERR_SOURCE, "nothere.cu': No such file", "blend", missing, 2);
     const char *files[] = {"link_main.cu", "link_lib.cu"};
-    expect_failure(KJ_ERR_UNKNOWN_ENTRY, "no __global__ function 'nope' in any source of the program", "nope", files, 2);
+    expect_failure(KJ_ERR_UNKNOWN_ENTRY, "no __global__ function 'nope' in any source of the program", "nope", files,
+                   2);
     expect_failure(KJ_ERR_UNKNOWN_ENTRY, "have several kernels (blend, tile_sums)", NULL, files, 2);
     const char *undefined[] = {"link_main.cu", "empty_lib.cu"};
     expect_failure(KJ_ERR_LINK, "Undefined reference to '_Z9lib_blendff' in '", "blend", undefined, 2);
@@ -233,5 +248,4 @@ static void test_refusals(void **state) {
 KJ_TEST_MAIN(kj_test_setup_workspace, kj_test_teardown, cmocka_unit_test(test_two_sources_linked),
              cmocka_unit_test(test_stale_keys), cmocka_unit_test(test_same_macros_everywhere),
              cmocka_unit_test(test_pre_include_in_every_source), cmocka_unit_test(test_launch_across_sources),
-             cmocka_unit_test(test_launch_seen_where_it_is),
-             cmocka_unit_test(test_refusals))
+             cmocka_unit_test(test_launch_seen_where_it_is), cmocka_unit_test(test_refusals))

@@ -12,14 +12,14 @@
 #include "runtime/nccl_loader.h"
 #include <sys/wait.h>
 
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                                           \
-            fprintf(stderr, __VA_ARGS__);                                                                             \
-            fprintf(stderr, " (last error: %s)\n", kj_last_error());                                                  \
-            _exit(1);                                                                                                 \
-        }                                                                                                             \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                                            \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, " (last error: %s)\n", kj_last_error());                                                   \
+            _exit(1);                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 /* Runs fn in a child process with NAME=VALUE pairs set (a NULL value unsets): it must exit 0. */
@@ -129,8 +129,8 @@ static void test_load_failures(void **state) {
     in_child(lacks_a_function, old);
     const char *missing[] = {"KERNJIT_NCCL", "/nonexistent/libnccl.so.2", NULL};
     in_child(named_path_missing, missing);
-    const char *none[] = {"KERNJIT_NCCL", NULL, "PATH", "/nonexistent", "VIRTUAL_ENV", NULL, "CONDA_PREFIX", NULL,
-                          "PYTHONPATH", NULL, NULL};
+    const char *none[] = {"KERNJIT_NCCL", NULL, "PATH",       "/nonexistent", "VIRTUAL_ENV", NULL,
+                          "CONDA_PREFIX", NULL, "PYTHONPATH", NULL,           NULL};
     in_child(nowhere, none);
 }
 
@@ -165,8 +165,9 @@ static void already_loaded_first(void) {
 static void make_environment(const char *root) {
     char cmd[4096];
     const char *lib = "lib/python3.11/site-packages/nvidia/nccl/lib";
-    int n = snprintf(cmd, sizeof cmd, "mkdir -p '%s/%s' '%s/bin' && cp '%s' '%s/%s/libnccl.so.2' && touch '%s/bin/python3'",
-                     root, lib, root, fake(), root, lib, root);
+    int n = snprintf(cmd, sizeof cmd,
+                     "mkdir -p '%s/%s' '%s/bin' && cp '%s' '%s/%s/libnccl.so.2' && touch '%s/bin/python3'", root, lib,
+                     root, fake(), root, lib, root);
     assert_true(n > 0 && (size_t)n < sizeof cmd);
     assert_int_equal(system(cmd), 0);
 }
@@ -182,8 +183,8 @@ static void test_found_in_python_environment(void **state) {
     in_child(found_in_package, on_path);
     const char *virtual_env[] = {"PATH", "", "VIRTUAL_ENV", env_root, "CONDA_PREFIX", NULL, "PYTHONPATH", NULL, NULL};
     in_child(found_in_package, virtual_env);
-    const char *elsewhere[] = {"PATH", "", "VIRTUAL_ENV", "/nonexistent", "CONDA_PREFIX", NULL, "PYTHONPATH", NULL,
-                               NULL};
+    const char *elsewhere[] = {"PATH",       "",   "VIRTUAL_ENV", "/nonexistent", "CONDA_PREFIX", NULL,
+                               "PYTHONPATH", NULL, NULL};
     in_child(not_in_package, elsewhere);
     const char *loaded[] = {"KERNJIT_NCCL", "/nonexistent/libnccl.so.2", NULL};
     in_child(already_loaded_first, loaded);

@@ -149,7 +149,8 @@ static void test_tolerance(void **state) {
     /* f64 is tighter than f32 */
     assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F64, 1000, 5, 100, NULL) < any / 1e8);
     /* atomic entries: a chain across the blocks */
-    kj_reduce_report atomic = {.size = sizeof(kj_reduce_report), .entry = "reduce_segmented", .block_size = 256, .grid = 2048};
+    kj_reduce_report atomic = {
+        .size = sizeof(kj_reduce_report), .entry = "reduce_segmented", .block_size = 256, .grid = 2048};
     assert_true(kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &atomic) > t);
 }
 
@@ -162,8 +163,8 @@ static void test_poison(void **state) {
     uint32_t bits;
     memcpy(&bits, &fp, 4);
     assert_true(isnan(fp));
-    assert_int_equal(bits & 0x00400000u, 0); /* the quiet bit clear: signalling */
-    kjtest_reduce_poison(KJ_TYPE_F16, &f, &fq);  /* f16's result is an f32 */
+    assert_int_equal(bits & 0x00400000u, 0);    /* the quiet bit clear: signalling */
+    kjtest_reduce_poison(KJ_TYPE_F16, &f, &fq); /* f16's result is an f32 */
     assert_memory_equal(&fp, &fq, 4);
     kjtest_reduce_poison(KJ_TYPE_F32, &fp, &fq);
     assert_memory_not_equal(&fp, &fq, 4);
@@ -229,7 +230,8 @@ static void test_input(void **state) {
 /* The nested reduction's bound: a block's tree and the fold of the blocks' sums, far below any order's. */
 static void test_tolerance_nested(void **state) {
     (void)state;
-    kj_reduce_report nested = {.size = sizeof(kj_reduce_report), .entry = "nested_reduce", .block_size = 512, .grid = 2048};
+    kj_reduce_report nested = {
+        .size = sizeof(kj_reduce_report), .entry = "nested_reduce", .block_size = 512, .grid = 2048};
     double t = kjtest_reduce_tolerance(KJ_OP_SUM, KJ_TYPE_F32, 1 << 20, 5, 100, &nested);
     /* 1 per thread + 9 levels + 8 partial sums per fold thread + 8 fold levels + 2 */
     assert_true(fabs(t - 28 * (FLT_EPSILON / 2) * 100) < 1e-12);
@@ -266,7 +268,7 @@ static void test_bad_arguments(void **state) {
 }
 
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_integer_wrap), cmocka_unit_test(test_identities),
-             cmocka_unit_test(test_nan_propagates), cmocka_unit_test(test_half_conversion), cmocka_unit_test(test_bfloat16),
-             cmocka_unit_test(test_float_sum_rounds_once), cmocka_unit_test(test_tolerance),
-             cmocka_unit_test(test_poison), cmocka_unit_test(test_input), cmocka_unit_test(test_tolerance_nested),
-             cmocka_unit_test(test_bad_arguments))
+             cmocka_unit_test(test_nan_propagates), cmocka_unit_test(test_half_conversion),
+             cmocka_unit_test(test_bfloat16), cmocka_unit_test(test_float_sum_rounds_once),
+             cmocka_unit_test(test_tolerance), cmocka_unit_test(test_poison), cmocka_unit_test(test_input),
+             cmocka_unit_test(test_tolerance_nested), cmocka_unit_test(test_bad_arguments))

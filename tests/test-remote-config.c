@@ -188,7 +188,8 @@ static void test_environment_and_off(void **state) {
     setenv("KERNJIT_REMOTE_MODE", "write", 1);
     kj_status s = kj__remote_config_read(&o, &quiet, &c, &configured);
     assert_int_equal(s, KJ_ERR_USAGE);
-    assert_non_null(strstr(kj_last_error(), "KERNJIT_REMOTE_MODE='write' is not a mode: read (fetch only) or readwrite"));
+    assert_non_null(
+        strstr(kj_last_error(), "KERNJIT_REMOTE_MODE='write' is not a mode: read (fetch only) or readwrite"));
     o.remote_mode = KJ_REMOTE_OFF;
     setenv("KERNJIT_REMOTE_CACHE", "http://not-even-a-url", 1);
     KJ_ASSERT_OK(kj__remote_config_read(&o, &quiet, &c, &configured));
@@ -226,7 +227,8 @@ static void test_secret(void **state) {
     assert_int_equal(log.warnings, 1);
     assert_non_null(strstr(log.last, "may be read by others (mode 0644): chmod 600"));
     kj__remote_config_free(&c);
-    read_refused("redis://h", "short", KJ_REMOTE_DEFAULT, "remote_secret: the secret is 5 bytes; 16 to 4096 are allowed");
+    read_refused("redis://h", "short", KJ_REMOTE_DEFAULT,
+                 "remote_secret: the secret is 5 bytes; 16 to 4096 are allowed");
     kj_test_write(path, "tiny\n", 5);
     read_refused("redis://h", path, KJ_REMOTE_DEFAULT, "the secret in the file is 4 bytes");
     char missing[600];
@@ -322,7 +324,8 @@ static void test_tls(void **state) {
     assert_null(c.tls_ca.path);
     kj__remote_config_free(&c);
     setenv("KERNJIT_REMOTE_TLS_CA", "/nonexistent/ca.pem", 1);
-    read_refused("rediss://h", NULL, KJ_REMOTE_DEFAULT, "remote_cache='rediss://h': KERNJIT_REMOTE_TLS_CA names a file "
+    read_refused("rediss://h", NULL, KJ_REMOTE_DEFAULT,
+                 "remote_cache='rediss://h': KERNJIT_REMOTE_TLS_CA names a file "
                  "that cannot be read: cannot open '/nonexistent/ca.pem'");
     unsetenv("KERNJIT_REMOTE_TLS_CA");
 

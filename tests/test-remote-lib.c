@@ -81,10 +81,19 @@ static kj_runtime *machine_logged(const char *name, kj_remote_mode mode, kj_log_
 }
 
 static kj__tuned_rec result(const char *dev, const char *values, double gbps, double us) {
-    kj__tuned_rec r = {.kernel = (char *)"reduce", .entry = (char *)"reduce_fast", .fixed = (char *)FIXED,
-                       .bucket = kj__tunedb_bucket(N), .device = (char *)dev, .cc_major = 9, .cc_minor = 0,
-                       .version = (char *)kj_version_string(), .values = (char *)values, .gbps = gbps, .us = us,
-                       .n = N, .time = 1700000000};
+    kj__tuned_rec r = {.kernel = (char *)"reduce",
+                       .entry = (char *)"reduce_fast",
+                       .fixed = (char *)FIXED,
+                       .bucket = kj__tunedb_bucket(N),
+                       .device = (char *)dev,
+                       .cc_major = 9,
+                       .cc_minor = 0,
+                       .version = (char *)kj_version_string(),
+                       .values = (char *)values,
+                       .gbps = gbps,
+                       .us = us,
+                       .n = N,
+                       .time = 1700000000};
     return r;
 }
 
@@ -259,7 +268,8 @@ static void test_unreproduced_result_replaced(void **state) {
     KJ_ASSERT_OK(kj_tune_db_lookup(m1, "reduce", "reduce_fast", fixed, N, &t));
     assert_string_equal(t.values, "BLOCK_SIZE=32 COARSE_FACTOR=1");
     /* this machine measured that variant at 500 GB/s: the new measurement wins, here and on the server */
-    measurement run[] = {{"BLOCK_SIZE=256 COARSE_FACTOR=8", 2000.0}, {"BLOCK_SIZE=32 COARSE_FACTOR=1", 500.0}, {NULL, 0}};
+    measurement run[] = {
+        {"BLOCK_SIZE=256 COARSE_FACTOR=8", 2000.0}, {"BLOCK_SIZE=32 COARSE_FACTOR=1", 500.0}, {NULL, 0}};
     kj__tunedb_measured evidence = {measured_here, run};
     int warnings = l1.warnings;
     KJ_ASSERT_OK(kj__tuned_store(m1, &real, &evidence));
@@ -478,8 +488,11 @@ static void test_no_sigpipe(void **state) {
     assert_int_equal(listen(listener, 1), 0);
     pthread_t server;
     assert_int_equal(pthread_create(&server, NULL, hang_up, &listener), 0);
-    kj__remote_config cfg = {.url = (char *)"unix:// (hangs up)", .socket_path = a.sun_path,
-                             .connect_timeout_ms = 1000, .timeout_ms = 5000, .mode = KJ_REMOTE_READWRITE};
+    kj__remote_config cfg = {.url = (char *)"unix:// (hangs up)",
+                             .socket_path = a.sun_path,
+                             .connect_timeout_ms = 1000,
+                             .timeout_ms = 5000,
+                             .mode = KJ_REMOTE_READWRITE};
     kj__redis *r = NULL;
     KJ_ASSERT_OK(kj__redis_create(&cfg, NULL, &r));
     size_t size = 16u << 20; /* more than the socket buffers take */
@@ -524,8 +537,11 @@ static void test_cut_off(void **state) {
     assert_int_equal(listen(listener, 1), 0);
     pthread_t server;
     assert_int_equal(pthread_create(&server, NULL, trickle, &listener), 0);
-    kj__remote_config cfg = {.url = (char *)"unix:// (trickles)", .socket_path = a.sun_path,
-                             .connect_timeout_ms = 1000, .timeout_ms = 8000, .mode = KJ_REMOTE_READWRITE};
+    kj__remote_config cfg = {.url = (char *)"unix:// (trickles)",
+                             .socket_path = a.sun_path,
+                             .connect_timeout_ms = 1000,
+                             .timeout_ms = 8000,
+                             .mode = KJ_REMOTE_READWRITE};
     kj__redis *r = NULL;
     KJ_ASSERT_OK(kj__redis_create(&cfg, NULL, &r));
     double t0 = kj__now_ms();
@@ -558,11 +574,16 @@ int main(int argc, char **argv) {
     unsetenv("KERNJIT_REMOTE_MODE");
     root = kj_test_tmpdir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shared_result), cmocka_unit_test(test_conflict_rule),
-        cmocka_unit_test(test_other_devices_apart), cmocka_unit_test(test_signed_results),
-        cmocka_unit_test(test_unreproduced_result_replaced), cmocka_unit_test(test_forget_shared),
-        cmocka_unit_test(test_merge_rewrites_once), cmocka_unit_test(test_threads_share_the_tier),
-        cmocka_unit_test(test_no_sigpipe), cmocka_unit_test(test_cut_off),
+        cmocka_unit_test(test_shared_result),
+        cmocka_unit_test(test_conflict_rule),
+        cmocka_unit_test(test_other_devices_apart),
+        cmocka_unit_test(test_signed_results),
+        cmocka_unit_test(test_unreproduced_result_replaced),
+        cmocka_unit_test(test_forget_shared),
+        cmocka_unit_test(test_merge_rewrites_once),
+        cmocka_unit_test(test_threads_share_the_tier),
+        cmocka_unit_test(test_no_sigpipe),
+        cmocka_unit_test(test_cut_off),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     kj_test_rmdir(root);

@@ -23,7 +23,8 @@ static void compile(const char *file, const char *entry, const char *const *opti
                     kj_compile_result *r) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s", kernel_path(file));
-    kj_request req = {.size = sizeof(kj_request), .kernel = path, .entry = entry, .options = options, .option_count = nopt};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = path, .entry = entry, .options = options, .option_count = nopt};
     if (kj_compile(kj_test_rt, &req, r) != KJ_OK) fail_msg("%s:%s: %s", file, entry, kj_last_error());
 }
 
@@ -101,7 +102,8 @@ static void test_linked_programs(void **state) {
     assert_true(r.linked);
     assert_non_null(r.entry_resources);
     assert_true(r.entry_resources->registers > 0);
-    for (size_t i = 0; i < r.resource_count; i++) assert_null(strstr(kj_compile_result_resource(&r, i)->symbol, "cuda_device_runtime"));
+    for (size_t i = 0; i < r.resource_count; i++)
+        assert_null(strstr(kj_compile_result_resource(&r, i)->symbol, "cuda_device_runtime"));
     assert_null(strstr(r.log, "info    :"));
 
     const char *lib = kernel_path("link_lib.cu");
@@ -110,7 +112,8 @@ static void test_linked_programs(void **state) {
     const char *sources[] = {lib_path};
     char main_path[PATH_MAX];
     snprintf(main_path, sizeof main_path, "%s", kernel_path("link_main.cu"));
-    kj_request req = {.size = sizeof(kj_request), .kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
+    kj_request req = {
+        .size = sizeof(kj_request), .kernel = main_path, .entry = "tile_sums", .sources = sources, .source_count = 1};
     KJ_ASSERT_OK(kj_compile(kj_test_rt, &req, &r));
     assert_int_equal(r.source_count, 2);
     assert_int_equal(r.resource_count, 2);
@@ -123,20 +126,22 @@ static void test_linked_programs(void **state) {
  * nvJitLink 13's for sm_90 and sm_80), read without compiling. */
 static void test_reading_the_reports(void **state) {
     (void)state;
-    const char *ptxas = "ptxas info    : Overriding maximum register limit 256 for 'k' with  32 of maxrregcount option\n"
-                        "ptxas info    : 4 bytes gmem\n"
-                        "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
-                        "ptxas info    : Function properties for k\n"
-                        "ptxas         .     800 bytes stack frame, 16 bytes spill stores, 24 bytes spill loads\n"
-                        "ptxas info    : Used 32 registers, used 1 barriers, 256 bytes smem, 360 bytes cmem[0]\n"
-                        "ptxas info    : Compile time = 1.680 ms\n"
-                        "ptxas warning : Registers are spilled to local memory in function 'k', 40 bytes spill stores\n"
-                        "ptxas info    : Function properties for _Z6helperf\n"
-                        "ptxas         .     264 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads";
+    const char *ptxas =
+        "ptxas info    : Overriding maximum register limit 256 for 'k' with  32 of maxrregcount option\n"
+        "ptxas info    : 4 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+        "ptxas info    : Function properties for k\n"
+        "ptxas         .     800 bytes stack frame, 16 bytes spill stores, 24 bytes spill loads\n"
+        "ptxas info    : Used 32 registers, used 1 barriers, 256 bytes smem, 360 bytes cmem[0]\n"
+        "ptxas info    : Compile time = 1.680 ms\n"
+        "ptxas warning : Registers are spilled to local memory in function 'k', 40 bytes spill stores\n"
+        "ptxas info    : Function properties for _Z6helperf\n"
+        "ptxas         .     264 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads";
     kj__resources res = {0};
     char *kept = kj__resources_from_ptxas(ptxas, &res);
     assert_non_null(kept);
-    assert_string_equal(kept, "ptxas warning : Registers are spilled to local memory in function 'k', 40 bytes spill stores");
+    assert_string_equal(kept,
+                        "ptxas warning : Registers are spilled to local memory in function 'k', 40 bytes spill stores");
     free(kept);
     assert_int_equal(res.count, 1); /* the kernel, not the device function */
     kj_resource_usage k = res.items[0];
@@ -147,13 +152,14 @@ static void test_reading_the_reports(void **state) {
     assert_int_equal(k.spill_load_bytes, 24);
     assert_int_equal(k.shared_static_bytes, 256);
     /* the linker's numbers replace the compiler's but for spills; 1 KiB of sm_90's is not the kernel's */
-    const char *nvlink = "info    : 4 bytes gmem, 128 bytes cmem[3]\n"
-                         "info    : Function properties for 'k':\n"
-                         "info    : used 46 registers, used 1 barriers, 264 stack, 1280 bytes smem, 536 bytes cmem[0], "
-                         "8 bytes lmem\n"
-                         "info    : Function properties for 'devrt_kernel':\n"
-                         "info    : used 16 registers, used 1 barriers, 0 stack, 3080 bytes smem, 656 bytes cmem[0], 0 bytes lmem\n"
-                         "warning : a linker warning";
+    const char *nvlink =
+        "info    : 4 bytes gmem, 128 bytes cmem[3]\n"
+        "info    : Function properties for 'k':\n"
+        "info    : used 46 registers, used 1 barriers, 264 stack, 1280 bytes smem, 536 bytes cmem[0], "
+        "8 bytes lmem\n"
+        "info    : Function properties for 'devrt_kernel':\n"
+        "info    : used 16 registers, used 1 barriers, 0 stack, 3080 bytes smem, 656 bytes cmem[0], 0 bytes lmem\n"
+        "warning : a linker warning";
     kept = kj__resources_from_linker(nvlink, "sm_90", &res);
     assert_string_equal(kept, "warning : a linker warning");
     free(kept);

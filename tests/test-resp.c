@@ -102,7 +102,8 @@ static void test_piecewise(void **state) {
 /* What a server announces is checked against the bound at the header, with nothing more there. */
 static void test_bounds(void **state) {
     (void)state;
-    refused("*2147483647\r\n", 13, MOST, "an array of 2147483647 elements: more than the answer to EVAL may take (1.0 MiB)");
+    refused("*2147483647\r\n", 13, MOST,
+            "an array of 2147483647 elements: more than the answer to EVAL may take (1.0 MiB)");
     refused("$536870912\r\n", 12, MOST, "a string of 536870912 bytes: more than the answer to EVAL may take");
     refused("*999999999999999999\r\n", 21, MOST, "an array of 999999999999999999 elements");
     refused("$999999999999999999\r\n", 21, MOST, "a string of 999999999999999999 bytes");

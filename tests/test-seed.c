@@ -12,8 +12,9 @@
 
 #include "cache/seed.h"
 
-#define VADD "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n) {\n" \
-             "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) c[i] = a[i] + b[i] + PART;\n}\n"
+#define VADD                                                                                                           \
+    "extern \"C\" __global__ void vadd(const float *a, const float *b, float *c, int n) {\n"                           \
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) c[i] = a[i] + b[i] + PART;\n}\n"
 #define SECRET "a seed secret of the tests, 40 bytes long"
 
 /* The kernel used throughout: a file including a header of its own, in the test's folder. */
@@ -306,7 +307,8 @@ static void test_unsafe_folders_are_not_used(void **state) {
     /* a parent anyone may write, without the sticky bit */
     make_seed("open/seed", &req, key);
     chmod(kj_test_path(kj_test_dir, "open"), 0777);
-    expect_folder_refused(kj_test_path(kj_test_dir, "open/seed"), &req, "may be written by anyone without the sticky bit");
+    expect_folder_refused(kj_test_path(kj_test_dir, "open/seed"), &req,
+                          "may be written by anyone without the sticky bit");
     /* an entry others may write to */
     chmod(entry_file("seed", "sm_90", key), 0666);
     expect_refused(seed, &req, entry_file("seed", "sm_90", key), "that only its owner may write");

@@ -17,7 +17,8 @@ static void put(const char *name, const char *text) { kj_test_write(path_in(name
 static void expect_fail(const char *search, const char *kernel, kj_status want, const char *needle) {
     kj__source *s = NULL;
     kj_status got = kj__source_find(search, kernel, NULL, &s);
-    if (got != want) fail_msg("%s: got %s (%s), expected %s", kernel, kj_status_name(got), kj_last_error(), kj_status_name(want));
+    if (got != want)
+        fail_msg("%s: got %s (%s), expected %s", kernel, kj_status_name(got), kj_last_error(), kj_status_name(want));
     assert_null(s);
     if (!strstr(kj_last_error(), needle)) fail_msg("message '%s' lacks '%s'", kj_last_error(), needle);
 }
@@ -122,7 +123,8 @@ static void test_builtin_header_name_taken(void **state) {
 static void test_explicit_path_and_nested_includes(void **state) {
     (void)state;
     mkdir(path_in("inc"), 0700);
-    put("k.cu", "#include \"a.cuh\"\n  #  include \"inc/b.cuh\"\n#include <cstdio>\n#include \"missing.cuh\"\n__global__ void k() {}\n");
+    put("k.cu", "#include \"a.cuh\"\n  #  include \"inc/b.cuh\"\n#include <cstdio>\n#include "
+                "\"missing.cuh\"\n__global__ void k() {}\n");
     put("a.cuh", "#include \"inc/b.cuh\"\n#include \"a.cuh\"\n");
     put("inc/b.cuh", "#define B 1\n");
     kj__source *s;
@@ -171,7 +173,10 @@ static void test_bad_sources(void **state) {
     expect_fail(NULL, path_in("missing.cu"), KJ_ERR_SOURCE, "No such file");
     put("empty.cu", "");
     expect_fail(NULL, path_in("empty.cu"), KJ_ERR_SOURCE, "is empty");
-    kj_test_write(path_in("binary.cu"), "\x7f" "ELF\0\0__global__", 16);
+    kj_test_write(path_in("binary.cu"),
+                  "\x7f"
+                  "ELF\0\0__global__",
+                  16);
     expect_fail(NULL, path_in("binary.cu"), KJ_ERR_SOURCE, "not text");
     put("notes.cu", "just some notes, no kernel here\n");
     expect_fail(NULL, path_in("notes.cu"), KJ_ERR_SOURCE, "not a kernel file");

@@ -178,8 +178,8 @@ static void test_expressions(void **state) {
     struct {
         const char *text;
         int64_t value;
-    } ok[] = {{"1 + 2 * 3", 7}, {"(1 + 2) * 3", 9}, {"A % B", 2}, {"A / B", 2}, {"A >= 12 && B < 6", 1},
-              {"A == 1 || B != 5", 0}, {"-A + 2", -10}, {"!0", 1}, {"A<=B", 0}, {"7 - 2 - 1", 4}};
+    } ok[] = {{"1 + 2 * 3", 7},        {"(1 + 2) * 3", 9}, {"A % B", 2}, {"A / B", 2}, {"A >= 12 && B < 6", 1},
+              {"A == 1 || B != 5", 0}, {"-A + 2", -10},    {"!0", 1},    {"A<=B", 0},  {"7 - 2 - 1", 4}};
     char err[128];
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         int64_t v;
@@ -197,14 +197,16 @@ static void test_expressions(void **state) {
  * naming the values and the requirement, as a broken one is. */
 static void test_requirement_not_evaluable(void **state) {
     (void)state;
-    kj__spec *s = parse_ok("//@kernjit entry k\n//@kernjit param A 0 1 2 = 1\n//@kernjit param B 1 4611686018427387904 = 1\n"
-                           "//@kernjit require 10 / A > 0\n//@kernjit require B * 4 > 0\n");
+    kj__spec *s = parse_ok(
+        "//@kernjit entry k\n//@kernjit param A 0 1 2 = 1\n//@kernjit param B 1 4611686018427387904 = 1\n"
+        "//@kernjit require 10 / A > 0\n//@kernjit require B * 4 > 0\n");
     kj_define d[] = {{"A", "0"}, {"B", "4611686018427387904"}};
     char **list;
     size_t n;
     assert_int_equal(kj__spec_resolve(s, "k", d, 1, &list, &n), KJ_ERR_INVALID_DEFINE);
-    assert_non_null(strstr(kj_last_error(), "A=0 B=1 for k: the requirement `10 / A > 0` cannot be evaluated with these "
-                                            "values (division by zero"));
+    assert_non_null(strstr(kj_last_error(),
+                           "A=0 B=1 for k: the requirement `10 / A > 0` cannot be evaluated with these "
+                           "values (division by zero"));
     assert_int_equal(kj__spec_resolve(s, "k", d + 1, 1, &list, &n), KJ_ERR_INVALID_DEFINE);
     assert_non_null(strstr(kj_last_error(), "the requirement `B * 4 > 0` cannot be evaluated"));
     assert_non_null(strstr(kj_last_error(), "overflow"));
@@ -358,7 +360,6 @@ static void test_identifier(void **state) {
     longname[65] = '\0';
     assert_false(kj__is_identifier(longname));
 }
-
 
 /* Found while fuzzing: inputs at the edges of 64-bit arithmetic and of the stack must be refused with
  * a message, never overflow (undefined behaviour) or recurse without bound. */

@@ -134,8 +134,12 @@ static void work(const job *jobs, size_t n, shared *sh) {
         char arch[16];
         snprintf(arch, sizeof arch, "sm_%d", j->arch);
         kj_space_variant(j->kernel->space, j->variant, &v);
-        kj_request req = {.size = sizeof req, .kernel = j->kernel->name, .entry = j->entry, .defines = v.defines,
-                          .define_count = v.define_count, .arch = arch}; /* the plan's fixed param included */
+        kj_request req = {.size = sizeof req,
+                          .kernel = j->kernel->name,
+                          .entry = j->entry,
+                          .defines = v.defines,
+                          .define_count = v.define_count,
+                          .arch = arch}; /* the plan's fixed param included */
         double t0 = now_ms();
         o->status = rt ? kj_compile(rt, &req, NULL) : KJ_ERR_HOST_MEMORY;
         o->ms = now_ms() - t0;
@@ -169,8 +173,8 @@ static void test_every_builtin_for_every_target(void **state) {
         kp->name = k < kernels ? kj_builtin_name(k) : fixed_plans[k - kernels].kernel;
         if (k >= kernels) kp->fixed = fixed_plans[k - kernels].fixed;
         KJ_ASSERT_OK(kj_describe(NULL, kp->name, &kp->desc));
-        KJ_ASSERT_OK(kj_space_create(NULL, kp->name, kp->fixed.name ? &kp->fixed : NULL, kp->fixed.name ? 1 : 0,
-                                     &kp->space));
+        KJ_ASSERT_OK(
+            kj_space_create(NULL, kp->name, kp->fixed.name ? &kp->fixed : NULL, kp->fixed.name ? 1 : 0, &kp->space));
         if (k < kernels) {
             plan_variants(kp);
         } else { /* the default variant alone */
@@ -246,8 +250,8 @@ static void test_every_builtin_for_every_target(void **state) {
                    j->arch, kj_status_name(o->status), o->message);
     }
     printf("%zu compiles (%zu kernels, every entry and variant, %d targets) in %.1f s on %zu processes "
-           "(%.1f s of compiling, %.0f ms each on average)\n", n, kernels, tc.arch_count, wall / 1000, workers,
-           cpu / 1000, n ? cpu / (double)n : 0.0);
+           "(%.1f s of compiling, %.0f ms each on average)\n",
+           n, kernels, tc.arch_count, wall / 1000, workers, cpu / 1000, n ? cpu / (double)n : 0.0);
     if (gaps) {
         printf("the toolkit's own gaps (%zu compiles): its device runtime (%s) has no code for", gaps, tc.devrt_path);
         for (int a = 0; a < tc.arch_count; a++)

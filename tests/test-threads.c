@@ -28,21 +28,20 @@
 #define FACTORS 24
 #define VARIANTS (KINDS * FACTORS)
 
-static const char *SOURCE =
-    "//@kernjit entry scale\n"
-    "//@kernjit param ELEM float double = float\n"
-    "//@kernjit param FACTOR 1..24 = 1\n"
-    "extern \"C\" __global__ void scale(ELEM *x, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) x[i] *= (ELEM)FACTOR;\n"
-    "}\n";
+static const char *SOURCE = "//@kernjit entry scale\n"
+                            "//@kernjit param ELEM float double = float\n"
+                            "//@kernjit param FACTOR 1..24 = 1\n"
+                            "extern \"C\" __global__ void scale(ELEM *x, int n) {\n"
+                            "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                            "    if (i < n) x[i] *= (ELEM)FACTOR;\n"
+                            "}\n";
 
 typedef struct variant {
     char factor[8];
     kj_define defines[2];
-    char key[33];        /* from the single-threaded pass */
+    char key[33]; /* from the single-threaded pass */
     size_t binary_bytes;
-    char joined[64];     /* "ELEM=double FACTOR=3": the canonical define list */
+    char joined[64]; /* "ELEM=double FACTOR=3": the canonical define list */
 } variant;
 
 static variant variants[VARIANTS];
@@ -59,7 +58,11 @@ static void make_variants(void) {
 }
 
 static kj_request request_for(const variant *x) {
-    kj_request r = {.size = sizeof(kj_request), .kernel = "scale.cu", .source_text = SOURCE, .defines = x->defines, .define_count = 2};
+    kj_request r = {.size = sizeof(kj_request),
+                    .kernel = "scale.cu",
+                    .source_text = SOURCE,
+                    .defines = x->defines,
+                    .define_count = 2};
     return r;
 }
 
@@ -171,7 +174,8 @@ static void run_workers(kj_runtime *rt, void *(*fn)(void *), worker *workers) {
     for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
     pthread_barrier_destroy(&start);
     for (int i = 0; i < THREADS; i++)
-        if (workers[i].errors) fail_msg("thread %d: %d error(s), the first: %s", i, workers[i].errors, workers[i].message);
+        if (workers[i].errors)
+            fail_msg("thread %d: %d error(s), the first: %s", i, workers[i].errors, workers[i].message);
 }
 
 static void test_compile_from_threads(void **state) {
@@ -233,7 +237,8 @@ static void *get_worker(void *arg) {
         kj_devptr data = 0;
         int n = 0;
         void *args[] = {&data, &n};
-        kj_launch_config cfg = {sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, (unsigned)(49152 + 1024 * (w->index + 1)), NULL, 0};
+        kj_launch_config cfg = {
+            sizeof(kj_launch_config), {1, 1, 1}, {32, 1, 1}, (unsigned)(49152 + 1024 * (w->index + 1)), NULL, 0};
         if (kj_kernel_launch(k, &cfg, args) != KJ_OK) note(w, "launch %s: %s", x->joined, kj_last_error());
         int blocks;
         if (kj_kernel_occupancy(k, 32 << (j % 5), 0, &blocks) != KJ_OK)
@@ -305,7 +310,6 @@ static void test_runtimes_sharing_a_folder(void **state) {
     kj_runtime_destroy(rt);
 }
 
-
 /* ---- launches that raise a kernel's shared-memory limit while others launch it ------------------- */
 
 typedef struct launcher {
@@ -352,11 +356,12 @@ static void test_launches_raise_limits(void **state) {
 
 /* ---- plans read while the database changes (stub device) ------------------------------------ */
 
-#define PLAN_N 1000   /* reduce_fast's default at this size: 256 threads, COARSE_FACTOR 1 */
+#define PLAN_N 1000 /* reduce_fast's default at this size: 256 threads, COARSE_FACTOR 1 */
 #define PLAN_CALLS 300
 #define PLAN_STORES 12
 
-static const char *const plan_values[2] = {"BLOCK_SIZE=128 COARSE_FACTOR=1 WAVES=1", "BLOCK_SIZE=64 COARSE_FACTOR=1 WAVES=1"};
+static const char *const plan_values[2] = {"BLOCK_SIZE=128 COARSE_FACTOR=1 WAVES=1",
+                                           "BLOCK_SIZE=64 COARSE_FACTOR=1 WAVES=1"};
 
 typedef struct planner {
     kj_runtime *rt;
@@ -377,10 +382,19 @@ static void *plan_worker(void *arg) {
         if (kj_runtime_device(p->rt, &info) != KJ_OK) p->errors++;
         kj__tunedb_device_name(info.name, device);
         for (int i = 0; i < PLAN_STORES; i++) {
-            kj__tuned_rec rec = {.kernel = (char *)"reduce", .entry = (char *)"reduce_fast", .fixed = (char *)"OP=sum T=f32",
-                                 .bucket = kj__tunedb_bucket(PLAN_N), .device = device, .cc_major = info.cc_major,
-                                 .cc_minor = info.cc_minor, .version = (char *)kj_version_string(),
-                                 .values = (char *)plan_values[i % 2], .gbps = 10.0 + i, .us = 1, .n = PLAN_N, .time = 1};
+            kj__tuned_rec rec = {.kernel = (char *)"reduce",
+                                 .entry = (char *)"reduce_fast",
+                                 .fixed = (char *)"OP=sum T=f32",
+                                 .bucket = kj__tunedb_bucket(PLAN_N),
+                                 .device = device,
+                                 .cc_major = info.cc_major,
+                                 .cc_minor = info.cc_minor,
+                                 .version = (char *)kj_version_string(),
+                                 .values = (char *)plan_values[i % 2],
+                                 .gbps = 10.0 + i,
+                                 .us = 1,
+                                 .n = PLAN_N,
+                                 .time = 1};
             if (kj__tuned_store(p->rt, &rec, NULL) != KJ_OK && p->errors++ == 0)
                 snprintf(p->message, sizeof p->message, "store: %s", kj_last_error());
         }
@@ -394,9 +408,10 @@ static void *plan_worker(void *arg) {
             if (p->errors++ == 0) snprintf(p->message, sizeof p->message, "kj_reduce_async: %s", kj_last_error());
             continue;
         }
-        int right = r.config_from == KJ_CONFIG_DEFAULT ? r.block_size == 256 && r.coarse_factor == 1
-                                                        : op == KJ_OP_SUM && r.config_from == KJ_CONFIG_TUNED &&
-                                                              (r.block_size == 128 || r.block_size == 64) && r.coarse_factor == 1;
+        int right = r.config_from == KJ_CONFIG_DEFAULT
+                        ? r.block_size == 256 && r.coarse_factor == 1
+                        : op == KJ_OP_SUM && r.config_from == KJ_CONFIG_TUNED &&
+                              (r.block_size == 128 || r.block_size == 64) && r.coarse_factor == 1;
         if (!right && p->errors++ == 0)
             snprintf(p->message, sizeof p->message, "%s: from %d, block %u, coarse %u", kj_op_name(op), r.config_from,
                      r.block_size, r.coarse_factor);
@@ -517,7 +532,8 @@ static void test_prefetch(void **state) {
     KJ_ASSERT_OK(kj_reduce_async(rt, KJ_OP_MAX, KJ_TYPE_I32, in, 1000, out, &segmented));
     assert_int_equal(rep.origin, KJ_ORIGIN_COMPILED);
     assert_int_equal(compiles_of(rt), 3);
-    assert_int_equal(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20, &(kj_reduce_options){.size = sizeof(kj_reduce_options), .entry = "nope"}),
+    assert_int_equal(kj_reduce_prefetch(rt, KJ_OP_SUM, KJ_TYPE_F32, 1u << 20,
+                                        &(kj_reduce_options){.size = sizeof(kj_reduce_options), .entry = "nope"}),
                      KJ_ERR_USAGE);
     kj_mem_free(rt, in);
     kj_mem_free(rt, out);

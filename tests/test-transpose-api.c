@@ -11,8 +11,8 @@ static kj_runtime *compile_only(void) {
 static void test_variant_names(void **state) {
     (void)state;
     const char *names[] = {"padded", "read-rows", "read-cols", "shared", "l1-8x32", "l1-4x32", "vec"};
-    const char *entries[] = {"transpose_padded", "transpose_read_rows", "transpose_read_cols", "transpose_shared",
-                             "transpose_l1_8x32", "transpose_l1_4x32", "transpose_vec"};
+    const char *entries[] = {"transpose_padded",  "transpose_read_rows", "transpose_read_cols", "transpose_shared",
+                             "transpose_l1_8x32", "transpose_l1_4x32",   "transpose_vec"};
     assert_int_equal(KJ_TRANSPOSE_VARIANT_COUNT_, 7);
     for (int i = 0; i < KJ_TRANSPOSE_VARIANT_COUNT_; i++) {
         kj_transpose_variant v = KJ_TRANSPOSE_VARIANT_COUNT_;
@@ -88,7 +88,8 @@ static void expect_carveouts(int major, int minor, size_t shared_per_sm, const u
     size_t got = kj_device_carveouts(&d, kib, 16);
     if (got != n) fail_msg("sm_%d%d: %zu carveouts, expected %zu", major, minor, got, n);
     for (size_t i = 0; i < n; i++)
-        if (kib[i] != want[i]) fail_msg("sm_%d%d: carveout %zu is %u KiB, expected %u", major, minor, i, kib[i], want[i]);
+        if (kib[i] != want[i])
+            fail_msg("sm_%d%d: carveout %zu is %u KiB, expected %u", major, minor, i, kib[i], want[i]);
 }
 
 static void test_carveouts(void **state) {

@@ -27,19 +27,18 @@ static char *trim(const char *text, const char *const *entries, size_t n, const 
     return out;
 }
 
-static const char *file =
-    "#include \"common.cuh\"\n"
-    "// first(): a comment naming an entry does not keep it\n"
-    "__device__ int helper(int v) { return v + 1; }\n"
-    "#define LIMIT 4\n"
-    "extern \"C\" __global__ void __launch_bounds__(256) first(int *v) {\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < LIMIT; i++) v[i] = helper(i);\n"
-    "}\n"
-    "extern \"C\" __global__ void second(int *v) { if (v) { v[0] = '}'; } }\n"
-    "#define AFTER 1\n"
-    "extern \"C\"\n"
-    "__global__ void third(int *v) { v[1] = AFTER; }\n";
+static const char *file = "#include \"common.cuh\"\n"
+                          "// first(): a comment naming an entry does not keep it\n"
+                          "__device__ int helper(int v) { return v + 1; }\n"
+                          "#define LIMIT 4\n"
+                          "extern \"C\" __global__ void __launch_bounds__(256) first(int *v) {\n"
+                          "#pragma unroll\n"
+                          "    for (int i = 0; i < LIMIT; i++) v[i] = helper(i);\n"
+                          "}\n"
+                          "extern \"C\" __global__ void second(int *v) { if (v) { v[0] = '}'; } }\n"
+                          "#define AFTER 1\n"
+                          "extern \"C\"\n"
+                          "__global__ void third(int *v) { v[1] = AFTER; }\n";
 
 static void test_leaves_out_the_others(void **state) {
     (void)state;
@@ -47,7 +46,7 @@ static void test_leaves_out_the_others(void **state) {
     assert_non_null(out);
     assert_null(strstr(out, "first(int"));
     assert_null(strstr(out, "second"));
-    assert_null(strstr(out, "pragma")); /* the unroll went with its loop */
+    assert_null(strstr(out, "pragma"));                    /* the unroll went with its loop */
     assert_non_null(strstr(out, "__device__ int helper")); /* not an entry: stays */
     assert_non_null(strstr(out, "#define LIMIT 4\n"));
     assert_non_null(strstr(out, "#define AFTER 1\n"));

@@ -15,10 +15,19 @@
 
 static kj__tuned_rec rec(const char *device, int major, int minor, const char *fixed, unsigned bucket,
                          const char *values) {
-    kj__tuned_rec r = {.kernel = (char *)"reduce", .entry = (char *)"reduce_fast", .fixed = (char *)fixed,
-                       .bucket = bucket, .device = (char *)device, .cc_major = major, .cc_minor = minor,
-                       .version = (char *)"0.1.0", .values = (char *)values, .gbps = 3000.5, .us = 12.25,
-                       .n = 1ull << bucket, .time = 1700000000};
+    kj__tuned_rec r = {.kernel = (char *)"reduce",
+                       .entry = (char *)"reduce_fast",
+                       .fixed = (char *)fixed,
+                       .bucket = bucket,
+                       .device = (char *)device,
+                       .cc_major = major,
+                       .cc_minor = minor,
+                       .version = (char *)"0.1.0",
+                       .values = (char *)values,
+                       .gbps = 3000.5,
+                       .us = 12.25,
+                       .n = 1ull << bucket,
+                       .time = 1700000000};
     return r;
 }
 
@@ -48,8 +57,8 @@ static void test_bucket_matching(void **state) {
     const char *f = "OP=sum T=f32";
     assert_non_null(find(&db, H100, 9, 0, f, 1u << 20));
     assert_non_null(find(&db, H100, 9, 0, f, (1u << 21) - 1));
-    assert_non_null(find(&db, H100, 9, 0, f, 1u << 21));          /* bucket 21: 20 is one below */
-    assert_non_null(find(&db, H100, 9, 0, f, (1u << 19) + 5));    /* bucket 19: 20 is one above */
+    assert_non_null(find(&db, H100, 9, 0, f, 1u << 21));       /* bucket 21: 20 is one below */
+    assert_non_null(find(&db, H100, 9, 0, f, (1u << 19) + 5)); /* bucket 19: 20 is one above */
     assert_null(find(&db, H100, 9, 0, f, 1u << 22));
     assert_null(find(&db, H100, 9, 0, f, 1u << 18));
     /* both neighbours: the one below wins; the exact bucket wins over both */
@@ -241,20 +250,29 @@ static void test_put_checks_fields(void **state) {
     kj__tunedb_clear(&db);
 }
 
-#define GOOD "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n"
-#define GOOD2 "reduce\treduce_fast\tOP=max T=i32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=512 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n"
+#define GOOD                                                                                                           \
+    "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100                                                                     \
+    "\t9.0\t0.1.0\tBLOCK_SIZE=256 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n"
+#define GOOD2                                                                                                          \
+    "reduce\treduce_fast\tOP=max T=i32\t20\t" H100                                                                     \
+    "\t9.0\t0.1.0\tBLOCK_SIZE=512 COARSE_FACTOR=8\t100.0\t1.0\t1048576\t1\n"
 
 /* Each damaged line is skipped with a warning; the good ones around it survive. */
 static void test_damaged_lines(void **state) {
     (void)state;
     static const char *const bad[] = {
         "complete garbage\n",
-        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\n", /* 11 fields */
-        "reduce\treduce_fast\tOP=sum T=f32\t64\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* bucket */
-        "reduce\treduce_fast\tOP=sum T=f32\t21\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* n vs bucket */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100
+        "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\n", /* 11 fields */
+        "reduce\treduce_fast\tOP=sum T=f32\t64\t" H100
+        "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* bucket */
+        "reduce\treduce_fast\tOP=sum T=f32\t21\t" H100
+        "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* n vs bucket */
         "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n", /* cc */
-        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\tfast\t1.0\t1048576\t1\n", /* gbps */
-        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE\t100.0\t1.0\t1048576\t1\n", /* values */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100
+        "\t9.0\t0.1.0\tBLOCK_SIZE=256\tfast\t1.0\t1048576\t1\n", /* gbps */
+        "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100
+        "\t9.0\t0.1.0\tBLOCK_SIZE\t100.0\t1.0\t1048576\t1\n", /* values */
         "reduce\treduce_fast\tOP=sum T=f32\t20\tNVIDIA \xc3\xa9\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\n",
         "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\r\n",
         "reduce\treduce_fast\tOP=sum T=f32\t20\t" H100 "\t9.0\t0.1.0\tBLOCK_SIZE=256\t100.0\t1.0\t1048576\t1\textra\n",
@@ -444,8 +462,9 @@ static void test_unreproduced_record_gives_way(void **state) {
     assert_int_equal(db.count, 1);
     kj__tunedb_clear(&db);
     assert_int_equal(log.warnings, 1);
-    assert_non_null(strstr(log.last, "BLOCK_SIZE=32 COARSE_FACTOR=1 at 99999.0 GB/s, was not reproduced here (this run "
-                                     "measured 400.0 GB/s of it): replaced by BLOCK_SIZE=256 COARSE_FACTOR=8 at 2000.0"));
+    assert_non_null(strstr(log.last,
+                           "BLOCK_SIZE=32 COARSE_FACTOR=1 at 99999.0 GB/s, was not reproduced here (this run "
+                           "measured 400.0 GB/s of it): replaced by BLOCK_SIZE=256 COARSE_FACTOR=8 at 2000.0"));
 }
 
 /* One update puts many records and writes the file once; a change with nothing in it writes nothing. */
@@ -683,15 +702,16 @@ static void test_state_merge(void **state) {
     (void)state;
     kj_test_log log;
     plain_user();
-#define LINE(fixed, values, gbps) "reduce\treduce_fast\t" fixed "\t20\t" H100 "\t9.0\t0.1.0\t" values "\t" gbps "\t1.0\t1048576\t1\n"
+#define LINE(fixed, values, gbps)                                                                                      \
+    "reduce\treduce_fast\t" fixed "\t20\t" H100 "\t9.0\t0.1.0\t" values "\t" gbps "\t1.0\t1048576\t1\n"
     kj_test_put(kj_test_dir, "home/.cache/kernjit/tuning.db",
                 LINE("OP=sum T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8", "900.0")   /* faster than the new file's */
                 LINE("OP=max T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8", "100.0")   /* slower than the new file's */
                 LINE("OP=min T=f32", "BLOCK_SIZE=128 COARSE_FACTOR=8", "100.0")); /* only here */
     kj_test_put(kj_test_dir, "home/.local/state/kernjit/tuning.db",
                 LINE("OP=sum T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")
-                LINE("OP=max T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")
-                LINE("OP=prod T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")); /* only here */
+                    LINE("OP=max T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")
+                        LINE("OP=prod T=f32", "BLOCK_SIZE=256 COARSE_FACTOR=8", "500.0")); /* only here */
 #undef LINE
     kj_runtime *rt = default_runtime(&log);
     assert_db_path(rt, kj_test_path(kj_test_dir, "home/.local/state/kernjit/tuning.db")); /* its first use */
@@ -796,10 +816,9 @@ static void test_memory_bounded(void **state) {
 KJ_TEST_MAIN(NULL, NULL, cmocka_unit_test(test_buckets), cmocka_unit_test(test_bucket_matching),
              cmocka_unit_test(test_faster_result_wins), cmocka_unit_test(test_keys_apart),
              cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_targets_apart),
-             cmocka_unit_test(test_put_checks_fields),
-             cmocka_unit_test(test_damaged_lines), cmocka_unit_test(test_binary_junk),
-             KJ_TEST_IN_DIR(test_file_update), KJ_TEST_IN_DIR(test_concurrent_writers),
-             KJ_TEST_IN_DIR(test_unreproduced_record_gives_way), KJ_TEST_IN_DIR(test_update_many_at_once),
-             KJ_TEST_IN_DIR(test_public_api), KJ_TEST_IN_DIR(test_memory_bounded),
-             KJ_TEST_IN_DIR(test_state_folder), KJ_TEST_IN_DIR(test_state_move), KJ_TEST_IN_DIR(test_state_merge),
-             KJ_TEST_IN_DIR(test_state_move_fails))
+             cmocka_unit_test(test_put_checks_fields), cmocka_unit_test(test_damaged_lines),
+             cmocka_unit_test(test_binary_junk), KJ_TEST_IN_DIR(test_file_update),
+             KJ_TEST_IN_DIR(test_concurrent_writers), KJ_TEST_IN_DIR(test_unreproduced_record_gives_way),
+             KJ_TEST_IN_DIR(test_update_many_at_once), KJ_TEST_IN_DIR(test_public_api),
+             KJ_TEST_IN_DIR(test_memory_bounded), KJ_TEST_IN_DIR(test_state_folder), KJ_TEST_IN_DIR(test_state_move),
+             KJ_TEST_IN_DIR(test_state_merge), KJ_TEST_IN_DIR(test_state_move_fails))

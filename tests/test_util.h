@@ -28,10 +28,10 @@
 #define KJ_TEST_SKIP 77
 
 /* A call that must succeed: else the test fails with the status and the library's message. */
-#define KJ_ASSERT_OK(expr)                                                                          \
-    do {                                                                                            \
-        kj_status kj_test_s_ = (expr);                                                              \
-        if (kj_test_s_ != KJ_OK) fail_msg("%s -> %s: %s", #expr, kj_status_name(kj_test_s_), kj_last_error()); \
+#define KJ_ASSERT_OK(expr)                                                                                             \
+    do {                                                                                                               \
+        kj_status kj_test_s_ = (expr);                                                                                 \
+        if (kj_test_s_ != KJ_OK) fail_msg("%s -> %s: %s", #expr, kj_status_name(kj_test_s_), kj_last_error());         \
     } while (0)
 
 /* A fresh folder under /tmp, removed by kj_test_rmdir. */
@@ -145,12 +145,12 @@ static inline uint64_t kj_test_seed(void) {
 
 /* ---- the fixture a test program's tests share: cmocka group setups and teardown -------------- */
 
-static char *kj_test_dir;            /* a private folder, for caches and files */
-static char *kj_test_cache_dir;      /* kj_test_setup_workspace: kj_test_rt's cache, apart from the files */
-static kj_runtime *kj_test_rt;       /* kj_test_setup_gpu_runtime: on the device, its cache in kj_test_dir;
+static char *kj_test_dir;          /* a private folder, for caches and files */
+static char *kj_test_cache_dir;    /* kj_test_setup_workspace: kj_test_rt's cache, apart from the files */
+static kj_runtime *kj_test_rt;     /* kj_test_setup_gpu_runtime: on the device, its cache in kj_test_dir;
                                         kj_test_setup_workspace: compile-only, its cache in kj_test_cache_dir */
-static kj_test_log kj_test_rt_log;   /* that runtime's warnings */
-static uint64_t kj_test_rng;         /* a generator for kj_test_next, freshly seeded (printed) */
+static kj_test_log kj_test_rt_log; /* that runtime's warnings */
+static uint64_t kj_test_rng;       /* a generator for kj_test_next, freshly seeded (printed) */
 
 static inline int kj_test_setup_dir(void **state) {
     (void)state;
@@ -252,7 +252,8 @@ static inline kj_request kj_test_two_sources(const char *entry) {
     static const char *more[1] = {lib_cu};
     snprintf(main_cu, sizeof main_cu, "%s/link_main.cu", KJ_TEST_KERNELS);
     snprintf(lib_cu, sizeof lib_cu, "%s/link_lib.cu", KJ_TEST_KERNELS);
-    return (kj_request){.size = sizeof(kj_request), .kernel = main_cu, .entry = entry, .sources = more, .source_count = 1};
+    return (kj_request){
+        .size = sizeof(kj_request), .kernel = main_cu, .entry = entry, .sources = more, .source_count = 1};
 }
 #endif
 
@@ -262,8 +263,9 @@ static inline kj_request kj_test_two_sources(const char *entry) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 6, 7)))
 #endif
-static inline int kj_test_launch(const char *kernjit, const char *folder, const char *cache, char *out, size_t size,
-                                 const char *fmt, ...) {
+static inline int
+kj_test_launch(const char *kernjit, const char *folder, const char *cache, char *out, size_t size, const char *fmt,
+               ...) {
     char args[4096], cmd[4096 + 3 * PATH_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -326,8 +328,8 @@ static inline void kj_test_fill_reduction(void *buf, kj_type t, kj_op op, size_t
     for (size_t i = 0; i < n; i++) {
         uint64_t r = kj_test_next(rng);
         double v = op == KJ_OP_PROD ? (r % (n / 10 + 1) == 0 ? few[(r >> 20) % 5] : 1)
-                   : exact           ? (double)(int)(r % 17) - 8
-                                     : kj_test_uniform(rng) * 2 - 1;
+                   : exact          ? (double)(int)(r % 17) - 8
+                                    : kj_test_uniform(rng) * 2 - 1;
         switch (t) {
         case KJ_TYPE_I32: ((int32_t *)buf)[i] = op == KJ_OP_PROD ? (int32_t)(r | 1) : (int32_t)(uint32_t)r; break;
         case KJ_TYPE_U32: ((uint32_t *)buf)[i] = op == KJ_OP_PROD ? (uint32_t)(r | 1) : (uint32_t)r; break;
@@ -381,10 +383,10 @@ static inline size_t kj_test_sizes(size_t sizes[4]) {
 
 /* main() of a test program: the tests (cmocka_unit_test(...), ...) run as one cmocka group with that
  * group setup and teardown (NULL, NULL: none). */
-#define KJ_TEST_MAIN(setup, teardown, ...)                                                          \
-    int main(void) {                                                                                \
-        const struct CMUnitTest tests[] = {__VA_ARGS__};                                            \
-        return cmocka_run_group_tests(tests, setup, teardown);                                      \
+#define KJ_TEST_MAIN(setup, teardown, ...)                                                                             \
+    int main(void) {                                                                                                   \
+        const struct CMUnitTest tests[] = {__VA_ARGS__};                                                               \
+        return cmocka_run_group_tests(tests, setup, teardown);                                                         \
     }
 
 #endif

@@ -36,21 +36,21 @@
 #define BLOCK_SIZE 256
 
 /* Every call is checked; a failure names the call and what the library said. */
-#define CUDA_CHECK(call)                                                                            \
-    do {                                                                                            \
-        cudaError_t e_ = (call);                                                                    \
-        if (e_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "embed: %s: %s\n", #call, cudaGetErrorString(e_));                      \
-            exit(1);                                                                                \
-        }                                                                                           \
+#define CUDA_CHECK(call)                                                                                               \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "embed: %s: %s\n", #call, cudaGetErrorString(e_));                                         \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
-#define KJ_CHECK(call)                                                                              \
-    do {                                                                                            \
-        kj_status s_ = (call);                                                                      \
-        if (s_ != KJ_OK) {                                                                          \
-            fprintf(stderr, "embed: %s: %s\n%s\n", #call, kj_status_name(s_), kj_last_error());     \
-            exit(1);                                                                                \
-        }                                                                                           \
+#define KJ_CHECK(call)                                                                                                 \
+    do {                                                                                                               \
+        kj_status s_ = (call);                                                                                         \
+        if (s_ != KJ_OK) {                                                                                             \
+            fprintf(stderr, "embed: %s: %s\n%s\n", #call, kj_status_name(s_), kj_last_error());                        \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 static const char *origin_text(kj_origin o) {
@@ -121,7 +121,8 @@ int main(int argc, char **argv) {
     snprintf(factor, sizeof factor, "%d", FACTOR);
     snprintf(block, sizeof block, "%d", BLOCK_SIZE);
     kj_define defines[] = {{"ELEM_TYPE", "float"}, {"FACTOR", factor}, {"BLOCK_SIZE", block}};
-    kj_request req = {.size = sizeof(kj_request), .kernel = kernel_path,
+    kj_request req = {.size = sizeof(kj_request),
+                      .kernel = kernel_path,
                       .entry = "scale",
                       .defines = defines,
                       .define_count = sizeof defines / sizeof defines[0]};
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
 
     unsigned long long count = n;
     void *args[] = {&y, &x, &count}; /* pointers to each argument, as cuLaunchKernel takes them */
-    kj_launch_config cfg = {.size = sizeof(kj_launch_config), .grid = {(unsigned)((n + BLOCK_SIZE - 1) / BLOCK_SIZE)}, /* 0 in y, z: 1 */
+    kj_launch_config cfg = {.size = sizeof(kj_launch_config),
+                            .grid = {(unsigned)((n + BLOCK_SIZE - 1) / BLOCK_SIZE)}, /* 0 in y, z: 1 */
                             .block = {BLOCK_SIZE},
                             .stream = (kj_stream)stream};
     KJ_CHECK(kj_kernel_launch(scale, &cfg, args));

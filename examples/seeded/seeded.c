@@ -23,13 +23,13 @@
 
 #define N (1u << 20)
 
-#define KJ_CHECK(call)                                                                              \
-    do {                                                                                            \
-        kj_status s_ = (call);                                                                      \
-        if (s_ != KJ_OK) {                                                                          \
-            fprintf(stderr, "seeded: %s: %s\n%s\n", #call, kj_status_name(s_), kj_last_error());    \
-            exit(1);                                                                                \
-        }                                                                                           \
+#define KJ_CHECK(call)                                                                                                 \
+    do {                                                                                                               \
+        kj_status s_ = (call);                                                                                         \
+        if (s_ != KJ_OK) {                                                                                             \
+            fprintf(stderr, "seeded: %s: %s\n%s\n", #call, kj_status_name(s_), kj_last_error());                       \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* NAME in the program's own folder (malloc'd): where the program's files lie, wherever it is run from. */

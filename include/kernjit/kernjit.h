@@ -100,33 +100,33 @@ extern "C" {
  * or 2 (usage error: the caller asked for something not allowed); the CLI exits with the class of
  * the status it got.
  * ---------------------------------------------------------------------------------------------- */
-#define KJ_STATUS_MAP(X)                                                                            \
-    X(OK, 0, 0, "success")                                                                          \
-    X(ERR_USAGE, 1, 2, "invalid argument")                                                          \
-    X(ERR_UNKNOWN_KERNEL, 2, 2, "unknown kernel")                                                   \
-    X(ERR_UNKNOWN_ENTRY, 3, 2, "unknown entry point")                                               \
-    X(ERR_INVALID_DEFINE, 4, 2, "macro value not allowed")                                          \
-    X(ERR_LIMIT, 5, 2, "request exceeds a device limit")                                            \
-    X(ERR_SOURCE, 6, 1, "cannot read kernel source")                                                \
-    X(ERR_SPEC, 7, 1, "malformed kernel metadata")                                                  \
-    X(ERR_COMPILE, 8, 1, "NVRTC compilation failed")                                                \
-    X(ERR_LINK, 9, 1, "nvJitLink link failed")                                                      \
-    X(ERR_NO_DRIVER, 10, 1, "CUDA driver not available")                                            \
-    X(ERR_NO_DEVICE, 11, 1, "no CUDA device")                                                       \
-    X(ERR_CUDA, 12, 1, "CUDA driver call failed")                                                   \
-    X(ERR_HOST_MEMORY, 13, 1, "out of host memory")                                                 \
-    X(ERR_DEVICE_MEMORY, 14, 1, "out of device memory")                                             \
-    X(ERR_DEVICE_LAUNCH, 15, 1, "device-side kernel launch failed")                                 \
-    X(ERR_IO, 16, 1, "file system error")                                                           \
-    X(ERR_UNSUPPORTED, 17, 1, "not supported")                                                      \
-    X(ERR_NOT_FOUND, 18, 1, "not found")                                                            \
+#define KJ_STATUS_MAP(X)                                                                                               \
+    X(OK, 0, 0, "success")                                                                                             \
+    X(ERR_USAGE, 1, 2, "invalid argument")                                                                             \
+    X(ERR_UNKNOWN_KERNEL, 2, 2, "unknown kernel")                                                                      \
+    X(ERR_UNKNOWN_ENTRY, 3, 2, "unknown entry point")                                                                  \
+    X(ERR_INVALID_DEFINE, 4, 2, "macro value not allowed")                                                             \
+    X(ERR_LIMIT, 5, 2, "request exceeds a device limit")                                                               \
+    X(ERR_SOURCE, 6, 1, "cannot read kernel source")                                                                   \
+    X(ERR_SPEC, 7, 1, "malformed kernel metadata")                                                                     \
+    X(ERR_COMPILE, 8, 1, "NVRTC compilation failed")                                                                   \
+    X(ERR_LINK, 9, 1, "nvJitLink link failed")                                                                         \
+    X(ERR_NO_DRIVER, 10, 1, "CUDA driver not available")                                                               \
+    X(ERR_NO_DEVICE, 11, 1, "no CUDA device")                                                                          \
+    X(ERR_CUDA, 12, 1, "CUDA driver call failed")                                                                      \
+    X(ERR_HOST_MEMORY, 13, 1, "out of host memory")                                                                    \
+    X(ERR_DEVICE_MEMORY, 14, 1, "out of device memory")                                                                \
+    X(ERR_DEVICE_LAUNCH, 15, 1, "device-side kernel launch failed")                                                    \
+    X(ERR_IO, 16, 1, "file system error")                                                                              \
+    X(ERR_UNSUPPORTED, 17, 1, "not supported")                                                                         \
+    X(ERR_NOT_FOUND, 18, 1, "not found")                                                                               \
     X(ERR_WRONG_RESULT, 19, 1, "result does not match the reference")
 
 typedef enum kj_status {
 #define KJ_STATUS_ENUM_(name, value, class_, text) KJ_##name = value,
     KJ_STATUS_MAP(KJ_STATUS_ENUM_)
 #undef KJ_STATUS_ENUM_
-    KJ_STATUS_COUNT_
+        KJ_STATUS_COUNT_
 } kj_status;
 
 /* A short English description of the status ("unknown kernel"); "unknown status" for a value outside
@@ -179,15 +179,16 @@ KJ_API unsigned kj_version_number(void);
 #ifdef __cplusplus
 #define KJ_SIZED_INIT_(type) (kj_sized_init_<type>())
 #else
-#define KJ_SIZED_INIT_(type) {.size = sizeof(type)}
+#define KJ_SIZED_INIT_(type)                                                                                           \
+    { .size = sizeof(type) }
 #endif
 
-typedef uint64_t kj_devptr;               /* a device address: CUdeviceptr, or (uintptr_t)cudaMalloc'd */
+typedef uint64_t kj_devptr;                 /* a device address: CUdeviceptr, or (uintptr_t)cudaMalloc'd */
 typedef struct kj_stream_opaque *kj_stream; /* a CUstream / cudaStream_t; NULL is the default stream */
 
-typedef struct kj_runtime kj_runtime;     /* one device (or none) and one cache; see kj_runtime_create */
-typedef struct kj_kernel kj_kernel;       /* a loaded entry point; owned by its runtime */
-typedef struct kj_event kj_event;         /* a CUDA event for timing */
+typedef struct kj_runtime kj_runtime;         /* one device (or none) and one cache; see kj_runtime_create */
+typedef struct kj_kernel kj_kernel;           /* a loaded entry point; owned by its runtime */
+typedef struct kj_event kj_event;             /* a CUDA event for timing */
 typedef struct kj_kernel_desc kj_kernel_desc; /* a kernel source's metadata, for listing */
 
 typedef enum kj_log_level { KJ_LOG_ERROR = 0, KJ_LOG_WARN = 1, KJ_LOG_INFO = 2, KJ_LOG_DEBUG = 3 } kj_log_level;
@@ -226,41 +227,41 @@ typedef enum kj_remote_mode {
 } kj_remote_mode;
 
 typedef struct kj_runtime_options {
-    size_t size;               /* sizeof(kj_runtime_options): KJ_RUNTIME_OPTIONS_INIT */
-    int device;                    /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
-    const char *arch;              /* the target: sm_XY, sm_XYa (that architecture alone), sm_XYf (its
+    size_t size;           /* sizeof(kj_runtime_options): KJ_RUNTIME_OPTIONS_INIT */
+    int device;            /* an ordinal, KJ_DEVICE_AUTO (default) or KJ_DEVICE_NONE */
+    const char *arch;      /* the target: sm_XY, sm_XYa (that architecture alone), sm_XYf (its
                                       family), compute_XY, compute_XYa or compute_XYf (PTX the driver
                                       compiles). With a device, one whose code the device runs (sm_90a
                                       on 9.0), NULL being the device's own sm_XY; with none, NULL is
                                       "sm_90" */
-    const char *cache_dir;         /* NULL: $KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit, ~/.cache/kernjit */
+    const char *cache_dir; /* NULL: $KERNJIT_CACHE_DIR, $XDG_CACHE_HOME/kernjit, ~/.cache/kernjit */
     kj_cache_mode cache_mode;
-    uint64_t cache_max_bytes;      /* 0: $KERNJIT_CACHE_MAX (bytes, or with K/M/G suffix), else 1 GiB */
-    const char *search_path;       /* NULL: $KERNJIT_PATH; colon-separated folders searched for NAME.cu */
-    void *cu_context;              /* a CUcontext the host program created: kernjit uses it as is and
+    uint64_t cache_max_bytes; /* 0: $KERNJIT_CACHE_MAX (bytes, or with K/M/G suffix), else 1 GiB */
+    const char *search_path;  /* NULL: $KERNJIT_PATH; colon-separated folders searched for NAME.cu */
+    void *cu_context;         /* a CUcontext the host program created: kernjit uses it as is and
                                       never destroys it; it must outlive the runtime. The runtime's
                                       device is the context's (device must still name an existing
                                       device or be KJ_DEVICE_AUTO). NULL: the device's primary
                                       context, which the CUDA Runtime API shares */
-    kj_log_fn log;                 /* NULL: warnings are dropped */
+    kj_log_fn log;            /* NULL: warnings are dropped */
     void *log_user;
-    kj_log_level log_level;        /* messages above this level are not passed on (default KJ_LOG_WARN) */
+    kj_log_level log_level; /* messages above this level are not passed on (default KJ_LOG_WARN) */
     /* The remote cache tier: a Redis server that machines share (see "Remote cache" below). */
-    const char *remote_cache;      /* NULL or "": $KERNJIT_REMOTE_CACHE; "redis://[[USER]:PASSWORD@]HOST[:PORT]
+    const char *remote_cache;   /* NULL or "": $KERNJIT_REMOTE_CACHE; "redis://[[USER]:PASSWORD@]HOST[:PORT]
                                       [/DB][?OPTIONS]" or "unix:///PATH[?OPTIONS]"; OPTIONS are
                                       connect_timeout=MS (default 50), timeout=MS (each operation,
                                       default 200) and, for a socket, db=N; unset everywhere: no remote */
-    const char *remote_secret;     /* NULL or "": $KERNJIT_REMOTE_SECRET; an absolute path ("/...") names
+    const char *remote_secret;  /* NULL or "": $KERNJIT_REMOTE_SECRET; an absolute path ("/...") names
                                       a file holding the secret (less a final new line); a value that
                                       looks like a relative path (a '/' after its first character, or
                                       a first '~' or '.') is refused; anything else is the secret
                                       itself; 16 to 4096 bytes. With a secret, what is pushed is
                                       signed (HMAC-SHA256) and what is fetched must be */
-    kj_remote_mode remote_mode;    /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
+    kj_remote_mode remote_mode; /* KJ_REMOTE_DEFAULT: $KERNJIT_REMOTE_MODE (read or readwrite), else
                                       readwrite; KJ_REMOTE_OFF: no remote tier whatever the environment */
-    uint32_t reserved;             /* 0 (refused otherwise): names what would be padding, so that a later
+    uint32_t reserved;          /* 0 (refused otherwise): names what would be padding, so that a later
                                       field never lands in bytes an older caller left undefined */
-    const char *seed_dirs;         /* NULL: $KERNJIT_SEED_PATH; seed folders (colon-separated) of binaries
+    const char *seed_dirs;      /* NULL: $KERNJIT_SEED_PATH; seed folders (colon-separated) of binaries
                                       built ahead of time (`kernjit seed`), searched in order after the
                                       memory map and before the disk cache, then the installed seed
                                       (<prefix>/share/kernjit/seed, found beside the library); "" (or
@@ -270,9 +271,11 @@ typedef struct kj_runtime_options {
 #ifdef __cplusplus
 #define KJ_RUNTIME_OPTIONS_INIT (kj_runtime_options_defaults_())
 #else
-#define KJ_RUNTIME_OPTIONS_INIT                                                                     \
-    {.size = sizeof(kj_runtime_options), .device = KJ_DEVICE_AUTO, .cache_mode = KJ_CACHE_DISK,     \
-     .log_level = KJ_LOG_WARN}
+#define KJ_RUNTIME_OPTIONS_INIT                                                                                        \
+    {                                                                                                                  \
+        .size = sizeof(kj_runtime_options), .device = KJ_DEVICE_AUTO, .cache_mode = KJ_CACHE_DISK,                     \
+        .log_level = KJ_LOG_WARN                                                                                       \
+    }
 #endif
 
 /* KJ_RUNTIME_OPTIONS_INIT for a language without the macro: sets the first `size` bytes of *options
@@ -314,12 +317,12 @@ KJ_API int kj_runtime_has_device(const kj_runtime *rt);
 KJ_API const char *kj_runtime_arch(const kj_runtime *rt);
 
 typedef struct kj_device_info {
-    size_t size;               /* sizeof(kj_device_info): KJ_DEVICE_INFO_INIT */
+    size_t size; /* sizeof(kj_device_info): KJ_DEVICE_INFO_INIT */
     int ordinal;
-    const char *name;                 /* "NVIDIA H100 80GB HBM3"; static storage (the process's life) */
+    const char *name; /* "NVIDIA H100 80GB HBM3"; static storage (the process's life) */
     int cc_major, cc_minor;
-    const char *arch;                 /* "sm_90"; static storage */
-    const char *arch_name;            /* "Hopper"; static storage */
+    const char *arch;      /* "sm_90"; static storage */
+    const char *arch_name; /* "Hopper"; static storage */
     int sm_count;
     int warp_size;
     int max_threads_per_block;
@@ -330,16 +333,16 @@ typedef struct kj_device_info {
     int regs_per_block;
     int regs_per_sm;
     size_t total_memory;
-    size_t shared_per_block;          /* without opt-in (48 KiB) */
-    size_t shared_per_block_optin;    /* the most a kernel may opt in to */
+    size_t shared_per_block;       /* without opt-in (48 KiB) */
+    size_t shared_per_block_optin; /* the most a kernel may opt in to */
     size_t shared_per_sm;
     size_t l2_bytes;
     int clock_khz;
     int memory_clock_khz;
     int memory_bus_bits;
-    double peak_bandwidth_gbs;        /* 2 x memory clock x bus width (DDR), GB/s */
-    int driver_version;               /* 13000 for CUDA 13.0 */
-    int max_nesting_depth;            /* device-runtime nesting depth limit (24 on CC >= 3.5) */
+    double peak_bandwidth_gbs; /* 2 x memory clock x bus width (DDR), GB/s */
+    int driver_version;        /* 13000 for CUDA 13.0 */
+    int max_nesting_depth;     /* device-runtime nesting depth limit (24 on CC >= 3.5) */
 } kj_device_info;
 #define KJ_DEVICE_INFO_INIT KJ_SIZED_INIT_(kj_device_info)
 
@@ -363,18 +366,18 @@ KJ_API kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info);
 KJ_API size_t kj_device_carveouts(const kj_device_info *device, unsigned *kib, size_t max);
 
 typedef struct kj_stats {
-    size_t size;               /* sizeof(kj_stats): KJ_STATS_INIT */
-    uint64_t requests;        /* kj_kernel_get and kj_compile calls */
-    uint64_t memory_hits;     /* answered from the in-memory map (no system call) */
-    uint64_t disk_hits;       /* answered from a verified disk entry */
-    uint64_t misses;          /* neither: compiled */
-    uint64_t compiles;        /* successful NVRTC compilations */
+    size_t size;          /* sizeof(kj_stats): KJ_STATS_INIT */
+    uint64_t requests;    /* kj_kernel_get and kj_compile calls */
+    uint64_t memory_hits; /* answered from the in-memory map (no system call) */
+    uint64_t disk_hits;   /* answered from a verified disk entry */
+    uint64_t misses;      /* neither: compiled */
+    uint64_t compiles;    /* successful NVRTC compilations */
     uint64_t compile_errors;
-    uint64_t links;           /* nvJitLink links with the device runtime */
-    uint64_t bad_entries;     /* disk entries found damaged and replaced */
-    uint64_t store_failures;  /* entries that could not be written (the kernel still ran) */
-    double compile_ms;        /* total NVRTC time */
-    double link_ms;           /* total nvJitLink time */
+    uint64_t links;          /* nvJitLink links with the device runtime */
+    uint64_t bad_entries;    /* disk entries found damaged and replaced */
+    uint64_t store_failures; /* entries that could not be written (the kernel still ran) */
+    double compile_ms;       /* total NVRTC time */
+    double link_ms;          /* total nvJitLink time */
     /* the remote tier (0 without one) */
     uint64_t remote_hits;     /* verified remote entries used (and stored on disk) */
     uint64_t remote_misses;   /* looked up and not there: compiled here */
@@ -395,24 +398,24 @@ KJ_API kj_status kj_runtime_stats(const kj_runtime *rt, kj_stats *stats);
  * Kernels
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_request {
-    size_t size;               /* sizeof(kj_request): KJ_REQUEST_INIT */
-    const char *kernel;        /* a built-in name ("reduce"), a name found as NAME.cu on the search path
+    size_t size;              /* sizeof(kj_request): KJ_REQUEST_INIT */
+    const char *kernel;       /* a built-in name ("reduce"), a name found as NAME.cu on the search path
                                   (which wins over the built-in), or a path to a .cu file (contains '/'
                                   or ends in ".cu"); with source_text, the name used in messages */
-    const char *source_text;   /* optional: the source itself, NUL-terminated; quoted #includes are
+    const char *source_text;  /* optional: the source itself, NUL-terminated; quoted #includes are
                                   resolved beside `kernel` if it is a path, else on the search path */
-    const char *entry;         /* entry point: a name from the metadata, an extern "C" function or a C++
+    const char *entry;        /* entry point: a name from the metadata, an extern "C" function or a C++
                                   name expression ("scale<float,256>"); NULL: the first entry */
-    const kj_define *defines;  /* -D macros, validated against the kernel's metadata */
+    const kj_define *defines; /* -D macros, validated against the kernel's metadata */
     size_t define_count;
-    const char *const *options;/* extra NVRTC options ("-lineinfo"); part of the cache key */
+    const char *const *options; /* extra NVRTC options ("-lineinfo"); part of the cache key */
     size_t option_count;
-    const char *arch;          /* a target other than the runtime's, as kj_runtime_options.arch names
+    const char *arch;           /* a target other than the runtime's, as kj_runtime_options.arch names
                                   it ("sm_80", "sm_90a", "compute_75"): kj_compile builds any NVRTC
                                   has; kj_kernel_get one whose code the device runs (sm_90a only on
                                   9.0, compute_75 on 7.5 and newer), and refuses another before the
                                   driver sees it. NULL: the runtime's */
-    const char *const *sources;/* more translation units of the same program: paths to .cu files (a
+    const char *const *sources; /* more translation units of the same program: paths to .cu files (a
                                   '/' or ".cu" in each; `kernel` must then be a path to a .cu file
                                   too, and source_text NULL), or to compiled code that nvJitLink
                                   takes as it is by its extension (.ptx text, a relocatable .cubin,
@@ -424,8 +427,8 @@ typedef struct kj_request {
                                   The entry may be in any of them. Only `kernel` may
                                   carry a metadata block; the key covers every source and header, and
                                   their order. NULL with source_count 0: a program of one source */
-    size_t source_count;       /* at most 63 */
-    const char *const *entries;/* several entries of one program, compiled together as CuPy's
+    size_t source_count;        /* at most 63 */
+    const char *const *entries; /* several entries of one program, compiled together as CuPy's
                                   RawModule(name_expressions=...) does: each a name `entry` could be
                                   ("scale<float,256>", "scale<double,256>"), all lowered by one NVRTC
                                   compile into one binary, stored as one cache entry (the key covers
@@ -434,8 +437,8 @@ typedef struct kj_request {
                                   a request that differs only in `entry` gets another instance of the
                                   same binary (the module is loaded once). NULL with entry_count 0:
                                   the entry alone */
-    size_t entry_count;        /* at most 64, each listed once */
-} kj_request; /* read during the call only: nothing of it is kept */
+    size_t entry_count;         /* at most 64, each listed once */
+} kj_request;                   /* read during the call only: nothing of it is kept */
 #define KJ_REQUEST_INIT KJ_SIZED_INIT_(kj_request)
 
 typedef enum kj_origin {
@@ -488,24 +491,24 @@ KJ_API kj_status kj_kernel_prefetch(kj_runtime *rt, const kj_request *requests, 
 /* What one kernel of a binary uses, as the compiler (ptxas, inside NVRTC) reports it, or for a
  * program linked by nvJitLink, the linker: known without a GPU. Sizes in bytes. */
 typedef struct kj_resource_usage {
-    const char *symbol;        /* the kernel's name in the binary (mangled for a C++ kernel) */
-    int registers;             /* per thread */
-    int spill_store_bytes;     /* per thread: stores of values that did not fit the registers */
-    int spill_load_bytes;      /* per thread: their loads back */
-    int stack_bytes;           /* local memory per thread: the kernel's stack frame, with the functions
+    const char *symbol;      /* the kernel's name in the binary (mangled for a C++ kernel) */
+    int registers;           /* per thread */
+    int spill_store_bytes;   /* per thread: stores of values that did not fit the registers */
+    int spill_load_bytes;    /* per thread: their loads back */
+    int stack_bytes;         /* local memory per thread: the kernel's stack frame, with the functions
                                   it calls where the compiler says (sm_90 and later, and linked
                                   programs), and local memory besides the stack */
-    int shared_static_bytes;   /* static shared memory per block (__shared__ variables; dynamic shared
+    int shared_static_bytes; /* static shared memory per block (__shared__ variables; dynamic shared
                                   memory is given at launch); without the 1 KiB that compute
                                   capability 9.0 reserves per block for the system */
 } kj_resource_usage;
 
 typedef struct kj_compile_result {
-    size_t size;               /* sizeof(kj_compile_result): KJ_COMPILE_RESULT_INIT */
-    int cache_hit;          /* 1: a valid entry was already on disk (in the disk cache, or a seed) */
-    int stored;             /* 1: the cache holds the entry now (0: compiled in memory only) */
-    int linked;             /* 1: linked with the device runtime */
-    int is_ptx;             /* 1: PTX for the driver to finish (a compute_XY target, or a device newer
+    size_t size;   /* sizeof(kj_compile_result): KJ_COMPILE_RESULT_INIT */
+    int cache_hit; /* 1: a valid entry was already on disk (in the disk cache, or a seed) */
+    int stored;    /* 1: the cache holds the entry now (0: compiled in memory only) */
+    int linked;    /* 1: linked with the device runtime */
+    int is_ptx;    /* 1: PTX for the driver to finish (a compute_XY target, or a device newer
                                than NVRTC) */
     /* The strings (never NULL) and the resources below are owned by the library: valid until the
      * calling thread's next kj_compile, kj_emit or kj_compile_all, or its exit. */
@@ -515,17 +518,17 @@ typedef struct kj_compile_result {
     double compile_ms;      /* NVRTC time (0 on a hit) */
     double link_ms;         /* nvJitLink time (0 when not linked or on a hit) */
     size_t binary_bytes;
-    const char *log;        /* NVRTC's (and nvJitLink's) warnings, "" when none: from this compile, or
+    const char *log;                          /* NVRTC's (and nvJitLink's) warnings, "" when none: from this compile, or
                                as stored with the entry on a hit. They also reach the log callback
                                (KJ_LOG_WARN). */
-    const void *resource_table; /* the library's: each kernel's kj_resource_usage, read through
+    const void *resource_table;               /* the library's: each kernel's kj_resource_usage, read through
                                kj_compile_result_resource */
-    size_t resource_count;  /* kernels of the binary whose resources are known (in the compiler's
+    size_t resource_count;                    /* kernels of the binary whose resources are known (in the compiler's
                                order), from this compile or as stored with the entry on a hit; 0 when
                                not known (a PTX target: the driver compiles it) */
     const kj_resource_usage *entry_resources; /* the requested entry's (one of resources), or NULL */
-    unsigned source_count;  /* translation units compiled: 1, or the linked sources (kj_request.sources) */
-    kj_origin origin;       /* where the binary came from: KJ_ORIGIN_SEED, _DISK, _REMOTE or _COMPILED */
+    unsigned source_count;            /* translation units compiled: 1, or the linked sources (kj_request.sources) */
+    kj_origin origin;                 /* where the binary came from: KJ_ORIGIN_SEED, _DISK, _REMOTE or _COMPILED */
     const char *const *entry_symbols; /* the symbol of each entry compiled: kj_request.entries' in their
                                order (a C++ name expression's lowered name), else the one entry's */
     size_t entry_symbol_count;
@@ -549,10 +552,10 @@ KJ_API kj_status kj_compile(kj_runtime *rt, const kj_request *request, kj_compil
 
 /* The compiler's output, to keep or to hand to other tools. */
 typedef enum kj_emit_format {
-    KJ_EMIT_CUBIN = 0, /* the binary the driver loads: an ELF file, as readelf, cuobjdump and nvdisasm take it
+    KJ_EMIT_CUBIN = 0,  /* the binary the driver loads: an ELF file, as readelf, cuobjdump and nvdisasm take it
                           (a disk cache entry holds the same bytes after a header of kernjit's own) */
-    KJ_EMIT_PTX = 1,   /* NVRTC's PTX for the target: text */
-    KJ_EMIT_LTOIR = 2, /* LTO-IR (NVRTC with -dlto): NVVM IR that nvJitLink links and optimizes across units
+    KJ_EMIT_PTX = 1,    /* NVRTC's PTX for the target: text */
+    KJ_EMIT_LTOIR = 2,  /* LTO-IR (NVRTC with -dlto): NVVM IR that nvJitLink links and optimizes across units
                           (NVJITLINK_INPUT_LTOIR) */
     KJ_EMIT_FATBIN = 3, /* a fat binary: the cubin (PTX for compute_XY) of each target, which the driver
                           picks from when it loads it (kj_emit_fatbin for several targets) */
@@ -600,15 +603,15 @@ KJ_API kj_status kj_emit_fatbin_target(const char *arch);
 KJ_API void kj_emit_free(void *data);
 
 typedef struct kj_kernel_info {
-    size_t size;               /* sizeof(kj_kernel_info): KJ_KERNEL_INFO_INIT */
-    const char *kernel;        /* the request's kernel name */
-    const char *entry;         /* the entry asked for */
-    const char *lowered_name;  /* the symbol in the binary */
+    size_t size;              /* sizeof(kj_kernel_info): KJ_KERNEL_INFO_INIT */
+    const char *kernel;       /* the request's kernel name */
+    const char *entry;        /* the entry asked for */
+    const char *lowered_name; /* the symbol in the binary */
     const char *arch;
-    const char *key;           /* cache key, 32 hex digits */
-    const char *defines;       /* the canonical define list, "BLOCK_SIZE=256 OP=sum ..." */
-    const char *log;           /* NVRTC/nvJitLink warnings, "" when none (from the cache entry on a disk hit) */
-    kj_origin origin;          /* how it was first obtained */
+    const char *key;     /* cache key, 32 hex digits */
+    const char *defines; /* the canonical define list, "BLOCK_SIZE=256 OP=sum ..." */
+    const char *log;     /* NVRTC/nvJitLink warnings, "" when none (from the cache entry on a disk hit) */
+    kj_origin origin;    /* how it was first obtained */
     int num_regs;
     int shared_static_bytes;
     int local_bytes;
@@ -616,11 +619,11 @@ typedef struct kj_kernel_info {
     int linked;
     unsigned shared_dynamic_bytes; /* dynamic shared memory the metadata asks for with these macros
                                       (`//@kernjit shared-dynamic`), already opted in; 0: none */
-    int carveout;              /* the preferred shared-memory carveout applied from the metadata: a
+    int carveout;                  /* the preferred shared-memory carveout applied from the metadata: a
                                   percentage 0..100 of the largest shared memory, -1: the driver's choice */
-    int pdl;                   /* 1: launched with programmatic dependent launch (the metadata's `pdl`,
+    int pdl;                       /* 1: launched with programmatic dependent launch (the metadata's `pdl`,
                                   on a device and target of compute capability 9.0 or later) */
-    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
+    uint32_t reserved;             /* written 0: names what would be padding (a later field takes its place) */
 } kj_kernel_info;
 #define KJ_KERNEL_INFO_INIT KJ_SIZED_INIT_(kj_kernel_info)
 
@@ -638,10 +641,10 @@ KJ_API kj_status kj_kernel_occupancy(const kj_kernel *kernel, unsigned block_thr
                                      int *blocks_per_sm);
 
 typedef struct kj_launch_config {
-    size_t size;               /* sizeof(kj_launch_config): KJ_LAUNCH_CONFIG_INIT */
-    unsigned grid[3];          /* 0 in a field is taken as 1 */
+    size_t size;      /* sizeof(kj_launch_config): KJ_LAUNCH_CONFIG_INIT */
+    unsigned grid[3]; /* 0 in a field is taken as 1 */
     unsigned block[3];
-    unsigned shared_bytes;     /* dynamic shared memory; above 48 KiB the kernel is opted in;
+    unsigned shared_bytes; /* dynamic shared memory; above 48 KiB the kernel is opted in;
                                   0: what the kernel's metadata asks for (kj_kernel_info.shared_dynamic_bytes) */
     kj_stream stream;
     uint64_t pending_launches; /* device-side launches this launch may have pending at once;
@@ -744,13 +747,13 @@ KJ_API kj_status kj_event_elapsed_ms(kj_event *start, kj_event *end, float *ms);
  * Toolchain
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_toolchain {
-    size_t size;               /* sizeof(kj_toolchain): KJ_TOOLCHAIN_INIT */
-    int nvrtc_version;            /* 13000 for 13.0 */
+    size_t size;       /* sizeof(kj_toolchain): KJ_TOOLCHAIN_INIT */
+    int nvrtc_version; /* 13000 for 13.0 */
     int nvjitlink_version;
-    const char *cuda_home;        /* where the device runtime and CUDA headers are looked for */
-    const char *devrt_path;       /* libcudadevrt.a, or NULL when it is missing */
+    const char *cuda_home;  /* where the device runtime and CUDA headers are looked for */
+    const char *devrt_path; /* libcudadevrt.a, or NULL when it is missing */
     int arch_count;
-    const int *archs;             /* arch_count compute capabilities NVRTC can target, 90 for sm_90 */
+    const int *archs; /* arch_count compute capabilities NVRTC can target, 90 for sm_90 */
 } kj_toolchain;
 #define KJ_TOOLCHAIN_INIT KJ_SIZED_INIT_(kj_toolchain)
 
@@ -768,12 +771,12 @@ KJ_API const char *kj_builtin_name(size_t index);
 
 typedef struct kj_param_info {
     size_t size;               /* sizeof(kj_param_info): KJ_PARAM_INFO_INIT */
-    const char *name;           /* "BLOCK_SIZE" */
-    const char *default_value;  /* "256" */
+    const char *name;          /* "BLOCK_SIZE" */
+    const char *default_value; /* "256" */
     size_t value_count;
-    const char *const *values;  /* the allowed values, in the order the metadata gives them */
-    int tunable;                /* 1: a performance knob (the tuner varies it); 0: it changes the result */
-    int launch;                 /* 1: a knob of the launch alone (`launch` in the metadata: the grid, say),
+    const char *const *values; /* the allowed values, in the order the metadata gives them */
+    int tunable;               /* 1: a performance knob (the tuner varies it); 0: it changes the result */
+    int launch;                /* 1: a knob of the launch alone (`launch` in the metadata: the grid, say),
                                    tunable, read by the host; the compiler never sees it and the variants
                                    that differ only in it share one binary */
 } kj_param_info;
@@ -791,14 +794,14 @@ KJ_API void kj_desc_free(kj_kernel_desc *desc);
  * are owned by it and valid until kj_desc_free. Given NULL they return "", 0 or NULL rather than
  * fail. A description may be read by several threads at once. No errors except kj_desc_param's. */
 KJ_API const char *kj_desc_name(const kj_kernel_desc *desc);
-KJ_API const char *kj_desc_origin(const kj_kernel_desc *desc); /* "built-in" or the file's path */
+KJ_API const char *kj_desc_origin(const kj_kernel_desc *desc);  /* "built-in" or the file's path */
 KJ_API const char *kj_desc_summary(const kj_kernel_desc *desc); /* one line, "" when none */
 KJ_API size_t kj_desc_entry_count(const kj_kernel_desc *desc);
 KJ_API const char *kj_desc_entry(const kj_kernel_desc *desc, size_t index); /* NULL past the end */
 KJ_API size_t kj_desc_param_count(const kj_kernel_desc *desc);
 /* Parameter index into *info. Errors: KJ_ERR_USAGE (NULL argument, index past the end). */
 KJ_API kj_status kj_desc_param(const kj_kernel_desc *desc, size_t index, kj_param_info *info);
-KJ_API int kj_desc_needs_device_runtime(const kj_kernel_desc *desc); /* 1: rdc + cudadevrt */
+KJ_API int kj_desc_needs_device_runtime(const kj_kernel_desc *desc);  /* 1: rdc + cudadevrt */
 KJ_API uint64_t kj_desc_pending_launches(const kj_kernel_desc *desc); /* 0 when not set */
 /* The `require` lines: their count, and the expression at index as written (NULL past the end). */
 KJ_API size_t kj_desc_require_count(const kj_kernel_desc *desc);
@@ -823,18 +826,18 @@ KJ_API const char *kj_cache_dir(const kj_runtime *rt);
 
 typedef struct kj_cache_entry {
     const char *path;
-    const char *arch;          /* "sm_90" */
-    const char *key;           /* 32 hex digits */
-    const char *description;   /* what was compiled, as stored (several lines); "" if unreadable */
-    uint64_t bytes;            /* file size */
-    int64_t mtime;             /* last use, seconds since the epoch */
-    int valid;                 /* 1: header and checksum verify */
+    const char *arch;        /* "sm_90" */
+    const char *key;         /* 32 hex digits */
+    const char *description; /* what was compiled, as stored (several lines); "" if unreadable */
+    uint64_t bytes;          /* file size */
+    int64_t mtime;           /* last use, seconds since the epoch */
+    int valid;               /* 1: header and checksum verify */
     /* The description taken apart ("" when it does not say): */
-    const char *kernel;        /* "reduce", or the file's name */
-    const char *macros;        /* the macros it was compiled with, "NAME=VALUE NAME=VALUE ..." */
-    const char *options;       /* the other NVRTC options (less the target and -std=c++17, which
+    const char *kernel;  /* "reduce", or the file's name */
+    const char *macros;  /* the macros it was compiled with, "NAME=VALUE NAME=VALUE ..." */
+    const char *options; /* the other NVRTC options (less the target and -std=c++17, which
                                   every compile has), space-separated */
-    const char *entry;         /* the entry compiled alone (the file's other entries left out); "" when
+    const char *entry;   /* the entry compiled alone (the file's other entries left out); "" when
                                   the whole file was compiled */
 } kj_cache_entry;
 /* entry and its strings are valid only during the call. */
@@ -909,7 +912,7 @@ KJ_API kj_status kj_seed_sign(kj_runtime *rt, uint64_t *count);
  * without the tier. kj_runtime_destroy gives the pushes still queued at most 2 s.
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_remote_info {
-    size_t size;               /* sizeof(kj_remote_info): KJ_REMOTE_INFO_INIT */
+    size_t size;                 /* sizeof(kj_remote_info): KJ_REMOTE_INFO_INIT */
     int configured;              /* 0: no remote tier (the fields below are 0 or "") */
     const char *url;             /* as configured, a password shown as "***" */
     kj_remote_mode mode;         /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
@@ -927,7 +930,7 @@ typedef struct kj_remote_info {
     /* The fleet's counters, as the server keeps them: every process adds its own when it ends (and
      * every 10 s while it runs). */
     uint64_t hits, misses, waits, pushes, refusals, errors;
-    uint64_t fetches;            /* lookups that reached the server */
+    uint64_t fetches; /* lookups that reached the server */
     double fetch_ms_total, fetch_ms_max;
     uint64_t bytes_fetched, bytes_pushed;
 } kj_remote_info;
@@ -941,14 +944,14 @@ typedef struct kj_remote_info {
 KJ_API kj_status kj_remote_query(kj_runtime *rt, kj_remote_info *info);
 
 typedef struct kj_remote_transfer {
-    size_t size;               /* sizeof(kj_remote_transfer): KJ_REMOTE_TRANSFER_INIT */
-    uint64_t entries;  /* local entries (push) or remote keys (pull) considered */
-    uint64_t moved;    /* pushed, or pulled into the disk cache */
-    uint64_t present;  /* already there (push: the same bytes, or a value that verifies), left alone */
-    uint64_t refused;  /* pull: values refused (damaged, unsigned, wrongly signed, another format, a
+    size_t size;      /* sizeof(kj_remote_transfer): KJ_REMOTE_TRANSFER_INIT */
+    uint64_t entries; /* local entries (push) or remote keys (pull) considered */
+    uint64_t moved;   /* pushed, or pulled into the disk cache */
+    uint64_t present; /* already there (push: the same bytes, or a value that verifies), left alone */
+    uint64_t refused; /* pull: values refused (damaged, unsigned, wrongly signed, another format, a
                           name no kernjit writes) */
-    uint64_t failed;   /* not moved because of a fault: the warnings say which */
-    uint64_t bytes;    /* bytes moved */
+    uint64_t failed;  /* not moved because of a fault: the warnings say which */
+    uint64_t bytes;   /* bytes moved */
 } kj_remote_transfer;
 #define KJ_REMOTE_TRANSFER_INIT KJ_SIZED_INIT_(kj_remote_transfer)
 

@@ -26,7 +26,7 @@ typedef enum kj_type {
     KJ_TYPE_I32 = 0,
     KJ_TYPE_U32 = 1,
     KJ_TYPE_I64 = 2,
-    KJ_TYPE_F16 = 3,  /* IEEE binary16 */
+    KJ_TYPE_F16 = 3, /* IEEE binary16 */
     KJ_TYPE_F32 = 4,
     KJ_TYPE_F64 = 5,
     KJ_TYPE_BF16 = 6, /* bfloat16: the high half of an f32 */
@@ -40,8 +40,8 @@ KJ_API const char *kj_type_name(kj_type type); /* "f32"; "?" when out of range *
  * Errors: KJ_ERR_USAGE naming the allowed values (text NULL or not one of them). */
 KJ_API kj_status kj_op_parse(const char *text, kj_op *op);
 KJ_API kj_status kj_type_parse(const char *text, kj_type *type);
-KJ_API size_t kj_type_size(kj_type type);        /* bytes of one element (2 for f16, bf16); 0 out of range */
-KJ_API size_t kj_result_size(kj_type type);      /* bytes of the result (4 for f16, bf16: a float); 0 out of range */
+KJ_API size_t kj_type_size(kj_type type);   /* bytes of one element (2 for f16, bf16); 0 out of range */
+KJ_API size_t kj_result_size(kj_type type); /* bytes of the result (4 for f16, bf16: a float); 0 out of range */
 
 /* Where a family's call took its configuration (block size, coarsening, unroll, tile) from: the
  * caller's options, else the tuning database, else the family's defaults for the device and size. */
@@ -54,20 +54,20 @@ typedef enum kj_config_from {
 KJ_API const char *kj_config_from_name(kj_config_from from);
 
 typedef struct kj_reduce_report {
-    size_t size;               /* sizeof(kj_reduce_report): KJ_REDUCE_REPORT_INIT */
-    const char *entry;       /* the entry that ran; static storage */
+    size_t size;       /* sizeof(kj_reduce_report): KJ_REDUCE_REPORT_INIT */
+    const char *entry; /* the entry that ran; static storage */
     unsigned block_size;
     unsigned coarse_factor;
-    unsigned grid;           /* blocks launched (first pass) */
-    kj_origin origin;        /* how the kernel was obtained on this call */
+    unsigned grid;    /* blocks launched (first pass) */
+    kj_origin origin; /* how the kernel was obtained on this call */
     kj_config_from config_from;
-    unsigned waves;          /* reduce_fast: its grid was at most WAVES times the blocks the device holds at
+    unsigned waves; /* reduce_fast: its grid was at most WAVES times the blocks the device holds at
                                 once; 0 for the other entries */
 } kj_reduce_report;
 #define KJ_REDUCE_REPORT_INIT KJ_SIZED_INIT_(kj_reduce_report)
 
 typedef struct kj_reduce_options {
-    size_t size;               /* sizeof(kj_reduce_options): KJ_REDUCE_OPTIONS_INIT */
+    size_t size;              /* sizeof(kj_reduce_options): KJ_REDUCE_OPTIONS_INIT */
     const char *entry;        /* NULL: the fast default entry */
     unsigned block_size;      /* 0: chosen (tuning database, else a default for the device and size) */
     unsigned coarse_factor;   /* 0: chosen likewise */
@@ -91,8 +91,8 @@ typedef struct kj_reduce_options {
  * elements, n beyond a single-block entry, NULL host_result), KJ_ERR_LIMIT (n needs more blocks
  * than the device allows), KJ_ERR_NO_DEVICE, KJ_ERR_DEVICE_MEMORY, KJ_ERR_CUDA (also a kernel
  * failure, e.g. input not valid in the context), and those of kj_kernel_get. */
-KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
-                           void *host_result, const kj_reduce_options *options);
+KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, void *host_result,
+                           const kj_reduce_options *options);
 /* As kj_reduce, but writes the result (kj_result_size bytes) to device memory at `result` on
  * options->stream and returns without waiting: result is written once the stream reaches it, and
  * input must stay valid until then. On compute capability 9.0 and later the default entry is
@@ -101,8 +101,8 @@ KJ_API kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr inp
  * yours launched after it with programmatic dependent launch itself must wait in turn
  * (cudaGridDependencySynchronize) before it reads the result. Thread-safe. Errors as kj_reduce, with
  * KJ_ERR_USAGE for a result that is 0 or not aligned to kj_result_size. */
-KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n,
-                                 kj_devptr result, const kj_reduce_options *options);
+KJ_API kj_status kj_reduce_async(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, size_t n, kj_devptr result,
+                                 const kj_reduce_options *options);
 /* Starts getting the kernels that kj_reduce with these arguments (n elements, options->entry,
  * block_size, coarse_factor; the rest is not read) will launch, on the runtime's background threads
  * (kj_kernel_prefetch), and returns at once: a program calls it before making its input, so that
@@ -172,29 +172,29 @@ KJ_API kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size
  * Vector add and matrix transpose (kernels_src/vector_add.cu, kernels_src/transpose.cu)
  * ---------------------------------------------------------------------------------------------- */
 typedef struct kj_vector_add_report {
-    size_t size;               /* sizeof(kj_vector_add_report): KJ_VECTOR_ADD_REPORT_INIT */
-    const char *entry;      /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
+    size_t size;       /* sizeof(kj_vector_add_report): KJ_VECTOR_ADD_REPORT_INIT */
+    const char *entry; /* "vector_add" (16-byte vectors) or "vector_add_scalar" (pointers not
                                aligned to 16 bytes); static storage */
     unsigned block_size;
-    unsigned unroll;        /* vectors (or elements) each thread has in flight */
-    unsigned grid;          /* blocks launched */
-    kj_origin origin;       /* how the kernel was obtained on this call */
+    unsigned unroll;  /* vectors (or elements) each thread has in flight */
+    unsigned grid;    /* blocks launched */
+    kj_origin origin; /* how the kernel was obtained on this call */
     kj_config_from config_from;
-    unsigned waves;         /* the grid was at most WAVES times the blocks the device holds at once */
+    unsigned waves; /* the grid was at most WAVES times the blocks the device holds at once */
 } kj_vector_add_report;
 #define KJ_VECTOR_ADD_REPORT_INIT KJ_SIZED_INIT_(kj_vector_add_report)
 
 typedef struct kj_vector_add_options {
-    size_t size;               /* sizeof(kj_vector_add_options): KJ_VECTOR_ADD_OPTIONS_INIT */
-    unsigned block_size;    /* BLOCK_SIZE; with unroll 0 too: the tuning database's entry for the entry,
+    size_t size;                  /* sizeof(kj_vector_add_options): KJ_VECTOR_ADD_OPTIONS_INIT */
+    unsigned block_size;          /* BLOCK_SIZE; with unroll 0 too: the tuning database's entry for the entry,
                                type and n (see kj_tune_db_lookup), else 256 */
-    unsigned unroll;        /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
-    kj_stream stream;       /* NULL: the default stream */
+    unsigned unroll;              /* UNROLL; 0: likewise, else 4 (one of them given: the other's default) */
+    kj_stream stream;             /* NULL: the default stream */
     kj_vector_add_report *report; /* optional: filled on success */
-    unsigned waves;         /* WAVES: the grid holds at most this many times (a power of two up to 1024) the
+    unsigned waves;               /* WAVES: the grid holds at most this many times (a power of two up to 1024) the
                                blocks the device holds at once, each block striding through its share;
                                0: chosen as block_size is, else 1024 (every block one pass) */
-    uint32_t reserved;      /* 0 (refused otherwise): names what would be padding */
+    uint32_t reserved;            /* 0 (refused otherwise): names what would be padding */
 } kj_vector_add_options;
 #define KJ_VECTOR_ADD_OPTIONS_INIT KJ_SIZED_INIT_(kj_vector_add_options)
 
@@ -208,16 +208,16 @@ KJ_API kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_dev
                                const kj_vector_add_options *options);
 
 typedef enum kj_transpose_variant {
-    KJ_TRANSPOSE_PADDED = 0,  /* shared-memory tile padded to TILE_DIM + 1 columns (no bank conflicts),
+    KJ_TRANSPOSE_PADDED = 0, /* shared-memory tile padded to TILE_DIM + 1 columns (no bank conflicts),
                                  TILE_DIM x BLOCK_ROWS threads, the tiles in groups of GROUP rows
                                  of tiles: tunable, default 64 x 8, GROUP 1. The default. */
-    KJ_TRANSPOSE_READ_ROWS,   /* read rows, write columns: coalesced reads, scattered writes */
-    KJ_TRANSPOSE_READ_COLS,   /* read columns, write rows: scattered reads, coalesced writes */
-    KJ_TRANSPOSE_SHARED,      /* 32x32 tile, 32x8 threads, written transposed into shared memory (32-way
+    KJ_TRANSPOSE_READ_ROWS,  /* read rows, write columns: coalesced reads, scattered writes */
+    KJ_TRANSPOSE_READ_COLS,  /* read columns, write rows: scattered reads, coalesced writes */
+    KJ_TRANSPOSE_SHARED,     /* 32x32 tile, 32x8 threads, written transposed into shared memory (32-way
                                  bank conflicts), then stored in order */
-    KJ_TRANSPOSE_L1_8X32,     /* no shared memory: 8x32 threads a 32x32 tile, the caches regroup sectors */
-    KJ_TRANSPOSE_L1_4X32,     /* the same with 4x32 threads */
-    KJ_TRANSPOSE_VEC,         /* no shared memory: each thread transposes a 4x4 block (2x2 for 8-byte
+    KJ_TRANSPOSE_L1_8X32,    /* no shared memory: 8x32 threads a 32x32 tile, the caches regroup sectors */
+    KJ_TRANSPOSE_L1_4X32,    /* the same with 4x32 threads */
+    KJ_TRANSPOSE_VEC,        /* no shared memory: each thread transposes a 4x4 block (2x2 for 8-byte
                                  elements) in registers, with 16-byte loads and stores; 8x32 threads */
     KJ_TRANSPOSE_VARIANT_COUNT_
 } kj_transpose_variant;
@@ -230,33 +230,33 @@ KJ_API const char *kj_transpose_variant_entry(kj_transpose_variant variant);
 KJ_API kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *variant);
 
 typedef struct kj_transpose_report {
-    size_t size;               /* sizeof(kj_transpose_report): KJ_TRANSPOSE_REPORT_INIT */
-    const char *entry;       /* the entry that ran; static storage */
-    unsigned tile[2];        /* the input rows and columns each block moves */
-    unsigned block[2];       /* threads per block, x and y */
-    unsigned grid;           /* blocks launched: one per tile */
-    unsigned shared_bytes;   /* dynamic shared memory per block (the metadata's shared-dynamic) */
-    kj_origin origin;        /* how the kernel was obtained on this call */
+    size_t size;                /* sizeof(kj_transpose_report): KJ_TRANSPOSE_REPORT_INIT */
+    const char *entry;          /* the entry that ran; static storage */
+    unsigned tile[2];           /* the input rows and columns each block moves */
+    unsigned block[2];          /* threads per block, x and y */
+    unsigned grid;              /* blocks launched: one per tile */
+    unsigned shared_bytes;      /* dynamic shared memory per block (the metadata's shared-dynamic) */
+    kj_origin origin;           /* how the kernel was obtained on this call */
     kj_config_from config_from; /* the fixed variants: KJ_CONFIG_DEFAULT */
-    unsigned group;          /* KJ_TRANSPOSE_PADDED: the tiles taken in groups of this many rows of tiles */
-    uint32_t reserved;       /* written 0: names what would be padding (a later field takes its place) */
+    unsigned group;             /* KJ_TRANSPOSE_PADDED: the tiles taken in groups of this many rows of tiles */
+    uint32_t reserved;          /* written 0: names what would be padding (a later field takes its place) */
 } kj_transpose_report;
 #define KJ_TRANSPOSE_REPORT_INIT KJ_SIZED_INIT_(kj_transpose_report)
 
 typedef struct kj_transpose_options {
-    size_t size;               /* sizeof(kj_transpose_options): KJ_TRANSPOSE_OPTIONS_INIT */
+    size_t size;                  /* sizeof(kj_transpose_options): KJ_TRANSPOSE_OPTIONS_INIT */
     kj_transpose_variant variant; /* KJ_TRANSPOSE_PADDED when zeroed */
-    unsigned tile_dim;       /* KJ_TRANSPOSE_PADDED only: TILE_DIM; with block_rows 0 too: the tuning
+    unsigned tile_dim;            /* KJ_TRANSPOSE_PADDED only: TILE_DIM; with block_rows 0 too: the tuning
                                 database's entry for ELEM_BYTES and rows x cols elements (see
                                 kj_tune_db_lookup), else 64 */
-    unsigned block_rows;     /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS; 0: likewise, else 8 (one of them
+    unsigned block_rows;          /* KJ_TRANSPOSE_PADDED only: BLOCK_ROWS; 0: likewise, else 8 (one of them
                                 given: the others' defaults) */
-    kj_stream stream;        /* NULL: the default stream */
-    kj_transpose_report *report; /* optional: filled on success */
-    unsigned group;          /* KJ_TRANSPOSE_PADDED only: GROUP, the tiles taken in groups of 1, 2, 4, 8 or
+    kj_stream stream;             /* NULL: the default stream */
+    kj_transpose_report *report;  /* optional: filled on success */
+    unsigned group;               /* KJ_TRANSPOSE_PADDED only: GROUP, the tiles taken in groups of 1, 2, 4, 8 or
                                 16 rows of tiles, each group walked down its columns; 0: chosen as
                                 tile_dim is, else 1 (along the rows of tiles) */
-    uint32_t reserved;       /* 0 (refused otherwise): names what would be padding */
+    uint32_t reserved;            /* 0 (refused otherwise): names what would be padding */
 } kj_transpose_options;
 #define KJ_TRANSPOSE_OPTIONS_INIT KJ_SIZED_INIT_(kj_transpose_options)
 
@@ -294,9 +294,9 @@ KJ_API kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_dev
 
 /* What a launch tree did. */
 typedef struct kj_dp_report {
-    size_t size;               /* sizeof(kj_dp_report): KJ_DP_REPORT_INIT */
-    const char *entry;          /* the kernel the host launched; static storage */
-    unsigned grid[2];           /* its grid (x, y) and block (x, y) */
+    size_t size;       /* sizeof(kj_dp_report): KJ_DP_REPORT_INIT */
+    const char *entry; /* the kernel the host launched; static storage */
+    unsigned grid[2];  /* its grid (x, y) and block (x, y) */
     unsigned block[2];
     unsigned levels;            /* grids from the host's to the deepest the configuration allows */
     int counted;                /* 1: device_launches was counted on the device (count_launches) */
@@ -307,7 +307,7 @@ typedef struct kj_dp_report {
     uint64_t pending_limit;     /* the context's limit after the run (it may have been higher already) */
     double gpu_ms;              /* GPU time of the whole tree (CUDA events) */
     kj_origin origin;           /* how the kernel was obtained on this call */
-    uint32_t reserved;         /* written 0: names what would be padding (a later field takes its place) */
+    uint32_t reserved;          /* written 0: names what would be padding (a later field takes its place) */
 } kj_dp_report;
 #define KJ_DP_REPORT_INIT KJ_SIZED_INIT_(kj_dp_report)
 
@@ -328,7 +328,7 @@ KJ_API const char *kj_nested_variant_name(kj_nested_variant variant); /* "sync";
 KJ_API kj_status kj_nested_variant_parse(const char *text, kj_nested_variant *variant);
 
 typedef struct kj_nested_options {
-    size_t size;               /* sizeof(kj_nested_options): KJ_NESTED_OPTIONS_INIT */
+    size_t size; /* sizeof(kj_nested_options): KJ_NESTED_OPTIONS_INIT */
     kj_nested_variant variant;
     unsigned block_size;       /* threads of a top-level block: a power of two from 2 to 1024; 0: 512 */
     int count_launches;        /* 1: count the device-side launches (kernels built with COUNT_LAUNCHES=1) */
@@ -371,11 +371,11 @@ KJ_API const char *kj_mandelbrot_algo_name(kj_mandelbrot_algo algo); /* "escape"
 KJ_API kj_status kj_mandelbrot_algo_parse(const char *text, kj_mandelbrot_algo *algo);
 
 typedef struct kj_mandelbrot_options {
-    size_t size;               /* sizeof(kj_mandelbrot_options): KJ_MANDELBROT_OPTIONS_INIT */
+    size_t size; /* sizeof(kj_mandelbrot_options): KJ_MANDELBROT_OPTIONS_INIT */
     kj_mandelbrot_algo algo;
-    unsigned max_dwell;        /* MAX_DWELL: a power of two from 16 to 16384; 0: 512 */
-    double x_min, x_max;       /* the window; all four 0: [-1.5, 0.5] x [-1, 1]. Pixel (x, y) is */
-    double y_min, y_max;       /* c = (x_min + x dx, y_max - y dy), dx = (x_max - x_min) / width,
+    unsigned max_dwell;  /* MAX_DWELL: a power of two from 16 to 16384; 0: 512 */
+    double x_min, x_max; /* the window; all four 0: [-1.5, 0.5] x [-1, 1]. Pixel (x, y) is */
+    double y_min, y_max; /* c = (x_min + x dx, y_max - y dy), dx = (x_max - x_min) / width,
                                   dy = (y_max - y_min) / height, computed in float */
     /* Mariani-Silver (0: the default; the escape-time algorithm ignores them): */
     unsigned init_subdiv;      /* INIT_SUBDIV: the host's grid is init_subdiv^2 squares (4 8 16 32 64; 32) */

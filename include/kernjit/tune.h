@@ -35,12 +35,12 @@ typedef enum kj_phase {
 
 typedef struct kj_progress {
     kj_phase phase;
-    size_t done, total;      /* variants finished in this phase, of total (a budgeted search may
+    size_t done, total;  /* variants finished in this phase, of total (a budgeted search may
                                 raise total as it goes) */
-    const char *variant;     /* the one that just finished: "BLOCK_SIZE=256 COARSE_FACTOR=8" */
-    const char *outcome;     /* "compiled", "cached", "2981.3 GB/s", "skipped: ...", "wrong result" */
-    double best_gbps;        /* the best verified speed so far (measure phases); 0 before any */
-    const char *error;       /* kj_compile_all, a variant that failed: why (kj_compile's message, the
+    const char *variant; /* the one that just finished: "BLOCK_SIZE=256 COARSE_FACTOR=8" */
+    const char *outcome; /* "compiled", "cached", "2981.3 GB/s", "skipped: ...", "wrong result" */
+    double best_gbps;    /* the best verified speed so far (measure phases); 0 before any */
+    const char *error;   /* kj_compile_all, a variant that failed: why (kj_compile's message, the
                                 compiler's log included); NULL otherwise */
 } kj_progress;
 /* Called on the thread that made the call, never twice at once, while the call runs; the strings
@@ -75,13 +75,13 @@ KJ_API size_t kj_space_count(const kj_space *space);
 KJ_API size_t kj_space_valid_count(const kj_space *space);
 
 typedef struct kj_variant {
-    size_t size;               /* sizeof(kj_variant): KJ_VARIANT_INIT */
+    size_t size;              /* sizeof(kj_variant): KJ_VARIANT_INIT */
     const kj_define *defines; /* every macro of the kernel, sorted by name: a kj_request's defines */
     size_t define_count;
-    const size_t *coords;     /* per dimension, the index of its value; the variant's index is these
+    const size_t *coords; /* per dimension, the index of its value; the variant's index is these
                                  digits in mixed radix, the last dimension fastest */
-    const char *label;        /* the varied macros, "BLOCK_SIZE=256 COARSE_FACTOR=8" ("" if none) */
-    const char *skipped;      /* NULL when the variant is in the space, else why not */
+    const char *label;    /* the varied macros, "BLOCK_SIZE=256 COARSE_FACTOR=8" ("" if none) */
+    const char *skipped;  /* NULL when the variant is in the space, else why not */
 } kj_variant;
 #define KJ_VARIANT_INIT KJ_SIZED_INIT_(kj_variant)
 
@@ -89,18 +89,18 @@ typedef struct kj_variant {
 KJ_API kj_status kj_space_variant(const kj_space *space, size_t index, kj_variant *out);
 
 typedef struct kj_compile_all_options {
-    size_t size;               /* sizeof(kj_compile_all_options): KJ_COMPILE_ALL_OPTIONS_INIT */
-    const char *kernel;        /* required */
-    const char *entry;         /* NULL: the first entry. Each entry of a source with metadata is compiled
+    size_t size;            /* sizeof(kj_compile_all_options): KJ_COMPILE_ALL_OPTIONS_INIT */
+    const char *kernel;     /* required */
+    const char *entry;      /* NULL: the first entry. Each entry of a source with metadata is compiled
                                   alone, as its own cache entry: build each entry the program launches */
-    const kj_define *fixed;    /* as for kj_space_create */
+    const kj_define *fixed; /* as for kj_space_create */
     size_t fixed_count;
-    const char *arch;          /* the target (sm_XY, sm_XYa, sm_XYf, compute_XY...: kj_runtime_options.arch);
+    const char *arch;        /* the target (sm_XY, sm_XYa, sm_XYf, compute_XY...: kj_runtime_options.arch);
                                   NULL: the runtime's */
-    unsigned threads;          /* compiling threads; 0: the processors online */
-    kj_progress_fn progress;   /* optional */
+    unsigned threads;        /* compiling threads; 0: the processors online */
+    kj_progress_fn progress; /* optional */
     void *progress_user;
-    unsigned shard, shards;    /* a part of the space, for builders that share the work (machines, or
+    unsigned shard, shards; /* a part of the space, for builders that share the work (machines, or
                                   processes): the variants whose index is shard modulo shards (every
                                   shards-th from the shard-th, so that each part has as many of each
                                   dimension's values as the others); 0 and 0: all. The parts 0 to
@@ -109,16 +109,16 @@ typedef struct kj_compile_all_options {
 #define KJ_COMPILE_ALL_OPTIONS_INIT KJ_SIZED_INIT_(kj_compile_all_options)
 
 typedef struct kj_compile_all_result {
-    size_t size;               /* sizeof(kj_compile_all_result): KJ_COMPILE_ALL_RESULT_INIT */
+    size_t size; /* sizeof(kj_compile_all_result): KJ_COMPILE_ALL_RESULT_INIT */
     /* the counts are the shard's when options->shards is set */
-    size_t variants;           /* combinations in the space */
-    size_t compiled;           /* compiled now (and stored, when the runtime has a disk cache) */
-    size_t cached;             /* already in the disk cache, or fetched from the remote cache */
-    size_t skipped;            /* left out by a `require` line */
-    size_t failed;             /* did not compile */
-    unsigned threads;          /* threads used */
+    size_t variants;  /* combinations in the space */
+    size_t compiled;  /* compiled now (and stored, when the runtime has a disk cache) */
+    size_t cached;    /* already in the disk cache, or fetched from the remote cache */
+    size_t skipped;   /* left out by a `require` line */
+    size_t failed;    /* did not compile */
+    unsigned threads; /* threads used */
     double wall_ms;
-    const char *arch;          /* the target; static storage (the process's life) */
+    const char *arch; /* the target; static storage (the process's life) */
 } kj_compile_all_result;
 #define KJ_COMPILE_ALL_RESULT_INIT KJ_SIZED_INIT_(kj_compile_all_result)
 
@@ -131,28 +131,28 @@ typedef struct kj_compile_all_result {
 KJ_API kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *options, kj_compile_all_result *result);
 
 typedef struct kj_tune_options {
-    size_t size;               /* sizeof(kj_tune_options): KJ_TUNE_OPTIONS_INIT */
-    const char *kernel;        /* required: a family with a tuning target: "reduce", "transpose",
+    size_t size;            /* sizeof(kj_tune_options): KJ_TUNE_OPTIONS_INIT */
+    const char *kernel;     /* required: a family with a tuning target: "reduce", "transpose",
                                   "vector_add" */
-    const char *entry;         /* NULL: the family's default entry (reduce_fast, transpose_padded,
+    const char *entry;      /* NULL: the family's default entry (reduce_fast, transpose_padded,
                                   vector_add); transpose tunes transpose_padded only (the other entries
                                   have a fixed tile); vector_add_scalar is tuned on arrays one element
                                   into their allocations (the pointers kj_vector_add runs it for) */
-    const kj_define *fixed;    /* params at one value each (OP=sum, T=f32; defaults otherwise), and
+    const kj_define *fixed; /* params at one value each (OP=sum, T=f32; defaults otherwise), and
                                   tunables pinned (BLOCK_SIZE=256) or restricted (BLOCK_SIZE=256,512) */
     size_t fixed_count;
-    uint64_t n;                /* problem size in elements; 0: the family's default (reduce 2^24,
+    uint64_t n;              /* problem size in elements; 0: the family's default (reduce 2^24,
                                   transpose 2^26 = 8192 x 8192, vector_add 2^26). transpose: a rows x
                                   cols = n matrix, rows the largest divisor of n not above sqrt(n)
                                   (square for a square n; 2^25 is 4096 x 8192; a prime n is one row) */
-    size_t budget;             /* 0: exhaustive; else at most this many variants are compiled and timed
+    size_t budget;           /* 0: exhaustive; else at most this many variants are compiled and timed
                                   (greedy coordinate descent from the defaults, then from random
                                   starting points while the budget lasts) */
-    unsigned samples;          /* timed samples per variant, whose median counts; 0: 10; at least 10 */
-    unsigned threads;          /* compiling threads; 0: the processors online */
-    uint64_t seed;             /* input data and random starting points; 0: a fixed seed */
-    int dry_run;               /* 1: do not write the tuning database */
-    kj_progress_fn progress;   /* optional */
+    unsigned samples;        /* timed samples per variant, whose median counts; 0: 10; at least 10 */
+    unsigned threads;        /* compiling threads; 0: the processors online */
+    uint64_t seed;           /* input data and random starting points; 0: a fixed seed */
+    int dry_run;             /* 1: do not write the tuning database */
+    kj_progress_fn progress; /* optional */
     void *progress_user;
 } kj_tune_options;
 #define KJ_TUNE_OPTIONS_INIT KJ_SIZED_INIT_(kj_tune_options)
@@ -167,38 +167,38 @@ typedef enum kj_variant_status {
 } kj_variant_status;
 
 typedef struct kj_tune_variant {
-    const char *label;         /* "BLOCK_SIZE=256 COARSE_FACTOR=8" */
+    const char *label; /* "BLOCK_SIZE=256 COARSE_FACTOR=8" */
     kj_variant_status status;
-    const char *note;          /* why it was not measured, or "" */
-    kj_origin origin;          /* how its kernel was obtained: compiled now, disk or memory */
-    int registers;             /* per thread, from the compiled function (0 when not loaded) */
-    int max_threads;           /* the function's threads-per-block limit given its registers */
+    const char *note;                 /* why it was not measured, or "" */
+    kj_origin origin;                 /* how its kernel was obtained: compiled now, disk or memory */
+    int registers;                    /* per thread, from the compiled function (0 when not loaded) */
+    int max_threads;                  /* the function's threads-per-block limit given its registers */
     double median_us, min_us, max_us; /* per run */
-    double gbps;               /* bytes moved per run / median */
-    unsigned samples, batch;   /* samples, and runs per sample (short runs are timed in batches) */
+    double gbps;                      /* bytes moved per run / median */
+    unsigned samples, batch;          /* samples, and runs per sample (short runs are timed in batches) */
 } kj_tune_variant;
 
 typedef struct kj_tune_result {
     const char *kernel;
     const char *entry;
-    const char *fixed;          /* the macros held fixed, canonical: "OP=sum T=f32" */
+    const char *fixed; /* the macros held fixed, canonical: "OP=sum T=f32" */
     uint64_t n;
-    unsigned bucket;            /* the size bucket it is stored under: floor(log2 n) */
-    double bytes_per_run;       /* what GB/s counts */
-    const kj_space *space;      /* the variants searched (owned by the result): names and values of
+    unsigned bucket;                       /* the size bucket it is stored under: floor(log2 n) */
+    double bytes_per_run;                  /* what GB/s counts */
+    const kj_space *space;                 /* the variants searched (owned by the result): names and values of
                                    the dimensions through kj_space_dim_* */
-    size_t variant_count;       /* kj_space_count(space) */
-    size_t best;                /* the winner's index */
-    double best_us, best_gbps;  /* its median in the sweep */
+    size_t variant_count;                  /* kj_space_count(space) */
+    size_t best;                           /* the winner's index */
+    double best_us, best_gbps;             /* its median in the sweep */
     double remeasured_us, remeasured_gbps; /* timed again afterwards, with more samples */
     unsigned remeasured_samples;
-    const char *strategy;       /* "exhaustive", or "greedy + random restarts, budget K" */
+    const char *strategy; /* "exhaustive", or "greedy + random restarts, budget K" */
     size_t measured, compiled, cached, skipped, failed, wrong, not_tried;
-    unsigned threads;           /* compiling threads */
+    unsigned threads;                        /* compiling threads */
     double compile_ms, measure_ms, total_ms; /* wall-clock times of the phases and of the call */
-    int stored;                 /* 1: written to the tuning database */
-    const char *db_path;        /* the database's path; NULL when the runtime has no disk cache */
-    const char *device;         /* the device's name; static storage (the process's life) */
+    int stored;                              /* 1: written to the tuning database */
+    const char *db_path;                     /* the database's path; NULL when the runtime has no disk cache */
+    const char *device;                      /* the device's name; static storage (the process's life) */
     int cc_major, cc_minor;
 } kj_tune_result;
 
@@ -245,20 +245,20 @@ KJ_API const kj_tune_variant *kj_tune_result_variant(const kj_tune_result *resul
  * own result replaces it (a warning says so). Damaged lines are ignored, each with a warning through
  * the log callback. */
 typedef struct kj_tuned {
-    size_t size;               /* sizeof(kj_tuned): KJ_TUNED_INIT */
+    size_t size; /* sizeof(kj_tuned): KJ_TUNED_INIT */
     const char *kernel;
     const char *entry;
-    const char *fixed;          /* "OP=sum T=f32"; "" when none */
+    const char *fixed; /* "OP=sum T=f32"; "" when none */
     unsigned bucket;
-    const char *device;         /* the device's name (printable ASCII) */
+    const char *device; /* the device's name (printable ASCII) */
     int cc_major, cc_minor;
-    const char *version;        /* kernjit's version that tuned it */
-    const char *values;         /* the winner: "BLOCK_SIZE=1024 COARSE_FACTOR=4" */
+    const char *version; /* kernjit's version that tuned it */
+    const char *values;  /* the winner: "BLOCK_SIZE=1024 COARSE_FACTOR=4" */
     double gbps;
-    double us;                  /* median time per run */
-    uint64_t n;                 /* the size tuned for */
-    int64_t time;               /* when it was stored, seconds since the epoch */
-    const char *target;         /* "" when tuned with the device's own target (sm_XY); else the runtime's
+    double us;          /* median time per run */
+    uint64_t n;         /* the size tuned for */
+    int64_t time;       /* when it was stored, seconds since the epoch */
+    const char *target; /* "" when tuned with the device's own target (sm_XY); else the runtime's
                                    target ("sm_90a", kj_runtime_options.arch), which only a runtime
                                    with that target uses */
 } kj_tuned;
@@ -274,19 +274,20 @@ KJ_API kj_status kj_tune_db_list(kj_runtime *rt, kj_tuned_visit_fn visit, void *
 
 /* Which entries kj_tune_db_forget removes: NULL strings and -1 numbers match anything. */
 typedef struct kj_tune_filter {
-    size_t size;               /* sizeof(kj_tune_filter): KJ_TUNE_FILTER_INIT */
+    size_t size; /* sizeof(kj_tune_filter): KJ_TUNE_FILTER_INIT */
     const char *kernel;
     const char *entry;
-    const char *fixed;   /* every NAME=VALUE in it (space-separated) must be among the entry's */
-    const char *device;  /* the device name, exactly */
-    int cc;              /* compute capability as major * 10 + minor */
+    const char *fixed;  /* every NAME=VALUE in it (space-separated) must be among the entry's */
+    const char *device; /* the device name, exactly */
+    int cc;             /* compute capability as major * 10 + minor */
     int bucket;
 } kj_tune_filter;
 /* The size and every field "anything": NULL strings, cc and bucket -1. */
 #ifdef __cplusplus
 #define KJ_TUNE_FILTER_INIT (kj_tune_filter_defaults_())
 #else
-#define KJ_TUNE_FILTER_INIT {.size = sizeof(kj_tune_filter), .cc = -1, .bucket = -1}
+#define KJ_TUNE_FILTER_INIT                                                                                            \
+    { .size = sizeof(kj_tune_filter), .cc = -1, .bucket = -1 }
 #endif
 /* KJ_TUNE_FILTER_INIT for a language without the macro: sets the first `size` bytes of *filter (size:
  * the caller's sizeof(kj_tune_filter)) to "anything", the size field to size; nothing past them is
@@ -304,8 +305,8 @@ KJ_API kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter,
  * ("OP=sum T=f32", canonical) for size n, by the bucket rule above. KJ_ERR_NOT_FOUND when there is
  * none (or no disk cache); KJ_ERR_NO_DEVICE when compile-only. The strings live as long as the
  * runtime. Thread-safe. */
-KJ_API kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed,
-                                   uint64_t n, kj_tuned *out);
+KJ_API kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n,
+                                   kj_tuned *out);
 
 #ifdef __cplusplus
 }

@@ -23,15 +23,15 @@ void kj__error_append(const char *text);
 const char *kj__error_where(void);
 
 #define KJ_FAIL(status, ...) kj__fail((status), __FILE__, __LINE__, __VA_ARGS__)
-#define KJ_RETURN_IF(cond, status, ...)                                                             \
-    do {                                                                                            \
-        if (cond) return KJ_FAIL((status), __VA_ARGS__);                                            \
+#define KJ_RETURN_IF(cond, status, ...)                                                                                \
+    do {                                                                                                               \
+        if (cond) return KJ_FAIL((status), __VA_ARGS__);                                                               \
     } while (0)
 /* Passes a failure up unchanged: its message already names what went wrong. */
-#define KJ_FORWARD(expr)                                                                            \
-    do {                                                                                            \
-        kj_status kj__forwarded = (expr);                                                           \
-        if (kj__forwarded != KJ_OK) return kj__forwarded;                                           \
+#define KJ_FORWARD(expr)                                                                                               \
+    do {                                                                                                               \
+        kj_status kj__forwarded = (expr);                                                                              \
+        if (kj__forwarded != KJ_OK) return kj__forwarded;                                                              \
     } while (0)
 
 #endif

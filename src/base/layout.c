@@ -9,9 +9,9 @@
 #include "kernjit/ops.h"
 #include "kernjit/tune.h"
 
-#define KJ__NO_TAIL_PADDING(type, last)                                                             \
-    _Static_assert(sizeof(type) == offsetof(type, last) + sizeof(((type *)0)->last) &&              \
-                       sizeof(type) % KJ__SIZED_UNIT == 0,                                          \
+#define KJ__NO_TAIL_PADDING(type, last)                                                                                \
+    _Static_assert(sizeof(type) == offsetof(type, last) + sizeof(((type *)0)->last) &&                                 \
+                       sizeof(type) % KJ__SIZED_UNIT == 0,                                                             \
                    #type " ends in padding: name it (a `reserved` field), and grow in units of 8 bytes")
 
 KJ__NO_TAIL_PADDING(kj_runtime_options, seed_dirs);

@@ -14,7 +14,7 @@ typedef struct kj__map_slot {
 
 typedef struct kj__map {
     kj__map_slot *slots;
-    size_t cap;   /* a power of two, or 0 */
+    size_t cap; /* a power of two, or 0 */
     size_t count;
 } kj__map;
 

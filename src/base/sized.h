@@ -61,14 +61,13 @@ kj_status kj__sized_view(const void *caller, const void **view, void *copy, size
  * caller's own or a copy in `copy` (a local of the type), the fields a smaller struct lacks taking
  * the values of INIT (the struct's KJ_*_INIT: its documented defaults); returns the error from the
  * calling function when the size is refused. */
-#define KJ__SIZED_INPUT(ptr, copy, type, INIT)                                                      \
-    do {                                                                                            \
-        static const type defaults_ = INIT;                                                         \
-        const void *view_;                                                                          \
-        kj_status sized_status_ =                                                                   \
-            kj__sized_view((ptr), &view_, &(copy), sizeof(copy), &defaults_, #type, #INIT);        \
-        if (sized_status_ != KJ_OK) return sized_status_;                                          \
-        (ptr) = view_;                                                                              \
+#define KJ__SIZED_INPUT(ptr, copy, type, INIT)                                                                         \
+    do {                                                                                                               \
+        static const type defaults_ = INIT;                                                                            \
+        const void *view_;                                                                                             \
+        kj_status sized_status_ = kj__sized_view((ptr), &view_, &(copy), sizeof(copy), &defaults_, #type, #INIT);      \
+        if (sized_status_ != KJ_OK) return sized_status_;                                                              \
+        (ptr) = view_;                                                                                                 \
     } while (0)
 /* kj__sized_check of an output struct of `type`. */
 #define KJ__SIZED_CHECK(caller, type, INIT) kj__sized_check((caller), sizeof(type), #type, #INIT)

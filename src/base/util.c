@@ -181,8 +181,10 @@ const char *kj__strerror(int err) {
     static _Thread_local char text[256];
     struct rlimit rl;
     if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-        snprintf(text, sizeof text, "%s: this process has all the %llu file descriptors it may open in use "
-                 "(EMFILE; ulimit -n raises the limit)", strerror(err), (unsigned long long)rl.rlim_cur);
+        snprintf(text, sizeof text,
+                 "%s: this process has all the %llu file descriptors it may open in use "
+                 "(EMFILE; ulimit -n raises the limit)",
+                 strerror(err), (unsigned long long)rl.rlim_cur);
         return text;
     }
     if (err == EMFILE || err == ENFILE) {
@@ -210,7 +212,8 @@ kj_status kj__read_fd(int fd, const struct stat *known, const char *path, size_t
     if (known) st = *known;
     else if (fstat(fd, &st) != 0) return KJ_FAIL(status, "cannot read '%s': %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return KJ_FAIL(status, "'%s' is %s, not a regular file", path, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+        return KJ_FAIL(status, "'%s' is %s, not a regular file", path,
+                       S_ISDIR(st.st_mode) ? "a folder" : "a special file");
     if ((uint64_t)st.st_size > max_bytes)
         return KJ_FAIL(status, "'%s' is %lld bytes; at most %zu are allowed", path, (long long)st.st_size, max_bytes);
     size_t size = (size_t)st.st_size;
@@ -385,8 +388,10 @@ int kj__size_parse(const char *text, uint64_t min, uint64_t max, uint64_t *out, 
     char lo[32], hi[32];
     kj__format_count(min, lo, sizeof lo);
     kj__format_count(max, hi, sizeof hi);
-    kj_message_format(why, why_size, "'%.40s' is not a number from %s to %s (digits, with K, M, G or T for x1024 each, "
-                      "or a power such as 2^28)", text ? text : "(null)", lo, hi);
+    kj_message_format(why, why_size,
+                      "'%.40s' is not a number from %s to %s (digits, with K, M, G or T for x1024 each, "
+                      "or a power such as 2^28)",
+                      text ? text : "(null)", lo, hi);
     return -1;
 }
 

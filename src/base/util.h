@@ -20,7 +20,7 @@ int kj__buf_puts(kj__buf *b, const char *s);
 int kj__buf_printf(kj__buf *b, const char *fmt, ...) KJ_PRINTF(2, 3);
 void kj__buf_free(kj__buf *b);
 
-char *kj__strdup(const char *s);                 /* NULL for NULL or out of memory */
+char *kj__strdup(const char *s); /* NULL for NULL or out of memory */
 /* A copy of s that lives as long as the process, the same one for equal strings: for the few names
  * the API hands out as static storage (device names, architectures). NULL when out of memory.
  * Thread-safe. */
@@ -38,17 +38,19 @@ char *kj__strndup(const char *s, size_t n);
 char *kj__asprintf(const char *fmt, ...) KJ_PRINTF(1, 2);
 int kj__ends_with(const char *s, const char *suffix);
 
-double kj__now_ms(void);                         /* a monotonic clock */
+double kj__now_ms(void); /* a monotonic clock */
 
 /* An environment variable that names paths (KJ__PATH_VARIABLES), without white space at either end:
  * a value read with $(cat file) ends in a new line, and one pasted may start with a space; either
  * would name a folder nobody meant. NULL when unset or empty. The result lives as long as the
  * process (a trimmed value is kept once per distinct value), as getenv's does. Thread-safe. */
 const char *kj__getenv_path(const char *name);
-#define KJ__PATH_VARIABLES                                                                          \
-    { "KERNJIT_CACHE_DIR", "XDG_CACHE_HOME", "KERNJIT_STATE_DIR", "XDG_STATE_HOME", "HOME", "KERNJIT_PATH", \
-      "KERNJIT_CUDA_HOME", "CUDA_HOME", "KERNJIT_LIBCUDA", "KERNJIT_NCCL", "KERNJIT_REMOTE_TLS_CA",           \
-      "KERNJIT_SEED_PATH" }
+#define KJ__PATH_VARIABLES                                                                                             \
+    {                                                                                                                  \
+        "KERNJIT_CACHE_DIR", "XDG_CACHE_HOME", "KERNJIT_STATE_DIR", "XDG_STATE_HOME", "HOME", "KERNJIT_PATH",          \
+            "KERNJIT_CUDA_HOME", "CUDA_HOME", "KERNJIT_LIBCUDA", "KERNJIT_NCCL", "KERNJIT_REMOTE_TLS_CA",              \
+            "KERNJIT_SEED_PATH"                                                                                        \
+    }
 /* Warns (log) for each of KJ__PATH_VARIABLES with white space at an end, naming what is used. */
 void kj__warn_path_variables(const kj__logger *log);
 

@@ -35,8 +35,8 @@ struct kj__cache {
     char *root; /* opened at each use: no descriptor is held */
     uint64_t max_bytes;
     kj__logger log;
-    int seed;   /* a seed folder: read, never written; root may own it (an install's) */
-    uid_t uid;  /* the user whose folders and entries are trusted (geteuid at open) */
+    int seed;             /* a seed folder: read, never written; root may own it (an install's) */
+    uid_t uid;            /* the user whose folders and entries are trusted (geteuid at open) */
     pthread_mutex_t lock; /* guards what the uses learn: */
     int root_verified;
     verified_folder root_id, archs[VERIFIED_ARCHS];
@@ -45,13 +45,15 @@ struct kj__cache {
 
 /* ---- the folder ------------------------------------------------------------------------------ */
 
-static const kj__private_dir CACHE_FOLDER = {
-    "cache folder", "cached binaries are code that will run", "writes",
-    "set KERNJIT_CACHE_DIR to a folder of your own, not a link",
-    "set KERNJIT_CACHE_DIR to a folder in a parent of your own",
-    "it is another user's folder: set KERNJIT_CACHE_DIR to one of your own",
-    "chmod 700 the folder, or set KERNJIT_CACHE_DIR",
-    "set KERNJIT_CACHE_DIR to a folder of your own", 0};
+static const kj__private_dir CACHE_FOLDER = {"cache folder",
+                                             "cached binaries are code that will run",
+                                             "writes",
+                                             "set KERNJIT_CACHE_DIR to a folder of your own, not a link",
+                                             "set KERNJIT_CACHE_DIR to a folder in a parent of your own",
+                                             "it is another user's folder: set KERNJIT_CACHE_DIR to one of your own",
+                                             "chmod 700 the folder, or set KERNJIT_CACHE_DIR",
+                                             "set KERNJIT_CACHE_DIR to a folder of your own",
+                                             0};
 
 char *kj__cache_default_dir(void) {
     const char *env = kj__getenv_path("KERNJIT_CACHE_DIR");
@@ -72,16 +74,19 @@ char *kj__cache_default_dir(void) {
 static int check_root_path(const kj__private_dir *k, const char *dir, char *why, size_t size) {
     size_t n = strlen(dir);
     if (n > ROOT_MAX) {
-        kj_message_format(why, size, "not using the %s %s: its path has %zu characters, at most %d (the "
-                          "entries are stored below it, and a path has at most %d)", k->what, dir, n, ROOT_MAX,
-                          PATH_MAX - 1);
+        kj_message_format(why, size,
+                          "not using the %s %s: its path has %zu characters, at most %d (the "
+                          "entries are stored below it, and a path has at most %d)",
+                          k->what, dir, n, ROOT_MAX, PATH_MAX - 1);
         return -1;
     }
     for (const char *p = dir; *p;) {
         size_t len = strcspn(p, "/");
         if (len > NAME_MAX) {
-            kj_message_format(why, size, "not using the %s %s: it has a name of %zu characters ('%.24s...'), "
-                              "at most %d", k->what, dir, len, p, NAME_MAX);
+            kj_message_format(why, size,
+                              "not using the %s %s: it has a name of %zu characters ('%.24s...'), "
+                              "at most %d",
+                              k->what, dir, len, p, NAME_MAX);
             return -1;
         }
         p += len + (p[len] == '/');
@@ -146,7 +151,9 @@ static long make_dirs(const char *path) {
 
 /* Whether a file or folder is owned by someone this process trusts with code: itself, or for a seed
  * (read, never written: an install's files) root too. */
-static int trusted_owner(const struct stat *st, int seed, uid_t uid) { return st->st_uid == uid || (seed && st->st_uid == 0); }
+static int trusted_owner(const struct stat *st, int seed, uid_t uid) {
+    return st->st_uid == uid || (seed && st->st_uid == 0);
+}
 
 /* A folder is safe when it is ours (or root's, for a seed) and nobody else may write to it. */
 static int safe_folder(const struct stat *st, int seed, uid_t uid) {
@@ -157,8 +164,8 @@ static int safe_folder(const struct stat *st, int seed, uid_t uid) {
 static const char *unsafe_reason(const struct stat *st, int seed, uid_t uid, char *buf, size_t size) {
     if (!S_ISDIR(st->st_mode)) return "it is not a folder";
     if (!trusted_owner(st, seed, uid)) {
-        snprintf(buf, size, "it is owned by uid %u, not by this user (uid %u)%s", (unsigned)st->st_uid,
-                 (unsigned)uid, seed ? " or root" : "");
+        snprintf(buf, size, "it is owned by uid %u, not by this user (uid %u)%s", (unsigned)st->st_uid, (unsigned)uid,
+                 seed ? " or root" : "");
         return buf;
     }
     if (st->st_mode & 022) {
@@ -168,13 +175,15 @@ static const char *unsafe_reason(const struct stat *st, int seed, uid_t uid, cha
     return NULL;
 }
 
-static const kj__private_dir SEED_FOLDER = {
-    "seed folder", "seeded binaries are code that will run", "reads",
-    "name the folder itself in KERNJIT_SEED_PATH, not a link",
-    "keep seeds in a folder whose parent only its owner may write",
-    "it is another user's folder: copy it to one of your own",
-    "chmod go-w the folder",
-    "name a folder in KERNJIT_SEED_PATH", 1};
+static const kj__private_dir SEED_FOLDER = {"seed folder",
+                                            "seeded binaries are code that will run",
+                                            "reads",
+                                            "name the folder itself in KERNJIT_SEED_PATH, not a link",
+                                            "keep seeds in a folder whose parent only its owner may write",
+                                            "it is another user's folder: copy it to one of your own",
+                                            "chmod go-w the folder",
+                                            "name a folder in KERNJIT_SEED_PATH",
+                                            1};
 
 static const kj__private_dir *folder_kind(const kj__cache *c) { return c->seed ? &SEED_FOLDER : &CACHE_FOLDER; }
 
@@ -193,9 +202,10 @@ static int unsafe_parent(const kj__private_dir *k, const char *dir, char *why, s
     struct stat st;
     int unsafe = stat(parent, &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX);
     if (unsafe)
-        kj_message_format(why, size, "not using the %s %s: its parent %s may be written by anyone without "
-                          "the sticky bit (mode %04o), so the folder could be replaced by a link; %s (fix: %s)", k->what,
-                          dir, parent, (unsigned)(st.st_mode & 07777), k->stake, k->fix_parent);
+        kj_message_format(why, size,
+                          "not using the %s %s: its parent %s may be written by anyone without "
+                          "the sticky bit (mode %04o), so the folder could be replaced by a link; %s (fix: %s)",
+                          k->what, dir, parent, (unsigned)(st.st_mode & 07777), k->stake, k->fix_parent);
     free(parent);
     return unsafe;
 }
@@ -226,15 +236,16 @@ static int open_root(const kj__private_dir *k, const char *dir, int create, uid_
         *err = errno;
         struct stat link;
         if ((*err == ELOOP || *err == ENOTDIR) && lstat(dir, &link) == 0 && S_ISLNK(link.st_mode))
-            kj_message_format(why, size, "not using the %s %s: it is a symbolic link (owned by uid %u%s), "
+            kj_message_format(why, size,
+                              "not using the %s %s: it is a symbolic link (owned by uid %u%s), "
                               "and a link planted in a shared folder would send kernjit's %s wherever it points "
-                              "(fix: %s)", k->what, dir, (unsigned)link.st_uid,
+                              "(fix: %s)",
+                              k->what, dir, (unsigned)link.st_uid,
                               link.st_uid == uid ? ", this user" : ", not this user", k->moves, k->fix_link);
         else if (*err == ELOOP || *err == ENOTDIR)
             kj_message_format(why, size, "not using the %s %s: it is not a folder (fix: %s)", k->what, dir,
                               k->fix_other);
-        else
-            kj_message_format(why, size, "cannot open the %s %s (%s)", k->what, dir, kj__strerror(*err));
+        else kj_message_format(why, size, "cannot open the %s %s (%s)", k->what, dir, kj__strerror(*err));
     } else {
         char detail[160];
         const char *reason = unsafe_reason(st, k->root_may_own, uid, detail, sizeof detail);
@@ -406,8 +417,10 @@ static int open_arch_dir(kj__cache *c, const char *arch, int create, char *path)
     int fd = open_verified_arch(c, arch, path);
     *slash = '/';
     if (fd >= 0) return fd;
-    int rfd = use_root(c, create, create ? "the kernel is kept in memory only" : c->seed ? "not using its entries"
-                                                                                    : "compiling again");
+    int rfd = use_root(c, create,
+                       create    ? "the kernel is kept in memory only"
+                       : c->seed ? "not using its entries"
+                                 : "compiling again");
     if (rfd < 0) return -1;
     /* As for make_dir: a failed mkdirat matters only if the folder is not there after all. */
     int mkdir_err = create && mkdirat(rfd, arch, 0700) != 0 && errno != EEXIST ? errno : 0;
@@ -548,11 +561,15 @@ static int entry_path(kj__cache *c, const char *arch, const kj__key *key, char n
     if (!folder_ok || kj__key_from_hex(key->hex, &parsed) != 0 || memcmp(parsed.bytes, key->bytes, 16) != 0) {
         snprintf(path, PATH_MAX, "%s", c->root);
         if (!folder_ok)
-            kj__log(&c->log, KJ_LOG_WARN, "not using a cache entry in %s: the folder name '%.40s' is not one kernjit "
-                    "writes (%s)", c->root, arch ? arch : "", KJ_ARCH_FOLDER_FORM);
+            kj__log(&c->log, KJ_LOG_WARN,
+                    "not using a cache entry in %s: the folder name '%.40s' is not one kernjit "
+                    "writes (%s)",
+                    c->root, arch ? arch : "", KJ_ARCH_FOLDER_FORM);
         else
-            kj__log(&c->log, KJ_LOG_WARN, "not using a cache entry in %s: its key '%.40s' is not 32 lower-case hex "
-                    "digits", c->root, key->hex);
+            kj__log(&c->log, KJ_LOG_WARN,
+                    "not using a cache entry in %s: its key '%.40s' is not 32 lower-case hex "
+                    "digits",
+                    c->root, key->hex);
         return -1;
     }
     /* put together by hand, not formatted (this is on every hit): the root has at most ROOT_MAX
@@ -614,7 +631,8 @@ kj__lookup kj__cache_load(kj__cache *c, const char *arch, const kj__key *key, ch
             /* A link where an entry belongs: remove the link itself (unlinkat never follows it). */
             int failed = remove_bad(dfd, name, &link);
             kj__log(&c->log, KJ_LOG_WARN, "cache entry %s is a symbolic link; %s%s%s and compiling again", path,
-                    failed ? "cannot remove it (" : "removed it", failed ? kj__strerror(failed) : "", failed ? ")" : "");
+                    failed ? "cannot remove it (" : "removed it", failed ? kj__strerror(failed) : "",
+                    failed ? ")" : "");
             r = KJ__BAD;
         } else if (err != ENOENT) {
             kj__log(&c->log, KJ_LOG_WARN, "cannot open cache entry %s (%s); compiling again", path, kj__strerror(err));
@@ -693,8 +711,10 @@ kj__lookup kj__cache_read(kj__cache *c, const char *arch, const kj__key *key, ui
     uint8_t *d = read_entry(fd, c->seed, c->uid, size, NULL);
     close(fd);
     if (!d) {
-        kj__log(&c->log, KJ_LOG_WARN, "not using %s: it is not a regular file of this user%s%s, or it is larger than "
-                "any entry", path, c->seed ? " or root" : "", c->seed ? " that only its owner may write" : "");
+        kj__log(&c->log, KJ_LOG_WARN,
+                "not using %s: it is not a regular file of this user%s%s, or it is larger than "
+                "any entry",
+                path, c->seed ? " or root" : "", c->seed ? " that only its owner may write" : "");
         return KJ__BAD;
     }
     *data = d;
@@ -887,8 +907,8 @@ static void evict(kj__cache *c, const char *keep_arch, const char *keep_name) {
                 continue;
             remove_file(rfd, &files[i]);
             total -= files[i].bytes;
-            kj__log(&c->log, KJ_LOG_INFO, "cache over %llu bytes: evicted %s/%s",
-                    (unsigned long long)c->max_bytes, files[i].arch, files[i].name);
+            kj__log(&c->log, KJ_LOG_INFO, "cache over %llu bytes: evicted %s/%s", (unsigned long long)c->max_bytes,
+                    files[i].arch, files[i].name);
         }
     }
     free(files);

@@ -34,7 +34,7 @@ typedef struct kj__private_dir {
     const char *stake; /* why it matters: "cached binaries are code that will run" */
     const char *moves; /* what a link in its place would redirect: "writes", "reads" */
     const char *fix_link, *fix_parent, *fix_owner, *fix_mode, *fix_other; /* the fix for each refusal */
-    int root_may_own;  /* read-only folders an install ships: root's are trusted too */
+    int root_may_own; /* read-only folders an install ships: root's are trusted too */
 } kj__private_dir;
 /* Checks dir as the cache folder is checked (see kj__cache_open), creating it and its missing parents
  * 0700 when create is set (a folder that does not exist is otherwise refused). 0 when it can be used;

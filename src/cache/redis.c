@@ -38,11 +38,11 @@ struct kj__redis {
     pthread_mutex_t lock; /* guards everything below */
     conn *idle;
     unsigned idle_count;
-    unsigned failures;    /* in a row */
-    int tripped;          /* the breaker opened and no call has succeeded since */
-    double open_until;    /* kj__now_ms() before which nothing is tried */
-    unsigned pause_ms;    /* the next pause */
-    double cut_off;       /* 0, or when every call ends (kj__redis_cut_off) */
+    unsigned failures; /* in a row */
+    int tripped;       /* the breaker opened and no call has succeeded since */
+    double open_until; /* kj__now_ms() before which nothing is tried */
+    unsigned pause_ms; /* the next pause */
+    double cut_off;    /* 0, or when every call ends (kj__redis_cut_off) */
     char cut_why[160];
 };
 
@@ -467,8 +467,8 @@ static failure exchange(kj__redis *r, conn *c, size_t n, const kj__redis_cmd *cm
     for (size_t i = 0; i < n && f == FINE;) {
         size_t used = 0;
         size_t most = cmds[i].most ? cmds[i].most : KJ__REDIS_REPLY_MOST;
-        kj__resp_result res = len > off ? kj__resp_parse(in + off, len - off, most, cmds[i].argv[0], &replies[i],
-                                                          &used, why, why_size)
+        kj__resp_result res = len > off ? kj__resp_parse(in + off, len - off, most, cmds[i].argv[0], &replies[i], &used,
+                                                         why, why_size)
                                         : KJ__RESP_MORE;
         if (res == KJ__RESP_DONE) {
             off += used;

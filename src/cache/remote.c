@@ -14,14 +14,14 @@
 #include "cache/sign.h"
 #include "base/util.h"
 
-#define LEASE_MS 2000        /* a lease's life: what a dead holder costs the others at most */
-#define RENEW_MS 500         /* how often a live holder renews it */
-#define NOPUSH_MS 10000      /* how long "nopush" tells waiters to compile at once */
-#define WAIT_MAX_MS 60000    /* the longest wait for a live holder that keeps renewing */
+#define LEASE_MS 2000     /* a lease's life: what a dead holder costs the others at most */
+#define RENEW_MS 500      /* how often a live holder renews it */
+#define NOPUSH_MS 10000   /* how long "nopush" tells waiters to compile at once */
+#define WAIT_MAX_MS 60000 /* the longest wait for a live holder that keeps renewing */
 #define POLL_FIRST_MS 2
 #define POLL_MOST_MS 50
-#define DRAIN_MS 2000        /* what closing a runtime gives the queued pushes */
-#define FLUSH_MS 10000       /* how often a long-running process adds its counters to the server's */
+#define DRAIN_MS 2000  /* what closing a runtime gives the queued pushes */
+#define FLUSH_MS 10000 /* how often a long-running process adds its counters to the server's */
 #define MAX_QUEUED (64u << 20)
 #define LEASE_PREFIX "kernjit:lease:"
 
@@ -30,22 +30,20 @@
  * atomic. A key of another type (a hash where the lease belongs) is an answer for that key, {4,
  * "key: the server's error"}: raised, it would fail the script as a whole, as a server that refuses
  * scripts does. */
-static const char LOOKUP_SCRIPT[] =
-    "local v = redis.pcall('GETRANGE', KEYS[1], 0, ARGV[3]) "
-    "if type(v) == 'table' then return {4, KEYS[1] .. ': ' .. tostring(v.err)} end "
-    "if #v > 0 then return {1, v} end "
-    "if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end "
-    "local h = redis.pcall('GET', KEYS[2]) "
-    "if type(h) == 'table' then return {4, KEYS[2] .. ': ' .. tostring(h.err)} end "
-    "return {3, h or ''}";
+static const char LOOKUP_SCRIPT[] = "local v = redis.pcall('GETRANGE', KEYS[1], 0, ARGV[3]) "
+                                    "if type(v) == 'table' then return {4, KEYS[1] .. ': ' .. tostring(v.err)} end "
+                                    "if #v > 0 then return {1, v} end "
+                                    "if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end "
+                                    "local h = redis.pcall('GET', KEYS[2]) "
+                                    "if type(h) == 'table' then return {4, KEYS[2] .. ': ' .. tostring(h.err)} end "
+                                    "return {3, h or ''}";
 /* Extend the lease, if it is still ours. */
 static const char RENEW_SCRIPT[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
 /* End the lease, if it is still ours: removed after a push, else left saying why for a while. */
-static const char RELEASE_SCRIPT[] =
-    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end "
-    "if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end "
-    "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1";
+static const char RELEASE_SCRIPT[] = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end "
+                                     "if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end "
+                                     "redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1";
 /* Add deltas to the fleet's counters; keep the largest fetch time. */
 static const char FLUSH_SCRIPT[] =
     "for i = 1, #ARGV - 1, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end "
@@ -53,16 +51,16 @@ static const char FLUSH_SCRIPT[] =
     "if tonumber(ARGV[#ARGV]) > m then redis.call('HSET', KEYS[1], 'fetch_us_max', ARGV[#ARGV]) end "
     "return 1";
 
-static const char *const COUNTER_NAMES[KJ__RC_COUNT] = {"hits",    "misses",  "waits",    "pushes",        "refusals",
-                                                        "errors",  "fetches", "fetch_us", "bytes_fetched", "bytes_pushed"};
+static const char *const COUNTER_NAMES[KJ__RC_COUNT] = {
+    "hits", "misses", "waits", "pushes", "refusals", "errors", "fetches", "fetch_us", "bytes_fetched", "bytes_pushed"};
 
 typedef struct job {
     struct job *next;
-    char name[160];          /* the value's key */
-    uint8_t *value;          /* sealed; NULL: only the claim is released */
+    char name[160]; /* the value's key */
+    uint8_t *value; /* sealed; NULL: only the claim is released */
     size_t size;
-    kj__remote_claim claim;  /* released (and forgotten) once the push is done */
-    char nopush[96];         /* what the lease says when there is nothing to push */
+    kj__remote_claim claim; /* released (and forgotten) once the push is done */
+    char nopush[96];        /* what the lease says when there is nothing to push */
 } job;
 
 typedef struct held {
@@ -73,21 +71,21 @@ typedef struct held {
 struct kj__remote {
     kj__remote_config cfg;
     kj__logger log;
-    kj__redis *redis;            /* NULL when unavailable */
+    kj__redis *redis; /* NULL when unavailable */
     char *unavailable;
-    char host[64];               /* for lease tokens */
-    pthread_mutex_t lock;        /* guards everything below */
-    pthread_cond_t changed;      /* jobs queued or finished, leases taken, closing */
+    char host[64];          /* for lease tokens */
+    pthread_mutex_t lock;   /* guards everything below */
+    pthread_cond_t changed; /* jobs queued or finished, leases taken, closing */
     job *head, *tail;
     size_t queued, queued_bytes, dropped;
-    held *leases;                /* leases this runtime holds: the worker renews them */
+    held *leases; /* leases this runtime holds: the worker renews them */
     pthread_t worker;
     int worker_running, closing;
     double drain_until, next_renew, last_flush;
     uint64_t tokens;
     uint64_t total[KJ__RC_COUNT], unflushed[KJ__RC_COUNT], fetch_us_max;
     double lookup_ms;
-    int no_leases;               /* the server refused the lookup script: plain lookups from now on */
+    int no_leases; /* the server refused the lookup script: plain lookups from now on */
     kj__remote_report report;
 };
 
@@ -177,8 +175,10 @@ uint8_t *kj__remote_seal(kj__remote *r, const char *name, uint8_t *data, size_t 
     }
     uint8_t *sealed = kj__sign_seal(r->cfg.secret, r->cfg.secret_len, name, data, size, sealed_size);
     if (!sealed)
-        kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: cannot sign %s (libcrypto failed or out of memory); not "
-                "pushed", r->cfg.url, name);
+        kj__log(&r->log, KJ_LOG_WARN,
+                "remote cache %s: cannot sign %s (libcrypto failed or out of memory); not "
+                "pushed",
+                r->cfg.url, name);
     return sealed;
 }
 
@@ -328,8 +328,10 @@ int kj__remote_store_value(kj__remote *r, const char *name, const uint8_t *value
         size_t len;
         const char *err = kj__reply_str(reply, &len);
         kj__remote_count(r, KJ__RC_ERRORS, 1);
-        kj__log(&r->log, KJ_LOG_WARN, "remote cache %s refused the push of %s: %.*s; the entry stays in the local "
-                "cache only", r->cfg.url, name, (int)(len > 300 ? 300 : len), err);
+        kj__log(&r->log, KJ_LOG_WARN,
+                "remote cache %s refused the push of %s: %.*s; the entry stays in the local "
+                "cache only",
+                r->cfg.url, name, (int)(len > 300 ? 300 : len), err);
     }
     kj__reply_free(reply);
     return ok;
@@ -407,7 +409,9 @@ static void flush_counters(kj__remote *r) {
     kj__redis_cmd cmd = {argc, argv, NULL};
     kj__reply *reply = NULL;
     if (kj__redis_exec(r->redis, 1, &cmd, &reply, why, sizeof why) == KJ__REDIS_OK) kj__reply_free(reply);
-    else kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the fleet's counters miss this process's (%s)", r->cfg.url, why);
+    else
+        kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the fleet's counters miss this process's (%s)", r->cfg.url,
+                why);
 }
 
 static int any_unflushed(const kj__remote *r) {
@@ -440,9 +444,10 @@ static void drop_queue(kj__remote *r) {
     r->tail = NULL;
     r->queued = r->queued_bytes = 0;
     if (n)
-        kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: %zu push%s (%zu bytes) not done within %d s of closing the "
-                "runtime: dropped (the entries stay in the local cache)", r->cfg.url, n, n == 1 ? "" : "es", bytes,
-                DRAIN_MS / 1000);
+        kj__log(&r->log, KJ_LOG_WARN,
+                "remote cache %s: %zu push%s (%zu bytes) not done within %d s of closing the "
+                "runtime: dropped (the entries stay in the local cache)",
+                r->cfg.url, n, n == 1 ? "" : "es", bytes, DRAIN_MS / 1000);
 }
 
 static void *worker_main(void *arg) {
@@ -504,16 +509,21 @@ static void enqueue(kj__remote *r, job *j) {
     pthread_mutex_lock(&r->lock);
     if (j->value && r->queued_bytes + j->size > MAX_QUEUED) {
         if (r->dropped++ == 0)
-            kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: more than %u MiB of pushes waiting: %s and later ones "
-                    "over the bound are not pushed", r->cfg.url, MAX_QUEUED >> 20, j->name);
+            kj__log(&r->log, KJ_LOG_WARN,
+                    "remote cache %s: more than %u MiB of pushes waiting: %s and later ones "
+                    "over the bound are not pushed",
+                    r->cfg.url, MAX_QUEUED >> 20, j->name);
         free(j->value);
         j->value = NULL;
         j->size = 0;
         snprintf(j->nopush, sizeof j->nopush, "nopush: too many pushes waiting");
     }
     if ((!j->value && !j->claim.held) || need_worker(r) != 0) {
-        if (j->value) kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: cannot start the push thread; %s is not "
-                              "pushed", r->cfg.url, j->name);
+        if (j->value)
+            kj__log(&r->log, KJ_LOG_WARN,
+                    "remote cache %s: cannot start the push thread; %s is not "
+                    "pushed",
+                    r->cfg.url, j->name);
         pthread_mutex_unlock(&r->lock);
         free(j->value);
         free(j);
@@ -577,10 +587,10 @@ typedef enum seen {
 
 typedef struct look_result {
     seen what;
-    kj__reply *reply;         /* owns what value and holder point into */
+    kj__reply *reply; /* owns what value and holder point into */
     const char *value;
     size_t value_len;
-    const kj__reply *holder;  /* a string reply */
+    const kj__reply *holder; /* a string reply */
 } look_result;
 
 static void key_error(look_result *out, const char *name, const kj__reply *err, char *why, size_t why_size) {
@@ -601,7 +611,8 @@ static void odd(look_result *out, const char *what, const kj__reply *reply, char
 /* The lookup script's answer (see LOOKUP_SCRIPT), every part checked. */
 static void read_script_answer(look_result *out, char *why, size_t why_size) {
     const kj__reply *rep = out->reply, *arg = kj__reply_at(rep, 1);
-    long long what = kj__reply_kind(kj__reply_at(rep, 0)) == KJ__REPLY_INTEGER ? kj__reply_int(kj__reply_at(rep, 0)) : 0;
+    long long what = kj__reply_kind(kj__reply_at(rep, 0)) == KJ__REPLY_INTEGER ? kj__reply_int(kj__reply_at(rep, 0))
+                                                                               : 0;
     kj__reply_type kind = kj__reply_kind(arg);
     size_t count = kj__reply_count(rep);
     if (what == 1 && count == 2 && kind == KJ__REPLY_STRING && (out->value = kj__reply_str(arg, &out->value_len)) &&
@@ -647,7 +658,8 @@ static kj__redis_result look(kj__remote *r, const char *name, const char *lease,
         /* a full server (maxmemory with noeviction refuses scripts that may write), a replica,
          * scripting forbidden by an ACL: look up without leases */
         if (!__atomic_exchange_n(&r->no_leases, 1, __ATOMIC_RELAXED))
-            kj__remote_warn(r, "the server refused the lookup script (%.*s): looking up without compile leases "
+            kj__remote_warn(r,
+                            "the server refused the lookup script (%.*s): looking up without compile leases "
                             "from now on (processes missing the same kernel each compile it)",
                             (int)(len > 200 ? 200 : len), err);
         kj__reply_free(out->reply);
@@ -694,7 +706,7 @@ static int is_token(const char *s, size_t n) {
         if (i == from || i - from > 20) return 0;
         if (part == 0 && (i == n || s[i] != ':')) return 0;
     }
-    return i == n && n < sizeof ((kj__remote_claim *)0)->token;
+    return i == n && n < sizeof((kj__remote_claim *)0)->token;
 }
 
 int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__remote_entry *entry,
@@ -705,7 +717,8 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
     kj__remote_entry_name(arch, key, name, sizeof name);
     lease_name(arch, key, claim->lease, sizeof claim->lease);
     pthread_mutex_lock(&r->lock);
-    snprintf(claim->token, sizeof claim->token, "%s:%ld:%llu", r->host, (long)getpid(), (unsigned long long)++r->tokens);
+    snprintf(claim->token, sizeof claim->token, "%s:%ld:%llu", r->host, (long)getpid(),
+             (unsigned long long)++r->tokens);
     pthread_mutex_unlock(&r->lock);
     double t0 = kj__now_ms();
     unsigned poll = POLL_FIRST_MS;
@@ -734,7 +747,8 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
             break;
         }
         if (l.what == SEEN_VALUE) {
-            if (kj__remote_open_value(r, name, key, (const uint8_t *)l.value, l.value_len, entry, why, sizeof why) == 0) {
+            if (kj__remote_open_value(r, name, key, (const uint8_t *)l.value, l.value_len, entry, why, sizeof why) ==
+                0) {
                 hit = 1;
                 kj__remote_count(r, KJ__RC_HITS, 1);
                 kj__remote_count(r, KJ__RC_BYTES_FETCHED, l.value_len);
@@ -754,24 +768,29 @@ int kj__remote_lookup(kj__remote *r, const char *arch, const kj__key *key, kj__r
             claim->held = 1;
             hold(r, claim);
         } else if (gave_up) {
-            kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: the process that compiled %s pushed nothing (%.*s); "
-                    "compiling here", r->cfg.url, name, (int)(len > 100 ? 100 : len), holder);
+            kj__log(&r->log, KJ_LOG_INFO,
+                    "remote cache %s: the process that compiled %s pushed nothing (%.*s); "
+                    "compiling here",
+                    r->cfg.url, name, (int)(len > 100 ? 100 : len), holder);
         } else if (nobody && l.what == SEEN_HOLDER) {
             char text[160];
             kj__reply_describe(l.holder, text, sizeof text);
             kj__remote_warn(r, "the lease %s holds %s, which is not a compiling process's token: compiling here",
                             claim->lease, text);
         } else if (too_long && !nobody) {
-            kj__log(&r->log, KJ_LOG_WARN, "remote cache %s: %s was still being compiled by %s after %d s; compiling "
-                    "here", r->cfg.url, name, holder, WAIT_MAX_MS / 1000);
+            kj__log(&r->log, KJ_LOG_WARN,
+                    "remote cache %s: %s was still being compiled by %s after %d s; compiling "
+                    "here",
+                    r->cfg.url, name, holder, WAIT_MAX_MS / 1000);
         }
         if (nobody || too_long) {
             kj__remote_count(r, KJ__RC_MISSES, 1);
             kj__reply_free(l.reply);
             break;
         }
-        if (!waited) kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: %s is being compiled by %s; waiting for its push",
-                             r->cfg.url, name, holder);
+        if (!waited)
+            kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: %s is being compiled by %s; waiting for its push",
+                    r->cfg.url, name, holder);
         waited = 1;
         kj__reply_free(l.reply);
         sleep_ms(poll);
@@ -799,8 +818,10 @@ void kj__remote_publish(kj__remote *r, const char *arch, const kj__key *key, uin
     kj__remote_entry_name(arch, key, j->name, sizeof j->name);
     if (claim) j->claim = *claim;
     if (size > KJ_REMOTE_MAX_VALUE) {
-        kj__log(&r->log, KJ_LOG_INFO, "remote cache %s: %s is %zu bytes, above the %u MiB bound for values: not "
-                "pushed", r->cfg.url, j->name, size, KJ_REMOTE_MAX_VALUE >> 20);
+        kj__log(&r->log, KJ_LOG_INFO,
+                "remote cache %s: %s is %zu bytes, above the %u MiB bound for values: not "
+                "pushed",
+                r->cfg.url, j->name, size, KJ_REMOTE_MAX_VALUE >> 20);
         free(data);
         snprintf(j->nopush, sizeof j->nopush, "nopush: too large to push");
     } else {

@@ -46,7 +46,7 @@ kj__redis *kj__remote_redis(const kj__remote *r); /* NULL when unavailable */
 /* A key's lease, held by this process while it compiles the key. */
 typedef struct kj__remote_claim {
     int held;
-    int reached;  /* the lookup had an answer: a push may follow (after none, it would fail the same way) */
+    int reached; /* the lookup had an answer: a push may follow (after none, it would fail the same way) */
     char lease[160];
     char token[96];
 } kj__remote_claim;
@@ -91,7 +91,7 @@ void kj__remote_counters(kj__remote *r, kj_stats *stats);
 
 /* ---- for the push, pull and tuning paths (remote_api.c, remote_tune.c) ---------------------------- */
 
-#define KJ_REMOTE_MAX_VALUE (4u << 20)  /* larger entries are not pushed: Redis serves small values well */
+#define KJ_REMOTE_MAX_VALUE (4u << 20) /* larger entries are not pushed: Redis serves small values well */
 #define KJ_REMOTE_TTL_S (30 * 24 * 3600)
 #define KJ_REMOTE_ENTRY_PREFIX "kernjit:entry:v"
 #define KJ_REMOTE_STATS_KEY "kernjit:stats"

@@ -45,7 +45,10 @@ static int number(const char *s, size_t n, long min, long max, long *out) {
 }
 
 static int hex_digit(char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* [s, s + n) with %XX decoded (user names and passwords may hold any byte); NULL when malformed. */
@@ -71,7 +74,8 @@ static char *percent_decoded(const char *s, size_t n) {
 }
 
 /* The query string "a=1&b=2" after '?'. */
-static kj_status parse_options(const char *what, const char *url, const char *q, int unix_socket, kj__remote_config *c) {
+static kj_status parse_options(const char *what, const char *url, const char *q, int unix_socket,
+                               kj__remote_config *c) {
     int db_given = 0, verify_given = 0;
     while (*q) {
         size_t n = strcspn(q, "&");
@@ -86,8 +90,10 @@ static kj_status parse_options(const char *what, const char *url, const char *q,
         else if (name_len == 8 && strncmp(q, "tls_cert", 8) == 0) file = &c->tls_cert;
         else if (name_len == 7 && strncmp(q, "tls_key", 7) == 0) file = &c->tls_key;
         if ((file || (name_len == 10 && strncmp(q, "tls_verify", 10) == 0)) && !c->tls)
-            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': %.*s is an option of TLS: give rediss://HOST[:PORT] for a server "
-                           "that speaks TLS", what, url, (int)name_len, q);
+            return KJ_FAIL(KJ_ERR_USAGE,
+                           "%s='%s': %.*s is an option of TLS: give rediss://HOST[:PORT] for a server "
+                           "that speaks TLS",
+                           what, url, (int)name_len, q);
         if (file) {
             KJ_RETURN_IF(file->path, KJ_ERR_USAGE, "%s='%s': %.*s is given twice", what, url, (int)name_len, q);
             KJ_RETURN_IF(value_len == 0, KJ_ERR_USAGE, "%s='%s': %.*s names a file: %.*s=FILE", what, url,
@@ -100,8 +106,10 @@ static kj_status parse_options(const char *what, const char *url, const char *q,
             if (value_len == 3 && strncmp(value, "yes", 3) == 0) c->tls_verify = 1;
             else if (value_len == 2 && strncmp(value, "no", 2) == 0) c->tls_verify = 0;
             else
-                return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': tls_verify is yes (the default: the server's certificate and "
-                               "name are checked) or no (nothing is checked)", what, url);
+                return KJ_FAIL(KJ_ERR_USAGE,
+                               "%s='%s': tls_verify is yes (the default: the server's certificate and "
+                               "name are checked) or no (nothing is checked)",
+                               what, url);
         } else if (name_len == 15 && strncmp(q, "connect_timeout", 15) == 0) {
             KJ_RETURN_IF(number(value, value_len, 1, 60000, &v) != 0, KJ_ERR_USAGE,
                          "%s='%s': connect_timeout is milliseconds from 1 to 60000", what, url);
@@ -119,8 +127,8 @@ static kj_status parse_options(const char *what, const char *url, const char *q,
             return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': give the database in the path, %s://HOST:PORT/DB", what, url,
                            c->tls ? "rediss" : "redis");
         } else {
-            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': unknown option '%.*s'; the options are %s", what, url,
-                           (int)name_len, q, OPTION_NAMES);
+            return KJ_FAIL(KJ_ERR_USAGE, "%s='%s': unknown option '%.*s'; the options are %s", what, url, (int)name_len,
+                           q, OPTION_NAMES);
         }
         q += n;
         if (*q == '&') q++;
@@ -128,8 +136,8 @@ static kj_status parse_options(const char *what, const char *url, const char *q,
     KJ_RETURN_IF(db_given > 1, KJ_ERR_USAGE, "%s='%s': db is given twice", what, url);
     KJ_RETURN_IF(!c->tls_cert.path != !c->tls_key.path, KJ_ERR_USAGE,
                  "%s='%s': %s without %s: a client certificate is tls_cert=FILE and tls_key=FILE (its private key, "
-                 "which may be the same file)", what, url, c->tls_cert.path ? "tls_cert" : "tls_key",
-                 c->tls_cert.path ? "tls_key" : "tls_cert");
+                 "which may be the same file)",
+                 what, url, c->tls_cert.path ? "tls_cert" : "tls_key", c->tls_cert.path ? "tls_key" : "tls_cert");
     return KJ_OK;
 }
 
@@ -152,20 +160,22 @@ static kj_status parse_host(const char *what, const char *url, const char *s, si
     if (*s == '[') {
         host = s + 1;
         host_end = memchr(host, ']', n - 1);
-        KJ_RETURN_IF(!host_end || host_end == host, KJ_ERR_USAGE, "%s='%s': an IPv6 address is written [ADDRESS]", what, url);
+        KJ_RETURN_IF(!host_end || host_end == host, KJ_ERR_USAGE, "%s='%s': an IPv6 address is written [ADDRESS]", what,
+                     url);
         for (const char *h = host; h < host_end; h++)
             KJ_RETURN_IF(!isxdigit((unsigned char)*h) && *h != ':' && *h != '.', KJ_ERR_USAGE,
                          "%s='%s': '%.*s' is not an IPv6 address", what, url, (int)(host_end - host), host);
         p = host_end + 1;
     } else {
         host_end = host;
-        while (host_end < end && (isalnum((unsigned char)*host_end) || *host_end == '.' || *host_end == '-' ||
-                                  *host_end == '_'))
+        while (host_end < end &&
+               (isalnum((unsigned char)*host_end) || *host_end == '.' || *host_end == '-' || *host_end == '_'))
             host_end++;
         KJ_RETURN_IF(host_end == host, KJ_ERR_USAGE, "%s='%s': no host: the forms are %s", what, url, URL_FORMS);
         p = host_end;
     }
-    KJ_RETURN_IF(host_end - host > 253, KJ_ERR_USAGE, "%s='%s': the host name is longer than 253 characters", what, url);
+    KJ_RETURN_IF(host_end - host > 253, KJ_ERR_USAGE, "%s='%s': the host name is longer than 253 characters", what,
+                 url);
     c->host = kj__strndup(host, (size_t)(host_end - host));
     c->port = KJ_REMOTE_DEFAULT_PORT;
     if (p < end && *p == ':') {
@@ -220,8 +230,8 @@ static kj_status parse_url(const char *what, const char *url, kj__remote_config 
         size_t n = query ? (size_t)(query - path) : strlen(path);
         KJ_RETURN_IF(n < 2 || path[0] != '/', KJ_ERR_USAGE, "%s='%s': a socket is unix:///PATH (an absolute path)",
                      what, shown);
-        KJ_RETURN_IF(n > 107, KJ_ERR_USAGE, "%s='%s': the socket path is %zu characters; at most 107 are allowed",
-                     what, shown, n);
+        KJ_RETURN_IF(n > 107, KJ_ERR_USAGE, "%s='%s': the socket path is %zu characters; at most 107 are allowed", what,
+                     shown, n);
         if (!(c->socket_path = kj__strndup(path, n))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         return query ? parse_options(what, shown, query + 1, 1, c) : KJ_OK;
     }
@@ -251,8 +261,10 @@ static kj_status parse_mode(const kj_runtime_options *o, kj_remote_mode *mode) {
     if (!env || !*env) return KJ_OK;
     if (strcasecmp(env, "read") == 0) *mode = KJ_REMOTE_READ;
     else if (strcasecmp(env, "readwrite") != 0)
-        return KJ_FAIL(KJ_ERR_USAGE, "KERNJIT_REMOTE_MODE='%.40s' is not a mode: read (fetch only) or readwrite (fetch "
-                       "and push)", env);
+        return KJ_FAIL(KJ_ERR_USAGE,
+                       "KERNJIT_REMOTE_MODE='%.40s' is not a mode: read (fetch only) or readwrite (fetch "
+                       "and push)",
+                       env);
     return KJ_OK;
 }
 
@@ -276,16 +288,20 @@ static kj_status read_secret(const char *what, const char *value, const kj__logg
         if (kj__read_file(value, KJ_REMOTE_SECRET_MAX + 2, KJ_ERR_USAGE, &data, &len) != KJ_OK) {
             char why[600];
             snprintf(why, sizeof why, "%s", kj_last_error());
-            return KJ_FAIL(KJ_ERR_USAGE, "%s names the file %s (a value starting with '/' is a file holding the "
-                           "secret): %s", what, value, why);
+            return KJ_FAIL(KJ_ERR_USAGE,
+                           "%s names the file %s (a value starting with '/' is a file holding the "
+                           "secret): %s",
+                           what, value, why);
         }
         warn_if_shared(log, "secret", value);
     } else if (strchr(value, '/') || value[0] == '~' || value[0] == '.') {
-        return KJ_FAIL(KJ_ERR_USAGE, "%s looks like a relative path (it has a '/' after its first character, or "
+        return KJ_FAIL(KJ_ERR_USAGE,
+                       "%s looks like a relative path (it has a '/' after its first character, or "
                        "starts with '~' or '.'), which kernjit neither reads nor takes as the secret: name the file by "
                        "its absolute path (starting with '/'; '~' is not expanded), or give the secret itself (16 to "
                        "%d bytes with no '/', not starting with '~' or '.', for example the output of `openssl rand "
-                       "-hex 32`)", what, KJ_REMOTE_SECRET_MAX);
+                       "-hex 32`)",
+                       what, KJ_REMOTE_SECRET_MAX);
     } else if (!(data = kj__strdup(value))) {
         return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -294,9 +310,10 @@ static kj_status read_secret(const char *what, const char *value, const kj__logg
     if (len < KJ_REMOTE_SECRET_MIN || len > KJ_REMOTE_SECRET_MAX) {
         memset(data, 0, len);
         free(data);
-        return KJ_FAIL(KJ_ERR_USAGE, "%s: the secret%s is %zu bytes; %d to %d are allowed (for example the output of "
-                       "`openssl rand -hex 32`)", what, value[0] == '/' ? " in the file" : "", len,
-                       KJ_REMOTE_SECRET_MIN, KJ_REMOTE_SECRET_MAX);
+        return KJ_FAIL(KJ_ERR_USAGE,
+                       "%s: the secret%s is %zu bytes; %d to %d are allowed (for example the output of "
+                       "`openssl rand -hex 32`)",
+                       what, value[0] == '/' ? " in the file" : "", len, KJ_REMOTE_SECRET_MIN, KJ_REMOTE_SECRET_MAX);
     }
     c->secret = (uint8_t *)data;
     c->secret_len = len;

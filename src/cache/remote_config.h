@@ -27,20 +27,20 @@ typedef struct kj__remote_file {
 } kj__remote_file;
 
 typedef struct kj__remote_config {
-    char *url;                 /* for messages: as given, a password replaced by "***" */
-    char *host;                /* TCP: a name, or an IPv4 or IPv6 address (without brackets) */
+    char *url;  /* for messages: as given, a password replaced by "***" */
+    char *host; /* TCP: a name, or an IPv4 or IPv6 address (without brackets) */
     int port;
-    char *socket_path;         /* a unix socket instead of host and port */
-    char *user, *password;     /* NULL when not given */
+    char *socket_path;     /* a unix socket instead of host and port */
+    char *user, *password; /* NULL when not given */
     int db;
     unsigned connect_timeout_ms, timeout_ms;
-    kj_remote_mode mode;       /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
-    uint8_t *secret;           /* NULL: values are neither signed nor required to be */
+    kj_remote_mode mode; /* KJ_REMOTE_READ or KJ_REMOTE_READWRITE */
+    uint8_t *secret;     /* NULL: values are neither signed nor required to be */
     size_t secret_len;
-    int tls;                   /* rediss:// */
-    int tls_verify;            /* 0: tls_verify=no, the server's certificate is not checked */
-    kj__remote_file tls_ca;    /* the CAs the server's chain must end at; none: the system's store */
-    kj__remote_file tls_cert;  /* the client's certificate (and its chain) and key: both or neither */
+    int tls;                  /* rediss:// */
+    int tls_verify;           /* 0: tls_verify=no, the server's certificate is not checked */
+    kj__remote_file tls_ca;   /* the CAs the server's chain must end at; none: the system's store */
+    kj__remote_file tls_cert; /* the client's certificate (and its chain) and key: both or neither */
     kj__remote_file tls_key;
 } kj__remote_config;
 

@@ -7,8 +7,8 @@
 struct kj__reply {
     kj__reply_type type;
     long long integer;
-    size_t len;          /* a string's bytes, or an array's elements */
-    char *str;           /* NUL-terminated */
+    size_t len; /* a string's bytes, or an array's elements */
+    char *str;  /* NUL-terminated */
     kj__reply **element;
 };
 
@@ -35,7 +35,7 @@ int kj__resp_command(kj__buf *out, int argc, const char *const *argv, const size
  * nothing; the second (build) allocates it from bytes the first accepted. */
 typedef struct walker {
     const char *p, *end;
-    size_t left;         /* what the reply may still allocate */
+    size_t left; /* what the reply may still allocate */
     size_t most;
     const char *to;
     char *why;
@@ -177,8 +177,8 @@ static kj__resp_result walk(walker *w, int depth, kj__reply **out) {
     return KJ__RESP_DONE;
 }
 
-kj__resp_result kj__resp_parse(const char *data, size_t len, size_t most, const char *to, kj__reply **out,
-                               size_t *used, char *why, size_t why_size) {
+kj__resp_result kj__resp_parse(const char *data, size_t len, size_t most, const char *to, kj__reply **out, size_t *used,
+                               char *why, size_t why_size) {
     *out = NULL;
     walker w = {data, data + len, most, most, to, why, why_size, 0};
     kj__resp_result res = walk(&w, 0, NULL);

@@ -37,8 +37,8 @@ typedef enum kj__resp_result {
  * (its nodes, pointers and strings, as allocated); a header announcing more is refused at once,
  * whatever follows it. to names the command in the messages ("an array of 2147483647 elements: more
  * than the answer to EVAL may take (4.1 MiB)"). */
-kj__resp_result kj__resp_parse(const char *data, size_t len, size_t most, const char *to, kj__reply **out,
-                               size_t *used, char *why, size_t why_size);
+kj__resp_result kj__resp_parse(const char *data, size_t len, size_t most, const char *to, kj__reply **out, size_t *used,
+                               char *why, size_t why_size);
 
 /* Reply accessors. A NULL reply reads as nil. */
 kj__reply_type kj__reply_kind(const kj__reply *reply);

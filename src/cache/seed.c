@@ -147,7 +147,9 @@ void kj__seed_close(kj__seed *s) {
 }
 
 size_t kj__seed_count(const kj__seed *s) { return s ? s->count : 0; }
-const char *kj__seed_dir(const kj__seed *s, size_t i) { return s && i < s->count ? kj__cache_root(s->folders[i]) : NULL; }
+const char *kj__seed_dir(const kj__seed *s, size_t i) {
+    return s && i < s->count ? kj__cache_root(s->folders[i]) : NULL;
+}
 int kj__seed_signed(const kj__seed *s) { return s && s->secret; }
 
 /* ---- lookups ---------------------------------------------------------------------------------- */
@@ -168,8 +170,10 @@ static const char *refusal(const kj__seed *s, const char *arch, const kj__key *k
         return why;
     }
     if (version != KJ_CACHE_FORMAT_VERSION) {
-        snprintf(why, why_size, "it is an entry of format version %d, and this kernjit reads version %d (make the "
-                 "seed again with this kernjit)", version, KJ_CACHE_FORMAT_VERSION);
+        snprintf(why, why_size,
+                 "it is an entry of format version %d, and this kernjit reads version %d (make the "
+                 "seed again with this kernjit)",
+                 version, KJ_CACHE_FORMAT_VERSION);
         return why;
     }
     return NULL;
@@ -191,8 +195,10 @@ kj__lookup kj__seed_load(kj__seed *s, const char *arch, const kj__key *key, char
         size_t dlen, blen;
         uint32_t fl;
         if (!refused && kj__cache_parse_entry(data, n, key, &desc, &dlen, &bin, &blen, &fl) != 0) {
-            snprintf(why, sizeof why, "it is damaged, or not the entry of its name's key: its length, key or checksum "
-                     "does not verify (%zu bytes)", size);
+            snprintf(why, sizeof why,
+                     "it is damaged, or not the entry of its name's key: its length, key or checksum "
+                     "does not verify (%zu bytes)",
+                     size);
             refused = why;
         }
         if (refused) {
@@ -218,7 +224,8 @@ static int sign_entry(const kj__seed *s, kj__cache *cache, const kj__cache_item 
     uint8_t *data;
     size_t size, len;
     char path[PATH_MAX], name[256];
-    if (kj__key_from_hex(item->key, &key) != 0 || kj__cache_read(cache, item->arch, &key, &data, &size, path) != KJ__HIT) {
+    if (kj__key_from_hex(item->key, &key) != 0 ||
+        kj__cache_read(cache, item->arch, &key, &data, &size, path) != KJ__HIT) {
         snprintf(why, why_size, "cannot read %s", item->path);
         return -1;
     }
@@ -249,7 +256,8 @@ static int sign_entry(const kj__seed *s, kj__cache *cache, const kj__cache_item 
 
 kj_status kj__seed_sign(const kj__seed *s, kj__cache *cache, uint64_t *count) {
     *count = 0;
-    KJ_RETURN_IF(!s || !s->secret, KJ_ERR_USAGE, "no secret to sign the seed with: set KERNJIT_SEED_SECRET (or "
+    KJ_RETURN_IF(!s || !s->secret, KJ_ERR_USAGE,
+                 "no secret to sign the seed with: set KERNJIT_SEED_SECRET (or "
                  "KERNJIT_REMOTE_SECRET) to the secret, or to the absolute path of a file holding it (16 to %d bytes)",
                  KJ_REMOTE_SECRET_MAX);
     KJ_FORWARD(kj__sign_load());

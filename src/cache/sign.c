@@ -28,8 +28,10 @@ static void load(void) {
     void *h = NULL;
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        snprintf(load_message, sizeof load_message, "signing needs OpenSSL's libcrypto (libcrypto.so.3 or .so.1.1), "
-                 "which cannot be loaded (%s)", dlerror());
+        snprintf(load_message, sizeof load_message,
+                 "signing needs OpenSSL's libcrypto (libcrypto.so.3 or .so.1.1), "
+                 "which cannot be loaded (%s)",
+                 dlerror());
         return;
     }
     *(void **)&api.HMAC = dlsym(h, "HMAC");
@@ -92,12 +94,13 @@ uint8_t *kj__sign_seal(const uint8_t *secret, size_t secret_len, const char *nam
 }
 
 size_t kj__sign_unsealed_size(const uint8_t *v, size_t n) {
-    int sealed = n >= KJ_SIGNED_TRAILER_BYTES && memcmp(v + n - KJ_SIGNED_TRAILER_BYTES, SIG_MAGIC, sizeof SIG_MAGIC) == 0;
+    int sealed = n >= KJ_SIGNED_TRAILER_BYTES &&
+                 memcmp(v + n - KJ_SIGNED_TRAILER_BYTES, SIG_MAGIC, sizeof SIG_MAGIC) == 0;
     return sealed ? n - KJ_SIGNED_TRAILER_BYTES : n;
 }
 
-int kj__sign_verify(const uint8_t *secret, size_t secret_len, const char *name, const uint8_t *v, size_t n,
-                    size_t *len, char *why, size_t why_size) {
+int kj__sign_verify(const uint8_t *secret, size_t secret_len, const char *name, const uint8_t *v, size_t n, size_t *len,
+                    char *why, size_t why_size) {
     *len = kj__sign_unsealed_size(v, n);
     uint8_t want[KJ_SIGNATURE_BYTES];
     if (*len == n) {

@@ -41,7 +41,7 @@ uint8_t *kj__sign_seal(const uint8_t *secret, size_t secret_len, const char *nam
 size_t kj__sign_unsealed_size(const uint8_t *v, size_t n);
 /* Checks the trailer of v (n bytes) against the secret: 0 with *len the value's length, or -1 with why
  * (not signed; cannot be checked; signed with another secret or changed). */
-int kj__sign_verify(const uint8_t *secret, size_t secret_len, const char *name, const uint8_t *v, size_t n,
-                    size_t *len, char *why, size_t why_size);
+int kj__sign_verify(const uint8_t *secret, size_t secret_len, const char *name, const uint8_t *v, size_t n, size_t *len,
+                    char *why, size_t why_size);
 
 #endif

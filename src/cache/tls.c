@@ -41,43 +41,43 @@ typedef int pem_password_cb(char *buf, int size, int rwflag, void *user);
 #define TLS1_2_VERSION 0x0303
 #define TLSEXT_NAMETYPE_host_name 0
 #define X509_V_OK 0
-#define ERR_REASON_MASK 0xfff                          /* the bits of a reason in 1.1.1 and 3 alike */
-#define SSL_R_UNEXPECTED_EOF_WHILE_READING 294         /* OpenSSL 3: closed without TLS's close_notify */
+#define ERR_REASON_MASK 0xfff                  /* the bits of a reason in 1.1.1 and 3 alike */
+#define SSL_R_UNEXPECTED_EOF_WHILE_READING 294 /* OpenSSL 3: closed without TLS's close_notify */
 #define SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED 1116
-#define MIN_VERSION 0x10101000UL                      /* 1.1.1: TLS 1.3, SSL_set1_host */
+#define MIN_VERSION 0x10101000UL /* 1.1.1: TLS 1.3, SSL_set1_host */
 
 #define TLS_SYMBOLS(X)                                                                                                 \
     X(OpenSSL_version_num, unsigned long, (void))                                                                      \
     X(TLS_client_method, const SSL_METHOD *, (void))                                                                   \
     X(SSL_CTX_new, SSL_CTX *, (const SSL_METHOD *method))                                                              \
-    X(SSL_CTX_free, void, (SSL_CTX *ctx))                                                                              \
-    X(SSL_CTX_ctrl, long, (SSL_CTX *ctx, int cmd, long larg, void *parg))                                              \
-    X(SSL_CTX_set_verify, void, (SSL_CTX *ctx, int mode, int (*callback)(int, void *)))                                \
-    X(SSL_CTX_set_default_verify_paths, int, (SSL_CTX *ctx))                                                           \
+    X(SSL_CTX_free, void, (SSL_CTX * ctx))                                                                             \
+    X(SSL_CTX_ctrl, long, (SSL_CTX * ctx, int cmd, long larg, void *parg))                                             \
+    X(SSL_CTX_set_verify, void, (SSL_CTX * ctx, int mode, int (*callback)(int, void *)))                               \
+    X(SSL_CTX_set_default_verify_paths, int, (SSL_CTX * ctx))                                                          \
     X(SSL_CTX_get_cert_store, X509_STORE *, (const SSL_CTX *ctx))                                                      \
-    X(SSL_CTX_use_certificate, int, (SSL_CTX *ctx, X509 *x))                                                           \
-    X(SSL_CTX_use_PrivateKey, int, (SSL_CTX *ctx, EVP_PKEY *key))                                                      \
+    X(SSL_CTX_use_certificate, int, (SSL_CTX * ctx, X509 * x))                                                         \
+    X(SSL_CTX_use_PrivateKey, int, (SSL_CTX * ctx, EVP_PKEY * key))                                                    \
     X(SSL_CTX_check_private_key, int, (const SSL_CTX *ctx))                                                            \
-    X(SSL_new, SSL *, (SSL_CTX *ctx))                                                                                  \
-    X(SSL_free, void, (SSL *ssl))                                                                                      \
-    X(SSL_set_fd, int, (SSL *ssl, int fd))                                                                             \
-    X(SSL_ctrl, long, (SSL *ssl, int cmd, long larg, void *parg))                                                      \
-    X(SSL_set1_host, int, (SSL *ssl, const char *host))                                                                \
-    X(SSL_get0_param, X509_VERIFY_PARAM *, (SSL *ssl))                                                                 \
-    X(X509_VERIFY_PARAM_set1_ip_asc, int, (X509_VERIFY_PARAM *param, const char *ip))                                  \
-    X(SSL_connect, int, (SSL *ssl))                                                                                    \
-    X(SSL_read, int, (SSL *ssl, void *buf, int n))                                                                     \
-    X(SSL_write, int, (SSL *ssl, const void *buf, int n))                                                              \
+    X(SSL_new, SSL *, (SSL_CTX * ctx))                                                                                 \
+    X(SSL_free, void, (SSL * ssl))                                                                                     \
+    X(SSL_set_fd, int, (SSL * ssl, int fd))                                                                            \
+    X(SSL_ctrl, long, (SSL * ssl, int cmd, long larg, void *parg))                                                     \
+    X(SSL_set1_host, int, (SSL * ssl, const char *host))                                                               \
+    X(SSL_get0_param, X509_VERIFY_PARAM *, (SSL * ssl))                                                                \
+    X(X509_VERIFY_PARAM_set1_ip_asc, int, (X509_VERIFY_PARAM * param, const char *ip))                                 \
+    X(SSL_connect, int, (SSL * ssl))                                                                                   \
+    X(SSL_read, int, (SSL * ssl, void *buf, int n))                                                                    \
+    X(SSL_write, int, (SSL * ssl, const void *buf, int n))                                                             \
     X(SSL_get_error, int, (const SSL *ssl, int ret))                                                                   \
     X(SSL_get_verify_result, long, (const SSL *ssl))                                                                   \
     X(X509_verify_cert_error_string, const char *, (long n))                                                           \
     X(BIO_new_mem_buf, BIO *, (const void *data, int n))                                                               \
-    X(BIO_free, int, (BIO *bio))                                                                                       \
-    X(PEM_read_bio_X509, X509 *, (BIO *bio, X509 **x, pem_password_cb *cb, void *user))                               \
-    X(PEM_read_bio_PrivateKey, EVP_PKEY *, (BIO *bio, EVP_PKEY **x, pem_password_cb *cb, void *user))                 \
-    X(X509_STORE_add_cert, int, (X509_STORE *store, X509 *x))                                                          \
-    X(X509_free, void, (X509 *x))                                                                                      \
-    X(EVP_PKEY_free, void, (EVP_PKEY *key))                                                                            \
+    X(BIO_free, int, (BIO * bio))                                                                                      \
+    X(PEM_read_bio_X509, X509 *, (BIO * bio, X509 * *x, pem_password_cb * cb, void *user))                             \
+    X(PEM_read_bio_PrivateKey, EVP_PKEY *, (BIO * bio, EVP_PKEY * *x, pem_password_cb * cb, void *user))               \
+    X(X509_STORE_add_cert, int, (X509_STORE * store, X509 * x))                                                        \
+    X(X509_free, void, (X509 * x))                                                                                     \
+    X(EVP_PKEY_free, void, (EVP_PKEY * key))                                                                           \
     X(ERR_get_error, unsigned long, (void))                                                                            \
     X(ERR_clear_error, void, (void))                                                                                   \
     X(ERR_reason_error_string, const char *, (unsigned long e))                                                        \
@@ -105,23 +105,29 @@ static void load(void) {
         if (!h && !first[0]) snprintf(first, sizeof first, "%s", e ? e : names[i]);
     }
     if (!h) {
-        snprintf(load_message, sizeof load_message, "TLS (rediss://) needs OpenSSL's libssl (libssl.so.3 or "
-                 "libssl.so.1.1), which cannot be loaded (%s): install it (Debian and Ubuntu: libssl3)", first);
+        snprintf(load_message, sizeof load_message,
+                 "TLS (rediss://) needs OpenSSL's libssl (libssl.so.3 or "
+                 "libssl.so.1.1), which cannot be loaded (%s): install it (Debian and Ubuntu: libssl3)",
+                 first);
         return;
     }
 #define TLS_LOOKUP_(name, ret, params)                                                                                 \
     api.name = (ret(*) params)dlsym(h, #name);                                                                         \
     if (!api.name) {                                                                                                   \
-        snprintf(load_message, sizeof load_message, "TLS (rediss://): the libssl found lacks %s: OpenSSL 1.1.1 or "   \
-                 "later is needed", #name);                                                                            \
+        snprintf(load_message, sizeof load_message,                                                                    \
+                 "TLS (rediss://): the libssl found lacks %s: OpenSSL 1.1.1 or "                                       \
+                 "later is needed",                                                                                    \
+                 #name);                                                                                               \
         return;                                                                                                        \
     }
     TLS_SYMBOLS(TLS_LOOKUP_)
 #undef TLS_LOOKUP_
     version = api.OpenSSL_version_num();
     if (version < MIN_VERSION) {
-        snprintf(load_message, sizeof load_message, "TLS (rediss://): the libssl found is OpenSSL %lu.%lu.%lu; 1.1.1 "
-                 "or later is needed", version >> 28, (version >> 20) & 0xff, (version >> 12) & 0xff);
+        snprintf(load_message, sizeof load_message,
+                 "TLS (rediss://): the libssl found is OpenSSL %lu.%lu.%lu; 1.1.1 "
+                 "or later is needed",
+                 version >> 28, (version >> 20) & 0xff, (version >> 12) & 0xff);
         return;
     }
     loaded = 1;
@@ -234,8 +240,8 @@ static kj_status client_certificate(kj__tls *t) {
     BIO *bio = api.BIO_new_mem_buf(cfg->tls_key.data, (int)cfg->tls_key.len);
     EVP_PKEY *key = bio ? api.PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
     if (bio) api.BIO_free(bio);
-    KJ_RETURN_IF(!key, KJ_ERR_USAGE, "tls_key=%s holds no PEM private key without a passphrase (%s)",
-                 cfg->tls_key.path, reason(why, sizeof why));
+    KJ_RETURN_IF(!key, KJ_ERR_USAGE, "tls_key=%s holds no PEM private key without a passphrase (%s)", cfg->tls_key.path,
+                 reason(why, sizeof why));
     int used = api.SSL_CTX_use_PrivateKey(t->ctx, key) == 1 && api.SSL_CTX_check_private_key(t->ctx) == 1;
     api.EVP_PKEY_free(key);
     KJ_RETURN_IF(!used, KJ_ERR_USAGE, "tls_key=%s is not the key of tls_cert=%s (%s)", cfg->tls_key.path,
@@ -261,10 +267,12 @@ static kj_status set_up(kj__tls *t, const kj__logger *log) {
     }
     if (cfg->tls_verify) api.SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
     else
-        kj__log(log, KJ_LOG_WARN, "remote cache %s: tls_verify=no: the server's certificate is not checked, so anyone "
+        kj__log(log, KJ_LOG_WARN,
+                "remote cache %s: tls_verify=no: the server's certificate is not checked, so anyone "
                 "on the way to it can pose as the server, read the password and what passes, and hand this machine "
                 "kernels to run: check the certificate (tls_ca=FILE), or at least sign the values "
-                "(KERNJIT_REMOTE_SECRET)", cfg->url);
+                "(KERNJIT_REMOTE_SECRET)",
+                cfg->url);
     if (cfg->tls_cert.path) KJ_FORWARD(client_certificate(t));
     return KJ_OK;
 }
@@ -363,8 +371,10 @@ static ssize_t step_failed(kj__tls_conn *c, int rc, int errno_then, short *wait,
     *err = -1;
     if (verified != X509_V_OK) {
         api.ERR_clear_error();
-        snprintf(why, why_size, "TLS: the server's certificate does not verify: %s (it must name %s and come from a "
-                 "CA %s%s)", api.X509_verify_cert_error_string(verified), cfg->host,
+        snprintf(why, why_size,
+                 "TLS: the server's certificate does not verify: %s (it must name %s and come from a "
+                 "CA %s%s)",
+                 api.X509_verify_cert_error_string(verified), cfg->host,
                  cfg->tls_ca.path ? "in " : "of the system's store", cfg->tls_ca.path ? cfg->tls_ca.path : "");
         return -1;
     }

@@ -83,8 +83,8 @@ kj_status kj__arch_for_device(int cc, kj__target *out) {
     for (int i = 0; i < n && best != cc; i++)
         if (archs[i] <= cc && archs[i] > best) best = archs[i];
     KJ_RETURN_IF(best < 0, KJ_ERR_UNSUPPORTED,
-                 "compute capability %d.%d is older than any architecture this NVRTC supports (oldest: sm_%d)",
-                 cc / 10, cc % 10, archs[0]);
+                 "compute capability %d.%d is older than any architecture this NVRTC supports (oldest: sm_%d)", cc / 10,
+                 cc % 10, archs[0]);
     out->ptx = best != cc;
     snprintf(out->arch, sizeof out->arch, "%s_%d", out->ptx ? "compute" : "sm", best);
     snprintf(out->cache_arch, sizeof out->cache_arch, "sm_%d", cc);
@@ -106,7 +106,8 @@ kj_status kj__arch_for_user(const char *arch, kj__target *out) {
     KJ_RETURN_IF(kj__arch_parse(arch, &a) != 0, KJ_ERR_USAGE,
                  "arch '%.40s' is not a target's name: give sm_XY (a cubin, for example sm_90), sm_XYa (for that "
                  "architecture alone, sm_90a), sm_XYf (for its family, sm_100f), or compute_XY, compute_XYa or "
-                 "compute_XYf (PTX that the driver compiles, compute_90)", arch ? arch : "(null)");
+                 "compute_XYf (PTX that the driver compiles, compute_90)",
+                 arch ? arch : "(null)");
     const int *archs;
     int n, known = 0;
     KJ_FORWARD(supported(&archs, &n));
@@ -117,9 +118,11 @@ kj_status kj__arch_for_user(const char *arch, kj__target *out) {
         list_targets(archs, n, "sm", '\0', plain, sizeof plain);
         list_targets(archs, n, "sm", 'a', with_a, sizeof with_a);
         list_targets(archs, n, "sm", 'f', with_f, sizeof with_f);
-        return KJ_FAIL(KJ_ERR_USAGE, "arch %s is not a target of this NVRTC (%d.%d); it targets %s (each also as "
-                       "compute_XY), %s (and compute_XYa), %s (and compute_XYf)", arch, nvrtc / 1000, nvrtc % 1000 / 10,
-                       plain, *with_a ? with_a : "no sm_XYa", *with_f ? with_f : "no sm_XYf");
+        return KJ_FAIL(KJ_ERR_USAGE,
+                       "arch %s is not a target of this NVRTC (%d.%d); it targets %s (each also as "
+                       "compute_XY), %s (and compute_XYa), %s (and compute_XYf)",
+                       arch, nvrtc / 1000, nvrtc % 1000 / 10, plain, *with_a ? with_a : "no sm_XYa",
+                       *with_f ? with_f : "no sm_XYf");
     }
     if (!kj__arch_suffix_supported(a.number, a.suffix)) {
         char list[512];
@@ -153,8 +156,10 @@ kj_status kj__arch_check_device(const char *arch, int cc, const char *device) {
     else if (a.ptx && !a.suffix) snprintf(runs, sizeof runs, "on compute capability %d.%d and newer", major, minor);
     else if (minor == 9) snprintf(runs, sizeof runs, "only on compute capability %d.9", major);
     else snprintf(runs, sizeof runs, "on compute capability %d.%d to %d.9", major, minor, major);
-    return KJ_FAIL(KJ_ERR_USAGE, "arch %s: its code runs %s, and %s is %d.%d (sm_%d): build for sm_%d, or for a "
-                   "target that runs there", arch, runs, device, cc / 10, cc % 10, cc, cc);
+    return KJ_FAIL(KJ_ERR_USAGE,
+                   "arch %s: its code runs %s, and %s is %d.%d (sm_%d): build for sm_%d, or for a "
+                   "target that runs there",
+                   arch, runs, device, cc / 10, cc % 10, cc, cc);
 }
 
 void kj__arch_explain_failure(const char *log) {
@@ -174,9 +179,11 @@ void kj__arch_explain_failure(const char *log) {
     if (kj__arch_suffix_supported(a.number, 'f'))
         snprintf(family, sizeof family, ", or to its family's: %s_%df", prefix, a.number);
     char note[512];
-    kj_message_format(note, sizeof note, "note: some instructions (wgmma, setmaxnreg, tcgen05 ...) belong to a target's "
-                      "architecture-specific set, whose code runs on that compute capability alone: if this one belongs "
-                      "to %s_%da's%s, build for that target (--arch %s_%da, kj_request.arch)", prefix, a.number, family,
-                      prefix, a.number);
+    kj_message_format(
+        note, sizeof note,
+        "note: some instructions (wgmma, setmaxnreg, tcgen05 ...) belong to a target's "
+        "architecture-specific set, whose code runs on that compute capability alone: if this one belongs "
+        "to %s_%da's%s, build for that target (--arch %s_%da, kj_request.arch)",
+        prefix, a.number, family, prefix, a.number);
     kj__error_append(note);
 }

@@ -22,7 +22,7 @@ int kj__nvrtc_version(void);
 /* A target's name read: sm_ or compute_, the architecture's number (2 to 4 digits, no leading zero),
  * then 'a' (that architecture only), 'f' (its family) or nothing. */
 typedef struct kj__arch_name {
-    int number; /* 90 for sm_90a */
+    int number;  /* 90 for sm_90a */
     char suffix; /* 'a', 'f' or '\0' */
     int ptx;     /* compute_ */
 } kj__arch_name;

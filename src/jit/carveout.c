@@ -27,11 +27,18 @@ size_t kj_device_carveouts(const kj_device_info *d, unsigned *kib, size_t max) {
     if (!kib) max = 0;
     int cc = d->cc_major * 10 + d->cc_minor;
     switch (cc) {
-    case 70: case 72: return copy_out(LIST(volta), kib, max);
+    case 70:
+    case 72: return copy_out(LIST(volta), kib, max);
     case 75: return copy_out(LIST(turing), kib, max);
-    case 80: case 87: return copy_out(LIST(ampere_a100), kib, max);
-    case 86: case 89: case 120: case 121: return copy_out(LIST(ampere_ga10x), kib, max);
-    case 90: case 100: case 103: return copy_out(LIST(hopper), kib, max);
+    case 80:
+    case 87: return copy_out(LIST(ampere_a100), kib, max);
+    case 86:
+    case 89:
+    case 120:
+    case 121: return copy_out(LIST(ampere_ga10x), kib, max);
+    case 90:
+    case 100:
+    case 103: return copy_out(LIST(hopper), kib, max);
     default: break;
     }
     /* Unknown: the usual steps up to the shared memory a multiprocessor has. */

@@ -141,11 +141,15 @@ kj_status kj__compile(const kj__compile_job *job, kj__compiled *out) {
         /* out of file descriptors, NVRTC blames its installation (it opens its builtins library in a
          * process's first compile) or a header: the cause comes first */
         int no_fd = kj__descriptors_exhausted();
-        kj_status s = no_fd ? KJ_FAIL(KJ_ERR_IO, "compiling %s failed: NVRTC cannot open the files it needs: %s; "
-                                      "NVRTC says:", src->origin, kj__strerror(no_fd))
+        kj_status s = no_fd ? KJ_FAIL(KJ_ERR_IO,
+                                      "compiling %s failed: NVRTC cannot open the files it needs: %s; "
+                                      "NVRTC says:",
+                                      src->origin, kj__strerror(no_fd))
                       : job->name_expression_count && out->log && only_name_map_errors(out->log)
-                          ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s'%s in %s (for a template give the instance, "
-                                    "e.g. scale<float,256>); NVRTC says:", job->name_expressions[0],
+                          ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY,
+                                    "no kernel '%.200s'%s in %s (for a template give the instance, "
+                                    "e.g. scale<float,256>); NVRTC says:",
+                                    job->name_expressions[0],
                                     job->name_expression_count > 1 ? " or another of the entries" : "", src->origin)
                           : KJ_FAIL(KJ_ERR_COMPILE, "compiling %s failed (%s)", src->origin, nvrtcGetErrorString(r));
         kj__error_append(out->log);

@@ -153,9 +153,10 @@ kj_status kj__fatbin_check_target(const char *target) {
     pthread_once(&nv_once, load);
     kj__arch_name name;
     if (nv_loaded || kj__arch_parse(target, &name) != 0 || (!name.ptx && !name.suffix)) return KJ_OK;
-    return KJ_FAIL(KJ_ERR_UNSUPPORTED, "a fat binary with %s (%s) needs nvFatbin (libnvfatbin in %s/lib64, or "
-                   "KERNJIT_NVFATBIN=PATH), which cannot be loaded: give sm_XY targets", target,
-                   name.ptx ? "PTX" : "an architecture-specific target", kj__cuda_home());
+    return KJ_FAIL(KJ_ERR_UNSUPPORTED,
+                   "a fat binary with %s (%s) needs nvFatbin (libnvfatbin in %s/lib64, or "
+                   "KERNJIT_NVFATBIN=PATH), which cannot be loaded: give sm_XY targets",
+                   target, name.ptx ? "PTX" : "an architecture-specific target", kj__cuda_home());
 }
 
 kj_status kj__fatbin_build(const kj__fatbin_image *images, size_t count, char **out, size_t *size, const char **maker) {

@@ -11,8 +11,8 @@
 
 typedef struct kj__fatbin_image {
     const char *data;
-    size_t size;  /* PTX: its text, without the NUL */
-    int arch;     /* 90 for sm_90 or compute_90 */
+    size_t size;        /* PTX: its text, without the NUL */
+    int arch;           /* 90 for sm_90 or compute_90 */
     const char *target; /* the target's name: "sm_90", "sm_90a", "compute_90" */
     int is_ptx;
 } kj__fatbin_image;

@@ -27,24 +27,24 @@ typedef enum { FOUND_NONE, FOUND_FILE, FOUND_EMBEDDED, FOUND_TOOLKIT } found_kin
 #define AT_DIRS 1L                /* + i: the i-th include folder (-I) */
 #define AT_SEARCH_PATH (1L << 20) /* + j: the j-th KERNJIT_PATH folder */
 #define AT_EMBEDDED (2L << 20)
-#define AT_TOOLKIT (3L << 20)     /* + k: the toolkit's k-th include folder */
+#define AT_TOOLKIT (3L << 20) /* + k: the toolkit's k-th include folder */
 
 typedef struct found {
     found_kind kind;
-    long at;                       /* where (AT_*) */
-    char *real;                    /* FOUND_FILE: the real path (malloc'd) */
-    int fd;                        /* FOUND_FILE: the file, open to be read (-1 once closed) */
-    struct stat st;                /* FOUND_FILE: its fstat */
+    long at;        /* where (AT_*) */
+    char *real;     /* FOUND_FILE: the real path (malloc'd) */
+    int fd;         /* FOUND_FILE: the file, open to be read (-1 once closed) */
+    struct stat st; /* FOUND_FILE: its fstat */
     const kj__embedded_file *embedded;
-    char *toolkit_name;            /* FOUND_TOOLKIT: the name NVRTC finds it by in the toolkit's folders */
+    char *toolkit_name; /* FOUND_TOOLKIT: the name NVRTC finds it by in the toolkit's folders */
 } found;
 
 /* The file whose includes are resolved. */
 typedef struct includer {
-    const char *name;  /* for messages */
-    const char *dir;   /* where its quoted includes look first; NULL: nowhere */
-    int embedded;      /* a built-in file: its quoted includes are the built-in headers first */
-    long at;           /* where it was found (AT_*); -1 for the source itself, where the _next forms are
+    const char *name; /* for messages */
+    const char *dir;  /* where its quoted includes look first; NULL: nowhere */
+    int embedded;     /* a built-in file: its quoted includes are the built-in headers first */
+    long at;          /* where it was found (AT_*); -1 for the source itself, where the _next forms are
                           the plain ones (as in GCC and NVRTC) */
 } includer;
 
@@ -262,8 +262,10 @@ oom:
 
 kj_status kj__includes_add_file(kj__source *src, const char *path, const char **name) {
     struct stat st;
-    KJ_RETURN_IF(stat(path, &st) != 0, KJ_ERR_USAGE, "pre-include '%s': %s (a path from the working directory, or "
-                 "absolute)", path, strerror(errno));
+    KJ_RETURN_IF(stat(path, &st) != 0, KJ_ERR_USAGE,
+                 "pre-include '%s': %s (a path from the working directory, or "
+                 "absolute)",
+                 path, strerror(errno));
     KJ_RETURN_IF(!S_ISREG(st.st_mode), KJ_ERR_SOURCE, "pre-include '%s' is %s, not a regular file", path,
                  S_ISDIR(st.st_mode) ? "a folder" : "a special file");
     found f;
@@ -284,7 +286,7 @@ kj_status kj__includes_add_file(kj__source *src, const char *path, const char **
 
 typedef struct macro {
     char name[65];
-    char *value;  /* "x.h" or <x.h>, with its delimiters; NULL: defined as something else */
+    char *value; /* "x.h" or <x.h>, with its delimiters; NULL: defined as something else */
 } macro;
 
 /* A macro that stands for __has_include (or __has_include_next) of one of its arguments, as
@@ -292,21 +294,21 @@ typedef struct macro {
  * resolved as __has_include is. */
 typedef struct wrapper {
     char name[65];
-    size_t param;  /* the argument that is the operand */
+    size_t param; /* the argument that is the operand */
     int next;
 } wrapper;
 
 typedef struct edit {
-    size_t start, end;   /* the bytes replaced */
-    char *with;          /* by these */
+    size_t start, end; /* the bytes replaced */
+    char *with;        /* by these */
 } edit;
 
 /* A file being scanned. */
 typedef struct frame {
-    size_t item;         /* 0: the source, else its header item - 1 */
+    size_t item; /* 0: the source, else its header item - 1 */
     includer inc;
-    char *text;          /* its text, comments blanked: edits are offsets into it */
-    size_t len, at;      /* its length; where its next line starts */
+    char *text;     /* its text, comments blanked: edits are offsets into it */
+    size_t len, at; /* its length; where its next line starts */
     edit *edits;
     size_t edit_count;
 } frame;
@@ -320,9 +322,9 @@ typedef struct scan {
     size_t macro_count, macro_cap;
     wrapper *wrappers;
     size_t wrapper_count, wrapper_cap;
-    frame *frames;       /* the files being scanned, the innermost last */
+    frame *frames; /* the files being scanned, the innermost last */
     size_t depth, frame_cap;
-    size_t *found;       /* the headers the line being scanned found first: scanned next */
+    size_t *found; /* the headers the line being scanned found first: scanned next */
     size_t found_count, found_cap;
 } scan;
 
@@ -375,7 +377,8 @@ static kj_status remember_wrapper(scan *sc, const char *name, size_t len, size_t
 
 static const wrapper *find_wrapper(const scan *sc, const char *name, size_t len) {
     for (size_t i = sc->wrapper_count; i-- > 0;)
-        if (strlen(sc->wrappers[i].name) == len && strncmp(sc->wrappers[i].name, name, len) == 0) return &sc->wrappers[i];
+        if (strlen(sc->wrappers[i].name) == len && strncmp(sc->wrappers[i].name, name, len) == 0)
+            return &sc->wrappers[i];
     return NULL;
 }
 
@@ -388,7 +391,8 @@ static const char *macro_value(const scan *sc, const char *name, size_t len, int
         if (strlen(cfg->defines[i].name) == len && strncmp(cfg->defines[i].name, name, len) == 0)
             return cfg->defines[i].value;
     for (size_t i = sc->macro_count; i-- > 0;)
-        if (strlen(sc->macros[i].name) == len && strncmp(sc->macros[i].name, name, len) == 0) return sc->macros[i].value;
+        if (strlen(sc->macros[i].name) == len && strncmp(sc->macros[i].name, name, len) == 0)
+            return sc->macros[i].value;
     *defined = 0;
     return NULL;
 }
@@ -532,8 +536,10 @@ static kj_status include_line(scan *sc, const includer *inc, const char *p, size
         return resolve_operand(sc, inc, v, strlen(v), next, 0, q, q + k, next_at);
     /* NVRTC may still find it in the toolkit; a user file it cannot find (it sees none) */
     sc->src->toolkit = 1;
-    kj__buf_printf(&sc->src->unresolved, "  #include %.*s in %s: kernjit follows #include NAME only when NAME is "
-                   "#defined as \"file\" or <file> (in the sources or with -D)\n", (int)k, q, inc->name);
+    kj__buf_printf(&sc->src->unresolved,
+                   "  #include %.*s in %s: kernjit follows #include NAME only when NAME is "
+                   "#defined as \"file\" or <file> (in the sources or with -D)\n",
+                   (int)k, q, inc->name);
     return KJ_OK;
 }
 
@@ -590,13 +596,15 @@ static kj_status has_operand(scan *sc, const includer *inc, const definition *de
             sc->src->toolkit = 1;
             return KJ_OK;
         }
-        return KJ_FAIL(KJ_ERR_SOURCE, "%.*s(%.*s) in %s: kernjit follows __has_include(NAME) only when NAME is "
-                       "#defined as \"file\" or <file> (in the sources or with -D)", (int)form_len, form, (int)k, a,
-                       inc->name);
+        return KJ_FAIL(KJ_ERR_SOURCE,
+                       "%.*s(%.*s) in %s: kernjit follows __has_include(NAME) only when NAME is "
+                       "#defined as \"file\" or <file> (in the sources or with -D)",
+                       (int)form_len, form, (int)k, a, inc->name);
     }
-    return KJ_FAIL(KJ_ERR_SOURCE, "%.*s(%.*s) in %s: kernjit reads the operand of __has_include only as \"file\", "
-                   "<file> or a NAME #defined as one", (int)form_len, form, (int)(a_end - a > 80 ? 80 : a_end - a), a,
-                   inc->name);
+    return KJ_FAIL(KJ_ERR_SOURCE,
+                   "%.*s(%.*s) in %s: kernjit reads the operand of __has_include only as \"file\", "
+                   "<file> or a NAME #defined as one",
+                   (int)form_len, form, (int)(a_end - a > 80 ? 80 : a_end - a), a, inc->name);
 }
 
 /* Every __has_include, __has_include_next and call of a wrapper of them in [p, end) (an #if or #elif
@@ -690,7 +698,8 @@ static kj_status frame_push(scan *sc, size_t item) {
     frame fr = {.item = item, .len = h ? h->len : src->len};
     fr.inc = h ? (includer){h->path ? h->path : h->name, h->dir, h->embedded != NULL, h->at}
                : (includer){src->origin, src->root ? src->root : src->dir, src->embedded, -1};
-    if (!(fr.text = kj__lex_blank(h ? h->text : src->text, fr.len, 0))) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+    if (!(fr.text = kj__lex_blank(h ? h->text : src->text, fr.len, 0)))
+        return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     sc->frames[sc->depth++] = fr;
     return KJ_OK;
 }

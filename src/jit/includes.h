@@ -38,12 +38,12 @@
 struct kj__source;
 
 typedef struct kj__include_config {
-    const char *search_path;     /* colon-separated folders (KERNJIT_PATH); NULL: none */
-    char *const *dirs;           /* the include folders (-I), in order */
+    const char *search_path; /* colon-separated folders (KERNJIT_PATH); NULL: none */
+    char *const *dirs;       /* the include folders (-I), in order */
     size_t dir_count;
-    const kj_define *defines;    /* the request's macros, for #include NAME */
+    const kj_define *defines; /* the request's macros, for #include NAME */
     size_t define_count;
-    char *const *pre_includes;   /* files to include before the source (--pre-include), from the working
+    char *const *pre_includes; /* files to include before the source (--pre-include), from the working
                                     folder or absolute */
     size_t pre_include_count;
 } kj__include_config;

@@ -20,22 +20,22 @@ typedef struct kj__key {
 } kj__key;
 
 typedef struct kj__key_input {
-    int nvrtc_version;             /* major * 1000 + minor * 10 */
-    int linked;                    /* linked by nvJitLink: its version counts */
+    int nvrtc_version; /* major * 1000 + minor * 10 */
+    int linked;        /* linked by nvJitLink: its version counts */
     int nvjitlink_version;
-    const uint8_t *devrt_hash;     /* 16 bytes: XXH3-128 of libcudadevrt.a when it is linked, else NULL */
-    const char *arch;              /* "sm_90", or "compute_90" when PTX is kept */
-    const char *const *options;    /* the full NVRTC option list in its canonical order */
+    const uint8_t *devrt_hash;  /* 16 bytes: XXH3-128 of libcudadevrt.a when it is linked, else NULL */
+    const char *arch;           /* "sm_90", or "compute_90" when PTX is kept */
+    const char *const *options; /* the full NVRTC option list in its canonical order */
     size_t option_count;
-    const char *name_expression;   /* the C++ entry asked for when it must be lowered, else NULL */
+    const char *name_expression;      /* the C++ entry asked for when it must be lowered, else NULL */
     const kj__source *const *sources; /* each translation unit in order: text, headers, pre-includes */
     size_t source_count;
-    const uint8_t *toolkit;        /* 16 bytes (toolkit.h) when NVRTC searches the toolkit's headers, else NULL */
-    const char *alone_entry;       /* the entry compiled alone (trim.h), else NULL: the first source's text
+    const uint8_t *toolkit;     /* 16 bytes (toolkit.h) when NVRTC searches the toolkit's headers, else NULL */
+    const char *alone_entry;    /* the entry compiled alone (trim.h), else NULL: the first source's text
                                       then goes to NVRTC with the other entries left out, by the rule of
                                       KJ_TRIM_RULE (and whole when that compile fails): a function of the
                                       text, the entry and the rule */
-    const char *const *entries;    /* the entries compiled together (kj_request.entries), in order, else
+    const char *const *entries; /* the entries compiled together (kj_request.entries), in order, else
                                       NULL: then the key covers them and not name_expression */
     size_t entry_count;
 } kj__key_input;

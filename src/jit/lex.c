@@ -82,7 +82,8 @@ typedef struct word {
     const char *s;
     size_t n;
 } word;
-#define WORD(s) {s, sizeof s - 1}
+#define WORD(s)                                                                                                        \
+    { s, sizeof s - 1 }
 
 static int starts_with(const char *p, size_t n, word w) {
     if (n < w.n) return 0;
@@ -95,10 +96,11 @@ static int starts_with(const char *p, size_t n, word w) {
  * with a letter a word looked for starts with, to the next; done as soon as a launch shows, which
  * settles both questions. */
 unsigned kj__lex_features(const char *s) {
-    static const word calls[] = {WORD("cudaLaunchDevice"), WORD("cudaGetParameterBuffer"),
-                                 WORD("cudaStreamTailLaunch"), WORD("cudaStreamFireAndForget")};
-    static const word prefixes[] = {WORD("cuda"),   WORD("tex1D"),  WORD("tex2D"),  WORD("tex3D"),      WORD("texCubemap"),
-                                    WORD("surf1D"), WORD("surf2D"), WORD("surf3D"), WORD("surfCubemap")};
+    static const word calls[] = {WORD("cudaLaunchDevice"), WORD("cudaGetParameterBuffer"), WORD("cudaStreamTailLaunch"),
+                                 WORD("cudaStreamFireAndForget")};
+    static const word prefixes[] = {WORD("cuda"),   WORD("tex1D"),      WORD("tex2D"),
+                                    WORD("tex3D"),  WORD("texCubemap"), WORD("surf1D"),
+                                    WORD("surf2D"), WORD("surf3D"),     WORD("surfCubemap")};
     unsigned found = 0;
     for (const char *p = s; (p = strpbrk(p, "<cst"));) {
         const char *q = p;

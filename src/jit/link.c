@@ -43,7 +43,8 @@ static void read_devrt_codes(const unsigned char *d, size_t len) {
         int codes[MAX_DEVRT_CODES], c = 0, whole = 1;
         while (whole && p < end) {
             if (end - p < 32) whole = 0;
-            uint64_t kind = whole ? le(d + p, 2) : 0, head = whole ? le(d + p + 4, 4) : 0, body = whole ? le(d + p + 8, 8) : 0;
+            uint64_t kind = whole ? le(d + p, 2) : 0, head = whole ? le(d + p + 4, 4) : 0,
+                     body = whole ? le(d + p + 8, 8) : 0;
             if (!whole || (kind != 1 && kind != 2) || head < 32 || head > end - p || body > end - p - head) whole = 0;
             else {
                 if (kind == 2 && c < MAX_DEVRT_CODES) codes[c++] = (int)le(d + p + 28, 4);
@@ -70,7 +71,8 @@ static void find_devrt(void) {
     if (kj__read_file(devrt_path, 64u << 20, KJ_ERR_LINK, &data, &len) != KJ_OK) {
         kj_message_format(devrt_error, sizeof devrt_error,
                           "the device runtime library is missing: looked for %s (set KERNJIT_CUDA_HOME or CUDA_HOME "
-                          "to the CUDA toolkit): %s", devrt_path, kj_last_error());
+                          "to the CUDA toolkit): %s",
+                          devrt_path, kj_last_error());
         return;
     }
     kj__hash128(data, len, devrt_hash);
@@ -124,11 +126,13 @@ typedef struct definition {
 static int add_definitions(const kj__link_unit *unit, size_t index, definition **defs, size_t *n) {
     const unsigned char *d = (const unsigned char *)unit->data;
     size_t size = unit->size;
-    if (unit->input != KJ__LINK_CUBIN || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 || d[EI_CLASS] != ELFCLASS64)
+    if (unit->input != KJ__LINK_CUBIN || size < sizeof(Elf64_Ehdr) || memcmp(d, ELFMAG, SELFMAG) != 0 ||
+        d[EI_CLASS] != ELFCLASS64)
         return 0;
     Elf64_Ehdr eh;
     memcpy(&eh, d, sizeof eh);
-    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size || eh.e_shnum > (size - eh.e_shoff) / sizeof(Elf64_Shdr))
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > size ||
+        eh.e_shnum > (size - eh.e_shoff) / sizeof(Elf64_Shdr))
         return 0;
     for (size_t i = 0; i < eh.e_shnum; i++) {
         Elf64_Shdr sh, strings;
@@ -204,16 +208,19 @@ static kj_status link_failed(nvJitLinkHandle h, const char *arch, const kj__link
     if (with_devrt && kj__devrt_has_code(kj__arch_number(arch)) == 0) {
         kj__buf has = {0};
         for (int i = 0; i < devrt_code_count; i++) kj__buf_printf(&has, "%ssm_%d", i ? " " : "", devrt_codes[i]);
-        kj_status s = KJ_FAIL(KJ_ERR_LINK, "this toolkit's device runtime (%s) has no code for %s: kernels that launch "
-                              "kernels cannot be built for it (it has code for %s)", lib, arch, has.data ? has.data : "none");
+        kj_status s = KJ_FAIL(KJ_ERR_LINK,
+                              "this toolkit's device runtime (%s) has no code for %s: kernels that launch "
+                              "kernels cannot be built for it (it has code for %s)",
+                              lib, arch, has.data ? has.data : "none");
         kj__buf_free(&has);
         return s;
     }
     kj__buf names = {0};
     for (size_t i = 0; i < count; i++) kj__buf_printf(&names, "%s%s", i ? ", " : "", units[i].name);
     if (with_devrt) kj__buf_printf(&names, "%sthe device runtime (%s)", count ? ", " : "", lib);
-    kj_status s = code ? KJ_FAIL(KJ_ERR_LINK, "linking %s for %s failed (nvJitLink error %d):",
-                                 names.data ? names.data : "", arch, code)
+    kj_status s = code ? KJ_FAIL(KJ_ERR_LINK,
+                                 "linking %s for %s failed (nvJitLink error %d):", names.data ? names.data : "", arch,
+                                 code)
                        : KJ_FAIL(KJ_ERR_LINK, "linking %s for %s failed:", names.data ? names.data : "", arch);
     kj__buf_free(&names);
     char *log = link_log(h, 0);
@@ -247,9 +254,10 @@ kj_status kj__link(const char *arch, const kj__link_unit *units, size_t count, i
     nvJitLinkResult r = nvJitLinkCreate(&h, nopts, opts);
     KJ_RETURN_IF(r != NVJITLINK_SUCCESS, KJ_ERR_LINK, "nvJitLink cannot start a link for %s (error %d)", arch, (int)r);
     for (size_t i = 0; i < count && r == NVJITLINK_SUCCESS; i++)
-        r = nvJitLinkAddData(h, units[i].input == KJ__LINK_PTX     ? NVJITLINK_INPUT_PTX
-                                : units[i].input == KJ__LINK_LTOIR ? NVJITLINK_INPUT_LTOIR
-                                                                   : NVJITLINK_INPUT_CUBIN,
+        r = nvJitLinkAddData(h,
+                             units[i].input == KJ__LINK_PTX     ? NVJITLINK_INPUT_PTX
+                             : units[i].input == KJ__LINK_LTOIR ? NVJITLINK_INPUT_LTOIR
+                                                                : NVJITLINK_INPUT_CUBIN,
                              units[i].data, units[i].size, units[i].name);
     if (r == NVJITLINK_SUCCESS && with_devrt) r = nvJitLinkAddFile(h, NVJITLINK_INPUT_LIBRARY, lib);
     if (r == NVJITLINK_SUCCESS) r = nvJitLinkComplete(h);

@@ -35,9 +35,9 @@ typedef struct kj__link_unit {
 } kj__link_unit;
 
 typedef struct kj__linked {
-    char *binary;   /* the linked cubin (PTX for a compute_XY target) */
+    char *binary; /* the linked cubin (PTX for a compute_XY target) */
     size_t size;
-    char *info;     /* nvJitLink's -verbose report and warnings (resources.h reads it); "" when none */
+    char *info; /* nvJitLink's -verbose report and warnings (resources.h reads it); "" when none */
     double ms;
 } kj__linked;
 

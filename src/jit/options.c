@@ -49,16 +49,17 @@ static kj_status one(const char *o, kj__user_options *out) {
     if (strncmp(o, "--include-path=", 15) == 0) value = o + 15;
     else if (strncmp(o, "-I", 2) == 0) value = o[2] == '=' ? o + 3 : o + 2;
     if (value) {
-        KJ_RETURN_IF(!*value, KJ_ERR_USAGE, "option '%s' names no folder: write -I<folder> (or --include-path=<folder>)", o);
+        KJ_RETURN_IF(!*value, KJ_ERR_USAGE,
+                     "option '%s' names no folder: write -I<folder> (or --include-path=<folder>)", o);
         return push(&out->include_dirs, &out->include_dir_count, value) ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory")
-                                                                         : KJ_OK;
+                                                                        : KJ_OK;
     }
     if (strncmp(o, "--pre-include=", 14) == 0) value = o + 14;
     else if (strncmp(o, "-include=", 9) == 0) value = o + 9;
     if (value || strcmp(o, "--pre-include") == 0 || strcmp(o, "-include") == 0) {
         KJ_RETURN_IF(!value || !*value, KJ_ERR_USAGE, "option '%s' names no file: write --pre-include=<file>", o);
         return push(&out->pre_includes, &out->pre_include_count, value) ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory")
-                                                                         : KJ_OK;
+                                                                        : KJ_OK;
     }
     if (matches(o, "-rdc") || matches(o, "--relocatable-device-code")) {
         const char *eq = strchr(o, '=');

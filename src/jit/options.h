@@ -11,16 +11,16 @@
 #include "kernjit.h"
 
 typedef struct kj__user_options {
-    char **include_dirs;         /* -I<dir>, --include-path=<dir>: searched by kernjit (includes.h) */
+    char **include_dirs; /* -I<dir>, --include-path=<dir>: searched by kernjit (includes.h) */
     size_t include_dir_count;
-    char **pre_includes;         /* --pre-include=<file>, -include=<file>: read and hashed by kernjit */
+    char **pre_includes; /* --pre-include=<file>, -include=<file>: read and hashed by kernjit */
     size_t pre_include_count;
-    int rdc;                     /* -rdc=true: link with the device runtime */
-    int no_minimal;              /* the caller gave -minimal itself (then it is passed as given) */
-    const char *std;             /* -std=V or --std=V, the last given (a pointer to V in it): the
+    int rdc;           /* -rdc=true: link with the device runtime */
+    int no_minimal;    /* the caller gave -minimal itself (then it is passed as given) */
+    const char *std;   /* -std=V or --std=V, the last given (a pointer to V in it): the
                                     language standard in place of kernjit's c++17; NULL: none given */
-    int lto;                     /* -dlto: the units compiled to LTO-IR and linked with -lto */
-    const char **pass;           /* the rest, to NVRTC in the request's order (pointers into it) */
+    int lto;           /* -dlto: the units compiled to LTO-IR and linked with -lto */
+    const char **pass; /* the rest, to NVRTC in the request's order (pointers into it) */
     size_t pass_count;
 } kj__user_options;
 

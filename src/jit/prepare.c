@@ -33,7 +33,6 @@ void kj__prepared_free(kj__prepared *p) {
     memset(p, 0, sizeof *p);
 }
 
-
 /* The __global__ functions of a source without metadata, found lexically: the identifier before the
  * parameter list, past attributes such as __launch_bounds__(256). A template's name alone is not a
  * kernel NVRTC can look up: it needs an instance ("scale<float,256>"), which an explicit
@@ -146,10 +145,14 @@ static kj_status detect_entry(kj__prepared *p, const char **asked, kernel_names 
     } else {
         const char *name = k->n ? k->names[0] : "?";
         for (size_t i = 0; i < k->ninst; i++) kj__buf_printf(&b, "%s%s", i ? ", " : "", k->instances[i]);
-        s = k->ninst ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template with several instances (%s): name "
-                               "one as FILE.cu:ENTRY", where, name, b.data ? b.data : "")
-                     : KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "%s: kernel %s is a template: name an instance as FILE.cu:%s<...> "
-                               "(for example %s<float>)", where, name, name, name);
+        s = k->ninst ? KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY,
+                               "%s: kernel %s is a template with several instances (%s): name "
+                               "one as FILE.cu:ENTRY",
+                               where, name, b.data ? b.data : "")
+                     : KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY,
+                               "%s: kernel %s is a template: name an instance as FILE.cu:%s<...> "
+                               "(for example %s<float>)",
+                               where, name, name, name);
     }
     kj__buf_free(&b);
     free(where);
@@ -239,8 +242,10 @@ static kj_status choose_listed(kj__prepared *p, const kj_request *req, const cha
         *asked = req->entries[0];
         p->listed_index = 0;
     } else if (strcmp(*asked, req->entries[p->listed_index]) != 0) {
-        return KJ_FAIL(KJ_ERR_USAGE, "entry '%.200s' is not one of the request's %zu entries (the first is '%.200s'): "
-                       "give one of them, or NULL for the first", *asked, req->entry_count, req->entries[0]);
+        return KJ_FAIL(KJ_ERR_USAGE,
+                       "entry '%.200s' is not one of the request's %zu entries (the first is '%.200s'): "
+                       "give one of them, or NULL for the first",
+                       *asked, req->entry_count, req->entries[0]);
     }
     for (size_t i = 0; i < req->entry_count; i++)
         if (kj__strings_push(&p->listed, &p->listed_count, kj__strdup(req->entries[i])) != 0)
@@ -320,7 +325,8 @@ static kj_status build_options(kj__prepared *p, const kj__user_options *user) {
         const char *dirs[2];
         size_t n;
         kj__toolkit_include_dirs(dirs, &n);
-        for (size_t i = 0; i < n; i++) oom |= push(&p->options, &p->option_count, kj__asprintf("--include-path=%s", dirs[i]));
+        for (size_t i = 0; i < n; i++)
+            oom |= push(&p->options, &p->option_count, kj__asprintf("--include-path=%s", dirs[i]));
     }
     for (size_t i = 0; i < p->define_count; i++)
         oom |= push(&p->options, &p->option_count, kj__asprintf("-D%s", p->defines[i]));
@@ -474,14 +480,18 @@ static kj_status find_more_sources(const kj_request *req, const kj__include_conf
         KJ_FORWARD(kj__spec_parse(unit->origin, unit->text, unit->len, &spec));
         int present = spec->present;
         kj__spec_free(spec);
-        KJ_RETURN_IF(present, KJ_ERR_USAGE, "%s has a //@kernjit block: in a program of several sources only the first "
-                     "(%s) may have one, and it speaks for the whole program", unit->origin, p->src->origin);
+        KJ_RETURN_IF(present, KJ_ERR_USAGE,
+                     "%s has a //@kernjit block: in a program of several sources only the first "
+                     "(%s) may have one, and it speaks for the whole program",
+                     unit->origin, p->src->origin);
     }
     for (size_t i = 0; i < p->unit_count; i++)
         if (kj__source_has_kernel(p->units[i])) return KJ_OK;
     char *where = kj__prepared_origins(p);
-    kj_status s = KJ_FAIL(KJ_ERR_SOURCE, "none of the sources (%s) has a __global__ function, nor do the files they "
-                          "include", where ? where : "");
+    kj_status s = KJ_FAIL(KJ_ERR_SOURCE,
+                          "none of the sources (%s) has a __global__ function, nor do the files they "
+                          "include",
+                          where ? where : "");
     free(where);
     return s;
 }
@@ -491,15 +501,15 @@ kj_status kj__prepare(const kj__prepare_env *env, const kj_request *req, kj__pre
     KJ_FORWARD(kj__check_request(req));
     kj__user_options user;
     KJ_FORWARD(kj__user_options_parse(req->options, req->option_count, &user));
-    kj__include_config cfg = {env->search_path, user.include_dirs, user.include_dir_count, req->defines,
+    kj__include_config cfg = {env->search_path,  user.include_dirs, user.include_dir_count, req->defines,
                               req->define_count, user.pre_includes, user.pre_include_count};
-    kj_status s = req->source_count
-                      ? kj__source_find_unit(&cfg, req->kernel, &p->src)
-                      : kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
+    kj_status s = req->source_count ? kj__source_find_unit(&cfg, req->kernel, &p->src)
+                                    : kj__source_find_with(&cfg, req->kernel, req->source_text, &p->src);
     if (s == KJ_OK) {
         p->units[p->unit_count++] = p->src;
         if (p->src->kind != KJ__UNIT_CU)
-            s = KJ_FAIL(KJ_ERR_USAGE, "'%.200s' is the program's first source, which must be a .cu file (its metadata "
+            s = KJ_FAIL(KJ_ERR_USAGE,
+                        "'%.200s' is the program's first source, which must be a .cu file (its metadata "
                         "and entries speak for the program): give .ptx, .cubin and .ltoir files after it (sources)",
                         req->kernel);
         else if (req->source_count) s = find_more_sources(req, &cfg, p);
@@ -519,8 +529,8 @@ static kj_status prepare_source(const kj__prepare_env *env, const kj_request *re
     KJ_FORWARD(kj__spec_resolve(p->spec, p->src->name, req->defines, req->define_count, &p->defines, &p->define_count));
     /* Not part of the key (they do not change the binary), but evaluated here so that kj_compile
      * reports a size the macros make impossible as early as kj_kernel_get does. */
-    KJ_FORWARD(kj__spec_shared_dynamic(p->spec, p->src->name, p->entry, p->defines, p->define_count,
-                                       &p->shared_dynamic));
+    KJ_FORWARD(
+        kj__spec_shared_dynamic(p->spec, p->src->name, p->entry, p->defines, p->define_count, &p->shared_dynamic));
     kj__spec_drop_launch(p->spec, p->defines, &p->define_count);
     p->carveout = kj__spec_carveout(p->spec, p->entry);
     KJ_FORWARD(choose_target(env, p, req->arch));

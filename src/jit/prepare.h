@@ -26,13 +26,13 @@ typedef struct kj__prepare_env {
     int has_device;          /* the target is the device's own, whose cache_arch a request may name too */
     /* For a kernel to launch, the device it is to run on: a target whose code that device does not
      * run is refused here (kj__arch_check_device), not by the driver. NULL when only compiled. */
-    const char *device;      /* as messages name it: "device 0 (NAME)" */
-    int device_cc;           /* its compute capability: 90 for 9.0 */
+    const char *device; /* as messages name it: "device 0 (NAME)" */
+    int device_cc;      /* its compute capability: 90 for 9.0 */
 } kj__prepare_env;
 
 /* Everything known about a request before any binary exists. */
 typedef struct kj__prepared {
-    kj__source *src;        /* the program's first source; units[0] */
+    kj__source *src;                   /* the program's first source; units[0] */
     kj__source *units[KJ_MAX_SOURCES]; /* every translation unit, in order */
     size_t unit_count;
     uint64_t lowers_here[KJ_MAX_SOURCES]; /* per unit, a bit for each expression it lowers (place_entries) */
@@ -45,8 +45,8 @@ typedef struct kj__prepared {
     char *name_expression; /* set for sources without metadata: the entry is lowered by NVRTC */
     char **listed;         /* kj_request.entries, in order: compiled together (0: the entry alone) */
     size_t listed_count;
-    size_t listed_index;   /* the entry's place among them */
-    char **expressions;    /* what NVRTC lowers (sources without metadata): the listed entries, else
+    size_t listed_index; /* the entry's place among them */
+    char **expressions;  /* what NVRTC lowers (sources without metadata): the listed entries, else
                               the entry; none for metadata entries, which are extern "C" names */
     size_t expression_count;
     kj__target target;
@@ -55,13 +55,13 @@ typedef struct kj__prepared {
     uint32_t shared_dynamic; /* launch attributes from the metadata, for the entry and these macros */
     int carveout;
     int pdl;
-    int rdc;                 /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
-    int devrt;               /* linked with the device runtime: the program launches kernels */
-    int minimal;             /* compiled with -minimal (see scan_program) */
-    int lto;                 /* -dlto: each .cu unit compiled to LTO-IR, linked with -lto */
-    uint64_t unplaced;       /* name expressions no .cu unit declares: taken as the names of kernels in
+    int rdc;           /* compiled as relocatable code and linked by nvJitLink (see scan_program) */
+    int devrt;         /* linked with the device runtime: the program launches kernels */
+    int minimal;       /* compiled with -minimal (see scan_program) */
+    int lto;           /* -dlto: each .cu unit compiled to LTO-IR, linked with -lto */
+    uint64_t unplaced; /* name expressions no .cu unit declares: taken as the names of kernels in
                                 the program's compiled inputs (extern "C"), lowered nowhere */
-    char *alone_text;        /* the first source with the other entries left out (trim.h), or NULL */
+    char *alone_text;  /* the first source with the other entries left out (trim.h), or NULL */
 } kj__prepared;
 
 /* What makes a request malformed whatever its kernel: KJ_ERR_USAGE naming it. */

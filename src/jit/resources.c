@@ -147,8 +147,11 @@ char *kj__resources_from_ptxas(const char *log, kj__resources *res) {
     for (size_t i = 0; i < fs.count && !oom && !fs.oom; i++) {
         const function *f = &fs.items[i];
         if (!f->kernel) continue;
-        kj_resource_usage u = {f->name, (int)known(f->r.registers), (int)known(f->r.spill_stores),
-                               (int)known(f->r.spill_loads), (int)known(f->r.cumulative >= 0 ? f->r.cumulative : f->r.frame),
+        kj_resource_usage u = {f->name,
+                               (int)known(f->r.registers),
+                               (int)known(f->r.spill_stores),
+                               (int)known(f->r.spill_loads),
+                               (int)known(f->r.cumulative >= 0 ? f->r.cumulative : f->r.frame),
                                (int)known(f->r.shared)};
         oom |= push(res, &u);
     }
@@ -192,7 +195,8 @@ char *kj__resources_from_linker(const char *info, const char *arch, kj__resource
                 read_items(p, end, &r);
                 if (r.registers >= 0) current->registers = (int)r.registers;
                 if (r.stack >= 0) current->stack_bytes = (int)(r.stack + known(r.local));
-                if (r.shared >= 0) current->shared_static_bytes = (int)(r.shared - linker_reserved_shared(arch, r.shared));
+                if (r.shared >= 0)
+                    current->shared_static_bytes = (int)(r.shared - linker_reserved_shared(arch, r.shared));
                 current = NULL;
             }
         } else if (end > line) {

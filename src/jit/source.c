@@ -18,14 +18,16 @@ static int is_path(const char *kernel) { return strchr(kernel, '/') || kj__ends_
 
 static kj_status check_name(const char *kernel) {
     size_t n = strlen(kernel);
-    KJ_RETURN_IF(n == 0, KJ_ERR_USAGE, "empty kernel name: give a built-in name (see `kernjit list`) or a path to a .cu file");
+    KJ_RETURN_IF(n == 0, KJ_ERR_USAGE,
+                 "empty kernel name: give a built-in name (see `kernjit list`) or a path to a .cu file");
     KJ_RETURN_IF(n > KJ_MAX_NAME_LEN, KJ_ERR_USAGE, "kernel name of %zu characters: at most %d are allowed", n,
                  KJ_MAX_NAME_LEN);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)kernel[i];
         KJ_RETURN_IF(!isalnum(c) && c != '_' && c != '-', KJ_ERR_USAGE,
                      "kernel name '%.64s' has the character '%c': names use letters, digits, '_' and '-' "
-                     "(or give a path to a .cu file)", kernel, isprint(c) ? c : '?');
+                     "(or give a path to a .cu file)",
+                     kernel, isprint(c) ? c : '?');
     }
     return KJ_OK;
 }
@@ -50,8 +52,10 @@ int kj__source_has_kernel(const kj__source *src) {
 
 static kj_status check_has_kernel(const kj__source *src) {
     if (kj__source_has_kernel(src)) return KJ_OK;
-    return KJ_FAIL(KJ_ERR_SOURCE, "'%s' is not a kernel file: it has no __global__ function, nor do the files it "
-                   "includes", src->origin);
+    return KJ_FAIL(KJ_ERR_SOURCE,
+                   "'%s' is not a kernel file: it has no __global__ function, nor do the files it "
+                   "includes",
+                   src->origin);
 }
 
 /* ---- finding the source ---------------------------------------------------------------------- */
@@ -72,7 +76,8 @@ static kj_status find_on_search_path(const char *search_path, const char *name, 
             if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
                 kj_status s = KJ_FAIL(KJ_ERR_USAGE,
                                       "KERNJIT_PATH entry '%s' is not a folder: the search path lists folders "
-                                      "that hold NAME.cu files", dir);
+                                      "that hold NAME.cu files",
+                                      dir);
                 free(dir);
                 return s;
             }
@@ -106,7 +111,8 @@ static kj_status unknown_kernel(const char *kernel) {
     }
     kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_KERNEL,
                           "unknown kernel '%s': the built-in kernels are %s; or put %s.cu on KERNJIT_PATH, "
-                          "or give a path to a .cu file", kernel, names.data ? names.data : "(none)", kernel);
+                          "or give a path to a .cu file",
+                          kernel, names.data ? names.data : "(none)", kernel);
     kj__buf_free(&names);
     return s;
 }
@@ -132,7 +138,7 @@ kj_status kj__source_find(const char *search_path, const char *kernel, const cha
 }
 
 static kj_status find(const kj__include_config *cfg, const char *kernel, const char *source_text, int need_kernel,
-                     kj__source **out);
+                      kj__source **out);
 
 kj_status kj__source_find_with(const kj__include_config *cfg, const char *kernel, const char *source_text,
                                kj__source **out) {
@@ -152,7 +158,7 @@ static kj_status find_link_input(const char *path, kj__unit_kind kind, kj__sourc
     src->vfile = kj__strdup(src->file ? src->file : "");
     src->origin = kj__strdup(path);
     kj_status s = !src->file || !src->name || !src->vfile || !src->origin ? KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory")
-                                                                            : KJ_OK;
+                                                                          : KJ_OK;
     if (s == KJ_OK) s = kj__read_file(path, KJ_MAX_SOURCE_BYTES, KJ_ERR_SOURCE, &src->text, &src->len);
     if (s == KJ_OK && src->len == 0) s = KJ_FAIL(KJ_ERR_SOURCE, "'%s' is empty: nothing to link", path);
     if (s == KJ_OK && kind == KJ__UNIT_PTX && memchr(src->text, '\0', src->len))
@@ -169,16 +175,18 @@ kj_status kj__source_find_unit(const kj__include_config *cfg, const char *path, 
     if (kj__ends_with(path, ".ltoir")) return find_link_input(path, KJ__UNIT_LTOIR, out);
     KJ_RETURN_IF(!is_path(path), KJ_ERR_USAGE,
                  "source '%.100s' is not a path to a .cu file: the sources linked into a program are files (a "
-                 "'/' or \".cu\" in the name)", path);
+                 "'/' or \".cu\" in the name)",
+                 path);
     return find(cfg, path, NULL, 0, out);
 }
 
 static kj_status find(const kj__include_config *cfg, const char *kernel, const char *source_text, int need_kernel,
-                     kj__source **out) {
+                      kj__source **out) {
     const char *search_path = cfg ? cfg->search_path : NULL;
     KJ_RETURN_IF(!kernel && !source_text, KJ_ERR_USAGE, "no kernel given: name a built-in kernel or a .cu file");
-    if (kernel) KJ_RETURN_IF(strlen(kernel) >= PATH_MAX, KJ_ERR_USAGE,
-                             "kernel path of %zu characters: at most %d are allowed", strlen(kernel), PATH_MAX - 1);
+    if (kernel)
+        KJ_RETURN_IF(strlen(kernel) >= PATH_MAX, KJ_ERR_USAGE, "kernel path of %zu characters: at most %d are allowed",
+                     strlen(kernel), PATH_MAX - 1);
     kj__source *src = calloc(1, sizeof *src);
     if (!src) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     kj_status s = KJ_OK;

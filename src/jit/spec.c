@@ -105,7 +105,6 @@ static int parse_i64(const char *s, long long *out) {
     return 0;
 }
 
-
 /* "A..B" -> a, b */
 static int parse_range(const char *s, long long *a, long long *b) {
     const char *dots = strstr(s, "..");
@@ -133,7 +132,8 @@ static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t n
         if (pow2 && (!kj__is_pow2(a) || !kj__is_pow2(b)))
             return SPEC_FAIL(w, "macro %s: pow2 range ends must be powers of two", p->name);
         for (long long v = a;; v = pow2 ? v * 2 : v + 1) {
-            if (p->value_count == KJ_MAX_VALUES) return SPEC_FAIL(w, "macro %s: more than %d values", p->name, KJ_MAX_VALUES);
+            if (p->value_count == KJ_MAX_VALUES)
+                return SPEC_FAIL(w, "macro %s: more than %d values", p->name, KJ_MAX_VALUES);
             if (kj__strings_push(&p->values, &p->value_count, kj__asprintf("%lld", v)) != 0)
                 return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
             /* stop before the step, which could pass LLONG_MAX when b is near it */
@@ -146,7 +146,8 @@ static kj_status fill_values(const where *w, kj__param *p, char **vals, size_t n
             return SPEC_FAIL(w, "macro %s: value '%.80s' (values use letters, digits and _.+-, at most %d)", p->name,
                              vals[i], KJ_MAX_VALUE_LEN);
         for (size_t j = 0; j < p->value_count; j++)
-            if (strcmp(p->values[j], vals[i]) == 0) return SPEC_FAIL(w, "macro %s: value %s listed twice", p->name, vals[i]);
+            if (strcmp(p->values[j], vals[i]) == 0)
+                return SPEC_FAIL(w, "macro %s: value %s listed twice", p->name, vals[i]);
         if (kj__strings_push(&p->values, &p->value_count, kj__strdup(vals[i])) != 0)
             return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     }
@@ -295,7 +296,8 @@ static kj_status parse_carveout(const where *w, kj__spec *spec, const char *afte
 /* One `pdl` line: alone it marks every entry, `pdl A B` marks those (checked against `entry` once the
  * block is read). */
 static kj_status parse_pdl(const where *w, kj__spec *spec, char **names, size_t count) {
-    if (spec->pdl_line) return SPEC_FAIL(w, "`pdl` is already given on line %d: list every entry on one line", spec->pdl_line);
+    if (spec->pdl_line)
+        return SPEC_FAIL(w, "`pdl` is already given on line %d: list every entry on one line", spec->pdl_line);
     spec->pdl_line = w->line;
     if (count == 0) {
         spec->pdl_all = 1;
@@ -383,7 +385,8 @@ static kj_status parse_line(const where *w, kj__spec *spec, const char *rest) {
     if (strcmp(d, "pdl") == 0) return parse_pdl(w, spec, tok + 1, ntok - 1);
     return SPEC_FAIL(w,
                      "unknown directive '%.40s' (known: summary entry param tune launch require rdc limit "
-                     "shared-dynamic carveout pdl whole-file)", d);
+                     "shared-dynamic carveout pdl whole-file)",
+                     d);
 }
 
 typedef struct {
@@ -427,8 +430,8 @@ static void join_values(kj__buf *b, char *const *canonical, size_t count) {
 
 /* Evaluates one shared-dynamic line over the NAME=VALUE list; KJ_ERR_INVALID_DEFINE as described for
  * kj__spec_shared_dynamic. */
-static kj_status eval_shared(const kj__spec *spec, const char *kernel, const kj__launch_attr *a,
-                             char *const *canonical, size_t count, uint32_t *bytes) {
+static kj_status eval_shared(const kj__spec *spec, const char *kernel, const kj__launch_attr *a, char *const *canonical,
+                             size_t count, uint32_t *bytes) {
     value_env env = {spec, (char **)canonical, count};
     char err[256];
     int64_t v = 0;
@@ -439,12 +442,13 @@ static kj_status eval_shared(const kj__spec *spec, const char *kernel, const kj_
     }
     kj__buf b = {0};
     join_values(&b, canonical, count);
-    kj_status s =
-        failed ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: the metadata's shared-dynamic `%s` cannot be evaluated: %s",
-                         b.data ? b.data : "", kernel, a->expr, err)
-               : KJ_FAIL(KJ_ERR_INVALID_DEFINE,
-                         "%s for %s: the metadata's shared-dynamic `%s` gives %lld bytes; 0 to %lld are allowed",
-                         b.data ? b.data : "", kernel, a->expr, (long long)v, KJ__SHARED_DYNAMIC_MAX);
+    kj_status s = failed
+                      ? KJ_FAIL(KJ_ERR_INVALID_DEFINE,
+                                "%s for %s: the metadata's shared-dynamic `%s` cannot be evaluated: %s",
+                                b.data ? b.data : "", kernel, a->expr, err)
+                      : KJ_FAIL(KJ_ERR_INVALID_DEFINE,
+                                "%s for %s: the metadata's shared-dynamic `%s` gives %lld bytes; 0 to %lld are allowed",
+                                b.data ? b.data : "", kernel, a->expr, (long long)v, KJ__SHARED_DYNAMIC_MAX);
     kj__buf_free(&b);
     return s;
 }
@@ -629,18 +633,18 @@ static kj_status check_define_text(const char *kernel, const kj_define *d) {
     if (!d->name || !kj__is_identifier(d->name))
         return KJ_FAIL(KJ_ERR_INVALID_DEFINE,
                        "macro name '%.80s' for %s: a macro name is a C identifier (letters, digits, '_'; not "
-                       "starting with a digit; at most 64 characters)", d->name ? d->name : "(null)", kernel);
+                       "starting with a digit; at most 64 characters)",
+                       d->name ? d->name : "(null)", kernel);
     if (!d->value || !*d->value)
-        return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s has no value: write %s=VALUE", d->name, kernel,
-                       d->name);
+        return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s has no value: write %s=VALUE", d->name, kernel, d->name);
     size_t n = strlen(d->value);
     if (n > KJ_MAX_DEFINE_VALUE_LEN)
-        return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s: value of %zu characters, at most %d", d->name,
-                       kernel, n, KJ_MAX_DEFINE_VALUE_LEN);
+        return KJ_FAIL(KJ_ERR_INVALID_DEFINE, "macro %s for %s: value of %zu characters, at most %d", d->name, kernel,
+                       n, KJ_MAX_DEFINE_VALUE_LEN);
     for (const char *p = d->value; *p; p++) {
         KJ_RETURN_IF((unsigned char)*p >= 0x80, KJ_ERR_INVALID_DEFINE,
-                     "macro %s for %s: the value has a non-ASCII byte (0x%02x at %zu); values are ASCII words",
-                     d->name, kernel, (unsigned char)*p, (size_t)(p - d->value));
+                     "macro %s for %s: the value has a non-ASCII byte (0x%02x at %zu); values are ASCII words", d->name,
+                     kernel, (unsigned char)*p, (size_t)(p - d->value));
         KJ_RETURN_IF(isspace((unsigned char)*p) || iscntrl((unsigned char)*p), KJ_ERR_INVALID_DEFINE,
                      "macro %s for %s: the value has a space or control character; values are one word", d->name,
                      kernel);
@@ -667,8 +671,8 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
         if (!p) {
             kj__buf b = {0};
             list_params(&b, spec);
-            kj_status s = KJ_FAIL(KJ_ERR_INVALID_DEFINE, "unknown macro %s for %s: its macros are %s",
-                                  defines[i].name, kernel, b.data ? b.data : "(none)");
+            kj_status s = KJ_FAIL(KJ_ERR_INVALID_DEFINE, "unknown macro %s for %s: its macros are %s", defines[i].name,
+                                  kernel, b.data ? b.data : "(none)");
             kj__buf_free(&b);
             return s;
         }
@@ -711,11 +715,10 @@ kj_status kj__spec_resolve(const kj__spec *spec, const char *kernel, const kj_de
         for (size_t i = 0; i < n; i++) kj__buf_printf(&b, "%s%s", i ? " " : "", list[i]);
         /* a requirement that cannot be evaluated with these values (10 / A with A=0, an overflow) is
          * the values' fault, as a broken one is: a usage error naming both */
-        kj_status s = broken == -2
-                          ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: the requirement %s: give others",
-                                    b.data ? b.data : "(defaults)", kernel, err)
-                          : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s breaks the kernel's requirement `%s`",
-                                    b.data ? b.data : "(defaults)", kernel, spec->requires[broken]);
+        kj_status s = broken == -2 ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s: the requirement %s: give others",
+                                             b.data ? b.data : "(defaults)", kernel, err)
+                                   : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s for %s breaks the kernel's requirement `%s`",
+                                             b.data ? b.data : "(defaults)", kernel, spec->requires[broken]);
         kj__buf_free(&b);
         kj__strings_free(list, n);
         return s;

@@ -74,7 +74,7 @@ typedef struct kj__launch_attr {
 #define KJ__SHARED_DYNAMIC_MAX 2147483647LL
 
 typedef struct kj__spec {
-    int present;             /* the source has a metadata block */
+    int present; /* the source has a metadata block */
     char *summary;
     char **entries;
     size_t entry_count;
@@ -83,16 +83,16 @@ typedef struct kj__spec {
     char **requires;
     size_t require_count;
     int rdc;
-    uint64_t pending_launches; /* 0: not set */
+    uint64_t pending_launches;       /* 0: not set */
     kj__launch_attr *shared_dynamic; /* `shared-dynamic` lines */
     size_t shared_dynamic_count;
-    kj__launch_attr *carveouts;      /* `carveout` lines */
+    kj__launch_attr *carveouts; /* `carveout` lines */
     size_t carveout_count;
-    int pdl_all;                     /* `pdl` without entries */
-    char **pdl_entries;              /* `pdl ENTRY...` */
+    int pdl_all;        /* `pdl` without entries */
+    char **pdl_entries; /* `pdl ENTRY...` */
     size_t pdl_count;
-    int pdl_line;                    /* the first `pdl` line, for messages */
-    int whole_file;                  /* `whole-file`: never compile an entry alone */
+    int pdl_line;   /* the first `pdl` line, for messages */
+    int whole_file; /* `whole-file`: never compile an entry alone */
 } kj__spec;
 
 /* Parses the metadata of text; origin names the file in messages ("reduce.cu:4: ...").

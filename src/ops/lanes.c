@@ -124,7 +124,8 @@ kj_status kj__lane_wait(kj__lane *lane, const char *what, double limit_ms) {
         double waited = kj__now_ms() - start;
         KJ_RETURN_IF(waited > limit_ms, KJ_ERR_CUDA,
                      "%s: not done after %.0f s (work queued before it on its stream may never end); it is still "
-                     "queued", what, limit_ms / 1000);
+                     "queued",
+                     what, limit_ms / 1000);
         if (waited > KJ__SPIN_MS) nanosleep(&(struct timespec){0, KJ__PAUSE_NS}, NULL);
     }
 }

@@ -66,7 +66,11 @@ const kj_request *kj__config_request_of(const kj__config_call *c, const unsigned
     for (size_t i = 0; i < c->fixed_count; i++) r->defines[n++] = c->fixed[i];
     for (size_t i = 0; i < c->pinned_count; i++) r->defines[n++] = c->pinned[i];
     tunables(c, values, r->text, r->defines + n);
-    r->req = (kj_request){.size = sizeof(kj_request), .kernel = c->kernel, .entry = c->entry, .defines = r->defines, .define_count = n + c->count};
+    r->req = (kj_request){.size = sizeof(kj_request),
+                          .kernel = c->kernel,
+                          .entry = c->entry,
+                          .defines = r->defines,
+                          .define_count = n + c->count};
     return &r->req;
 }
 

@@ -42,8 +42,10 @@ typedef struct kj__lane {
 kj_status kj__lanes_create(kj_runtime *rt, void **state);
 kj_status kj__host_lanes_create(kj_runtime *rt, void **state);
 void kj__lanes_destroy(kj_runtime *rt, void *state);
-#define KJ__LANES {kj__lanes_create, kj__lanes_destroy}
-#define KJ__HOST_LANES {kj__host_lanes_create, kj__lanes_destroy}
+#define KJ__LANES                                                                                                      \
+    { kj__lanes_create, kj__lanes_destroy }
+#define KJ__HOST_LANES                                                                                                 \
+    { kj__host_lanes_create, kj__lanes_destroy }
 
 /* The lane of `stream` in the table under `lanes`, with a buffer of at least `bytes`. A new buffer is
  * cleared to zero (device memory in order on its stream); a buffer too small is replaced by one of
@@ -75,18 +77,18 @@ int kj__name_find(const char *const *names, int count, const char *text);
  * pinned_count + count at most KJ__CONFIG_DEFINES). */
 typedef struct kj__config_call {
     const char *kernel, *entry;
-    const char *helper;          /* an entry launched with this one, of the same macros (reduce_init);
+    const char *helper;     /* an entry launched with this one, of the same macros (reduce_init);
                                     NULL: none */
-    const kj_define *fixed;      /* the params, sorted by name: in the request, and (as "NAME=VALUE ...")
+    const kj_define *fixed; /* the params, sorted by name: in the request, and (as "NAME=VALUE ...")
                                     the tuning database's key, as the tuner writes it */
     size_t fixed_count;
-    const kj_define *pinned;     /* macros held at a value whatever the configuration (an entry that
+    const kj_define *pinned; /* macros held at a value whatever the configuration (an entry that
                                     does not use a tunable): in the request only */
     size_t pinned_count;
-    uint64_t n;                  /* the problem's size, whose bucket the database keys; 0: none is looked up */
-    size_t count;                /* the tunables, at most KJ__CONFIG_MAX */
+    uint64_t n;   /* the problem's size, whose bucket the database keys; 0: none is looked up */
+    size_t count; /* the tunables, at most KJ__CONFIG_MAX */
     const char *names[KJ__CONFIG_MAX];
-    unsigned given[KJ__CONFIG_MAX];    /* the caller's values; 0: not given */
+    unsigned given[KJ__CONFIG_MAX]; /* the caller's values; 0: not given */
     unsigned defaults[KJ__CONFIG_MAX];
     /* Whether tuned values can run this call (a single-block entry and its n): it may judge them
      * against n and nothing else (a plan keeps its answer under n); NULL: any can. */
@@ -140,18 +142,18 @@ const kj_request *kj__config_request_of(const kj__config_call *call, const unsig
 /* The problem, as the tuner hands it to the target. */
 typedef struct kj__tune_problem {
     kj_runtime *rt;
-    const char *entry;          /* never NULL */
-    const kj_define *fixed;     /* the params' values (every non-varied macro, sorted by name) */
+    const char *entry;      /* never NULL */
+    const kj_define *fixed; /* the params' values (every non-varied macro, sorted by name) */
     size_t fixed_count;
     uint64_t n;
     uint64_t seed;
 } kj__tune_problem;
 
 typedef struct kj__tune_target {
-    const char *kernel;         /* the family's kernel: "reduce" */
-    const char *default_entry;  /* used when kj_tune_options.entry is NULL */
-    uint64_t default_n;         /* used when kj_tune_options.n is 0 */
-    size_t state_size;          /* the target's state: the tuner passes a zeroed one of this size */
+    const char *kernel;        /* the family's kernel: "reduce" */
+    const char *default_entry; /* used when kj_tune_options.entry is NULL */
+    uint64_t default_n;        /* used when kj_tune_options.n is 0 */
+    size_t state_size;         /* the target's state: the tuner passes a zeroed one of this size */
     /* Tunables the entry does not use (NULL-terminated), held at their defaults; NULL: none. */
     const char *const *(*unused_tunables)(const char *entry);
     /* Allocates the inputs (rotating copies when they fit in L2: kj__tune_arrays), fills them from the
@@ -190,9 +192,9 @@ typedef struct kj__tune_arrays {
     kj_runtime *rt;
     unsigned count, outputs; /* arrays; the last `outputs` of them are what the runs write */
     unsigned slots;
-    size_t stride, offset;   /* between copies; where in its copy an array starts */
+    size_t stride, offset; /* between copies; where in its copy an array starts */
     kj_devptr base;
-    unsigned last;           /* the copy of the latest run */
+    unsigned last; /* the copy of the latest run */
 } kj__tune_arrays;
 
 /* count arrays of n elements of es bytes, each starting offset bytes into its copies (a caller that

@@ -33,7 +33,8 @@ static kj_status alloc_spare(kj_runtime *rt, size_t bytes, const char *what, uns
     KJ_FORWARD(kj_mem_info(rt, &free_b, &total));
     KJ_RETURN_IF(bytes > free_b || free_b - bytes < SPARE_MEMORY, KJ_ERR_DEVICE_MEMORY,
                  "%s needs %zu bytes of device memory (%u cop%s of %s) and 64 MiB to spare, more than the %zu bytes "
-                 "free (of %zu)", what, bytes, slots, slots == 1 ? "y" : "ies", of, free_b, total);
+                 "free (of %zu)",
+                 what, bytes, slots, slots == 1 ? "y" : "ies", of, free_b, total);
     return kj_mem_alloc(rt, bytes, out);
 }
 

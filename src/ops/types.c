@@ -13,7 +13,8 @@ size_t kj_result_size(kj_type t) { return (unsigned)t < KJ_TYPE_COUNT_ ? result_
 
 kj_status kj_op_parse(const char *text, kj_op *op) {
     int i = kj__name_find(op_names, KJ_OP_COUNT_, text);
-    KJ_RETURN_IF(i < 0, KJ_ERR_USAGE, "unknown operator '%.40s': allowed are sum, max, min, prod", text ? text : "(null)");
+    KJ_RETURN_IF(i < 0, KJ_ERR_USAGE, "unknown operator '%.40s': allowed are sum, max, min, prod",
+                 text ? text : "(null)");
     *op = (kj_op)i;
     return KJ_OK;
 }

@@ -86,8 +86,14 @@ static kj_status compile_unit(kj_runtime *rt, const kj__prepared *p, size_t u, k
     size_t n = 0;
     for (size_t e = 0; e < p->expression_count; e++)
         if (p->lowers_here[u] & (1ull << e)) expressions[n++] = p->expressions[e];
-    kj__compile_job job = {p->units[u], options.options, p->option_count, expressions, n,
-                           p->target.ptx || format == KJ_EMIT_PTX, ltoir, u == 0 ? p->alone_text : NULL};
+    kj__compile_job job = {p->units[u],
+                           options.options,
+                           p->option_count,
+                           expressions,
+                           n,
+                           p->target.ptx || format == KJ_EMIT_PTX,
+                           ltoir,
+                           u == 0 ? p->alone_text : NULL};
     if (add_dlto) options.options[job.option_count++] = "-dlto";
     kj_status s = kj__compile(&job, c);
     if (s == KJ_ERR_COMPILE && (p->minimal || job.text)) {
@@ -206,8 +212,10 @@ static const char *unlowered(const kj__prepared *p, const kj__binary *b) {
 static kj_status refuse_unlowered(const kj__prepared *p, kj__binary *out) {
     const char *missing = unlowered(p, out);
     if (!missing) return KJ_OK;
-    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "no kernel '%.200s' in %s (for templates give the instance, e.g. "
-                          "scale<float,256>)", missing, p->src->origin);
+    kj_status s = KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY,
+                          "no kernel '%.200s' in %s (for templates give the instance, e.g. "
+                          "scale<float,256>)",
+                          missing, p->src->origin);
     kj__binary_free(out);
     return s;
 }
@@ -219,11 +227,15 @@ static kj_status compile_program(kj_runtime *rt, const kj__prepared *p, kj__bina
     /* nvJitLink links machine code (PTX only from LTO-IR, which the device runtime has none of) */
     if (p->rdc && p->target.ptx) {
         char *where = p->unit_count > 1 ? kj__prepared_origins(p) : NULL;
-        kj_status s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "%s cannot be built as PTX (%s): %s, and kernjit links with nvJitLink, "
+        kj_status s = KJ_FAIL(KJ_ERR_UNSUPPORTED,
+                              "%s cannot be built as PTX (%s): %s, and kernjit links with nvJitLink, "
                               "which makes machine code; build it for an sm_XY target",
-                              where ? where : p->src->embedded ? p->src->name : p->src->origin,
-                              p->target.arch, p->devrt ? "it launches kernels, so the device runtime is linked in"
-                                                       : "its sources are linked into one program");
+                              where              ? where
+                              : p->src->embedded ? p->src->name
+                                                 : p->src->origin,
+                              p->target.arch,
+                              p->devrt ? "it launches kernels, so the device runtime is linked in"
+                                       : "its sources are linked into one program");
         free(where);
         return s;
     }
@@ -308,8 +320,8 @@ static int remote_hit(kj_runtime *rt, const kj__prepared *p, kj__binary *out, kj
         memcpy(out->data, e.payload, e.len);
         out->size = e.len;
         out->origin = KJ_ORIGIN_REMOTE;
-        out->stored = rt->cache && kj__cache_store(rt->cache, p->target.cache_arch, &p->key, desc, e.payload, e.len, e.flags,
-                                                   out->path) == 0;
+        out->stored = rt->cache && kj__cache_store(rt->cache, p->target.cache_arch, &p->key, desc, e.payload, e.len,
+                                                   e.flags, out->path) == 0;
     }
     free(e.data);
     if (!desc || !out->data || use_stored(rt, p, e.flags, desc, out) != 1) {
@@ -324,12 +336,14 @@ static int remote_hit(kj_runtime *rt, const kj__prepared *p, kj__binary *out, kj
 
 /* After a compile here: the entry is pushed in the background, and the key's lease, when this
  * process holds it, released once it is there; after a failed compile the lease is let go. */
-static void remote_publish(kj_runtime *rt, const kj__prepared *p, const kj__binary *b, kj__remote_claim *claim, kj_status s) {
+static void remote_publish(kj_runtime *rt, const kj__prepared *p, const kj__binary *b, kj__remote_claim *claim,
+                           kj_status s) {
     if (!rt->remote) return;
     char *desc = s == KJ_OK ? stored_description(p, b) : NULL;
     size_t size = 0;
     uint8_t *entry = desc ? kj__cache_format_entry(&p->key, desc, b->data, b->size, b->is_ptx ? KJ_CACHE_FLAG_PTX : 0,
-                                                   &size) : NULL;
+                                                   &size)
+                          : NULL;
     free(desc);
     if (entry) kj__remote_publish(rt->remote, p->target.cache_arch, &p->key, entry, size, claim);
     else kj__remote_abandon(rt->remote, claim);
@@ -413,8 +427,12 @@ kj_status kj__obtain_binary(kj_runtime *rt, const kj__prepared *p, kj__binary *o
     kj_status s = obtain_here(rt, p, out);
     int waited = kj__flight_close(f); /* no copy for a flight nobody joined: the usual case */
     char *desc = s == KJ_OK && waited ? stored_description(p, out) : NULL;
-    kj__flight_entry e = {out->data, out->size, out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, desc,
-                          rt->cache ? kj__cache_root(rt->cache) : "", out->stored ? out->path : ""};
+    kj__flight_entry e = {out->data,
+                          out->size,
+                          out->is_ptx ? KJ_CACHE_FLAG_PTX : 0,
+                          desc,
+                          rt->cache ? kj__cache_root(rt->cache) : "",
+                          out->stored ? out->path : ""};
     kj__flight_land(f, desc ? &e : NULL);
     free(desc);
     return s;
@@ -428,7 +446,8 @@ static kj_status obtain_here(kj_runtime *rt, const kj__prepared *p, kj__binary *
         size_t len;
         uint32_t flags;
         char *desc = NULL;
-        kj__lookup r = kj__cache_load(rt->cache, p->target.cache_arch, &p->key, &payload, &len, &flags, &desc, out->path);
+        kj__lookup r = kj__cache_load(rt->cache, p->target.cache_arch, &p->key, &payload, &len, &flags, &desc,
+                                      out->path);
         if (r == KJ__HIT) {
             out->data = payload;
             out->size = len;
@@ -472,8 +491,7 @@ static kj_status compile_binary(kj_runtime *rt, const kj__prepared *p, kj__binar
         if (desc && kj__cache_store(rt->cache, p->target.cache_arch, &p->key, desc, out->data, out->size,
                                     out->is_ptx ? KJ_CACHE_FLAG_PTX : 0, out->path) == 0)
             out->stored = 1;
-        else
-            count(rt, &rt->stats.store_failures);
+        else count(rt, &rt->stats.store_failures);
         free(desc);
     }
     if (!out->stored) out->path[0] = '\0';
@@ -484,18 +502,24 @@ static kj_status compile_binary(kj_runtime *rt, const kj__prepared *p, kj__binar
 
 kj_status kj__emit_unit(kj_runtime *rt, const kj__prepared *p, kj_emit_format format, kj__binary *out) {
     memset(out, 0, sizeof *out);
-    KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE, "%s of a program of %zu sources: PTX and LTO-IR are a single "
+    KJ_RETURN_IF(p->unit_count > 1, KJ_ERR_USAGE,
+                 "%s of a program of %zu sources: PTX and LTO-IR are a single "
                  "source's output (a program of several is linked into one cubin: emit cubin)",
                  format == KJ_EMIT_PTX ? "PTX" : "LTO-IR", p->unit_count);
-    KJ_RETURN_IF(format == KJ_EMIT_PTX && p->lto, KJ_ERR_USAGE, "PTX with -dlto: a -dlto compile makes LTO-IR (emit "
+    KJ_RETURN_IF(format == KJ_EMIT_PTX && p->lto, KJ_ERR_USAGE,
+                 "PTX with -dlto: a -dlto compile makes LTO-IR (emit "
                  "ltoir), or the linked program (emit cubin)");
     count(rt, &rt->stats.misses);
     kj__compiled c;
     KJ_FORWARD(compile_unit(rt, p, 0, format, &c));
     /* PTX is text: its NUL stays after the data, uncounted */
-    *out = (kj__binary){.data = c.binary, .size = c.size - (format == KJ_EMIT_PTX && c.size && !c.binary[c.size - 1]),
-                    .is_ptx = format == KJ_EMIT_PTX, .log = c.log, .resources = c.resources,
-                    .origin = KJ_ORIGIN_COMPILED, .compile_ms = c.ms};
+    *out = (kj__binary){.data = c.binary,
+                        .size = c.size - (format == KJ_EMIT_PTX && c.size && !c.binary[c.size - 1]),
+                        .is_ptx = format == KJ_EMIT_PTX,
+                        .log = c.log,
+                        .resources = c.resources,
+                        .origin = KJ_ORIGIN_COMPILED,
+                        .compile_ms = c.ms};
     int oom = take_lowered(p, 0, &c, out);
     kj__strings_free(c.lowered_names, c.lowered_count);
     if (oom) {

@@ -16,8 +16,8 @@ typedef struct kj__binary {
     char *data;
     size_t size;
     int is_ptx;
-    char *lowered_name;      /* the entry's, when it is a name expression */
-    char **lowered;          /* each name expression's (kj__prepared.expressions), in order */
+    char *lowered_name; /* the entry's, when it is a name expression */
+    char **lowered;     /* each name expression's (kj__prepared.expressions), in order */
     size_t lowered_count;
     char *log;
     kj__resources resources; /* each kernel's, from the compiler and linker or from the entry */

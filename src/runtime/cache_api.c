@@ -81,8 +81,8 @@ kj_status kj_cache_list(kj_runtime *rt, kj_cache_visit_fn visit, void *user) {
     for (size_t i = 0; i < n; i++) {
         parts p;
         take_apart(items[i].description, &p);
-        kj_cache_entry e = {items[i].path, items[i].arch, items[i].key, items[i].description,
-                            items[i].bytes, items[i].mtime, items[i].valid, or_empty(&p.kernel),
+        kj_cache_entry e = {items[i].path,       items[i].arch,        items[i].key,      items[i].description,
+                            items[i].bytes,      items[i].mtime,       items[i].valid,    or_empty(&p.kernel),
                             or_empty(&p.macros), or_empty(&p.options), or_empty(&p.entry)};
         visit(&e, user);
         kj__buf_free(&p.entry);

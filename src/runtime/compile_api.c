@@ -44,7 +44,8 @@ static void make_result_key(void) { (void)pthread_key_create(&result_key, free_r
 
 /* Moves the binary's log and resources into the thread's storage, copies the strings there, and
  * points result at them (at "" when out of memory). */
-static void keep_for_result(const kj__prepared *p, kj__binary *bin, const char *entry_symbol, kj_compile_result *result) {
+static void keep_for_result(const kj__prepared *p, kj__binary *bin, const char *entry_symbol,
+                            kj_compile_result *result) {
     pthread_once(&result_once, make_result_key);
     free_result_storage(pthread_getspecific(result_key));
     result_storage *r = calloc(1, sizeof *r);
@@ -69,7 +70,9 @@ static void keep_for_result(const kj__prepared *p, kj__binary *bin, const char *
     size_t n = p->listed_count ? p->listed_count : 1;
     for (size_t i = 0; i < n; i++) {
         const char *name = p->listed_count ? p->listed[i] : p->entry;
-        const char *symbol = i < bin->lowered_count && bin->lowered[i] ? bin->lowered[i] : !p->listed_count ? entry_symbol : name;
+        const char *symbol = i < bin->lowered_count && bin->lowered[i] ? bin->lowered[i]
+                             : !p->listed_count                        ? entry_symbol
+                                                                       : name;
         if (kj__strings_push(&r->entry_symbols, &r->entry_symbol_count, kj__strdup(symbol)) != 0) break;
     }
     result->entry_symbols = (const char *const *)r->entry_symbols;
@@ -143,7 +146,6 @@ kj_status kj_emit_format_parse(const char *text, kj_emit_format *out) {
 
 void kj_emit_free(void *data) { free(data); }
 
-
 kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, void **data, size_t *size,
                   kj_compile_result *result) {
     KJ_RETURN_IF(!rt || !req || !data || !size, KJ_ERR_USAGE, "kj_emit: runtime, request, data and size are required");
@@ -162,8 +164,10 @@ kj_status kj_emit(kj_runtime *rt, const kj_request *req, kj_emit_format format, 
     kj__binary bin;
     kj_status s = kj__runtime_prepare(rt, req, 0, &p);
     if (s == KJ_OK && format == KJ_EMIT_CUBIN && p.target.ptx)
-        s = KJ_FAIL(KJ_ERR_UNSUPPORTED, "the target is %s: there is PTX for the driver to finish, no cubin; emit ptx, "
-                    "or give an sm_XY target", p.target.arch);
+        s = KJ_FAIL(KJ_ERR_UNSUPPORTED,
+                    "the target is %s: there is PTX for the driver to finish, no cubin; emit ptx, "
+                    "or give an sm_XY target",
+                    p.target.arch);
     if (s == KJ_OK) s = format == KJ_EMIT_CUBIN ? kj__obtain_binary(rt, &p, &bin) : kj__emit_unit(rt, &p, format, &bin);
     if (s == KJ_OK) {
         if (result) fill_result(&p, &bin, result);
@@ -194,7 +198,8 @@ kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *req, const char *cons
                      archs[i] ? "empty" : "NULL");
         for (size_t j = 0; j < i; j++)
             KJ_RETURN_IF(strcmp(archs[i], archs[j]) == 0, KJ_ERR_USAGE,
-                         "kj_emit_fatbin: target %.40s is given twice: a fat binary holds one image a target", archs[i]);
+                         "kj_emit_fatbin: target %.40s is given twice: a fat binary holds one image a target",
+                         archs[i]);
         KJ_FORWARD(kj__fatbin_check_target(archs[i])); /* before anything compiles */
     }
     kj_request copy;
@@ -216,9 +221,10 @@ kj_status kj_emit_fatbin(kj_runtime *rt, const kj_request *req, const char *cons
         if (s == KJ_OK) s = kj__obtain_binary(rt, &p, &bins[got]);
         if (s != KJ_OK) break;
         /* PTX keeps its NUL after the text, uncounted */
-        images[got] = (kj__fatbin_image){bins[got].data,
-                                         bins[got].size - (bins[got].is_ptx && bins[got].size && !bins[got].data[bins[got].size - 1]),
-                                         kj__arch_number(p.target.arch), archs[got], bins[got].is_ptx};
+        images[got] = (kj__fatbin_image){
+            bins[got].data,
+            bins[got].size - (bins[got].is_ptx && bins[got].size && !bins[got].data[bins[got].size - 1]),
+            kj__arch_number(p.target.arch), archs[got], bins[got].is_ptx};
     }
     char *fat = NULL;
     size_t fat_size = 0;

@@ -26,8 +26,10 @@ static void load(void) {
     /* dlopen reads a FIFO, waiting for a writer forever: a path must be a regular file */
     struct stat st;
     if (strchr(lib, '/') && stat(lib, &st) == 0 && !S_ISREG(st.st_mode)) {
-        kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (it is %s, not a "
-                          "library file)", lib, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+        kj_message_format(load_message, sizeof load_message,
+                          "no CUDA driver: cannot load %s (it is %s, not a "
+                          "library file)",
+                          lib, S_ISDIR(st.st_mode) ? "a folder" : "a special file");
         return;
     }
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -35,13 +37,13 @@ static void load(void) {
         kj_message_format(load_message, sizeof load_message, "no CUDA driver: cannot load %s (%s)", lib, dlerror());
         return;
     }
-#define KJ_CUDA_LOOKUP_(name, required)                                                             \
-    api.name = (__typeof__(name) *)dlsym(h, KJ_STR(name));                                          \
-    if (!api.name && (required)) {                                                                  \
-        kj_message_format(load_message, sizeof load_message,                                        \
-                          "the CUDA driver %s lacks %s: a driver for CUDA 12.0 or newer is needed", lib, \
-                          KJ_STR(name));                                                            \
-        return;                                                                                     \
+#define KJ_CUDA_LOOKUP_(name, required)                                                                                \
+    api.name = (__typeof__(name) *)dlsym(h, KJ_STR(name));                                                             \
+    if (!api.name && (required)) {                                                                                     \
+        kj_message_format(load_message, sizeof load_message,                                                           \
+                          "the CUDA driver %s lacks %s: a driver for CUDA 12.0 or newer is needed", lib,               \
+                          KJ_STR(name));                                                                               \
+        return;                                                                                                        \
     }
     KJ_CUDA_SYMBOLS(KJ_CUDA_LOOKUP_)
 #undef KJ_CUDA_LOOKUP_
@@ -59,11 +61,10 @@ static void load(void) {
         }
         return;
     }
-    if (api.cuDriverGetVersion(&api.driver_version) != CUDA_SUCCESS ||
-        api.driver_version < KJ_MIN_DRIVER_VERSION) {
-        snprintf(load_message, sizeof load_message,
-                 "the CUDA driver supports CUDA %d.%d; kernjit needs %d.%d or newer", api.driver_version / 1000,
-                 api.driver_version % 1000 / 10, KJ_MIN_DRIVER_VERSION / 1000, KJ_MIN_DRIVER_VERSION % 1000 / 10);
+    if (api.cuDriverGetVersion(&api.driver_version) != CUDA_SUCCESS || api.driver_version < KJ_MIN_DRIVER_VERSION) {
+        snprintf(load_message, sizeof load_message, "the CUDA driver supports CUDA %d.%d; kernjit needs %d.%d or newer",
+                 api.driver_version / 1000, api.driver_version % 1000 / 10, KJ_MIN_DRIVER_VERSION / 1000,
+                 KJ_MIN_DRIVER_VERSION % 1000 / 10);
         return;
     }
     load_status = KJ_OK;

@@ -14,59 +14,59 @@
 
 /* X(name, required): required symbols must exist for the driver to be used; optional ones may be
  * NULL (newer drivers only). */
-#define KJ_CUDA_SYMBOLS(X)                                                                          \
-    X(cuInit, 1)                                                                                    \
-    X(cuDriverGetVersion, 1)                                                                        \
-    X(cuGetErrorName, 1)                                                                            \
-    X(cuGetErrorString, 1)                                                                          \
-    X(cuDeviceGetCount, 1)                                                                          \
-    X(cuDeviceGet, 1)                                                                               \
-    X(cuDeviceGetName, 1)                                                                           \
-    X(cuDeviceGetAttribute, 1)                                                                      \
-    X(cuDeviceTotalMem, 1)                                                                          \
-    X(cuDevicePrimaryCtxRetain, 1)                                                                  \
-    X(cuDevicePrimaryCtxRelease, 1)                                                                 \
-    X(cuCtxGetCurrent, 1)                                                                           \
-    X(cuCtxSetCurrent, 1)                                                                           \
-    X(cuCtxGetDevice, 1)                                                                            \
-    X(cuCtxSynchronize, 1)                                                                          \
-    X(cuCtxSetLimit, 1)                                                                             \
-    X(cuCtxGetLimit, 1)                                                                             \
-    X(cuModuleLoadData, 1)                                                                          \
-    X(cuModuleLoadDataEx, 0)                                                                        \
-    X(cuModuleUnload, 1)                                                                            \
-    X(cuModuleGetFunction, 1)                                                                       \
-    X(cuModuleGetGlobal, 1)                                                                         \
-    X(cuFuncGetAttribute, 1)                                                                        \
-    X(cuFuncSetAttribute, 1)                                                                        \
-    X(cuLaunchKernel, 1)                                                                            \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 1)                                               \
-    X(cuMemAlloc, 1)                                                                                \
-    X(cuMemFree, 1)                                                                                 \
-    X(cuMemGetInfo, 1)                                                                              \
-    X(cuMemcpyHtoD, 1)                                                                              \
-    X(cuMemcpyDtoH, 1)                                                                              \
-    X(cuMemcpyDtoHAsync, 1)                                                                         \
-    X(cuMemcpyHtoDAsync, 1)                                                                         \
-    X(cuMemcpyDtoDAsync, 1)                                                                         \
-    X(cuMemsetD8, 1)                                                                                \
-    X(cuMemsetD32, 1)                                                                               \
-    X(cuMemsetD8Async, 1)                                                                           \
-    X(cuMemHostAlloc, 1)                                                                            \
-    X(cuMemHostGetDevicePointer, 1)                                                                 \
-    X(cuMemFreeHost, 1)                                                                             \
-    X(cuStreamCreate, 1)                                                                            \
-    X(cuStreamDestroy, 1)                                                                           \
-    X(cuStreamSynchronize, 1)                                                                       \
-    X(cuStreamQuery, 1)                                                                             \
-    X(cuEventCreate, 1)                                                                             \
-    X(cuEventDestroy, 1)                                                                            \
-    X(cuEventRecord, 1)                                                                             \
-    X(cuEventQuery, 1)                                                                              \
-    X(cuEventSynchronize, 1)                                                                        \
-    X(cuEventElapsedTime, 1)                                                                        \
-    X(cuFuncGetParamInfo, 0)                                                                        \
-    X(cuLaunchKernelEx, 0)                                                                          \
+#define KJ_CUDA_SYMBOLS(X)                                                                                             \
+    X(cuInit, 1)                                                                                                       \
+    X(cuDriverGetVersion, 1)                                                                                           \
+    X(cuGetErrorName, 1)                                                                                               \
+    X(cuGetErrorString, 1)                                                                                             \
+    X(cuDeviceGetCount, 1)                                                                                             \
+    X(cuDeviceGet, 1)                                                                                                  \
+    X(cuDeviceGetName, 1)                                                                                              \
+    X(cuDeviceGetAttribute, 1)                                                                                         \
+    X(cuDeviceTotalMem, 1)                                                                                             \
+    X(cuDevicePrimaryCtxRetain, 1)                                                                                     \
+    X(cuDevicePrimaryCtxRelease, 1)                                                                                    \
+    X(cuCtxGetCurrent, 1)                                                                                              \
+    X(cuCtxSetCurrent, 1)                                                                                              \
+    X(cuCtxGetDevice, 1)                                                                                               \
+    X(cuCtxSynchronize, 1)                                                                                             \
+    X(cuCtxSetLimit, 1)                                                                                                \
+    X(cuCtxGetLimit, 1)                                                                                                \
+    X(cuModuleLoadData, 1)                                                                                             \
+    X(cuModuleLoadDataEx, 0)                                                                                           \
+    X(cuModuleUnload, 1)                                                                                               \
+    X(cuModuleGetFunction, 1)                                                                                          \
+    X(cuModuleGetGlobal, 1)                                                                                            \
+    X(cuFuncGetAttribute, 1)                                                                                           \
+    X(cuFuncSetAttribute, 1)                                                                                           \
+    X(cuLaunchKernel, 1)                                                                                               \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 1)                                                                  \
+    X(cuMemAlloc, 1)                                                                                                   \
+    X(cuMemFree, 1)                                                                                                    \
+    X(cuMemGetInfo, 1)                                                                                                 \
+    X(cuMemcpyHtoD, 1)                                                                                                 \
+    X(cuMemcpyDtoH, 1)                                                                                                 \
+    X(cuMemcpyDtoHAsync, 1)                                                                                            \
+    X(cuMemcpyHtoDAsync, 1)                                                                                            \
+    X(cuMemcpyDtoDAsync, 1)                                                                                            \
+    X(cuMemsetD8, 1)                                                                                                   \
+    X(cuMemsetD32, 1)                                                                                                  \
+    X(cuMemsetD8Async, 1)                                                                                              \
+    X(cuMemHostAlloc, 1)                                                                                               \
+    X(cuMemHostGetDevicePointer, 1)                                                                                    \
+    X(cuMemFreeHost, 1)                                                                                                \
+    X(cuStreamCreate, 1)                                                                                               \
+    X(cuStreamDestroy, 1)                                                                                              \
+    X(cuStreamSynchronize, 1)                                                                                          \
+    X(cuStreamQuery, 1)                                                                                                \
+    X(cuEventCreate, 1)                                                                                                \
+    X(cuEventDestroy, 1)                                                                                               \
+    X(cuEventRecord, 1)                                                                                                \
+    X(cuEventQuery, 1)                                                                                                 \
+    X(cuEventSynchronize, 1)                                                                                           \
+    X(cuEventElapsedTime, 1)                                                                                           \
+    X(cuFuncGetParamInfo, 0)                                                                                           \
+    X(cuLaunchKernelEx, 0)                                                                                             \
     X(cuOccupancyMaxActiveClusters, 0)
 
 typedef struct kj__cuda_api {
@@ -86,10 +86,10 @@ kj_status kj__cuda_load(const kj__cuda_api **api);
 
 /* Turns a failed CUresult into a kj_status with a message "what: CUDA_ERROR_X (text)". */
 kj_status kj__cuda_fail(CUresult r, const char *file, int line, const char *what);
-#define KJ_CU(api_call, what)                                                                       \
-    do {                                                                                            \
-        CUresult kj__r = (api_call);                                                                \
-        if (kj__r != CUDA_SUCCESS) return kj__cuda_fail(kj__r, __FILE__, __LINE__, (what));         \
+#define KJ_CU(api_call, what)                                                                                          \
+    do {                                                                                                               \
+        CUresult kj__r = (api_call);                                                                                   \
+        if (kj__r != CUDA_SUCCESS) return kj__cuda_fail(kj__r, __FILE__, __LINE__, (what));                            \
     } while (0)
 
 #endif

@@ -50,8 +50,11 @@ kj_status kj_desc_param(const kj_kernel_desc *d, size_t i, kj_param_info *info) 
     KJ_RETURN_IF(i >= d->spec->param_count, KJ_ERR_USAGE, "parameter %zu of %s does not exist (it has %zu)", i,
                  d->src->name, d->spec->param_count);
     const kj__param *p = &d->spec->params[i];
-    kj_param_info full = {.name = p->name, .default_value = p->default_value, .value_count = p->value_count,
-                          .values = (const char *const *)p->values, .tunable = p->tunable,
+    kj_param_info full = {.name = p->name,
+                          .default_value = p->default_value,
+                          .value_count = p->value_count,
+                          .values = (const char *const *)p->values,
+                          .tunable = p->tunable,
                           .launch = p->launch};
     KJ__SIZED_WRITE(info, full);
     return KJ_OK;

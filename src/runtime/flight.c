@@ -9,7 +9,7 @@
 struct kj__flight {
     struct kj__flight *next;
     uint8_t key[16];
-    unsigned refs;      /* the leader until it lands, and each waiter until it leaves */
+    unsigned refs; /* the leader until it lands, and each waiter until it leaves */
     int landed;
     int has_entry;
     kj__flight_entry entry; /* its strings and bytes owned by the flight */

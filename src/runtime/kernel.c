@@ -123,7 +123,8 @@ static kj_status module_for(kj_runtime *rt, const kj__prepared *p, kj__binary *b
         if (*jit_log) kj__error_append(jit_log);
         return s;
     }
-    if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "loading the compiled module (cuModuleLoadData)");
+    if (r != CUDA_SUCCESS)
+        return kj__cuda_fail(r, __FILE__, __LINE__, "loading the compiled module (cuModuleLoadData)");
     kj__module *node = calloc(1, sizeof *node);
     int oom = !node;
     if (node && bin->lowered_count) {
@@ -178,8 +179,9 @@ static kj_status make_kernel(kj_runtime *rt, const kj_request *req, const kj__pr
     CUfunction fn;
     CUresult r = rt->cu->cuModuleGetFunction(&fn, m, symbol);
     if (r == CUDA_ERROR_NOT_FOUND)
-        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY, "entry '%.200s' is not a kernel of %s (is it __global__ and extern \"C\"?)",
-                       p->entry, p->src->origin);
+        return KJ_FAIL(KJ_ERR_UNKNOWN_ENTRY,
+                       "entry '%.200s' is not a kernel of %s (is it __global__ and extern \"C\"?)", p->entry,
+                       p->src->origin);
     if (r != CUDA_SUCCESS) return kj__cuda_fail(r, __FILE__, __LINE__, "cuModuleGetFunction");
     kj_kernel *k = calloc(1, sizeof *k);
     if (!k) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");

@@ -27,7 +27,8 @@ static kj_status usable(const kj_kernel *k) {
     KJ_FORWARD(kj__enter(k->rt));
     KJ_RETURN_IF(!k->rt->cu->cuFuncGetParamInfo, KJ_ERR_UNSUPPORTED,
                  "the CUDA driver (%d.%d) lacks cuFuncGetParamInfo, needed to read %s's parameters: CUDA 12.4 or newer "
-                 "has it", k->rt->cu->driver_version / 1000, k->rt->cu->driver_version % 1000 / 10, k->entry);
+                 "has it",
+                 k->rt->cu->driver_version / 1000, k->rt->cu->driver_version % 1000 / 10, k->entry);
     return KJ_OK;
 }
 

@@ -66,7 +66,8 @@ static kj_status ensure_shared(kj_kernel *k, unsigned bytes) {
     size_t most = optin > (size_t)k->shared_static ? optin - (size_t)k->shared_static : 0;
     KJ_RETURN_IF(bytes > most, KJ_ERR_LIMIT,
                  "%s asks for %u bytes of dynamic shared memory; the device allows %zu per block (opt-in maximum %zu "
-                 "less %d static)", k->entry, bytes, most, optin, k->shared_static);
+                 "less %d static)",
+                 k->entry, bytes, most, optin, k->shared_static);
     pthread_mutex_lock(&rt->lock);
     CUresult r = CUDA_SUCCESS;
     if (bytes > k->dynamic_shared_allowed) {
@@ -85,8 +86,8 @@ kj_status kj__kernel_apply_metadata(kj_kernel *k) {
         size_t most = optin > (size_t)k->shared_static ? optin - (size_t)k->shared_static : 0;
         KJ_RETURN_IF(k->shared_dynamic > most, KJ_ERR_LIMIT,
                      "%s (%s): its metadata asks for %u bytes of dynamic shared memory; the device allows %zu per "
-                     "block (opt-in maximum %zu less %d static)", k->entry, k->defines, k->shared_dynamic, most,
-                     optin, k->shared_static);
+                     "block (opt-in maximum %zu less %d static)",
+                     k->entry, k->defines, k->shared_dynamic, most, optin, k->shared_static);
         KJ_FORWARD(ensure_shared(k, k->shared_dynamic));
     }
     if (k->carveout != KJ__CARVEOUT_UNSET)
@@ -113,7 +114,8 @@ static kj_status ensure_pending_limit(kj_runtime *rt, uint64_t need) {
     CUresult r = CUDA_SUCCESS;
     size_t now = 0;
     if (need > rt->pending_launch_limit &&
-        rt->cu->cuCtxGetLimit(&now, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) == CUDA_SUCCESS && now > rt->pending_launch_limit)
+        rt->cu->cuCtxGetLimit(&now, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT) == CUDA_SUCCESS &&
+        now > rt->pending_launch_limit)
         rt->pending_launch_limit = now;
     if (need > rt->pending_launch_limit) {
         r = rt->cu->cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, (size_t)need);
@@ -131,11 +133,12 @@ static kj_status check_cooperative(kj_kernel *k, const kj_launch_config *c, unsi
     int per_sm = 0;
     KJ_FORWARD(kj_kernel_occupancy(k, (unsigned)blocks_of(c->block), shared, &per_sm));
     uint64_t most = (uint64_t)per_sm * (uint64_t)k->rt->info.sm_count, want = blocks_of(c->grid);
-    KJ_RETURN_IF(want > most, KJ_ERR_LIMIT,
-                 "a cooperative grid of %llu blocks does not fit: %s runs at most %d blocks of %llu threads (%u bytes of "
-                 "dynamic shared memory) per multiprocessor, so at most %llu blocks on the %d multiprocessors",
-                 (unsigned long long)want, k->entry, per_sm, (unsigned long long)blocks_of(c->block), shared,
-                 (unsigned long long)most, k->rt->info.sm_count);
+    KJ_RETURN_IF(
+        want > most, KJ_ERR_LIMIT,
+        "a cooperative grid of %llu blocks does not fit: %s runs at most %d blocks of %llu threads (%u bytes of "
+        "dynamic shared memory) per multiprocessor, so at most %llu blocks on the %d multiprocessors",
+        (unsigned long long)want, k->entry, per_sm, (unsigned long long)blocks_of(c->block), shared,
+        (unsigned long long)most, k->rt->info.sm_count);
     return KJ_OK;
 }
 
@@ -144,8 +147,8 @@ static kj_status check_cooperative(kj_kernel *k, const kj_launch_config *c, unsi
 static kj_status check_cluster(kj_kernel *k, const kj_launch_config *c, unsigned shared) {
     kj_runtime *rt = k->rt;
     KJ_RETURN_IF(rt->info.cc_major < 9, KJ_ERR_UNSUPPORTED,
-                 "thread-block clusters need compute capability 9.0 or later; this device is %d.%d",
-                 rt->info.cc_major, rt->info.cc_minor);
+                 "thread-block clusters need compute capability 9.0 or later; this device is %d.%d", rt->info.cc_major,
+                 rt->info.cc_minor);
     static const char axis[] = "xyz";
     for (int i = 0; i < 3; i++)
         KJ_RETURN_IF(dim(c->grid[i]) % dim(c->cluster[i]), KJ_ERR_LIMIT,
@@ -156,17 +159,23 @@ static kj_status check_cluster(kj_kernel *k, const kj_launch_config *c, unsigned
     attr.value.clusterDim.x = dim(c->cluster[0]);
     attr.value.clusterDim.y = dim(c->cluster[1]);
     attr.value.clusterDim.z = dim(c->cluster[2]);
-    CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]), .gridDimY = dim(c->grid[1]), .gridDimZ = dim(c->grid[2]),
-                         .blockDimX = dim(c->block[0]), .blockDimY = dim(c->block[1]), .blockDimZ = dim(c->block[2]),
-                         .sharedMemBytes = shared, .attrs = &attr, .numAttrs = 1};
+    CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]),
+                         .gridDimY = dim(c->grid[1]),
+                         .gridDimZ = dim(c->grid[2]),
+                         .blockDimX = dim(c->block[0]),
+                         .blockDimY = dim(c->block[1]),
+                         .blockDimZ = dim(c->block[2]),
+                         .sharedMemBytes = shared,
+                         .attrs = &attr,
+                         .numAttrs = 1};
     int clusters = 0;
     CUresult r = rt->cu->cuOccupancyMaxActiveClusters(&clusters, k->function, &lc);
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_INVALID_VALUE && r != CUDA_ERROR_INVALID_CLUSTER_SIZE)
         return kj__cuda_fail(r, __FILE__, __LINE__, "cuOccupancyMaxActiveClusters");
     KJ_RETURN_IF(r != CUDA_SUCCESS || clusters == 0, KJ_ERR_LIMIT,
                  "a cluster of %u x %u x %u blocks of %llu threads cannot be placed on this device (a cluster holds "
-                 "at most 8 blocks portably, all resident on one GPC at once)", dim(c->cluster[0]), dim(c->cluster[1]),
-                 dim(c->cluster[2]), (unsigned long long)blocks_of(c->block));
+                 "at most 8 blocks portably, all resident on one GPC at once)",
+                 dim(c->cluster[0]), dim(c->cluster[1]), dim(c->cluster[2]), (unsigned long long)blocks_of(c->block));
     return KJ_OK;
 }
 
@@ -184,7 +193,8 @@ kj_status kj__kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args
     /* 0 means "what the kernel's metadata asks for" (shared-dynamic), itself 0 when it asks nothing. */
     unsigned shared = c->shared_bytes ? c->shared_bytes : k->shared_dynamic;
     KJ_FORWARD(ensure_shared(k, shared));
-    if (k->linked) KJ_FORWARD(ensure_pending_limit(rt, c->pending_launches ? c->pending_launches : k->pending_launches));
+    if (k->linked)
+        KJ_FORWARD(ensure_pending_limit(rt, c->pending_launches ? c->pending_launches : k->pending_launches));
     int clustered = c->cluster[0] || c->cluster[1] || c->cluster[2];
     if (c->cooperative) KJ_FORWARD(check_cooperative(k, c, shared));
     if (clustered) KJ_FORWARD(check_cluster(k, c, shared));
@@ -209,9 +219,16 @@ kj_status kj__kernel_launch(kj_kernel *k, const kj_launch_config *c, void **args
         }
         KJ_RETURN_IF(!rt->cu->cuLaunchKernelEx, KJ_ERR_UNSUPPORTED,
                      "cooperative and cluster launches need cuLaunchKernelEx (a CUDA 12 driver or newer)");
-        CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]), .gridDimY = dim(c->grid[1]), .gridDimZ = dim(c->grid[2]),
-                             .blockDimX = dim(c->block[0]), .blockDimY = dim(c->block[1]), .blockDimZ = dim(c->block[2]),
-                             .sharedMemBytes = shared, .hStream = (CUstream)c->stream, .attrs = attrs, .numAttrs = n};
+        CUlaunchConfig lc = {.gridDimX = dim(c->grid[0]),
+                             .gridDimY = dim(c->grid[1]),
+                             .gridDimZ = dim(c->grid[2]),
+                             .blockDimX = dim(c->block[0]),
+                             .blockDimY = dim(c->block[1]),
+                             .blockDimZ = dim(c->block[2]),
+                             .sharedMemBytes = shared,
+                             .hStream = (CUstream)c->stream,
+                             .attrs = attrs,
+                             .numAttrs = n};
         KJ_CU(rt->cu->cuLaunchKernelEx(&lc, k->function, args, NULL), "kernel launch (cuLaunchKernelEx)");
         return KJ_OK;
     }

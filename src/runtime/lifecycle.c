@@ -31,8 +31,8 @@ static kj_status open_device(kj_runtime *rt, const kj_runtime_options *o) {
     KJ_FORWARD(s);
     int ordinal = o->device == KJ_DEVICE_AUTO ? 0 : o->device;
     KJ_RETURN_IF(count == 0, KJ_ERR_NO_DEVICE, "no CUDA device");
-    KJ_RETURN_IF(ordinal < 0 || ordinal >= count, KJ_ERR_USAGE, "device %d does not exist: this machine has %d device%s",
-                 ordinal, count, count == 1 ? "" : "s");
+    KJ_RETURN_IF(ordinal < 0 || ordinal >= count, KJ_ERR_USAGE,
+                 "device %d does not exist: this machine has %d device%s", ordinal, count, count == 1 ? "" : "s");
     rt->cu = cu;
     KJ_FORWARD(kj__query_device(cu, ordinal, &rt->info));
     KJ_CU(cu->cuDeviceGet(&rt->device, ordinal), "cuDeviceGet");
@@ -90,10 +90,11 @@ static uint64_t cache_bound(const kj_runtime_options *o, const kj__logger *log) 
         char why[256];
         if (kj__size_parse(env, 1, UINT64_MAX, &v, why, sizeof why) == 0) return v;
         if (kj__size_parse(env, 0, 0, &v, NULL, 0) == 0)
-            kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX='%.40s' is 0: the bound is at least 1 byte "
-                    "(KERNJIT_CACHE_DISABLE=1 turns the cache off); using 1 GiB", env);
-        else
-            kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX=%s; using 1 GiB", why);
+            kj__log(log, KJ_LOG_WARN,
+                    "KERNJIT_CACHE_MAX='%.40s' is 0: the bound is at least 1 byte "
+                    "(KERNJIT_CACHE_DISABLE=1 turns the cache off); using 1 GiB",
+                    env);
+        else kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_MAX=%s; using 1 GiB", why);
     }
     return KJ_CACHE_DEFAULT_MAX;
 }
@@ -108,8 +109,10 @@ static int cache_disabled_by_env(const kj__logger *log) {
         if (strcasecmp(env, yes[i]) == 0) return 1;
         if (strcasecmp(env, no[i]) == 0) return 0;
     }
-    kj__log(log, KJ_LOG_WARN, "KERNJIT_CACHE_DISABLE='%.40s' is not 1 or 0 (true/false, yes/no, on/off); the disk "
-            "cache stays on", env);
+    kj__log(log, KJ_LOG_WARN,
+            "KERNJIT_CACHE_DISABLE='%.40s' is not 1 or 0 (true/false, yes/no, on/off); the disk "
+            "cache stays on",
+            env);
     return 0;
 }
 
@@ -118,13 +121,14 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
     kj_runtime_options defaults = KJ_RUNTIME_OPTIONS_INIT, copy;
     const kj_runtime_options *o = options ? options : &defaults;
     KJ__SIZED_INPUT(o, copy, kj_runtime_options, KJ_RUNTIME_OPTIONS_INIT);
-    KJ_RETURN_IF(o->device < KJ_DEVICE_NONE, KJ_ERR_USAGE, "device %d: use an ordinal, KJ_DEVICE_AUTO or KJ_DEVICE_NONE",
-                 o->device);
+    KJ_RETURN_IF(o->device < KJ_DEVICE_NONE, KJ_ERR_USAGE,
+                 "device %d: use an ordinal, KJ_DEVICE_AUTO or KJ_DEVICE_NONE", o->device);
     KJ_RETURN_IF(o->cache_mode != KJ_CACHE_DISK && o->cache_mode != KJ_CACHE_MEMORY_ONLY, KJ_ERR_USAGE,
                  "cache_mode %d is not KJ_CACHE_DISK or KJ_CACHE_MEMORY_ONLY", (int)o->cache_mode);
     KJ_RETURN_IF(o->reserved != 0, KJ_ERR_USAGE,
                  "kj_runtime_options.reserved is %u: it must be 0 (initialize the struct with KJ_RUNTIME_OPTIONS_INIT, "
-                 "or set every field it does not name to 0)", (unsigned)o->reserved);
+                 "or set every field it does not name to 0)",
+                 (unsigned)o->reserved);
     kj_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     pthread_mutex_init(&rt->lock, NULL);
@@ -139,7 +143,8 @@ kj_status kj_runtime_create(const kj_runtime_options *options, kj_runtime **out)
     }
     int disabled = s == KJ_OK && o->cache_mode == KJ_CACHE_DISK && cache_disabled_by_env(&rt->log);
     if (disabled) {
-        kj__log(&rt->log, KJ_LOG_INFO, "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
+        kj__log(&rt->log, KJ_LOG_INFO,
+                "KERNJIT_CACHE_DISABLE is set: every kernel is compiled, nothing is read "
                 "from or written to the disk cache, the seeds or the remote cache");
     } else if (s == KJ_OK && o->cache_mode == KJ_CACHE_DISK) {
         rt->cache_given = (o->cache_dir && *o->cache_dir) || kj__getenv_path("KERNJIT_CACHE_DIR");
@@ -175,4 +180,3 @@ void kj_runtime_destroy(kj_runtime *rt) {
     pthread_mutex_destroy(&rt->lock);
     free(rt);
 }
-

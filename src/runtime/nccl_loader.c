@@ -137,8 +137,10 @@ static void load(void) {
         name_of(h, SONAME);
     } else if (kj__nccl_find_in_packages(found, sizeof found, looked_text, sizeof looked_text) == 0) {
         if (!(h = open_file(found, why, sizeof why))) {
-            kj_message_format(load_message, sizeof load_message, "NCCL: cannot load %s (%s); set KERNJIT_NCCL to "
-                              "another libnccl.so.2", found, why);
+            kj_message_format(load_message, sizeof load_message,
+                              "NCCL: cannot load %s (%s); set KERNJIT_NCCL to "
+                              "another libnccl.so.2",
+                              found, why);
             return;
         }
         name_of(h, found);
@@ -149,12 +151,12 @@ static void load(void) {
                           SONAME, SONAME, why, IN_PACKAGE, looked_text[0] ? looked_text : "no Python environment");
         return;
     }
-#define KJ_NCCL_LOOKUP_(name, ret, params)                                                                            \
-    api.name = (ret(*) params)dlsym(h, #name);                                                                        \
-    if (!api.name) {                                                                                                  \
-        kj_message_format(load_message, sizeof load_message, "NCCL: %s lacks %s: NCCL 2.x is needed", api.library,   \
-                          #name);                                                                                     \
-        return;                                                                                                       \
+#define KJ_NCCL_LOOKUP_(name, ret, params)                                                                             \
+    api.name = (ret(*) params)dlsym(h, #name);                                                                         \
+    if (!api.name) {                                                                                                   \
+        kj_message_format(load_message, sizeof load_message, "NCCL: %s lacks %s: NCCL 2.x is needed", api.library,     \
+                          #name);                                                                                      \
+        return;                                                                                                        \
     }
     KJ_NCCL_SYMBOLS(KJ_NCCL_LOOKUP_)
 #undef KJ_NCCL_LOOKUP_

@@ -33,14 +33,14 @@ enum {
     KJ__NCCL_FLOAT64 = 8
 };
 
-#define KJ_NCCL_SYMBOLS(X)                                                                                            \
-    X(ncclGetVersion, kj__nccl_result, (int *version))                                                                \
-    X(ncclGetErrorString, const char *, (kj__nccl_result result))                                                     \
-    X(ncclCommCuDevice, kj__nccl_result, (kj__nccl_comm_t comm, int *device))                                         \
-    X(ncclCommCount, kj__nccl_result, (kj__nccl_comm_t comm, int *count))                                             \
-    X(ncclCommUserRank, kj__nccl_result, (kj__nccl_comm_t comm, int *rank))                                           \
-    X(ncclCommGetAsyncError, kj__nccl_result, (kj__nccl_comm_t comm, kj__nccl_result *async_error))                  \
-    X(ncclAllReduce, kj__nccl_result,                                                                                 \
+#define KJ_NCCL_SYMBOLS(X)                                                                                             \
+    X(ncclGetVersion, kj__nccl_result, (int *version))                                                                 \
+    X(ncclGetErrorString, const char *, (kj__nccl_result result))                                                      \
+    X(ncclCommCuDevice, kj__nccl_result, (kj__nccl_comm_t comm, int *device))                                          \
+    X(ncclCommCount, kj__nccl_result, (kj__nccl_comm_t comm, int *count))                                              \
+    X(ncclCommUserRank, kj__nccl_result, (kj__nccl_comm_t comm, int *rank))                                            \
+    X(ncclCommGetAsyncError, kj__nccl_result, (kj__nccl_comm_t comm, kj__nccl_result * async_error))                   \
+    X(ncclAllReduce, kj__nccl_result,                                                                                  \
       (const void *send, void *recv, size_t count, int type, int op, kj__nccl_comm_t comm, void *stream))
 
 typedef struct kj__nccl_api {

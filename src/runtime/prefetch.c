@@ -22,14 +22,14 @@ typedef struct job {
     kj_request req;
     kj_define *defines;
     const char **options, **sources; /* req's arrays (req points to them only when they hold any) */
-    char **strings; /* every string the copy owns */
+    char **strings;                  /* every string the copy owns */
     size_t string_count;
 } job;
 
 struct kj__prefetch {
     pthread_mutex_t lock;
-    pthread_cond_t work;   /* a job was queued, or the runtime is going away */
-    pthread_cond_t ended;  /* a running job ended */
+    pthread_cond_t work;  /* a job was queued, or the runtime is going away */
+    pthread_cond_t ended; /* a running job ended */
     job *queue, *queue_tail;
     job *running[MAX_PREFETCH_THREADS];
     pthread_t threads[MAX_PREFETCH_THREADS];
@@ -95,7 +95,8 @@ static job *job_copy(const kj_request *r) {
  * is only noted: the later kj_kernel_get does the work again and reports it. */
 static void run_job(kj_runtime *rt, job *j) {
     kj_kernel *k;
-    kj_status s = rt->has_device ? kj__kernel_get_now(rt, &j->req, j->hash, 1, &k, NULL) : kj_compile(rt, &j->req, NULL);
+    kj_status s = rt->has_device ? kj__kernel_get_now(rt, &j->req, j->hash, 1, &k, NULL)
+                                 : kj_compile(rt, &j->req, NULL);
     if (s != KJ_OK)
         kj__log(&rt->log, KJ_LOG_INFO, "prefetching %s%s%s failed (kj_kernel_get will say why): %s",
                 j->req.kernel ? j->req.kernel : "?", j->req.entry ? ":" : "", j->req.entry ? j->req.entry : "",
@@ -175,8 +176,11 @@ static int queued_or_running(const kj__prefetch *p, const uint8_t h[16]) {
 static kj_status request_at(const kj_request *requests, size_t i, kj_request *copy, const kj_request **out) {
     size_t stride = requests[0].size;
     const kj_request *r = (const kj_request *)((const char *)requests + i * stride);
-    if (i) KJ_RETURN_IF(r->size != stride, KJ_ERR_USAGE, "kj_kernel_prefetch: requests[%zu].size is %zu, requests[0].size "
-                        "%zu: the elements of one array have one size (KJ_REQUEST_INIT)", i, r->size, stride);
+    if (i)
+        KJ_RETURN_IF(r->size != stride, KJ_ERR_USAGE,
+                     "kj_kernel_prefetch: requests[%zu].size is %zu, requests[0].size "
+                     "%zu: the elements of one array have one size (KJ_REQUEST_INIT)",
+                     i, r->size, stride);
     KJ__SIZED_INPUT(r, *copy, kj_request, KJ_REQUEST_INIT);
     *out = r;
     return KJ_OK;

@@ -48,9 +48,14 @@ static void read_counters(const kj__reply *hash, kj_remote_info *info) {
         struct {
             const char *name;
             uint64_t *to;
-        } map[] = {{"hits", &info->hits},     {"misses", &info->misses},     {"waits", &info->waits},
-                   {"pushes", &info->pushes}, {"refusals", &info->refusals}, {"errors", &info->errors},
-                   {"fetches", &info->fetches}, {"bytes_fetched", &info->bytes_fetched},
+        } map[] = {{"hits", &info->hits},
+                   {"misses", &info->misses},
+                   {"waits", &info->waits},
+                   {"pushes", &info->pushes},
+                   {"refusals", &info->refusals},
+                   {"errors", &info->errors},
+                   {"fetches", &info->fetches},
+                   {"bytes_fetched", &info->bytes_fetched},
                    {"bytes_pushed", &info->bytes_pushed}};
         for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
             if (strcmp(field, map[k].name) == 0) *map[k].to = x;
@@ -114,8 +119,10 @@ static kj_status query(kj_runtime *rt, kj_remote_info *info) {
     const char *server[] = {"INFO", "server"}, *memory[] = {"INFO", "memory"}, *dbsize[] = {"DBSIZE"},
                *stats[] = {"HGETALL", KJ_REMOTE_STATS_KEY};
     /* INFO's sections are a few KiB; the fleet's counters, a dozen fields */
-    kj__redis_cmd cmds[4] = {{2, server, NULL, 64u << 10}, {2, memory, NULL, 64u << 10},
-                             {1, dbsize, NULL, KJ__REDIS_REPLY_SMALL}, {2, stats, NULL, 64u << 10}};
+    kj__redis_cmd cmds[4] = {{2, server, NULL, 64u << 10},
+                             {2, memory, NULL, 64u << 10},
+                             {1, dbsize, NULL, KJ__REDIS_REPLY_SMALL},
+                             {2, stats, NULL, 64u << 10}};
     kj__reply *replies[4] = {NULL};
     kj__redis_result res = kj__redis_exec(redis, 4, cmds, replies, why, sizeof why);
     if (res != KJ__REDIS_OK) {
@@ -155,9 +162,11 @@ static kj_status need_tier(kj_runtime *rt, kj_remote_transfer *result) {
         kj_remote_transfer none = {0};
         KJ__SIZED_WRITE(result, none);
     }
-    KJ_RETURN_IF(!rt->remote, KJ_ERR_NOT_FOUND, "no remote cache: set KERNJIT_REMOTE_CACHE=redis://HOST:PORT (or "
+    KJ_RETURN_IF(!rt->remote, KJ_ERR_NOT_FOUND,
+                 "no remote cache: set KERNJIT_REMOTE_CACHE=redis://HOST:PORT (or "
                  "unix:///PATH), or kj_runtime_options.remote_cache");
-    KJ_RETURN_IF(!rt->cache, KJ_ERR_NOT_FOUND, "this runtime has no disk cache (memory only): nothing to move entries "
+    KJ_RETURN_IF(!rt->cache, KJ_ERR_NOT_FOUND,
+                 "this runtime has no disk cache (memory only): nothing to move entries "
                  "from or to");
     return KJ_OK;
 }
@@ -250,7 +259,7 @@ kj_status kj_remote_push(kj_runtime *rt, const char *kernel, kj_remote_transfer 
     kj__remote *r = rt->remote;
     if (kj__remote_settings(r)->mode != KJ_REMOTE_READWRITE) {
         kj__remote_warn(r, "nothing pushed: this process only reads the remote cache (KERNJIT_REMOTE_MODE=read); a "
-                        "builder pushes with KERNJIT_REMOTE_MODE=readwrite");
+                           "builder pushes with KERNJIT_REMOTE_MODE=readwrite");
         return KJ_OK;
     }
     KJ_FORWARD(reach(r, "nothing pushed (the entries stay in the disk cache)"));

@@ -28,7 +28,9 @@ static const char *arch_name(int major, int minor) {
     case 7: return minor >= 5 ? "Turing" : "Volta";
     case 8: return minor == 9 ? "Ada Lovelace" : "Ampere";
     case 9: return "Hopper";
-    case 10: case 11: case 12: return "Blackwell";
+    case 10:
+    case 11:
+    case 12: return "Blackwell";
     default: return "unknown";
     }
 }
@@ -75,7 +77,8 @@ kj_status kj__query_device(const kj__cuda_api *cu, int ordinal, kj_device_info *
         info->shared_per_block_optin = (size_t)v;
     if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, dev) == CUDA_SUCCESS)
         info->shared_per_sm = (size_t)v;
-    if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS) info->l2_bytes = (size_t)v;
+    if (cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS)
+        info->l2_bytes = (size_t)v;
     KJ_CU(cu->cuDeviceTotalMem(&info->total_memory, dev), "cuDeviceTotalMem");
     snprintf(arch, sizeof arch, "sm_%d%d", info->cc_major, info->cc_minor);
     info->name = kj__intern(name);
@@ -121,7 +124,8 @@ kj_status kj_device_query(int ordinal, kj_device_info *info) {
 kj_status kj_runtime_device(const kj_runtime *rt, kj_device_info *info) {
     KJ_RETURN_IF(!rt || !info, KJ_ERR_USAGE, "kj_runtime_device: NULL argument");
     KJ_FORWARD(KJ__SIZED_CHECK(info, kj_device_info, KJ_DEVICE_INFO_INIT));
-    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)", rt->target.arch);
+    KJ_RETURN_IF(!rt->has_device, KJ_ERR_NO_DEVICE, "no CUDA device: this runtime only compiles (for %s)",
+                 rt->target.arch);
     KJ__SIZED_WRITE(info, rt->info);
     return KJ_OK;
 }
@@ -234,8 +238,8 @@ kj_status kj_mem_alloc(kj_runtime *rt, size_t bytes, kj_devptr *out) {
     if (r == CUDA_ERROR_OUT_OF_MEMORY) {
         size_t free_b = 0, total = 0;
         rt->cu->cuMemGetInfo(&free_b, &total);
-        return KJ_FAIL(KJ_ERR_DEVICE_MEMORY, "cannot allocate %zu bytes on the device: %zu of %zu bytes are free", bytes,
-                       free_b, total);
+        return KJ_FAIL(KJ_ERR_DEVICE_MEMORY, "cannot allocate %zu bytes on the device: %zu of %zu bytes are free",
+                       bytes, free_b, total);
     }
     KJ_CU(r, "cuMemAlloc");
     *out = (kj_devptr)p;

@@ -32,7 +32,7 @@ typedef struct kj__prefetch kj__prefetch; /* prefetch.c */
 
 typedef struct kj__module {
     CUmodule module;
-    char **lowered;        /* the lowered name of each name expression compiled into it, in order */
+    char **lowered; /* the lowered name of each name expression compiled into it, in order */
     size_t lowered_count;
     struct kj__module *next;
 } kj__module;
@@ -50,38 +50,38 @@ struct kj_kernel {
     /* the last occupancy answer: ops ask it on every launch, and the driver call costs microseconds */
     unsigned occupancy_block, occupancy_shared;
     int occupancy;
-    unsigned shared_dynamic;         /* the metadata's shared-dynamic for these macros; 0: none */
-    int carveout;                    /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
-    int pdl;                         /* launched with programmatic stream serialization */
-    int prefetched;                  /* loaded by a prefetch and not yet asked for: the first
+    unsigned shared_dynamic; /* the metadata's shared-dynamic for these macros; 0: none */
+    int carveout;            /* the metadata's carveout (KJ__CARVEOUT_UNSET: none) */
+    int pdl;                 /* launched with programmatic stream serialization */
+    int prefetched;          /* loaded by a prefetch and not yet asked for: the first
                                         kj_kernel_get reports how it was obtained (origin) */
 };
 
 struct kj_runtime {
     kj__logger log;
-    const kj__cuda_api *cu;     /* NULL when compile-only */
+    const kj__cuda_api *cu; /* NULL when compile-only */
     int has_device;
     CUdevice device;
     CUcontext context;
-    int owns_primary;           /* we retained the primary context and must release it */
+    int owns_primary; /* we retained the primary context and must release it */
     kj_device_info info;
-    kj__target target;          /* the options' arch, else the device's own (kj__arch_for_device) */
-    int own_target;             /* target is the device's own (what the tuning database assumes) */
+    kj__target target; /* the options' arch, else the device's own (kj__arch_for_device) */
+    int own_target;    /* target is the device's own (what the tuning database assumes) */
     char *search_path;
-    kj__cache *cache;           /* NULL: memory only */
-    int cache_given;            /* its folder was named (options, KERNJIT_CACHE_DIR), not the default */
-    kj__remote *remote;         /* NULL: no remote tier (remote.h) */
-    kj__seed *seed;             /* NULL: no seed tier (seed.h: memory only, or the disk cache disabled) */
+    kj__cache *cache;   /* NULL: memory only */
+    int cache_given;    /* its folder was named (options, KERNJIT_CACHE_DIR), not the default */
+    kj__remote *remote; /* NULL: no remote tier (remote.h) */
+    kj__seed *seed;     /* NULL: no seed tier (seed.h: memory only, or the disk cache disabled) */
 
-    pthread_mutex_t lock;       /* guards everything below */
-    kj__map requests;           /* request hash -> kj_kernel */
-    kj__map modules;            /* cache key -> kj__module */
+    pthread_mutex_t lock; /* guards everything below */
+    kj__map requests;     /* request hash -> kj_kernel */
+    kj__map modules;      /* cache key -> kj__module */
     kj__module *module_list;
     uint64_t pending_launch_limit; /* CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT as the launch code last
                                       saw or set it (launch.c) */
     kj_stats stats;
-    kj__state_node *states;     /* kj__state's, newest first: added under the lock, found without it */
-    kj__prefetch *prefetch;     /* made on the first kj_kernel_prefetch */
+    kj__state_node *states; /* kj__state's, newest first: added under the lock, found without it */
+    kj__prefetch *prefetch; /* made on the first kj_kernel_prefetch */
 };
 
 /* KJ_ERR_USAGE, naming the device, when code built for arch does not run on the runtime's device

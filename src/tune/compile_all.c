@@ -16,21 +16,25 @@ typedef struct job {
     kj_runtime *rt;
     const kj_compile_all_options *o;
     const kj_space *space;
-    size_t *todo;          /* the variants to compile (not skipped) */
-    kj_status *status;     /* per todo item */
+    size_t *todo;      /* the variants to compile (not skipped) */
+    kj_status *status; /* per todo item */
     int *cache_hit;
-    char **error;          /* the failing call's message (kj_last_error is per thread), captured on its own */
+    char **error; /* the failing call's message (kj_last_error is per thread), captured on its own */
     char arch[24];
     kj_compile_all_result *r;
-    size_t n, done;        /* variants to compile, and compiled so far */
+    size_t n, done; /* variants to compile, and compiled so far */
 } job;
 
 static void compile_one(size_t i, void *user) {
     job *j = user;
     kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(j->space, j->todo[i], &v);
-    kj_request req = {.size = sizeof req, .kernel = j->o->kernel, .entry = j->o->entry, .defines = v.defines,
-                      .define_count = v.define_count, .arch = j->o->arch};
+    kj_request req = {.size = sizeof req,
+                      .kernel = j->o->kernel,
+                      .entry = j->o->entry,
+                      .defines = v.defines,
+                      .define_count = v.define_count,
+                      .arch = j->o->arch};
     kj_compile_result res = KJ_COMPILE_RESULT_INIT;
     j->status[i] = kj_compile(j->rt, &req, &res);
     if (j->status[i] == KJ_OK) {
@@ -54,8 +58,12 @@ static void compiled(size_t i, void *user) {
     kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(j->space, j->todo[i], &v);
     const char *outcome = j->status[i] != KJ_OK ? "failed" : j->cache_hit[i] ? "cached" : "compiled";
-    kj_progress p = {.phase = KJ_PHASE_COMPILE, .done = j->done, .total = j->n, .variant = v.label,
-                     .outcome = outcome, .error = j->status[i] != KJ_OK ? j->error[i] : NULL};
+    kj_progress p = {.phase = KJ_PHASE_COMPILE,
+                     .done = j->done,
+                     .total = j->n,
+                     .variant = v.label,
+                     .outcome = outcome,
+                     .error = j->status[i] != KJ_OK ? j->error[i] : NULL};
     j->o->progress(&p, j->o->progress_user);
 }
 
@@ -80,7 +88,8 @@ kj_status kj_compile_all(kj_runtime *rt, const kj_compile_all_options *o, kj_com
     KJ_RETURN_IF(!o->kernel, KJ_ERR_USAGE, "kj_compile_all: options->kernel is required");
     KJ_RETURN_IF(o->shards ? o->shard >= o->shards : o->shard != 0, KJ_ERR_USAGE,
                  "kj_compile_all: shard %u of %u shards: the shard must be below shards (0 and 0 for the whole "
-                 "space)", o->shard, o->shards);
+                 "space)",
+                 o->shard, o->shards);
     if (result) KJ_FORWARD(KJ__SIZED_CHECK(result, kj_compile_all_result, KJ_COMPILE_ALL_RESULT_INIT));
     double t0 = kj__now_ms();
     kj__target target;

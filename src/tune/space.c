@@ -13,23 +13,23 @@
 /* One macro of the kernel as the space sees it: its values (one when fixed). */
 typedef struct macro {
     const char *name;
-    char **values;       /* owned copies */
+    char **values; /* owned copies */
     size_t value_count;
     int tunable;
-    int given;           /* the caller named it */
-    int dim;             /* index among the dimensions, or -1 */
+    int given; /* the caller named it */
+    int dim;   /* index among the dimensions, or -1 */
 } macro;
 
 struct kj_space {
     kj__source *src;
     kj__spec *spec;
-    macro *macros;       /* sorted by name: the order of a variant's defines */
+    macro *macros; /* sorted by name: the order of a variant's defines */
     size_t macro_count;
-    size_t *dims;        /* macro index of each dimension, in the metadata's order */
+    size_t *dims; /* macro index of each dimension, in the metadata's order */
     size_t dim_count;
     size_t count, valid;
-    kj_define *defines;  /* count * macro_count */
-    size_t *coords;      /* count * dim_count */
+    kj_define *defines; /* count * macro_count */
+    size_t *coords;     /* count * dim_count */
     char **labels;
     char **skipped;
     char *fixed;
@@ -75,9 +75,11 @@ static kj_status split_values(const char *kernel, const kj_define *d, const kj__
         if (!allowed || repeated) {
             kj__buf b = {0};
             if (p) list_values(&b, p);
-            kj_status s = repeated ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s=%.80s for %s lists %s twice", d->name, v, kernel, one)
-                                   : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s=%s is not allowed for %s: allowed values are %s",
-                                             d->name, one, kernel, b.data ? b.data : "");
+            kj_status s = repeated
+                              ? KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s=%.80s for %s lists %s twice", d->name, v, kernel,
+                                        one)
+                              : KJ_FAIL(KJ_ERR_INVALID_DEFINE, "%s=%s is not allowed for %s: allowed values are %s",
+                                        d->name, one, kernel, b.data ? b.data : "");
             kj__buf_free(&b);
             free(one);
             return s;
@@ -107,14 +109,16 @@ static kj_status collect(kj_space *s, const char *kernel, const kj_define *fixed
     const kj__spec *spec = s->spec;
     for (size_t i = 0; i < fixed_count; i++) {
         KJ_RETURN_IF(!fixed[i].name || !kj__is_identifier(fixed[i].name), KJ_ERR_INVALID_DEFINE,
-                     "macro name '%.80s' for %s is not a C identifier", fixed[i].name ? fixed[i].name : "(null)", kernel);
+                     "macro name '%.80s' for %s is not a C identifier", fixed[i].name ? fixed[i].name : "(null)",
+                     kernel);
         for (size_t j = 0; j < i; j++)
             KJ_RETURN_IF(strcmp(fixed[i].name, fixed[j].name) == 0, KJ_ERR_INVALID_DEFINE,
                          "macro %s for %s is given twice (list several values as %s=V1,V2)", fixed[i].name, kernel,
                          fixed[i].name);
         if (spec->present && !kj__spec_find_param(spec, fixed[i].name)) {
             kj__buf b = {0};
-            for (size_t p = 0; p < spec->param_count; p++) kj__buf_printf(&b, "%s%s", p ? ", " : "", spec->params[p].name);
+            for (size_t p = 0; p < spec->param_count; p++)
+                kj__buf_printf(&b, "%s%s", p ? ", " : "", spec->params[p].name);
             kj_status st = KJ_FAIL(KJ_ERR_INVALID_DEFINE, "unknown macro %s for %s: its macros are %s", fixed[i].name,
                                    kernel, b.data ? b.data : "(none)");
             kj__buf_free(&b);
@@ -236,7 +240,8 @@ static kj_status enumerate(kj_space *s) {
             canonical[i] = NULL;
         }
         if (broken == -2) st = KJ_FAIL(KJ_ERR_SPEC, "%s: the requirement %s", s->src->name, err);
-        else if (broken >= 0 && !(s->skipped[v] = kj__asprintf("breaks the requirement `%s`", s->spec->requires[broken])))
+        else if (broken >= 0 &&
+                 !(s->skipped[v] = kj__asprintf("breaks the requirement `%s`", s->spec->requires[broken])))
             st = KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         else if (broken < 0) s->valid++;
     }
@@ -294,8 +299,11 @@ kj_status kj_space_variant(const kj_space *s, size_t i, kj_variant *out) {
     KJ_FORWARD(KJ__SIZED_CHECK(out, kj_variant, KJ_VARIANT_INIT));
     KJ_RETURN_IF(i >= s->count, KJ_ERR_USAGE, "variant %zu of %s does not exist: the space has %zu", i, s->src->name,
                  s->count);
-    kj_variant full = {.defines = s->defines + i * s->macro_count, .define_count = s->macro_count,
-                       .coords = s->coords + i * s->dim_count, .label = s->labels[i], .skipped = s->skipped[i]};
+    kj_variant full = {.defines = s->defines + i * s->macro_count,
+                       .define_count = s->macro_count,
+                       .coords = s->coords + i * s->dim_count,
+                       .label = s->labels[i],
+                       .skipped = s->skipped[i]};
     KJ__SIZED_WRITE(out, full);
     return KJ_OK;
 }

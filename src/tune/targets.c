@@ -2,9 +2,9 @@
  * can be tuned adds its line (its <family>_tune.c defines kj__tune_target_<family>). */
 #include "tune/targets.h"
 
-#define KJ__TUNE_TARGETS(X) \
-    X(reduce)               \
-    X(transpose)            \
+#define KJ__TUNE_TARGETS(X)                                                                                            \
+    X(reduce)                                                                                                          \
+    X(transpose)                                                                                                       \
     X(vector_add)
 
 #define KJ__TUNE_TARGET_DECLARE(name) extern const kj__tune_target kj__tune_target_##name;

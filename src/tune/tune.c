@@ -63,15 +63,15 @@ typedef struct tuner {
     box *b;
     kj_space *space;
     size_t count;
-    kj_kernel **kernels;   /* per variant, once loaded */
-    unsigned char *touched;/* compiled or ruled out: counts against the budget */
-    int warmed;            /* the device has run long enough to be at its full clock */
+    kj_kernel **kernels;    /* per variant, once loaded */
+    unsigned char *touched; /* compiled or ruled out: counts against the budget */
+    int warmed;             /* the device has run long enough to be at its full clock */
     kj_stream stream;
     kj_event *start, *stop;
     unsigned samples;
-    unsigned rotation;     /* the running run index: rotates the inputs */
-    long best;             /* the fastest measured variant so far, or -1 */
-    size_t planned;        /* variants the search means to touch (progress totals) */
+    unsigned rotation; /* the running run index: rotates the inputs */
+    long best;         /* the fastest measured variant so far, or -1 */
+    size_t planned;    /* variants the search means to touch (progress totals) */
     size_t compile_done, measure_done;
     double compile_ms, measure_ms;
     uint64_t rng;
@@ -113,7 +113,11 @@ static void load_one(size_t k, void *user) {
     size_t i = t->batch[k];
     kj_variant v = KJ_VARIANT_INIT;
     kj_space_variant(t->space, i, &v);
-    kj_request req = {.size = sizeof req, .kernel = t->o->kernel, .entry = t->b->entry, .defines = v.defines, .define_count = v.define_count};
+    kj_request req = {.size = sizeof req,
+                      .kernel = t->o->kernel,
+                      .entry = t->b->entry,
+                      .defines = v.defines,
+                      .define_count = v.define_count};
     t->bstatus[k] = kj_kernel_get(t->rt, &req, &t->kernels[i], &t->borigin[k]);
     if (t->bstatus[k] != KJ_OK) t->berror[k] = kj__strdup(kj_last_error());
 }
@@ -172,20 +176,22 @@ static kj_status load_batch(tuner *t, const size_t *idx, size_t n) {
         var(t, i)->max_threads = info.max_threads_per_block;
         const char *bs = kj__tune_define(v.defines, v.define_count, "BLOCK_SIZE");
         unsigned threads = t->target->block_threads ? t->target->block_threads(t->tstate, v.defines, v.define_count)
-                                                    : bs ? (unsigned)strtoul(bs, NULL, 10) : 0;
+                           : bs                     ? (unsigned)strtoul(bs, NULL, 10)
+                                                    : 0;
         unsigned dyn = t->target->dynamic_shared ? t->target->dynamic_shared(t->tstate, v.defines, v.define_count) : 0;
         size_t shared = (size_t)info.shared_static_bytes + dyn;
         int per_sm = 1;
         if (threads > (unsigned)info.max_threads_per_block) {
             set_note(t, i, KJ_VARIANT_SKIPPED,
                      "%u threads per block is above this function's limit of %d (it uses %d registers a thread, of "
-                     "%d a block)", threads, info.max_threads_per_block, info.num_regs, dev->regs_per_block);
+                     "%d a block)",
+                     threads, info.max_threads_per_block, info.num_regs, dev->regs_per_block);
         } else if (shared > dev->shared_per_block_optin) {
-            set_note(t, i, KJ_VARIANT_SKIPPED, "needs %zu bytes of shared memory a block; the device allows %zu", shared,
-                     dev->shared_per_block_optin);
+            set_note(t, i, KJ_VARIANT_SKIPPED, "needs %zu bytes of shared memory a block; the device allows %zu",
+                     shared, dev->shared_per_block_optin);
         } else if (threads && kj_kernel_occupancy(kernel, threads, dyn, &per_sm) == KJ_OK && per_sm == 0) {
-            set_note(t, i, KJ_VARIANT_SKIPPED, "no block of %u threads fits on a multiprocessor (registers, shared memory)",
-                     threads);
+            set_note(t, i, KJ_VARIANT_SKIPPED,
+                     "no block of %u threads fits on a multiprocessor (registers, shared memory)", threads);
         } else {
             continue;
         }
@@ -240,8 +246,9 @@ static kj_status time_variant(tuner *t, size_t i, unsigned samples, timing *out)
     kj_space_variant(t->space, i, &v);
     double one;
     KJ_FORWARD(time_batch(t, i, &v, 1, &one));
-    unsigned batch = one >= BATCH_TARGET_US ? 1 : one <= BATCH_TARGET_US / MAX_BATCH ? MAX_BATCH
-                                                                                    : (unsigned)(BATCH_TARGET_US / one) + 1;
+    unsigned batch = one >= BATCH_TARGET_US               ? 1
+                     : one <= BATCH_TARGET_US / MAX_BATCH ? MAX_BATCH
+                                                          : (unsigned)(BATCH_TARGET_US / one) + 1;
     double *s = malloc(samples * sizeof *s);
     if (!s) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     kj_status st = KJ_OK;
@@ -553,7 +560,8 @@ static kj_status check_options(kj_runtime *rt, const kj_tune_options *o) {
 static kj_status check_device(kj_runtime *rt, const kj_tune_options *o) {
     KJ_RETURN_IF(!kj__has_device(rt), KJ_ERR_NO_DEVICE,
                  "no CUDA device: tuning times kernels on one (`kernjit compile %.100s --all` builds the variants "
-                 "without a device)", o->kernel);
+                 "without a device)",
+                 o->kernel);
     return KJ_OK;
 }
 
@@ -600,7 +608,8 @@ static void problem_fixed(tuner *t, kj_define **out, size_t *count) {
     if (!*out) return;
     for (size_t i = 0; i < v.define_count; i++) {
         int dim = 0;
-        for (size_t d = 0; d < kj_space_dim_count(t->space); d++) dim |= strcmp(kj_space_dim_name(t->space, d), v.defines[i].name) == 0;
+        for (size_t d = 0; d < kj_space_dim_count(t->space); d++)
+            dim |= strcmp(kj_space_dim_name(t->space, d), v.defines[i].name) == 0;
         if (!dim) (*out)[(*count)++] = v.defines[i];
     }
 }
@@ -618,8 +627,8 @@ static int label_is(const tuner *t, const char *label, const char *values) {
             snprintf(mine, sizeof mine, "%.*s", (int)(len - eq - 1), p + eq + 1);
             const kj__param *param = kj__spec_find_param(spec, name);
             const char *want = kj__tunedb_value(values, name, theirs, sizeof theirs) == 0 ? theirs
-                               : param                                                 ? param->default_value
-                                                                                       : NULL;
+                               : param                                                    ? param->default_value
+                                                                                          : NULL;
             if (!want || strcmp(want, mine) != 0) return 0;
         }
         p += len;
@@ -652,13 +661,20 @@ static void store(tuner *t) {
     if (t->o->dry_run || !dir || !*var(t, r->best)->label) return;
     char device[256];
     kj__tunedb_device_name(kj__device_info(t->rt)->name, device);
-    kj__tuned_rec rec = {
-        .kernel = t->b->kernel, .entry = t->b->entry, .fixed = t->b->fixed, .bucket = r->bucket, .device = device,
-        .cc_major = kj__device_info(t->rt)->cc_major,
-        .cc_minor = kj__device_info(t->rt)->cc_minor,
-        .target = (char *)kj__tuned_target(t->rt), .version = (char *)kj_version_string(),
-        .values = (char *)var(t, r->best)->label, .gbps = r->remeasured_gbps, .us = r->remeasured_us, .n = r->n,
-        .time = (int64_t)time(NULL)};
+    kj__tuned_rec rec = {.kernel = t->b->kernel,
+                         .entry = t->b->entry,
+                         .fixed = t->b->fixed,
+                         .bucket = r->bucket,
+                         .device = device,
+                         .cc_major = kj__device_info(t->rt)->cc_major,
+                         .cc_minor = kj__device_info(t->rt)->cc_minor,
+                         .target = (char *)kj__tuned_target(t->rt),
+                         .version = (char *)kj_version_string(),
+                         .values = (char *)var(t, r->best)->label,
+                         .gbps = r->remeasured_gbps,
+                         .us = r->remeasured_us,
+                         .n = r->n,
+                         .time = (int64_t)time(NULL)};
     kj__tunedb_measured measured = {measured_gbps, t};
     if (kj__tuned_store(t->rt, &rec, &measured) == KJ_OK) r->stored = 1;
     else kj__log(kj__runtime_log(t->rt), KJ_LOG_WARN, "the tuning result was not stored: %s", kj_last_error());
@@ -709,7 +725,8 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
     KJ_FORWARD(kj_event_create(rt, &t->stop));
 
     int budgeted = o->budget && o->budget < kj_space_valid_count(t->space);
-    char *strategy = budgeted ? kj__asprintf("greedy + random restarts, budget %zu", o->budget) : kj__strdup("exhaustive");
+    char *strategy = budgeted ? kj__asprintf("greedy + random restarts, budget %zu", o->budget)
+                              : kj__strdup("exhaustive");
     if (!strategy) return KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
     t->b->strategy = strategy;
     r->strategy = strategy;
@@ -724,11 +741,11 @@ static kj_status tune(tuner *t, const kj_tune_options *o) {
             if (var(t, i)->status == KJ_VARIANT_FAILED || var(t, i)->status == KJ_VARIANT_WRONG) example = var(t, i);
         for (size_t i = 0; i < t->count && !example; i++)
             if (var(t, i)->status == KJ_VARIANT_SKIPPED) example = var(t, i);
-        return KJ_FAIL(KJ_ERR_NOT_FOUND,
-                       "no variant of %s %s ran correctly: of %zu, %zu skipped, %zu failed, %zu wrong, %zu not tried%s%s%s%s",
-                       o->kernel, entry, t->count, r->skipped, r->failed, r->wrong, r->not_tried,
-                       example ? "; for example " : "", example ? example->label : "", example ? ": " : "",
-                       example ? example->note : "");
+        return KJ_FAIL(
+            KJ_ERR_NOT_FOUND,
+            "no variant of %s %s ran correctly: of %zu, %zu skipped, %zu failed, %zu wrong, %zu not tried%s%s%s%s",
+            o->kernel, entry, t->count, r->skipped, r->failed, r->wrong, r->not_tried, example ? "; for example " : "",
+            example ? example->label : "", example ? ": " : "", example ? example->note : "");
     }
     KJ_FORWARD(runoff(t));
     r->best = (size_t)t->best;

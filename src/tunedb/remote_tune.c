@@ -11,13 +11,11 @@
 #define MAX_RESULTS 4096 /* per device: kernels x entries x fixed macros x size buckets */
 
 /* Replace a field only if it still holds what was read (HGET gives false, '' here, when absent). */
-static const char CAS_SCRIPT[] =
-    "if (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[2] then return 0 end "
-    "redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1";
+static const char CAS_SCRIPT[] = "if (redis.call('HGET', KEYS[1], ARGV[1]) or '') ~= ARGV[2] then return 0 end "
+                                 "redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1";
 /* Remove a field only if it still holds what was read. */
-static const char FORGET_SCRIPT[] =
-    "if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end "
-    "return redis.call('HDEL', KEYS[1], ARGV[1])";
+static const char FORGET_SCRIPT[] = "if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end "
+                                    "return redis.call('HDEL', KEYS[1], ARGV[1])";
 #define HASH_PREFIX "kernjit:tune:v1:"
 
 static void hash_name(const char *device, int cc_major, int cc_minor, const char *target, const char *version,
@@ -48,8 +46,9 @@ static int open_record(kj__remote *r, const char *hash, const char *field, const
     int ok = signed_name && kj__remote_text_signed(r, signed_name, text, signature);
     free(signed_name);
     if (!ok) {
-        snprintf(why, why_size, *signature ? "signed with another secret, or changed after it was signed"
-                                           : "not signed, and this process requires signatures (a secret is set)");
+        snprintf(why, why_size,
+                 *signature ? "signed with another secret, or changed after it was signed"
+                            : "not signed, and this process requires signatures (a secret is set)");
         free(text);
         return -1;
     }
@@ -93,9 +92,10 @@ void kj__remote_tune_publish(kj__remote *r, const kj__tuned_rec *rec, const kj__
         double got;
         if (theirs && !keep_theirs && !kj__tunedb_better(rec, &there.recs[0]) &&
             kj__tunedb_unreproduced(&there.recs[0], measured, &got))
-            kj__remote_note(r, "the shared tuning result %s of %s, %s at %.1f GB/s, was not reproduced here (%.1f "
-                            "GB/s): replaced by %s at %.1f GB/s", field, hash, there.recs[0].values, there.recs[0].gbps,
-                            got, rec->values, rec->gbps);
+            kj__remote_note(r,
+                            "the shared tuning result %s of %s, %s at %.1f GB/s, was not reproduced here (%.1f "
+                            "GB/s): replaced by %s at %.1f GB/s",
+                            field, hash, there.recs[0].values, there.recs[0].gbps, got, rec->values, rec->gbps);
         kj__tunedb_clear(&there);
         if (keep_theirs) {
             free(old_copy);
@@ -130,7 +130,8 @@ size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, in
     char hash[512], why[512];
     hash_name(device, cc_major, cc_minor, target, version, hash, sizeof hash);
     /* the count first: a hash filled beyond what kernjit writes is not read */
-    static const char *const what = "reading the shared tuning results", *lost = "only the local tuning database is used";
+    static const char *const what = "reading the shared tuning results",
+                             *lost = "only the local tuning database is used";
     const char *len[] = {"HLEN", hash}, *get[] = {"HGETALL", hash};
     kj__reply *reply = kj__remote_call(r, 2, len, NULL, what, lost);
     long long fields = kj__reply_int(reply);
@@ -150,7 +151,8 @@ size_t kj__remote_tune_fetch(kj__remote *r, const char *device, int cc_major, in
     size_t got = 0;
     for (size_t i = 0; i + 1 < kj__reply_count(reply); i += 2) {
         size_t flen, vlen;
-        const char *f = kj__reply_str(kj__reply_at(reply, i), &flen), *v = kj__reply_str(kj__reply_at(reply, i + 1), &vlen);
+        const char *f = kj__reply_str(kj__reply_at(reply, i), &flen),
+                   *v = kj__reply_str(kj__reply_at(reply, i + 1), &vlen);
         char *field = f ? kj__strndup(f, flen) : NULL;
         kj__tunedb one = {0};
         if (field && v && open_record(r, hash, field, v, vlen, &one, why, sizeof why) == 0) {
@@ -188,7 +190,8 @@ static long forget_in(kj__remote *r, const char *hash, const kj_tune_filter *fil
     char why[512];
     for (size_t i = 0; i + 1 < kj__reply_count(reply) && removed >= 0; i += 2) {
         size_t flen, vlen;
-        const char *f = kj__reply_str(kj__reply_at(reply, i), &flen), *v = kj__reply_str(kj__reply_at(reply, i + 1), &vlen);
+        const char *f = kj__reply_str(kj__reply_at(reply, i), &flen),
+                   *v = kj__reply_str(kj__reply_at(reply, i + 1), &vlen);
         char *field = f ? kj__strndup(f, flen) : NULL;
         kj__tunedb one = {0};
         /* a result this process would not use (another secret's, malformed) never comes back here */
@@ -214,8 +217,10 @@ static long forget_in(kj__remote *r, const char *hash, const kj_tune_filter *fil
 size_t kj__remote_tune_forget(kj__remote *r, const kj_tune_filter *filter) {
     if (!r) return 0;
     if (!kj__remote_redis(r)) {
-        kj__remote_warn(r, "the shared tuning results were not forgotten (%s): those that match come back at a "
-                        "runtime's next first use", kj__remote_unavailable(r));
+        kj__remote_warn(r,
+                        "the shared tuning results were not forgotten (%s): those that match come back at a "
+                        "runtime's next first use",
+                        kj__remote_unavailable(r));
         return 0;
     }
     int remove = kj__remote_settings(r)->mode == KJ_REMOTE_READWRITE;
@@ -244,15 +249,17 @@ size_t kj__remote_tune_forget(kj__remote *r, const kj_tune_filter *filter) {
         if (failed) break;
     } while (strcmp(cursor, "0") != 0);
     if (!remove && matching)
-        kj__remote_warn(r, "%zu shared tuning result%s match%s, and stay%s on the server: this process only reads it "
+        kj__remote_warn(r,
+                        "%zu shared tuning result%s match%s, and stay%s on the server: this process only reads it "
                         "(KERNJIT_REMOTE_MODE=read), so %s back into the tuning database at a runtime's next first "
                         "use; remove %s with the same `kernjit tune --forget` where KERNJIT_REMOTE_MODE=readwrite",
                         matching, matching == 1 ? "" : "s", matching == 1 ? "es" : "", matching == 1 ? "s" : "",
                         matching == 1 ? "it comes" : "they come", matching == 1 ? "it" : "them");
     if (removed)
-        kj__remote_note(r, "removed %zu shared tuning result%s; machines that merged %s keep %s until they forget "
-                        "%s too, or a tuning run there does not reproduce %s", removed, removed == 1 ? "" : "s",
-                        removed == 1 ? "it" : "them", removed == 1 ? "it" : "them", removed == 1 ? "it" : "them",
-                        removed == 1 ? "it" : "them");
+        kj__remote_note(r,
+                        "removed %zu shared tuning result%s; machines that merged %s keep %s until they forget "
+                        "%s too, or a tuning run there does not reproduce %s",
+                        removed, removed == 1 ? "" : "s", removed == 1 ? "it" : "them", removed == 1 ? "it" : "them",
+                        removed == 1 ? "it" : "them", removed == 1 ? "it" : "them");
     return removed;
 }

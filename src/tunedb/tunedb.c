@@ -19,13 +19,13 @@
 #include "jit/arch.h"
 
 #define FIELDS 12
-#define MAX_WARNINGS 5   /* damaged lines reported one by one; the rest are counted */
+#define MAX_WARNINGS 5 /* damaged lines reported one by one; the rest are counted */
 #define LOCK_WAIT_MS 10000
-#define HEADER                                                                                      \
-    "# kernjit tuning database (format 1): one winner a line, fields separated by tabs:\n"         \
-    "# kernel entry fixed bucket device cc version values gbps us n time\n"                         \
-    "# bucket = floor(log2 n); cc is major.minor, /TARGET when built for another target than the\n"  \
-    "# device's own (9.0/sm_90a); fixed and values are NAME=VALUE lists (\"-\": none). Written by\n" \
+#define HEADER                                                                                                         \
+    "# kernjit tuning database (format 1): one winner a line, fields separated by tabs:\n"                             \
+    "# kernel entry fixed bucket device cc version values gbps us n time\n"                                            \
+    "# bucket = floor(log2 n); cc is major.minor, /TARGET when built for another target than the\n"                    \
+    "# device's own (9.0/sm_90a); fixed and values are NAME=VALUE lists (\"-\": none). Written by\n"                   \
     "# `kernjit tune`; remove lines with `kernjit tune --forget`.\n"
 
 unsigned kj__tunedb_bucket(uint64_t n) {
@@ -104,7 +104,8 @@ static const char *check_list(const char *s, int empty_ok, const char *what) {
         int ok = *eq == '=' && is_identifier(s, (size_t)(eq - s)) && end > eq + 1 && end - eq - 1 <= 64;
         for (const char *p = eq + 1; ok && p < end; p++) ok = is_word_char(*p);
         if (!ok) {
-            snprintf(why, sizeof why, "the %s list has '%.*s', not NAME=VALUE", what, (int)(end - s > 40 ? 40 : end - s), s);
+            snprintf(why, sizeof why, "the %s list has '%.*s', not NAME=VALUE", what,
+                     (int)(end - s > 40 ? 40 : end - s), s);
             return why;
         }
         s = end;
@@ -123,7 +124,8 @@ static const char *check_device(const char *s) {
     size_t n = strlen(s);
     if (n == 0 || n > 255) return "the device name is empty or longer than 255 characters";
     for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f) return "the device name has a non-printable character";
+        if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            return "the device name has a non-printable character";
     return NULL;
 }
 
@@ -145,7 +147,8 @@ static const char *check_rec(const kj__tuned_rec *r) {
     if ((why = check_device(r->device))) return why;
     if (r->cc_major < 1 || r->cc_major > 99 || r->cc_minor < 0 || r->cc_minor > 9)
         return "the compute capability is not major.minor (1.0 to 99.9)";
-    if (r->target && *r->target && !kj__arch_folder_valid(r->target)) return "the target is not a target's name (sm_90a)";
+    if (r->target && *r->target && !kj__arch_folder_valid(r->target))
+        return "the target is not a target's name (sm_90a)";
     if ((why = check_version(r->version))) return why;
     if ((why = check_list(r->values, 0, "values"))) return why;
     if (!isfinite(r->gbps) || r->gbps < 0 || !isfinite(r->us) || r->us < 0) return "a speed is negative or not finite";
@@ -366,7 +369,8 @@ static const char *parse_line(char *line, kj__tuned_rec *rec) {
     char *slash = strchr(f[5], '/');
     rec->target = slash ? slash + 1 : f[5] + strlen(f[5]);
     if (slash) *slash = '\0';
-    if (slash && !kj__arch_folder_valid(rec->target)) return "the target after the compute capability is not a target's name";
+    if (slash && !kj__arch_folder_valid(rec->target))
+        return "the target after the compute capability is not a target's name";
     const char *dot = strchr(f[5], '.');
     uint64_t major, minor;
     char cc[8];
@@ -479,13 +483,15 @@ char *kj__tunedb_format(const kj__tunedb *db) {
 
 /* ---- the folder ------------------------------------------------------------------------------ */
 
-static const kj__private_dir STATE_FOLDER = {
-    "tuning database's folder", "tuned configurations decide how kernels are launched", "writes",
-    "set KERNJIT_STATE_DIR to a folder of your own, not a link",
-    "set KERNJIT_STATE_DIR to a folder in a parent of your own",
-    "it is another user's folder: set KERNJIT_STATE_DIR to one of your own",
-    "chmod 700 the folder, or set KERNJIT_STATE_DIR",
-    "set KERNJIT_STATE_DIR to a folder of your own", 0};
+static const kj__private_dir STATE_FOLDER = {"tuning database's folder",
+                                             "tuned configurations decide how kernels are launched",
+                                             "writes",
+                                             "set KERNJIT_STATE_DIR to a folder of your own, not a link",
+                                             "set KERNJIT_STATE_DIR to a folder in a parent of your own",
+                                             "it is another user's folder: set KERNJIT_STATE_DIR to one of your own",
+                                             "chmod 700 the folder, or set KERNJIT_STATE_DIR",
+                                             "set KERNJIT_STATE_DIR to a folder of your own",
+                                             0};
 
 char *kj__tunedb_dir(const char *cache_root, int cache_given) {
     const char *env = kj__getenv_path("KERNJIT_STATE_DIR");
@@ -542,8 +548,10 @@ static kj_status read_db_file(const char *path, const kj__logger *log, int stric
     if (fd >= 0) close(fd);
     if (why[0]) {
         free(buf);
-        KJ_RETURN_IF(strict, KJ_ERR_IO, "the tuning database %s cannot be read (%s): it is left as it is, and nothing "
-                     "is stored until it can be read, or is moved away", path, why);
+        KJ_RETURN_IF(strict, KJ_ERR_IO,
+                     "the tuning database %s cannot be read (%s): it is left as it is, and nothing "
+                     "is stored until it can be read, or is moved away",
+                     path, why);
         kj__log(log, KJ_LOG_WARN, "cannot read the tuning database %s (%s); tuned configurations are not used", path,
                 why);
         return KJ_OK;
@@ -590,9 +598,9 @@ static int take_lock(const char *dir, char **why) {
     double until = kj__now_ms() + LOCK_WAIT_MS;
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if ((errno != EWOULDBLOCK && errno != EINTR) || kj__now_ms() > until) {
-            *why = errno == EWOULDBLOCK ? kj__asprintf("%s is held by another process for more than %d s", path,
-                                                       LOCK_WAIT_MS / 1000)
-                                        : kj__asprintf("cannot lock %s: %s", path, strerror(errno));
+            *why = errno == EWOULDBLOCK
+                       ? kj__asprintf("%s is held by another process for more than %d s", path, LOCK_WAIT_MS / 1000)
+                       : kj__asprintf("cannot lock %s: %s", path, strerror(errno));
             close(fd);
             free(path);
             return -1;
@@ -677,7 +685,8 @@ static kj_status put_all(kj__tunedb *db, const kj__tunedb_change *change, const 
             double got;
             if (same_key(old, rec) && !kj__tunedb_better(rec, old) &&
                 kj__tunedb_unreproduced(old, change->measured, &got))
-                kj__log(log, KJ_LOG_WARN, "the tuning database's result for %s %s %s (bucket %u), %s at %.1f GB/s, "
+                kj__log(log, KJ_LOG_WARN,
+                        "the tuning database's result for %s %s %s (bucket %u), %s at %.1f GB/s, "
                         "was not reproduced here (this run measured %.1f GB/s of it): replaced by %s at %.1f GB/s",
                         rec->kernel, rec->entry, rec->fixed, rec->bucket, old->values, old->gbps, got, rec->values,
                         rec->gbps);
@@ -694,7 +703,8 @@ kj_status kj__tunedb_update(const char *dir, const kj__logger *log, const kj__tu
     KJ_RETURN_IF(check_dir(dir, 1, &absent, folder) != 0, KJ_ERR_IO, "%s", folder);
     int lock = take_lock(dir, &why);
     if (lock < 0) {
-        kj_status s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why) : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
+        kj_status s = why ? KJ_FAIL(KJ_ERR_IO, "tuning database: %s", why)
+                          : KJ_FAIL(KJ_ERR_HOST_MEMORY, "out of memory");
         free(why);
         return s;
     }
@@ -775,9 +785,11 @@ kj_status kj__tunedb_move(const char *from, const char *to, const kj__logger *lo
     if (s == KJ_OK) s = read_db(to, log, 1, &check);
     for (size_t i = 0; i < theirs.count && s == KJ_OK; i++)
         if (!kept(&check, &theirs.recs[i]))
-            s = KJ_FAIL(KJ_ERR_IO, "%s, once written, lacks the result for %s %s %s (bucket %u) that %s holds: %s is "
-                        "kept", now, theirs.recs[i].kernel, theirs.recs[i].entry, theirs.recs[i].fixed,
-                        theirs.recs[i].bucket, old, old);
+            s = KJ_FAIL(KJ_ERR_IO,
+                        "%s, once written, lacks the result for %s %s %s (bucket %u) that %s holds: %s is "
+                        "kept",
+                        now, theirs.recs[i].kernel, theirs.recs[i].entry, theirs.recs[i].fixed, theirs.recs[i].bucket,
+                        old, old);
     if (s == KJ_OK && unlink(old) != 0)
         s = KJ_FAIL(KJ_ERR_IO, "%s holds the results of %s, which cannot be removed: %s", now, old, strerror(errno));
     if (s == KJ_OK) *moved = theirs.count;

@@ -41,7 +41,7 @@ typedef struct kj__tuned_rec {
     unsigned bucket;
     char *device;
     int cc_major, cc_minor;
-    char *target;  /* NULL or "" for the device's own; else what the kernels were built for ("sm_90a");
+    char *target; /* NULL or "" for the device's own; else what the kernels were built for ("sm_90a");
                       a record in a kj__tunedb always has a string */
     char *version;
     char *values;

@@ -18,14 +18,14 @@
 
 typedef struct db_state {
     pthread_mutex_t lock;
-    char *dir;             /* the database's folder (kj__tunedb_dir); NULL when memory-only */
-    char *path;            /* <dir>/tuning.db */
-    char device[256];      /* the device's name as the file has it */
+    char *dir;        /* the database's folder (kj__tunedb_dir); NULL when memory-only */
+    char *path;       /* <dir>/tuning.db */
+    char device[256]; /* the device's name as the file has it */
     int loaded;
     kj__tunedb *current;
-    uint64_t generation;   /* counts the copies installed; changed under the lock, read without it
+    uint64_t generation; /* counts the copies installed; changed under the lock, read without it
                               (kj__tuned_generation) */
-    char **interned;       /* the strings lookups handed out, one copy each */
+    char **interned;     /* the strings lookups handed out, one copy each */
     size_t interned_count;
 } db_state;
 
@@ -37,8 +37,8 @@ static void move_from_cache(kj_runtime *rt, db_state *st, const char *root) {
     if (strcmp(st->dir, root) == 0) return;
     if (kj__tunedb_move(root, st->dir, log, &moved) == KJ_OK) {
         if (moved)
-            kj__log(log, KJ_LOG_INFO, "the tuning database (%zu result%s) moved from the cache folder %s to %s",
-                    moved, moved == 1 ? "" : "s", root, st->dir);
+            kj__log(log, KJ_LOG_INFO, "the tuning database (%zu result%s) moved from the cache folder %s to %s", moved,
+                    moved == 1 ? "" : "s", root, st->dir);
         return;
     }
     kj__log(log, KJ_LOG_WARN, "the tuning database stays in the cache folder %s, and is used there: %s", root,
@@ -133,7 +133,8 @@ static void merge_remote(kj_runtime *rt, db_state *st, kj__tunedb **db) {
         const kj__tuned_rec *mine = kj__tunedb_find(*db, r->kernel, r->entry, r->fixed, r->n, r->device, r->cc_major,
                                                     r->cc_minor, r->target, r->version);
         int same_key = mine && mine->bucket == r->bucket;
-        if (same_key && (!kj__tunedb_better(r, mine) || (strcmp(mine->values, r->values) == 0 && mine->gbps == r->gbps)))
+        if (same_key &&
+            (!kj__tunedb_better(r, mine) || (strcmp(mine->values, r->values) == 0 && mine->gbps == r->gbps)))
             continue; /* the file's is as good */
         if (kj__tunedb_put(&wins, r) != KJ_OK) break;
         kj__log(log, KJ_LOG_DEBUG, "tuning result of %s %s %s (bucket %u) from the remote cache: %s, %.1f GB/s",
@@ -171,8 +172,8 @@ static const kj__tuned_rec *find_locked(kj_runtime *rt, db_state *st, const char
     ensure_loaded(rt, st);
     if (!st->current) return NULL;
     const kj_device_info *dev = kj__device_info(rt);
-    return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, dev->cc_major,
-                           dev->cc_minor, kj__tuned_target(rt), kj_version_string());
+    return kj__tunedb_find(st->current, kernel, entry, fixed ? fixed : "", n, st->device, dev->cc_major, dev->cc_minor,
+                           kj__tuned_target(rt), kj_version_string());
 }
 
 const char *kj__tuned_target(const kj_runtime *rt) { return kj__own_target(rt) ? "" : kj_runtime_arch(rt); }
@@ -222,10 +223,12 @@ kj_status kj__tuned_store(kj_runtime *rt, const kj__tuned_rec *rec, const kj__tu
                                                 rec->version);
     if (kept && kept->bucket == rec->bucket && strcmp(kept->values, rec->values) != 0 &&
         !kj__tunedb_replaces(rec, kept, measured))
-        kj__log(kj__runtime_log(rt), KJ_LOG_WARN, "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
-                "%.1f GB/s, against %s at %.1f GB/s now (the faster re-measured result wins, unless a run here measures "
-                "its variant at far less; `kernjit tune --forget` starts over)", rec->kernel, rec->entry, rec->fixed,
-                rec->bucket, kept->values, kept->gbps, rec->values, rec->gbps);
+        kj__log(
+            kj__runtime_log(rt), KJ_LOG_WARN,
+            "the tuning database keeps its faster result for %s %s %s (bucket %u): %s at "
+            "%.1f GB/s, against %s at %.1f GB/s now (the faster re-measured result wins, unless a run here measures "
+            "its variant at far less; `kernjit tune --forget` starts over)",
+            rec->kernel, rec->entry, rec->fixed, rec->bucket, kept->values, kept->gbps, rec->values, rec->gbps);
     pthread_mutex_lock(&st->lock);
     install(st, merged);
     pthread_mutex_unlock(&st->lock);
@@ -313,7 +316,8 @@ kj_status kj_tune_db_forget(kj_runtime *rt, const kj_tune_filter *filter, size_t
 
 kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entry, const char *fixed, uint64_t n,
                             kj_tuned *out) {
-    KJ_RETURN_IF(!rt || !kernel || !entry || !out, KJ_ERR_USAGE, "kj_tune_db_lookup: runtime, kernel, entry and out are required");
+    KJ_RETURN_IF(!rt || !kernel || !entry || !out, KJ_ERR_USAGE,
+                 "kj_tune_db_lookup: runtime, kernel, entry and out are required");
     KJ_FORWARD(KJ__SIZED_CHECK(out, kj_tuned, KJ_TUNED_INIT));
     KJ_RETURN_IF(!kj__has_device(rt), KJ_ERR_NO_DEVICE, "no CUDA device: tuned configurations belong to a device");
     db_state *st;
@@ -326,7 +330,8 @@ kj_status kj_tune_db_lookup(kj_runtime *rt, const char *kernel, const char *entr
         to_public(r, &t);
         /* strings that outlive this copy of the database */
         const char **fields[] = {&t.kernel, &t.entry, &t.fixed, &t.device, &t.target, &t.version, &t.values};
-        for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !oom; i++) oom = !(*fields[i] = intern(st, *fields[i]));
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !oom; i++)
+            oom = !(*fields[i] = intern(st, *fields[i]));
     }
     pthread_mutex_unlock(&st->lock);
     KJ_RETURN_IF(oom, KJ_ERR_HOST_MEMORY, "out of memory");

@@ -78,12 +78,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             } else if (i + 2 == n) {
                 launch_print pr;
                 if (launch_parse_print(f, &pr, err, sizeof err) == 0 &&
-                    launch_check_print(&pr, args, nargs, err, sizeof err) == 0 && pr.has_range &&
-                    args[pr.arg].count && (pr.from >= pr.to || pr.to > args[pr.arg].count))
+                    launch_check_print(&pr, args, nargs, err, sizeof err) == 0 && pr.has_range && args[pr.arg].count &&
+                    (pr.from >= pr.to || pr.to > args[pr.arg].count))
                     abort(); /* a checked range lies inside its buffer */
             } else {
                 launch_save sv;
-                if (launch_parse_save(f, &sv, err, sizeof err) == 0) launch_check_save(&sv, args, nargs, err, sizeof err);
+                if (launch_parse_save(f, &sv, err, sizeof err) == 0)
+                    launch_check_save(&sv, args, nargs, err, sizeof err);
             }
         }
         check_message(err, sizeof err);

@@ -30,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     for (size_t i = 0; i < copy.count; i++) {
         const kj__tuned_rec *r = &copy.recs[i];
-        const kj__tuned_rec *found = kj__tunedb_find(&copy, r->kernel, r->entry, r->fixed, r->n, r->device,
-                                                     r->cc_major, r->cc_minor, r->target, r->version);
+        const kj__tuned_rec *found = kj__tunedb_find(&copy, r->kernel, r->entry, r->fixed, r->n, r->device, r->cc_major,
+                                                     r->cc_minor, r->target, r->version);
         if (!found || strcmp(found->values, r->values) != 0) abort();
     }
     free(text);

@@ -10,10 +10,9 @@
 #include "kernels_src/cdp_status.h"
 #include "ops/ops.h"
 
-
 /* A stream's work buffer (a kj__lane) holds the status word, room for a result, then scratch; each
  * call waits for its tree. */
-#define KJ__CDP_STATUS 0   /* offsets in the buffer */
+#define KJ__CDP_STATUS 0 /* offsets in the buffer */
 #define KJ__CDP_RESULT 16
 #define KJ__CDP_SCRATCH 256
 

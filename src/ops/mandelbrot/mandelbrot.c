@@ -18,7 +18,8 @@ const char *kj_mandelbrot_algo_name(kj_mandelbrot_algo a) {
 
 kj_status kj_mandelbrot_algo_parse(const char *text, kj_mandelbrot_algo *algo) {
     int i = kj__name_find(algo_names, KJ_MANDELBROT_ALGO_COUNT_, text);
-    KJ_RETURN_IF(i < 0, KJ_ERR_USAGE, "unknown Mandelbrot algorithm '%.40s': allowed are escape, ms", text ? text : "(null)");
+    KJ_RETURN_IF(i < 0, KJ_ERR_USAGE, "unknown Mandelbrot algorithm '%.40s': allowed are escape, ms",
+                 text ? text : "(null)");
     *algo = (kj_mandelbrot_algo)i;
     return KJ_OK;
 }
@@ -72,14 +73,22 @@ kj_status kj_mandelbrot(kj_runtime *rt, kj_devptr dwells, unsigned width, unsign
         kj__mb_top(&c, &side, &gx, &gy);
         unsigned zero = 0, w = width, h = height;
         void *args[] = {&dwells, &c.view, &zero, &zero, &side, &w, &h, &zero, &status};
-        kj_launch_config cfg = {.size = sizeof cfg, .grid = {gx, gy, 1}, .block = {bx, by, 1}, .stream = o->stream, .pending_launches = pending};
+        kj_launch_config cfg = {.size = sizeof cfg,
+                                .grid = {gx, gy, 1},
+                                .block = {bx, by, 1},
+                                .stream = o->stream,
+                                .pending_launches = pending};
         KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     } else {
         gx = (width + bx - 1) / bx;
         gy = (height + by - 1) / by;
         pending = o->pending_launches ? o->pending_launches : 1;
         void *args[] = {&dwells, &c.view};
-        kj_launch_config cfg = {.size = sizeof cfg, .grid = {gx, gy, 1}, .block = {bx, by, 1}, .stream = o->stream, .pending_launches = pending};
+        kj_launch_config cfg = {.size = sizeof cfg,
+                                .grid = {gx, gy, 1},
+                                .block = {bx, by, 1},
+                                .stream = o->stream,
+                                .pending_launches = pending};
         KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     }
     kj_cdp_status st;

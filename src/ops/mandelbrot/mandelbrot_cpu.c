@@ -6,9 +6,9 @@
 #include <string.h>
 
 /* Writes why (printf format) and returns -1 when cond holds. */
-#define REFUSE_IF(cond, ...)                                                                       \
-    do {                                                                                            \
-        if (cond) return snprintf(why, why_size, __VA_ARGS__), -1;                                  \
+#define REFUSE_IF(cond, ...)                                                                                           \
+    do {                                                                                                               \
+        if (cond) return snprintf(why, why_size, __VA_ARGS__), -1;                                                     \
     } while (0)
 
 int kj__mb_config_make(unsigned width, unsigned height, const kj_mandelbrot_options *o, kj__mb_config *out, char *why,
@@ -84,4 +84,3 @@ uint64_t kj__mb_launch_bound(const kj__mb_config *c, unsigned *levels) {
     if (levels) *levels = depth + 1;
     return total;
 }
-

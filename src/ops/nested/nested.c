@@ -36,8 +36,8 @@ static kj_status get(kj_runtime *rt, const char *entry, const char *helper, kj_t
 }
 
 static void fill_report(kj_dp_report *caller, const char *entry, unsigned grid, unsigned block, unsigned levels,
-                        int counted, const kj_cdp_status *st, uint64_t expected, uint64_t pending,
-                        uint64_t limit, double ms, kj_origin origin) {
+                        int counted, const kj_cdp_status *st, uint64_t expected, uint64_t pending, uint64_t limit,
+                        double ms, kj_origin origin) {
     kj_dp_report full, *r = &full;
     memset(r, 0, sizeof *r);
     r->entry = entry;
@@ -62,7 +62,8 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
     KJ_RETURN_IF(!host_result, KJ_ERR_USAGE, "kj_nested_reduce: host_result is NULL");
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_ || type == KJ_TYPE_F16 || type == KJ_TYPE_BF16, KJ_ERR_USAGE,
                  "kj_nested_reduce: type %s: allowed are i32, u32, i64, f32, f64 (the reduction is in place, so the "
-                 "element type must be its own accumulator)", kj_type_name(type));
+                 "element type must be its own accumulator)",
+                 kj_type_name(type));
     KJ_RETURN_IF(n && !data, KJ_ERR_USAGE, "kj_nested_reduce: data is 0 with n = %zu", n);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
                  "kj_nested_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
@@ -114,14 +115,22 @@ kj_status kj_nested_reduce(kj_runtime *rt, kj_type type, kj_devptr data, size_t 
             threads = block / 2;
             size = block / 2; /* the first stride */
         }
-        kj_launch_config cfg = {.size = sizeof cfg, .grid = {grid, 1, 1}, .block = {threads, 1, 1}, .stream = o->stream, .pending_launches = pending};
+        kj_launch_config cfg = {.size = sizeof cfg,
+                                .grid = {grid, 1, 1},
+                                .block = {threads, 1, 1},
+                                .stream = o->stream,
+                                .pending_launches = pending};
         KJ_FORWARD(kj__kernel_launch(top, &cfg, variant == KJ_NESTED_REDUCE2 ? reduce2 : per_block));
     }
     /* Stream order puts the fold after the whole tree: a host-launched grid is complete only when all
      * the grids it spawned are. */
     unsigned long long m = grid;
     void *fold_args[] = {&sums, &m, &result};
-    kj_launch_config one = {.size = sizeof one, .grid = {1, 1, 1}, .block = {FOLD_THREADS, 1, 1}, .stream = o->stream, .pending_launches = pending};
+    kj_launch_config one = {.size = sizeof one,
+                            .grid = {1, 1, 1},
+                            .block = {FOLD_THREADS, 1, 1},
+                            .stream = o->stream,
+                            .pending_launches = pending};
     KJ_FORWARD(kj__kernel_launch(fold, &one, fold_args));
 
     kj_cdp_status st;
@@ -160,14 +169,16 @@ kj_status kj_nested_hello(kj_runtime *rt, unsigned grid, unsigned block, kj_dp_r
     unsigned size = block, depth = 0;
     void *args[] = {&size, &depth, &status};
     KJ_FORWARD(kj__cdp_begin(rt, lane));
-    kj_launch_config cfg = {.size = sizeof cfg, .grid = {grid, 1, 1}, .block = {block, 1, 1}, .pending_launches = pending};
+    kj_launch_config cfg = {
+        .size = sizeof cfg, .grid = {grid, 1, 1}, .block = {block, 1, 1}, .pending_launches = pending};
     KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     kj_cdp_status st;
     double ms = 0;
     KJ_FORWARD(kj__cdp_finish(rt, lane, NULL, 0, what, &st, report ? &ms : NULL));
     /* The device's printf buffer is written out at a synchronization of the context. */
     KJ_FORWARD(kj_synchronize(rt));
-    if (report) fill_report(report, "nested_hello", grid, block, levels, 1, &st, expected, pending,
-                            kj__pending_launch_limit(rt), ms, origin);
+    if (report)
+        fill_report(report, "nested_hello", grid, block, levels, 1, &st, expected, pending,
+                    kj__pending_launch_limit(rt), ms, origin);
     return KJ_OK;
 }

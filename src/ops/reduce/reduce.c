@@ -13,10 +13,10 @@ typedef enum { FAST, SIMPLE, CONVERGENT, SHARED, SEGMENTED, COARSENED, ENTRY_COU
 
 static const struct {
     const char *name;
-    int single_block; /* reduces at most 2 * BLOCK_SIZE elements */
-    int in_place;     /* works on a copy made by reduce_load */
-    int atomic;       /* combines into the result, which reduce_init sets first */
-    int coarsens;     /* uses COARSE_FACTOR */
+    int single_block;       /* reduces at most 2 * BLOCK_SIZE elements */
+    int in_place;           /* works on a copy made by reduce_load */
+    int atomic;             /* combines into the result, which reduce_init sets first */
+    int coarsens;           /* uses COARSE_FACTOR */
     unsigned block, coarse; /* default configuration */
 } entries[ENTRY_COUNT] = {
     [FAST] = {"reduce_fast", 0, 0, 0, 1, 0, 0}, /* by size: fast_default() */
@@ -109,7 +109,8 @@ static const kj_request *helper_request(helper *h, const char *entry, kj_op op, 
     h->defines[1] = (kj_define){"T", kj_type_name(type)};
     h->defines[2] = (kj_define){"BLOCK_SIZE", h->block};
     h->defines[3] = (kj_define){"COARSE_FACTOR", h->coarse};
-    h->req = (kj_request){.size = sizeof(kj_request), .kernel = "reduce", .entry = entry, .defines = h->defines, .define_count = 4};
+    h->req = (kj_request){
+        .size = sizeof(kj_request), .kernel = "reduce", .entry = entry, .defines = h->defines, .define_count = 4};
     return &h->req;
 }
 
@@ -250,7 +251,8 @@ typedef struct call {
 static kj_status call_of(kj_runtime *rt, kj_op op, kj_type type, size_t n, const kj_reduce_options *o, call *p) {
     KJ_RETURN_IF(!rt, KJ_ERR_USAGE, "kj_reduce: runtime is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce: operator %d is not a kj_op (0 to 3)", (int)op);
-    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to %d)", (int)type, KJ_TYPE_COUNT_ - 1);
+    KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce: type %d is not a kj_type (0 to %d)",
+                 (int)type, KJ_TYPE_COUNT_ - 1);
     KJ_RETURN_IF(n > SIZE_MAX / kj_type_size(type), KJ_ERR_USAGE,
                  "kj_reduce: n = %zu %s elements: the byte count overflows size_t", n, kj_type_name(type));
     entry_id e = FAST;
@@ -266,24 +268,37 @@ static kj_status call_of(kj_runtime *rt, kj_op op, kj_type type, size_t n, const
     unsigned given_block = o->block_size ? o->block_size : block;
     KJ_RETURN_IF(entries[e].single_block && n > 2ull * given_block, KJ_ERR_USAGE,
                  "%s reduces in one block, at most 2 x BLOCK_SIZE = %u elements; n = %zu: use reduce_fast (the "
-                 "default), reduce_segmented or reduce_coarsened", entries[e].name, 2 * given_block, n);
+                 "default), reduce_segmented or reduce_coarsened",
+                 entries[e].name, 2 * given_block, n);
     p->e = e;
     p->n = n;
     p->fixed[0] = (kj_define){"OP", kj_op_name(op)};
     p->fixed[1] = (kj_define){"T", kj_type_name(type)};
     p->pinned = (kj_define){"COARSE_FACTOR", TEXT_OF(UNUSED_COARSE_VALUE)};
     int coarsens = entries[e].coarsens;
-    p->call = (kj__config_call){.kernel = "reduce", .entry = entries[e].name, .helper = helper_of(e), .fixed = p->fixed, .fixed_count = 2,
-                                .pinned = coarsens ? NULL : &p->pinned, .pinned_count = coarsens ? 0 : 1, .n = n,
-                                .count = e == FAST ? 3 : coarsens ? 2 : 1,
+    p->call = (kj__config_call){.kernel = "reduce",
+                                .entry = entries[e].name,
+                                .helper = helper_of(e),
+                                .fixed = p->fixed,
+                                .fixed_count = 2,
+                                .pinned = coarsens ? NULL : &p->pinned,
+                                .pinned_count = coarsens ? 0 : 1,
+                                .n = n,
+                                .count = e == FAST  ? 3
+                                         : coarsens ? 2
+                                                    : 1,
                                 .names = {"BLOCK_SIZE", "COARSE_FACTOR", "WAVES"},
-                                .given = {o->block_size, o->coarse_factor, o->waves}, .defaults = {block, coarse, waves},
-                                .suits = entries[e].single_block ? fits : NULL, .user = &p->n};
+                                .given = {o->block_size, o->coarse_factor, o->waves},
+                                .defaults = {block, coarse, waves},
+                                .suits = entries[e].single_block ? fits : NULL,
+                                .user = &p->n};
     return KJ_OK;
 }
 
 /* COARSE_FACTOR of a configuration: the chosen one where the entry uses it, else the metadata's. */
-static unsigned coarse_of(const call *p, const kj__config *c) { return entries[p->e].coarsens ? c->values[1] : UNUSED_COARSE; }
+static unsigned coarse_of(const call *p, const kj__config *c) {
+    return entries[p->e].coarsens ? c->values[1] : UNUSED_COARSE;
+}
 /* WAVES of a configuration: reduce_fast's; 0 for the entries whose grid n fixes. */
 static unsigned waves_of(const call *p, const kj__config *c) { return p->e == FAST ? c->values[2] : 0; }
 
@@ -314,8 +329,9 @@ kj_status kj_reduce_prefetch(kj_runtime *rt, kj_op op, kj_type type, size_t n, c
 /* The call's input: n elements of type, aligned to them. */
 static kj_status check_input(kj_type type, size_t n, kj_devptr input) {
     KJ_RETURN_IF(n && !input, KJ_ERR_USAGE, "kj_reduce: input is 0 with n = %zu", n);
-    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE, "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements",
-                 (unsigned long long)input, kj_type_size(type), kj_type_name(type));
+    KJ_RETURN_IF(input % kj_type_size(type), KJ_ERR_USAGE,
+                 "kj_reduce: input 0x%llx is not aligned to its %zu-byte %s elements", (unsigned long long)input,
+                 kj_type_size(type), kj_type_name(type));
     return KJ_OK;
 }
 
@@ -324,8 +340,8 @@ static kj_status reduce_entered(kj_runtime *rt, const call *p, kj_op op, kj_type
                                 kj_devptr result, const kj_reduce_options *o) {
     kj__config c;
     KJ_FORWARD(kj__config_resolve(rt, &p->call, &c));
-    kj__reduce_job job = {entries[p->e].name, op, type, input, n, result, c.values[0], coarse_of(p, &c),
-                          waves_of(p, &c), o->stream, c.helper};
+    kj__reduce_job job = {entries[p->e].name, op,        type,    input, n, result, c.values[0], coarse_of(p, &c),
+                          waves_of(p, &c),    o->stream, c.helper};
     unsigned grid;
     KJ_FORWARD(kj__reduce_launch(rt, c.kernel, &job, &grid));
     if (o->report) {
@@ -378,6 +394,7 @@ kj_status kj_reduce(kj_runtime *rt, kj_op op, kj_type type, kj_devptr input, siz
     kj_devptr ws;
     KJ_FORWARD(workspace(rt, stream, &ws));
     KJ_FORWARD(reduce_entered(rt, &p, op, type, input, n, ws + WS_RESULT, o));
-    KJ_FORWARD(kj__memcpy_dtoh_async(rt, host_result, ws + WS_RESULT, kj_result_size(type), stream, "copying the result"));
+    KJ_FORWARD(
+        kj__memcpy_dtoh_async(rt, host_result, ws + WS_RESULT, kj_result_size(type), stream, "copying the result"));
     return kj__stream_wait(rt, stream, "the reduction failed");
 }

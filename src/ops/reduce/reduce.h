@@ -15,16 +15,16 @@ extern const char kj__reduce_entry_list[];
 
 /* One reduction as kj_reduce_async runs it, once its configuration is chosen. */
 typedef struct kj__reduce_job {
-    const char *entry;       /* one that kj_reduce runs */
+    const char *entry; /* one that kj_reduce runs */
     kj_op op;
     kj_type type;
     kj_devptr input;
     size_t n;
     kj_devptr result;
-    unsigned block, coarse;  /* the kernel's BLOCK_SIZE and COARSE_FACTOR */
-    unsigned waves;          /* reduce_fast's grid: at most WAVES times the blocks the device holds at once */
+    unsigned block, coarse; /* the kernel's BLOCK_SIZE and COARSE_FACTOR */
+    unsigned waves;         /* reduce_fast's grid: at most WAVES times the blocks the device holds at once */
     kj_stream stream;
-    kj_kernel *helper;       /* the helper entry's kernel at these macros: reduce_load for the entries
+    kj_kernel *helper; /* the helper entry's kernel at these macros: reduce_load for the entries
                                 that work on a copy, reduce_init for those that combine with atomics;
                                 NULL for the others (kj__reduce_helper) */
 } kj__reduce_job;

@@ -82,7 +82,8 @@ static void float_reference(kj_op op, kj_type t, const void *data, size_t n, voi
 static void int_reference(kj_op op, kj_type t, const void *data, size_t n, void *result, double *abs_sum) {
     int is_signed = t != KJ_TYPE_U32;
     uint64_t acc_u = op == KJ_OP_SUM ? 0 : 1;
-    int64_t best_s = op == KJ_OP_MAX ? (t == KJ_TYPE_I32 ? INT32_MIN : INT64_MIN) : (t == KJ_TYPE_I32 ? INT32_MAX : INT64_MAX);
+    int64_t best_s = op == KJ_OP_MAX ? (t == KJ_TYPE_I32 ? INT32_MIN : INT64_MIN)
+                                     : (t == KJ_TYPE_I32 ? INT32_MAX : INT64_MAX);
     uint64_t best_u = op == KJ_OP_MAX ? 0 : UINT32_MAX;
     double mag = 0;
     for (size_t i = 0; i < n; i++) {
@@ -119,11 +120,31 @@ int kj__reduce_reference(kj_op op, kj_type t, const void *data, size_t n, void *
 
 double kj__result_as_double(kj_type t, const void *r) {
     switch (t) {
-    case KJ_TYPE_I32: { int32_t v; memcpy(&v, r, 4); return v; }
-    case KJ_TYPE_U32: { uint32_t v; memcpy(&v, r, 4); return v; }
-    case KJ_TYPE_I64: { int64_t v; memcpy(&v, r, 8); return (double)v; }
-    case KJ_TYPE_F64: { double v; memcpy(&v, r, 8); return v; }
-    default: { float v; memcpy(&v, r, 4); return v; }
+    case KJ_TYPE_I32: {
+        int32_t v;
+        memcpy(&v, r, 4);
+        return v;
+    }
+    case KJ_TYPE_U32: {
+        uint32_t v;
+        memcpy(&v, r, 4);
+        return v;
+    }
+    case KJ_TYPE_I64: {
+        int64_t v;
+        memcpy(&v, r, 8);
+        return (double)v;
+    }
+    case KJ_TYPE_F64: {
+        double v;
+        memcpy(&v, r, 8);
+        return v;
+    }
+    default: {
+        float v;
+        memcpy(&v, r, 4);
+        return v;
+    }
     }
 }
 
@@ -191,7 +212,8 @@ double kj__reduce_tolerance(kj_op op, kj_type t, size_t n, double expected, doub
         /* per-thread chain, the block's tree, then the blocks: combined atomically (a chain of grid
          * steps, in any order) or by a second tree (log2 grid) */
         int atomic = strcmp(report->entry, "reduce_segmented") == 0 || strcmp(report->entry, "reduce_coarsened") == 0;
-        depth = (double)per_thread + log2_ceil(report->block_size) + (atomic ? report->grid : log2_ceil(report->grid)) + 2;
+        depth = (double)per_thread + log2_ceil(report->block_size) + (atomic ? report->grid : log2_ceil(report->grid)) +
+                2;
         /* nested.cu: a pairwise tree per block, then nested_fold's 256 threads (FOLD_THREADS in
          * ops/nested/nested.c), each a chain of grid / 256 partial sums, and their tree */
         if (strncmp(report->entry, "nested_", 7) == 0)

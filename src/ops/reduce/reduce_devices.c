@@ -26,7 +26,10 @@ static kj_status check_args(kj_runtime *const *rts, const kj_devptr *parts, cons
                             kj_type type, const void *result, const kj_stream *streams) {
     KJ_RETURN_IF(n == 0, KJ_ERR_USAGE, "kj_reduce_devices: no parts (n = 0): give one part per device at least");
     KJ_RETURN_IF(!rts || !parts || !counts, KJ_ERR_USAGE, "kj_reduce_devices: %s is NULL with n = %zu parts",
-                 !rts ? "rts" : !parts ? "parts" : "counts", n);
+                 !rts     ? "rts"
+                 : !parts ? "parts"
+                          : "counts",
+                 n);
     KJ_RETURN_IF(!result, KJ_ERR_USAGE, "kj_reduce_devices: result is NULL");
     KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce_devices: operator %d is not a kj_op (0 to 3)",
                  (int)op);

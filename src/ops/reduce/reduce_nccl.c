@@ -33,12 +33,13 @@ static uint64_t ordered(uint64_t bits, unsigned width) {
 }
 
 static int is_nan(uint64_t bits, unsigned width) {
-    uint64_t exp = width == 32 ? 0x7f800000ull : 0x7ff0000000000000ull, mant = width == 32 ? 0x7fffffull : (1ull << 52) - 1;
+    uint64_t exp = width == 32 ? 0x7f800000ull : 0x7ff0000000000000ull,
+             mant = width == 32 ? 0x7fffffull : (1ull << 52) - 1;
     return (bits & exp) == exp && (bits & mant);
 }
 
-static const int nccl_ops[KJ_OP_COUNT_] = {[KJ_OP_SUM] = KJ__NCCL_SUM, [KJ_OP_MAX] = KJ__NCCL_MAX,
-                                           [KJ_OP_MIN] = KJ__NCCL_MIN, [KJ_OP_PROD] = KJ__NCCL_PROD};
+static const int nccl_ops[KJ_OP_COUNT_] = {
+    [KJ_OP_SUM] = KJ__NCCL_SUM, [KJ_OP_MAX] = KJ__NCCL_MAX, [KJ_OP_MIN] = KJ__NCCL_MIN, [KJ_OP_PROD] = KJ__NCCL_PROD};
 
 static void to_wire(kj_op op, kj_type type, const unsigned char *partial, wire *w) {
     int wraps = op == KJ_OP_SUM || op == KJ_OP_PROD; /* integer sums and products: unsigned arithmetic */
@@ -64,8 +65,7 @@ static void to_wire(kj_op op, kj_type type, const unsigned char *partial, wire *
 }
 
 static void from_wire(kj_op op, kj_type type, wire *w, void *result) {
-    int ordered_float = kj__type_is_float(type) &&
-                        (op == KJ_OP_MAX || op == KJ_OP_MIN);
+    int ordered_float = kj__type_is_float(type) && (op == KJ_OP_MAX || op == KJ_OP_MIN);
     if (ordered_float) {
         uint64_t bits = 0;
         memcpy(&bits, w->bytes, w->size);
@@ -85,8 +85,10 @@ static kj_status async_error(const kj__nccl_api *nccl, kj__nccl_comm_t comm) {
     kj__nccl_result e = KJ__NCCL_SUCCESS, r = nccl->ncclCommGetAsyncError(comm, &e);
     if (r != KJ__NCCL_SUCCESS) return nccl_fail(nccl, r, "ncclCommGetAsyncError");
     if (e != KJ__NCCL_SUCCESS && e != KJ__NCCL_IN_PROGRESS)
-        return KJ_FAIL(KJ_ERR_CUDA, "kj_reduce_nccl: the communicator is in error: NCCL error %d (%s); abort it "
-                       "(ncclCommAbort) and make a new one", e, nccl->ncclGetErrorString(e));
+        return KJ_FAIL(KJ_ERR_CUDA,
+                       "kj_reduce_nccl: the communicator is in error: NCCL error %d (%s); abort it "
+                       "(ncclCommAbort) and make a new one",
+                       e, nccl->ncclGetErrorString(e));
     return KJ_OK;
 }
 
@@ -109,8 +111,8 @@ static kj_status wait_for(kj_runtime *rt, const kj__nccl_api *nccl, kj__nccl_com
     }
 }
 
-static kj_status all_reduce(kj_runtime *rt, const kj__nccl_api *nccl, kj__nccl_comm_t comm, kj_devptr at,
-                            size_t count, int type, int op, kj_stream stream, const char *what) {
+static kj_status all_reduce(kj_runtime *rt, const kj__nccl_api *nccl, kj__nccl_comm_t comm, kj_devptr at, size_t count,
+                            int type, int op, kj_stream stream, const char *what) {
     void *p = (void *)(uintptr_t)at;
     kj__nccl_result r = nccl->ncclAllReduce(p, p, count, type, op, comm, stream);
     if (r != KJ__NCCL_SUCCESS && r != KJ__NCCL_IN_PROGRESS) return nccl_fail(nccl, r, what);
@@ -130,9 +132,10 @@ static kj_status same_on_every_rank(kj_runtime *rt, const kj__nccl_api *nccl, kj
     int rank = -1, ranks = -1;
     nccl->ncclCommUserRank(comm, &rank);
     nccl->ncclCommCount(comm, &ranks);
-    return KJ_FAIL(KJ_ERR_USAGE, "kj_reduce_nccl: the ranks disagree: rank %d of %d reduces %s %s, another rank "
-                   "another op or type; every rank must call with the same op and type", rank, ranks, kj_op_name(op),
-                   kj_type_name(type));
+    return KJ_FAIL(KJ_ERR_USAGE,
+                   "kj_reduce_nccl: the ranks disagree: rank %d of %d reduces %s %s, another rank "
+                   "another op or type; every rank must call with the same op and type",
+                   rank, ranks, kj_op_name(op), kj_type_name(type));
 }
 
 /* ---- the call ----------------------------------------------------------------------------------- */
@@ -144,7 +147,8 @@ static kj_status check_communicator(kj_runtime *rt, const kj__nccl_api *nccl, kj
     int mine = kj__device_info(rt)->ordinal;
     KJ_RETURN_IF(device != mine, KJ_ERR_USAGE,
                  "kj_reduce_nccl: the communicator is on device %d, the runtime on device %d: make the communicator "
-                 "on the runtime's device (cudaSetDevice before ncclCommInitRank)", device, mine);
+                 "on the runtime's device (cudaSetDevice before ncclCommInitRank)",
+                 device, mine);
     return async_error(nccl, comm);
 }
 
@@ -157,11 +161,14 @@ kj_status kj_nccl_library(const char **path, int *version) {
     return KJ_OK;
 }
 
-kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size_t count, kj_op op, kj_type type,
-                         void *result, kj_stream stream) {
+kj_status kj_reduce_nccl(kj_runtime *rt, void *comm, kj_devptr part, size_t count, kj_op op, kj_type type, void *result,
+                         kj_stream stream) {
     KJ_RETURN_IF(!rt || !comm || !result, KJ_ERR_USAGE, "kj_reduce_nccl: %s is NULL",
-                 !rt ? "the runtime" : !comm ? "the communicator" : "result");
-    KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce_nccl: operator %d is not a kj_op (0 to 3)", (int)op);
+                 !rt     ? "the runtime"
+                 : !comm ? "the communicator"
+                         : "result");
+    KJ_RETURN_IF((unsigned)op >= KJ_OP_COUNT_, KJ_ERR_USAGE, "kj_reduce_nccl: operator %d is not a kj_op (0 to 3)",
+                 (int)op);
     KJ_RETURN_IF((unsigned)type >= KJ_TYPE_COUNT_, KJ_ERR_USAGE, "kj_reduce_nccl: type %d is not a kj_type (0 to %d)",
                  (int)type, KJ_TYPE_COUNT_ - 1);
     const kj__nccl_api *nccl;

@@ -28,7 +28,7 @@ typedef struct state {
     kj_devptr out;
     unsigned char expected[8], poison[8]; /* poison: what out holds before each run (kj__reduce_poison) */
     double abs_sum;
-    unsigned block, coarse, grid; /* of the latest run: its configuration bounds the float error */
+    unsigned block, coarse, grid;  /* of the latest run: its configuration bounds the float error */
     kj_kernel *helper_of, *helper; /* the helper kernel (kj__reduce_helper) of the variant whose kernel
                                       is helper_of */
 } state;
@@ -65,9 +65,7 @@ static kj_status reference(state *st, const void *tile, size_t tile_n) {
 }
 
 /* The result poisoned, so that a variant that never writes it cannot pass. */
-static kj_status poison(state *st) {
-    return kj_memcpy_htod(st->rt, st->out, st->poison, kj_result_size(st->type));
-}
+static kj_status poison(state *st) { return kj_memcpy_htod(st->rt, st->out, st->poison, kj_result_size(st->type)); }
 
 static void teardown(void *p) {
     state *st = p;
@@ -163,8 +161,8 @@ static kj_status verify(void *p) {
     if (memcmp(got, st->expected, kj_result_size(st->type)) == 0) return KJ_OK;
     double g = kj__result_as_double(st->type, got), w = kj__result_as_double(st->type, st->expected);
     if (isnan(g) && isnan(w)) return KJ_OK;
-    kj_reduce_report ran = {.entry = st->entry, .block_size = st->block, .coarse_factor = st->coarsens ? st->coarse : 0,
-                            .grid = st->grid};
+    kj_reduce_report ran = {
+        .entry = st->entry, .block_size = st->block, .coarse_factor = st->coarsens ? st->coarse : 0, .grid = st->grid};
     double tol = kj__reduce_tolerance(st->op, st->type, st->n, w, st->abs_sum, &ran);
     if (fabs(g - w) <= tol) return KJ_OK;
     return KJ_FAIL(KJ_ERR_WRONG_RESULT, "GPU %.17g, CPU reference %.17g, tolerance %.3g", g, w, tol);

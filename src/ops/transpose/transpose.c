@@ -35,8 +35,8 @@ static const struct {
     [KJ_TRANSPOSE_VEC] = {"transpose_vec", 8, 32},
 };
 
-static const char *const variant_names[KJ_TRANSPOSE_VARIANT_COUNT_] = {"padded", "read-rows", "read-cols", "shared",
-                                                                       "l1-8x32", "l1-4x32", "vec"};
+static const char *const variant_names[KJ_TRANSPOSE_VARIANT_COUNT_] = {"padded",  "read-rows", "read-cols", "shared",
+                                                                       "l1-8x32", "l1-4x32",   "vec"};
 
 const char *kj_transpose_variant_name(kj_transpose_variant v) {
     return (unsigned)v < KJ_TRANSPOSE_VARIANT_COUNT_ ? variant_names[v] : "?";
@@ -51,7 +51,8 @@ kj_status kj_transpose_variant_parse(const char *text, kj_transpose_variant *v) 
     int i = kj__name_find(variant_names, KJ_TRANSPOSE_VARIANT_COUNT_, text);
     KJ_RETURN_IF(i < 0, KJ_ERR_USAGE,
                  "unknown transpose variant '%.40s': allowed are padded, read-rows, read-cols, shared, l1-8x32, "
-                 "l1-4x32, vec", text ? text : "(null)");
+                 "l1-4x32, vec",
+                 text ? text : "(null)");
     *v = (kj_transpose_variant)i;
     return KJ_OK;
 }
@@ -63,12 +64,15 @@ kj_status kj__transpose_launch(kj_runtime *rt, kj_kernel *k, const unsigned tile
     if (!rows || !cols) return KJ_OK;
     uint64_t n = (uint64_t)((rows + tile[0] - 1) / tile[0]) * (uint64_t)((cols + tile[1] - 1) / tile[1]);
     int most = kj__device_info(rt)->max_grid_dim[0];
-    KJ_RETURN_IF(n > (uint64_t)most, KJ_ERR_LIMIT, "kj_transpose: %zu x %zu takes %llu tiles of %ux%u; a grid holds at "
-                 "most %d blocks", rows, cols, (unsigned long long)n, tile[0], tile[1], most);
+    KJ_RETURN_IF(n > (uint64_t)most, KJ_ERR_LIMIT,
+                 "kj_transpose: %zu x %zu takes %llu tiles of %ux%u; a grid holds at "
+                 "most %d blocks",
+                 rows, cols, (unsigned long long)n, tile[0], tile[1], most);
     unsigned r32 = (unsigned)rows, c32 = (unsigned)cols;
     void *args[] = {&in, &out, &r32, &c32, &group}; /* the fixed variants take the first four */
     /* shared_bytes 0: the launch takes the metadata's shared-dynamic (the padded tile's size) */
-    kj_launch_config cfg = {.size = sizeof cfg, .grid = {(unsigned)n, 1, 1}, .block = {block[0], block[1], 1}, .stream = stream};
+    kj_launch_config cfg = {
+        .size = sizeof cfg, .grid = {(unsigned)n, 1, 1}, .block = {block[0], block[1], 1}, .stream = stream};
     KJ_FORWARD(kj__kernel_launch(k, &cfg, args));
     *tiles = (unsigned)n;
     return KJ_OK;
@@ -98,7 +102,8 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
     int padded = v == KJ_TRANSPOSE_PADDED;
     KJ_RETURN_IF(!padded && (o->tile_dim || o->block_rows || o->group), KJ_ERR_USAGE,
                  "kj_transpose: tile_dim %u, block_rows %u and group %u shape the padded variant only; %s has a "
-                 "fixed tile", o->tile_dim, o->block_rows, o->group, variant_names[v]);
+                 "fixed tile",
+                 o->tile_dim, o->block_rows, o->group, variant_names[v]);
     KJ_RETURN_IF(o->reserved, KJ_ERR_USAGE, "kj_transpose_options.reserved is %u: it must be 0", (unsigned)o->reserved);
     KJ_RETURN_IF(rows > MAX_SIDE || cols > MAX_SIDE, KJ_ERR_USAGE,
                  "kj_transpose: %zu x %zu: rows and cols may be at most %u", rows, cols, MAX_SIDE);
@@ -111,9 +116,14 @@ kj_status kj_transpose(kj_runtime *rt, kj_type type, kj_devptr in, kj_devptr out
     char eb[8];
     snprintf(eb, sizeof eb, "%zu", kj_type_size(type));
     kj_define elem = {"ELEM_BYTES", eb};
-    kj__config_call call = {.kernel = "transpose", .entry = variants[v].entry, .fixed = &elem, .fixed_count = 1,
-                            .n = (uint64_t)rows * cols, .count = padded ? 3 : 0,
-                            .names = {"TILE_DIM", "BLOCK_ROWS", "GROUP"}, .given = {o->tile_dim, o->block_rows, o->group},
+    kj__config_call call = {.kernel = "transpose",
+                            .entry = variants[v].entry,
+                            .fixed = &elem,
+                            .fixed_count = 1,
+                            .n = (uint64_t)rows * cols,
+                            .count = padded ? 3 : 0,
+                            .names = {"TILE_DIM", "BLOCK_ROWS", "GROUP"},
+                            .given = {o->tile_dim, o->block_rows, o->group},
                             .defaults = {DEFAULT_TILE, default_rows(kj__device_info(rt), type), DEFAULT_GROUP}};
     kj__config cfg;
     KJ_FORWARD(kj__config_resolve(rt, &call, &cfg));

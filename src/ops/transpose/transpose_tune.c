@@ -23,10 +23,10 @@
 #define BLOCK 64               /* the CPU reference's tile: both sides stay in cache */
 
 typedef struct state {
-    kj__tune_arrays arrays;    /* in, out */
+    kj__tune_arrays arrays; /* in, out */
     kj_runtime *rt;
     size_t es, rows, cols, n, bytes;
-    void *expected;            /* cols x rows: the CPU's transpose */
+    void *expected; /* cols x rows: the CPU's transpose */
 } state;
 
 /* A transpose moves bits: any bits will do, and distinct ones show a misplaced element. */
@@ -81,7 +81,8 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
                  "transpose: ELEM_BYTES=%.20s: allowed are 2, 4 and 8", eb);
     KJ_RETURN_IF(strcmp(p->entry, "transpose_padded") != 0, KJ_ERR_USAGE,
                  "transpose entry '%.60s' cannot be tuned: it has a fixed 32 x 32 tile; TILE_DIM and BLOCK_ROWS "
-                 "shape transpose_padded (the default) only", p->entry);
+                 "shape transpose_padded (the default) only",
+                 p->entry);
     shape(p->n, &st->rows, &st->cols);
     KJ_RETURN_IF(st->cols > MAX_SIDE, KJ_ERR_USAGE,
                  "n = %llu: its matrix is %zu x %zu (rows the largest divisor of n not above its square root), and "
@@ -129,8 +130,10 @@ static int applicable(void *p, const kj_define *d, size_t count, char *why, size
     size_t shared = dynamic_shared(p, d, count);
     const kj_device_info *dev = kj__device_info(st->rt);
     if (shared > dev->shared_per_block_optin) {
-        snprintf(why, size, "a %u x %u tile of %zu-byte elements needs %zu bytes of shared memory a block; the device "
-                 "allows %zu", tile, tile + 1, st->es, shared, dev->shared_per_block_optin);
+        snprintf(why, size,
+                 "a %u x %u tile of %zu-byte elements needs %zu bytes of shared memory a block; the device "
+                 "allows %zu",
+                 tile, tile + 1, st->es, shared, dev->shared_per_block_optin);
         return -1;
     }
     uint64_t tiles = tile ? (uint64_t)((st->rows + tile - 1) / tile) * ((st->cols + tile - 1) / tile) : 0;
@@ -170,8 +173,8 @@ static kj_status verify(void *p) {
     /* output row = input column, output column = input row */
     return KJ_FAIL(KJ_ERR_WRONG_RESULT,
                    "%zu x %zu: output row %zu, column %zu is 0x%llx; the input's row %zu, column %zu is 0x%llx",
-                   st->rows, st->cols, i / st->rows, i % st->rows, (unsigned long long)got, i % st->rows,
-                   i / st->rows, (unsigned long long)want);
+                   st->rows, st->cols, i / st->rows, i % st->rows, (unsigned long long)got, i % st->rows, i / st->rows,
+                   (unsigned long long)want);
 }
 
 const kj__tune_target kj__tune_target_transpose = {

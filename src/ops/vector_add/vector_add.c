@@ -59,8 +59,14 @@ kj_status kj_vector_add(kj_runtime *rt, kj_type type, kj_devptr a, kj_devptr b, 
     KJ_FORWARD(kj__enter(rt));
     const char *entry = vectors(a, b, c) ? "vector_add" : "vector_add_scalar";
     kj_define t = {"T", kj_type_name(type)};
-    kj__config_call call = {.kernel = "vector_add", .entry = entry, .fixed = &t, .fixed_count = 1, .n = n, .count = 3,
-                            .names = {"BLOCK_SIZE", "UNROLL", "WAVES"}, .given = {o->block_size, o->unroll, o->waves},
+    kj__config_call call = {.kernel = "vector_add",
+                            .entry = entry,
+                            .fixed = &t,
+                            .fixed_count = 1,
+                            .n = n,
+                            .count = 3,
+                            .names = {"BLOCK_SIZE", "UNROLL", "WAVES"},
+                            .given = {o->block_size, o->unroll, o->waves},
                             .defaults = {DEFAULT_BLOCK, DEFAULT_UNROLL, DEFAULT_WAVES}};
     kj__config cfg;
     KJ_FORWARD(kj__config_resolve(rt, &call, &cfg));

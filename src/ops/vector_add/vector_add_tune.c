@@ -14,11 +14,11 @@
 #include "ops/vector_add/vector_add.h"
 
 typedef struct state {
-    kj__tune_arrays arrays;      /* a, b, c */
+    kj__tune_arrays arrays; /* a, b, c */
     kj_type type;
     const char *entry;
     size_t n, es, bytes;
-    void *expected;              /* a + b, on the CPU */
+    void *expected; /* a + b, on the CPU */
 } state;
 
 /* Uniform in [-1, 1) with the type's whole mantissa, times a power of two from 2^-6 to 2^9: mixed
@@ -54,7 +54,8 @@ static kj_status setup(const kj__tune_problem *p, void *state_) {
                  "vector_add: T=%s: vector add takes f32 or f64", t);
     KJ_RETURN_IF(strcmp(p->entry, "vector_add") != 0 && strcmp(p->entry, "vector_add_scalar") != 0, KJ_ERR_USAGE,
                  "vector_add entry '%.60s' cannot be tuned: the entries kj_vector_add runs are vector_add (the "
-                 "default) and vector_add_scalar", p->entry);
+                 "default) and vector_add_scalar",
+                 p->entry);
     st->entry = p->entry;
     st->es = kj_type_size(st->type);
     char what[64];
@@ -87,9 +88,8 @@ static kj_status run(void *p, kj_kernel *k, const kj_define *d, size_t count, kj
     unsigned grid, copy = kj__tune_arrays_rotate(&st->arrays, i);
     return kj__vector_add_launch(st->arrays.rt, k, st->type, kj__tune_define_uint(d, count, "BLOCK_SIZE"),
                                  kj__tune_define_uint(d, count, "UNROLL"), kj__tune_define_uint(d, count, "WAVES"),
-                                 kj__tune_array(&st->arrays, 0, copy),
-                                 kj__tune_array(&st->arrays, 1, copy), kj__tune_array(&st->arrays, 2, copy), st->n,
-                                 stream, &grid);
+                                 kj__tune_array(&st->arrays, 0, copy), kj__tune_array(&st->arrays, 1, copy),
+                                 kj__tune_array(&st->arrays, 2, copy), st->n, stream, &grid);
 }
 
 static kj_status verify(void *p) {
