@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/test's own flow, in a copy of it whose tools are fakes (meson, scripts/setup, check-embed,
-# fuzz): a stage that fails does not end the run (every later stage runs, as CI needs), the stages run
+# fuzz, check-format): a stage that fails does not end the run (every later stage runs, as CI needs), the stages run
 # beside the main lane, the suites each mode runs, the last line names each stage's result, the total
 # time and the CPU time (the stages' lane's too), in the plain mode too, and the exit status says whether any
 # failed; an unknown stage is a usage error before anything runs.
@@ -11,13 +11,15 @@ d=$(mktemp -d /tmp/kernjit-script-test-XXXXXX)
 trap 'rm -rf "$d"' EXIT
 mkdir -p "$d/scripts" "$d/bin"
 cp "$src/scripts/test" "$d/scripts/test"
-# BURN=1: fuzz (in the stages' lane) spends two or three seconds of CPU; FAIL_FUZZ=1: fuzz fails
-for s in setup check-embed fuzz; do
+# BURN=1: fuzz (in the stages' lane) spends two or three seconds of CPU; FAIL_FUZZ=1: fuzz fails;
+# FAIL_FORMAT=1: check-format fails
+for s in setup check-format check-embed fuzz; do
     cat >"$d/scripts/$s" <<EOF
 #!/bin/sh
 echo "$s ran" >>"$d/ran"
 [ "$s" = fuzz ] && [ -n "\${BURN:-}" ] && awk 'BEGIN { for (i = 0; i < 9e7; i++) s += i }'
 [ "$s" = fuzz ] && [ -n "\${FAIL_FUZZ:-}" ] && exit 1
+[ "$s" = check-format ] && [ -n "\${FAIL_FORMAT:-}" ] && exit 1
 exit 0
 EOF
 done
@@ -60,7 +62,7 @@ for want in "meson test -C build-asan --suite asan" "meson test -C build-tsan" "
 done
 grep -qF "the main suites saw the ASan stage running" <<<"$ran" \
     && echo "ok: the stages run beside the main lane" || fail "the ASan stage did not run beside the main suites: $ran"
-grep -qE '^== scripts/test: setup [0-9]+ s; build [0-9]+ s; unit, cli, slow and compile suites [0-9]+ s FAILED \(exit 1\); check-embed [0-9]+ s; asan [0-9]+ s; tsan [0-9]+ s; fuzz [0-9]+ s; total [0-9]+ s, [0-9]+ s of CPU: FAILED$' <<<"$last" \
+grep -qE '^== scripts/test: setup [0-9]+ s; format [0-9]+ s; build [0-9]+ s; unit, cli, slow and compile suites [0-9]+ s FAILED \(exit 1\); check-embed [0-9]+ s; asan [0-9]+ s; tsan [0-9]+ s; fuzz [0-9]+ s; total [0-9]+ s, [0-9]+ s of CPU: FAILED$' <<<"$last" \
     && echo "ok: the last line names each stage, the failed one, the totals: $last" || fail "the last line: $last"
 # the fakes spend next to nothing but the stages' lane's two or three seconds
 cpu=$(grep -oE '[0-9]+ s of CPU' <<<"$last" | grep -oE '^[0-9]+')
@@ -68,16 +70,23 @@ cpu=$(grep -oE '[0-9]+ s of CPU' <<<"$last" | grep -oE '^[0-9]+')
 grep -qF "== scripts/test: asan" <<<"$out" && echo "ok: the stages' output is shown" || fail "the stages' output is not shown: $out"
 
 run env CI=true FAIL_FUZZ=1 scripts/test
-[ "$rc" = 1 ] && grep -qE '^== scripts/test: setup [0-9]+ s; build [0-9]+ s; unit, cli, slow and compile suites [0-9]+ s; check-embed [0-9]+ s; asan [0-9]+ s; tsan [0-9]+ s; fuzz [0-9]+ s FAILED \(exit 1\); total [0-9]+ s, [0-9]+ s of CPU: FAILED$' <<<"$last" \
+[ "$rc" = 1 ] && grep -qE '^== scripts/test: setup [0-9]+ s; format [0-9]+ s; build [0-9]+ s; unit, cli, slow and compile suites [0-9]+ s; check-embed [0-9]+ s; asan [0-9]+ s; tsan [0-9]+ s; fuzz [0-9]+ s FAILED \(exit 1\); total [0-9]+ s, [0-9]+ s of CPU: FAILED$' <<<"$last" \
     && echo "ok: a failed stage in the stages' lane fails the run: $last" || fail "a failed fuzz stage: exit $rc: $last"
 
 run env -u CI scripts/test
 [ "$rc" = 0 ] || fail "the plain mode, everything passing: exit $rc"
-grep -qE '^== scripts/test: setup [0-9]+ s; build [0-9]+ s; unit and cli suites [0-9]+ s; check-embed [0-9]+ s; total [0-9]+ s, [0-9]+ s of CPU: passed$' <<<"$last" \
+grep -qE '^== scripts/test: setup [0-9]+ s; format [0-9]+ s; build [0-9]+ s; unit and cli suites [0-9]+ s; check-embed [0-9]+ s; total [0-9]+ s, [0-9]+ s of CPU: passed$' <<<"$last" \
     && echo "ok: the plain mode prints its total: $last" || fail "the plain mode's last line: $last"
 grep -q "build-asan\|build-tsan\|fuzz ran" <<<"$ran" && fail "the plain mode ran a reliability stage: $ran"
 grep -qx "meson test -C build --suite unit --suite cli --print-errorlogs" <<<"$ran" \
     && echo "ok: the plain mode runs the unit and cli suites" || fail "the plain mode's suites: $ran"
+
+# sources that do not follow .clang-format fail the run, and the build and suites still run
+run env FAIL_FORMAT=1 scripts/test
+[ "$rc" = 1 ] && grep -qE '; format [0-9]+ s FAILED \(exit 1\); build [0-9]+ s; unit and cli suites' <<<"$last" \
+    && grep -qF "meson test -C build --suite unit --suite cli" <<<"$ran" \
+    && echo "ok: a format check that fails fails the run, and the suites still run" \
+    || fail "a failed format check: exit $rc: $last"
 
 run env -u CI KJ_TEST_STAGES="asan bogus" scripts/test --full
 [ "$rc" = 2 ] && grep -qF "unknown stage 'bogus' (stages: asan tsan fuzz)" <<<"$out" && [ -z "$ran" ] \
