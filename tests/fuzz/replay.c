@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
             snprintf(names[n++], len, "%s/%s", argv[i], e->d_name);
         }
         closedir(d);
-        qsort(names, n, sizeof *names, by_name); /* a fixed order: a failure replays the same way */
+        if (n) qsort(names, n, sizeof *names, by_name); /* a fixed order: a failure replays the same way */
         for (size_t j = 0; j < n; j++) {
             failed |= replay_file(names[j]) != 0;
             files++;
