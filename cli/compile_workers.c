@@ -46,10 +46,16 @@ static void send_diverted(int failure, const char *status, int class_or_level, c
     fflush(stdout);
 }
 
+/* The pid of the process that started a worker, in the worker's environment (spawn_worker). */
+#define PARENT_VARIABLE "KJ_WORKERS_PARENT"
+
 void worker_begin(void) {
     cli_divert(send_diverted);
-    /* a parent gone (killed) leaves no one to read: stop rather than compile for nobody */
+    /* a parent gone (killed) leaves no one to read: stop rather than compile for nobody. A parent
+     * that died before this call sends no signal: this process has another parent by now. */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
+    const char *parent = getenv(PARENT_VARIABLE);
+    if (parent && strtol(parent, NULL, 10) != (long)getppid()) raise(SIGTERM);
 }
 
 /* A variant's index from its label (kj_progress names variants by label): the labels sorted once. */
@@ -270,18 +276,33 @@ static char **worker_argv(const workers_plan *plan, const worker *w, char **shar
     return argv;
 }
 
+/* This process's environment and PARENT_VARIABLE=its pid (in `own`), for a worker. */
+static char **worker_environment(char *own, size_t size) {
+    snprintf(own, size, PARENT_VARIABLE "=%ld", (long)getpid());
+    size_t count = 0, n = 0;
+    while (environ[count]) count++;
+    char **env = calloc(count + 2, sizeof *env);
+    if (!env) return NULL;
+    for (size_t i = 0; i < count; i++)
+        if (strncmp(environ[i], PARENT_VARIABLE "=", sizeof PARENT_VARIABLE) != 0) env[n++] = environ[i];
+    env[n] = own;
+    return env;
+}
+
 /* Starts worker w, its stdout a pipe (close-on-exec: no other worker holds it, so that its end is
- * seen) and its stdin /dev/null. Returns 0, or an errno. */
+ * seen), its stdin /dev/null, and this process's pid in its environment (worker_begin). Returns 0,
+ * or an errno. */
 static int spawn_worker(const workers_plan *plan, worker *w) {
-    char *shard = NULL, **argv = worker_argv(plan, w, &shard);
-    int fds[2] = {-1, -1}, err = argv ? 0 : ENOMEM;
+    char *shard = NULL, **argv = worker_argv(plan, w, &shard), own[64];
+    char **env = worker_environment(own, sizeof own);
+    int fds[2] = {-1, -1}, err = argv && env ? 0 : ENOMEM;
     if (!err && pipe2(fds, O_CLOEXEC) != 0) err = errno;
     if (!err) {
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
         posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        err = posix_spawn(&w->pid, "/proc/self/exe", &fa, NULL, argv, environ);
+        err = posix_spawn(&w->pid, "/proc/self/exe", &fa, NULL, argv, env);
         posix_spawn_file_actions_destroy(&fa);
         close(fds[1]);
         if (err) {
@@ -293,6 +314,7 @@ static int spawn_worker(const workers_plan *plan, worker *w) {
     }
     free(shard);
     free(argv);
+    free(env);
     return err;
 }
 

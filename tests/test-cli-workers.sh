@@ -116,6 +116,14 @@ sleep 2
 check "the parent killed: its workers stopped ($before entries, then $(entries "$KERNJIT_CACHE_DIR"))" \
     [ "$(entries "$KERNJIT_CACHE_DIR")" = "$before" ]
 
+# ---- a worker whose parent died before the worker asked to follow it: another parent, it stops ---
+export KERNJIT_CACHE_DIR="$W/late"
+KJ_WORKERS_PARENT=1 "$K" compile reduce --all --arch sm_90 -D OP=min --shard 0/36 --threads 1 --worker \
+    > /dev/null 2>&1
+rc=$?
+check "a worker of a parent gone: stopped by SIGTERM (exit $rc), nothing compiled ($(entries "$W/late") entries)" \
+    test "$rc" = 143 -a "$(entries "$W/late")" = 0
+
 # ---- a worker by hand: its protocol on stdout ------------------------------------------------
 export KERNJIT_CACHE_DIR="$W/cache"
 expect 0 "v 1 cached" "$K" compile reduce --all --arch sm_90 -D OP=max --shard 1/36 --threads 1 --worker
