@@ -131,11 +131,6 @@ static void nccl_close(spread *s, nccl_side *x) {
     }
 }
 
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median over `samples` of a batch's time per call, after three calls of warm-up. */
 static kj_status time_calls(spread *s, call_fn fn, unsigned samples, double *median_us) {
     for (int i = 0; i < 3; i++) TRY(fn(s));
@@ -151,8 +146,7 @@ static kj_status time_calls(spread *s, call_fn fn, unsigned samples, double *med
         for (unsigned b = 0; b < batch && st == KJ_OK; b++) st = fn(s);
         t[i] = (cli_now_ms() - start) * 1e3 / batch;
     }
-    qsort(t, samples, sizeof *t, by_value);
-    *median_us = samples % 2 ? t[samples / 2] : (t[samples / 2 - 1] + t[samples / 2]) / 2;
+    *median_us = cli_median(t, samples);
     free(t);
     return st;
 }
@@ -174,10 +168,7 @@ static kj_status time_issue(spread *s, int parts, unsigned samples, double *medi
         for (int p = 0; p < parts && st == KJ_OK; p++)
             st = kj_memcpy_dtoh(s->rts[p], partial, s->partials[p], kj_result_size(s->type));
     }
-    if (st == KJ_OK) {
-        qsort(t, samples, sizeof *t, by_value);
-        *median_us = samples % 2 ? t[samples / 2] : (t[samples / 2 - 1] + t[samples / 2]) / 2;
-    }
+    if (st == KJ_OK) *median_us = cli_median(t, samples);
     free(t);
     return st;
 }
